@@ -37,6 +37,7 @@ from tensorlite.ops.math_ops import (abs, add, add_n, argmax, argmin, argsort,  
                                      cumprod, reciprocal, ceil, rsqrt, squared_difference)
 from tensorlite.ops.slice_ops import slice, strided_slice  # noqa: A004
 from tensorlite.ops.logging_ops import print  # noqa: A004
+from tensorlite.ops.script_ops import numpy_function, py_function
 from tensorlite.ops.nn_ops import *  # noqa: F401,F403
 from tensorlite.ops.conv_ops import *  # noqa: F401,F403
 from tensorlite.ops.random_ops import *  # noqa: F401,F403

@@ -276,3 +276,135 @@ def test_noop_writer():
     w = summary.create_noop_writer()
     with w.as_default(step=0):
         assert summary.scalar("x", 1.0) is False
+
+
+# -- inside tf.function: one WriteSummary node that writes on every call ------------------------
+def test_scalars_from_tf_function_every_call(tmp_path):
+    w = summary.create_file_writer(str(tmp_path))
+    iterations = tf.Variable(0, dtype=tf.int64)  # as optimizer.iterations
+
+    @tf.function
+    def train_step(x):
+        iterations.assign_add(1)
+        loss = tf.reduce_mean(x * x)
+        with w.as_default():
+            written = summary.scalar("loss", loss, step=iterations)
+            summary.histogram("x", x, step=iterations)
+        return written
+
+    results = [train_step(tf.constant([v, 2 * v])) for v in (1.0, 2.0, 3.0)]
+    assert all(isinstance(r, tf.Tensor) and r.dtype == tf.bool and bool(r) for r in results)
+    assert train_step.experimental_get_tracing_count() == 1
+    graph = train_step.get_concrete_function(tf.constant([0.0, 0.0])).optimized_graph
+    assert graph.op_counts()["WriteSummary"] == 2 and graph.op_counts()["FlushSummaryWriter"] == 1
+    assert len(_raw_records(w.path)) == 7  # flushed on leaving as_default, in every call
+    w.close()
+    acc = _accumulator(tmp_path)
+    loss = _values(acc, "loss")
+    assert [s for s, _ in loss] == [1, 2, 3]
+    np.testing.assert_allclose([v for _, v in loss], [2.5, 10.0, 22.5])
+    assert [s for s, _ in _values(acc, "x")] == [1, 2, 3]
+    assert _values(acc, "x")[2][1][:, 2].sum() == 2
+
+
+def test_writer_and_default_step_set_outside_tf_function(tmp_path):
+    w = summary.create_file_writer(str(tmp_path))
+    step = tf.Variable(10, dtype=tf.int64)
+    summary.experimental.set_step(step)
+
+    @tf.function
+    def f(x):
+        step.assign_add(1)
+        with tf.name_scope("model"):
+            summary.scalar("value", x)
+            summary.text("note", "a **note**")
+        return x
+
+    with w.as_default():  # the default writer when tracing is the one written to
+        f.get_concrete_function(tf.constant(0.0))  # tracing is no call: nothing written
+        assert int(step.numpy()) == 10
+        for v in (0.5, 1.5, 2.5):
+            f(tf.constant(v))
+    w.close()
+    acc = _accumulator(tmp_path)
+    assert [(s, float(v)) for s, v in _values(acc, "model/value")] == \
+        [(11, 0.5), (12, 1.5), (13, 2.5)]
+    assert [s for s, _ in _values(acc, "model/note")] == [11, 12, 13]
+
+
+def test_no_writer_at_trace_time_writes_nothing(tmp_path):
+    f = tf.function(lambda x: summary.scalar("x", x, step=0))
+    assert not bool(f(tf.constant(1.0)))
+    w = summary.create_file_writer(str(tmp_path))
+    with w.as_default():  # the writer is captured when tracing, as TF captures the resource
+        assert not bool(f(tf.constant(2.0)))
+    w.close()
+    assert "x" not in _accumulator(tmp_path).Tags()["tensors"]
+
+
+def test_record_if_conditions_in_tf_function(tmp_path):
+    w = summary.create_file_writer(str(tmp_path))
+    on = tf.Variable(True)
+
+    @tf.function
+    def f(x, step, flag):
+        with w.as_default():
+            with summary.record_if(on):  # a variable: read on every call
+                a = summary.scalar("by_variable", x, step=step)
+            with summary.record_if(lambda: tf.equal(step % 2, 0)):  # a callable's tensor
+                summary.scalar("even_steps", x, step=step)
+            with summary.record_if(flag):  # an argument tensor
+                summary.scalar("by_argument", x, step=step)
+            with summary.record_if(False):  # a Python bool: fixed when tracing
+                summary.scalar("never", x, step=step)
+        return a
+
+    results = []
+    for s in range(1, 5):
+        on.assign(s != 2)
+        results.append(bool(f(tf.constant(float(s)), tf.constant(s, tf.int64),
+                              tf.constant(s >= 3))))
+    assert results == [True, False, True, True]
+    w.close()
+    acc = _accumulator(tmp_path)
+    assert [s for s, _ in _values(acc, "by_variable")] == [1, 3, 4]
+    assert [s for s, _ in _values(acc, "even_steps")] == [2, 4]
+    assert [s for s, _ in _values(acc, "by_argument")] == [3, 4]
+    assert "never" not in acc.Tags()["tensors"]
+
+
+def test_summary_errors_in_tf_function_and_v1_graph_mode(tmp_path):
+    w = summary.create_file_writer(str(tmp_path))
+    with w.as_default():
+        with pytest.raises(ValueError, match="No step set"):
+            tf.function(lambda x: summary.scalar("x", x))(tf.constant(1.0))
+        with pytest.raises(tf.errors.InvalidArgumentError, match="scalar"):
+            tf.function(lambda x: summary.scalar("x", x, step=1))(tf.constant([1.0, 2.0]))
+        v1 = tf.compat.v1
+        with v1.Graph().as_default():
+            p = v1.placeholder(tf.float32, shape=[])
+            with pytest.raises(NotImplementedError, match="graph mode"):
+                summary.scalar("x", p, step=1)
+    w.close()
+
+
+def test_image_and_write_from_tf_function(tmp_path):
+    w = summary.create_file_writer(str(tmp_path))
+
+    @tf.function
+    def f(images, step):
+        with w.as_default(step=step):
+            summary.image("img", images, max_outputs=1)
+            summary.write("raw", images[0, 0, 0], metadata=None)
+
+    with w.as_default():
+        for s in (1, 2):
+            f(tf.fill([2, 3, 4, 1], s / 4), tf.constant(s, tf.int64))
+    w.close()
+    acc = _accumulator(tmp_path)
+    imgs = _values(acc, "img")
+    assert [s for s, _ in imgs] == [1, 2]
+    for s, img in imgs:
+        width, height, pixels = _decode_png(img[2])
+        assert (width, height) == (4, 3) and np.all(pixels == round(s / 4 * 255))
+    assert [(s, v.tolist()) for s, v in _values(acc, "raw")] == [(1, [0.25]), (2, [0.5])]

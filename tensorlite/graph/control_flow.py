@@ -30,6 +30,7 @@ from tensorlite.framework.tensor import _ON_NUMPY, Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.graph import executor, tracing
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, is_stateful
+from tensorlite.ops import script_ops
 from tensorlite.ops.control_flow_ops import repack_body_output, select_branch
 
 # Control-flow nodes whose branches assign variables or draw random numbers must never be
@@ -163,7 +164,9 @@ def trace_sub(fn, args, name, no_hoist=()):
     for t in inner:
         tracer.add_placeholder(t)
     try:
-        with _Suspended(tracer):
+        # Tracing a branch is no run of it: its tf.print and tf.summary act when the node
+        # runs the branch (now, for the trace's own call, and on every later call).
+        with _Suspended(tracer), script_ops.effects_off():
             result = fn(*inner)
             flat = [_as_tensor(v, name) for v in nest.flatten(result)]
             graph.outputs = [tracer.slot_for(t) for t in flat]
@@ -349,10 +352,10 @@ def replay_gradients(run, values, outs, gs):
     first = {}
     diff = [first.setdefault(id(v), i) for i, v in enumerate(values)
             if v._dtype.is_differentiable and id(v) not in first]
-    with GradientTape(watch_accessed_variables=False) as tape:
+    with GradientTape(watch_accessed_variables=False) as tape, script_ops.effects_off():
         for i in diff:
             tape.watch(values[i])
-        results = run(list(values))
+        results = run(list(values))  # a replay: tf.print and tf.summary acted already
     pairs = [(r, g) for r, o, g in zip(results, outs, gs)
              if g is not None and o._dtype.is_differentiable]
     if not pairs or not diff:

@@ -17,6 +17,7 @@ Example:
 """
 import functools
 import inspect
+import re
 import warnings
 
 import numpy as np
@@ -26,6 +27,7 @@ from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import executor
+from tensorlite.graph.ir import CALLBACKS
 from tensorlite.graph.tracing import trace
 
 _RUN_EAGERLY = [False]
@@ -95,23 +97,52 @@ class ConcreteFunction:
         run = self._runner()
         try:
             arrays = run([t._value for t in tensors])
-        except errors.OpError:
+        except errors.OpError as e:
+            found = self._node_at(run, e)
+            if found is not None and found[0].op.name in CALLBACKS:  # say which call
+                e.message = f"{e.message}\n  in tf.function {self.name!r}, node " \
+                    f"{found[0].op.name} created at {found[0].where}"
+                e.args = (e.message,)
             raise
-        except Exception:  # noqa: BLE001 - re-run op by op to name the failing node
-            return self._locate_error(tensors)
+        except Exception as e:  # noqa: BLE001 - name the failing node
+            found = self._node_at(run, e)
+            if found is None:
+                return self._locate_error(tensors)
+            node, frame = found
+            shapes = [list(np.shape(frame.f_locals.get(f"v{s}"))) for s in node.inputs]
+            raise errors.InvalidArgumentError(
+                None, None, f"{node.op.name} failed in tf.function {self.name!r} on the op "
+                f"created at {node.where}: {e} (inputs {shapes})") from e
         return executor.pack_outputs(self.optimized_graph, arrays)
 
+    def _node_at(self, run, exc):
+        """(node, runner frame) of the node whose call raised `exc`, read from the
+        traceback's line in the compiled runner (nothing runs again: Python callbacks are
+        not repeated); None when the traceback does not tell (the jit's inlined kernels)."""
+        filename = f"<tensorlite graph {self.optimized_graph.name}>"
+        tb, frame, line = exc.__traceback__, None, None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                frame, line = tb.tb_frame, tb.tb_lineno
+            tb = tb.tb_next
+        source = getattr(run, "source", None)
+        m = frame and source and re.search(r"\bf(\d+)\(", source.splitlines()[line - 1])
+        if not m:
+            return None
+        return self.optimized_graph.nodes[int(m.group(1))], frame
+
     def _locate_error(self, tensors):
-        from tensorlite.framework.tensor import wrap  # noqa: PLC0415
         values = dict(zip(self.graph.placeholders, [t._value for t in tensors]))
         values.update(self.graph.constants)
         from tensorlite.graph.ir import ASSIGN_VARIABLE  # noqa: PLC0415
+        from tensorlite.ops.script_ops import effects_off  # noqa: PLC0415
         for node in self.graph.nodes:
             if node.op is ASSIGN_VARIABLE:  # already applied by the failed run: no replay
                 values[node.outputs[0]] = values[node.inputs[0]]
                 continue
             try:
-                out = node.op.forward(*[values[s] for s in node.inputs], **node.attrs)
+                with effects_off():  # a replay: tf.print and tf.summary acted already
+                    out = node.op.forward(*[values[s] for s in node.inputs], **node.attrs)
             except Exception as e:  # noqa: BLE001
                 raise errors.InvalidArgumentError(
                     None, None, f"{node.op.name} failed in tf.function {self.name!r} on the "
@@ -119,7 +150,6 @@ class ConcreteFunction:
                     f"{[list(np.shape(values[s])) for s in node.inputs]})") from e
             outs = out if node.op.multi_output else (out,)
             values.update(zip(node.outputs, outs))
-        _ = wrap
         raise errors.InternalError(None, None, f"tf.function {self.name!r} failed but the "
                                    f"op-by-op re-run did not")
 
@@ -211,7 +241,7 @@ class Function:
             return concrete._call_flat([x for x in leaves if isinstance(x, Tensor)])
         return self._trace_and_call(key, args, kwargs)
 
-    def _trace_and_call(self, key, args, kwargs):
+    def _trace_and_call(self, key, args, kwargs, call=True):
         shape_only = self._signature is not None and self._keys
         if not shape_only:
             self._traces += 1
@@ -226,7 +256,7 @@ class Function:
                     f"shapes, (3) passing Python objects instead of tensors. This time: "
                     f"{reason}", stacklevel=3)
         self._keys.append(key)
-        graph, result = trace(self._fn, args, kwargs, self._name)
+        graph, result = trace(self._fn, args, kwargs, self._name, call=call)
         self._cache[key] = ConcreteFunction(graph, self._name, self._jit or _JIT_DEFAULT[0])
         return result
 
@@ -276,8 +306,8 @@ class Function:
         args, kwargs = self._bind(args, kwargs)
         leaves = nest.flatten([list(args), kwargs])
         key = tuple(_leaf_key(x) for x in leaves)
-        if key not in self._cache:
-            self._trace_and_call(key, args, kwargs)
+        if key not in self._cache:  # a trace, not a call: tf.print/tf.summary stay silent
+            self._trace_and_call(key, args, kwargs, call=False)
         return self._cache[key]
 
     def __repr__(self):

@@ -129,7 +129,12 @@ def _assign_fwd(value, variable, mode):
 
 READ_VARIABLE = register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE)
 ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE)
-STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While"}
+# Python callbacks (tensorlite/ops/script_ops.py): py_function, numpy_function, and the
+# effects of tf.print and tf.summary. They act on every run and their outputs may differ
+# from run to run, so they are stateful; PyFuncStateless (numpy_function(stateful=False))
+# is not, as in TensorFlow.
+CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter"}
+STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While"} | CALLBACKS
 
 
 _RANDOM = {"TruncatedNormal", "Multinomial", "DropoutMask"}

@@ -8,11 +8,19 @@ state. Python code runs only during tracing, as in TensorFlow. A tensor computed
 inputs must not leave for Python (`.numpy()`, `bool(x)`, `float(x)`): its value would be
 frozen into the graph, so that is an error naming the user's line (use tf.cond,
 tf.while_loop, or tf.print instead).
+
+Python callbacks (tf.py_function, tf.numpy_function, tf.print, tf.summary) are single nodes:
+the ops a callback runs are its own business, so a tracer records only the ops made at the
+callback depth it started at (ops/script_ops.py), and the callbacks' outputs count as
+computed (their values change from call to call).
 """
 from tensorlite.framework import dispatch, errors, nest, variables
 from tensorlite.framework.tensor import _ON_NUMPY, Tensor
 from tensorlite.framework.user_frame import user_location
-from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, Node
+from tensorlite.graph.ir import ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node
+from tensorlite.ops import script_ops
+
+_VARYING = CALLBACKS | {"PyFuncStateless"}  # outputs never frozen into the graph
 
 _ACTIVE = []  # tracers, innermost last
 
@@ -24,6 +32,8 @@ class Tracer:
         self.slot_of = {}  # id(tensor) -> slot
         self.keep = []  # tensors whose ids are in slot_of (keeps the ids valid)
         self.dependent = set()  # slots computed from placeholders
+        self.depth = script_ops.callback_depth()  # ops of callbacks running deeper: not ours
+        self.restore = None  # [(variable, value before)] when the trace is not a call
 
     # -- slots -----------------------------------------------------------------------------
     def add_placeholder(self, t):
@@ -47,11 +57,17 @@ class Tracer:
         return s
 
     # -- observer hooks --------------------------------------------------------------------
+    def ignores(self):
+        """True while a callback runs inside this trace (its ops are not the graph's)."""
+        return script_ops._LOCAL.depth > self.depth
+
     def record(self, op, inputs, attrs, outputs):
+        if script_ops._LOCAL.depth > self.depth:
+            return
         in_slots = [self.slot_for(t) for t in inputs]
         outs = outputs if type(outputs) is tuple else (outputs,)
         out_slots = []
-        dep = any(s in self.dependent for s in in_slots)
+        dep = op.name in _VARYING or any(s in self.dependent for s in in_slots)
         for o in outs:
             s = self.graph.new_slot()
             self._bind(o, s)
@@ -61,12 +77,18 @@ class Tracer:
         self.graph.nodes.append(Node(op, in_slots, attrs, out_slots, user_location(3)))
 
     def on_read(self, variable, tensor):
+        if self.ignores():
+            return
         s = self.graph.new_slot()
         self._bind(tensor, s)
         self.graph.nodes.append(Node(READ_VARIABLE, [], {"variable": variable}, [s],
                                      user_location(3)))
 
     def on_assign(self, variable, mode, value):
+        if self.ignores():
+            return
+        if self.restore is not None and all(v is not variable for v, _ in self.restore):
+            self.restore.append((variable, variable._t))
         vs = self.slot_for(value)
         s = self.graph.new_slot()
         self.graph.nodes.append(Node(ASSIGN_VARIABLE, [vs], {"variable": variable,
@@ -74,6 +96,8 @@ class Tracer:
                                      user_location(3)))
 
     def on_numpy(self, tensor):
+        if self.ignores():
+            return
         s = self.slot_of.get(id(tensor))
         if s is not None and s in self.dependent:
             raise errors.InvalidArgumentError(
@@ -101,12 +125,16 @@ def _numpy_hook(tensor):
         tr.on_numpy(tensor)
 
 
-def trace(fn, args, kwargs, name):
+def trace(fn, args, kwargs, name, call=True):
     """Runs fn(*args, **kwargs) recording a Graph; returns (graph, result). Tensor leaves
-    of args/kwargs (in nest order) are the placeholders."""
+    of args/kwargs (in nest order) are the placeholders. With call=False the trace is not
+    a call of the function (get_concrete_function): tf.print and tf.summary stay silent and
+    the variables it assigns get their values back."""
     graph = Graph()
     graph.name = name
     tracer = Tracer(graph, name)
+    if not call:
+        tracer.restore = []
     for leaf in nest.flatten([list(args), kwargs]):
         if isinstance(leaf, Tensor):
             tracer.add_placeholder(leaf)
@@ -120,13 +148,19 @@ def trace(fn, args, kwargs, name):
     for lst, h in hooks:
         lst.append(h)
     try:
-        result = fn(*args, **kwargs)
+        if call:
+            result = fn(*args, **kwargs)
+        else:
+            with script_ops.effects_off():
+                result = fn(*args, **kwargs)
         outputs = nest.map_structure(lambda v: _output_slot(tracer, v), result)
     finally:
         for lst, h in hooks:
             lst.remove(h)
         dispatch.OBSERVERS.remove(tracer)
         _ACTIVE.remove(tracer)
+        for variable, value in reversed(tracer.restore or ()):  # no call: no assignment
+            variable._t = value
     graph.outputs = outputs
     return graph, result
 
@@ -150,4 +184,6 @@ def _output_slot(tracer, v):
 
 
 def is_tracing():
-    return bool(_ACTIVE)
+    """True while a tf.function is being traced, except inside a Python callback that the
+    trace runs (tf.py_function's func runs eagerly, as in TensorFlow)."""
+    return bool(_ACTIVE) and _ACTIVE[-1].depth >= script_ops._LOCAL.depth

@@ -1,6 +1,9 @@
 """`tf.print`: prints tensors the way TensorFlow does (values only, summarised to the first
 and last `summarize` entries per dimension).
 
+Inside a `tf.function` it becomes one `PrintV2` node (a Python callback, see script_ops.py)
+that prints on every call with that call's values, not once while tracing.
+
 Example:
     >>> tf.print("loss:", tf.constant([1.0, 2.0]))
     loss: [1 2]
@@ -9,9 +12,13 @@ import sys
 
 import numpy as np
 
+from tensorlite.framework import dispatch
 from tensorlite.framework.tensor import Tensor
+from tensorlite.ops import script_ops
 
 __all__ = ["print"]
+
+_STDERR = sys.stderr  # the default stream: resolved when printing (pytest swaps sys.stderr)
 
 
 def _format(v, summarize):
@@ -24,17 +31,51 @@ def _format(v, summarize):
     return np.array2string(arr, threshold=arr.size + 1, separator=" ")
 
 
-def print(*inputs, output_stream=sys.stderr, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
-    """`tf.print`: writes its inputs to `output_stream` (stderr by default, as TF)."""
-    parts = []
-    for x in inputs:
-        if isinstance(x, Tensor) or getattr(x, "_is_variable", False):
-            parts.append(_format(x._value if isinstance(x, Tensor) else x.numpy(), summarize))
-        elif isinstance(x, (list, tuple, dict)):
-            parts.append(str(x))
-        else:
-            parts.append(str(x))
-    text = sep.join(parts) + end
+class _Slot:
+    """Where a tensor's value goes in the printed text."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _template(x, tensors):
+    """x with its tensors (and variables, read now) replaced by _Slots appended to
+    `tensors`; lists, tuples and dicts are followed."""
+    if getattr(x, "_is_variable", False):
+        x = x.read_value()
+    if isinstance(x, Tensor):
+        tensors.append(x)
+        return _Slot(len(tensors) - 1)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_template(v, tensors) for v in x) if type(x) in (list, tuple) else \
+            tuple(_template(v, tensors) for v in x)
+    if isinstance(x, dict):
+        return {k: _template(v, tensors) for k, v in x.items()}
+    return x
+
+
+def _render(x, arrays, summarize, top=True):
+    if isinstance(x, _Slot):
+        return _format(arrays[x.index], summarize)
+    if isinstance(x, list):
+        return "[" + ", ".join(_render(v, arrays, summarize, False) for v in x) + "]"
+    if isinstance(x, tuple):
+        inner = ", ".join(_render(v, arrays, summarize, False) for v in x)
+        return f"({inner},)" if len(x) == 1 else f"({inner})"
+    if isinstance(x, dict):
+        try:
+            keys = sorted(x)  # as TF: dicts print with sorted keys
+        except TypeError:
+            keys = list(x)
+        return "{" + ", ".join(f"{k!r}: {_render(x[k], arrays, summarize, False)}"
+                               for k in keys) + "}"
+    return str(x) if top else repr(x)
+
+
+def _write(text, output_stream, sep_text):
+    if output_stream is _STDERR:
+        output_stream = sys.stderr
     if isinstance(output_stream, str):
         if output_stream.startswith("file://"):
             with open(output_stream[len("file://"):], "a", encoding="utf-8") as f:
@@ -42,4 +83,31 @@ def print(*inputs, output_stream=sys.stderr, summarize=3, sep=" ", end="\n", nam
             return
         output_stream = {"stdout": sys.stdout, "stderr": sys.stderr}.get(output_stream,
                                                                         sys.stderr)
+    if not hasattr(output_stream, "write") and callable(output_stream):
+        output_stream(sep_text)  # a logging function (tf.compat.v1.logging.info, ...)
+        return
     output_stream.write(text)
+
+
+def _tracing():
+    if not dispatch.OBSERVERS:
+        return False
+    from tensorlite.graph import tracing  # noqa: PLC0415 - graph sits above ops
+    return tracing.is_tracing()
+
+
+def print(*inputs, output_stream=_STDERR, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
+    """`tf.print`: writes its inputs to `output_stream` (stderr by default, as TF); inside
+    a tf.function, on every call."""
+    tensors = []
+    template = [_template(x, tensors) for x in inputs]
+
+    def emit(*arrays):
+        if script_ops.effects_on():
+            body = sep.join(_render(t, arrays, summarize) for t in template)
+            _write(body + end, output_stream, body)
+
+    if _tracing():
+        script_ops.callback("PrintV2", emit, tensors)
+    else:
+        emit(*[t._value for t in tensors])

@@ -3,6 +3,15 @@
 Each summary is one `Summary.Value` holding a `TensorProto`, tagged with the plugin that
 reads it (`metadata.plugin_data.plugin_name`), in one `Event` with the step.
 
+Inside a `tf.function` a summary is one `WriteSummary` node (a Python callback, see
+ops/script_ops.py) that writes on every call with that call's data and step, and returns a
+bool tensor (True when written). As in TensorFlow, what is decided while tracing stays:
+the default writer then is the one written to (none: the summary is a constant False), a
+Python-bool `record_if` condition holds for every call, while a tensor or variable
+condition (or a callable's tensor result) and a tensor or variable step are read on each
+call. A writer's flush (leaving `as_default()`, `tf.summary.flush()`) inside the function is
+a node too. tf.compat.v1 graph mode (outside tf.function) is not supported.
+
 Example:
     >>> writer = tf.summary.create_file_writer("/tmp/logs")
     >>> with writer.as_default(step=0):
@@ -16,10 +25,11 @@ import zlib
 
 import numpy as np
 
-from tensorlite.framework import errors
+from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.name_scope import current_scope
 from tensorlite.framework.tensor import Tensor
+from tensorlite.ops import script_ops
 from tensorlite.summary.event_writer import (DATA_CLASS, Event, EventFileWriter, Summary,
                                              SummaryMetadata, tensor_proto)
 
@@ -72,7 +82,13 @@ class SummaryWriter:
         """Kept for TF compatibility: the file is created with the writer."""
 
     def flush(self):
-        """Writes buffered events to the event file."""
+        """Writes buffered events to the event file (inside a tf.function: on every call)."""
+        if _context() == "trace":
+            script_ops.callback("FlushSummaryWriter", self._flush_now, ())
+        else:
+            self._flush_now()
+
+    def _flush_now(self):
         if not self._closed:
             self._events.flush()
 
@@ -178,10 +194,38 @@ def record_if(condition):
 
 
 def should_record_summaries():
-    """`tf.summary.should_record_summaries`: whether a summary written now would be recorded."""
+    """`tf.summary.should_record_summaries`: whether a summary written now would be recorded
+    (inside a tf.function: a bool tensor, evaluated on each call)."""
     writer = _get("writer", None)
+    if _context() == "trace":
+        from tensorlite.ops.math_ops import cast  # noqa: PLC0415
+        cond = _traced_condition() if writer is not None and not writer._closed else False
+        return convert_to_tensor(cond) if isinstance(cond, bool) else \
+            cast(cond, dtypes.bool)
     return writer is not None and not writer._closed and _condition_value(
         _get("condition", True))
+
+
+def _context():
+    """"trace" inside a tf.function being traced, "v1" in tf.compat.v1 graph mode, else
+    "eager"."""
+    from tensorlite.graph import context, tracing  # noqa: PLC0415 - upper layer
+    if tracing.is_tracing():
+        return "trace"
+    return "eager" if context.executing_eagerly() else "v1"
+
+
+def _traced_condition():
+    """record_if's condition while tracing: a Python bool (fixed for every call) or a
+    tensor read on each call (a variable's read, a callable's result)."""
+    cond = _get("condition", True)
+    if callable(cond):
+        cond = cond()
+    if getattr(cond, "_is_variable", False):
+        cond = cond.read_value()
+    if isinstance(cond, Tensor):
+        return cond
+    return bool(np.asarray(cond))
 
 
 def _step_value(step):
@@ -207,22 +251,67 @@ def _metadata(plugin_name, description, data_class, content=b""):
     return meta
 
 
-def _emit(name, array_fn, step, metadata):
+def _emit(name, data, payload, step, metadata):
     """Writes one tensor summary if a writer is active and recording; returns whether it did.
-    `array_fn` makes the NumPy payload only when the summary is actually written."""
+    `payload(array)` makes the NumPy payload of `data` only when the summary is written.
+    While a tf.function is traced: one WriteSummary node (see the module docstring)."""
+    context = _context()
+    if context == "trace":
+        return _emit_in_graph(name, data, payload, step, metadata)
     if not should_record_summaries():
         return False
-    from tensorlite.graph.context import executing_eagerly  # noqa: PLC0415 - upper layer
-    if not executing_eagerly():
+    if context == "v1":
         raise NotImplementedError(
-            f"tf.summary ({name!r}): writing summaries while a tf.function is traced (or in "
-            f"tf.compat.v1 graph mode) is not supported by tensorlite; call tf.summary "
-            f"outside the tf.function")
+            f"tf.summary ({name!r}): writing TF 2 summaries in tf.compat.v1 graph mode is "
+            f"not supported by tensorlite; run eagerly, or call tf.summary inside a "
+            f"tf.function")
+    if not script_ops.effects_on():  # a replay (a py_function's gradient): written already
+        return False
     step_value = _step_value(step)
-    value = Summary.Value(tag=current_scope() + name, metadata=metadata)
-    value.tensor.CopyFrom(tensor_proto(array_fn()))
-    _state.writer.write_event(Event(step=step_value, summary=Summary(value=[value])))
+    _write(_state.writer, current_scope() + name, payload(_numpy(data, "data")), step_value,
+           metadata)
     return True
+
+
+def _write(writer, tag, array, step_value, metadata):
+    value = Summary.Value(tag=tag, metadata=metadata)
+    value.tensor.CopyFrom(tensor_proto(array))
+    writer.write_event(Event(step=step_value, summary=Summary(value=[value])))
+
+
+def _emit_in_graph(name, data, payload, step, metadata):
+    """The WriteSummary node: inputs data, step (and the record_if condition when it is a
+    tensor); the writer, tag and metadata are fixed at trace time, as TF captures them."""
+    writer = _get("writer", None)
+    cond = _traced_condition() if writer is not None and not writer._closed else False
+    if cond is False:
+        return convert_to_tensor(False)
+    step = get_step() if step is None else step
+    if step is None:
+        raise ValueError("No step set. Please specify one either through the `step` argument "
+                         "or through tf.summary.experimental.set_step()")
+    step_t = _as_tensor(step)
+    if step_t.shape.rank != 0 or step_t.dtype.kind not in "iu":
+        raise ValueError(f"tf.summary: step must be a scalar integer, got {step_t.dtype.name} "
+                         f"with shape {step_t.shape}")
+    tag = current_scope() + name
+
+    def write_summary(array, step_array, *cond_array):
+        if not script_ops.effects_on() or writer._closed:
+            return False
+        if cond_array and not bool(cond_array[0]):
+            return False
+        _write(writer, tag, payload(array), _step_value(step_array), metadata)
+        return True
+    write_summary.__qualname__ = f"write_summary[{tag}]"
+    inputs = [_as_tensor(data), step_t] + ([] if cond is True else [cond])
+    return script_ops.callback("WriteSummary", write_summary, inputs, (dtypes.bool,))[0]
+
+
+def _as_tensor(x):
+    if getattr(x, "_is_variable", False):
+        return x.read_value()
+    return x if isinstance(x, Tensor) else convert_to_tensor(x)
 
 
 def _numpy(data, what):
@@ -237,13 +326,12 @@ def write(tag, tensor, step=None, metadata=None, name=None):
     """`tf.summary.write`: writes a tensor with optional SummaryMetadata (or its bytes)."""
     if isinstance(metadata, (bytes, bytearray)):
         metadata = SummaryMetadata.FromString(bytes(metadata))
-    return _emit(tag, lambda: _numpy(tensor, "tensor"), step, metadata or SummaryMetadata())
+    return _emit(tag, tensor, lambda arr: arr, step, metadata or SummaryMetadata())
 
 
 def scalar(name, data, step=None, description=None):
     """`tf.summary.scalar`: writes a scalar (as float32) for TensorBoard's Scalars dashboard."""
-    def payload():
-        arr = _numpy(data, "data")
+    def payload(arr):
         if arr.shape != ():
             raise ValueError(f"tf.summary.scalar ({name!r}): expected a scalar, saw shape "
                              f"{arr.shape}")
@@ -251,7 +339,8 @@ def scalar(name, data, step=None, description=None):
             raise TypeError(f"tf.summary.scalar ({name!r}): data must be numeric, got dtype "
                             f"{arr.dtype}")
         return arr.astype(np.float32)
-    return _emit(name, payload, step, _metadata("scalars", description, "DATA_CLASS_SCALAR"))
+    return _emit(name, data, payload, step,
+                 _metadata("scalars", description, "DATA_CLASS_SCALAR"))
 
 
 def histogram_buckets(values, bucket_count=30):
@@ -283,8 +372,7 @@ def histogram(name, data, step=None, buckets=None, description=None):
         raise ValueError(f"tf.summary.histogram ({name!r}): buckets must be >= 0, got "
                          f"{buckets}")
 
-    def payload():
-        arr = _numpy(data, "data")
+    def payload(arr):
         if arr.dtype == object or arr.dtype.kind not in "biuf":
             raise TypeError(f"tf.summary.histogram ({name!r}): data must be numeric, got "
                             f"dtype {arr.dtype}")
@@ -292,7 +380,8 @@ def histogram(name, data, step=None, buckets=None, description=None):
             raise errors.InvalidArgumentError(
                 None, None, f"tf.summary.histogram ({name!r}): data contains NaN or Inf")
         return histogram_buckets(arr, bucket_count)
-    return _emit(name, payload, step, _metadata("histograms", description, "DATA_CLASS_TENSOR"))
+    return _emit(name, data, payload, step,
+                 _metadata("histograms", description, "DATA_CLASS_TENSOR"))
 
 
 # -- images --------------------------------------------------------------------------------------
@@ -328,8 +417,7 @@ def _as_uint8(images):
 def image(name, data, step=None, max_outputs=3, description=None):
     """`tf.summary.image`: writes up to `max_outputs` images of a [k, height, width, channels]
     tensor (floats in [0, 1] or uint8) as PNGs for TensorBoard's Images dashboard."""
-    def payload():
-        arr = _numpy(data, "data")
+    def payload(arr):
         if arr.ndim != 4 or arr.shape[-1] not in _PNG_COLOR:
             raise errors.InvalidArgumentError(
                 None, None, f"tf.summary.image ({name!r}): data must have shape [k, h, w, c] "
@@ -340,19 +428,18 @@ def image(name, data, step=None, max_outputs=3, description=None):
         out[0], out[1] = str(width).encode(), str(height).encode()
         out[2:] = [encode_png(img) for img in images]
         return out
-    return _emit(name, payload, step,
+    return _emit(name, data, payload, step,
                  _metadata("images", description, "DATA_CLASS_BLOB_SEQUENCE"))
 
 
 def text(name, data, step=None, description=None):
     """`tf.summary.text`: writes a string tensor (Markdown) for TensorBoard's Text dashboard."""
-    def payload():
-        arr = _numpy(data, "data")
+    def payload(arr):
         if arr.dtype.kind == "U":
             arr = np.vectorize(lambda s: s.encode("utf-8"), otypes=[object])(arr)
         if arr.dtype != object and arr.dtype.kind != "S":
             raise TypeError(f"tf.summary.text ({name!r}): data must be a string tensor, got "
                             f"dtype {arr.dtype}")
         return arr
-    return _emit(name, payload, step, _metadata("text", description, "DATA_CLASS_TENSOR"))
+    return _emit(name, data, payload, step, _metadata("text", description, "DATA_CLASS_TENSOR"))
 

@@ -149,7 +149,9 @@ class Specs:
         except Exception:  # noqa: BLE001 - an unknown spec only makes passes more careful
             return [None] * n
         outs = list(out) if node.op.multi_output else [out]
-        return [Spec(tuple(o.shape), o.dtype) if o is not None else None for o in outs] + \
+        # shape None: unknown rank (a Python callback's output, branches of other ranks)
+        return [Spec(None if o.shape is None else tuple(o.shape), o.dtype)
+                if o is not None else None for o in outs] + \
             [None] * (n - len(outs))
 
 
