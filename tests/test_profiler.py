@@ -25,7 +25,7 @@ def _no_leftover_profiler():
 def _load(run):
     with open(os.path.join(run, "trace.json")) as f:
         trace = json.load(f)
-    with open(os.path.join(run, "op_stats.json")) as f:
+    with open(os.path.join(run, "profile.json")) as f:
         stats = json.load(f)
     return trace, stats
 
@@ -55,7 +55,11 @@ def _validate_trace(trace):
         if e["cat"] == "op":
             assert "input_shapes" in e["args"] and "output_shapes" in e["args"]
     assert x_tids <= named_threads
-    assert all(e["pid"] == os.getpid() for e in events)
+    # the host process, and tf.data worker processes (named as such) reported by it
+    workers = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"
+               and e["args"]["name"].startswith("tf.data worker (pid ")}
+    assert os.getpid() not in workers
+    assert all(e["pid"] == os.getpid() or e["pid"] in workers for e in events)
     return [e for e in events if e["ph"] == "X"]
 
 
@@ -85,7 +89,8 @@ def test_eager_ops_and_steps(tmp_path):
     assert mm[0]["args"]["output_shapes"] == [[3, 2]]
     steps = [e for e in xs if e["cat"] == "step"]
     assert [e["args"]["step_num"] for e in steps] == [0, 1, 2, 3]
-    assert len(stats["steps"]) == 4 and stats["mean_step_us"] > 0
+    o = stats["overview"]
+    assert [s["step_num"] for s in o["steps"]] == [0, 1, 2, 3] and o["avg_step_us"] > 0
     # every op lies inside its step
     for op in (e for e in xs if e["cat"] == "op"):
         assert any(s["ts"] <= op["ts"] <= s["ts"] + s["dur"] for s in steps)
@@ -106,7 +111,7 @@ def test_summary_text(tmp_path, capsys):
     line = next(ln for ln in text.splitlines() if ln.startswith("MatMul"))
     assert line.split()[1] == "2"
     run = profiler.latest_run(str(tmp_path))
-    with open(os.path.join(run, "op_stats.txt")) as f:
+    with open(os.path.join(run, "summary.txt")) as f:
         assert f.read() == text
 
 
@@ -158,11 +163,11 @@ def test_tf_data_stage_stats(tmp_path):
     assert [int(x) for x in ds] == [0, 2, 4, 6, 8, 10]
     run = P.stop()
     _, stats = _load(run)
-    assert len(stats["tf_data"]) == 1
-    stages = stats["tf_data"][0]["stages"]
-    m = [s for s in stages if s["name"].startswith("Map")]
-    assert m and m[0]["count_while_profiling"] == 6
-    assert "tf.data pipeline" in profiler.summary(str(tmp_path), print_fn=None)
+    pipelines = stats["input_pipeline"]["pipelines"]
+    assert len(pipelines) == 1
+    m = [s for s in pipelines[0]["stages"] if s["stage"].startswith("Map")]
+    assert m and m[0]["calls"] == 6
+    assert "Input Pipeline Analyzer" in profiler.summary(str(tmp_path), print_fn=None)
 
 
 def _fake_op(name):

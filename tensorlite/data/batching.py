@@ -2,8 +2,9 @@
 import numpy as np
 
 from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2
+from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
-from tensorlite.framework import errors, nest
+from tensorlite.framework import errors, nest, trace_hook
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
@@ -48,6 +49,9 @@ class BatchDataset(UnaryDataset):
     def _describe(self):
         return f"batch_size={self._batch}, drop_remainder={self._drop}"
 
+    def _label(self):
+        return f"{self._name}({self._batch})"
+
     def _make_iterator(self, ctx):
         return _BatchIterator(self._input._make_iterator(ctx), self._batch, self._drop,
                               _stack_component)
@@ -60,6 +64,8 @@ class _BatchIterator(PassThroughIterator):
         self._seen = 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         items = []
         inner = self._in
         try:
@@ -164,6 +170,8 @@ class _UnbatchIterator(PassThroughIterator):
         self._cur, self._like, self._i, self._n = None, None, 0, 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while self._cur is None or self._i >= self._n:
             element = self._in.next()
             flat = [t._value for t in nest.flatten(element)]

@@ -11,8 +11,9 @@ from tensorlite.data import element_io
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.stats import element_nbytes
+from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import errors
+from tensorlite.framework import errors, trace_hook
 
 
 class CacheDataset(UnaryDataset):
@@ -25,6 +26,9 @@ class CacheDataset(UnaryDataset):
 
     def _describe(self):
         return f"filename={self._filename!r}" if self._filename else "memory"
+
+    def _label(self):
+        return f"Cache({'file' if self._filename else 'memory'})"
 
     @property
     def _data_path(self):
@@ -45,6 +49,8 @@ class _ListIterator(RawIterator):
         self._items, self._i = items, 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         if self._i >= len(self._items):
             raise StopIteration
         self._i += 1
@@ -64,6 +70,8 @@ class _MemoryWriter(RawIterator):
         self._bytes = 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         try:
             e = self._in.next()
         except StopIteration:
@@ -114,6 +122,8 @@ class _FileWriter(RawIterator):
         self._f = open(self._tmp, "wb")  # noqa: SIM115 - closed in _finish/close
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         try:
             e = self._in.next()
         except StopIteration:
@@ -148,6 +158,8 @@ class _FileReader(RawIterator):
         self._i = 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         e = next(self._records)
         self._i += 1
         return e

@@ -10,6 +10,8 @@ Example:
     >>> [b.numpy().tolist() for b in ds]
     [[0, 2, 4, 6], [8, 10, 12, 14], [16, 18]]
 """
+import itertools
+
 import numpy as np
 
 from tensorlite.data import structure
@@ -19,6 +21,18 @@ INFINITE = -1
 UNKNOWN = -2
 AUTOTUNE = -1
 
+_ids = itertools.count()  # node keys: stats and profiler stages (kept by optimised copies)
+
+
+def _stamping(make_iterator):
+    def _make_iterator(self, ctx):
+        it = make_iterator(self, ctx)
+        stamp(it, self, ctx)
+        return it
+    _make_iterator._stamps = True
+    _make_iterator.__doc__ = make_iterator.__doc__
+    return _make_iterator
+
 
 class DatasetV2:
     """Base class of every dataset node."""
@@ -27,11 +41,25 @@ class DatasetV2:
     _name = "Dataset"
 
     def __new__(cls, *args, **kwargs):
-        return super().__new__(cls)
+        obj = super().__new__(cls)
+        obj._key = next(_ids)
+        return obj
+
+    def __init_subclass__(cls, **kwargs):
+        # Every node's iterator learns its stage name and key for the profiler (once per
+        # iterator, nothing per element).
+        super().__init_subclass__(**kwargs)
+        make = cls.__dict__.get("_make_iterator")
+        if make is not None and not getattr(make, "_stamps", False):
+            cls._make_iterator = _stamping(make)
 
     # -- what subclasses provide -------------------------------------------------------
     def _make_iterator(self, ctx):
         raise NotImplementedError(f"{type(self).__name__} does not define _make_iterator")
+
+    def _label(self):
+        """The stage's name in profiles: e.g. "Map(parse)", "Batch(32)"."""
+        return self._name
 
     def _compute_spec(self):
         return structure.spec_of(self._first_element())
@@ -129,6 +157,8 @@ class DatasetV2:
 
 
 Dataset = DatasetV2
+
+from tensorlite.data.tracing import stamp  # noqa: E402
 
 # Transformations and sources attach themselves as methods on import.
 from tensorlite.data import sources, transforms  # noqa: E402,F401

@@ -8,6 +8,7 @@ deterministic pipeline gives exactly the sequential output.
 """
 import collections
 import threading
+import time
 
 from tensorlite.data.dataset import AUTOTUNE, DatasetV2
 from tensorlite.data.functions import StageFunction
@@ -15,8 +16,9 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
+from tensorlite.data.tracing import span_args, thread_name, traced_next
 from tensorlite.data.transforms import UnaryDataset, _as_dataset
-from tensorlite.framework import errors
+from tensorlite.framework import errors, trace_hook
 
 _END = object()
 
@@ -55,6 +57,11 @@ class InterleaveDataset(UnaryDataset):
         from tensorlite.data.dataset import UNKNOWN  # noqa: PLC0415
         return UNKNOWN
 
+    def _label(self):
+        from tensorlite.data.transforms import fn_label  # noqa: PLC0415
+        kind = "Interleave" if self._parallel is None else "ParallelInterleave"
+        return f"{kind}({fn_label(self._fn)})"
+
     def _describe(self):
         par = "" if self._parallel is None else \
             f", num_parallel_calls={'AUTOTUNE' if self._parallel == AUTOTUNE else self._parallel}"
@@ -69,10 +76,14 @@ class InterleaveDataset(UnaryDataset):
 
 
 class _Slot:
-    """One inner dataset: its input element, its iterator and (parallel) a producer."""
+    """One inner dataset: its input element, its iterator and (parallel) a producer.
+    `ctx` is the interleave's scoped context; `owner` the interleave's iterator (whose
+    stage the producer's spans report)."""
 
-    def __init__(self, ds, element, index, ctx, threaded, inner_state=None, buffered=()):
+    def __init__(self, ds, element, index, ctx, threaded, inner_state=None, buffered=(),
+                 owner=None):
         self.element, self.index = element, index
+        self.owner = owner
         fn = StageFunction(ds._fn, "Interleave", check_spec=False)
         self._ds_factory = lambda: _as_dataset(fn(element, index), "interleave", index)
         self.ctx = ctx
@@ -94,8 +105,9 @@ class _Slot:
         ended = self.buf and (self.buf[-1] is _END or isinstance(self.buf[-1], BaseException))
         if self.threaded and self.thread is None and not ended:
             self.stop = False
+            info = getattr(self.owner, "_trace", None)
             self.thread = threading.Thread(target=self._produce, daemon=True,
-                                           name="tensorlite-interleave")
+                                           name=thread_name(info[0] if info else "Interleave"))
             self.thread.start()
 
     def _open(self):
@@ -120,7 +132,11 @@ class _Slot:
                     self.cond.wait()
                 if self.stop:
                     return
+            c = trace_hook.ACTIVE
+            t0 = time.perf_counter_ns()
             item = self._fetch()
+            if c is not None:
+                self._producer_span(c, t0, item)
             if _is_element(item):  # buffered elements count against the RAM budget
                 try:
                     self.ctx.ram.reserve("Interleave", element_nbytes(item))
@@ -131,6 +147,15 @@ class _Slot:
                 self.cond.notify_all()
             if item is _END or isinstance(item, BaseException):
                 return
+
+    def _producer_span(self, c, t0, item):
+        """One element fetched by this slot's thread (the inner stages nest inside)."""
+        args = span_args(self.owner, "producer", slot_input=self.index,
+                         buffer=len(self.buf), capacity=self.cap) if self.owner else None
+        if args is not None:
+            if item is _END:
+                args["end_of_sequence"] = True
+            c.add_span("data", self.owner._trace[0], t0, time.perf_counter_ns(), args)
 
     def get(self):
         if self.thread is None:
@@ -181,6 +206,7 @@ class _Slot:
 
 
 class _InterleaveIterator(RawIterator):
+    _scoped = None  # the inner datasets' context, made on first use
     def __init__(self, ds, inner, ctx):
         self._ds, self._in, self._ctx = ds, inner, ctx
         self._threaded = ds._parallel is not None
@@ -210,7 +236,20 @@ class _InterleaveIterator(RawIterator):
             return None
         index = self._index
         self._index += 1
-        return _Slot(self._ds, element, index, self._ctx, self._threaded)
+        return _Slot(self._ds, element, index, self._inner_ctx(), self._threaded, owner=self)
+
+    def _inner_ctx(self):
+        """The context the inner datasets run in: each gets the same stage keys, under
+        this stage, so the profiler shows one row per inner stage, not one per input."""
+        inner = self._scoped
+        if inner is None:
+            info = self._trace
+            inner = self._ctx if info is None else self._ctx.scoped(info[1], info[0])
+            self._scoped = inner
+        return inner
+
+    def _trace_args(self):
+        return {"parallelism": len(self._slots) if self._threaded else 1}
 
     def _top_up(self):
         while len(self._waiting) < self._lookahead:
@@ -220,6 +259,8 @@ class _InterleaveIterator(RawIterator):
             self._waiting.append(slot)
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         n = len(self._slots)
         while True:
             if all(s is None for s in self._slots) and self._input_done and not self._waiting:
@@ -273,8 +314,8 @@ class _InterleaveIterator(RawIterator):
                 return None
             element, index, inner_state, buffered = saved
             items = [_END if b is None else from_numpy_element(b) for b in buffered]
-            return _Slot(self._ds, from_numpy_element(element), index, self._ctx,
-                         self._threaded, inner_state, items)
+            return _Slot(self._ds, from_numpy_element(element), index, self._inner_ctx(),
+                         self._threaded, inner_state, items, owner=self)
         self._slots = [build(s) for s in slots]
         self._waiting = collections.deque(build(s) for s in waiting)
 

@@ -6,18 +6,31 @@ StopIteration at the end), `save()` returning a picklable state, `restore(state)
 `get_next()`, whose state can be saved and restored through `tf.train.Checkpoint` or
 `save_state()`/`restore_state()` so a job resumes mid-epoch at the exact next element.
 """
+import copy
+import itertools
 import pickle
+import time
 import weakref
 
 from tensorlite.data import structure
-from tensorlite.framework import errors
+from tensorlite.framework import errors, trace_hook
+
+_pipeline_ids = itertools.count()
+_LIVE = weakref.WeakSet()  # every Context alive: the profiler's baseline of stage stats
 
 
 class RawIterator:
     """Protocol and defaults for node iterators."""
 
+    _trace = None  # (span name, stage key, pipeline id): see tracing.py
+    _tracing = False  # inside traced_next: run the plain body
+
     def next(self):
         raise NotImplementedError
+
+    def _trace_args(self):
+        """Extra span args at the moment of a call (buffer fill, parallelism) or None."""
+        return None
 
     def save(self):
         raise errors.UnimplementedError(
@@ -32,7 +45,10 @@ class RawIterator:
 
 
 class Context:
-    """What every iterator of one pipeline shares: options, stats, the RAM budget."""
+    """What every iterator of one pipeline shares: options, stats, the RAM budget, and for
+    the profiler the pipeline's id and (optimised) root dataset."""
+
+    scope = ""  # inside an interleave/flat_map: (its stage key, its name), see tracing.py
 
     def __init__(self, options):
         from tensorlite.data.stats import RamBudget, Stats  # noqa: PLC0415
@@ -41,6 +57,34 @@ class Context:
         self.ram = RamBudget(options.autotune.ram_budget)
         from tensorlite.data.seeding import pipeline_seed  # noqa: PLC0415
         self.seed = pipeline_seed(options)
+        self.pipeline = None
+        self.root = None
+        _LIVE.add(self)
+
+    def scoped(self, key, name):
+        """The context for datasets made inside stage `key` (an interleave's inputs): the
+        same pipeline, with stage keys (and span names) under that stage."""
+        inner = copy.copy(self)
+        inner.scope = (key, name)
+        return inner
+
+
+def live_contexts():
+    """Every pipeline context alive now (a copy; another thread may be adding one)."""
+    for _ in range(8):
+        try:
+            return list(_LIVE)
+        except RuntimeError:  # the set changed size during the copy
+            continue
+    return []
+
+
+def pipeline_id(dataset):
+    """Small int naming the pipeline iterated from `dataset` (the same for every epoch)."""
+    pid = dataset.__dict__.get("_pipeline_id")
+    if pid is None:
+        pid = dataset.__dict__["_pipeline_id"] = next(_pipeline_ids)
+    return pid
 
 
 def make_raw_iterator(dataset, optimize=True, ctx=None):
@@ -48,7 +92,10 @@ def make_raw_iterator(dataset, optimize=True, ctx=None):
     from tensorlite.data.optimize import optimize_pipeline  # noqa: PLC0415
     options = merged_options(dataset)
     root = optimize_pipeline(dataset, options) if optimize else dataset
-    ctx = ctx or Context(options)
+    if ctx is None:
+        ctx = Context(options)
+        ctx.pipeline = pipeline_id(dataset)
+        ctx.root = root
     it = root._make_iterator(ctx)
     it._ctx = ctx
     it._root = root
@@ -72,7 +119,30 @@ class OwnedIterator:
         return self
 
     def __next__(self):
+        if trace_hook.ACTIVE is not None:
+            return self._traced_next()
         return self._raw.next()
+
+    def _traced_next(self):
+        """The consumer's wait for the next element, as an "input" span
+        (IteratorGetNext) on its thread; the pipeline's context is kept for the analyzer."""
+        c = trace_hook.ACTIVE
+        if c is None:
+            return self._raw.next()
+        ctx = getattr(self._raw, "_ctx", None)
+        pipeline = getattr(ctx, "pipeline", None)
+        pipes = getattr(c, "data_pipelines", None)
+        if pipes is not None and ctx is not None and pipes.get(pipeline) is not ctx:
+            pipes[pipeline] = ctx
+        args = {"pipeline": pipeline}
+        t0 = time.perf_counter_ns()
+        try:
+            return self._raw.next()
+        except StopIteration:
+            args["end_of_sequence"] = True
+            raise
+        finally:
+            c.add_span("input", "IteratorGetNext", t0, time.perf_counter_ns(), args)
 
     def next(self):
         return self.__next__()
@@ -80,14 +150,14 @@ class OwnedIterator:
     def get_next(self):
         """The next element; raises tf.errors.OutOfRangeError at the end, as TF."""
         try:
-            return self._raw.next()
+            return self.__next__()
         except StopIteration:
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
 
     def get_next_as_optional(self):
         from tensorlite.data.optional import Optional  # noqa: PLC0415
         try:
-            return Optional.from_value(self._raw.next())
+            return Optional.from_value(self.__next__())
         except StopIteration:
             return Optional.empty(self.element_spec)
 

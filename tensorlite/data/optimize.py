@@ -74,6 +74,9 @@ class MapAndBatchDataset(BatchDataset):
     def _describe(self):
         return f"{self._map._describe()}; {super()._describe()}"
 
+    def _label(self):  # the map reports as its own stage
+        return f"Batch({self._batch})"
+
     def _make_iterator(self, ctx):
         from tensorlite.data.batching import _BatchIterator, _stack_component  # noqa: PLC0415
         return _BatchIterator(self._map._make_iterator(ctx), self._batch, self._drop,

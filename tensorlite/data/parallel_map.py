@@ -22,6 +22,8 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.seeding import element_seed
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
+from tensorlite.data.tracing import name_thread, span_args, thread_name, traced_next
+from tensorlite.framework import trace_hook
 
 _INLINE_BELOW = 40e-6  # seconds: cheaper than a hand-off to a worker
 _COPY_BYTES_PER_S = 1.5e9  # rough cost of moving bytes through shared memory
@@ -70,6 +72,9 @@ class ParallelMapIterator(RawIterator):
 
     def _run_chunk(self, elements, indices):
         """Runs several elements in one task; each result or exception keeps its index."""
+        c = trace_hook.ACTIVE
+        if c is not None:
+            return self._run_chunk_traced(c, elements, indices)
         out = []
         for element, index in zip(elements, indices):
             try:
@@ -77,6 +82,35 @@ class ParallelMapIterator(RawIterator):
             except BaseException as e:  # noqa: BLE001 - delivered in order
                 out.append((index, e))
         return out
+
+    def _run_chunk_traced(self, c, elements, indices):
+        """`_run_chunk` with a "worker" span per element on the worker thread."""
+        out = []
+        name = self._trace[0] if self._trace else self._stage
+        for element, index in zip(elements, indices):
+            t0 = time.perf_counter_ns()
+            try:
+                out.append((index, self._run_one(element, index)))
+            except BaseException as e:  # noqa: BLE001 - delivered in order
+                out.append((index, e))
+            args = span_args(self, "worker", index=index)
+            if args is not None:
+                c.add_span("data", name, t0, time.perf_counter_ns(), args)
+        return out
+
+    def _trace_args(self):
+        requested = "AUTOTUNE" if self._requested == AUTOTUNE else str(self._requested)
+        return {"mode": self._mode or "choosing", "parallelism": self._n,
+                "requested": requested, "buffer": len(self._done),
+                "capacity": self._window() if self._mode else 0}
+
+    def _report_remote(self, c, worker, times):
+        """Spans timed in a worker process (perf_counter_ns there is CLOCK_MONOTONIC too)."""
+        name = self._trace[0] if self._trace else self._stage
+        for index, t0, t1 in times:
+            args = span_args(self, "worker", index=index)
+            if args is not None:
+                c.add_remote(worker.pid, worker.pid, worker.name, "data", name, t0, t1, args)
 
     def _pull(self):
         """Next input element with its index, or None at the end of the input."""
@@ -177,13 +211,16 @@ class ParallelMapIterator(RawIterator):
                                                              max(self._latency, 1e-6))))
             if self._chunk > 1:
                 self._stats.choice += f", {self._chunk} elements per task"
-            self._pool = cf.ThreadPoolExecutor(max_workers=n,
-                                               thread_name_prefix="tensorlite-map")
+            what = f"{self._trace[0] if self._trace else self._stage} worker"
+            self._pool = cf.ThreadPoolExecutor(max_workers=n, thread_name_prefix="tf.data",
+                                               initializer=name_thread, initargs=(what,))
         elif mode == "process":
             from tensorlite.data.workers import Worker  # noqa: PLC0415
             self._chunk = max(1, min(64, int(_CHUNK_SECONDS / max(self._latency, 1e-6))))
             self._stats.choice += f", {self._chunk} elements per message"
-            self._workers = [Worker(self._fn, self._ctx.seed) for _ in range(n)]
+            what = f"{self._trace[0] if self._trace else self._stage} worker process"
+            self._workers = [Worker(self._fn, self._ctx.seed, thread_name(what))
+                             for _ in range(n)]
 
     # -- submitting and collecting -------------------------------------------------------
     def _window(self):
@@ -242,12 +279,18 @@ class ParallelMapIterator(RawIterator):
             ready = mpc.wait([w.conn for w in workers], timeout=None if block else 0)
             for w in workers:
                 if w.conn in ready:
-                    for index, value in w.receive():
+                    results, times = w.receive()
+                    for index, value in results:
                         self._pending.pop(index, None)
                         self._store(index, value)
+                    c = trace_hook.ACTIVE
+                    if c is not None:
+                        self._report_remote(c, w, times)
 
     # -- the iterator protocol -------------------------------------------------------------
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         if self._mode is None:
             self._choose()
         if self._mode == "inline":

@@ -12,8 +12,9 @@ from tensorlite.data.dataset import AUTOTUNE, DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
+from tensorlite.data.tracing import span_args, thread_name, traced_next
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import errors
+from tensorlite.framework import errors, trace_hook
 
 _END = object()
 _MAX_AUTOTUNE_BUFFER = 64
@@ -39,6 +40,9 @@ class PrefetchDataset(UnaryDataset):
     def _describe(self):
         return "buffer_size=AUTOTUNE" if self._buffer == AUTOTUNE else \
             f"buffer_size={self._buffer}"
+
+    def _label(self):
+        return f"Prefetch({'AUTOTUNE' if self._buffer == AUTOTUNE else self._buffer})"
 
     def _make_iterator(self, ctx):
         stats = ctx.stats.stage(self._key, "Prefetch")
@@ -72,7 +76,8 @@ class PrefetchIterator(RawIterator):
                     cond.wait()
                 if self._stop:
                     return
-            t0 = time.perf_counter()
+            c = trace_hook.ACTIVE
+            t0 = time.perf_counter_ns()
             try:
                 item = self._in.next()
                 nbytes = element_nbytes(item)
@@ -81,7 +86,10 @@ class PrefetchIterator(RawIterator):
                 item, nbytes = _END, 0
             except BaseException as e:  # noqa: BLE001 - handed to the consumer
                 item, nbytes = _Failure(e), 0
-            self._stats.add(time.perf_counter() - t0)
+            t1 = time.perf_counter_ns()
+            self._stats.add((t1 - t0) * 1e-9)
+            if c is not None:
+                self._producer_span(c, t0, t1, item)
             with cond:
                 buf.append((item, nbytes))
                 self._stats.buffer = len(buf)
@@ -89,15 +97,29 @@ class PrefetchIterator(RawIterator):
             if item is _END or isinstance(item, _Failure):
                 return
 
+    def _producer_span(self, c, t0, t1, item):
+        """The background thread fetching one element upstream (its upstream stages' spans
+        nest inside)."""
+        args = span_args(self, "producer", buffer=len(self._buf), capacity=self._cap)
+        if args is not None:
+            if item is _END:
+                args["end_of_sequence"] = True
+            c.add_span("data", self._trace[0], t0, t1, args)
+
+    def _trace_args(self):
+        return {"buffer": len(self._buf), "capacity": self._cap}
+
     def _ensure_thread(self):
         if self._thread is None and not self._finished:
             self._stop = False
-            self._thread = threading.Thread(target=self._run, name="tensorlite-prefetch",
-                                            daemon=True)
+            name = thread_name(self._trace[0] if self._trace else self._stage)
+            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
             self._thread.start()
 
     # -- consumer ------------------------------------------------------------------------
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         if self._finished:
             raise StopIteration
         self._ensure_thread()

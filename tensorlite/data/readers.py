@@ -9,7 +9,8 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.sources import FromTensorSlicesDataset
-from tensorlite.framework import dtypes, errors, random_context
+from tensorlite.data.tracing import traced_next
+from tensorlite.framework import dtypes, errors, random_context, trace_hook
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 
@@ -80,6 +81,9 @@ class TextLineDataset(DatasetV2):
     def _files_for_fingerprint(self):
         return self._files
 
+    def _label(self):
+        return f"TextLine({len(self._files)} files)"
+
     def _make_iterator(self, ctx):
         return _LineIterator(self._files, self._compression)
 
@@ -90,6 +94,8 @@ class _LineIterator(RawIterator):
         self._k, self._line, self._f = 0, 0, None
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while self._k < len(self._files):
             if self._f is None:
                 self._f = open_compressed(self._files[self._k], self._compression)

@@ -12,8 +12,9 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
+from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
-from tensorlite.framework import errors, random_context
+from tensorlite.framework import errors, random_context, trace_hook
 
 
 class ShuffleDataset(UnaryDataset):
@@ -37,6 +38,9 @@ class ShuffleDataset(UnaryDataset):
 
     def _describe(self):
         return f"buffer_size={self._size}, seed={self._seed}"
+
+    def _label(self):
+        return f"Shuffle({self._size})"
 
     def _rng(self):
         epoch = next(self._epochs) if self._reshuffle else 0
@@ -71,6 +75,8 @@ class _ShuffleIterator(PassThroughIterator):
             self._bytes.append(n)
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         self._fill()
         if not self._buf:
             raise StopIteration
@@ -80,6 +86,9 @@ class _ShuffleIterator(PassThroughIterator):
         sizes[k], sizes[-1] = sizes[-1], sizes[k]
         self._ram.release(self._stage, sizes.pop())
         return buf.pop()
+
+    def _trace_args(self):
+        return {"buffer": len(self._buf), "capacity": self._size}
 
     def save(self):
         return ([to_numpy_element(e) for e in self._buf], self._rng.bit_generator.state,

@@ -5,7 +5,8 @@ import numpy as np
 from tensorlite.data import structure
 from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2  # noqa: F401
 from tensorlite.data.iterator import RawIterator
-from tensorlite.framework import dtypes, errors, nest
+from tensorlite.data.tracing import traced_next
+from tensorlite.framework import dtypes, errors, nest, trace_hook
 from tensorlite.framework.convert import convert_to_tensor, to_numpy
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_shape import TensorShape
@@ -41,6 +42,8 @@ class _RangeIterator(RawIterator):
         self._np = np_dtype
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         v = self._next
         if (self._step > 0 and v >= self._stop) or (self._step < 0 and v <= self._stop):
             raise StopIteration
@@ -67,6 +70,9 @@ def _range(*args, output_type=dtypes.int64, name=None):
 class FromTensorsDataset(DatasetV2):
     _name = "FromTensors"
 
+    def _label(self):
+        return "Tensor"
+
     def __init__(self, element):
         self._element = structure.to_element(element, "from_tensors")
 
@@ -85,6 +91,8 @@ class _SlicesIterator(RawIterator):
         self._data, self._n, self._get, self._i = data, n, get, 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         i = self._i
         if i >= self._n:
             raise StopIteration
@@ -130,6 +138,9 @@ class FromTensorSlicesDataset(DatasetV2):
     def _describe(self):
         return f"{self._n} slices"
 
+    def _label(self):
+        return "TensorSlice"
+
     def _make_iterator(self, ctx):
         arrays, like = self._arrays, self._element
         if len(arrays) == 1 and not isinstance(like, (tuple, dict)):
@@ -168,6 +179,9 @@ class FromGeneratorDataset(DatasetV2):
     def _compute_spec(self):
         return self._spec_decl
 
+    def _label(self):
+        return f"Generator({getattr(self._generator, '__name__', 'generator')})"
+
     def _make_iterator(self, ctx):
         return _GeneratorIterator(self)
 
@@ -188,6 +202,8 @@ class _GeneratorIterator(RawIterator):
         self._index = 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         if self._it is None:
             args = [a.numpy() for a in self._ds._args]
             self._it = iter(self._ds._generator(*args))
@@ -261,6 +277,8 @@ class _ZipIterator(RawIterator):
         self._its, self._like = its, like
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         return nest.pack_like(self._like, [it.next() for it in self._its])
 
     def save(self):
@@ -307,6 +325,8 @@ class _SequenceIterator(RawIterator):
         self._it = datasets[0]._make_iterator(ctx)
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while True:
             try:
                 return self._it.next()
@@ -365,6 +385,8 @@ class _ChooseIterator(RawIterator):
         self._done = [False] * len(its)
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while not all(self._done):
             k = int(self._sel.next())
             if not 0 <= k < len(self._its):

@@ -26,7 +26,8 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.sources import FromTensorSlicesDataset, FromTensorsDataset
-from tensorlite.framework import dtypes, errors
+from tensorlite.data.tracing import traced_next
+from tensorlite.framework import dtypes, errors, trace_hook
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 
@@ -458,6 +459,10 @@ class TFRecordDataset(DatasetV2):
     def _files_for_fingerprint(self):
         return list(self._files or ())
 
+    def _label(self):
+        n = "files from a dataset" if self._files is None else f"{len(self._files)} files"
+        return f"TFRecord({n})"
+
     def _make_iterator(self, ctx):
         inner = self._inputs[0]._make_iterator(ctx)
         if self._parallel is not None:
@@ -475,6 +480,8 @@ class _RecordIterator(RawIterator):
         self._reader = None
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while True:
             if self._reader is None:
                 path = os.fsdecode(self._files.next().numpy())

@@ -1,7 +1,6 @@
 """Element-wise and sequence transformations: map, filter, flat_map, repeat, take, skip,
 shard, enumerate, scan, take_while, unique, ignore_errors, window. Batching, shuffling,
 interleave, prefetch, cache and snapshot have their own modules."""
-import itertools
 import time
 import warnings
 
@@ -12,11 +11,10 @@ from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN, DatasetV2
 from tensorlite.data.functions import StageFunction, check_predicate
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.seeding import element_seed
-from tensorlite.framework import dtypes, errors, nest
+from tensorlite.data.tracing import traced_next
+from tensorlite.framework import dtypes, errors, nest, trace_hook
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_spec import TensorSpec
-
-_ids = itertools.count()
 
 
 class UnaryDataset(DatasetV2):
@@ -26,7 +24,6 @@ class UnaryDataset(DatasetV2):
         if not isinstance(input_dataset, DatasetV2):
             raise TypeError(f"expected a Dataset, got {type(input_dataset).__name__}")
         self._inputs = (input_dataset,)
-        self._key = next(_ids)
 
     @property
     def _input(self):
@@ -75,6 +72,10 @@ class MapDataset(UnaryDataset):
             f", num_parallel_calls={'AUTOTUNE' if self._parallel == AUTOTUNE else self._parallel}"
         return f"{getattr(self._fn, '__name__', 'fn')}{par}"
 
+    def _label(self):
+        kind = "Map" if self._parallel is None else "ParallelMap"
+        return f"{kind}({fn_label(self._fn)})"
+
     def _make_iterator(self, ctx):
         fn = StageFunction(self._fn, "Map")
         stats = ctx.stats.stage(self._key, f"Map({fn.name})")
@@ -92,6 +93,8 @@ class _MapIterator(PassThroughIterator):
         self._seed = ctx.seed
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         element = self._in.next()
         i = self._i
         self._i = i + 1
@@ -123,6 +126,9 @@ class FilterDataset(UnaryDataset):
     def _describe(self):
         return getattr(self._pred, "__name__", "predicate")
 
+    def _label(self):
+        return f"Filter({fn_label(self._pred)})"
+
     def _make_iterator(self, ctx):
         return _FilterIterator(self._input._make_iterator(ctx),
                                StageFunction(self._pred, "Filter", check_spec=False))
@@ -135,6 +141,8 @@ class _FilterIterator(PassThroughIterator):
         self._i = 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while True:
             element = self._in.next()
             i = self._i
@@ -179,12 +187,16 @@ class FlatMapDataset(UnaryDataset):
     def _cardinality(self):
         return UNKNOWN
 
+    def _label(self):
+        return f"FlatMap({fn_label(self._fn)})"
+
     def _make_iterator(self, ctx):
         return _FlatMapIterator(self._input._make_iterator(ctx),
                                 StageFunction(self._fn, "FlatMap", check_spec=False), ctx)
 
 
 class _FlatMapIterator(PassThroughIterator):
+    _scoped = None  # the inner datasets' context, made on first use
     def __init__(self, inner, fn, ctx):
         super().__init__(inner)
         self._fn, self._ctx = fn, ctx
@@ -192,18 +204,29 @@ class _FlatMapIterator(PassThroughIterator):
         self._i = 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while True:
             if self._cur is None:
                 element = self._in.next()
                 ds = _as_dataset(self._fn(element, self._i), "flat_map", self._i)
                 self._i += 1
-                self._cur = ds._make_iterator(self._ctx)
+                self._cur = ds._make_iterator(self._inner_ctx())
                 self._cur_ds = ds
             try:
                 return self._cur.next()
             except StopIteration:
                 self._cur.close()
                 self._cur = None
+
+    def _inner_ctx(self):
+        """Inner datasets' stages report under this stage, one row each (see interleave)."""
+        inner = self._scoped
+        if inner is None:
+            info = self._trace
+            inner = self._ctx if info is None else self._ctx.scoped(info[1], info[0])
+            self._scoped = inner
+        return inner
 
     def save(self):
         if self._cur is not None:
@@ -241,6 +264,9 @@ class RepeatDataset(UnaryDataset):
     def _describe(self):
         return "count=infinite" if self._count < 0 else f"count={self._count}"
 
+    def _label(self):
+        return "Repeat" if self._count < 0 else f"Repeat({self._count})"
+
     def _make_iterator(self, ctx):
         return _RepeatIterator(self, ctx)
 
@@ -253,6 +279,8 @@ class _RepeatIterator(RawIterator):
         self._produced = False
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         count = self._ds._count
         while self._it is not None:
             try:
@@ -304,6 +332,9 @@ class TakeDataset(UnaryDataset):
     def _describe(self):
         return f"count={self._count}"
 
+    def _label(self):
+        return f"Take({self._count})"
+
     def _make_iterator(self, ctx):
         return _TakeIterator(self._input._make_iterator(ctx), self._count)
 
@@ -314,6 +345,8 @@ class _TakeIterator(PassThroughIterator):
         self._left = count
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         if self._left == 0:
             raise StopIteration
         v = self._in.next()
@@ -342,6 +375,9 @@ class SkipDataset(UnaryDataset):
             return n
         return 0 if self._count < 0 else max(n - self._count, 0)
 
+    def _label(self):
+        return f"Skip({self._count})"
+
     def _make_iterator(self, ctx):
         return _SkipIterator(self._input._make_iterator(ctx), self._count)
 
@@ -352,6 +388,8 @@ class _SkipIterator(PassThroughIterator):
         self._to_skip = count
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while self._to_skip != 0:
             self._in.next()
             self._to_skip -= 1
@@ -394,6 +432,8 @@ class _ShardIterator(PassThroughIterator):
         self._n, self._k, self._pos = n, k, 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while True:
             v = self._in.next()
             pos = self._pos
@@ -430,6 +470,8 @@ class _EnumerateIterator(PassThroughIterator):
         self._i = start
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         v = self._in.next()
         i = self._i
         self._i += 1
@@ -465,6 +507,8 @@ class _ScanIterator(PassThroughIterator):
         self._state_spec = structure.spec_of(init)
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         element = self._in.next()
         result = self._fn(self._state, element)
         if not isinstance(result, tuple) or len(result) != 2:
@@ -506,6 +550,8 @@ class _TakeWhileIterator(PassThroughIterator):
         self._pred, self._done, self._i = pred, False, 0
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         if self._done:
             raise StopIteration
         v = self._in.next()
@@ -548,6 +594,8 @@ class _UniqueIterator(PassThroughIterator):
         self._seen = set()
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while True:
             v = self._in.next()
             key = v._value.item()
@@ -584,6 +632,8 @@ class _IgnoreErrorsIterator(PassThroughIterator):
         self._log = log
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         while True:
             try:
                 return self._in.next()
@@ -640,6 +690,8 @@ class _WindowIterator(PassThroughIterator):
         self._done = False
 
     def next(self):
+        if trace_hook.ACTIVE is not None and not self._tracing:
+            return traced_next(self)
         ds = self._ds
         span = (ds._size - 1) * ds._stride + 1
         while not self._done and len(self._buf) < span:
@@ -664,6 +716,11 @@ class _WindowIterator(PassThroughIterator):
         from tensorlite.ops.array_ops import stack  # noqa: PLC0415
         sets = [FromTensorSlicesDataset(stack(c)) for c in comps]
         return nest.pack_like(window[0], sets)
+
+
+def fn_label(fn):
+    """A user function's name for stage labels."""
+    return getattr(fn, "__name__", type(fn).__name__)
 
 
 # -- attach methods -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import os
 import pickle
 import traceback
 from multiprocessing import resource_tracker, shared_memory
+from time import perf_counter_ns
 
 import numpy as np
 
@@ -109,19 +110,21 @@ def _worker_main(conn, fn_bytes_or_fn, seed):
             continue
         _, seq, indices, in_name, in_meta, out_name = msg
         chunk = unpack_from(seg(in_name).buf, in_meta, copy=False)
-        outputs, failures = [], {}
+        outputs, failures, times = [], {}, []
         for j, (index, element) in enumerate(zip(indices, chunk)):
+            t0 = perf_counter_ns()  # the parent reports these spans while profiling
             try:
                 with element_seed(seed, index):
                     out = fn(element, index)
                 outputs.append(fn.convert(out, index))
             except BaseException as e:  # noqa: BLE001 - sent to the parent, in order
                 failures[j] = _pickled_error(e)
+            times.append((index, t0, perf_counter_ns()))
         packed = pack_into(seg(out_name).buf, tuple(outputs))
         if packed[0] == "grow":
             conn.send(("grow", seq, packed[1]))
             packed = pack_into(seg(receive_slot()).buf, tuple(outputs))
-        conn.send(("ok", seq, packed, failures))
+        conn.send(("ok", seq, packed, failures, times))
     for s in attached.values():
         s.close()
     os._exit(0)
@@ -147,13 +150,16 @@ class _Segment:
 class Worker:
     """One forked process and its slots."""
 
-    def __init__(self, fn, seed):
+    def __init__(self, fn, seed, name="tf.data worker process"):
         # The resource tracker must exist before the fork so the worker shares it.
         resource_tracker.ensure_running()
         ctx = mp.get_context("fork")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, fn, seed), daemon=True)
+        self.name = name  # its row in the profiler's trace
+        self.proc = ctx.Process(target=_worker_main, args=(child, fn, seed), daemon=True,
+                                name=name)
         self.proc.start()
+        self.pid = self.proc.pid
         child.close()
         self.inputs = [_Segment(_MIN_SLOT) for _ in range(SLOTS_PER_WORKER)]
         self.outputs = [_Segment(_MIN_SLOT) for _ in range(SLOTS_PER_WORKER)]
@@ -179,7 +185,8 @@ class Worker:
         old.free()
 
     def receive(self):
-        """Blocks for one reply: a list of (index, element or exception)."""
+        """Blocks for one reply: a list of (index, element or exception), and the
+        (index, start ns, end ns) of each element's run in the worker."""
         msg = self.conn.recv()
         if msg[0] == "grow":
             _, seq, size = msg
@@ -190,7 +197,7 @@ class Worker:
             self.conn.send(("drop", old.name))
             old.free()
             msg = self.conn.recv()
-        _, seq, packed, failures = msg
+        _, seq, packed, failures, times = msg
         slot, indices = self.busy.pop(seq)
         self.free_slots.append(slot)
         outputs = iter(unpack_from(self.outputs[slot].buf, packed, copy=True))
@@ -203,7 +210,7 @@ class Worker:
                 results.append((index, exc))
             else:
                 results.append((index, next(outputs)))
-        return results
+        return results, times
 
     def close(self):
         try:

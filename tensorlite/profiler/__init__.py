@@ -1,23 +1,31 @@
-"""`tf.profiler`: records every executed op (and `Trace` step markers) while running, then
-writes a Chrome trace and an op-statistics table under `logdir/plugins/profile/<run>/`.
+"""`tf.profiler`: records every executed op, tf.data stage and `Trace` step marker while
+running, then writes one run directory `logdir/plugins/profile/<run>/` holding
 
-When no profiler runs nothing is registered with dispatch, so there is no overhead.
+    trace.json    the Chrome trace (Perfetto, chrome://tracing)
+    profile.json  the four tools' data (Overview, Input Pipeline Analyzer, TensorFlow Stats,
+                  the trace's threads), see analysis.py
+    report.html   the four tools as one self-contained page
+    summary.txt   the same as text (`python -m tensorlite.profiler LOGDIR` prints it)
+
+When no profiler runs nothing is registered with dispatch, so there is no overhead; the
+analyses and reports load only when a profile is written or read (Keras imports this module
+for `Trace`).
 """
 import collections
 import json
 import os
+import shutil
 import time
 import types
 
 from tensorlite.framework import errors
 from tensorlite.profiler import collector as _collector
-from tensorlite.profiler import op_stats as _op_stats
-from tensorlite.profiler import trace_export as _trace_export
 
 _LOGDIR = None
 TRACE_FILE = "trace.json"
-OP_STATS_FILE = "op_stats.json"
-SUMMARY_FILE = "op_stats.txt"
+PROFILE_FILE = "profile.json"
+REPORT_FILE = "report.html"
+SUMMARY_FILE = "summary.txt"
 
 ProfilerOptions = collections.namedtuple(
     "ProfilerOptions", ["host_tracer_level", "python_tracer_level", "device_tracer_level",
@@ -68,8 +76,8 @@ def _run_dir(logdir, wall):
 
 
 def stop(save=True):
-    """tf.profiler.experimental.stop: stops recording and writes the results; returns the
-    run directory (None when `save=False`)."""
+    """tf.profiler.experimental.stop: stops recording and writes the run directory; returns
+    its path (None when `save=False`)."""
     global _LOGDIR
     c = _collector.uninstall()
     if c is None:
@@ -78,38 +86,89 @@ def stop(save=True):
     logdir, _LOGDIR = _LOGDIR, None
     if not save:
         return None
-    stats = _op_stats.build(c, _collector.data_stats_during(c.data_baseline))
-    c.data_baseline = None
+    from tensorlite.profiler import analysis, trace_export  # noqa: PLC0415 - see docstring
+    trace = trace_export.chrome_trace(c)
+    profile = analysis.build(c, trace["traceEvents"], TRACE_FILE)
     run = _run_dir(logdir, c.start_wall)
+    # Written into a temporary directory renamed into place: an interrupted stop leaves no
+    # half-written run for the reports to trip over.
+    tmp = os.path.join(os.path.dirname(run), f".{os.path.basename(run)}.tmp")
     try:
-        os.makedirs(run)
-        with open(os.path.join(run, TRACE_FILE), "w") as f:
-            json.dump(_trace_export.chrome_trace(c), f)
-        with open(os.path.join(run, OP_STATS_FILE), "w") as f:
-            json.dump(stats, f, indent=1)
-        with open(os.path.join(run, SUMMARY_FILE), "w") as f:
-            f.write(_op_stats.format_summary(stats))
+        os.makedirs(tmp, exist_ok=True)
+        with open(os.path.join(tmp, TRACE_FILE), "w") as f:
+            json.dump(trace, f)
+        _write_reports(tmp, profile, trace["traceEvents"])
+        os.rename(tmp, run)
     except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise errors.PermissionDeniedError(
             None, None, f"Cannot write profiling results to {run!r}: {e}") from e
     return run
 
 
+def _write_reports(run, profile, trace_events):
+    from tensorlite.profiler import report_html, report_text  # noqa: PLC0415
+    with open(os.path.join(run, PROFILE_FILE), "w") as f:
+        json.dump(profile, f, indent=1)
+    with open(os.path.join(run, REPORT_FILE), "w", encoding="utf-8") as f:
+        f.write(report_html.render(profile, trace_events))
+    with open(os.path.join(run, SUMMARY_FILE), "w", encoding="utf-8") as f:
+        f.write(report_text.render(profile))
+
+
+def runs(logdir):
+    """Run directories (newest last) under `logdir`: its own `plugins/profile` and those of
+    subdirectories such as the Keras callback's `train/`; a run directory itself is its one
+    run."""
+    if os.path.isfile(os.path.join(os.fspath(logdir), PROFILE_FILE)):
+        return [os.fspath(logdir)]
+    found = []
+    for root, dirs, _files in os.walk(os.fspath(logdir)):
+        if os.path.basename(root) == "profile" and \
+                os.path.basename(os.path.dirname(root)) == "plugins":
+            found += [os.path.join(root, d) for d in dirs
+                      if os.path.isfile(os.path.join(root, d, PROFILE_FILE))]
+            dirs[:] = []
+    return sorted(found, key=lambda d: (os.path.getmtime(os.path.join(d, PROFILE_FILE)), d))
+
+
 def latest_run(logdir):
-    """Path of the newest run directory under `logdir/plugins/profile`."""
-    root = os.path.join(os.fspath(logdir), "plugins", "profile")
-    runs = sorted(d for d in (os.listdir(root) if os.path.isdir(root) else ())
-                  if os.path.isfile(os.path.join(root, d, OP_STATS_FILE)))
-    if not runs:
-        raise errors.NotFoundError(None, None, f"No profile found under {root!r}; run "
-                                               "tf.profiler.experimental.start/stop first.")
-    return os.path.join(root, max(runs, key=lambda d: os.path.getmtime(os.path.join(root, d))))
+    """Path of the newest run directory under `logdir`."""
+    found = runs(logdir)
+    if not found:
+        raise errors.NotFoundError(
+            None, None, f"No profile found under {os.fspath(logdir)!r}; profile with "
+                        "tf.profiler.experimental.start/stop (or the Keras TensorBoard "
+                        "callback's profile_batch) first.")
+    return found[-1]
+
+
+def load(run):
+    """(profile dict, trace events) of a run directory."""
+    with open(os.path.join(run, PROFILE_FILE)) as f:
+        profile = json.load(f)
+    with open(os.path.join(run, TRACE_FILE)) as f:
+        trace = json.load(f)
+    return profile, trace["traceEvents"]
+
+
+def report(logdir, print_fn=print):
+    """Renders the latest profile under `logdir` again (report.html, summary.txt), prints the
+    text report and returns the run directory."""
+    from tensorlite.profiler import report_text  # noqa: PLC0415
+    run = latest_run(logdir)
+    profile, events = load(run)
+    _write_reports(run, profile, events)
+    if print_fn is not None:
+        print_fn(report_text.render(profile), end="")
+    return run
 
 
 def summary(logdir, print_fn=print):
-    """Prints (and returns) the op table of the latest profile written under `logdir`."""
-    with open(os.path.join(latest_run(logdir), OP_STATS_FILE)) as f:
-        text = _op_stats.format_summary(json.load(f))
+    """Prints (and returns) the text report of the latest profile under `logdir`."""
+    from tensorlite.profiler import report_text  # noqa: PLC0415
+    profile, _ = load(latest_run(logdir))
+    text = report_text.render(profile)
     if print_fn is not None:
         print_fn(text)
     return text

@@ -4,13 +4,12 @@ An op event gets a real start time only when dispatch calls `before(op)` ahead o
 computation (see `install`); without that hook every op is recorded at its end time with a
 zero duration, so counts and shapes are right but times are not.
 """
-import gc
 import os
 import sys
 import threading
 import time
 
-from tensorlite.framework import dispatch
+from tensorlite.framework import dispatch, trace_hook
 
 _ACTIVE = None  # the running Collector, or None (Trace checks this; nothing else costs)
 _LOCK = threading.Lock()
@@ -40,10 +39,13 @@ class Collector:
         self.start_wall = time.time()
         self.stop_ns = None
         self.buffers = []
+        self.remote = []  # (pid, tid, thread name, kind, name, start, dur, args): worker processes
+        self._remote_lock = threading.Lock()
         self.timed = False  # True when dispatch offers the `before` hook
         self._local = threading.local()
         self._blist_lock = threading.Lock()
         self.data_baseline = data_contexts_snapshot()
+        self.data_pipelines = {}  # pipeline id -> Context of its latest iterator (tf.data)
 
     def _buffer(self):
         try:
@@ -89,6 +91,17 @@ class Collector:
         self._buffer().events.append(("step" if step else "trace", name, start, end - start,
                                       end - start, args, None))
 
+    def add_span(self, kind, name, start, end, args=None):
+        """A span of the calling thread (see framework/trace_hook.py for the kinds)."""
+        self._buffer().events.append((kind, name, start, end - start, end - start,
+                                      args or {}, None))
+
+    def add_remote(self, pid, tid, thread_name, kind, name, start, end, args=None):
+        """A span timed in another process (a tf.data worker) with perf_counter_ns."""
+        with self._remote_lock:
+            self.remote.append((pid, tid, thread_name, kind, name, start, end - start,
+                                args or {}))
+
 
 _MAX_DEPTH = 256  # ops nest only through control flow; deeper stacks hold stale entries
 
@@ -116,7 +129,7 @@ def install():
             hooks.append(c.before)
             c.timed = True
         dispatch.OBSERVERS.append(c)
-        _ACTIVE = c
+        _ACTIVE = trace_hook.ACTIVE = c
         return c
 
 
@@ -127,7 +140,7 @@ def uninstall():
         c = _ACTIVE
         if c is None:
             return None
-        _ACTIVE = None
+        _ACTIVE = trace_hook.ACTIVE = None
         c.stop_ns = time.perf_counter_ns()
         _remove(dispatch.OBSERVERS, c)
         hooks = getattr(dispatch, "BEFORE", None)
@@ -145,40 +158,54 @@ def _remove(lst, item):
 
 
 def data_contexts_snapshot():
-    """id(Context) -> {stage key: (count, total)} for every live tf.data pipeline context.
-
-    Found by scanning the garbage collector's objects (the data code keeps no registry);
-    costs one heap scan at start and one at stop, nothing while running."""
+    """id(Context) -> (Context, {stage key: (count, total)}) for every live tf.data pipeline
+    context (the data package keeps a weak set of them); taken when the profiler starts,
+    so that stage stats can be reported as what happened while profiling."""
     mod = sys.modules.get("tensorlite.data.iterator")
-    if mod is None or not hasattr(mod, "Context"):
+    if mod is None or not hasattr(mod, "live_contexts"):
         return {}
-    cls = mod.Context
     out = {}
-    for obj in gc.get_objects():
-        if type(obj) is cls:
-            stats = getattr(getattr(obj, "stats", None), "stages", None)
-            if stats is None:
-                continue
-            out[id(obj)] = (obj, {k: (s.count, s.total) for k, s in list(stats.items())})
+    for ctx in mod.live_contexts():
+        stages = getattr(getattr(ctx, "stats", None), "stages", None)
+        if stages is not None:
+            out[id(ctx)] = (ctx, {k: (s.count, s.total) for k, s in list(stages.items())})
     return out
 
 
-def data_stats_during(baseline):
-    """Stage stats of pipelines that produced elements since `baseline` was taken."""
-    result = []
-    for cid, (ctx, stages) in data_contexts_snapshot().items():
+def data_stats_during(baseline, contexts=None):
+    """Stage stats of pipelines that produced elements since `baseline` was taken, one entry
+    per pipeline id (contexts of several epochs of one pipeline summed). `contexts`: extra
+    contexts to include even if no longer alive (the collector's `data_pipelines`)."""
+    found = {id(c): c for c, _ in data_contexts_snapshot().values()}
+    for ctx in (contexts or {}).values():
+        found.setdefault(id(ctx), ctx)
+    pipelines = {}
+    for cid, ctx in found.items():
         base = baseline.get(cid)
         base_stages = base[1] if base is not None and base[0] is ctx else {}
-        rows = []
+        rows = pipelines.setdefault(getattr(ctx, "pipeline", None), {})
         for key, s in list(ctx.stats.stages.items()):
             c0, t0 = base_stages.get(key, (0, 0.0))
-            rows.append({
-                "key": str(key), "name": s.name, "count": s.count, "total_s": s.total,
-                "mean_s": s.mean, "max_s": s.max, "wait_s": s.wait, "choice": s.choice,
-                "buffer": s.buffer, "capacity": s.capacity, "parallelism": s.parallelism,
-                "count_while_profiling": s.count - c0,
-                "total_s_while_profiling": s.total - t0,
-            })
+            r = rows.get(str(key))
+            if r is None:
+                r = rows[str(key)] = {
+                    "key": str(key), "name": s.name, "count": 0, "total_s": 0.0,
+                    "max_s": 0.0, "wait_s": 0.0, "count_while_profiling": 0,
+                    "total_s_while_profiling": 0.0}
+            r["count"] += s.count
+            r["total_s"] += s.total
+            r["max_s"] = max(r["max_s"], s.max)
+            r["wait_s"] += s.wait
+            r["count_while_profiling"] += s.count - c0
+            r["total_s_while_profiling"] += s.total - t0
+            if s.count - c0 or "choice" not in r:  # the latest context that ran decides
+                r.update(choice=s.choice, buffer=s.buffer, capacity=s.capacity,
+                         parallelism=s.parallelism)
+    result = []
+    for pid, rows in sorted(pipelines.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+        rows = list(rows.values())
+        for r in rows:
+            r["mean_s"] = r["total_s"] / r["count"] if r["count"] else 0.0
         if any(r["count_while_profiling"] for r in rows):
-            result.append({"pipeline": len(result), "stages": rows})
+            result.append({"pipeline": pid, "stages": rows})
     return result

@@ -34,7 +34,27 @@ def trace_events(collector):
             events.append({"name": name, "cat": kind, "ph": "X", "ts": _us(start - t0),
                            "dur": _us(dur), "pid": pid, "tid": buf.tid,
                            "args": _args(kind, payload, outs)})
+    events += _remote_events(collector)
     return events
+
+
+def _remote_events(collector):
+    """Worker processes' spans: one process row each, one thread row per worker thread."""
+    t0 = collector.start_ns
+    out, named = [], set()
+    for pid, tid, tname, kind, name, start, dur, args in sorted(
+            list(collector.remote), key=lambda e: (e[0], e[1], e[5], -e[6])):
+        if pid not in named:
+            named.add(pid)
+            out.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                        "args": {"name": f"tf.data worker (pid {pid})"}})
+        if (pid, tid) not in named:
+            named.add((pid, tid))
+            out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                        "args": {"name": tname}})
+        out.append({"name": name, "cat": kind, "ph": "X", "ts": _us(max(start - t0, 0)),
+                    "dur": _us(dur), "pid": pid, "tid": tid, "args": _args(kind, args, None)})
+    return out
 
 
 def chrome_trace(collector):
