@@ -150,14 +150,63 @@ def test_histogram_freq_two(tmp_path):
     assert [e.step for e in acc.Tensors(name + "/image")] == [0, 2]
 
 
-@pytest.mark.parametrize("profile_batch", [2, "2,4", (1, 3), [5, 5]])
-def test_profile_batch_warns_and_training_continues(tmp_path, profile_batch):
-    with pytest.warns(UserWarning, match="profiling is not available yet"):
-        cb = tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path), profile_batch=profile_batch)
+def _profile(log_dir):
+    from tensorlite import profiler  # noqa: PLC0415
+    runs = profiler.runs(str(log_dir))
+    return profiler.load(runs[-1])[0] if runs else None
+
+
+@pytest.mark.parametrize("profile_batch, profiled", [
+    (2, [1]), ("2,4", [1, 2, 3]), (" 3, 5 ", [2, 3, 0]), ((1, 3), [0, 1, 2]), ([5, 5], [0])])
+def test_profile_batch_profiles_those_batches(tmp_path, profile_batch, profiled):
+    # 20 samples in batches of 5: 4 batches an epoch; batches are counted from 1 over the run
+    cb = tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path), profile_batch=profile_batch)
     x, y = _data()
-    history = _model().fit(x, y, batch_size=5, epochs=1, verbose=0, callbacks=[cb])
-    assert len(history.history["loss"]) == 1
-    assert os.path.isdir(tmp_path / "train")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        history = _model().fit(x, y, batch_size=5, epochs=2, verbose=0, callbacks=[cb])
+    assert len(history.history["loss"]) == 2
+    profile = _profile(tmp_path)
+    assert [s["step_num"] for s in profile["overview"]["steps"]] == profiled
+    assert profile["ops"] and profile["overview"]["avg_compute_us"] > 0
+    tf.profiler.experimental.start(str(tmp_path / "again"))
+    tf.profiler.experimental.stop(save=False)
+
+
+def test_profile_batch_seed_range_beyond_the_run_warns(tmp_path):
+    cb = tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path), profile_batch="150, 160")
+    x, y = _data()
+    with pytest.warns(UserWarning, match=r"profile_batch=\(150, 160\) was never reached: "
+                                         r"training ran 8 batches"):
+        history = _model().fit(x, y, batch_size=5, epochs=2, verbose=0, callbacks=[cb])
+    assert len(history.history["loss"]) == 2
+    assert _profile(tmp_path) is None
+
+
+def test_profile_batch_range_cut_short_keeps_what_ran(tmp_path):
+    cb = tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path), profile_batch=(3, 100))
+    x, y = _data()
+    with pytest.warns(UserWarning, match="training ended after batch 4, before the end of "
+                                         r"profile_batch=\(3, 100\)"):
+        _model().fit(x, y, batch_size=5, epochs=1, verbose=0, callbacks=[cb])
+    assert [s["step_num"] for s in _profile(tmp_path)["overview"]["steps"]] == [2, 3]
+
+
+def test_profile_batch_with_a_profiler_already_running(tmp_path):
+    from tensorlite import profiler  # noqa: PLC0415
+    profiler.experimental.start(str(tmp_path / "mine"))
+    try:
+        cb = tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path / "tb"), profile_batch=2)
+        x, y = _data()
+        with pytest.warns(UserWarning, match="failed to start the profiler.*Another profiler "
+                                             "is running"):
+            history = _model().fit(x, y, batch_size=5, epochs=1, verbose=0, callbacks=[cb])
+        assert len(history.history["loss"]) == 1
+        assert profiler.collector.active() is not None  # the user's profiler is untouched
+    finally:
+        run = profiler.experimental.stop()
+    assert run.startswith(str(tmp_path / "mine"))
+    assert _profile(tmp_path / "tb") is None
 
 
 @pytest.mark.parametrize("profile_batch", [0, "0", (0, 0)])

@@ -706,9 +706,13 @@ class TensorBoard(Callback):
     Epoch metrics are tagged 'epoch_<metric>' at step = epoch; with `update_freq='batch'`
     or an int N, batch metrics are tagged 'batch_<metric>' every N batches at step = the
     number of batches trained so far. `histogram_freq=N` writes one histogram per weight
-    every N epochs. Not available in tensorlite: the graph (`write_graph` is accepted and
-    skipped, there is no graph to draw for eager NumPy execution), the profiler
-    (`profile_batch` is validated, then a warning is emitted) and embeddings.
+    every N epochs. `profile_batch=N` or `(start, stop)` (or `'150, 160'`) runs
+    `tf.profiler` from the start of the start-th batch of the run (counted from 1 over all
+    epochs, as Keras) to the end of the stop-th, writing the profile under
+    `log_dir/plugins/profile/`; fit marks each step with `Trace('train', step_num=...)`.
+    Profiling problems (another profiler running, an unwritable log_dir, a range the run never
+    reaches) are warnings: training goes on. Not available in tensorlite: the graph
+    (`write_graph` is accepted and skipped) and embeddings.
     """
 
     _DEPRECATED_KWARGS = ("write_grads", "embeddings_layer_names", "batch_size")
@@ -744,6 +748,8 @@ class TensorBoard(Callback):
         self._epoch = 0
         self._epoch_start = None
         self._batch_start = None
+        self._profiling = False
+        self._profiled_batches = 0
 
     def _init_profile_batch(self, profile_batch):
         message = ("profile_batch must be a non-negative integer or 2-tuple of positive "
@@ -768,10 +774,33 @@ class TensorBoard(Callback):
             raise ValueError(message)
         self._start_batch, self._stop_batch = start, stop
         self._should_trace = not (start == 0 and stop == 0)
-        if self._should_trace:
-            warnings.warn(f"TensorBoard: profiling is not available yet in tensorlite; "
-                          f"profile_batch={profile_batch!r} is ignored and training continues "
-                          f"without a trace", stacklevel=3)
+
+    # -- profiler --------------------------------------------------------------------------------
+    def _start_profiler(self):
+        from tensorlite import profiler  # noqa: PLC0415 - upper layer
+        from tensorlite.framework import errors  # noqa: PLC0415
+        try:
+            profiler.experimental.start(self._log_write_dir)
+        except (errors.OpError, ValueError) as e:
+            warnings.warn(f"TensorBoard: failed to start the profiler for profile_batch="
+                          f"{self._profile_range()}: {getattr(e, 'message', e)}; training "
+                          f"continues without a profile", stacklevel=3)
+            return
+        self._profiling = True
+        self._profiled_batches = 0
+
+    def _stop_profiler(self):
+        from tensorlite import profiler  # noqa: PLC0415
+        from tensorlite.framework import errors  # noqa: PLC0415
+        self._profiling = False
+        try:
+            profiler.experimental.stop()
+        except errors.OpError as e:
+            warnings.warn(f"TensorBoard: failed to save the profile of profile_batch="
+                          f"{self._profile_range()}: {e.message}", stacklevel=3)
+
+    def _profile_range(self):
+        return f"({self._start_batch}, {self._stop_batch})"
 
     # -- writers ---------------------------------------------------------------------------------
     def _writer(self, which):
@@ -793,6 +822,17 @@ class TensorBoard(Callback):
         self._writer("train")
 
     def on_train_end(self, logs=None):
+        if self._profiling:
+            warnings.warn(f"TensorBoard: training ended after batch {self._global_train_batch}, "
+                          f"before the end of profile_batch={self._profile_range()}; the "
+                          f"profile covers the {self._profiled_batches} batches run",
+                          stacklevel=2)
+            self._stop_profiler()
+        elif self._should_trace and self._global_train_batch < self._start_batch:
+            warnings.warn(f"TensorBoard: profile_batch={self._profile_range()} was never "
+                          f"reached: training ran {self._global_train_batch} batches, so "
+                          f"nothing was profiled. Choose batches within the run.",
+                          stacklevel=2)
         self._close_writers()
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -800,10 +840,16 @@ class TensorBoard(Callback):
         self._epoch_start = _tb_now()
 
     def on_train_batch_begin(self, batch, logs=None):
+        self._global_train_batch += 1
+        if self._should_trace and self._global_train_batch == self._start_batch:
+            self._start_profiler()
         self._batch_start = _tb_now()
 
     def on_train_batch_end(self, batch, logs=None):
-        self._global_train_batch += 1
+        if self._profiling:
+            self._profiled_batches += 1
+            if self._global_train_batch >= self._stop_batch:
+                self._stop_profiler()
         if self.update_freq == "epoch" or self._global_train_batch % self.update_freq:
             return
         from tensorlite import summary  # noqa: PLC0415

@@ -14,6 +14,7 @@ from tensorlite.keras.engine import data_adapter
 from tensorlite.keras.engine.compile_utils import LossesContainer, MetricsContainer
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops
+from tensorlite.profiler import Trace
 
 
 def _scalar(v):
@@ -200,8 +201,9 @@ class Model(Layer):
             step = -1
             for step, batch in enumerate(batches.epoch()):
                 callback_list.on_train_batch_begin(step)
-                logs = self.train_step(batch)
-                logs = {k: _scalar(v) for k, v in logs.items()}
+                with Trace("train", epoch_num=epoch, step_num=step, _r=1):
+                    logs = self.train_step(batch)
+                    logs = {k: _scalar(v) for k, v in logs.items()}
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
