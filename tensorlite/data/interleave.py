@@ -16,7 +16,7 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
-from tensorlite.data.tracing import span_args, thread_name, traced_next
+from tensorlite.data.tracing import inner_context, span_args, thread_name, traced_next
 from tensorlite.data.transforms import UnaryDataset, _as_dataset
 from tensorlite.framework import errors, trace_hook
 
@@ -236,17 +236,7 @@ class _InterleaveIterator(RawIterator):
             return None
         index = self._index
         self._index += 1
-        return _Slot(self._ds, element, index, self._inner_ctx(), self._threaded, owner=self)
-
-    def _inner_ctx(self):
-        """The context the inner datasets run in: each gets the same stage keys, under
-        this stage, so the profiler shows one row per inner stage, not one per input."""
-        inner = self._scoped
-        if inner is None:
-            info = self._trace
-            inner = self._ctx if info is None else self._ctx.scoped(info[1], info[0])
-            self._scoped = inner
-        return inner
+        return _Slot(self._ds, element, index, inner_context(self), self._threaded, owner=self)
 
     def _trace_args(self):
         return {"parallelism": len(self._slots) if self._threaded else 1}
@@ -314,7 +304,7 @@ class _InterleaveIterator(RawIterator):
                 return None
             element, index, inner_state, buffered = saved
             items = [_END if b is None else from_numpy_element(b) for b in buffered]
-            return _Slot(self._ds, from_numpy_element(element), index, self._inner_ctx(),
+            return _Slot(self._ds, from_numpy_element(element), index, inner_context(self),
                          self._threaded, inner_state, items, owner=self)
         self._slots = [build(s) for s in slots]
         self._waiting = collections.deque(build(s) for s in waiting)

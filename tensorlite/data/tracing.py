@@ -46,6 +46,18 @@ def stamp(it, node, ctx):
         pass
 
 
+def inner_context(it):
+    """The context an interleave's or flat_map's inner datasets run in: each gets the same
+    stage keys under the outer stage, so the profiler shows one row per inner stage rather
+    than one per input element. Made once per iterator (`it._scoped`)."""
+    inner = it._scoped
+    if inner is None:
+        info = it._trace
+        inner = it._ctx if info is None else it._ctx.scoped(info[1], info[0])
+        it._scoped = inner
+    return inner
+
+
 def traced_next(it):
     """`it.next()` inside a "data" span (called only while a profiler runs)."""
     c = trace_hook.ACTIVE

@@ -11,7 +11,7 @@ from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN, DatasetV2
 from tensorlite.data.functions import StageFunction, check_predicate
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.seeding import element_seed
-from tensorlite.data.tracing import traced_next
+from tensorlite.data.tracing import inner_context, traced_next
 from tensorlite.framework import dtypes, errors, nest, trace_hook
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_spec import TensorSpec
@@ -211,22 +211,13 @@ class _FlatMapIterator(PassThroughIterator):
                 element = self._in.next()
                 ds = _as_dataset(self._fn(element, self._i), "flat_map", self._i)
                 self._i += 1
-                self._cur = ds._make_iterator(self._inner_ctx())
+                self._cur = ds._make_iterator(inner_context(self))
                 self._cur_ds = ds
             try:
                 return self._cur.next()
             except StopIteration:
                 self._cur.close()
                 self._cur = None
-
-    def _inner_ctx(self):
-        """Inner datasets' stages report under this stage, one row each (see interleave)."""
-        inner = self._scoped
-        if inner is None:
-            info = self._trace
-            inner = self._ctx if info is None else self._ctx.scoped(info[1], info[0])
-            self._scoped = inner
-        return inner
 
     def save(self):
         if self._cur is not None:
