@@ -344,3 +344,11 @@ def test_print_inside_py_function_runs_eagerly(capsys):
     f(tf.constant(1))
     f(tf.constant(2))
     assert capsys.readouterr().out.splitlines() == ["inner 1 True", "inner 2 True"]
+
+
+def test_print_in_dataset_map_once_per_element(capsys):
+    # the element_spec probe (which runs the map on one element) prints nothing
+    ds = tf.data.Dataset.range(3).map(lambda x: (tf.print("elem", x), x)[1])
+    assert ds.element_spec.dtype == tf.int64
+    assert [int(v) for v in ds] == [0, 1, 2]
+    assert capsys.readouterr().err.splitlines() == ["elem 0", "elem 1", "elem 2"]

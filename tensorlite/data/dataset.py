@@ -82,11 +82,14 @@ class DatasetV2:
 
     def _first_element(self):
         """Used where the spec depends on a user function: runs the pipeline for one
-        element (TensorFlow traces the function once instead)."""
+        element (TensorFlow traces the function once instead), with tf.print and
+        tf.summary silenced so the probe is not seen as a real element."""
         from tensorlite.data.iterator import make_raw_iterator  # noqa: PLC0415
+        from tensorlite.ops.script_ops import effects_off  # noqa: PLC0415
         it = make_raw_iterator(self, optimize=False)
         try:
-            return it.next()
+            with effects_off():
+                return it.next()
         except StopIteration:
             raise errors.InvalidArgumentError(
                 None, None, f"{self._name}: cannot infer the element_spec of an empty "
