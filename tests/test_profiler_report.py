@@ -239,3 +239,26 @@ def test_profile_json_is_plain_json(tmp_path):
     with open(os.path.join(run, "profile.json")) as f:
         profile = json.load(f)
     assert profile["version"] == 1 and profile["trace_file"] == "trace.json"
+
+
+def test_seed_000_profile_batch_150_160(tmp_path):
+    """Seed 000/001: TensorBoard(log_dir, profile_batch='150, 160') then model.fit."""
+    rng = np.random.default_rng(0)
+    x = rng.random((170 * 4, 8), dtype=np.float32)
+    y = rng.integers(0, 3, 170 * 4)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).prefetch(tf.data.AUTOTUNE)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(3)])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    tb_callback = tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path),
+                                                 profile_batch='150, 160')
+    model.fit(ds, epochs=1, verbose=0, callbacks=[tb_callback])
+    (run,) = profiler.runs(str(tmp_path))
+    profile, _ = profiler.load(run)
+    o = profile["overview"]
+    assert [s["step_num"] for s in o["steps"]] == list(range(149, 160))  # batches 150..160
+    assert o["avg_compute_us"] > 0 and o["avg_step_us"] >= o["avg_compute_us"]
+    assert [p["structure"] for p in profile["input_pipeline"]["pipelines"]] == [
+        "TensorSlice -> Batch(4) -> Prefetch(AUTOTUNE)"]
+    assert any(r["name"] == "MatMul" for r in profile["ops"])
+    assert os.path.isfile(os.path.join(run, "report.html"))
