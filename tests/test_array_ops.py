@@ -66,6 +66,10 @@ CASES = [
     ("squeeze_axis", lambda x: tf.squeeze(x, [-2]), lambda x: np.squeeze(x, -2),
      [rand(1, 3, 1, 2)]),
     ("identity", tf.identity, lambda x: x, [X]),
+    ("ensure_shape", lambda x: tf.ensure_shape(x, [None, 4]) * 2.0, lambda x: x * 2.0, [X]),
+    ("ensure_shape_exact", lambda x: tf.ensure_shape(x, tf.TensorShape([2, 3, 4])),
+     lambda x: x, [T3]),
+    ("ensure_shape_unknown_rank", lambda x: tf.ensure_shape(x, None), lambda x: x, [S]),
     ("broadcast_to", lambda x: tf.broadcast_to(x, [2, 3, 4]),
      lambda x: np.broadcast_to(x, (2, 3, 4)), [rand(3, 1)]),
     ("concat", lambda a, b: tf.concat([a, b, a], axis=1), lambda a, b: np.concatenate([a, b, a], 1),
@@ -469,3 +473,114 @@ def test_strided_slice_length_mismatch_and_index_errors():
         x[..., 0, 0, 0]
     with pytest.raises(ValueError, match="Multiple ellipses"):
         x[..., ...]
+
+
+# -- ensure_shape / Tensor.set_shape -------------------------------------------------------------
+def test_ensure_shape_eager_error_is_tensorflows():
+    x = tf.zeros([2, 3])
+    assert tf.ensure_shape(x, [2, None]) is x  # eager: an assertion returning its input
+    _raises(lambda: tf.ensure_shape(x, [2, 4]), tf.errors.InvalidArgumentError,
+            "Shape of tensor x [2,3] is not compatible with expected shape [2,4].",
+            "EnsureShape")
+    _raises(lambda: tf.ensure_shape(x, [None, 3, 1]), tf.errors.InvalidArgumentError,
+            "expected shape [?,3,1]")
+    _raises(lambda: tf.ensure_shape(tf.constant(1.0), [1]), tf.errors.InvalidArgumentError,
+            "Shape of tensor x [] is not")
+    _raises(lambda: tf.ensure_shape(x, "23"), TypeError, "tf.ensure_shape")
+    assert tf.ensure_shape(tf.constant(["a", "b"]), [2]).dtype == tf.string
+
+
+def test_ensure_shape_checks_on_every_graph_call():
+    width = [3]
+
+    @tf.function
+    def f(n):
+        rows = tf.py_function(lambda k: tf.ones([int(k.numpy()), width[0]]), [n], tf.float32)
+        return tf.ensure_shape(rows, [None, 3]) + 1.0
+
+    assert f(tf.constant(2)).shape == (2, 3)
+    assert f(tf.constant(5)).shape == (5, 3)  # same graph: the None dimension matches any
+    assert f.experimental_get_tracing_count() == 1
+    width[0] = 4  # the traced graph now gets a [k, 4] tensor: the node checks each run
+    _raises(lambda: f(tf.constant(2)), tf.errors.InvalidArgumentError,
+            "Shape of tensor x [2,4] is not compatible with expected shape [?,3].")
+    assert "EnsureShape" in f.get_concrete_function(tf.constant(1)).graph.op_counts()
+
+
+def test_ensure_shape_with_input_signature_and_gradient():
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    def f(t):
+        return tf.reduce_sum(tf.ensure_shape(t, [None, 2]) ** 2)
+
+    assert float(f(tf.ones([3, 2]))) == 6.0
+    _raises(lambda: f(tf.ones([3, 3])), tf.errors.InvalidArgumentError, "[3,3]", "[?,2]")
+    x = tf.constant([[1.0, 2.0]])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[2.0, 4.0]])
+
+
+def test_ensure_shape_shape_rule_refines_unknown_dims():
+    from tensorlite.framework.registry import Spec, get
+    op = get("EnsureShape")
+    assert op.infer(Spec((None, None), tf.float32), shape=(None, 3)).shape == (None, 3)
+    assert op.infer(Spec((2, None), tf.float32), shape=(None, 3)).shape == (2, 3)
+    assert op.infer(Spec((2, 5), tf.float32), shape=None).shape == (2, 5)
+
+
+def test_set_shape_checks_compatibility():
+    x = tf.zeros([2, 3])
+    x.set_shape([2, 3])
+    x.set_shape([None, 3])
+    x.set_shape(tf.TensorShape(None))
+    assert x.shape == (2, 3)
+    _raises(lambda: x.set_shape([2, 4]), ValueError,
+            "Tensor's shape (2, 3) is not compatible with supplied shape [2, 4]")
+    _raises(lambda: x.set_shape([None, 3, 1]), ValueError, "supplied shape [None, 3, 1]")
+    _raises(lambda: x.set_shape("23"), TypeError, "set_shape")
+
+
+def test_set_shape_in_dataset_map_after_py_function():
+    def load(i):
+        return tf.ones([2, 3]) * tf.cast(i, tf.float32)
+
+    def parse(i):
+        t = tf.py_function(load, [i], tf.float32)
+        t.set_shape([None, 3])
+        return t
+
+    ds = tf.data.Dataset.range(3).map(parse)
+    assert ds.element_spec.shape.as_list()[-1] == 3
+    assert [e.numpy().sum() for e in ds] == [0.0, 6.0, 12.0]
+
+    def wrong(i):
+        t = tf.py_function(load, [i], tf.float32)
+        t.set_shape([None, 4])
+        return t
+
+    with pytest.raises(ValueError, match="not compatible with supplied shape"):
+        list(tf.data.Dataset.range(2).map(wrong))
+
+
+def test_set_shape_inside_tf_function():
+    @tf.function
+    def f(x):
+        x.set_shape([None, 2])
+        return x * 2
+
+    assert f(tf.ones([3, 2])).shape == (3, 2)
+    with pytest.raises(ValueError, match="not compatible with supplied shape"):
+        f(tf.ones([3, 3]))
+
+
+def test_set_shape_refines_a_v1_placeholder():
+    tf.compat.v1.disable_eager_execution()
+    try:
+        p = tf.compat.v1.placeholder(tf.float32, [None, None])
+        p.set_shape([None, 3])
+        assert p.shape.as_list() == [None, 3]
+        with pytest.raises(ValueError, match=r"\(None, 3\) is not compatible"):
+            p.set_shape([2, 4])
+    finally:
+        tf.compat.v1.enable_eager_execution()

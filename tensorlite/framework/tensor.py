@@ -39,6 +39,26 @@ class Tensor:
     def get_shape(self):
         return self.shape
 
+    def set_shape(self, shape):
+        """`Tensor.set_shape`: checks that `shape` (None dimensions match any size) is
+        compatible with this tensor's shape; ValueError if not. A tensor's shape is always
+        known here (functions trace on real values), so nothing else changes, except that a
+        tf.compat.v1 placeholder's declared shape is refined, as in TensorFlow's graphs.
+        >>> tf.constant([[1, 2, 3]]).set_shape([None, 3])"""
+        try:
+            if isinstance(shape, (str, bytes)):
+                raise TypeError(shape)
+            wanted = TensorShape(shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"set_shape: shape must be a TensorShape, a list or tuple of ints "
+                            f"and None, or None, got {shape!r}") from None
+        if not self.shape.is_compatible_with(wanted):
+            raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied "
+                             f"shape {shape}.")
+        declared = getattr(self, "_declared", None)  # a graph input's static shape
+        if declared is not None:
+            self._declared = declared.merge_with(wanted)
+
     @property
     def ndim(self):
         return self._value.ndim

@@ -14,6 +14,7 @@ from tensorlite.framework import convert, dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
+from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, int_list, norm_axis, to_tensor
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "identity", "broadcast_to",
@@ -21,7 +22,7 @@ __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "identity", "broadc
            "split", "shape", "size", "rank", "gather", "gather_nd", "scatter_nd",
            "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tile", "pad", "one_hot",
            "range", "reverse", "boolean_mask", "linspace", "sequence_mask", "repeat", "roll",
-           "meshgrid", "unique"]
+           "meshgrid", "unique", "ensure_shape"]
 
 _pyrange = builtins.range  # this module defines tf.range
 
@@ -131,6 +132,66 @@ IDENTITY = register("Identity", lambda x: x, grad=lambda g, ans, x: g,
 def identity(input, name=None):  # noqa: A002
     """`tf.identity`: the same value as a new tensor (a node the tape records)."""
     return execute(IDENTITY, (to_tensor(input),), None)
+
+
+# -- ensure_shape ------------------------------------------------------------------------------
+def _debug_shape(dims):
+    """A shape as TensorFlow's messages write it: [2,?,3], or <unknown> for unknown rank."""
+    if dims is None:
+        return "<unknown>"
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _ensure_shape_fwd(x, shape):
+    if shape is not None and (x.ndim != len(shape) or builtins.any(
+            e is not None and e != a for a, e in zip(x.shape, shape))):
+        raise invalid("EnsureShape", f"Shape of tensor x {_debug_shape(x.shape)} is not "
+                      f"compatible with expected shape {_debug_shape(shape)}.")
+    return x
+
+
+def _ensure_shape_shape(x, shape):
+    """The input's spec refined by the expected shape (a known size wins over None)."""
+    if shape is None:
+        return Spec(x.shape, x.dtype)
+    if x.shape is None or len(x.shape) != len(shape):
+        return Spec(tuple(shape), x.dtype)
+    return Spec(tuple(a if a is not None else e for a, e in zip(x.shape, shape)), x.dtype)
+
+
+ENSURE_SHAPE = register("EnsureShape", _ensure_shape_fwd, grad=lambda g, ans, x, shape: g,
+                        shape=_ensure_shape_shape)
+
+
+def _expected_dims(shape):
+    """`shape` of ensure_shape as a tuple of ints and None (None: unknown rank)."""
+    if shape is None:
+        return None
+    if isinstance(shape, Tensor):
+        shape = shape._value.tolist()
+    try:
+        if isinstance(shape, (str, bytes)):
+            raise TypeError(shape)
+        dims = TensorShape(shape).dims
+    except (TypeError, ValueError):
+        raise TypeError(f"tf.ensure_shape: shape must be a TensorShape, a list or tuple of "
+                        f"ints and None, or None, got {shape!r}") from None
+    if dims is not None and builtins.any(d is not None and d < -1 for d in dims):
+        raise ValueError(f"tf.ensure_shape: dimensions must be >= 0 or None, got {shape!r}")
+    return None if dims is None else tuple(None if d == -1 else d for d in dims)
+
+
+def ensure_shape(x, shape, name=None):
+    """`tf.ensure_shape`: `x` after checking that its shape is compatible with `shape` (None
+    dimensions match any size); inside tf.function the check runs on every call.
+    >>> tf.ensure_shape(tf.zeros([2, 3]), [None, 3]).shape
+    TensorShape([2, 3])"""
+    x = to_tensor(x)
+    dims = _expected_dims(shape)
+    if not OBSERVERS:  # eager: an assertion that returns its input, as in TensorFlow
+        _ensure_shape_fwd(x._value, dims)
+        return x
+    return execute(ENSURE_SHAPE, (x,), {"shape": dims})
 
 
 def _broadcast_grad(g, ans, x, shape):
