@@ -233,13 +233,14 @@ def test_bad_arguments(tmp_path):
         tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path), histogram_freq=-1)
 
 
-def test_write_graph_is_skipped_silently(tmp_path):
+def test_write_graph_goes_into_the_train_run_without_warnings(tmp_path):
     x, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cb = tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path), write_graph=True)
         _model().fit(x, y, epochs=1, verbose=0, callbacks=[cb])
     assert sorted(os.listdir(tmp_path)) == ["train"]
+    assert _accumulator(tmp_path / "train").Tags()["graph"]
 
 
 def test_does_not_change_logs_or_default_writer(tmp_path):
@@ -252,3 +253,106 @@ def test_does_not_change_logs_or_default_writer(tmp_path):
         assert tf.summary.scalar("after", 1.0)
     assert "learning_rate" not in history.history
     outer.close()
+
+
+# -- write_graph -------------------------------------------------------------------------------
+def _keras_json(acc):
+    import json  # noqa: PLC0415
+    from tensorboard.util import tensor_util  # noqa: PLC0415
+    (event,) = acc.Tensors("keras")
+    assert event.step == 0
+    assert acc.SummaryMetadata("keras").plugin_data.plugin_name == "graph_keras_model"
+    return json.loads(tensor_util.make_ndarray(event.tensor_proto).item())
+
+
+def test_write_graph_writes_the_train_step_op_graph(run):
+    logdir, model, _, _ = run
+    graph = _accumulator(logdir / "train").Graph()
+    graph_pb2 = pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+    assert graph_pb2.GraphDef.FromString(graph.SerializeToString()) == graph
+    ops = [n.op for n in graph.node]
+    assert ops.count("Placeholder") == 2  # x and y
+    assert ops.count("MatMul") >= 2 and "AddV2" in ops and "Relu" in ops  # the Dense layers
+    assert "ReluGrad" in ops  # the backward pass is part of the train step
+    handles = {n.name for n in graph.node if n.op == "VarHandleOp"}
+    assert handles == {w.name[:-2] for w in model.trainable_variables}
+    names = {n.name for n in graph.node}
+    for n in graph.node:
+        for inp in n.input:
+            assert inp.lstrip("^").split(":")[0] in names
+    assert not _accumulator(logdir / "validation").Tags()["graph"]
+    loader = pytest.importorskip("tensorboard.backend.event_processing.event_file_loader")
+    (path,) = [os.path.join(logdir, "train", f) for f in os.listdir(logdir / "train")]
+    events = list(loader.EventFileLoader(path).Load())
+    assert sum(e.HasField("graph_def") for e in events) == 1  # once, after the first batch
+
+
+def test_write_graph_writes_the_keras_model_json(run):
+    logdir, model, _, _ = run
+    config = _keras_json(_accumulator(logdir / "train"))
+    assert config["class_name"] == "Sequential"
+    assert [layer["config"]["name"] for layer in config["config"]["layers"]] == \
+        [layer.name for layer in model.layers]
+    keras_util = pytest.importorskip("tensorboard.plugins.graph.keras_util")
+    drawn = keras_util.keras_model_to_graph_def(config)  # what the conceptual graph shows
+    assert [list(n.input) for n in drawn.node][1] == [drawn.node[0].name]
+
+
+def test_write_graph_functional_model_wiring(tmp_path):
+    inp = tf.keras.Input((3,), name="features")
+    a = tf.keras.layers.Dense(4, name="left")(inp)
+    b = tf.keras.layers.Dense(4, name="right")(inp)
+    out = tf.keras.layers.Dense(1, name="out")(tf.keras.layers.Add(name="join")([a, b]))
+    model = tf.keras.Model(inp, out)
+    model.compile("sgd", "mse")
+    x, y = _data()
+    model.fit(x, y, epochs=1, verbose=0,
+              callbacks=[tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path))])
+    config = _keras_json(_accumulator(tmp_path / "train"))
+    assert config["class_name"] == "Functional"
+    keras_util = pytest.importorskip("tensorboard.plugins.graph.keras_util")
+    drawn = {n.name.split("/")[-1]: list(n.input)
+             for n in keras_util.keras_model_to_graph_def(config).node}
+    scope = config["config"]["name"]
+    assert drawn["join"] == [f"{scope}/left", f"{scope}/right"]
+    assert drawn["left"] == [f"{scope}/features"] and drawn["out"] == [f"{scope}/join"]
+
+
+def test_write_graph_false_writes_neither(tmp_path):
+    x, y = _data()
+    _model().fit(x, y, epochs=1, verbose=0, callbacks=[
+        tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path), write_graph=False)])
+    acc = _accumulator(tmp_path / "train")
+    assert not acc.Tags()["graph"] and "keras" not in acc.Tags()["tensors"]
+
+
+def test_write_graph_run_eagerly_has_no_op_graph(tmp_path):
+    x, y = _data()
+    model = _model()
+    model.compile(optimizer="sgd", loss="binary_crossentropy", run_eagerly=True)
+    model.fit(x, y, epochs=1, verbose=0,
+              callbacks=[tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path))])
+    acc = _accumulator(tmp_path / "train")
+    assert not acc.Tags()["graph"]
+    assert _keras_json(acc)["class_name"] == "Sequential"
+
+
+def test_write_graph_subclassed_model_skips_the_json_quietly(tmp_path):
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(1)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    model = Net()
+    model.compile("sgd", "mse")
+    x, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.fit(x, y, epochs=2, verbose=0,
+                  callbacks=[tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path))])
+    acc = _accumulator(tmp_path / "train")
+    assert "keras" not in acc.Tags()["tensors"]
+    assert "MatMul" in [n.op for n in acc.Graph().node]  # the built-in step still traced

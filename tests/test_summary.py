@@ -408,3 +408,292 @@ def test_image_and_write_from_tf_function(tmp_path):
         width, height, pixels = _decode_png(img[2])
         assert (width, height) == (4, 3) and np.all(pixels == round(s / 4 * 255))
     assert [(s, v.tolist()) for s, v in _values(acc, "raw")] == [(1, [0.25]), (2, [0.5])]
+
+
+# -- graphs: tf.summary.graph and the trace API ---------------------------------------------------
+def _graph_pb2():
+    return pytest.importorskip("tensorboard.compat.proto.graph_pb2")
+
+
+def _run_metadata(acc, tag):
+    config_pb2 = pytest.importorskip("tensorboard.compat.proto.config_pb2")
+    (event,) = acc.Tensors(tag)
+    return event.step, config_pb2.RunMetadata.FromString(_values(acc, tag)[0][1].item())
+
+
+def _check_wiring(graph):
+    """Every input names an existing node (and an existing output of it)."""
+    names = {n.name: n for n in graph.node}
+    for n in graph.node:
+        for inp in n.input:
+            base, _, k = inp.lstrip("^").partition(":")
+            assert base in names, f"{n.name} reads {inp!r}, which is no node"
+            if k:
+                assert int(k) < len(names[base].attr["_output_shapes"].list.shape)
+
+
+@tf.function
+def _dense_relu(x, w):
+    return tf.nn.relu(tf.matmul(x, w))
+
+
+def test_graph_writes_the_graph_def_event(tmp_path):
+    x, w = tf.ones([2, 3]), tf.ones([3, 4])
+    writer = summary.create_file_writer(str(tmp_path))
+    with writer.as_default():
+        assert summary.graph(_dense_relu.get_concrete_function(x, w).graph) is True
+    writer.close()
+    records = _raw_records(writer.path)
+    events = [Event.FromString(r) for r in records]
+    (graph_event,) = [e for e in events if e.HasField("graph_def")]
+    assert graph_event.step == 0
+    parsed = _graph_pb2().GraphDef.FromString(graph_event.graph_def)  # TensorBoard's class
+    graph = _accumulator(tmp_path).Graph()
+    assert graph == parsed
+    ops = {n.name: n.op for n in graph.node}
+    assert ops == {"args_0": "Placeholder", "args_1": "Placeholder", "MatMul": "MatMul",
+                   "Relu": "Relu"}
+    matmul = next(n for n in graph.node if n.op == "MatMul")
+    assert list(matmul.input) == ["args_0", "args_1"]
+    assert matmul.attr["T"].type == 1  # DT_FLOAT
+    assert matmul.attr["transpose_a"].b is False
+    assert [d.size for d in matmul.attr["_output_shapes"].list.shape[0].dim] == [2, 4]
+    placeholder = next(n for n in graph.node if n.name == "args_0")
+    assert [d.size for d in placeholder.attr["shape"].shape.dim] == [2, 3]
+    _check_wiring(graph)
+
+
+def test_graph_of_variables_constants_and_multi_output_ops():
+    from tensorlite.summary.graph_def import graph_def
+    v = tf.Variable([1.0, 2.0], name="scale")
+
+    @tf.function
+    def f(x):
+        y = x * v + tf.constant([3.0, 4.0])
+        v.assign_add([1.0, 1.0])
+        a, b = tf.split(tf.reshape(y, [2, 1]), 2)
+        return a + b * v
+
+    graph = _graph_pb2().GraphDef.FromString(
+        graph_def(f.get_concrete_function(tf.ones([2])).graph).SerializeToString())
+    nodes = {n.name: n for n in graph.node}
+    handle = nodes["scale"]
+    assert handle.op == "VarHandleOp" and handle.attr["shared_name"].s == b"scale"
+    assert [d.size for d in handle.attr["shape"].shape.dim] == [2]
+    reads = [n for n in graph.node if n.op == "ReadVariableOp"]
+    assert len(reads) == 2 and all(n.input[0] == "scale" for n in reads)
+    (assign,) = [n for n in graph.node if n.op == "AssignAddVariableOp"]
+    assert assign.input[0] == "scale"
+    assert f"^{assign.name}" in reads[1].input and len(reads[0].input) == 1  # read after write
+    consts = [n for n in graph.node if n.op == "Const"]
+    assert any(np.frombuffer(n.attr["value"].tensor.tensor_content, np.float32).tolist()
+               == [3.0, 4.0] for n in consts)
+    split = next(n for n in graph.node if n.op == "SplitV")
+    add = [n for n in graph.node if n.op == "AddV2"][-1]
+    assert add.input[0] == split.name and any(i == f"{split.name}:1" for i in
+                                              nodes[add.input[1]].input)
+    assert len({n.name for n in graph.node}) == len(graph.node)
+    _check_wiring(graph)
+
+
+def test_graph_needs_a_writer_recording_and_a_graph(tmp_path):
+    g = _dense_relu.get_concrete_function(tf.ones([1, 1]), tf.ones([1, 1])).graph
+    assert summary.graph(g) is False  # no default writer
+    writer = summary.create_file_writer(str(tmp_path))
+    with writer.as_default():
+        with summary.record_if(False):
+            assert summary.graph(g) is False
+        with pytest.raises(ValueError, match="not tf.Graph or tf.compat.v1.GraphDef"):
+            summary.graph("graph")
+        with pytest.raises(ValueError, match="get_concrete_function"):
+            summary.graph(_dense_relu)
+        with pytest.raises(ValueError, match="graph context"):
+            tf.function(lambda: summary.graph(g))()
+        graph_pb2 = _graph_pb2()
+        assert summary.graph(graph_pb2.GraphDef(node=[{"name": "a", "op": "NoOp"}]))
+    writer.close()
+    assert [n.name for n in _accumulator(tmp_path).Graph().node] == ["a"]
+
+
+def test_trace_export_writes_the_traced_function_graphs(tmp_path):
+    from tensorlite.framework import dispatch
+
+    @tf.function
+    def fresh(x):
+        return tf.exp(x) + 1.0
+
+    observers = list(dispatch.OBSERVERS)
+    writer = summary.create_file_writer(str(tmp_path))
+    summary.trace_on(graph=True, profiler=False)
+    fresh(tf.ones([3]))  # traced while the trace is on
+    fresh(tf.ones([3]))  # and run from the cache
+    with writer.as_default():
+        summary.trace_export("fresh_trace", step=3)
+    writer.close()
+    assert dispatch.OBSERVERS == observers
+    acc = _accumulator(tmp_path)
+    assert acc.SummaryMetadata("fresh_trace").plugin_data.plugin_name == \
+        "graph_run_metadata_graph"
+    step, meta = _run_metadata(acc, "fresh_trace")
+    assert step == 3 and len(meta.function_graphs) == 1
+    graph = meta.function_graphs[0].pre_optimization_graph
+    assert [n.op for n in graph.node] == ["Placeholder", "Const", "Exp", "AddV2"]
+    graph_util = pytest.importorskip("tensorboard.plugins.graph.graph_util")
+    merged = graph_util.merge_graph_defs([g.pre_optimization_graph
+                                          for g in meta.function_graphs])
+    assert len(merged.node) == 4  # what the Graphs dashboard draws for the tag
+
+
+def test_trace_collects_calls_of_functions_traced_before(tmp_path):
+    x, w = tf.ones([2, 2]), tf.ones([2, 2])
+    _dense_relu(x, w)  # traced before the trace starts
+    _dense_relu(x, w)  # and compiled: the first call ran as the trace
+    unused = tf.function(lambda t: t * 2.0)
+    summary.trace_on()
+    unused.get_concrete_function(tf.ones([1]))  # a trace that is no call: not collected
+    _dense_relu(x, w)
+    writer = summary.create_file_writer(str(tmp_path))
+    with writer.as_default(step=5):
+        summary.trace_export("calls")
+    writer.close()
+    step, meta = _run_metadata(_accumulator(tmp_path), "calls")
+    assert step == 5 and len(meta.function_graphs) == 1
+    graphs = meta.function_graphs[0]
+    assert [n.op for n in graphs.pre_optimization_graph.node] == \
+        ["Placeholder", "Placeholder", "MatMul", "Relu"]
+    assert len(graphs.post_optimization_graph.node) >= 3  # the graph the runner compiled
+
+
+def test_trace_state_errors_and_trace_off(tmp_path):
+    from tensorlite.framework import dispatch
+    observers = list(dispatch.OBSERVERS)
+    with pytest.raises(ValueError, match="Must enable trace before export"):
+        summary.trace_export("x", step=0)
+    summary.trace_on()
+    with pytest.warns(UserWarning, match="Trace already enabled"):
+        summary.trace_on()
+    summary.trace_off()
+    assert dispatch.OBSERVERS == observers
+    summary.trace_off()  # already off: nothing to do
+    with pytest.raises(ValueError, match="Must enable trace before export"):
+        summary.trace_export("x", step=0)
+    summary.trace_on()
+    writer = summary.create_file_writer(str(tmp_path))
+    with writer.as_default():
+        with pytest.raises(ValueError, match="No step set"):
+            summary.trace_export("no_step")
+    assert dispatch.OBSERVERS == observers  # the failed export still ended the trace
+    summary.trace_on()
+    with pytest.warns(UserWarning, match="inside a tf.function"):
+        tf.function(lambda: summary.trace_export("inner", step=0))()
+    summary.trace_export("no_writer", step=0)  # no default writer: nothing written, no error
+    with pytest.warns(UserWarning, match="Cannot enable trace inside a tf.function"):
+        tf.function(lambda: summary.trace_on())()
+    summary.trace_on(graph=False)  # nothing to collect: no observer slows the ops
+    assert dispatch.OBSERVERS == observers
+    _dense_relu(tf.ones([1, 1]), tf.ones([1, 1]))
+    with writer.as_default():
+        summary.trace_export("nothing", step=0)
+    writer.close()
+    acc = _accumulator(tmp_path)
+    assert "no_step" not in acc.Tags()["tensors"]
+    assert acc.SummaryMetadata("nothing").plugin_data.plugin_name == "graph_run_metadata"
+    assert len(_run_metadata(acc, "nothing")[1].function_graphs) == 0
+
+
+def test_trace_with_profiler_saves_the_profile(tmp_path):
+    from tensorlite import profiler
+    logdir = tmp_path / "logs"
+    writer = summary.create_file_writer(str(logdir))
+    summary.trace_on(graph=True, profiler=True)
+    _dense_relu(tf.ones([2, 2]), tf.ones([2, 2]))
+    with writer.as_default():
+        summary.trace_export("profiled", step=1)  # profiler_outdir: the writer's logdir
+    writer.close()
+    runs = os.listdir(logdir / "plugins" / "profile")
+    assert len(runs) == 1
+    assert "trace.json" in os.listdir(logdir / "plugins" / "profile" / runs[0])
+    acc = _accumulator(logdir)
+    assert acc.SummaryMetadata("profiled").plugin_data.plugin_name == "graph_run_metadata"
+    assert len(_run_metadata(acc, "profiled")[1].function_graphs) == 1
+    profiler.experimental.start(str(tmp_path / "again"))  # the trace's profiler is stopped
+    profiler.experimental.stop(save=False)
+    summary.trace_on(profiler=True)
+    summary.trace_off()  # drops the profile
+    profiler.experimental.start(str(tmp_path / "again"))
+    profiler.experimental.stop(save=False)
+    summary.trace_on(profiler=True)
+    with pytest.raises(ValueError, match="profiler_outdir"):
+        summary.trace_export("nowhere", step=0)  # no writer and no profiler_outdir
+    summary.trace_off()
+    profiler.experimental.start(str(tmp_path / "again"))
+    profiler.experimental.stop(save=False)
+
+
+def test_graph_of_a_v1_graph_keeps_placeholder_names_and_shapes(tmp_path):
+    v1 = tf.compat.v1
+    g = v1.Graph()
+    with g.as_default():
+        p = v1.placeholder(tf.float32, [None, 2], name="features")
+        tf.nn.relu(p * 2.0)
+    writer = summary.create_file_writer(str(tmp_path))
+    with writer.as_default():
+        assert summary.graph(g)
+    writer.close()
+    graph = _accumulator(tmp_path).Graph()
+    assert [(n.name, n.op) for n in graph.node][0] == ("features", "Placeholder")
+    assert [d.size for d in graph.node[0].attr["shape"].shape.dim] == [-1, 2]
+    assert [n.op for n in graph.node][-2:] == ["Mul", "Relu"]
+
+
+def test_graph_def_attributes_control_flow_and_large_constants(monkeypatch):
+    from tensorlite.summary import graph_def as gd
+    monkeypatch.setattr(gd, "MAX_CONST_BYTES", 64)
+    big = tf.constant(np.arange(100, dtype=np.float32))
+
+    @tf.function
+    def f(x, n):
+        x = tf.ensure_shape(x, [None, 100]) + big
+        x = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
+        _, x = tf.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 0.5), [0, x])
+        return tf.cast(x, tf.float64)
+
+    graph = _graph_pb2().GraphDef.FromString(
+        gd.graph_def(f.get_concrete_function(tf.ones([1, 100]), tf.constant(2)).graph)
+        .SerializeToString())
+    nodes = {n.op: n for n in graph.node}
+    ensure = nodes["EnsureShape"].attr["shape"].shape
+    assert [d.size for d in ensure.dim] == [-1, 100]
+    assert [f.name for f in nodes["StatelessIf"].attr["branches"].list.func] == \
+        ["cond_true", "cond_false"]
+    assert nodes["StatelessWhile"].attr["body"].func.name == "while_body"
+    assert nodes["Cast"].attr["dtype"].type == 2  # DT_DOUBLE, the attribute as given
+    (large,) = [n for n in graph.node if n.op == "Const" and
+                [d.size for d in n.attr["value"].tensor.tensor_shape.dim] == [100]]
+    assert large.attr["value"].tensor.tensor_content == b""  # over MAX_CONST_BYTES
+    assert large.attr["value"].tensor.dtype == 1
+    _check_wiring(graph)
+
+
+def test_keras_model_summary_writes_to_json(tmp_path):
+    from tensorlite.summary.graph_summaries import keras_model
+
+    class Model:
+        def __init__(self, fail):
+            self.fail = fail
+
+        def to_json(self):
+            if self.fail:
+                raise NotImplementedError("subclassed")
+            return '{"class_name": "Sequential", "config": {"name": "m", "layers": []}}'
+
+    writer = summary.create_file_writer(str(tmp_path))
+    with writer.as_default():
+        with pytest.warns(UserWarning, match="failed to serialize as JSON"):
+            assert keras_model("bad", Model(True), step=0) is False
+        assert keras_model("keras", Model(False), step=0) is True
+    writer.close()
+    acc = _accumulator(tmp_path)
+    assert acc.SummaryMetadata("keras").plugin_data.plugin_name == "graph_keras_model"
+    assert _values(acc, "keras")[0][1].item().startswith(b'{"class_name": "Sequential"')
+    assert "bad" not in acc.Tags()["tensors"]

@@ -32,6 +32,9 @@ from tensorlite.graph.tracing import trace
 
 _RUN_EAGERLY = [False]
 RETRACE_WARNING_AFTER = 5
+# Callables f(concrete_function) told of every call of a traced function (the call that
+# traced it included); tf.summary.trace_on collects graphs this way. Empty means no cost.
+CALL_LISTENERS = []
 _JIT_DEFAULT = [False]
 
 
@@ -92,6 +95,9 @@ class ConcreteFunction:
         return self._call_flat(tensors)
 
     def _call_flat(self, tensors):
+        if CALL_LISTENERS:
+            for listener in CALL_LISTENERS:
+                listener(self)
         if executor.observed():  # a tape (or the profiler) must see the ops
             return executor.interpret(self.graph, tensors)
         run = self._runner()
@@ -257,8 +263,17 @@ class Function:
                     f"{reason}", stacklevel=3)
         self._keys.append(key)
         graph, result = trace(self._fn, args, kwargs, self._name, call=call)
-        self._cache[key] = ConcreteFunction(graph, self._name, self._jit or _JIT_DEFAULT[0])
+        concrete = self._cache[key] = ConcreteFunction(graph, self._name,
+                                                       self._jit or _JIT_DEFAULT[0])
+        if call and CALL_LISTENERS:
+            for listener in CALL_LISTENERS:
+                listener(concrete)
         return result
+
+    @property
+    def last_concrete_function(self):
+        """The ConcreteFunction of the most recent trace (None before the first)."""
+        return self._cache.get(self._keys[-1]) if self._keys else None
 
     def _retrace_reason(self, key, args, kwargs):
         if not self._keys:

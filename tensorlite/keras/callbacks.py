@@ -711,8 +711,12 @@ class TensorBoard(Callback):
     epochs, as Keras) to the end of the stop-th, writing the profile under
     `log_dir/plugins/profile/`; fit marks each step with `Trace('train', step_num=...)`.
     Profiling problems (another profiler running, an unwritable log_dir, a range the run never
-    reaches) are warnings: training goes on. Not available in tensorlite: the graph
-    (`write_graph` is accepted and skipped) and embeddings.
+    reaches) are warnings: training goes on. `write_graph=True` (the default) writes, at the
+    start of training, the model's JSON config tagged 'keras' (TensorBoard's conceptual
+    graph; Sequential and functional models only, as Keras) and, after the first batch, the
+    op graph of the traced train step (forward, loss and gradients) as the run's graph;
+    with `run_eagerly=True` there is no op graph, as in Keras. Not available in tensorlite:
+    embeddings.
     """
 
     _DEPRECATED_KWARGS = ("write_grads", "embeddings_layer_names", "batch_size")
@@ -730,7 +734,7 @@ class TensorBoard(Callback):
             warnings.warn(f"TensorBoard: `{key}` is deprecated and ignored", stacklevel=2)
         self.log_dir = os.fspath(log_dir)
         self.histogram_freq = _tb_nonneg_int(histogram_freq, "histogram_freq")
-        self.write_graph = write_graph  # no graph to write in eager tensorlite: skipped
+        self.write_graph = write_graph
         self.write_images = write_images
         self.write_steps_per_second = write_steps_per_second
         self.update_freq = _tb_update_freq(update_freq)
@@ -750,6 +754,7 @@ class TensorBoard(Callback):
         self._batch_start = None
         self._profiling = False
         self._profiled_batches = 0
+        self._should_write_train_graph = False
 
     def _init_profile_batch(self, profile_batch):
         message = ("profile_batch must be a non-negative integer or 2-tuple of positive "
@@ -820,6 +825,9 @@ class TensorBoard(Callback):
     def on_train_begin(self, logs=None):
         self._global_train_batch = 0
         self._writer("train")
+        if self.write_graph:
+            self._write_keras_model_summary()
+            self._should_write_train_graph = True
 
     def on_train_end(self, logs=None):
         if self._profiling:
@@ -846,6 +854,9 @@ class TensorBoard(Callback):
         self._batch_start = _tb_now()
 
     def on_train_batch_end(self, batch, logs=None):
+        if self._should_write_train_graph:
+            self._should_write_train_graph = False
+            self._write_keras_model_train_graph()
         if self._profiling:
             self._profiled_batches += 1
             if self._global_train_batch >= self._stop_batch:
@@ -860,6 +871,31 @@ class TensorBoard(Callback):
             if self.write_steps_per_second and self._batch_start is not None:
                 elapsed = max(_tb_now() - self._batch_start, 1e-9)
                 summary.scalar("batch_steps_per_second", 1.0 / elapsed, step=step)
+
+    # -- graphs ----------------------------------------------------------------------------------
+    def _write_keras_model_summary(self):
+        """The model's JSON for the conceptual graph (tag 'keras', step 0); subclassed
+        models have no config and are skipped quietly, as in Keras."""
+        from tensorlite.summary import graph_summaries  # noqa: PLC0415
+        json_string = _tb_model_json(self.model)
+        if json_string is None:
+            return
+        from tensorlite import summary  # noqa: PLC0415
+        with self._writer("train").as_default(), summary.record_if(True):
+            graph_summaries.keras_model_json("keras", json_string, step=0)
+
+    def _write_keras_model_train_graph(self):
+        """The traced train step's op graph as the train run's graph."""
+        graph = _tb_train_graph(self.model)
+        if graph is None:
+            return
+        from tensorlite import summary  # noqa: PLC0415
+        with self._writer("train").as_default(), summary.record_if(True):
+            try:
+                summary.graph(graph)
+            except Exception as e:  # noqa: BLE001 - a summary must never stop training
+                warnings.warn(f"TensorBoard: the train step's graph could not be written: "
+                              f"{e}", stacklevel=3)
 
     def on_epoch_end(self, epoch, logs=None):
         self._log_epoch_metrics(epoch, logs)
@@ -928,6 +964,102 @@ class TensorBoard(Callback):
             return int(np.asarray(it.numpy() if hasattr(it, "numpy") else it))
         except (TypeError, ValueError):
             return None
+
+
+def _tb_train_graph(model):
+    """The graph fit's built-in train step last traced (None when fit ran eagerly: a custom
+    train_step, run_eagerly=True, tf.config.run_functions_eagerly(True))."""
+    step = getattr(model, "__dict__", {}).get("_loss_and_grads")
+    allowed = getattr(model, "_graph_step_allowed", None)
+    if step is None or allowed is None or not allowed():
+        return None
+    concrete = step.last_concrete_function
+    return None if concrete is None else concrete.graph
+
+
+def _tb_model_json(model):
+    """`model.to_json()`, or for a Sequential / functional model its config in the layout
+    of Keras's to_json (which TensorBoard's graph plugin reads); None for a subclassed
+    model (no config) or a config that is not JSON."""
+    import json  # noqa: PLC0415 - kept local to the TensorBoard section
+    from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
+    from tensorlite.keras.engine.sequential import Sequential  # noqa: PLC0415
+    if not isinstance(model, (Functional, Sequential)):
+        return None
+    try:
+        if hasattr(model, "to_json"):
+            return model.to_json()
+        entry = _tb_keras_layout({"class_name": type(model).__name__,
+                                  "config": model.get_config()})
+        entry.update(keras_version="tensorlite", backend="tensorflow")
+        return json.dumps(entry, default=_tb_json_default)
+    except Exception as e:  # noqa: BLE001 - a summary must never stop training
+        warnings.warn(f"TensorBoard: the model failed to serialize as JSON, so the "
+                      f"conceptual graph is not written: {e}", stacklevel=4)
+        return None
+
+
+def _tb_json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if hasattr(o, "as_list"):
+        return o.as_list()
+    return getattr(o, "name", str(o))
+
+
+def _tb_keras_layout(entry):
+    """A {class_name, config} model entry with functional configs (tensorlite's `nodes` and
+    refs) given Keras's wiring: InputLayer entries, each layer's `inbound_nodes` (args of
+    `__keras_tensor__` with a `keras_history`), `input_layers` and `output_layers`.
+    Nested models are converted too; tensorlite's own keys are kept."""
+    config = dict(entry.get("config") or {})
+    layers = [_tb_keras_layout(layer) if isinstance(layer.get("config"), dict) and
+              "layers" in layer["config"] else dict(layer)
+              for layer in config.get("layers", [])]
+    config["layers"] = layers
+    if "nodes" in config and "inputs" in config:
+        _tb_functional_wiring(config)
+    return {**entry, "config": config}
+
+
+def _tb_functional_wiring(config):
+    layers, nodes = config["layers"], config["nodes"]
+    names = [layer["config"].get("name", f"layer_{i}") for i, layer in enumerate(layers)]
+    node_index, seen = [], {}  # a node's index among the calls of its layer
+    for node in nodes:
+        node_index.append(seen.get(node["layer"], 0))
+        seen[node["layer"]] = node_index[-1] + 1
+    inputs = config["inputs"]
+
+    def history(ref):
+        if ref[0] == "input":
+            return [inputs[ref[1]]["name"], 0, 0]
+        return [names[nodes[ref[1]]["layer"]], node_index[ref[1]], ref[2]]
+
+    def tensor(ref):
+        return {"class_name": "__keras_tensor__", "config": {"keras_history": history(ref)}}
+
+    def args(x):
+        if isinstance(x, dict) and "ref" in x:
+            return tensor(x["ref"])
+        if isinstance(x, dict):
+            return [args(v) for v in x.values()]
+        if isinstance(x, (list, tuple)):
+            return [args(v) for v in x]
+        return x
+    for layer in layers:
+        layer.setdefault("inbound_nodes", [])
+    for node in nodes:
+        layer = layers[node["layer"]]
+        layer["name"] = names[node["layer"]]
+        layer["inbound_nodes"].append({"args": [args(node["inputs"])], "kwargs": {}})
+    config["layers"] = [{"class_name": "InputLayer", "name": i["name"], "inbound_nodes": [],
+                         "config": {"name": i["name"], "batch_shape": i["shape"],
+                                    "dtype": i["dtype"]}} for i in inputs] + layers
+    config["input_layers"] = [[i["name"], 0, 0] for i in inputs]
+    config["output_layers"] = [history(ref) for ref in config["outputs"]]
 
 
 def _tb_now():
