@@ -697,3 +697,13 @@ def test_keras_model_summary_writes_to_json(tmp_path):
     assert acc.SummaryMetadata("keras").plugin_data.plugin_name == "graph_keras_model"
     assert _values(acc, "keras")[0][1].item().startswith(b'{"class_name": "Sequential"')
     assert "bad" not in acc.Tags()["tensors"]
+
+
+def test_graph_nodes_are_grouped_by_layer_name_scope():
+    from tensorlite.summary.graph_def import graph_def
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu", name="hidden"),
+                                 tf.keras.layers.Dense(1, name="out")])
+    f = tf.function(lambda x: model(x))
+    names = [n.name for n in graph_def(f.get_concrete_function(tf.ones([2, 3])).graph).node]
+    assert {"hidden/MatMul", "hidden/Relu", "out/MatMul", "out/bias/ReadVariableOp"} <= \
+        set(names)

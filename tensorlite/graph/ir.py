@@ -13,14 +13,15 @@ from tensorlite.framework.registry import NOT_DIFFERENTIABLE, register
 
 
 class Node:
-    __slots__ = ("op", "inputs", "attrs", "outputs", "where")
+    __slots__ = ("op", "inputs", "attrs", "outputs", "where", "scope")
 
-    def __init__(self, op, inputs, attrs, outputs, where=None):
+    def __init__(self, op, inputs, attrs, outputs, where=None, scope=""):
         self.op = op  # a registry Op
         self.inputs = list(inputs)  # slot ids
         self.attrs = dict(attrs or {})
         self.outputs = list(outputs)  # slot ids
         self.where = where  # "file.py:12 in fn"
+        self.scope = scope  # the name scope it was traced in ("dense/"), for TensorBoard
 
     def __repr__(self):
         return f"Node({self.op.name}, {self.inputs} -> {self.outputs})"
@@ -50,7 +51,8 @@ class Graph:
         g.specs = dict(self.specs)
         g.constants = dict(self.constants)
         g.variables = dict(self.variables)
-        g.nodes = [Node(n.op, n.inputs, n.attrs, n.outputs, n.where) for n in self.nodes]
+        g.nodes = [Node(n.op, n.inputs, n.attrs, n.outputs, n.where, n.scope)
+                   for n in self.nodes]
         g.outputs = self.outputs
         g.n_slots = self.n_slots
         g.name = self.name

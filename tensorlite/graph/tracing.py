@@ -17,6 +17,7 @@ computed (their values change from call to call).
 from tensorlite.framework import dispatch, errors, nest, variables
 from tensorlite.framework.tensor import _ON_NUMPY, Tensor
 from tensorlite.framework.user_frame import user_location
+from tensorlite.framework.name_scope import current_scope
 from tensorlite.graph.ir import ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node
 from tensorlite.ops import script_ops
 
@@ -74,7 +75,8 @@ class Tracer:
             out_slots.append(s)
             if dep:
                 self.dependent.add(s)
-        self.graph.nodes.append(Node(op, in_slots, attrs, out_slots, user_location(3)))
+        self.graph.nodes.append(Node(op, in_slots, attrs, out_slots, user_location(3),
+                                     current_scope()))
 
     def on_read(self, variable, tensor):
         if self.ignores():

@@ -275,7 +275,8 @@ class Layer(Module):
         if "mask" not in self._call_params:
             kwargs.pop("mask", None)
         self._activity_losses = []
-        with _TrainingScope(kwargs.get("training")):
+        # ops run under the layer's name scope, as in Keras (graphs group them by layer)
+        with _TrainingScope(kwargs.get("training")), name_scope(self._scope_name):
             out = self.call(inputs, *args, **kwargs)
         if self.activity_regularizer is not None:
             from tensorlite.keras import regularizers  # noqa: PLC0415
