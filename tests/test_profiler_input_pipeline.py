@@ -1,7 +1,6 @@
 """The Input Pipeline Analyzer on real training loops: tf.data stages on the profiler's
 timeline (consumer, background threads, worker processes), self times, the bottleneck and
 the advice rules. Assertions compare fractions with wide margins, never absolute times."""
-import json
 import os
 import time
 
@@ -12,7 +11,7 @@ import tensorlite as tf
 from tensorlite import profiler
 from tensorlite.framework import trace_hook
 from tensorlite.profiler import collector, input_pipeline
-from tests.test_profiler import _validate_trace
+from tests.test_profiler import _load, _validate_trace
 
 P = profiler.experimental
 MAP_SLEEP = 0.003
@@ -58,11 +57,7 @@ def _profile(ds, logdir, step_s, warmup=0):
         for step, (x, y) in enumerate(it):
             with P.Trace("train", step_num=step, _r=1):
                 train_step(x, y, step_s)
-    run = profiler.latest_run(logdir)
-    with open(os.path.join(run, "profile.json")) as f:
-        profile = json.load(f)
-    with open(os.path.join(run, "trace.json")) as f:
-        trace = json.load(f)
+    trace, profile = _load(profiler.latest_run(logdir))
     return profile, trace
 
 
