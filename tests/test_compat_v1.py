@@ -10,6 +10,7 @@ import tensorlite.compat.v1  # noqa: F401 - makes tf.compat.v1 reachable
 from tensorlite.compat.v1 import graph as graph_mod
 from tensorlite.compat.v1 import graph_mode
 from tensorlite.framework import dispatch, variables
+from tests.test_graph_function import seed002_tf2_cell
 
 v1 = tf.compat.v1
 
@@ -68,17 +69,7 @@ def test_seed_tf2_cell_after_enable_eager_execution():
     _seed_forward(x)
     v1.enable_eager_execution()
     assert v1.executing_eagerly() is True
-    W = tf.Variable(tf.ones(shape=(2, 2)), name="W")
-    b = tf.Variable(tf.zeros(shape=(2)), name="b")
-    regularizer = tf.keras.regularizers.l2(0.04)
-
-    @tf.function
-    def forward(x):
-        return regularizer(W) * x + b
-    out_b = forward([0, 1])
-    out_a = forward([1, 0])
-    assert str(out_a) == "tf.Tensor([0.16 0.  ], shape=(2,), dtype=float32)"
-    assert str(out_b) == "tf.Tensor([0.   0.16], shape=(2,), dtype=float32)"
+    _, W = seed002_tf2_cell()
     assert W.name == "W:0"  # eager names are not made unique
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
+from tests.test_image_ops import augment  # seed 003's augmentation, as written
 
 
 @pytest.fixture()
@@ -105,18 +106,6 @@ def _tfds_load_stand_in(n=16):
     return tf.data.Dataset.from_tensor_slices({
         "image": rng.uniform(0, 255, (n, 40, 30, 3)).astype(np.float32),
         "label": rng.integers(0, 2, n)})
-
-
-def augment(features):
-    X = tf.image.random_flip_left_right(features['image'])
-    X = tf.image.random_flip_up_down(X)
-    X = tf.image.random_brightness(X, max_delta=0.1)
-    X = tf.image.random_saturation(X, lower=0.75, upper=1.5)
-    X = tf.image.random_hue(X, max_delta=0.15)
-    X = tf.image.random_contrast(X, lower=0.75, upper=1.5)
-    X = tf.image.resize(X, (224, 224))
-    image = X / 255.0
-    return image, features['label']
 
 
 def test_seed003_caching_and_parallel_augmentation(tmp_path):
