@@ -416,8 +416,9 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _max_pool_fwd(x, ksize, strides, pads):
-    xp = _pad(x, pads, _lowest(x.dtype))
+def _reduce_taps(xp, ksize, strides, combine):
+    """Every window position's taps folded into one array with `combine(out, tap, out=out)`
+    (np.maximum, np.add): one strided view per tap, no window copies."""
     out_hw = _padded_out_hw(xp.shape[-3:-1], ksize, strides, (1, 1))
     out = None
     for i in range(ksize[0]):
@@ -426,8 +427,12 @@ def _max_pool_fwd(x, ksize, strides, pads):
             if out is None:
                 out = t.copy()
             else:
-                np.maximum(out, t, out=out)
-    return out
+                combine(out, t, out=out)
+    return out, out_hw
+
+
+def _max_pool_fwd(x, ksize, strides, pads):
+    return _reduce_taps(_pad(x, pads, _lowest(x.dtype)), ksize, strides, np.maximum)[0]
 
 
 def _argmax_masks(x, y, ksize, strides, pads):
@@ -483,16 +488,7 @@ def _window_counts(input_hw, ksize, strides, pads, out_hw, dtype):
 
 
 def _avg_pool_fwd(x, ksize, strides, pads):
-    xp = _pad(x, pads)
-    out_hw = _padded_out_hw(xp.shape[-3:-1], ksize, strides, (1, 1))
-    out = None
-    for i in range(ksize[0]):
-        for j in range(ksize[1]):
-            t = _tap(xp, i, j, out_hw, strides, (1, 1))
-            if out is None:
-                out = t.copy()
-            else:
-                out += t
+    out, out_hw = _reduce_taps(_pad(x, pads), ksize, strides, np.add)
     out /= _window_counts(x.shape[-3:-1], ksize, strides, pads, out_hw, x.dtype)
     return out
 
