@@ -245,14 +245,10 @@ class Model(Layer):
                  steps=None, callbacks=None, max_queue_size=10, workers=1,
                  use_multiprocessing=False, return_dict=False):
         """Loss and metrics on the data; a list (or dict with return_dict=True)."""
-        from tensorlite.keras import callbacks as cbks  # noqa: PLC0415
         self._assert_compiled("evaluate")
         batches = data_adapter.make_batches(x, y, sample_weight, batch_size, False, None, steps,
                                             "evaluate")
-        verbose = 1 if verbose == "auto" else verbose
-        callback_list = cbks.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
-                                          verbose=verbose, epochs=1, steps=batches.steps(),
-                                          mode="test")
+        callback_list = self._one_pass_callbacks(callbacks, verbose, batches, "test")
         callback_list.on_test_begin()
         logs = self._run_test(batches, callback_list)
         if not logs:
@@ -263,16 +259,20 @@ class Model(Layer):
         values = [logs[m.name] for m in self.metrics if m.name in logs]
         return values[0] if len(values) == 1 else values
 
+    def _one_pass_callbacks(self, callbacks, verbose, batches, mode):
+        """The CallbackList of evaluate (mode 'test') or predict: one pass, a progress bar
+        unless verbose=0."""
+        from tensorlite.keras import callbacks as cbks  # noqa: PLC0415
+        verbose = 1 if verbose == "auto" else verbose
+        return cbks.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                 verbose=verbose, epochs=1, steps=batches.steps(), mode=mode)
+
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None,
                 max_queue_size=10, workers=1, use_multiprocessing=False):
         """Model outputs for every input, concatenated into NumPy arrays."""
-        from tensorlite.keras import callbacks as cbks  # noqa: PLC0415
         batches = data_adapter.make_batches(x, None, None, batch_size, False, None, steps,
                                             "predict")
-        verbose = 1 if verbose == "auto" else verbose
-        callback_list = cbks.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
-                                          verbose=verbose, epochs=1, steps=batches.steps(),
-                                          mode="predict")
+        callback_list = self._one_pass_callbacks(callbacks, verbose, batches, "predict")
         callback_list.on_predict_begin()
         outputs = []
         for step, batch in enumerate(batches.epoch()):
