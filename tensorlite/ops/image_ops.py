@@ -354,19 +354,22 @@ def stateless_random_brightness(image, max_delta, seed):
     return _random_brightness(image, max_delta, seed, True, "stateless_random_brightness")
 
 
-def _random_contrast(image, lower, upper, seed, stateless, op_name):
+def _random_factor(adjust, image, lower, upper, seed, stateless, op_name):
+    """`adjust(image, factor)` with a factor drawn from [lower, upper) (random_contrast,
+    random_saturation and their stateless forms)."""
     lo, hi = _check_range_args(op_name, lower, upper)
-    return adjust_contrast(image, _uniform([], lo, hi, seed, stateless))
+    return adjust(image, _uniform([], lo, hi, seed, stateless))
 
 
 def random_contrast(image, lower, upper, seed=None):
     """`tf.image.random_contrast`: a contrast factor drawn from [lower, upper)."""
-    return _random_contrast(image, lower, upper, seed, False, "random_contrast")
+    return _random_factor(adjust_contrast, image, lower, upper, seed, False, "random_contrast")
 
 
 def stateless_random_contrast(image, lower, upper, seed):
     """`tf.image.stateless_random_contrast`: a function of the seed pair."""
-    return _random_contrast(image, lower, upper, seed, True, "stateless_random_contrast")
+    return _random_factor(adjust_contrast, image, lower, upper, seed, True,
+                          "stateless_random_contrast")
 
 
 # -- colour spaces -----------------------------------------------------------------------------
@@ -528,19 +531,15 @@ def _np_adjust_saturation(f, factor):
     return out
 
 
-def _random_saturation(image, lower, upper, seed, stateless, op_name):
-    lo, hi = _check_range_args(op_name, lower, upper)
-    return adjust_saturation(image, _uniform([], lo, hi, seed, stateless))
-
-
 def random_saturation(image, lower, upper, seed=None):
     """`tf.image.random_saturation`: a saturation factor drawn from [lower, upper)."""
-    return _random_saturation(image, lower, upper, seed, False, "random_saturation")
+    return _random_factor(adjust_saturation, image, lower, upper, seed, False, "random_saturation")
 
 
 def stateless_random_saturation(image, lower, upper, seed):
     """`tf.image.stateless_random_saturation`: a function of the seed pair."""
-    return _random_saturation(image, lower, upper, seed, True, "stateless_random_saturation")
+    return _random_factor(adjust_saturation, image, lower, upper, seed, True,
+                          "stateless_random_saturation")
 
 
 def _random_hue(image, max_delta, seed, stateless, op_name):
