@@ -7,15 +7,9 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
+from tests.test_summary import _accumulator
 
 pytest.importorskip("google.protobuf")
-
-
-def _accumulator(path):
-    ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
-    acc = ea.EventAccumulator(str(path), size_guidance={ea.TENSORS: 0})
-    acc.Reload()
-    return acc
 
 
 def _scalars(acc, tag):
