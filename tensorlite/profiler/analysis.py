@@ -38,17 +38,18 @@ def threads(trace_events):
 
 def build(collector, trace_events, trace_file):
     ops = _op_stats.op_table(collector)
-    ip = _input_pipeline.analyze(collector)
+    steps = _overview.step_breakdown(collector)
+    ip = _input_pipeline.analyze(collector, steps)
     return {
         "version": VERSION,
         "host": socket.gethostname(),
         "pid": collector.pid,
         "start_wall": collector.start_wall,
-        "duration_us": ((collector.stop_ns or collector.start_ns) - collector.start_ns) / 1e3,
+        "duration_us": _overview.profiled_us(collector),
         "op_timing": "measured" if collector.timed else "end-time only",
         "total_self_us": sum(r["total_self_us"] for r in ops),
         "ops": ops,
-        "overview": _overview.analyze(collector, ops, ip),
+        "overview": _overview.analyze(collector, ops, ip, steps),
         "input_pipeline": ip,
         "threads": threads(trace_events),
         "trace_file": trace_file,

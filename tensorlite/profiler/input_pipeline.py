@@ -39,10 +39,10 @@ input-bound except the ordering rule:
   ok                     not input-bound (first, alone unless the ordering rule applies)
 """
 import collections
-import time
 
 from tensorlite.profiler.collector import data_stats_during
-from tensorlite.profiler.overview import MODERATELY_INPUT_BOUND_PERCENT, step_breakdown
+from tensorlite.profiler.overview import (MODERATELY_INPUT_BOUND_PERCENT, input_percent,
+                                          step_breakdown)
 
 INPUT_BOUND_PERCENT = MODERATELY_INPUT_BOUND_PERCENT
 _SIGNIFICANT = 20.0  # % of input time that makes a stage worth changing
@@ -421,18 +421,6 @@ def _reader_advice(add, nodes, rows):
 
 
 # -- the analysis --------------------------------------------------------------------------
-def _input_percent(collector, input_us):
-    """Share of step time (profiled time without step markers) spent in IteratorGetNext,
-    as the Overview computes it."""
-    steps = step_breakdown(collector)
-    if steps:
-        total = sum(s["step_us"] for s in steps)
-        return 100.0 * sum(s["input_us"] for s in steps) / total if total else 0.0
-    end = collector.stop_ns or time.perf_counter_ns()
-    duration = (end - collector.start_ns) / 1e3
-    return 100.0 * input_us / duration if duration > 0 else 0.0
-
-
 def _choices(collector):
     """pipeline id -> {stage key: AUTOTUNE's/the user's choice} from the stage stats."""
     stats = data_stats_during(collector.data_baseline or {}, collector.data_pipelines)
@@ -456,8 +444,9 @@ def _bottleneck(pid, row, input_percent, choice):
     return {"pipeline": pid, "stage": row["stage"], "why": why}
 
 
-def analyze(collector):
-    """The Input Pipeline Analyzer of what `collector` recorded:
+def analyze(collector, steps=None):
+    """The Input Pipeline Analyzer of what `collector` recorded (`steps`: the Overview's
+    step_breakdown, computed when not given):
 
     {"input_us": time in IteratorGetNext, all consumer threads,
      "pipelines": [{"pipeline": id, "structure": "TensorSlice -> Map(f) -> Batch(32)",
@@ -474,8 +463,10 @@ def analyze(collector):
     choices = _choices(collector)
     input_ns = sum(p["input_ns"] for p in pipes.values())
     input_us = input_ns / 1e3
-    input_percent = _input_percent(collector, input_us)
-    input_bound = input_percent >= INPUT_BOUND_PERCENT
+    if steps is None:
+        steps = step_breakdown(collector)
+    waiting = input_percent(collector, steps, input_us)
+    input_bound = waiting >= INPUT_BOUND_PERCENT
     pipelines, scored, best = [], [], None
     for pid in sorted(pipes, key=lambda k: (k is None, k if k is not None else 0)):
         p = pipes[pid]
@@ -496,17 +487,17 @@ def analyze(collector):
             weight = p["input_ns"]
             if best is None or weight > best[0]:
                 best = (weight, pid, top)
-        scored += _advice(pid, rows, nodes, parent, input_bound, input_percent)
+        scored += _advice(pid, rows, nodes, parent, input_bound, waiting)
     bottleneck = None
     if input_bound and best is not None:
         _, pid, row = best
-        bottleneck = _bottleneck(pid, row, input_percent,
+        bottleneck = _bottleneck(pid, row, waiting,
                                  choices.get(pid, {}).get(row["key"], ""))
     advice = [a for _, a in sorted(scored, key=lambda sa: -sa[0])]
     if pipelines and not input_bound:
         advice.insert(0, {"kind": "ok", "stage": "", "text": (
             f"The input pipeline keeps up: the training loop waited for data "
-            f"{input_percent:.1f}% of step time ({input_us / 1e3:.1f} ms in all); nothing "
+            f"{waiting:.1f}% of step time ({input_us / 1e3:.1f} ms in all); nothing "
             f"to change.")})
     return {"input_us": input_us, "pipelines": pipelines, "bottleneck": bottleneck,
             "advice": advice}

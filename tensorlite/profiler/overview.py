@@ -35,12 +35,12 @@ def _outermost(spans):
     return out
 
 
-def _overlap(spans, lo, hi):
-    """Total length of the (disjoint, sorted) spans clipped to [lo, hi]."""
+def _overlap(spans, ends, lo, hi):
+    """Total length of the disjoint sorted `spans` (`ends` their ends) clipped to [lo, hi];
+    starts at the first span ending after `lo`, so a profile's steps cost n log n."""
     total = 0
-    for s, e in spans:
-        if e <= lo:
-            continue
+    for i in range(bisect.bisect_right(ends, lo), len(spans)):
+        s, e = spans[i]
         if s >= hi:
             break
         total += min(e, hi) - max(s, lo)
@@ -66,8 +66,8 @@ def _thread_spans(buf):
 
 
 def step_breakdown(collector):
-    """Rows {step_num, name, start_us, step_us, input_us, compute_us, other_us} in time order,
-    plus the total input time seen outside any step window."""
+    """Rows {step_num, name, start_us, step_us, input_us, compute_us, other_us} in time
+    order."""
     rows = []
     t0 = collector.start_ns
     for buf in list(collector.buffers):
@@ -75,7 +75,9 @@ def step_breakdown(collector):
         if not steps:
             continue
         starts = [s for s, _ in inputs]
+        input_ends = [e for _, e in inputs]
         compute = _outermost([o for o in ops if not _inside(inputs, starts, *o)])
+        compute_ends = [e for _, e in compute]
         prev_end = None
         for i, (start, end, name, args) in enumerate(steps):
             lo = prev_end
@@ -84,8 +86,8 @@ def step_breakdown(collector):
                 lo = before[-1] if before else start
             lo = min(lo, start)
             step_ns = end - lo
-            inp = _overlap(inputs, lo, end)
-            comp = min(_overlap(compute, lo, end), step_ns - inp)
+            inp = _overlap(inputs, input_ends, lo, end)
+            comp = min(_overlap(compute, compute_ends, lo, end), step_ns - inp)
             rows.append({"step_num": args.get("step_num", i), "name": name,
                          "start_us": (lo - t0) / 1e3, "step_us": step_ns / 1e3,
                          "input_us": inp / 1e3, "compute_us": comp / 1e3,
@@ -93,6 +95,20 @@ def step_breakdown(collector):
             prev_end = end
     rows.sort(key=lambda r: r["start_us"])
     return rows
+
+
+def profiled_us(collector):
+    return ((collector.stop_ns or collector.start_ns) - collector.start_ns) / 1e3
+
+
+def input_percent(collector, steps, input_us):
+    """Share of step time spent waiting for input (of the profiled time when no steps were
+    marked, `input_us` being the Input Pipeline Analyzer's total)."""
+    if steps:
+        total = sum(s["step_us"] for s in steps)
+        return 100.0 * sum(s["input_us"] for s in steps) / total if total else 0.0
+    total = profiled_us(collector)
+    return 100.0 * input_us / total if total > 0 else 0.0
 
 
 def _classify(input_percent):
@@ -137,15 +153,17 @@ def recommendation(verdict, input_percent, parts, input_pipeline, ops):
     return {"tool": "op_stats", "text": text}
 
 
-def analyze(collector, ops, input_pipeline=None):
-    """The Overview as a dict: steps, averages, verdict and recommendation."""
-    steps = step_breakdown(collector)
+def analyze(collector, ops, input_pipeline=None, steps=None):
+    """The Overview as a dict: steps (`step_breakdown`'s, computed when not given),
+    averages, verdict and recommendation."""
+    if steps is None:
+        steps = step_breakdown(collector)
     if steps:
         total = sum(s["step_us"] for s in steps) or 1.0
         sums = {k: sum(s[f"{k}_us"] for s in steps) for k in ("input", "compute", "other")}
         source = "steps"
     else:  # no step markers: the whole profile is the window
-        total = ((collector.stop_ns or collector.start_ns) - collector.start_ns) / 1e3 or 1.0
+        total = profiled_us(collector) or 1.0
         inp = (input_pipeline or {}).get("input_us", 0.0)
         comp = min(sum(r["total_self_us"] for r in ops), total - inp)
         sums = {"input": inp, "compute": comp, "other": max(total - inp - comp, 0.0)}
