@@ -9,6 +9,7 @@ StopIteration at the end), `save()` returning a picklable state, `restore(state)
 import copy
 import itertools
 import pickle
+import threading
 import time
 import weakref
 
@@ -17,6 +18,7 @@ from tensorlite.framework import errors, trace_hook
 
 _pipeline_ids = itertools.count()
 _LIVE = weakref.WeakSet()  # every Context alive: the profiler's baseline of stage stats
+_LIVE_LOCK = threading.Lock()  # adds from other threads vs copies (GC removals wait anyway)
 
 
 class RawIterator:
@@ -59,7 +61,8 @@ class Context:
         self.seed = pipeline_seed(options)
         self.pipeline = None
         self.root = None
-        _LIVE.add(self)
+        with _LIVE_LOCK:
+            _LIVE.add(self)
 
     def scoped(self, key, name):
         """The context for datasets made inside stage `key` (an interleave's inputs): the
@@ -70,13 +73,9 @@ class Context:
 
 
 def live_contexts():
-    """Every pipeline context alive now (a copy; another thread may be adding one)."""
-    for _ in range(8):
-        try:
-            return list(_LIVE)
-        except RuntimeError:  # the set changed size during the copy
-            continue
-    return []
+    """Every pipeline context alive now (a copy)."""
+    with _LIVE_LOCK:
+        return list(_LIVE)
 
 
 def pipeline_id(dataset):
