@@ -886,7 +886,8 @@ class TensorBoard(Callback):
 
     def _write_keras_model_train_graph(self):
         """The traced train step's op graph as the train run's graph."""
-        graph = _tb_train_graph(self.model)
+        traced = getattr(self.model, "_traced_train_graph", None)  # a tensorlite Model
+        graph = traced() if traced is not None else None
         if graph is None:
             return
         from tensorlite import summary  # noqa: PLC0415
@@ -964,17 +965,6 @@ class TensorBoard(Callback):
             return int(np.asarray(it.numpy() if hasattr(it, "numpy") else it))
         except (TypeError, ValueError):
             return None
-
-
-def _tb_train_graph(model):
-    """The graph fit's built-in train step last traced (None when fit ran eagerly: a custom
-    train_step, run_eagerly=True, tf.config.run_functions_eagerly(True))."""
-    step = getattr(model, "__dict__", {}).get("_loss_and_grads")
-    allowed = getattr(model, "_graph_step_allowed", None)
-    if step is None or allowed is None or not allowed():
-        return None
-    concrete = step.last_concrete_function
-    return None if concrete is None else concrete.graph
 
 
 def _tb_model_json(model):

@@ -141,6 +141,15 @@ class Model(Layer):
         self.compiled_loss.update_metrics(total, per_output, batch)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
+    def _traced_train_graph(self):
+        """The graph fit's built-in train step last traced (None when fit ran eagerly: a
+        custom train_step, run_eagerly=True, tf.config.run_functions_eagerly(True))."""
+        step = self.__dict__.get("_loss_and_grads")
+        if step is None or not self._graph_step_allowed():
+            return None
+        concrete = step.last_concrete_function
+        return None if concrete is None else concrete.graph
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
         if self.compiled_loss is None:
             raise ValueError("No loss found. You may have forgotten to provide a `loss` "
