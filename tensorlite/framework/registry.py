@@ -2,8 +2,11 @@
 
 An op is a forward computation on NumPy arrays, a gradient rule (vector-Jacobian product
 written with tensorlite ops, so that it is itself differentiable), and a shape/dtype rule.
-Eager execution, the GradientTape and (later) graph tracing, export and vectorisation all
-read this one table.
+Eager execution, the GradientTape, graph tracing, export and vectorisation all read this one
+table. Consumers beyond the forward, gradient and shape rule (TensorFlow's op name and attrs
+for GraphDef/SavedModel, the ONNX and TFLite mappings, the batching rule of
+`vectorized_map`) are declared beside the op with `declare`; each consumer documents the form
+of its own rule and raises a clear error naming the op when a rule is missing.
 
 Gradient rules have the signature ``grad(g, ans, *inputs, **attrs)`` and return one entry
 per input (a Tensor or None). They must accept a cotangent ``g`` with extra *leading* batch
@@ -39,8 +42,13 @@ NOT_DIFFERENTIABLE = _NotDifferentiable()
 Spec = namedtuple("Spec", ["shape", "dtype"])
 
 
+# The consumers that read per-op rules declared with `declare`; None means "no rule".
+CONSUMERS = ("tf", "onnx", "tflite", "batch")
+
+
 class Op:
-    __slots__ = ("name", "forward", "grad", "shape_fn", "multi_output", "batchable", "__dict__")
+    __slots__ = ("name", "forward", "grad", "shape_fn", "multi_output", "batchable",
+                 *CONSUMERS, "__dict__")
 
     def __init__(self, name, forward, grad, shape_fn, multi_output, batchable):
         self.name = name
@@ -49,6 +57,8 @@ class Op:
         self.shape_fn = shape_fn
         self.multi_output = multi_output
         self.batchable = batchable
+        for consumer in CONSUMERS:
+            setattr(self, consumer, None)
 
     def __call__(self, *inputs, **attrs):
         """Runs the op on Tensors (already converted); returns a Tensor or a tuple."""
@@ -71,6 +81,22 @@ def register(name, forward, grad=None, shape=None, multi_output=False, batchable
         raise ValueError(f"op {name!r} is already registered")
     op = Op(name, forward, grad, shape, multi_output, batchable)
     REGISTRY[name] = op
+    return op
+
+
+def declare(op, **rules):
+    """Attaches consumer rules to an op, next to its registration, e.g.
+    ``declare(EXP, onnx=..., batch=...)``. The keys are `CONSUMERS`; each consumer module
+    documents what its rule is. Returns the op.
+
+    Example:
+        >>> declare(get("Exp"), tf="Exp")  # doctest: +SKIP
+    """
+    for consumer, rule in rules.items():
+        if consumer not in CONSUMERS:
+            raise TypeError(f"declare({op.name}): unknown consumer {consumer!r}; "
+                            f"expected one of {', '.join(CONSUMERS)}")
+        setattr(op, consumer, rule)
     return op
 
 
