@@ -57,3 +57,32 @@ def test_errors_are_op_errors_with_tf_hierarchy():
     assert issubclass(tf.errors.DataLossError, tf.errors.OpError)
     e = tf.errors.NotFoundError(None, None, "missing")
     assert e.message == "missing" and e.error_code == tf.errors.NOT_FOUND
+
+
+@pytest.mark.parametrize("fn, cls, pattern", [
+    (lambda: tf.reduce_sum(tf.ones([2, 2]), axis=0.5), TypeError,
+     r"parameter 'axis' has type float.*int32, int64"),
+    (lambda: tf.reduce_sum(tf.ones([2, 2]), axis=[0, 0]), tf.errors.InvalidArgumentError,
+     r"Axes contains duplicate dimension: 0.*\[Op:Sum\]"),
+    (lambda: tf.reduce_mean(tf.ones([2, 2]), axis=[1, -1]), tf.errors.InvalidArgumentError,
+     r"duplicate dimension: 1"),
+    (lambda: tf.zeros([-1, 2]), tf.errors.InvalidArgumentError,
+     r"dims\[0\] = -1 must be nonnegative"),
+    (lambda: tf.ones([3, -4]), tf.errors.InvalidArgumentError,
+     r"dims\[1\] = -4 must be nonnegative"),
+    (lambda: tf.fill([-2], 1.0), tf.errors.InvalidArgumentError,
+     r"dims\[0\] = -2 must be nonnegative.*\[Op:Fill\]"),
+    (lambda: tf.range(0.0, float("inf")), tf.errors.InvalidArgumentError,
+     r"Requires limit to be finite, got inf"),
+    (lambda: tf.range(float("nan"), 3.0), tf.errors.InvalidArgumentError,
+     r"Requires start to be finite"),
+    (lambda: tf.ones([10**6, 10**6]), tf.errors.ResourceExhaustedError,
+     r"OOM when allocating tensor with shape\[1000000, 1000000\].*4000000000000 bytes"),
+    (lambda: tf.zeros([10**7, 10**7], tf.float64), tf.errors.ResourceExhaustedError,
+     r"float64: 800000000000000 bytes"),
+    (lambda: tf.cast(tf.constant([1, 2]), tf.string), tf.errors.UnimplementedError,
+     r"Cast int32 to string is not supported"),
+])
+def test_former_bare_errors_are_tf_errors(fn, cls, pattern):
+    with pytest.raises(cls, match=pattern):
+        fn()

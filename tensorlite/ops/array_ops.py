@@ -6,11 +6,12 @@ take the rank of their logical input as an attribute so that they also run on co
 with extra leading dimensions (each is the other's gradient).
 """
 import builtins
+import os
 from collections import namedtuple
 
 import numpy as np
 
-from tensorlite.framework import convert, dtypes
+from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
@@ -217,21 +218,48 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 
 
 # -- creation ---------------------------------------------------------------------------------
-def _shape_arg(shape):
-    return tuple(int_list(shape, "shape")) if not isinstance(shape, int) else (shape,)
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 40
+
+
+# Larger requests are refused up front with TF's error, rather than NumPy's MemoryError or
+# an overcommitted array that fails later when touched.
+MAX_ALLOC_BYTES = _physical_memory()
+
+
+def _shape_arg(shape, op_name="Fill", dtype=None):
+    """The dims of a new tensor: nonnegative, and not more memory than can exist."""
+    dims = tuple(int_list(shape, "shape")) if not isinstance(shape, int) else (shape,)
+    for i, d in enumerate(dims):
+        if d is None or d < 0:
+            raise invalid(op_name, f"dims[{i}] = {d} must be nonnegative; a new tensor needs a "
+                          f"fully known shape")
+    itemsize = np.dtype(dtype.as_numpy_dtype if dtype is not None and not dtype.is_string
+                        else np.float32).itemsize
+    nbytes = int(np.prod(dims, dtype=object)) * itemsize if dims else itemsize
+    if nbytes > MAX_ALLOC_BYTES:
+        raise errors.ResourceExhaustedError(
+            None, None, f"OOM when allocating tensor with shape{list(dims)} and type "
+            f"{dtype.name if dtype is not None else 'float32'}: {nbytes} bytes asked for "
+            f"[Op:{op_name}]")
+    return dims
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
     """`tf.zeros`."""
     dt = dtypes.as_dtype(dtype)
-    return wrap(np.zeros(_shape_arg(shape), dtype=dt.as_numpy_dtype if not dt.is_string
-                         else object) if not dt.is_string else np.full(_shape_arg(shape), b"",
-                                                                        dtype=object))
+    dims = _shape_arg(shape, "Zeros", dt)
+    return wrap(np.full(dims, b"", dtype=object) if dt.is_string
+                else np.zeros(dims, dtype=dt.as_numpy_dtype))
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     """`tf.ones`."""
-    return wrap(np.ones(_shape_arg(shape), dtype=dtypes.as_dtype(dtype).as_numpy_dtype))
+    dt = dtypes.as_dtype(dtype)
+    return wrap(np.ones(_shape_arg(shape, "Ones", dt), dtype=dt.as_numpy_dtype))
 
 
 def fill(dims, value, name=None):
@@ -239,7 +267,7 @@ def fill(dims, value, name=None):
     v = to_tensor(value)
     if v._value.ndim != 0:
         raise invalid("Fill", f"fill: value must be a scalar, got shape {list(v._value.shape)}")
-    return wrap(np.full(_shape_arg(dims), v._value, dtype=v._value.dtype))
+    return wrap(np.full(_shape_arg(dims, "Fill", v._dtype), v._value, dtype=v._value.dtype))
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
@@ -1013,6 +1041,9 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
     s, lim, d = (np.trunc(v).astype(np_dt) if dt.is_integer and v.dtype.kind == "f"
                  else v.astype(np_dt) for v in vals)
     s, lim, d = s.item(), lim.item(), d.item()
+    for arg, v in (("start", s), ("limit", lim), ("delta", d)):
+        if not np.isfinite(v):
+            raise invalid("Range", f"Requires {arg} to be finite, got {v}")
     if d == 0:
         raise invalid("Range", f"Requires delta != 0: {d}")
     if d > 0 and s > lim:
@@ -1023,6 +1054,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
         n = (abs(lim - s) + abs(d) - 1) // abs(d)
     else:
         n = int(np.ceil(abs((lim - s) / d)))
+    _shape_arg([n], "Range", dt)
     return wrap(np.arange(n, dtype=np_dt) * np_dt(d) + np_dt(s))
 
 

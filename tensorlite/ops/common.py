@@ -122,21 +122,32 @@ def unbroadcast(g, x, ans):
 
 
 def norm_axis(axis, ndim, op_name="op"):
-    """Axis argument (None, int, list, Tensor) -> sorted tuple of non-negative ints."""
+    """Axis argument (None, int, list, Tensor) -> sorted tuple of non-negative ints.
+    Non-integer axes are TypeError and repeated axes InvalidArgumentError, as in TF."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, Tensor) or getattr(axis, "_is_variable", False):
         axis = np.asarray(axis).tolist()
     if isinstance(axis, (int, np.integer)):
         axis = [axis]
+    elif not isinstance(axis, (list, tuple, np.ndarray)):
+        axis = [axis]
     out = []
     for a in axis:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{op_name}: Value passed to parameter 'axis' has type "
+                            f"{type(a).__name__} ({a!r}), not in the list of allowed types: "
+                            f"int32, int64; pass an integer axis")
         a = int(a)
         if not -ndim <= a < max(ndim, 1):
             raise invalid(op_name, f"{op_name}: axis {a} is out of range for a tensor of rank "
                           f"{ndim}; use an axis in [{-ndim}, {ndim})")
-        out.append(a % ndim if ndim else 0)
-    return tuple(sorted(set(out)))
+        a = a % ndim if ndim else 0
+        if a in out:
+            raise invalid(op_name, f"Invalid reduction arguments: Axes contains duplicate "
+                          f"dimension: {a}; list each axis once")
+        out.append(a)
+    return tuple(sorted(out))
 
 
 def int_list(v, what="value"):

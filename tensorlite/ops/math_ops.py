@@ -5,7 +5,7 @@ cotangents with leading batch dimensions) and shape rule.
 """
 import numpy as np
 
-from tensorlite.framework import dtypes
+from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, input_needs_grad, register
 from tensorlite.framework.tensor import Tensor, wrap
@@ -327,8 +327,10 @@ def _cast_grad(g, ans, x, dtype):
 
 def _cast_fwd(x, dtype):
     if dtype.is_string or x.dtype == object:
-        raise invalid("Cast", f"Cast between string and {dtype.name} is not supported; use "
-                      f"tf.strings.to_number / tf.strings.as_string")
+        source = "string" if x.dtype == object else dtypes.as_dtype(x.dtype).name
+        raise errors.UnimplementedError(
+            None, None, f"Cast {source} to {dtype.name} is not supported; use "
+            f"tf.strings.to_number / tf.strings.as_string")
     if dtype.is_integer and x.dtype.kind in "fc":
         x = np.trunc(x)  # TF truncates toward zero
     return x.astype(dtype.as_numpy_dtype)
