@@ -246,8 +246,8 @@ def test_saved_state_holds_file_and_byte_offset(tmp_path):
     files = make_files(tmp_path, [2, 2])
     it = iter(TFRecordDataset(files))
     next(it), next(it), next(it)  # the first record of the second file
-    import pickle
-    state = pickle.loads(it.save_state())["state"]
+    from tensorlite.data import iterator_state
+    state = iterator_state.loads(it.save_state())
     file_state, (path, offset) = state
     assert file_state == 2 and path == files[1]
     assert offset == len(expected_frame(b"f1-r0"))

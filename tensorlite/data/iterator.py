@@ -8,12 +8,11 @@ StopIteration at the end), `save()` returning a picklable state, `restore(state)
 """
 import copy
 import itertools
-import pickle
 import threading
 import time
 import weakref
 
-from tensorlite.data import structure
+from tensorlite.data import iterator_state, structure
 from tensorlite.framework import errors, trace_hook
 
 _pipeline_ids = itertools.count()
@@ -162,16 +161,14 @@ class OwnedIterator:
 
     # -- checkpointing ---------------------------------------------------------------------
     def save_state(self):
-        """The iterator's position (shuffle buffers and parallel stages included) as bytes."""
-        return pickle.dumps({"version": 1, "state": self._raw.save()})
+        """The iterator's position (shuffle buffers and parallel stages included) as bytes:
+        JSON and raw arrays (`iterator_state`), never a pickle."""
+        return iterator_state.dumps(self._raw.save())
 
     def restore_state(self, blob):
         """Continues from a position saved by `save_state` on an iterator of the same
         pipeline."""
-        data = pickle.loads(blob)
-        if data.get("version") != 1:
-            raise errors.DataLossError(None, None, "unknown iterator checkpoint format")
-        self._raw.restore(data["state"])
+        self._raw.restore(iterator_state.loads(blob))
 
     def _serialize_to_tensors(self):  # the Checkpoint protocol
         return {"iterator_state": self.save_state()}
