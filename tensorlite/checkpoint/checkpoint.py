@@ -1,9 +1,16 @@
 """`tf.train.Checkpoint`: saves and restores variables, modules and iterators.
 
 Files follow TensorFlow's naming: `save("dir/ckpt")` writes `dir/ckpt-1.index` and
-`dir/ckpt-1.data-00000-of-00001` and records the latest save in `dir/checkpoint`. Every file
-is written to a temporary name, flushed, then renamed, data before index: a crash leaves
-the previous complete checkpoint, never a torn one (the index appears last).
+`dir/ckpt-1.data-00000-of-00001` and records the latest save in `dir/checkpoint`.
+
+A checkpoint is committed as a whole. Both files are first written completely under
+temporary names (`.tmp-<pid>`); the index records the data file's size and CRC32. Then the
+data file is renamed into place, then the index. A kill between the two renames leaves the
+new data beside the old index: the next reader or writer sees that the index does not
+describe the data, finds the dead writer's temporary index that does, and finishes its
+commit. So a killed write leaves the old or the new complete checkpoint; a pair that no
+index describes is a DataLossError naming both files. Writers remove the temporary files of
+dead writers.
 
 Example:
     >>> ckpt = tf.train.Checkpoint(step=tf.Variable(1), iterator=iter(dataset))
@@ -12,10 +19,12 @@ Example:
 """
 import json
 import os
+import re
+import zlib
 
 import numpy as np
 
-from tensorlite.framework import errors
+from tensorlite.framework import atomic_files, errors
 from tensorlite.framework.module import Module
 from tensorlite.framework.variables import Variable
 
@@ -47,13 +56,88 @@ def _collect(obj, path, out, seen):
             _collect(v, f"{path}/{i}", out, seen)
 
 
-def _atomic_write(path, data):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+_FORMAT = "tensorlite-ckpt-2"
+
+
+def _write_pair(prefix, data, entries):
+    """Commits `prefix`'s data and index as one: see the module docstring."""
+    _settle_dead_writers(prefix)
+    index = json.dumps({"format": _FORMAT, "entries": entries, "data_size": len(data),
+                        "data_crc32": zlib.crc32(data)}).encode()
+    data_tmp = atomic_files.write_temp(prefix + _DATA, data)
+    index_tmp = atomic_files.write_temp(prefix + _INDEX, index)
+    atomic_files.publish(data_tmp, prefix + _DATA)
+    atomic_files.publish(index_tmp, prefix + _INDEX)  # the commit point
+
+
+def _parse_index(raw):
+    """The index dict, or None if it is not a complete index of this format."""
+    try:
+        index = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(index, dict) or index.get("format") != _FORMAT \
+            or not isinstance(index.get("entries"), dict):
+        return None
+    return index
+
+
+def _describes(index, data):
+    return index is not None and index.get("data_size") == len(data) \
+        and index.get("data_crc32") == zlib.crc32(data)
+
+
+def _read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _load_pair(prefix):
+    """(index entries, data bytes) of a committed checkpoint, finishing a dead writer's
+    interrupted commit if there is one; DataLossError if the pair is inconsistent."""
+    data = _read_file(prefix + _DATA) if os.path.exists(prefix + _DATA) else None
+    index = _parse_index(_read_file(prefix + _INDEX))
+    if data is not None and _describes(index, data):
+        return index["entries"], data
+    if data is not None:
+        finished = _finish_dead_commit(prefix, data)
+        if finished is not None:
+            return finished["entries"], data
+    raise errors.DataLossError(
+        None, None, f"checkpoint {prefix} is inconsistent: {prefix + _INDEX} does not describe "
+        f"{prefix + _DATA} (" + ("the data file is missing" if data is None else
+                                 "sizes or checksums differ") + "). The files were changed or "
+        f"damaged after they were written; restore them from a backup or an older checkpoint")
+
+
+def _finish_dead_commit(prefix, data):
+    """Publishes a dead writer's temporary index if it describes the current data."""
+    directory = os.path.dirname(os.path.abspath(prefix))
+    stem = os.path.basename(prefix) + _INDEX + ".tmp-"
+    for name in sorted(os.listdir(directory)):
+        if not name.startswith(stem) or atomic_files.dead_temp_pid(name) is None:
+            continue
+        path = os.path.join(directory, name)
+        index = _parse_index(_read_file(path))
+        if _describes(index, data):
+            atomic_files.publish(path, prefix + _INDEX)
+            return index
+    return None
+
+
+def _settle_dead_writers(prefix):
+    """Finishes the interrupted commits of dead writers in `prefix`'s directory (of this
+    checkpoint's name, e.g. every `ckpt-N`), then removes their temporary files."""
+    directory = os.path.dirname(os.path.abspath(prefix))
+    stem = re.sub(r"-\d+$", "", os.path.basename(prefix))
+    suffix = re.compile(re.escape(_INDEX) + r"\.tmp-\d+$")
+    for name in os.listdir(directory):
+        if name.startswith(stem) and suffix.search(name) \
+                and atomic_files.dead_temp_pid(name) is not None:
+            other = os.path.join(directory, suffix.sub("", name))
+            if os.path.exists(other + _DATA):
+                _finish_dead_commit(other, _read_file(other + _DATA))
+    atomic_files.remove_dead_temps(os.path.join(directory, stem))
 
 
 class _Status:
@@ -120,9 +204,7 @@ class Checkpoint:
                     "offset": offset, "size": len(raw)}
                 blobs.append(raw)
                 offset += len(raw)
-        _atomic_write(file_prefix + _DATA, b"".join(blobs))
-        _atomic_write(file_prefix + _INDEX, json.dumps({"format": "tensorlite-ckpt-1",
-                                                        "entries": index}).encode())
+        _write_pair(file_prefix, b"".join(blobs), index)
         return file_prefix
 
     def save(self, file_prefix):
@@ -131,9 +213,10 @@ class Checkpoint:
         path = self.write(f"{os.fspath(file_prefix)}-{self._ckpt_counter}")
         directory = os.path.dirname(os.path.abspath(path))
         name = os.path.basename(path)
-        _atomic_write(os.path.join(directory, "checkpoint"),
-                      f'model_checkpoint_path: "{name}"\n'
-                      f'all_model_checkpoint_paths: "{name}"\n'.encode())
+        atomic_files.remove_dead_temps(os.path.join(directory, "checkpoint"))
+        atomic_files.write_file(os.path.join(directory, "checkpoint"),
+                                f'model_checkpoint_path: "{name}"\n'
+                                f'all_model_checkpoint_paths: "{name}"\n'.encode())
         return path
 
     def read(self, save_path):
@@ -148,10 +231,7 @@ class Checkpoint:
             raise errors.NotFoundError(None, None, f"Failed to find any matching files for "
                                        f"{save_path}; pass the prefix returned by save() or "
                                        f"tf.train.latest_checkpoint(directory)")
-        with open(save_path + _INDEX, "rb") as f:
-            index = json.loads(f.read())["entries"]
-        with open(save_path + _DATA, "rb") as f:
-            data = f.read()
+        index, data = _load_pair(save_path)
         leaves = []
         _collect(self, "", leaves, set())
         used, unrestored = set(), set()
@@ -171,8 +251,7 @@ class Checkpoint:
             if entry is None:
                 unrestored.add(path)
                 continue
-            raw = data[entry["offset"]:entry["offset"] + entry["size"]]
-            arr = np.frombuffer(raw, dtype=np.dtype(entry["dtype"])).reshape(entry["shape"])
+            arr = _entry_array(save_path, key, entry, data)
             if tuple(obj.shape.as_list()) != tuple(arr.shape):
                 raise errors.InvalidArgumentError(
                     None, None, f"checkpoint value for {path} has shape {list(arr.shape)} but "
@@ -180,6 +259,21 @@ class Checkpoint:
             obj.assign(arr.copy())
             used.add(key)
         return _Status(set(index) - used, unrestored)
+
+
+def _entry_array(prefix, key, entry, data):
+    """A variable's saved array; an entry that does not fit its data is DataLossError."""
+    try:
+        dtype = np.dtype(entry["dtype"])
+        if dtype.kind not in "biufc":
+            raise ValueError(f"dtype {dtype} is not a variable dtype")
+        start, size = int(entry["offset"]), int(entry["size"])
+        if start < 0 or size < 0 or start + size > len(data):
+            raise ValueError("its bytes lie outside the data file")
+        return np.frombuffer(data[start:start + size], dtype=dtype).reshape(entry["shape"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise errors.DataLossError(None, None, f"checkpoint {prefix}: entry {key} is malformed "
+                                   f"({e})") from None
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):

@@ -3,7 +3,9 @@
 File caches follow TensorFlow's rules: a cache is used only once it was written completely
 (the writer writes a temporary file and renames it into place at the end, so a killed or
 interrupted writer leaves nothing that looks complete), and a second concurrent writer of
-the same cache is refused with AlreadyExistsError because of the lock file.
+the same cache is refused with AlreadyExistsError because of the lock file. The lock file
+holds the writer's pid: the lock and temporary file of a writer that was killed are
+reclaimed by the next run.
 """
 import os
 
@@ -13,7 +15,7 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import errors, trace_hook
+from tensorlite.framework import atomic_files, errors, trace_hook
 
 
 class CacheDataset(UnaryDataset):
@@ -109,16 +111,9 @@ class _FileWriter(RawIterator):
         if not os.path.isdir(directory):
             raise errors.NotFoundError(None, None, f"cache: directory {directory} does not exist; "
                                        f"create it before caching to {ds._filename!r}")
-        try:
-            fd = os.open(self._lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            raise errors.AlreadyExistsError(
-                None, None, f"There appears to be a concurrent caching iterator running - cache "
-                f"lockfile already exists ('{self._lock}'). If you are sure no other running "
-                f"job is writing this cache, delete the lockfile and re-run.") from None
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        self._tmp = f"{ds._data_path}.tmp-{os.getpid()}"
+        atomic_files.acquire_lock(self._lock, "caching iterator")
+        atomic_files.remove_dead_temps(ds._data_path)
+        self._tmp = atomic_files.temp_path(ds._data_path)
         self._f = open(self._tmp, "wb")  # noqa: SIM115 - closed in _finish/close
 
     def next(self):
@@ -138,7 +133,7 @@ class _FileWriter(RawIterator):
             os.fsync(self._f.fileno())
             self._f.close()
             self._f = None
-            os.replace(self._tmp, self._ds._data_path)  # complete: publish atomically
+            atomic_files.publish(self._tmp, self._ds._data_path)  # complete: publish atomically
             os.unlink(self._lock)
 
     def close(self):

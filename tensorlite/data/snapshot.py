@@ -24,7 +24,7 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
 from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import errors, trace_hook
+from tensorlite.framework import atomic_files, errors, trace_hook
 from tensorlite.framework.tensor import Tensor
 
 _SKIP = {"_key", "_spec", "_last_ctx", "_inputs", "_memory", "_epochs", "_fixed"}
@@ -38,10 +38,8 @@ def _fp_value(v, h):
         h.update(str((v.dtype.str, v.shape)).encode())
         h.update(v.tobytes() if v.dtype != object else repr(v.tolist()).encode())
     elif callable(v) and hasattr(v, "__code__"):
-        code = v.__code__
-        h.update(code.co_code)
-        h.update(repr(code.co_consts).encode())
-        h.update(repr(code.co_names).encode())
+        _fp_code(v.__code__, h)
+        _fp_value(v.__defaults__, h)
         for cell in v.__closure__ or ():
             try:
                 _fp_value(cell.cell_contents, h)
@@ -58,6 +56,22 @@ def _fp_value(v, h):
         h.update(repr(v).encode())
     else:
         h.update(type(v).__name__.encode())
+
+
+def _fp_code(code, h):
+    """Hashes a code object by its bytecode, names and constants, recursing into nested
+    functions' code: never by repr, which holds memory addresses and set orders that
+    change from process to process."""
+    h.update(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
+    for c in code.co_consts:
+        if hasattr(c, "co_code"):
+            h.update(b"<code>")
+            _fp_code(c, h)
+        elif isinstance(c, frozenset):
+            h.update(repr(sorted(map(repr, c))).encode())
+        else:
+            h.update(repr(c).encode())
 
 
 def describe_pipeline(node):
@@ -115,8 +129,7 @@ class SnapshotDataset(UnaryDataset):
         run = os.path.join(self._path, fp, "run")
         stats = ctx.stats.stage(self._key, "Snapshot")
         if os.path.exists(os.path.join(run, _META)):
-            with open(os.path.join(run, _META), encoding="utf-8") as f:
-                meta = json.load(f)
+            meta = _read_meta(os.path.join(run, _META))
             stats.choice = f"reading snapshot {fp} ({meta['num_elements']} elements, " \
                            f"{meta['num_shards']} shards in parallel)"
             return _SnapshotReader(run, meta)
@@ -140,8 +153,7 @@ class SnapshotDataset(UnaryDataset):
                                    "rewriting it")
                 continue
             if os.path.exists(meta_path):
-                with open(meta_path, encoding="utf-8") as f:
-                    old = json.load(f)["pipeline"]
+                old = _read_meta(meta_path)["pipeline"]
                 changed = [f"'{a.strip()}' became '{b.strip()}'"
                            for a, b in zip(old, current) if a != b]
                 if len(old) != len(current):
@@ -151,6 +163,23 @@ class SnapshotDataset(UnaryDataset):
                                + (f": {'; '.join(changed)}" if changed else
                                   ": a function's code or the source data changed") + ")")
         return "; ".join(reasons) or None
+
+
+def _read_meta(path):
+    """A snapshot's metadata, checked: anything else is a DataLossError naming the file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+        ok = (isinstance(meta, dict) and type(meta.get("num_elements")) is int
+              and meta["num_elements"] >= 0 and type(meta.get("num_shards")) is int
+              and 1 <= meta["num_shards"] <= 65536 and isinstance(meta.get("gzip"), bool)
+              and isinstance(meta.get("pipeline"), list))
+    except (OSError, ValueError, RecursionError) as e:
+        ok, meta = False, e
+    if not ok:
+        raise errors.DataLossError(None, None, f"snapshot metadata {path} is malformed; delete "
+                                   f"that snapshot directory to rewrite it")
+    return meta
 
 
 def _open(path, mode, gz):
@@ -165,7 +194,7 @@ class _SnapshotWriter(RawIterator):
         for name in os.listdir(self._dir):  # leftovers of dead writers
             if name.startswith(".tmp-"):
                 pid = name[5:].split("-")[0]
-                if pid.isdigit() and not _alive(int(pid)):
+                if pid.isdigit() and not atomic_files.pid_alive(int(pid)):
                     shutil.rmtree(os.path.join(self._dir, name), ignore_errors=True)
         self._tmp = os.path.join(self._dir, f".tmp-{os.getpid()}-{threading.get_ident()}")
         os.makedirs(self._tmp)
@@ -214,16 +243,6 @@ class _SnapshotWriter(RawIterator):
             self._files = None
             shutil.rmtree(self._tmp, ignore_errors=True)
         self._in.close()
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class _SnapshotReader(RawIterator):
