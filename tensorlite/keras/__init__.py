@@ -1,7 +1,7 @@
 """`tf.keras`: layers, models, losses, metrics, optimizers, callbacks."""
-from tensorlite.keras import (activations, backend, callbacks, constraints,  # noqa: F401
-                              datasets, initializers, layers, losses, metrics, models,
-                              optimizers, regularizers, utils)
+from tensorlite.keras import (activations, backend, callbacks, config,  # noqa: F401
+                              constraints, datasets, initializers, layers, losses, metrics,
+                              models, optimizers, regularizers, saving, utils)
 from tensorlite.keras.engine.sequential import Sequential  # noqa: F401
 from tensorlite.keras.engine.training import Model  # noqa: F401
 from tensorlite.keras.engine_symbolic import Input  # noqa: F401

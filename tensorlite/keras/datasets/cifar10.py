@@ -1,6 +1,10 @@
 """`tf.keras.datasets.cifar10.load_data()` from the CIFAR-10 python batches
 (`cifar-10-batches-py/data_batch_1..5`, `test_batch`: pickled dicts with b"data" uint8
 [N, 3072] channel-major rows and b"labels").
+
+The batches exist only as pickles, so this loader must unpickle. It does so with an
+allow-list: only NumPy's array reconstruction and plain containers resolve, and a pickle
+that names any other callable is a DataLossError before anything runs.
 """
 import os
 import pickle
@@ -14,11 +18,29 @@ _DIR = "cifar-10-batches-py"
 _ORIGIN = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 
 
+_ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+            ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
+            ("numpy._core.multiarray", "scalar"), ("_codecs", "encode")}
+
+
+class _ArraysOnlyUnpickler(pickle.Unpickler):
+    """Unpickles dicts, lists, bytes and NumPy arrays; refuses every other callable."""
+
+    def find_class(self, module, name):
+        if (module, name) not in _ALLOWED:
+            raise pickle.UnpicklingError(f"refusing to load {module}.{name}: a CIFAR batch "
+                                         f"holds only arrays, lists and bytes")
+        return super().find_class(module, name)
+
+
 def load_batch(path, label_key="labels"):
-    """(data [N,3,32,32] uint8, labels [N]) from one python batch file."""
+    """(data [N,3,32,32] uint8, labels [N]) from one python batch file (an unpickle
+    restricted to arrays and plain containers)."""
     with open(path, "rb") as f:
         try:
-            d = pickle.load(f, encoding="bytes")
+            d = _ArraysOnlyUnpickler(f, encoding="bytes").load()
+            if not isinstance(d, dict):
+                raise TypeError(f"expected a dict, got {type(d).__name__}")
         except Exception as e:  # noqa: BLE001 - any unpickling failure means a bad file
             raise errors.DataLossError(None, None, f"{path} is not a CIFAR batch: {e}") from None
     d = {k.decode() if isinstance(k, bytes) else k: v for k, v in d.items()}
@@ -28,7 +50,10 @@ def load_batch(path, label_key="labels"):
 
 
 def load_data():
-    """((x_train, y_train), (x_test, y_test)): uint8 [N,32,32,3] images, [N,1] labels."""
+    """((x_train, y_train), (x_test, y_test)): uint8 [N,32,32,3] images, [N,1] labels.
+
+    The batch files are pickles: they are unpickled with an allow-list of NumPy's array
+    reconstruction only (see `load_batch`), so a crafted file cannot run code."""
     root = os.path.join(cache_dir(), _DIR)
     names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
     missing = [n for n in names if not os.path.exists(os.path.join(root, n))]

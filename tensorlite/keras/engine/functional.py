@@ -3,6 +3,7 @@ from tensorlite.framework import nest
 from tensorlite.keras.engine.training import Model
 from tensorlite.keras.engine_symbolic import KerasTensor
 from tensorlite.keras.layers.layer import Layer, _current_training
+from tensorlite.keras.saving.object_registration import serialize_layer
 
 
 def _topological_nodes(outputs):
@@ -107,8 +108,7 @@ class Functional(Model):
                           "args": ref(list(node.args)),
                           "kwargs": {k: ref(v) for k, v in node.kwargs.items()}})
         return {"name": self.name,
-                "layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
-                           for layer in self.layers],
+                "layers": [serialize_layer(layer) for layer in self.layers],
                 "inputs": [{"shape": t.shape.as_list(), "dtype": t.dtype.name, "name": t.name}
                            for t in self.inputs],
                 "input_structure": "dict" if isinstance(self._inputs_struct, dict) else

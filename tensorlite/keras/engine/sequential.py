@@ -4,6 +4,7 @@ from tensorlite.keras.engine.training import Model
 from tensorlite.keras.engine_symbolic import KerasTensor
 from tensorlite.keras.layers.core import InputLayer
 from tensorlite.keras.layers.layer import Layer
+from tensorlite.keras.saving.object_registration import serialize_layer
 
 
 class Sequential(Model):
@@ -74,8 +75,7 @@ class Sequential(Model):
     def get_config(self):
         return {"name": self.name,
                 "build_input_shape": self._input_batch_shape,
-                "layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
-                           for layer in self.layers]}
+                "layers": [serialize_layer(layer) for layer in self.layers]}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

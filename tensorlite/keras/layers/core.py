@@ -6,6 +6,7 @@ from tensorlite import nn
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations, constraints, initializers, regularizers
 from tensorlite.keras.layers.layer import Layer, check_last_dim
+from tensorlite.keras.saving.object_registration import deserialize_function, serialize_function
 from tensorlite.ops import array_ops, math_ops
 
 
@@ -160,7 +161,11 @@ class Activation(Layer):
 
 
 class Lambda(Layer):
-    """`tf.keras.layers.Lambda`: wraps a function of the inputs."""
+    """`tf.keras.layers.Lambda`: wraps a function of the inputs.
+
+    Saved with the function's bytecode; loading it runs that code, so `load_model` refuses
+    it unless the function is registered or passed in `custom_objects`, or the caller
+    passes `safe_mode=False`, as Keras 3 does."""
 
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         super().__init__(**kwargs)
@@ -171,7 +176,13 @@ class Lambda(Layer):
         return self.function(inputs, **self.arguments)
 
     def get_config(self):
-        raise NotImplementedError("Lambda layers hold Python code and cannot be serialised to "
-                                  "a config; subclass Layer instead to save this model")
+        return {**super().get_config(), "function": serialize_function(self.function),
+                "arguments": dict(self.arguments)}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        config["function"] = deserialize_function(config["function"], custom_objects)
+        return cls(**config)
 
 

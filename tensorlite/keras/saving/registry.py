@@ -1,7 +1,12 @@
-"""Class lookup for deserialisation: Keras layer/model class names -> classes."""
-import importlib
+"""Names in a saved config -> layer and model classes, without running the file's code.
 
+Only these resolve, in this order: the caller's `custom_objects`, the active
+`custom_object_scope`s, registered objects (`object_registration`), and tensorlite's own
+Keras classes. A config's `"module"` field is written for TensorFlow's readers and never
+imported.
+"""
 from tensorlite.keras.layers.layer import Layer
+from tensorlite.keras.saving.object_registration import lookup
 
 
 def _known_classes():
@@ -14,25 +19,32 @@ def _known_classes():
     return out
 
 
-def get_class(class_name, custom_objects=None, module=None):
-    if custom_objects and class_name in custom_objects:
-        return custom_objects[class_name]
+def get_class(class_name, custom_objects=None, registered_name=None):
+    """The class saved as `class_name`; an unknown name is a ValueError saying how to
+    register it. Nothing named in the file is imported."""
+    found = lookup(class_name, registered_name, custom_objects)
+    if found is not None:
+        return found
     known = _known_classes()
     if class_name in known:
         return known[class_name]
-    if module:  # a user's own class that its module still defines
-        try:
-            return getattr(importlib.import_module(module), class_name)
-        except (ImportError, AttributeError):
-            pass
-    raise ValueError(f"Unknown layer: '{class_name}'. Please ensure you are using a "
-                     f"`keras.utils.custom_object_scope` and that this object is included in "
-                     f"the scope (or pass custom_objects={{'{class_name}': {class_name}}}).")
+    raise ValueError(
+        f"Unknown layer: '{class_name}'"
+        + (f" (registered as '{registered_name}')" if registered_name not in (None, class_name)
+           else "")
+        + ". Please ensure you are using a `keras.utils.custom_object_scope` and that this "
+        f"object is included in the scope, pass custom_objects={{'{class_name}': "
+        f"{class_name}}} to load_model, or decorate the class with "
+        f"@keras.utils.register_keras_serializable(). Class names in a saved file are never "
+        f"imported from its 'module' field.")
 
 
 def layer_from_config(entry, custom_objects=None):
-    cls = get_class(entry["class_name"], custom_objects, entry.get("module"))
-    config = dict(entry["config"])
+    if not isinstance(entry, dict) or not isinstance(entry.get("class_name"), str) \
+            or not isinstance(entry.get("config", {}), dict):
+        raise ValueError(f"Malformed layer entry in a model config: {str(entry)[:200]}")
+    cls = get_class(entry["class_name"], custom_objects, entry.get("registered_name"))
+    config = dict(entry.get("config") or {})
     if hasattr(cls, "from_config"):
         try:
             return cls.from_config(config, custom_objects=custom_objects)

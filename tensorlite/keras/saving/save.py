@@ -4,7 +4,8 @@
 compile settings — and `weights.npz`): `path` itself when it ends in `.keras`, otherwise
 `path/model.keras` inside a directory. The archive is written to a temporary file, flushed
 and renamed over the old one, so a crash mid-write leaves the old complete model or the new
-complete one. `save_weights(prefix)` writes TensorFlow's checkpoint layout
+complete one; the next save removes the temporary files of killed saves. Loading reads only
+JSON and raw arrays and resolves only known or registered classes (`registry`). `save_weights(prefix)` writes TensorFlow's checkpoint layout
 (`prefix.index`, `prefix.data-00000-of-00001`) through tf.train.Checkpoint, equally atomic.
 """
 import io
@@ -15,7 +16,8 @@ import zipfile
 import numpy as np
 
 from tensorlite.checkpoint.checkpoint import Checkpoint
-from tensorlite.framework import errors
+from tensorlite.framework import atomic_files, errors
+from tensorlite.keras.saving.object_registration import get_registered_name, safe_mode_scope
 
 FORMAT = "tensorlite-keras-1"
 
@@ -37,7 +39,7 @@ def _model_entry(model):
     from tensorlite.keras.engine.sequential import Sequential  # noqa: PLC0415
     cls = type(model)
     entry = {"class_name": "Functional" if isinstance(model, Functional) else cls.__name__,
-             "module": cls.__module__}
+             "module": cls.__module__, "registered_name": get_registered_name(cls)}
     try:
         entry["config"] = model.get_config()
     except NotImplementedError:
@@ -72,13 +74,15 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
               "compile_config": model._compile_config if include_optimizer else None}
     weights = io.BytesIO()
     np.savez(weights, *[np.asarray(w.numpy()) for w in model.weights])
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as z:
-        z.writestr("config.json", json.dumps(config, default=_json_default))
-        z.writestr("weights.npz", weights.getvalue())
-    with open(tmp, "rb") as f:
+    atomic_files.remove_dead_temps(path)
+    tmp = atomic_files.temp_path(path)
+    with open(tmp, "wb") as f:
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
+            z.writestr("config.json", json.dumps(config, default=_json_default))
+            z.writestr("weights.npz", weights.getvalue())
+        f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_files.publish(tmp, path)
 
 
 def _json_default(o):
@@ -95,28 +99,49 @@ def _json_default(o):
     raise TypeError(f"cannot serialise {type(o).__name__} in a model config")
 
 
-def load_model(filepath, custom_objects=None, compile=True, options=None):  # noqa: A002
-    """`tf.keras.models.load_model`."""
-    from tensorlite.keras.saving.registry import get_class  # noqa: PLC0415
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # noqa: A002
+               options=None):
+    """`tf.keras.models.load_model`. Only tensorlite's classes and those given in
+    `custom_objects` or registered resolve; Lambda code loads only with safe_mode=False."""
     path = _archive_path(filepath, creating=False)
     if not os.path.exists(path):
         raise errors.NotFoundError(None, None, f"No model found at {os.fspath(filepath)} "
                                    f"(expected {path}); save one with model.save()")
+    config, arrays = _read_archive(path)
+    with safe_mode_scope(safe_mode):
+        model = _rebuild(config, arrays, custom_objects, path)
+    if compile and config.get("compile_config"):
+        cc = config["compile_config"]
+        from tensorlite.keras import optimizers  # noqa: PLC0415
+        model.compile(optimizer=optimizers.deserialize(cc["optimizer"]),
+                      loss=_loss_from(cc["loss"], custom_objects),
+                      metrics=cc.get("metrics"), loss_weights=cc.get("loss_weights"))
+    return model
+
+
+def _read_archive(path):
+    """(config dict, weight arrays); a torn, foreign or malformed archive is DataLossError.
+    Weights are read with allow_pickle=False: an archive cannot smuggle in objects."""
     try:
         with zipfile.ZipFile(path) as z:
             config = json.loads(z.read("config.json"))
-            weights = np.load(io.BytesIO(z.read("weights.npz")))
-            arrays = [weights[f"arr_{i}"] for i in range(len(weights.files))]
-    except (zipfile.BadZipFile, KeyError) as e:
+            with np.load(io.BytesIO(z.read("weights.npz")), allow_pickle=False) as weights:
+                arrays = [weights[f"arr_{i}"] for i in range(len(weights.files))]
+        if not isinstance(config, dict) or not isinstance(config.get("model"), dict) \
+                or not isinstance(config["model"].get("class_name"), str):
+            raise ValueError("config.json has no 'model' entry with a 'class_name'")
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError, EOFError, RecursionError) as e:
         raise errors.DataLossError(None, None, f"{path} is not a complete tensorlite model "
                                    f"archive: {e}") from None
+    return config, arrays
+
+
+def _rebuild(config, arrays, custom_objects, path):
+    from tensorlite.keras.saving.registry import get_class, layer_from_config  # noqa: PLC0415
     entry = config["model"]
-    cls = get_class(entry["class_name"], custom_objects, entry.get("module"))
+    cls = get_class(entry["class_name"], custom_objects, entry.get("registered_name"))
     if entry.get("config") is not None and hasattr(cls, "from_config"):
-        try:
-            model = cls.from_config(entry["config"], custom_objects=custom_objects)
-        except TypeError:
-            model = cls.from_config(entry["config"])
+        model = layer_from_config(entry, custom_objects)
     else:
         try:
             model = cls()
@@ -129,13 +154,11 @@ def load_model(filepath, custom_objects=None, compile=True, options=None):  # no
             raise ValueError(f"Cannot rebuild {entry['class_name']}: its input shape was not "
                              f"recorded; call the model on data before saving it")
         model.build(entry["build_input_shape"])
-    model.set_weights(arrays)
-    if compile and config.get("compile_config"):
-        cc = config["compile_config"]
-        from tensorlite.keras import optimizers  # noqa: PLC0415
-        model.compile(optimizer=optimizers.deserialize(cc["optimizer"]),
-                      loss=_loss_from(cc["loss"], custom_objects),
-                      metrics=cc.get("metrics"), loss_weights=cc.get("loss_weights"))
+    try:
+        model.set_weights(arrays)
+    except ValueError as e:
+        raise errors.DataLossError(None, None, f"{path}: its weights do not fit the model its "
+                                   f"config describes ({e})") from None
     return model
 
 
