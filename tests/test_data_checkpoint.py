@@ -149,3 +149,23 @@ def test_snapshot_killed_mid_write_is_rewritten_not_read_partial(tmp_path):
     third = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60,
                            env=env, text=True)
     assert int(third.stdout) == sum(range(100, 130))
+
+
+def test_snapshot_of_nested_lambda_map_is_reused_across_processes(tmp_path):
+    """Fingerprints hash nested code by bytecode and constants, not by repr (which holds
+    addresses and set orders): a second process reuses the first one's snapshot."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = textwrap.dedent(f"""
+        import tensorlite as tf
+        ds = tf.data.Dataset.range(6).map(
+            lambda x: tf.py_function(lambda v: v + (1 if str(v) in {{"a", "b"}} else 2),
+                                     [x], tf.int64))
+        print([int(v) for v in ds.snapshot({str(tmp_path / "snap")!r})])
+    """)
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONPATH=root, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == str([v + 2 for v in range(6)])
+    assert len(os.listdir(tmp_path / "snap")) == 1
