@@ -1,0 +1,171 @@
+"""The model server: models and their versions, a poll loop, batchers and metrics.
+
+`ModelServer` owns one `ServedModel` per configured model (from `--model_name` /
+`--model_base_path` or a `--model_config_file`, which is re-read every
+`--model_config_file_poll_wait_seconds`: models added there start loading, models removed
+stop being served), polls their base paths every `file_system_poll_wait_seconds`, and, with
+batching on, one `Batcher` per served signature. `rest_app.build_app` puts the REST API on
+top of it.
+
+Example:
+    >>> server = ModelServer([ModelSpec("m", "/models/m")], loader=load_servable)
+    >>> server.start(); ...; server.stop()
+"""
+import threading
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from tensorlite.framework import errors
+from tensorlite.serving.batching import Batcher
+from tensorlite.serving.config import parse_model_config
+from tensorlite.serving.manager import ServedModel
+
+_LATENCY_BUCKETS_US = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000,
+                       500000, 1000000, 2500000, 5000000, float("inf"))
+
+
+class Metrics:
+    """TF Serving's Prometheus metrics, in a registry of this server's own."""
+
+    def __init__(self):
+        self.registry = CollectorRegistry()
+        self.requests = Counter(":tensorflow:serving:request_count",
+                                "Total number of inference requests.",
+                                ["model_name", "status"], registry=self.registry)
+        self.latency = Histogram(":tensorflow:serving:request_latency",
+                                 "Distribution of wall time (in microseconds) for inference "
+                                 "requests.", ["model_name", "API", "entrypoint"],
+                                 buckets=_LATENCY_BUCKETS_US, registry=self.registry)
+        self.runtime = Histogram(":tensorflow:serving:runtime_latency",
+                                 "Distribution of wall time (in microseconds) for model "
+                                 "runtime.", ["model_name", "API", "runtime"],
+                                 buckets=_LATENCY_BUCKETS_US, registry=self.registry)
+        self.batch_size = Histogram(":tensorflow:serving:batching_session:processed_batch_size",
+                                    "Rows per batched model call.", ["model_name"],
+                                    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
+                                    registry=self.registry)
+        self.available = Gauge(":tensorflow:serving:available_versions",
+                               "Number of available versions of each model.", ["model_name"],
+                               registry=self.registry)
+
+
+class ModelServer:
+    """Serves models; see the module docstring."""
+
+    def __init__(self, specs, loader, batching=None, poll_seconds=1.0, config_file=None,
+                 config_poll_seconds=0):
+        self._loader, self.batching = loader, batching
+        self.poll_seconds, self.config_file = poll_seconds, config_file
+        self.config_poll_seconds = config_poll_seconds
+        self.metrics = Metrics()
+        self._lock = threading.Lock()
+        self.models = {}
+        self._batchers = {}  # (model, version, signature) -> Batcher
+        self._stop = threading.Event()
+        self._thread = None
+        self._config_text = None
+        self._apply(specs)
+
+    def _apply(self, specs):
+        """Makes the served set equal `specs` (new models start loading at the next poll)."""
+        with self._lock:
+            wanted = {s.name: s for s in specs}
+            for name in list(self.models):
+                if name not in wanted:
+                    del self.models[name]
+                    self._close_batchers(lambda key, n=name: key[0] == n)
+            for name, spec in wanted.items():
+                current = self.models.get(name)
+                if current is None or current.spec.base_path != spec.base_path:
+                    self.models[name] = ServedModel(spec, self._loader, self._on_change)
+                else:
+                    current.spec = spec  # policy and labels may change while serving
+
+    def _on_change(self, model):
+        available = model.available_versions()
+        self.metrics.available.labels(model.spec.name).set(len(available))
+        self._close_batchers(lambda key: key[0] == model.spec.name and key[1] not in available)
+
+    def _close_batchers(self, which):
+        with self._lock:
+            closing = [k for k in self._batchers if which(k)]
+            batchers = [self._batchers.pop(k) for k in closing]
+        for b in batchers:  # requests already queued are still served
+            threading.Thread(target=b.close, daemon=True).start()
+
+    # -- the poll loop -----------------------------------------------------------------------
+    def poll_once(self, wait=False):
+        if self.config_file and self.config_poll_seconds > 0:
+            self._reload_config()
+        for model in list(self.models.values()):
+            model.poll(wait=wait)
+
+    def _reload_config(self):
+        with open(self.config_file, encoding="utf-8") as f:
+            text = f.read()
+        if text != self._config_text:
+            try:
+                specs = parse_model_config(text, self.config_file)
+            except ValueError as e:  # keep serving the old config
+                print(f"tensorlite-serving: ignoring the new {self.config_file}: {e}",
+                      flush=True)
+                self._config_text = text
+                return
+            self._config_text = text
+            self._apply(specs)
+
+    def _loop(self):
+        last_config = time.monotonic()
+        while not self._stop.wait(self.poll_seconds):
+            for model in list(self.models.values()):
+                model.poll()
+            if self.config_file and self.config_poll_seconds > 0 and \
+                    time.monotonic() - last_config >= self.config_poll_seconds:
+                last_config = time.monotonic()
+                self._reload_config()
+
+    def start(self):
+        """Loads what is on disk now (waiting for it), then polls in the background."""
+        if self.config_file and self._config_text is None:
+            with open(self.config_file, encoding="utf-8") as f:
+                self._config_text = f.read()
+        for model in list(self.models.values()):
+            model.poll()
+        time.sleep(min(self.poll_seconds, 0.05))
+        for model in list(self.models.values()):  # a second look: stable dirs load now
+            model.poll(wait=True)
+        if self.poll_seconds > 0:
+            self._thread = threading.Thread(target=self._loop, daemon=True,
+                                            name="tensorlite-serving-poll")
+            self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._close_batchers(lambda key: True)
+
+    # -- requests ------------------------------------------------------------------------------
+    def model(self, name):
+        with self._lock:
+            model = self.models.get(name)
+        if model is None:
+            raise errors.NotFoundError(None, None, f"Servable not found for request: "
+                                       f"Latest({name})")
+        return model
+
+    def batcher(self, name, version, signature_name, signature):
+        """The Batcher of one served signature (made on first use)."""
+        key = (name, version, signature_name)
+        with self._lock:
+            b = self._batchers.get(key)
+            if b is None:
+                hist = self.metrics.batch_size.labels(name)
+
+                def run(inputs, sig=signature):
+                    hist.observe(next(iter(inputs.values())).shape[0])
+                    return sig.run(inputs)
+                b = self._batchers[key] = Batcher(run, self.batching,
+                                                  name=f"{name}-{version}-{signature_name}")
+        return b
