@@ -28,7 +28,7 @@ Advice, each from what was measured plus the (optimised) dataset graph, only whi
 input-bound except the ordering rule:
   parallelize_map        a map taking >= 20% of input time one element at a time (or at a
                          fixed num_parallel_calls), unless it is cheap (< 100 us/element)
-  vectorize              a cheap map (< 100 us/element) right before batch, >= 10%
+  vectorize              a cheap map (median < 100 us/element) right before batch, >= 10%
   cache                  a map >= 10% re-run over a finite input every epoch (a repeat after
                          it, or more calls than input elements), no cache after it and no
                          shuffle before it
@@ -39,6 +39,7 @@ input-bound except the ordering rule:
   ok                     not input-bound (first, alone unless the ordering rule applies)
 """
 import collections
+import statistics
 
 from tensorlite.profiler.collector import data_stats_during
 from tensorlite.profiler.overview import (MODERATELY_INPUT_BOUND_PERCENT, input_percent,
@@ -230,6 +231,7 @@ def _row(st, blame_ns, input_total, consumers):
     return {
         "stage": st.name, "key": st.key, "calls": st.calls or len(st.work),
         "avg_us": sum(lat) / len(lat) / 1e3 if lat else 0.0,
+        "median_us": statistics.median(lat) / 1e3 if lat else 0.0,
         "max_us": max(lat) / 1e3 if lat else 0.0,
         "total_self_us": st.total_self / 1e3,
         "percent_of_input": 100.0 * blame_ns / input_total if input_total else 0.0,
@@ -335,7 +337,7 @@ def _map_advice(add, k, node, r, down):
     it, nearest first)."""
     fn, label = k.fn_label(node._fn), r["stage"]
     avg, pct = r["avg_us"], r["percent_of_input"]
-    cheap = avg < _CHEAP_US
+    cheap = r["median_us"] < _CHEAP_US  # the typical call: preemptions inflate the mean
     where = "on the consumer thread" if r["where"] == "consumer thread" else \
         f"on {r['where']}"
     if not cheap and pct >= _SIGNIFICANT:
