@@ -3,6 +3,7 @@ in a real headless Chromium."""
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -115,8 +116,9 @@ def _profile_training(logdir, steps=6):
 
 def test_run_directory_holds_four_tools(tmp_path):
     run = _profile_training(str(tmp_path))
-    assert sorted(os.listdir(run)) == ["profile.json", "report.html", "summary.txt",
-                                       "trace.json"]
+    assert sorted(os.listdir(run)) == sorted([
+        "profile.json", "report.html", "summary.txt", "trace.json",
+        socket.gethostname() + ".xplane.pb"])  # TensorBoard's Profile plugin reads the last
     assert not [d for d in os.listdir(os.path.dirname(run)) if d.endswith(".tmp")]
     profile, events = profiler.load(run)
     assert [s["step_num"] for s in profile["overview"]["steps"]] == list(range(6))

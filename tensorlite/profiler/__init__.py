@@ -6,6 +6,8 @@ running, then writes one run directory `logdir/plugins/profile/<run>/` holding
                   the trace's threads), see analysis.py
     report.html   the four tools as one self-contained page
     summary.txt   the same as text (`python -m tensorlite.profiler LOGDIR` prints it)
+    <host>.xplane.pb  the XSpace TensorBoard's Profile plugin (xprof) reads, see xplane.py
+                  (written when protobuf is installed: the `profile` extra)
 
 When no profiler runs nothing is registered with dispatch, so there is no overhead; the
 analyses and reports load only when a profile is written or read (Keras imports this module
@@ -17,6 +19,7 @@ import os
 import shutil
 import time
 import types
+import warnings
 
 from tensorlite.framework import errors
 from tensorlite.profiler import collector as _collector
@@ -98,6 +101,7 @@ def stop(save=True):
         with open(os.path.join(tmp, TRACE_FILE), "w") as f:
             json.dump(trace, f)
         _write_reports(tmp, profile, trace["traceEvents"])
+        _write_xplane(tmp, c)
         os.rename(tmp, run)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -114,6 +118,25 @@ def _write_reports(run, profile, trace_events):
         f.write(report_html.render(profile, trace_events))
     with open(os.path.join(run, SUMMARY_FILE), "w", encoding="utf-8") as f:
         f.write(report_text.render(profile))
+
+
+def _write_xplane(run, collector):
+    try:
+        import google.protobuf  # noqa: F401, PLC0415 - optional: the `profile` extra
+    except ImportError:
+        global _WARNED_NO_PROTOBUF
+        if not _WARNED_NO_PROTOBUF:
+            _WARNED_NO_PROTOBUF = True
+            warnings.warn("tensorlite.profiler: protobuf is not installed, so no .xplane.pb "
+                          "for TensorBoard's Profile plugin was written (report.html and "
+                          "trace.json were); pip install 'tensorlite[profile]'.",
+                          stacklevel=3)
+        return
+    from tensorlite.profiler import xplane  # noqa: PLC0415
+    xplane.write(collector, run)
+
+
+_WARNED_NO_PROTOBUF = False
 
 
 def runs(logdir):

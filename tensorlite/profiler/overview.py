@@ -65,6 +65,29 @@ def _thread_spans(buf):
     return sorted(steps, key=lambda s: s[0]), _outermost(inputs), ops
 
 
+def _windows(steps, inputs):
+    """(window start, step) for each of one thread's sorted steps (see the module doc)."""
+    prev_end = None
+    for step in steps:
+        start = step[0]
+        lo = prev_end
+        if lo is None:
+            before = [s for s, e in inputs if e <= start]
+            lo = before[-1] if before else start
+        yield min(lo, start), step
+        prev_end = step[1]
+
+
+def step_windows(buf):
+    """[(window start ns, end ns, name, args)] of one thread buffer's step markers: each
+    step's window as the Overview counts it, in time order.
+
+    >>> step_windows(buf)  # doctest: +SKIP
+    [(1200, 5600, 'train', {'step_num': 0, 'epoch_num': 0}), ...]"""
+    steps, inputs, _ops = _thread_spans(buf)
+    return [(lo, end, name, args) for lo, (_s, end, name, args) in _windows(steps, inputs)]
+
+
 def step_breakdown(collector):
     """Rows {step_num, name, start_us, step_us, input_us, compute_us, other_us} in time
     order."""
@@ -78,13 +101,7 @@ def step_breakdown(collector):
         input_ends = [e for _, e in inputs]
         compute = _outermost([o for o in ops if not _inside(inputs, starts, *o)])
         compute_ends = [e for _, e in compute]
-        prev_end = None
-        for i, (start, end, name, args) in enumerate(steps):
-            lo = prev_end
-            if lo is None:
-                before = [s for s, e in inputs if e <= start]
-                lo = before[-1] if before else start
-            lo = min(lo, start)
+        for i, (lo, (_start, end, name, args)) in enumerate(_windows(steps, inputs)):
             step_ns = end - lo
             inp = _overlap(inputs, input_ends, lo, end)
             comp = min(_overlap(compute, compute_ends, lo, end), step_ns - inp)
@@ -92,7 +109,6 @@ def step_breakdown(collector):
                          "start_us": (lo - t0) / 1e3, "step_us": step_ns / 1e3,
                          "input_us": inp / 1e3, "compute_us": comp / 1e3,
                          "other_us": max(step_ns - inp - comp, 0) / 1e3})
-            prev_end = end
     rows.sort(key=lambda r: r["start_us"])
     return rows
 
