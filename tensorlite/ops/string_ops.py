@@ -126,6 +126,15 @@ def _reduce_join_shape(x, axis, keepdims, separator):
 REDUCE_JOIN = _register("ReduceJoin", _reduce_join_fwd, _reduce_join_shape)
 
 
+def _segment_join_fwd(values, splits, separator):
+    flat, b = values.tolist(), splits.tolist()
+    return strings_array([separator.join(flat[i:j]) for i, j in zip(b[:-1], b[1:])])
+
+
+SEGMENT_JOIN = _register("RaggedReduceJoin", _segment_join_fwd,
+                         lambda v, s, separator: Spec((None,), dtypes.string))
+
+
 # -- regular expressions -----------------------------------------------------------------------
 def _text(b):
     return b.decode("utf-8", "surrogateescape")
