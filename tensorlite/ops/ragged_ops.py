@@ -81,10 +81,17 @@ RAGGED_VALUE_ROWIDS = _int_op(
     "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)))
 RAGGED_SPLITS_FROM_LENGTHS = _int_op("RaggedSplitsFromLengths", _lengths_to_splits)
 RAGGED_SPLITS_FROM_ROWIDS = _int_op("RaggedSplitsFromRowIds", _rowids_to_splits)
-RAGGED_UNIFORM_SPLITS = _int_op(
-    "RaggedUniformSplits", lambda x, length: np.arange(
-        0, x.shape[0] * length + 1, max(length, 1), dtype=_I64)[:x.shape[0] + 1]
-    if length else np.zeros(x.shape[0] + 1, _I64))
+def _uniform_splits_fwd(x, length, nrows):
+    nvals = x.shape[0]
+    if length == 0:
+        return np.zeros((nrows or 0) + 1, dtype=_I64)
+    if nvals % length:
+        raise _bad("RaggedTensor.from_uniform_row_length", f"{nvals} values do not split into "
+                   f"rows of length {length}")
+    return np.arange(0, nvals + 1, length, dtype=_I64)
+
+
+RAGGED_UNIFORM_SPLITS = _int_op("RaggedUniformSplits", _uniform_splits_fwd)
 
 
 # -- positions (which values move where) --------------------------------------------------------

@@ -98,7 +98,8 @@ class RaggedTensor:
         values = _values(values)
         splits = rops.RAGGED_UNIFORM_SPLITS(values if isinstance(values, Tensor) else
                                             values._row_splits[1:],
-                                            length=int(uniform_row_length))
+                                            length=int(uniform_row_length),
+                                            nrows=None if nrows is None else int(nrows))
         return cls.from_row_splits(values, splits, validate=validate)
 
     @classmethod
