@@ -243,19 +243,32 @@ def fill(dims, value, name=None):
     return wrap(np.full(_shape_arg(dims), v._value, dtype=v._value.dtype))
 
 
+def _fill_like_fwd(x, dtype, value):
+    return np.full(x.shape, value, dtype=object if dtype.is_string else dtype.as_numpy_dtype)
+
+
+# Ops, not Python shortcuts: inside a graph the shape is that of each run's input.
+ZEROS_LIKE = register("ZerosLike", lambda x, dtype: _fill_like_fwd(x, dtype, b"" if
+                                                                    dtype.is_string else 0),
+                      grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+ONES_LIKE = register("OnesLike", lambda x, dtype: _fill_like_fwd(x, dtype, 1),
+                     grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+
+
 @composite_aware("zeros_like")
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     """`tf.zeros_like`."""
     x = to_tensor(input)
-    dt = x._dtype if dtype is None else dtypes.as_dtype(dtype)
-    return zeros(x._value.shape, dt)
+    return execute(ZEROS_LIKE, (x,), {"dtype": x._dtype if dtype is None else
+                                      dtypes.as_dtype(dtype)})
 
 
 @composite_aware("ones_like")
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     """`tf.ones_like`."""
     x = to_tensor(input)
-    return ones(x._value.shape, x._dtype if dtype is None else dtype)
+    return execute(ONES_LIKE, (x,), {"dtype": x._dtype if dtype is None else
+                                     dtypes.as_dtype(dtype)})
 
 
 # Registered ops (not Python shortcuts) so that graphs recompute them for new inputs.
