@@ -207,3 +207,23 @@ def test_ragged_ops_inside_tf_function():
     assert s.numpy().tolist() == [6.0, 6.0] and d.shape == (2, 2)
     s, d = f(tf.constant([1.0, 2.0, 3.0]), tf.constant([0, 0, 3], tf.int64))
     assert s.numpy().tolist() == [0.0, 12.0] and d.shape == (2, 3)
+
+
+def test_ragged_in_tf_data():
+    rt = tf.ragged.constant([[1], [2, 3], [], [4, 5, 6]])
+    ds = tf.data.Dataset.from_tensor_slices(rt)
+    assert ds.element_spec == tf.RaggedTensorSpec([None], tf.int32, 0)
+    assert [x.numpy().tolist() for x in ds] == rt.to_list()
+    batched = ds.ragged_batch(3)
+    assert batched.element_spec == tf.RaggedTensorSpec([None, None], tf.int32, 1)
+    assert [b.to_list() for b in batched] == [[[1], [2, 3], []], [[4, 5, 6]]]
+    assert [x.numpy().tolist() for x in batched.unbatch()] == rt.to_list()
+    ranges = tf.data.Dataset.range(4).map(lambda n: tf.range(n))
+    got = [b.to_list() for b in ranges.apply(tf.data.experimental.dense_to_ragged_batch(3))]
+    assert got == [[[], [0], [0, 1]], [[0, 1, 2]]]
+    # ragged components batch into ragged tensors of one more ragged dimension
+    words = tf.data.Dataset.from_tensor_slices(["a b", "c", "d e f"]).map(
+        lambda s: (tf.strings.split(tf.stack([s, s])), tf.strings.length(s)))
+    first = next(iter(words.batch(2)))
+    assert first[0].to_list() == [[[b"a", b"b"], [b"a", b"b"]], [[b"c"], [b"c"]]]
+    assert first[1].numpy().tolist() == [3, 1]

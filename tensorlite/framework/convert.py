@@ -133,7 +133,8 @@ def _unpack(value):
     if isinstance(value, (list, tuple)):
         return [_unpack(v) for v in value]
     if isinstance(value, Tensor):
-        return value._value
+        v = value._value
+        return v.tolist() if v.dtype == object else v  # strings: bytes, not 0-d arrays
     if _is_variable(value):
         return value._read()._value
     return value
