@@ -145,7 +145,7 @@ def to_numpy(value, dtype=None, allow_cast=False):
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
         if arr.dtype.kind in "USO":
-            arr = to_bytes_array(arr) if arr.dtype.kind != "O" else arr
+            arr = to_bytes_array(arr)  # str (also inside object arrays) -> UTF-8 bytes
             if dtype is not None and not dtype.is_string:
                 raise TypeError(f"Cannot convert a string array to {dtype.name}")
             return arr
