@@ -34,3 +34,5 @@ from tensorlite.keras.layers.preprocessing_lookup import (IntegerLookup,  # noqa
                                                           StringLookup)
 from tensorlite.keras.layers.text_vectorization import TextVectorization  # noqa: F401
 from tensorlite.keras.layers import experimental  # noqa: F401,E402
+from tensorlite.keras.layers.masking import Masking  # noqa: F401,E402
+from tensorlite.keras.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402
