@@ -56,6 +56,10 @@ __version__ = "0.1.0"
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
 _LAZY = {"compat", "data", "image", "io", "keras", "profiler", "sparse", "summary", "train"}
+_LAZY |= {"ragged", "strings", "lookup"}
+# Names that live in a lazily loaded sub-package: name -> (module, attribute).
+_LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),
+               "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec")}
 
 
 def __getattr__(name):
@@ -64,6 +68,9 @@ def __getattr__(name):
         module = importlib.import_module(f"tensorlite.{name}")
         globals()[name] = module
         return module
+    if name in _LAZY_NAMES:
+        module, attr = _LAZY_NAMES[name]
+        return getattr(importlib.import_module(module), attr)
     if name == "SparseTensor":
         from tensorlite.sparse import SparseTensor  # noqa: PLC0415
         return SparseTensor

@@ -1,11 +1,12 @@
 """batch, padded_batch, unbatch and rebatch."""
 import numpy as np
 
+from tensorlite.data import composite
 from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2
 from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
 from tensorlite.framework import errors, nest, trace_hook
-from tensorlite.framework.tensor import wrap
+from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
 
@@ -35,10 +36,13 @@ class BatchDataset(UnaryDataset):
         self._drop = bool(drop_remainder)
         self._parallel = num_parallel_calls
 
+    _ragged = False  # ragged_batch: every component batches into a RaggedTensor
+
     def _compute_spec(self):
         dim = self._batch if self._drop else None
-        return nest.map_structure(lambda s: TensorSpec(TensorShape([dim]) + s.shape, s.dtype),
-                                  self._input.element_spec)
+        return nest.map_structure(
+            lambda s: composite.batched_spec(s, dim, self._ragged) or
+            TensorSpec(TensorShape([dim]) + s.shape, s.dtype), self._input.element_spec)
 
     def _cardinality(self):
         n = self._input._cardinality()
@@ -53,11 +57,15 @@ class BatchDataset(UnaryDataset):
         return f"{self._name}({self._batch})"
 
     def _make_iterator(self, ctx):
-        return _BatchIterator(self._input._make_iterator(ctx), self._batch, self._drop,
-                              _stack_component)
+        it = _BatchIterator(self._input._make_iterator(ctx), self._batch, self._drop,
+                            _stack_component)
+        it._ragged = self._ragged
+        return it
 
 
 class _BatchIterator(PassThroughIterator):
+    _ragged = False
+
     def __init__(self, inner, size, drop, combine):
         super().__init__(inner)
         self._size, self._drop, self._combine = size, drop, combine
@@ -78,9 +86,15 @@ class _BatchIterator(PassThroughIterator):
         self._seen += len(items)
         like = items[0]
         flats = [nest.flatten(e) for e in items]
-        comps = [self._combine([f[k]._value for f in flats], k, first)
-                 for k in range(len(flats[0]))]
-        return nest.pack_like(like, [wrap(c) for c in comps])
+        comps = []
+        for k in range(len(flats[0])):
+            leaves = [f[k] for f in flats]
+            if (self._ragged and leaves[0].shape.rank) or any(
+                    type(t) is not Tensor for t in leaves):
+                comps.append(composite.batch_rows(leaves, self._ragged))
+            else:
+                comps.append(wrap(self._combine([t._value for t in leaves], k, first)))
+        return nest.pack_like(like, comps)
 
     def save(self):
         return (self._seen, self._in.save())
@@ -151,6 +165,9 @@ class UnbatchDataset(UnaryDataset):
 
     def _compute_spec(self):
         def strip(s):
+            ragged = composite.unbatched_spec(s)
+            if ragged is not None:
+                return ragged
             if s.shape.rank == 0:
                 raise errors.InvalidArgumentError(None, None, "unbatch: every component must "
                                                   "have rank >= 1")
@@ -174,7 +191,7 @@ class _UnbatchIterator(PassThroughIterator):
             return traced_next(self)
         while self._cur is None or self._i >= self._n:
             element = self._in.next()
-            flat = [t._value for t in nest.flatten(element)]
+            flat = [composite.values_of(t) for t in nest.flatten(element)]
             sizes = {a.shape[0] if a.ndim else -1 for a in flat}
             if len(sizes) != 1 or -1 in sizes:
                 raise errors.InvalidArgumentError(
@@ -183,7 +200,7 @@ class _UnbatchIterator(PassThroughIterator):
             self._cur, self._like, self._i, self._n = flat, element, 0, sizes.pop()
         i = self._i
         self._i += 1
-        return nest.pack_like(self._like, [wrap(a[i]) for a in self._cur])
+        return nest.pack_like(self._like, [composite.row(a, i) for a in self._cur])
 
     def save(self):
         pending = None if self._cur is None else (self._cur, self._i, self._n,
@@ -210,3 +227,13 @@ DatasetV2.unbatch = lambda self, name=None: UnbatchDataset(self)
 DatasetV2.rebatch = lambda self, batch_size, drop_remainder=False, name=None: \
     BatchDataset(UnbatchDataset(self), batch_size, drop_remainder)
 
+
+
+class RaggedBatchDataset(BatchDataset):
+    """`Dataset.ragged_batch`: components of any shapes batch into RaggedTensors."""
+    _name = "RaggedBatch"
+    _ragged = True
+
+
+DatasetV2.ragged_batch = lambda self, batch_size, drop_remainder=False, \
+    row_splits_dtype=None, name=None: RaggedBatchDataset(self, batch_size, drop_remainder)

@@ -11,3 +11,13 @@ UNKNOWN_CARDINALITY = UNKNOWN
 
 def cardinality(dataset):
     return dataset.cardinality()
+
+
+def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=None):
+    """`tf.data.experimental.dense_to_ragged_batch`: for `dataset.apply`; elements of
+    different shapes batch into RaggedTensors.
+
+    >>> ds = tf.data.Dataset.range(3).map(lambda n: tf.range(n))
+    >>> next(iter(ds.apply(dense_to_ragged_batch(3)))).to_list()
+    [[], [0], [0, 1]]"""
+    return lambda dataset: dataset.ragged_batch(batch_size, drop_remainder)

@@ -2,6 +2,7 @@
 concatenate, sample_from_datasets and choose_from_datasets."""
 import numpy as np
 
+from tensorlite.data import composite
 from tensorlite.data import structure
 from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2  # noqa: F401
 from tensorlite.data.iterator import RawIterator
@@ -126,11 +127,11 @@ class FromTensorSlicesDataset(DatasetV2):
                 None, None, f"from_tensor_slices: all components must have the same size in "
                 f"dimension 0, got sizes {sorted(sizes)}")
         self._element = element
-        self._arrays = [t._value for t in flat]
+        self._arrays = [composite.values_of(t) for t in flat]
         self._n = sizes.pop()
 
     def _compute_spec(self):
-        return nest.map_structure(lambda t: TensorSpec(t.shape[1:], t.dtype), self._element)
+        return nest.map_structure(composite.row_spec, self._element)
 
     def _cardinality(self):
         return self._n
@@ -144,9 +145,9 @@ class FromTensorSlicesDataset(DatasetV2):
     def _make_iterator(self, ctx):
         arrays, like = self._arrays, self._element
         if len(arrays) == 1 and not isinstance(like, (tuple, dict)):
-            return _SlicesIterator(arrays[0], self._n, lambda a, i: wrap(a[i]))
-        return _SlicesIterator(arrays, self._n,
-                               lambda arrs, i: nest.pack_like(like, [wrap(a[i]) for a in arrs]))
+            return _SlicesIterator(arrays[0], self._n, composite.row)
+        return _SlicesIterator(arrays, self._n, lambda arrs, i: nest.pack_like(
+            like, [composite.row(a, i) for a in arrs]))
 
 
 # -- from_generator -----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 """
 import numpy as np
 
+from tensorlite.data import composite
 from tensorlite.framework import dtypes, errors, nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor, wrap
@@ -12,7 +13,7 @@ from tensorlite.framework.tensor_spec import TensorSpec
 def to_element(value, where="dataset element"):
     """Converts a (nested) value to the same structure of Tensors. Lists are tensors, as
     in tf.data (a Python list is one component, not a structure)."""
-    if isinstance(value, Tensor):
+    if isinstance(value, Tensor) or composite.is_ragged(value):
         return value
     if isinstance(value, dict):
         return type(value)((k, to_element(v, where)) for k, v in value.items())
@@ -40,7 +41,7 @@ def pack(like, flat):
 
 def spec_of(element):
     """element_spec of a concrete element."""
-    return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), element)
+    return nest.map_structure(composite.spec_for, element)
 
 
 def relax(spec_a, spec_b):

@@ -133,7 +133,8 @@ def _unpack(value):
     if isinstance(value, (list, tuple)):
         return [_unpack(v) for v in value]
     if isinstance(value, Tensor):
-        return value._value
+        v = value._value
+        return v.tolist() if v.dtype == object else v  # strings: bytes, not 0-d arrays
     if _is_variable(value):
         return value._read()._value
     return value
@@ -144,7 +145,7 @@ def to_numpy(value, dtype=None, allow_cast=False):
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
         if arr.dtype.kind in "USO":
-            arr = to_bytes_array(arr) if arr.dtype.kind != "O" else arr
+            arr = to_bytes_array(arr)  # str (also inside object arrays) -> UTF-8 bytes
             if dtype is not None and not dtype.is_string:
                 raise TypeError(f"Cannot convert a string array to {dtype.name}")
             return arr

@@ -145,6 +145,7 @@ _RANDOM = {"TruncatedNormal", "Multinomial", "DropoutMask"}
 def is_stateful(op):
     """Nodes a pass must neither remove, merge nor fold: state and random draws."""
     name = op.name
-    return name in STATEFUL or name in _RANDOM or name.startswith("Random")
+    return name in STATEFUL or name in _RANDOM or name.startswith("Random") or \
+        op.__dict__.get("stateful", False)  # ops that declare it (mutable lookup tables)
 
 

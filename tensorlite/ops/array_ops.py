@@ -16,7 +16,7 @@ from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.ops.common import batch_dims, int_list, norm_axis, to_tensor
+from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "identity", "broadcast_to",
            "zeros", "ones", "fill", "zeros_like", "ones_like", "concat", "stack", "unstack",
@@ -96,6 +96,7 @@ def transpose(a, perm=None, conjugate=False, name="transpose"):
 
 
 # -- expand_dims / squeeze --------------------------------------------------------------------
+@composite_aware("expand_dims")
 def expand_dims(input, axis, name=None):  # noqa: A002 - TF's argument name
     """`tf.expand_dims`: inserts a dimension of size 1 at `axis`."""
     x = to_tensor(input)
@@ -270,17 +271,32 @@ def fill(dims, value, name=None):
     return wrap(np.full(_shape_arg(dims, "Fill", v._dtype), v._value, dtype=v._value.dtype))
 
 
+def _fill_like_fwd(x, dtype, value):
+    return np.full(x.shape, value, dtype=object if dtype.is_string else dtype.as_numpy_dtype)
+
+
+# Ops, not Python shortcuts: inside a graph the shape is that of each run's input.
+ZEROS_LIKE = register("ZerosLike", lambda x, dtype: _fill_like_fwd(x, dtype, b"" if
+                                                                    dtype.is_string else 0),
+                      grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+ONES_LIKE = register("OnesLike", lambda x, dtype: _fill_like_fwd(x, dtype, 1),
+                     grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+
+
+@composite_aware("zeros_like")
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     """`tf.zeros_like`."""
     x = to_tensor(input)
-    dt = x._dtype if dtype is None else dtypes.as_dtype(dtype)
-    return zeros(x._value.shape, dt)
+    return execute(ZEROS_LIKE, (x,), {"dtype": x._dtype if dtype is None else
+                                      dtypes.as_dtype(dtype)})
 
 
+@composite_aware("ones_like")
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     """`tf.ones_like`."""
     x = to_tensor(input)
-    return ones(x._value.shape, x._dtype if dtype is None else dtype)
+    return execute(ONES_LIKE, (x,), {"dtype": x._dtype if dtype is None else
+                                     dtypes.as_dtype(dtype)})
 
 
 # Registered ops (not Python shortcuts) so that graphs recompute them for new inputs.
@@ -338,6 +354,7 @@ def _same_dtype(op_name, values):
     return tensor_args(op_name, list(values))
 
 
+@composite_aware("concat")
 def concat(values, axis, name="concat"):
     """`tf.concat`: joins tensors along an existing axis."""
     xs = _same_dtype("ConcatV2", values)
@@ -404,6 +421,7 @@ def _stack_grad(g, ans, *xs, axis):
 STACK = register("Pack", _stack_fwd, grad=_stack_grad)
 
 
+@composite_aware("stack")
 def stack(values, axis=0, name="stack"):
     """`tf.stack`: joins tensors along a new axis."""
     xs = _same_dtype("Pack", values)
@@ -579,6 +597,7 @@ GATHER_GRAD = register(
     grad=_gather_grad_grad, shape=_gather_grad_shape)
 
 
+@composite_aware("gather")
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """`tf.gather`: slices of `params` along `axis` at `indices` (out of range is an error).
 
@@ -795,6 +814,7 @@ TILE = register("Tile", _tile_fwd, grad=_tile_grad,
                     x.dtype))
 
 
+@composite_aware("tile")
 def tile(input, multiples, name=None):  # noqa: A002
     """`tf.tile`: repeats the whole tensor `multiples[i]` times along dimension i.
 
@@ -1139,6 +1159,7 @@ def roll(input, shift, axis, name=None):  # noqa: A002
 
 
 # -- boolean_mask / repeat / meshgrid / unique ------------------------------------------------
+@composite_aware("boolean_mask")
 def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     """`tf.boolean_mask`: the entries of `tensor` where `mask` (matching dimensions
     axis..axis+mask.ndim) is true, flattened into one dimension; differentiable.

@@ -1,6 +1,8 @@
 """Helpers shared by every op family: argument conversion with TF's dtype rules, the
 public-function factories with the eager fast path, axis handling, and `unbroadcast`.
 """
+import functools
+
 import numpy as np
 
 from tensorlite.framework import convert
@@ -80,6 +82,8 @@ def binary(op, kinds=ANY):
                             return wrap(fwd(x._value, y))
                     except Exception:  # noqa: BLE001 - the general path reports it properly
                         pass
+        if COMPOSITES and (type(x) in COMPOSITES or type(y) in COMPOSITES):
+            return COMPOSITES.get(type(x), COMPOSITES.get(type(y))).elementwise(fn, (x, y))
         x, y = tensor_args(op.name, (x, y), kinds, ("x", "y"))
         return execute(op, (x, y), None)
     fn.__name__ = op.name
@@ -93,10 +97,50 @@ def unary(op, kinds=ANY):
     def fn(x, name=None):
         if not OBSERVERS and type(x) is Tensor and x._dtype.kind in kinds:
             return wrap(fwd(x._value))
+        if type(x) in COMPOSITES:
+            return COMPOSITES[type(x)].elementwise(fn, (x,))
         x = check_kind(op.name, to_tensor(x), kinds)
         return execute(op, (x,), None)
     fn.__name__ = op.name
     return fn
+
+
+# Composite tensors (tf.RaggedTensor) register a handler here, keyed by type, when their
+# package loads: `handler.elementwise(fn, args)` runs an elementwise public function over
+# their values (one dispatch for every elementwise op), and `handler.functions[name]`
+# stands in for a public function marked `@composite_aware(name)`. Only the slow path of a
+# public function looks here; an empty dict costs nothing.
+COMPOSITES = {}
+
+
+def composite_handler(args):
+    """The handler of the first composite among `args` (or inside a list/tuple arg)."""
+    for a in args:
+        h = COMPOSITES.get(type(a))
+        if h is not None:
+            return h
+        if type(a) in (list, tuple):
+            for b in a:
+                h = COMPOSITES.get(type(b))
+                if h is not None:
+                    return h
+    return None
+
+
+def composite_aware(name):
+    """Marks a public function that composite tensors implement themselves, e.g.
+    ``@composite_aware("gather")``: given a RaggedTensor among its first two arguments (or
+    keyword arguments) it runs the ragged implementation instead."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if COMPOSITES:
+                h = composite_handler(args[:2] + tuple(kwargs.values()))
+                if h is not None and name in h.functions:
+                    return h.functions[name](*args, **kwargs)
+            return fn(*args, **kwargs)
+        return wrapper
+    return deco
 
 
 def batch_dims(g, ans):

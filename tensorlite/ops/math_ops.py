@@ -11,7 +11,8 @@ from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, input_needs_
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
-                                   check_kind, norm_axis, tensor_args, to_tensor, unary,
+                                   check_kind, composite_aware, norm_axis, tensor_args,
+                                   to_tensor, unary,
                                    unbroadcast)
 
 __all__ = [
@@ -340,6 +341,7 @@ CAST = register("Cast", _cast_fwd, grad=_cast_grad,
                 shape=lambda x, dtype: Spec(x.shape, dtype))
 
 
+@composite_aware("cast")
 def cast(x, dtype, name=None):
     """`tf.cast`: converts to `dtype` (floats truncate toward zero into integers)."""
     dtype = dtypes.as_dtype(dtype)
@@ -370,6 +372,7 @@ def _reduce_shape(x, axis, keepdims):
 def _defreduce(name, fwd, grad, kinds):
     op = register(name, fwd, grad=grad, shape=_reduce_shape)
 
+    @composite_aware(name)
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
         axes = norm_axis(axis, x._value.ndim, op.name)

@@ -29,3 +29,10 @@ from tensorlite.keras.layers.recurrent import (GRU, LSTM, RNN, GRUCell,  # noqa:
 from tensorlite.keras.layers.reshaping import (Cropping1D, Cropping2D, Permute,  # noqa: F401
                                                RepeatVector, UpSampling1D, UpSampling2D,
                                                ZeroPadding1D, ZeroPadding2D)
+from tensorlite.keras.layers.preprocessing_encoding import CategoryEncoding, Hashing  # noqa: F401
+from tensorlite.keras.layers.preprocessing_lookup import (IntegerLookup,  # noqa: F401
+                                                          StringLookup)
+from tensorlite.keras.layers.text_vectorization import TextVectorization  # noqa: F401
+from tensorlite.keras.layers import experimental  # noqa: F401,E402
+from tensorlite.keras.layers.masking import Masking  # noqa: F401,E402
+from tensorlite.keras.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402

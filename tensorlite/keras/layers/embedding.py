@@ -54,6 +54,8 @@ class Embedding(KerasLayer):
         self.built = True
 
     def _cast_inputs(self, inputs):
+        if hasattr(inputs, "flat_values"):  # a RaggedTensor: looked up through its values
+            return inputs
         return convert_to_tensor(inputs)  # ids keep their integer dtype
 
     def call(self, inputs):

@@ -25,6 +25,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
+from tensorlite.keras.layers import mask_propagation
 
 _KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim", "weights",
            "activity_regularizer", "autocast", "dynamic"}
@@ -272,18 +273,28 @@ class Layer(Module):
             kwargs.pop("training", None)
         elif kwargs.get("training") is None:
             kwargs["training"] = _current_training()
+        mask = kwargs.get("mask")
+        if mask is None:
+            mask = mask_propagation.input_mask(inputs)  # the previous layer's output mask
+            if mask is not None and "mask" in self._call_params:
+                kwargs["mask"] = mask
         if "mask" not in self._call_params:
             kwargs.pop("mask", None)
         self._activity_losses = []
         # ops run under the layer's name scope, as in Keras (graphs group them by layer)
         with _TrainingScope(kwargs.get("training")), name_scope(self._scope_name):
             out = self.call(inputs, *args, **kwargs)
+        mask_propagation.attach(self, inputs, mask, out)
         if self.activity_regularizer is not None:
             from tensorlite.keras import regularizers  # noqa: PLC0415
             reg = regularizers.get(self.activity_regularizer)
             for o in nest.flatten(out):
                 self._activity_losses.append(reg(o))
         return out
+
+    def compute_mask(self, inputs, mask=None):
+        """The output mask: the input mask passed on when `supports_masking`, else None."""
+        return mask if self.supports_masking else None
 
     def compute_output_shape(self, input_shape):
         raise NotImplementedError(f"{type(self).__name__}.compute_output_shape is not "

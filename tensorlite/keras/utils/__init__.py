@@ -1,6 +1,8 @@
 """`tf.keras.utils`."""
-from tensorlite.keras.utils.np_utils import normalize, to_categorical  # noqa: F401
-from tensorlite.keras.utils.progbar import Progbar  # noqa: F401
 from tensorlite.keras.saving.object_registration import (  # noqa: F401
     CustomObjectScope, custom_object_scope, get_custom_objects, get_registered_name,
     get_registered_object, register_keras_serializable)
+from tensorlite.keras.utils.np_utils import normalize, to_categorical  # noqa: F401
+from tensorlite.keras.utils.progbar import Progbar  # noqa: F401
+from tensorlite.keras.utils.sequence_utils import pad_sequences  # noqa: F401
+from tensorlite.keras.utils.text_dataset import text_dataset_from_directory  # noqa: F401

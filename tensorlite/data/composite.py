@@ -1,0 +1,92 @@
+"""Ragged components of dataset elements: their specs, row access and batching.
+
+tf.data elements may hold `tf.RaggedTensor`s: `from_tensor_slices` of a ragged tensor yields
+its rows, `batch` of ragged components and `ragged_batch` of any components build ragged
+batches, `unbatch` yields rows again.
+
+Example:
+    >>> ds = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[1], [2, 3]]))
+    >>> [x.numpy().tolist() for x in ds]
+    [[1], [2, 3]]
+"""
+import numpy as np
+
+from tensorlite.framework import errors
+from tensorlite.framework.tensor import Tensor, wrap
+
+
+def is_ragged(x):
+    from tensorlite.ragged import RaggedTensor  # noqa: PLC0415 - only when one is in sight
+    return isinstance(x, RaggedTensor)
+
+
+def spec_for(t):
+    """TensorSpec of a Tensor, RaggedTensorSpec of a RaggedTensor."""
+    if type(t) is Tensor or not is_ragged(t):
+        from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+        return TensorSpec(t.shape, t.dtype)
+    from tensorlite.ragged import RaggedTensorSpec  # noqa: PLC0415
+    return RaggedTensorSpec(t.shape, t.dtype, t.ragged_rank)
+
+
+def row_spec(t):
+    """The spec of one row (slice along dimension 0) of a tensor or ragged tensor."""
+    if not is_ragged(t):
+        from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+        return TensorSpec(t.shape[1:], t.dtype)
+    from tensorlite.ragged import RaggedTensorSpec  # noqa: PLC0415
+    return RaggedTensorSpec(t.shape[1:], t.dtype, t.ragged_rank - 1)
+
+
+def unbatched_spec(spec):
+    from tensorlite.ragged import RaggedTensorSpec  # noqa: PLC0415
+    if isinstance(spec, RaggedTensorSpec):
+        return RaggedTensorSpec(spec.shape[1:], spec.dtype, max(spec.ragged_rank - 1, 0))
+    return None
+
+
+def batched_spec(spec, dim, ragged):
+    """The spec of a batch of `spec` elements; ragged when `ragged` or already ragged."""
+    from tensorlite.framework.tensor_shape import TensorShape  # noqa: PLC0415
+    from tensorlite.ragged import RaggedTensorSpec  # noqa: PLC0415
+    shape = TensorShape([dim]) + spec.shape
+    if isinstance(spec, RaggedTensorSpec):
+        return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank + 1)
+    if ragged and spec.shape.rank:
+        return RaggedTensorSpec(shape, spec.dtype, spec.shape.rank)
+    return None
+
+
+def values_of(t):
+    """What a slices/unbatch iterator indexes: the array of a Tensor, a RaggedTensor itself."""
+    return t._value if type(t) is Tensor else t
+
+
+def row(a, i):
+    return wrap(a[i]) if isinstance(a, np.ndarray) else a[i]
+
+
+def batch_rows(items, ragged):
+    """One batched component from per-element Tensors/RaggedTensors. With `ragged`, or when
+    any item is ragged, the result is a RaggedTensor whose rows are the items."""
+    from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
+    from tensorlite.ragged.ragged_math import stack  # noqa: PLC0415
+    if all(type(t) is Tensor for t in items):
+        if not ragged or items[0].shape.rank == 0:
+            raise TypeError("batch_rows needs ragged items or ragged=True")
+        ranks = {t.shape.rank for t in items}
+        if len(ranks) != 1:
+            raise errors.InvalidArgumentError(None, None, f"ragged_batch: elements have "
+                                              f"different ranks {sorted(ranks)}")
+        rank = ranks.pop()
+        inner = {tuple(t.shape[1:]) for t in items}
+        if len(inner) == 1:
+            values = np.concatenate([t._value for t in items]) if items else np.zeros(0)
+            lengths = np.array([t.shape[0] for t in items], dtype=np.int64)
+            return RaggedTensor.from_row_lengths(wrap(values), wrap(lengths), validate=False)
+        items = [RaggedTensor.from_tensor(t, ragged_rank=rank - 1) if rank > 1 else t
+                 for t in items]
+    ragged_rank = max(t.ragged_rank for t in items if is_ragged(t))
+    items = [t if is_ragged(t) else RaggedTensor.from_tensor(t, ragged_rank=ragged_rank)
+             for t in items]
+    return stack(items, axis=0)

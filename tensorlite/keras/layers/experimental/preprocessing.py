@@ -1,0 +1,5 @@
+"""`tf.keras.layers.experimental.preprocessing`: the same classes as `tf.keras.layers`."""
+from tensorlite.keras.layers.preprocessing_encoding import CategoryEncoding, Hashing  # noqa: F401
+from tensorlite.keras.layers.preprocessing_lookup import (IntegerLookup,  # noqa: F401
+                                                          StringLookup)
+from tensorlite.keras.layers.text_vectorization import TextVectorization  # noqa: F401

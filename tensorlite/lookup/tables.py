@@ -1,0 +1,231 @@
+"""`tf.lookup` tables: StaticHashTable, StaticVocabularyTable (OOV ids by Fingerprint64, so
+ids equal TensorFlow's), MutableHashTable, DenseHashTable, and their initializers.
+
+A table keeps a Python dict from key (bytes or int) to value; lookups, inserts and removals
+are registry ops (tensorlite/ops/lookup_ops.py), so they work eagerly, in `Dataset.map` and
+inside `tf.function`. A RaggedTensor of keys is looked up through its flat values.
+
+Example:
+    >>> table = tf.lookup.StaticHashTable(
+    ...     tf.lookup.KeyValueTensorInitializer(["a", "b"], [1, 2]), default_value=-1)
+    >>> table.lookup(tf.constant(["b", "z"])).numpy()
+    array([ 2, -1], dtype=int32)
+"""
+import numpy as np
+
+from tensorlite.framework import dtypes, errors
+from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.framework.tensor import Tensor
+from tensorlite.ops import lookup_ops, string_hash
+
+
+def _key_list(arr):
+    return arr.reshape(-1).tolist()
+
+
+class _Table:
+    """A dict-backed table of scalar keys and values of one shape."""
+
+    def __init__(self, key_dtype, value_dtype, default_value, value_shape=()):
+        self.key_dtype = dtypes.as_dtype(key_dtype)
+        self.value_dtype = dtypes.as_dtype(value_dtype)
+        self._value_shape = tuple(value_shape)
+        self._default = convert_to_tensor(default_value, dtype=self.value_dtype)
+        self._data = {}
+
+    @property
+    def default_value(self):
+        return self._default
+
+    @property
+    def resource_handle(self):
+        return self
+
+    def _np_value_dtype(self):
+        return object if self.value_dtype.is_string else self.value_dtype.as_numpy_dtype
+
+    def _check_keys(self, keys, what="keys"):
+        if isinstance(keys, Tensor) or getattr(keys, "_is_variable", False):
+            t = convert_to_tensor(keys)
+        else:
+            try:
+                t = convert_to_tensor(keys, dtype=self.key_dtype)
+            except (TypeError, ValueError):
+                t = convert_to_tensor(keys)
+        if t.dtype is not self.key_dtype:
+            raise TypeError(f"Signature mismatch. {what.capitalize()} must be dtype "
+                            f"{self.key_dtype!r}, got {t.dtype!r}; tf.cast the {what} or "
+                            f"build the table with key_dtype={t.dtype.name}")
+        return t
+
+    # -- called by the registry ops ------------------------------------------------------------
+    def _find(self, keys, default):
+        get = self._data.get
+        d = default if self._value_shape else default.reshape(()).tolist()
+        flat = [get(k, d) for k in _key_list(keys)]
+        out = np.empty((len(flat),) + self._value_shape, dtype=self._np_value_dtype())
+        if flat:
+            if self._value_shape:
+                out[...] = np.stack(flat)
+            else:
+                out[:] = flat
+        return out.reshape(keys.shape + self._value_shape)
+
+    def _insert(self, keys, values):
+        vals = values.reshape((-1,) + self._value_shape)
+        ks = _key_list(keys)
+        if len(ks) != vals.shape[0]:
+            raise errors.InvalidArgumentError(
+                None, None, f"LookupTableInsert: {len(ks)} keys but {vals.shape[0]} values; "
+                f"pass one value per key")
+        self._data.update(zip(ks, vals if self._value_shape else vals.tolist()))
+
+    def _remove(self, keys):
+        for k in _key_list(keys):
+            self._data.pop(k, None)
+
+    def _size(self):
+        return len(self._data)
+
+    def _export(self):
+        keys = list(self._data)
+        kt = object if self.key_dtype.is_string else self.key_dtype.as_numpy_dtype
+        k = np.empty(len(keys), dtype=kt)
+        k[:] = keys
+        v = np.empty((len(keys),) + self._value_shape, dtype=self._np_value_dtype())
+        if keys:
+            v[...] = [self._data[x] for x in keys]
+        return k, v
+
+    # -- public --------------------------------------------------------------------------------
+    def lookup(self, keys, name=None):
+        """Values for `keys` (the default value where a key is missing)."""
+        from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
+        if isinstance(keys, RaggedTensor):
+            return keys.with_flat_values(self.lookup(keys.flat_values))
+        if hasattr(keys, "indices") and hasattr(keys, "dense_shape"):
+            return keys.with_values(self.lookup(keys.values))
+        return self._lookup(self._check_keys(keys))
+
+    def _lookup(self, keys):
+        return lookup_ops.LOOKUP_FIND(keys, self._default, table=self)
+
+    def size(self, name=None):
+        return lookup_ops.LOOKUP_SIZE(table=self)
+
+    def export(self, name=None):
+        return lookup_ops.LOOKUP_EXPORT(table=self)
+
+    def __getitem__(self, keys):
+        return self.lookup(keys)
+
+    def __repr__(self):
+        return (f"<{type(self).__name__} {self.key_dtype.name} -> {self.value_dtype.name}, "
+                f"{len(self._data)} entries>")
+
+
+class StaticHashTable(_Table):
+    """`tf.lookup.StaticHashTable(initializer, default_value)`: immutable after init."""
+
+    def __init__(self, initializer, default_value, name=None, experimental_is_anonymous=False):
+        super().__init__(initializer.key_dtype, initializer.value_dtype, default_value)
+        self._initializer = initializer
+        keys, values = initializer._pairs()
+        self._insert(keys, values)
+
+    @property
+    def initializer(self):
+        return self._initializer
+
+
+class StaticVocabularyTable(_Table):
+    """`tf.lookup.StaticVocabularyTable(initializer, num_oov_buckets)`: int64 ids; a key
+    not in the vocabulary gets `vocab_size + Fingerprint64(key) % num_oov_buckets`
+    (integer keys are hashed as their decimal text), as TensorFlow computes it.
+
+    >>> init = tf.lookup.KeyValueTensorInitializer(["a"], tf.constant([0], tf.int64))
+    >>> tf.lookup.StaticVocabularyTable(init, 3).lookup(tf.constant(["a", "b"])).numpy()
+    array([0, 2])"""
+
+    def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None,
+                 experimental_is_anonymous=False):
+        if num_oov_buckets <= 0:
+            raise ValueError(f"num_oov_buckets must be > 0, got {num_oov_buckets}; use "
+                             f"StaticHashTable for a vocabulary without OOV buckets")
+        if initializer.value_dtype is not dtypes.int64:
+            raise TypeError(f"StaticVocabularyTable: the initializer's values must be int64, "
+                            f"got {initializer.value_dtype.name}")
+        if initializer.key_dtype not in (dtypes.string, dtypes.int64, dtypes.int32):
+            raise TypeError("StaticVocabularyTable: keys must be string, int32 or int64")
+        super().__init__(initializer.key_dtype, dtypes.int64, -1)
+        self._initializer = initializer
+        self._num_oov = int(num_oov_buckets)
+        keys, values = initializer._pairs()
+        self._insert(keys, values)
+        self._vocab_size = len(self._data)
+
+    def _find(self, keys, default):
+        get = self._data.get
+        fp = string_hash.fingerprint64_fn()
+        n, base = self._num_oov, self._vocab_size
+        text = (lambda k: k) if self.key_dtype.is_string else (lambda k: str(k).encode())
+
+        def one(k):
+            v = get(k)
+            return v if v is not None else base + fp(text(k)) % n
+        return np.array([one(k) for k in _key_list(keys)], dtype=np.int64).reshape(keys.shape)
+
+
+class MutableHashTable(_Table):
+    """`tf.lookup.MutableHashTable(key_dtype, value_dtype, default_value)`.
+
+    >>> t = tf.lookup.MutableHashTable(tf.string, tf.int64, -1)
+    >>> t.insert(["a"], tf.constant([7], tf.int64)); t.lookup(tf.constant(["a"])).numpy()
+    array([7])"""
+
+    def __init__(self, key_dtype, value_dtype, default_value, name="MutableHashTable",
+                 checkpoint=True, experimental_is_anonymous=False):
+        shape = np.shape(np.asarray(default_value, dtype=object if dtypes.as_dtype(
+            value_dtype).is_string else None))
+        super().__init__(key_dtype, value_dtype, default_value, shape)
+
+    def insert(self, keys, values, name=None):
+        keys = self._check_keys(keys)
+        vals = convert_to_tensor(values, dtype=self.value_dtype)
+        return lookup_ops.LOOKUP_INSERT(keys, vals, table=self)
+
+    def remove(self, keys, name=None):
+        return lookup_ops.LOOKUP_REMOVE(self._check_keys(keys), table=self)
+
+
+class DenseHashTable(MutableHashTable):
+    """`tf.lookup.experimental.DenseHashTable`: a MutableHashTable whose `empty_key` and
+    `deleted_key` are reserved (inserting or looking them up is an error, as in TF)."""
+
+    def __init__(self, key_dtype, value_dtype, default_value, empty_key, deleted_key,
+                 initial_num_buckets=None, name="MutableDenseHashTable", checkpoint=True,
+                 experimental_is_anonymous=False):
+        super().__init__(key_dtype, value_dtype, default_value)
+        self._reserved = {np.asarray(convert_to_tensor(k, dtype=self.key_dtype)._value).item()
+                          for k in (empty_key, deleted_key)}
+        if len(self._reserved) != 2:
+            raise errors.InvalidArgumentError(None, None, "DenseHashTable: empty_key and "
+                                              "deleted_key must differ")
+
+    def _guard(self, keys):
+        if self._reserved.intersection(_key_list(keys)):
+            raise errors.InvalidArgumentError(
+                None, None, f"DenseHashTable: keys may not be the empty_key or deleted_key "
+                f"{sorted(self._reserved, key=repr)}")
+
+    def _find(self, keys, default):
+        self._guard(keys)
+        return super()._find(keys, default)
+
+    def _insert(self, keys, values):
+        self._guard(keys)
+        super()._insert(keys, values)
+
+    def _remove(self, keys):
+        self._guard(keys)
+        super()._remove(keys)

@@ -1,0 +1,55 @@
+"""Counting ops behind Keras's categorical encodings: `DenseBincount` (rows of a dense
+[batch, k] or [k] id tensor) and `RaggedBincount` (rows of a ragged tensor), both with
+optional weights and `binary_output`, as TensorFlow's ops of those names.
+
+Example:
+    >>> DENSE_BINCOUNT(tf.constant([[1, 1, 3]]), size=4, binary_output=False).numpy()
+    array([[0., 2., 0., 1.]], dtype=float32)
+"""
+import numpy as np
+
+from tensorlite.framework import dtypes, errors
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+
+
+def _count(rowids, ids, nrows, size, weights, binary_output, dtype):
+    if ids.size and (ids.min() < 0 or ids.max() >= size):
+        bad = ids[(ids < 0) | (ids >= size)][0]
+        raise errors.InvalidArgumentError(
+            None, None, f"Bincount: input value {bad} is out of range [0, {size}); a "
+            f"CategoryEncoding/lookup layer needs num_tokens > the largest index")
+    out = np.zeros((nrows, size), dtype=dtype)
+    np.add.at(out, (rowids, ids), 1 if weights is None else weights)
+    return (out > 0).astype(dtype) if binary_output else out
+
+
+def _dense_fwd(ids, size, binary_output, weights=None, out_dtype="float32"):
+    rows = ids.reshape(1, -1) if ids.ndim == 1 else ids.reshape(ids.shape[0], -1)
+    rowids = np.repeat(np.arange(rows.shape[0]), rows.shape[1])
+    w = None if weights is None else weights.reshape(-1)
+    out = _count(rowids, rows.reshape(-1).astype(np.int64), rows.shape[0], size, w,
+                 binary_output, np.dtype(out_dtype))
+    return out[0] if ids.ndim == 1 else out
+
+
+def _ragged_fwd(splits, ids, size, binary_output, out_dtype="float32"):
+    rowids = np.repeat(np.arange(splits.shape[0] - 1), np.diff(splits))
+    return _count(rowids, ids.astype(np.int64), splits.shape[0] - 1, size, None,
+                  binary_output, np.dtype(out_dtype))
+
+
+DENSE_BINCOUNT = register(
+    "DenseBincount", _dense_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda ids, size, binary_output, out_dtype="float32": Spec(
+        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))
+RAGGED_BINCOUNT = register(
+    "RaggedBincount", _ragged_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda s, ids, size, binary_output, out_dtype="float32": Spec(
+        (None, size), dtypes.as_dtype(out_dtype)))
+WEIGHTED_BINCOUNT = register(
+    "DenseBincountWeighted",
+    lambda ids, weights, size, binary_output, out_dtype="float32": _dense_fwd(
+        ids, size, binary_output, weights, out_dtype),
+    grad=NOT_DIFFERENTIABLE,
+    shape=lambda ids, w, size, binary_output, out_dtype="float32": Spec(
+        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))

@@ -1,0 +1,50 @@
+"""Registry ops of `tf.lookup` tables. The table object rides in the op's attributes (a
+graph keeps calling the same table); ops on mutable tables are marked `stateful` so no graph
+pass folds, merges or removes them.
+
+Example:
+    >>> LOOKUP_FIND(tf.constant(["a", "z"]), tf.constant(-1, tf.int64), table=t)  # doctest: +SKIP
+"""
+import numpy as np
+
+from tensorlite.framework import dtypes
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+
+
+def _find_fwd(keys, default, table):
+    return table._find(keys, default)
+
+
+def _insert_fwd(keys, values, table):
+    table._insert(keys, values)
+    return np.array(table._size(), dtype=np.int64)
+
+
+def _remove_fwd(keys, table):
+    table._remove(keys)
+    return np.array(table._size(), dtype=np.int64)
+
+
+def _export_fwd(table):
+    return table._export()
+
+
+def _find_shape(keys, default, table):
+    return Spec(tuple(keys.shape) + tuple(table._value_shape), table.value_dtype)
+
+
+LOOKUP_FIND = register("LookupTableFindV2", _find_fwd, grad=NOT_DIFFERENTIABLE,
+                       shape=_find_shape)
+LOOKUP_INSERT = register("LookupTableInsertV2", _insert_fwd, grad=NOT_DIFFERENTIABLE,
+                         shape=lambda k, v, table: Spec((), dtypes.int64))
+LOOKUP_REMOVE = register("LookupTableRemoveV2", _remove_fwd, grad=NOT_DIFFERENTIABLE,
+                         shape=lambda k, table: Spec((), dtypes.int64))
+LOOKUP_SIZE = register("LookupTableSizeV2",
+                       lambda table: np.array(table._size(), dtype=np.int64),
+                       grad=NOT_DIFFERENTIABLE, shape=lambda table: Spec((), dtypes.int64))
+LOOKUP_EXPORT = register("LookupTableExportV2", _export_fwd, grad=NOT_DIFFERENTIABLE,
+                         multi_output=True,
+                         shape=lambda table: [Spec((None,), table.key_dtype),
+                                              Spec((None,), table.value_dtype)])
+for _op in (LOOKUP_FIND, LOOKUP_INSERT, LOOKUP_REMOVE, LOOKUP_SIZE, LOOKUP_EXPORT):
+    _op.stateful = True  # a mutable table's contents change between graph runs

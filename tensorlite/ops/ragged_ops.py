@@ -1,0 +1,341 @@
+"""Registry ops behind `tf.RaggedTensor`: row-partition arithmetic, to/from dense, row
+reductions.
+
+A ragged tensor is flat `values` plus int64 `row_splits` per ragged dimension. Moving values
+(gathering rows, slicing rows, concatenating, tiling) is done by ops here that compute
+*positions* (not differentiable: they are integer bookkeeping) followed by `tf.gather` on
+the values, so every value movement is differentiable through GatherV2's own gradient. The
+two ops that create or fold values (`RaggedTensorToTensor`, `RaggedSegmentReduce`) carry
+their own gradients.
+
+Example:
+    >>> RAGGED_ROW_LENGTHS(tf.constant([0, 2, 2, 5], tf.int64)).numpy()
+    array([2, 0, 3])
+"""
+import numpy as np
+
+from tensorlite.framework import dtypes, errors
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.ops import array_ops, math_ops
+
+_I64 = np.int64
+
+
+def _bad(op, message):
+    return errors.InvalidArgumentError(None, None, f"{op}: {message}")
+
+
+def _vec(dtype=dtypes.int64):
+    return lambda *specs, **_: Spec((None,), dtype)
+
+
+def _int_op(name, fwd, shape=None, multi_output=False):
+    return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape or _vec(),
+                    multi_output=multi_output)
+
+
+# -- row partitions ------------------------------------------------------------------------------
+def check_splits(splits, nvals, op="RaggedTensor"):
+    """Raises InvalidArgumentError unless `splits` is a valid partition of `nvals` values."""
+    if splits.ndim != 1 or splits.size == 0:
+        raise _bad(op, f"row_splits must be a non-empty vector, got shape {list(splits.shape)}")
+    if splits[0] != 0:
+        raise _bad(op, f"row_splits must start with 0, got {splits[0]}")
+    if np.any(np.diff(splits) < 0):
+        raise _bad(op, f"row_splits must be sorted in ascending order, got {splits.tolist()}")
+    if splits[-1] != nvals:
+        raise _bad(op, f"the last row_split ({splits[-1]}) must equal the number of values "
+                   f"({nvals})")
+
+
+def _validate_fwd(splits, values, values_are_splits):
+    nvals = values.shape[0] - 1 if values_are_splits else values.shape[0]
+    check_splits(splits, nvals, "RaggedTensor.from_row_splits")
+    return splits.astype(_I64, copy=False)
+
+
+def _lengths_to_splits(lengths):
+    if np.any(lengths < 0):
+        raise _bad("RaggedTensor.from_row_lengths", f"row_lengths must be non-negative, got "
+                   f"{lengths.tolist()}")
+    out = np.zeros(lengths.shape[0] + 1, dtype=_I64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def _rowids_to_splits(rowids, nrows):
+    if rowids.size and (np.any(np.diff(rowids) < 0) or rowids[0] < 0):
+        raise _bad("RaggedTensor.from_value_rowids", f"value_rowids must be sorted and "
+                   f"non-negative, got {rowids.tolist()}")
+    n = int(nrows) if nrows is not None and np.ndim(nrows) == 0 and nrows >= 0 else \
+        (int(rowids[-1]) + 1 if rowids.size else 0)
+    if rowids.size and rowids[-1] >= n:
+        raise _bad("RaggedTensor.from_value_rowids", f"nrows ({n}) must be greater than the "
+                   f"largest value_rowid ({rowids[-1]})")
+    return np.searchsorted(rowids, np.arange(n + 1), side="left").astype(_I64)
+
+
+RAGGED_VALIDATE = _int_op("RaggedValidateSplits", _validate_fwd)
+RAGGED_ROW_LENGTHS = _int_op("RaggedRowLengths", lambda s: np.diff(s).astype(_I64))
+RAGGED_VALUE_ROWIDS = _int_op(
+    "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)))
+RAGGED_SPLITS_FROM_LENGTHS = _int_op("RaggedSplitsFromLengths", _lengths_to_splits)
+RAGGED_SPLITS_FROM_ROWIDS = _int_op("RaggedSplitsFromRowIds", _rowids_to_splits)
+def _uniform_splits_fwd(x, length, nrows):
+    nvals = x.shape[0]
+    if length == 0:
+        return np.zeros((nrows or 0) + 1, dtype=_I64)
+    if nvals % length:
+        raise _bad("RaggedTensor.from_uniform_row_length", f"{nvals} values do not split into "
+                   f"rows of length {length}")
+    return np.arange(0, nvals + 1, length, dtype=_I64)
+
+
+RAGGED_UNIFORM_SPLITS = _int_op("RaggedUniformSplits", _uniform_splits_fwd)
+
+
+# -- positions (which values move where) --------------------------------------------------------
+def _gather_rows_fwd(splits, indices):
+    n = splits.shape[0] - 1
+    idx = indices.reshape(-1).astype(_I64)
+    bad = (idx < 0) | (idx >= n)
+    if np.any(bad):
+        raise _bad("RaggedGather", f"indices[{int(np.argmax(bad))}] = {idx[bad][0]} is not in "
+                   f"[0, {n}); use row indices within the number of rows")
+    starts, lengths = splits[idx], splits[idx + 1] - splits[idx]
+    new_splits = _lengths_to_splits(lengths)
+    positions = np.repeat(starts - new_splits[:-1], lengths) + np.arange(new_splits[-1])
+    return new_splits, positions.astype(_I64)
+
+
+def _row_slice_fwd(splits, start, stop, step):
+    pieces = [np.arange(a, b, dtype=_I64)[slice(start, stop, step)]
+              for a, b in zip(splits[:-1].tolist(), splits[1:].tolist())]
+    new_splits = _lengths_to_splits(np.array([len(p) for p in pieces], dtype=_I64))
+    return new_splits, (np.concatenate(pieces) if pieces else np.zeros(0, _I64))
+
+
+def _column_fwd(splits, column):
+    lengths = np.diff(splits)
+    col = np.where(column < 0, lengths + column, column)
+    bad = (col < 0) | (col >= lengths)
+    if np.any(bad):
+        row = int(np.argmax(bad))
+        raise _bad("RaggedGetItem", f"index {column} is out of bounds for row {row} of length "
+                   f"{lengths[row]}; slice the rows instead (rt[:, a:b]) to keep short rows")
+    return (splits[:-1] + col).astype(_I64)
+
+
+def _concat_rows_fwd(*splits_list):
+    """axis=1 concatenation: row i of the result is row i of every input, in order."""
+    offsets = np.cumsum([0] + [s[-1] for s in splits_list[:-1]])
+    lengths = np.stack([np.diff(s) for s in splits_list], axis=1)
+    new_splits = _lengths_to_splits(lengths.sum(axis=1))
+    pieces = []
+    for i in range(lengths.shape[0]):
+        for s, off in zip(splits_list, offsets):
+            pieces.append(np.arange(s[i], s[i + 1], dtype=_I64) + off)
+    return new_splits, (np.concatenate(pieces) if pieces else np.zeros(0, _I64))
+
+
+def _tile_rows_fwd(splits, rows, cols):
+    """tile(rt, [rows, cols, ...]): every row repeated `cols` times inside itself, then
+    the whole row list repeated `rows` times."""
+    pieces, lengths = [], []
+    for _ in range(rows):
+        for a, b in zip(splits[:-1].tolist(), splits[1:].tolist()):
+            pieces.append(np.tile(np.arange(a, b, dtype=_I64), cols))
+            lengths.append((b - a) * cols)
+    return (_lengths_to_splits(np.array(lengths, dtype=_I64)),
+            np.concatenate(pieces) if pieces else np.zeros(0, _I64))
+
+
+_PAIR = (lambda *s, **_: [Spec((None,), dtypes.int64), Spec((None,), dtypes.int64)])
+RAGGED_GATHER_ROWS = _int_op("RaggedGatherRows", _gather_rows_fwd, _PAIR, True)
+RAGGED_ROW_SLICE = _int_op("RaggedRowSlice", _row_slice_fwd, _PAIR, True)
+RAGGED_COLUMN = _int_op("RaggedColumn", _column_fwd)
+RAGGED_CONCAT_ROWS = _int_op("RaggedConcatRows", _concat_rows_fwd, _PAIR, True)
+RAGGED_TILE_ROWS = _int_op("RaggedTileRows", _tile_rows_fwd, _PAIR, True)
+
+
+# -- to dense ------------------------------------------------------------------------------------
+def dense_layout(values_shape, splits_list, shape):
+    """(dense shape, outer position of each value row or -1 when cut off) for packing
+    ragged values into a dense tensor of `shape` (None entries: the bounding size)."""
+    nrows = splits_list[0].shape[0] - 1
+    bounding = [nrows] + [int(np.max(np.diff(s), initial=0)) for s in splits_list] + \
+        list(values_shape[1:])
+    if shape is None:
+        shape = bounding
+    if len(shape) != len(bounding):
+        raise ValueError(f"to_tensor: shape {list(shape)} must have rank {len(bounding)} "
+                         f"(the ragged tensor's rank)")
+    shape = [b if s is None or s == -1 else int(s) for s, b in zip(shape, bounding)]
+    k = len(splits_list)
+    pos = np.arange(nrows, dtype=_I64)
+    valid = pos < shape[0]
+    for level, s in enumerate(splits_list):
+        lengths = np.diff(s)
+        rowids = np.repeat(np.arange(lengths.shape[0]), lengths)
+        col = np.arange(s[-1], dtype=_I64) - s[:-1][rowids]
+        width = shape[level + 1]
+        valid = valid[rowids] & (col < width)
+        pos = pos[rowids] * width + col
+    return shape, np.where(valid, pos, -1), k
+
+
+def _inner_slices(values_shape, dense_inner):
+    return tuple(slice(0, min(a, b)) for a, b in zip(values_shape, dense_inner))
+
+
+def _to_dense_fwd(values, default, *splits, shape):
+    dense_shape, pos, k = dense_layout(values.shape, splits, shape)
+    outer = int(np.prod(dense_shape[:k + 1], dtype=_I64))
+    out = np.empty([outer] + dense_shape[k + 1:], dtype=values.dtype)
+    out[...] = default
+    keep = pos >= 0
+    inner = _inner_slices(values.shape[1:], dense_shape[k + 1:])
+    out[(pos[keep],) + inner] = values[(keep,) + inner]
+    return out.reshape(dense_shape)
+
+
+def _to_dense_grad_fwd(g, values, default, *splits, shape):
+    dense_shape, pos, k = dense_layout(values.shape, splits, shape)
+    lead = g.shape[:g.ndim - len(dense_shape)]  # jacobian batch dimensions
+    flat = g.reshape(lead + (-1,) + tuple(dense_shape[k + 1:]))
+    gv = np.zeros(lead + values.shape, dtype=g.dtype)
+    keep = pos >= 0
+    inner = _inner_slices(values.shape[1:], dense_shape[k + 1:])
+    nb = (slice(None),) * len(lead)
+    gv[nb + (keep,) + inner] = flat[nb + (pos[keep],) + inner]
+    filled = np.zeros(flat.shape[len(lead):], dtype=bool)
+    filled[(pos[keep],) + inner] = True
+    gd = np.where(filled, 0, flat).reshape(lead + (-1,)).sum(axis=-1).astype(g.dtype)
+    if default.ndim:
+        gd = gd.reshape(lead + (1,) * default.ndim)
+    return gv, gd.reshape(lead + default.shape)
+
+
+def _to_dense_grad(g, ans, values, default, *splits, shape):
+    gv, gd = RAGGED_TO_DENSE_GRAD(g, values, default, *splits, shape=shape)
+    return [gv, gd] + [None] * len(splits)
+
+
+def _to_dense_shape(values, default, *splits, shape):
+    if shape is not None and all(d is not None and d != -1 for d in shape):
+        return Spec(tuple(shape), values.dtype)
+    return Spec((None,) * (len(splits) + len(values.shape)), values.dtype)
+
+
+RAGGED_TO_DENSE = register("RaggedTensorToTensor", _to_dense_fwd, grad=_to_dense_grad,
+                           shape=_to_dense_shape)
+RAGGED_TO_DENSE_GRAD = register("RaggedTensorToTensorGrad", _to_dense_grad_fwd,
+                                grad=None, multi_output=True,
+                                shape=lambda g, v, d, *s, shape: [v, d])
+
+
+def _lengths_from_padding_fwd(x, padding):
+    """Row lengths of a dense [rows, cols, ...] tensor with trailing `padding` dropped."""
+    is_pad = x == padding
+    if x.ndim > 2:
+        is_pad = is_pad.reshape(x.shape[0], x.shape[1], -1).all(axis=2)
+    not_pad = ~is_pad
+    last = x.shape[1] - np.argmax(not_pad[:, ::-1], axis=1)
+    return np.where(not_pad.any(axis=1), last, 0).astype(_I64)
+
+
+RAGGED_LENGTHS_FROM_PADDING = _int_op("RaggedLengthsFromPadding", _lengths_from_padding_fwd)
+
+
+# -- row reductions --------------------------------------------------------------------------------
+_IDENTITY = {"sum": 0, "prod": 1}
+_UFUNC = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+          "any": np.logical_or, "all": np.logical_and}
+
+
+def _identity(reducer, dtype):
+    if reducer in _IDENTITY:
+        return _IDENTITY[reducer]
+    if reducer in ("any", "all"):
+        return reducer == "all"
+    if dtype.kind == "f":
+        return -np.inf if reducer == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if reducer == "max" else info.max
+
+
+def _segment_fwd(values, splits, reducer):
+    nrows = splits.shape[0] - 1
+    rowids = np.repeat(np.arange(nrows), np.diff(splits))
+    out = np.full((nrows,) + values.shape[1:], _identity(reducer, values.dtype),
+                  dtype=values.dtype)
+    _UFUNC[reducer].at(out, rowids, values)
+    return out
+
+
+def _segment_grad(g, ans, values, splits, reducer):
+    rowids = RAGGED_VALUE_ROWIDS(splits)
+    spread = array_ops.gather(g, rowids, axis=g._value.ndim - ans._value.ndim)
+    if reducer == "sum":
+        return spread, None
+    if reducer == "prod":
+        return math_ops.divide(math_ops.multiply(spread, array_ops.gather(ans, rowids)),
+                               values), None
+    hit = math_ops.cast(math_ops.equal(values, array_ops.gather(ans, rowids)), g.dtype)
+    ties = RAGGED_SEGMENT_REDUCE(hit, splits, reducer="sum")
+    return math_ops.multiply(spread, math_ops.divide(hit, array_ops.gather(ties, rowids))), None
+
+
+RAGGED_SEGMENT_REDUCE = register(
+    "RaggedSegmentReduce", _segment_fwd, grad=_segment_grad,
+    shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False)
+
+
+# -- sparse ---------------------------------------------------------------------------------------
+def _to_sparse_fwd(flat_values, *splits):
+    """Indices and dense shape of every flat value of a ragged tensor."""
+    nvals = flat_values.shape[0]
+    pos, cols = np.arange(nvals, dtype=_I64), []
+    for s in reversed(splits):
+        rowids = np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s))[pos]
+        cols.insert(0, pos - s[rowids])
+        pos = rowids
+    cols.insert(0, pos)
+    idx = np.stack(cols, axis=1) if nvals else np.zeros((0, len(splits) + 1), _I64)
+    inner = flat_values.shape[1:]
+    if inner:
+        grid = np.indices(inner).reshape(len(inner), -1).T
+        idx = np.concatenate([np.repeat(idx, len(grid), axis=0),
+                              np.tile(grid, (nvals, 1))], axis=1)
+    dense = [splits[0].shape[0] - 1] + [int(np.max(np.diff(s), initial=0)) for s in splits] + \
+        list(inner)
+    return idx.astype(_I64), np.array(dense, dtype=_I64)
+
+
+def _sparse_splits_fwd(indices, dense_shape):
+    if indices.shape[1] != 2:
+        raise _bad("RaggedTensor.from_sparse", f"the SparseTensor must have rank 2, got rank "
+                   f"{indices.shape[1]}")
+    rows, cols = indices[:, 0], indices[:, 1]
+    splits = np.searchsorted(rows, np.arange(int(dense_shape[0]) + 1)).astype(_I64)
+    expected = np.arange(rows.shape[0]) - splits[:-1][rows] if rows.size else cols
+    if np.any(np.diff(rows) < 0) or np.any(cols != expected):
+        raise _bad("RaggedTensor.from_sparse", "the SparseTensor must be ordered and "
+                   "ragged-right (each row's columns 0, 1, ..., n-1); call tf.sparse.reorder "
+                   "or pass a SparseTensor made from a ragged tensor")
+    return splits
+
+
+RAGGED_TO_SPARSE = _int_op("RaggedTensorToSparse", _to_sparse_fwd, _PAIR, True)
+RAGGED_SPARSE_SPLITS = _int_op("RaggedSplitsFromSparse", _sparse_splits_fwd)
+
+
+def _same_splits_fwd(a, b):
+    if a.shape != b.shape or not np.array_equal(a, b):
+        raise _bad("RaggedElementwise", f"the ragged operands have different row partitions "
+                   f"(row_splits {a.tolist()} vs {b.tolist()}); elementwise ops need ragged "
+                   f"tensors with the same row lengths")
+    return a
+
+
+RAGGED_SAME_SPLITS = _int_op("RaggedAssertSameSplits", _same_splits_fwd)

@@ -1,0 +1,357 @@
+"""String ops on tf.string tensors (NumPy object arrays of `bytes`), each a registry op.
+
+Registry ops run the same way eagerly, inside `tf.function` graphs and in `Dataset.map`.
+Ops whose TensorFlow result is ragged (`StringSplitV2`, `StringNGrams`, `UnicodeDecode`, ...)
+return the flat values and int64 row splits; `tensorlite.strings` wraps them as a
+`tf.RaggedTensor`. Why object arrays of bytes: TensorFlow strings are arbitrary byte strings
+of any length; NumPy's fixed-width `S` dtype strips trailing NUL bytes and pads every element
+to the longest one, and every op here runs Python's bytes methods per element anyway.
+
+Example:
+    >>> STRING_LENGTH(tf.constant(["héllo"]), unit="UTF8_CHAR").numpy()
+    array([5], dtype=int32)
+"""
+import re
+
+import numpy as np
+
+from tensorlite.framework import dtypes, errors
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.ops import regex, string_hash
+
+_OBJ = object
+
+
+def emap(fn, x, otype=_OBJ):
+    """Applies `fn` to every element of an object array; same shape, dtype `otype`."""
+    flat = x.reshape(-1).tolist()
+    out = np.empty(len(flat), dtype=otype)
+    if flat:
+        out[:] = [fn(s) for s in flat]
+    return out.reshape(x.shape)
+
+
+def strings_array(items):
+    """A 1-D object array of bytes from a list (never a 2-D array of characters)."""
+    out = np.empty(len(items), dtype=_OBJ)
+    if items:
+        out[:] = items
+    return out
+
+
+def splits_from_lengths(lengths):
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def _same(spec, **_):
+    return spec
+
+
+def _like(dtype):
+    return lambda x, *rest, **_: Spec(x.shape, dtype)
+
+
+def _ragged_spec(dtype):
+    return lambda *specs, **_: [Spec((None,), dtype), Spec((None,), dtypes.int64)]
+
+
+def _register(name, fwd, shape, multi_output=False):
+    return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape, multi_output=multi_output)
+
+
+def _bad(op, message):
+    return errors.InvalidArgumentError(None, None, f"{op}: {message}")
+
+
+# -- split and join ----------------------------------------------------------------------------
+def _split_fwd(x, sep, maxsplit):
+    tokens, lengths = [], []
+    for s in x.reshape(-1).tolist():
+        if sep == b"":
+            parts = s.split(None, maxsplit)  # runs of whitespace, no empty tokens
+        elif not s:
+            parts = []  # TensorFlow gives no token (Python would give one empty string)
+        else:
+            parts = s.split(sep, maxsplit)
+        tokens.extend(parts)
+        lengths.append(len(parts))
+    return strings_array(tokens), splits_from_lengths(lengths)
+
+
+STRING_SPLIT = _register("StringSplitV2", _split_fwd, _ragged_spec(dtypes.string), True)
+
+
+def _join_fwd(*xs, separator):
+    if not xs:
+        return np.array(b"", dtype=_OBJ)
+    arrays = np.broadcast_arrays(*xs)
+    out = np.empty(arrays[0].shape, dtype=_OBJ)
+    flat = out.reshape(-1)
+    cols = [a.reshape(-1).tolist() for a in arrays]
+    flat[:] = [separator.join(parts) for parts in zip(*cols)] if flat.size else []
+    return out
+
+
+def _join_shape(*xs, separator):
+    shape = ()
+    for x in xs:
+        shape = x.shape if len(x.shape) > len(shape) else shape
+    return Spec(shape, dtypes.string)
+
+
+STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape)
+
+
+def _reduce_join_fwd(x, axis, keepdims, separator):
+    axes = tuple(range(x.ndim)) if axis is None else axis
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    rows = moved.reshape(int(np.prod([x.shape[d] for d in rest], dtype=np.int64)), -1) \
+        if x.size else np.empty((int(np.prod([x.shape[d] for d in rest])), 0), dtype=_OBJ)
+    out = strings_array([separator.join(r) for r in rows.tolist()])
+    shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keepdims else \
+        [x.shape[d] for d in rest]
+    return out.reshape(shape)
+
+
+def _reduce_join_shape(x, axis, keepdims, separator):
+    axes = tuple(range(len(x.shape))) if axis is None else axis
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
+        tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    return Spec(shape, dtypes.string)
+
+
+REDUCE_JOIN = _register("ReduceJoin", _reduce_join_fwd, _reduce_join_shape)
+
+
+def _segment_join_fwd(values, splits, separator):
+    flat, b = values.tolist(), splits.tolist()
+    return strings_array([separator.join(flat[i:j]) for i, j in zip(b[:-1], b[1:])])
+
+
+SEGMENT_JOIN = _register("RaggedReduceJoin", _segment_join_fwd,
+                         lambda v, s, separator: Spec((None,), dtypes.string))
+
+
+# -- regular expressions -----------------------------------------------------------------------
+def _text(b):
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _bytes(s):
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _regex_replace_fwd(x, pattern, rewrite, replace_global):
+    compiled = regex.compile_pattern(pattern, "RegexReplace")
+    template = regex.rewrite_template(rewrite)
+    count = 0 if replace_global else 1
+    return emap(lambda s: _bytes(compiled.sub(template, _text(s), count=count)), x)
+
+
+def _regex_full_match_fwd(x, pattern):
+    match = regex.compile_pattern(pattern, "RegexFullMatch").fullmatch
+    return emap(lambda s: match(_text(s)) is not None, x, np.bool_)
+
+
+REGEX_REPLACE = _register("RegexReplace", _regex_replace_fwd, _like(dtypes.string))
+REGEX_FULL_MATCH = _register("RegexFullMatch", _regex_full_match_fwd, _like(dtypes.bool))
+
+
+# -- per-string transformations -----------------------------------------------------------------
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
+
+
+def utf8_char_count(b):
+    """TensorFlow's UTF-8 character count: the bytes that do not continue a character."""
+    return len(b) - len(_CONTINUATION.findall(b)) if not b.isascii() else len(b)
+
+
+def _length_fwd(x, unit):
+    count = len if unit == "BYTE" else utf8_char_count
+    return emap(count, x, np.int32)
+
+
+STRING_LENGTH = _register("StringLength", _length_fwd, _like(dtypes.int32))
+
+
+def _case_fwd(x, encoding, upper):
+    if encoding == "":
+        return emap(bytes.upper if upper else bytes.lower, x)  # ASCII letters only, as TF
+    change = str.upper if upper else str.lower
+    return emap(lambda s: change(s.decode(encoding, "surrogateescape")).encode(
+        encoding, "surrogateescape"), x)
+
+
+STRING_LOWER = _register("StringLower", lambda x, encoding: _case_fwd(x, encoding, False),
+                         _like(dtypes.string))
+STRING_UPPER = _register("StringUpper", lambda x, encoding: _case_fwd(x, encoding, True),
+                         _like(dtypes.string))
+STRING_STRIP = _register("StringStrip", lambda x: emap(bytes.strip, x), _same)
+
+
+def _char_starts(s):
+    return [i for i, c in enumerate(s) if c & 0xC0 != 0x80] + [len(s)]
+
+
+def _substr_one(s, pos, length, unit, index):
+    if unit == "BYTE":
+        n, cut = len(s), None
+    else:
+        cut = _char_starts(s)
+        n = len(cut) - 1
+    if not -n <= pos <= n:
+        raise _bad("Substr", f"pos {pos} out of range for string {s!r} at index {index}; "
+                   f"use a position within [-{n}, {n}]")
+    start = pos + n if pos < 0 else pos
+    stop = min(n, start + max(length, 0))
+    return s[start:stop] if cut is None else s[cut[start]:cut[stop]]
+
+
+def _substr_fwd(x, pos, length, unit):
+    xb, pb, lb = np.broadcast_arrays(x, pos, length)
+    items = zip(xb.reshape(-1).tolist(), pb.reshape(-1).tolist(), lb.reshape(-1).tolist())
+    out = strings_array([_substr_one(s, p, n, unit, i) for i, (s, p, n) in enumerate(items)])
+    return out.reshape(xb.shape)
+
+
+SUBSTR = _register("Substr", _substr_fwd, lambda x, p, n, unit: Spec(x.shape, dtypes.string))
+
+
+# -- numbers <-> strings ------------------------------------------------------------------------
+_NUMBER = {
+    "f": re.compile(rb"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|infinity|nan)"
+                    rb"\s*", re.IGNORECASE),
+    "i": re.compile(rb"\s*[-+]?\d+\s*"),
+}
+
+
+def _to_number_fwd(x, out_type):
+    dt = dtypes.as_dtype(out_type)
+    kind = "f" if dt.is_floating else "i"
+    parse = float if kind == "f" else int
+    info = None if kind == "f" else np.iinfo(dt.as_numpy_dtype)
+
+    def one(s):
+        if not _NUMBER[kind].fullmatch(s):
+            raise _bad("StringToNumber", f"StringToNumberOp could not correctly convert "
+                       f"string: {s.decode('utf-8', 'replace')}")
+        v = parse(s)
+        if info is not None and not info.min <= v <= info.max:
+            raise _bad("StringToNumber", f"StringToNumberOp could not correctly convert "
+                       f"string: {s.decode()} (out of range for {dt.name})")
+        return v
+    return emap(one, x, dt.as_numpy_dtype)
+
+
+STRING_TO_NUMBER = _register("StringToNumber", _to_number_fwd,
+                             lambda x, out_type: Spec(x.shape, dtypes.as_dtype(out_type)))
+
+
+def _as_string_format(kind, precision, scientific, shortest, width, fill):
+    spec = "%" + fill + (str(width) if width > -1 else "")
+    if kind in "iu":
+        return spec + "d"
+    if precision > -1:
+        spec += f".{precision}"
+    return spec + ("g" if shortest else "e" if scientific else "f")
+
+
+def _as_string_fwd(x, precision, scientific, shortest, width, fill):
+    kind = x.dtype.kind
+    if kind == "b":
+        return emap(lambda v: b"true" if v else b"false", x)
+    if kind == "O":
+        return x
+    fmt = _as_string_format("f" if kind == "c" else kind, precision, scientific, shortest,
+                            width, fill)
+    if kind == "c":
+        return emap(lambda v: f"({fmt % v.real},{fmt % v.imag})".encode(), x)
+    return emap(lambda v: (fmt % v).encode(), x)
+
+
+AS_STRING = _register("AsString", _as_string_fwd, _like(dtypes.string))
+
+
+def _format_fwd(*xs, template, placeholder, summarize):
+    from tensorlite.ops.logging_ops import _format  # noqa: PLC0415 - tf.print's printer
+    pieces = template.split(placeholder)
+    if len(pieces) - 1 != len(xs):
+        raise _bad("StringFormat", f"num placeholders in template ({len(pieces) - 1}) and "
+                   f"num inputs ({len(xs)}) must match; template {template!r}")
+    out = pieces[0]
+    for x, piece in zip(xs, pieces[1:]):
+        out += _format(x, summarize) + piece
+    return np.array(out.encode("utf-8"), dtype=_OBJ)
+
+
+STRING_FORMAT = _register("StringFormat", _format_fwd,
+                          lambda *xs, **_: Spec((), dtypes.string))
+
+
+# -- n-grams -------------------------------------------------------------------------------------
+def _row_ngrams(row, widths, separator, left, right, pad_width, preserve_short):
+    out = []
+    for width in widths:
+        pad = pad_width if pad_width >= 0 else width - 1
+        padded = [left] * pad + row + [right] * pad
+        out.extend(separator.join(padded[i:i + width])
+                   for i in range(max(0, len(padded) - width + 1)))
+    if preserve_short and not out and row:
+        pad = max(pad_width, 0)
+        out.append(separator.join([left] * pad + row + [right] * pad))
+    return out
+
+
+def _ngrams_fwd(values, splits, widths, separator, left_pad, right_pad, pad_width,
+                preserve_short):
+    flat = values.tolist()
+    bounds = splits.tolist()
+    grams, lengths = [], []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        row = _row_ngrams(flat[a:b], widths, separator, left_pad, right_pad, pad_width,
+                          preserve_short)
+        grams.extend(row)
+        lengths.append(len(row))
+    return strings_array(grams), splits_from_lengths(lengths)
+
+
+STRING_NGRAMS = _register("StringNGrams", _ngrams_fwd, _ragged_spec(dtypes.string), True)
+
+
+# -- bytes and unicode ---------------------------------------------------------------------------
+def _bytes_split_fwd(x):
+    flat = x.reshape(-1).tolist()
+    return (strings_array([s[i:i + 1] for s in flat for i in range(len(s))]),
+            splits_from_lengths([len(s) for s in flat]))
+
+
+BYTES_SPLIT = _register("BytesSplit", _bytes_split_fwd, _ragged_spec(dtypes.string), True)
+
+
+def _buckets(x, num_buckets, hash_fn):
+    if num_buckets < 1:
+        raise _bad("StringToHashBucket", f"num_buckets must be >= 1, got {num_buckets}")
+    return emap(lambda s: hash_fn(s) % num_buckets, x, np.int64)
+
+
+def _fast_fwd(x, num_buckets):
+    return _buckets(x, num_buckets, string_hash.fingerprint64_fn())
+
+
+def _strong_fwd(x, num_buckets, key):
+    k0, k1 = key
+    return _buckets(x, num_buckets, lambda s: string_hash.siphash24(s, k0, k1))
+
+
+def _hash_shape(x, num_buckets, **_):
+    return Spec(x.shape, dtypes.int64)
+
+
+TO_HASH_BUCKET_FAST = _register("StringToHashBucketFast", _fast_fwd, _hash_shape)
+TO_HASH_BUCKET_STRONG = _register("StringToHashBucketStrong", _strong_fwd, _hash_shape)
+TO_HASH_BUCKET = _register("StringToHashBucket",
+                           lambda x, num_buckets: _buckets(x, num_buckets, string_hash.murmur64),
+                           _hash_shape)

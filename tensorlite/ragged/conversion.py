@@ -1,0 +1,54 @@
+"""RaggedTensor <-> dense Tensor and SparseTensor.
+
+Example:
+    >>> rt = tf.RaggedTensor.from_tensor([[1, 2, 0], [3, 0, 0]], padding=0)
+    >>> rt.to_list()
+    [[1, 2], [3]]
+"""
+from tensorlite.framework import dtypes
+from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import ragged_ops as rops
+from tensorlite.ragged.ragged_tensor import RaggedTensor
+
+
+def from_tensor(tensor, lengths=None, padding=None, ragged_rank=1):
+    """`RaggedTensor.from_tensor`: see there."""
+    t = convert_to_tensor(tensor)
+    rank = t.shape.rank
+    if not 1 <= ragged_rank < rank:
+        raise ValueError(f"from_tensor: ragged_rank must be in [1, {rank}) for a tensor of "
+                         f"rank {rank}, got {ragged_rank}")
+    if lengths is not None and padding is not None:
+        raise ValueError("from_tensor: specify lengths or padding, not both")
+    if ragged_rank > 1:
+        if lengths is not None or padding is not None:
+            raise NotImplementedError("RaggedTensor.from_tensor: lengths/padding with "
+                                      "ragged_rank > 1 is not implemented")
+        d0, d1 = t.shape[0], t.shape[1]
+        inner = from_tensor(array_ops.reshape(t, [d0 * d1] + t.shape.as_list()[2:]),
+                            ragged_rank=ragged_rank - 1)
+        return RaggedTensor.from_uniform_row_length(inner, d1)
+    if padding is not None:
+        pad = convert_to_tensor(padding, dtype=t.dtype)
+        lengths = rops.RAGGED_LENGTHS_FROM_PADDING(t, pad)
+    if lengths is None:
+        return RaggedTensor.from_uniform_row_length(
+            array_ops.reshape(t, [-1] + t.shape.as_list()[2:]), t.shape[1])
+    lengths = math_ops.cast(convert_to_tensor(lengths), dtypes.int64)
+    mask = array_ops.sequence_mask(lengths, maxlen=t.shape[1])
+    return RaggedTensor.from_row_lengths(array_ops.boolean_mask(t, mask), lengths)
+
+
+def to_sparse(rt):
+    """`RaggedTensor.to_sparse`: a SparseTensor with one entry per value."""
+    from tensorlite.sparse import SparseTensor  # noqa: PLC0415
+    flat = rt.flat_values
+    indices, dense_shape = rops.RAGGED_TO_SPARSE(flat, *rt.nested_row_splits)
+    return SparseTensor(indices, array_ops.reshape(flat, [-1]), dense_shape)
+
+
+def from_sparse(st):
+    """`RaggedTensor.from_sparse`: rows of an ordered, ragged-right rank-2 SparseTensor."""
+    splits = rops.RAGGED_SPARSE_SPLITS(st.indices, st.dense_shape)
+    return RaggedTensor.from_row_splits(st.values, splits, validate=False)

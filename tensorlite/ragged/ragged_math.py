@@ -1,0 +1,297 @@
+"""Ragged implementations of public functions: the one elementwise dispatch over flat values
+(every elementwise op, by way of `tensorlite.ops.common.COMPOSITES`), `map_flat_values`,
+row reductions, gather, concat, stack, tile, boolean_mask and friends.
+
+Example:
+    >>> rt = tf.ragged.constant([[1.0, 2.0], [], [3.0]])
+    >>> (rt * 2 + 1).to_list()
+    [[3.0, 5.0], [], [7.0]]
+    >>> tf.reduce_mean(rt, axis=1).numpy()
+    array([1.5, nan, 3. ], dtype=float32)
+"""
+import numpy as np
+
+from tensorlite.framework import dtypes
+from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.framework.tensor import Tensor
+from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import ragged_ops as rops
+from tensorlite.ragged.indexing import gather_rows, take
+from tensorlite.ragged.ragged_tensor import RaggedTensor
+
+
+# -- the elementwise dispatch -----------------------------------------------------------------
+def _common_splits(rts):
+    first = rts[0].nested_row_splits
+    for other in rts[1:]:
+        splits = other.nested_row_splits
+        if len(splits) != len(first):
+            raise ValueError(f"ragged operands have different ragged ranks ({len(first)} and "
+                             f"{len(splits)}); convert one of them")
+        for a, b in zip(first, splits):
+            if a is not b:
+                rops.RAGGED_SAME_SPLITS(a, b)
+    return first
+
+
+def _flatten_arg(a, template):
+    """A non-ragged operand as something that lines up with `template.flat_values`."""
+    if isinstance(a, RaggedTensor):
+        return a.flat_values
+    t = a if isinstance(a, Tensor) or not hasattr(a, "__len__") and not isinstance(
+        a, np.ndarray) else convert_to_tensor(a, dtype_hint=template.dtype)
+    rank = getattr(t, "shape", None)
+    rank = rank.rank if rank is not None and hasattr(rank, "rank") else 0
+    inner = template.flat_values.shape.rank - 1
+    if rank <= inner:
+        return a  # broadcasts against each value's inner dimensions
+    if template.ragged_rank == 1 and rank == inner + 2 and t.shape[1] == 1:
+        rows = array_ops.reshape(t, [t.shape[0]] + t.shape.as_list()[2:])
+        return array_ops.gather(rows, template.value_rowids())  # one entry per row
+    raise ValueError(f"cannot broadcast a dense operand of shape {t.shape} against a ragged "
+                     f"tensor of shape {template.shape}; use a scalar, a per-value inner "
+                     f"shape, a [nrows, 1] tensor, or convert it with tf.RaggedTensor.from_tensor")
+
+
+def map_flat_values(op, *args, **kwargs):
+    """`tf.ragged.map_flat_values`: `op` applied to the flat values of the ragged arguments
+    (all with the same row partitions); the result has their row partitions.
+
+    >>> tf.ragged.map_flat_values(tf.ones_like, tf.ragged.constant([[5], [6, 7]])).to_list()
+    [[1], [1, 1]]"""
+    rts = [a for a in list(args) + list(kwargs.values()) if isinstance(a, RaggedTensor)]
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, (list, tuple)):
+            rts += [b for b in a if isinstance(b, RaggedTensor)]
+    if not rts:
+        return op(*args, **kwargs)
+    _common_splits(rts)
+    template = rts[0]
+
+    def flat(a):
+        if isinstance(a, (list, tuple)):
+            return type(a)(flat(b) for b in a)
+        return a.flat_values if isinstance(a, RaggedTensor) else a
+    out = op(*[flat(a) for a in args], **{k: flat(v) for k, v in kwargs.items()})
+    return template.with_flat_values(out)
+
+
+def elementwise(fn, args):
+    """An elementwise public function applied over flat values, dense operands broadcast."""
+    rts = [a for a in args if isinstance(a, RaggedTensor)]
+    _common_splits(rts)
+    template = rts[0]
+    out = fn(*[_flatten_arg(a, template) for a in args])
+    return template.with_flat_values(out)
+
+
+def _flat_only(fn):
+    def apply(x, *args, **kwargs):
+        return x.with_flat_values(fn(x.flat_values, *args, **kwargs))
+    return apply
+
+
+# -- reductions -----------------------------------------------------------------------------------
+_DENSE = {"sum": math_ops.reduce_sum, "prod": math_ops.reduce_prod, "max": math_ops.reduce_max,
+          "min": math_ops.reduce_min, "any": math_ops.reduce_any, "all": math_ops.reduce_all,
+          "mean": math_ops.reduce_mean}
+
+
+def _drop_innermost(rt, new_flat):
+    """`rt` without its innermost ragged dimension, with `new_flat` as flat values."""
+    if rt.ragged_rank == 1:
+        return new_flat
+    return RaggedTensor(_drop_innermost(rt.values, new_flat), rt.row_splits, internal=True)
+
+
+def _segment(rt, reducer):
+    flat, splits = rt.flat_values, rt.nested_row_splits[-1]
+    if reducer != "mean":
+        return rops.RAGGED_SEGMENT_REDUCE(flat, splits, reducer=reducer)
+    total = rops.RAGGED_SEGMENT_REDUCE(flat, splits, reducer="sum")
+    count = math_ops.cast(rops.RAGGED_ROW_LENGTHS(splits), flat.dtype)
+    count = array_ops.reshape(count, [-1] + [1] * (flat.shape.rank - 1))
+    if flat.dtype.is_integer:  # TF's integer mean divides with truncation
+        return math_ops.floordiv(total, math_ops.maximum(count, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return math_ops.divide(total, count)  # an empty row is 0/0 = NaN, as in TensorFlow
+
+
+def _columns(rt, reducer):
+    """axis=0 of a ragged_rank-1 tensor: reduce each column over the rows that have it."""
+    if rt.ragged_rank != 1:
+        raise NotImplementedError("ragged reduce over axis 0 with ragged_rank > 1")
+    if reducer == "mean":
+        total = _columns(rt, "sum")
+        ones = rt.with_flat_values(array_ops.ones_like(rt.flat_values))
+        return math_ops.divide(total, _columns(ones, "sum"))
+    flat = rt.flat_values
+    identity = rops._identity(reducer, flat.dtype.as_numpy_dtype if not flat.dtype.is_bool
+                              else np.dtype(bool))
+    dense = rt.to_tensor(default_value=np.array(identity).astype(
+        flat.dtype.as_numpy_dtype))
+    return _DENSE[reducer](dense, axis=0)
+
+
+def _reduce_one(rt, reducer, axis):
+    if not isinstance(rt, RaggedTensor):
+        return _DENSE[reducer](rt, axis=axis)
+    rank = rt.shape.rank
+    axis = axis + rank if axis < 0 else axis
+    if axis == 0:
+        return _columns(rt, reducer)
+    if axis == rt.ragged_rank:
+        return _drop_innermost(rt, _segment(rt, reducer))
+    if axis > rt.ragged_rank:
+        return rt.with_flat_values(_DENSE[reducer](rt.flat_values, axis=axis - rt.ragged_rank))
+    raise NotImplementedError(f"ragged reduce over axis {axis} (an outer ragged dimension of "
+                              f"a tensor with ragged_rank {rt.ragged_rank})")
+
+
+def reducer_fn(reducer):
+    def reduce(input_tensor, axis=None, keepdims=False, name=None):
+        rt = input_tensor
+        if keepdims:
+            raise NotImplementedError("keepdims=True for a ragged reduction")
+        if axis is None:
+            return _DENSE[reducer](rt.flat_values)
+        axes = [int(a) for a in np.atleast_1d(np.asarray(axis))]
+        axes = sorted({a + rt.shape.rank if a < 0 else a for a in axes}, reverse=True)
+        out = rt
+        for a in axes:
+            out = _reduce_one(out, reducer, a)
+        return out
+    reduce.__name__ = f"reduce_{reducer}"
+    return reduce
+
+
+# -- structure ops --------------------------------------------------------------------------------
+def _as_ragged(x, ragged_rank=1):
+    if isinstance(x, RaggedTensor):
+        return x
+    return RaggedTensor.from_tensor(convert_to_tensor(x), ragged_rank=ragged_rank)
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """`tf.gather` with ragged params (rows) or ragged indices (result ragged like them)."""
+    if (axis not in (None, 0)) or batch_dims:
+        raise NotImplementedError("ragged tf.gather with axis or batch_dims other than 0")
+    if isinstance(indices, RaggedTensor):
+        if isinstance(params, RaggedTensor):
+            raise NotImplementedError("tf.gather of ragged params at ragged indices")
+        return indices.with_flat_values(array_ops.gather(params, indices.flat_values))
+    idx = math_ops.cast(convert_to_tensor(indices), dtypes.int64)
+    if idx.shape.rank == 0:
+        return params[idx]
+    rows = gather_rows(params, array_ops.reshape(idx, [-1]))
+    if idx.shape.rank == 1:
+        return rows
+    for n in reversed(idx.shape.as_list()[1:]):
+        rows = RaggedTensor.from_uniform_row_length(rows, n)
+    return rows
+
+
+def _concat0(items):
+    if not isinstance(items[0], RaggedTensor):
+        return array_ops.concat(items, 0)
+    splits, offset = [items[0].row_splits], items[0].row_splits[-1:]
+    for rt in items[1:]:
+        splits.append(math_ops.add(rt.row_splits[1:], offset))
+        offset = math_ops.add(offset, rt.row_splits[-1:])
+    return RaggedTensor(_concat0([rt.values for rt in items]), array_ops.concat(splits, 0),
+                        internal=True)
+
+
+def concat(values, axis, name=None):
+    """`tf.concat` of ragged (and dense) tensors along axis 0 or 1."""
+    items = [_as_ragged(v) for v in values]
+    ranks = {rt.ragged_rank for rt in items}
+    if len(ranks) != 1:
+        raise ValueError(f"tf.concat: ragged inputs have different ragged ranks {sorted(ranks)}")
+    axis = int(axis) + items[0].shape.rank if int(axis) < 0 else int(axis)
+    if axis == 0:
+        return _concat0(items)
+    if axis == 1:
+        nrows = {len(rt) for rt in items}
+        if len(nrows) != 1:
+            raise ValueError(f"tf.concat(axis=1): inputs have different numbers of rows "
+                             f"{sorted(nrows)}")
+        splits, positions = rops.RAGGED_CONCAT_ROWS(*[rt.row_splits for rt in items])
+        return RaggedTensor(take(_concat0([rt.values for rt in items]), positions), splits,
+                            internal=True)
+    raise NotImplementedError(f"ragged tf.concat along axis {axis} (axes 0 and 1 are "
+                              f"implemented)")
+
+
+def stack(values, axis=0, name=None):
+    """`tf.stack` of ragged tensors: axis 0 adds an outer dimension, axis 1 pairs rows."""
+    items = [_as_ragged(v) for v in values]
+    axis = int(axis)
+    if axis == 0:
+        outer = np.cumsum([0] + [len(rt) for rt in items]).astype(np.int64)
+        return RaggedTensor.from_row_splits(_concat0(items), outer, validate=False)
+    if axis == 1:
+        return concat([expand_dims(rt, 1) for rt in items], axis=1)
+    raise NotImplementedError(f"ragged tf.stack along axis {axis} (axes 0 and 1 are "
+                              f"implemented)")
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002 - TF's argument name
+    rt = input
+    axis = int(axis)
+    axis = axis + rt.shape.rank + 1 if axis < 0 else axis
+    if axis == 0:
+        return RaggedTensor.from_row_splits(rt, np.array([0, len(rt)], np.int64),
+                                            validate=False)
+    if axis == 1:
+        return RaggedTensor.from_row_splits(rt, np.arange(len(rt) + 1, dtype=np.int64),
+                                            validate=False)
+    if axis > rt.ragged_rank:
+        return rt.with_flat_values(array_ops.expand_dims(rt.flat_values,
+                                                         axis - rt.ragged_rank))
+    raise NotImplementedError(f"ragged tf.expand_dims at axis {axis} (inside the ragged "
+                              f"dimensions)")
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    rt = input
+    m = [int(v) for v in np.asarray(multiples).reshape(-1)]
+    if len(m) != rt.shape.rank:
+        raise ValueError(f"tf.tile: multiples {m} must have one entry per dimension of the "
+                         f"ragged tensor (rank {rt.shape.rank})")
+    if rt.ragged_rank != 1:
+        raise NotImplementedError("ragged tf.tile with ragged_rank > 1")
+    splits, positions = rops.RAGGED_TILE_ROWS(rt.row_splits, rows=m[0], cols=m[1])
+    values = take(rt.values, positions)
+    if any(v != 1 for v in m[2:]):
+        values = array_ops.tile(values, [1] + m[2:])
+    return RaggedTensor(values, splits, internal=True)
+
+
+def boolean_mask(tensor, mask, axis=None, name=None):
+    """`tf.boolean_mask` of a ragged tensor by a dense row mask or a ragged value mask."""
+    if axis not in (None, 0):
+        raise NotImplementedError("ragged tf.boolean_mask with axis != 0")
+    if isinstance(mask, RaggedTensor):
+        if not isinstance(tensor, RaggedTensor) or tensor.ragged_rank != 1:
+            raise NotImplementedError("tf.boolean_mask with a ragged mask needs ragged data "
+                                      "of ragged_rank 1")
+        _common_splits([tensor, mask])
+        keep = mask.flat_values
+        lengths = rops.RAGGED_SEGMENT_REDUCE(math_ops.cast(keep, dtypes.int64),
+                                             mask.row_splits, reducer="sum")
+        return RaggedTensor.from_row_lengths(array_ops.boolean_mask(tensor.values, keep),
+                                             lengths, validate=False)
+    rows = array_ops.reshape(math_ops.where(convert_to_tensor(mask)), [-1])
+    return gather_rows(tensor, rows)
+
+
+FUNCTIONS = {
+    "Sum": reducer_fn("sum"), "Mean": reducer_fn("mean"), "Max": reducer_fn("max"),
+    "Min": reducer_fn("min"), "Prod": reducer_fn("prod"), "Any": reducer_fn("any"),
+    "All": reducer_fn("all"),
+    "gather": gather, "concat": concat, "stack": stack, "tile": tile,
+    "boolean_mask": boolean_mask, "expand_dims": expand_dims,
+    "cast": _flat_only(math_ops.cast), "zeros_like": _flat_only(array_ops.zeros_like),
+    "ones_like": _flat_only(array_ops.ones_like),
+}

@@ -1,0 +1,234 @@
+"""Keras text layers: TextVectorization, lookups, Hashing, CategoryEncoding, masking,
+Bidirectional/TimeDistributed, sequence utilities, and the text-classification tutorial's
+model learning a synthetic two-class corpus."""
+import math
+
+import farmhash
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.framework import errors
+from tensorlite.keras.layers.mask_propagation import keras_mask
+
+L = tf.keras.layers
+TEXTS = ["The cat sat on the mat.", "The dog ate my homework!", "A cat, a dog; a bird?"]
+
+
+def _keras_tokens(text):
+    """Keras's default standardization and split, in plain Python."""
+    strip = set('!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\'')
+    return "".join(c for c in text.lower() if c not in strip).split()
+
+
+def _ref_vocab(texts, max_tokens=None, specials=2):
+    counts = {}
+    for t in texts:
+        for w in _keras_tokens(t):
+            counts[w] = counts.get(w, 0) + 1
+    order = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    words = [w for w, _ in order]
+    return words if max_tokens is None else words[:max_tokens - specials]
+
+
+def test_text_vectorization_int_mode_against_reference():
+    layer = L.TextVectorization(output_sequence_length=6)
+    layer.adapt(tf.data.Dataset.from_tensor_slices(TEXTS).batch(2))
+    vocab = layer.get_vocabulary()
+    assert vocab == ["", "[UNK]"] + _ref_vocab(TEXTS)
+    got = layer(tf.constant(["the bird flew over the cat", "dog"])).numpy().tolist()
+    index = {w: i for i, w in enumerate(vocab)}
+    for text, row in zip(["the bird flew over the cat", "dog"], got):
+        ids = [index.get(w, 1) for w in _keras_tokens(text)][:6]
+        assert row == ids + [0] * (6 - len(ids))
+    ragged = L.TextVectorization(vocabulary=vocab[2:], ragged=True)(["cat cat", "zebra"])
+    assert ragged.to_list() == [[index["cat"]] * 2, [1]]
+    column = layer(tf.constant([["the cat"], ["a dog"]]))  # a [batch, 1] column of texts
+    assert column.shape == (2, 6)
+
+
+def test_text_vectorization_max_tokens_and_vocabulary_io():
+    layer = L.TextVectorization(max_tokens=5)
+    layer.adapt(TEXTS)
+    assert layer.get_vocabulary() == ["", "[UNK]"] + _ref_vocab(TEXTS, 5)
+    assert layer.vocabulary_size() == 5
+    other = L.TextVectorization()
+    other.set_vocabulary(layer.get_vocabulary())
+    assert other.get_vocabulary() == layer.get_vocabulary()
+    restored = L.TextVectorization.from_config(layer.get_config())
+    assert restored.get_vocabulary() == layer.get_vocabulary()
+    np.testing.assert_array_equal(restored(TEXTS).numpy(), layer(TEXTS).numpy())
+    with pytest.raises(ValueError, match="repeated"):
+        other.set_vocabulary(["a", "a"])
+
+
+def test_text_vectorization_multi_hot_count_tf_idf_ngrams():
+    words = _ref_vocab(TEXTS)
+    multi = L.TextVectorization(output_mode="multi_hot")
+    multi.adapt(TEXTS)
+    vocab = multi.get_vocabulary()
+    assert vocab == ["[UNK]"] + words
+    got = multi(["cat cat zebra"]).numpy()[0]
+    want = np.zeros(len(vocab))
+    want[vocab.index("cat")] = want[0] = 1
+    np.testing.assert_array_equal(got, want)
+    count = L.TextVectorization(output_mode="count", vocabulary=words)
+    assert count(["cat cat zebra"]).numpy()[0][vocab.index("cat")] == 2
+    tfidf = L.TextVectorization(output_mode="tf_idf")
+    tfidf.adapt(TEXTS)
+    docs = [set(_keras_tokens(t)) for t in TEXTS]
+    idf = {w: math.log(1 + len(TEXTS) / (1 + sum(w in d for d in docs))) for w in words}
+    got = tfidf(["cat cat"]).numpy()[0]
+    assert got[vocab.index("cat")] == pytest.approx(2 * idf["cat"], rel=1e-5)
+    bigrams = L.TextVectorization(ngrams=2, output_mode="multi_hot")
+    bigrams.adapt(["a b c"])
+    assert set(bigrams.get_vocabulary()) == {"[UNK]", "a", "b", "c", "a b", "b c"}
+
+
+def test_string_and_integer_lookup():
+    layer = L.StringLookup(vocabulary=["a", "b", "c"])
+    assert layer(tf.constant([["a", "z", "c"]])).numpy().tolist() == [[1, 0, 3]]
+    inverse = L.StringLookup(vocabulary=["a", "b", "c"], invert=True)
+    assert inverse(tf.constant([[1, 0, 3]])).numpy().tolist() == [[b"a", b"[UNK]", b"c"]]
+    masked = L.StringLookup(vocabulary=["a"], mask_token="", num_oov_indices=3)
+    got = masked(tf.constant(["", "a", "q"])).numpy().tolist()
+    assert got == [0, 4, 1 + farmhash.fingerprint64(b"q") % 3]
+    assert masked.get_vocabulary() == ["", "[UNK]", "[UNK]", "[UNK]", "a"]
+    ints = L.IntegerLookup(vocabulary=[12, 36, 1138])
+    assert ints(tf.constant([[12, 1138, 42]])).numpy().tolist() == [[1, 3, 0]]
+    adapted = L.IntegerLookup()
+    adapted.adapt(tf.constant([5, 5, 5, 9, 9, 1]))
+    assert adapted.get_vocabulary() == [-1, 5, 9, 1]
+    hot = L.StringLookup(vocabulary=["a", "b"], output_mode="multi_hot")
+    assert hot(tf.constant([["a", "a", "q"]])).numpy().tolist() == [[1, 1, 0]]
+    ragged = layer(tf.ragged.constant([["a"], ["b", "zz"]]))
+    assert ragged.to_list() == [[1], [2, 0]]
+
+
+def test_hashing_and_category_encoding():
+    got = L.Hashing(num_bins=3)(tf.constant([["Hello"], ["TensorFlow"], ["2.x"]]))
+    assert got.numpy().ravel().tolist() == [0, 2, 2]  # TF's documented Fingerprint64 bins
+    ints = L.Hashing(num_bins=5)(tf.constant([[7], [12]], tf.int64)).numpy().ravel().tolist()
+    assert ints == [farmhash.fingerprint64(b"7") % 5, farmhash.fingerprint64(b"12") % 5]
+    salted = L.Hashing(num_bins=3, salt=[1, 2])(tf.constant([["Hello"], ["TF"]]))
+    assert salted.numpy().ravel().tolist() == [2, 0]
+    masked = L.Hashing(num_bins=4, mask_value="")(tf.constant([[""], ["x"]])).numpy().ravel()
+    assert masked[0] == 0 and masked[1] == 1 + farmhash.fingerprint64(b"x") % 3
+    enc = L.CategoryEncoding(num_tokens=4, output_mode="count")
+    assert enc(tf.constant([[0, 1, 1], [3, 3, 2]])).numpy().tolist() == [[1, 2, 0, 0],
+                                                                          [0, 0, 1, 2]]
+    hot = L.CategoryEncoding(num_tokens=3, output_mode="one_hot")
+    assert hot(tf.constant([2, 0])).numpy().tolist() == [[0, 0, 1], [1, 0, 0]]
+    multi = L.CategoryEncoding(num_tokens=3)
+    assert multi(tf.constant([[0, 0, 2]])).numpy().tolist() == [[1, 0, 1]]
+    with pytest.raises(errors.InvalidArgumentError, match="out of range"):
+        enc(tf.constant([[4]]))
+
+
+def test_mask_propagation_and_embedding_with_ragged_and_masked_inputs():
+    emb = L.Embedding(10, 3, mask_zero=True)
+    ids = tf.constant([[4, 2, 0, 0], [1, 0, 0, 0]])
+    out = emb(ids)
+    assert keras_mask(out).numpy().tolist() == (ids.numpy() != 0).tolist()
+    pooled = L.GlobalAveragePooling1D()(out)  # receives the mask from the embedding
+    np.testing.assert_allclose(pooled.numpy()[0], out.numpy()[0, :2].mean(axis=0), rtol=1e-6)
+    lstm = L.LSTM(2, return_sequences=True)
+    seq = lstm(out)
+    assert keras_mask(seq) is not None
+    np.testing.assert_allclose(seq.numpy()[1, 3], seq.numpy()[1, 0], rtol=1e-6)  # held
+    ragged = emb(tf.ragged.constant([[4, 2], [1]]))
+    assert ragged.shape.as_list() == [2, None, 3]
+    np.testing.assert_allclose(ragged.to_list()[0], out.numpy()[0, :2].tolist(), rtol=1e-6)
+    masking = L.Masking(mask_value=0.0)
+    x = tf.constant([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    assert keras_mask(masking(x)).numpy().tolist() == [[True, False, True]]
+
+
+def test_bidirectional_and_time_distributed():
+    x = tf.random.normal([2, 5, 4], seed=1)
+    forward = L.LSTM(3, return_sequences=True)
+    bi = L.Bidirectional(forward, merge_mode="concat")
+    y = bi(x)
+    assert y.shape == (2, 5, 6)
+    np.testing.assert_allclose(y.numpy()[..., :3], forward(x).numpy(), rtol=1e-5)
+    backward = bi.backward_layer(x)  # go_backwards: outputs in reversed time order
+    np.testing.assert_allclose(y.numpy()[:, ::-1, 3:], backward.numpy(), rtol=1e-5)
+    assert L.Bidirectional(L.GRU(2), merge_mode="sum")(x).shape == (2, 2)
+    dense = L.Dense(2)
+    td = L.TimeDistributed(dense)
+    out = td(x)
+    np.testing.assert_allclose(out.numpy()[:, 3], dense(x[:, 3]).numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="recurrent"):
+        L.Bidirectional(L.Dense(2))
+
+
+def test_pad_sequences_and_text_dataset_from_directory(tmp_path):
+    pad = tf.keras.utils.pad_sequences
+    assert pad([[1, 2, 3], [4]]).tolist() == [[1, 2, 3], [0, 0, 4]]
+    assert pad([[1, 2, 3], [4]], maxlen=2, padding="post", truncating="post").tolist() == \
+        [[1, 2], [4, 0]]
+    assert pad([[1], []], maxlen=3, value=-1).tolist() == [[-1, -1, 1], [-1, -1, -1]]
+    for label, texts in (("neg", ["bad", "awful", "meh"]), ("pos", ["good", "great"])):
+        (tmp_path / label).mkdir()
+        for i, t in enumerate(texts):
+            (tmp_path / label / f"{i}.txt").write_text(t)
+    ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path), batch_size=2, seed=1)
+    assert ds.class_names == ["neg", "pos"]
+    pairs = [(t, int(y)) for xb, yb in ds for t, y in zip(xb.numpy(), yb.numpy())]
+    assert sorted(pairs) == sorted([(b"bad", 0), (b"awful", 0), (b"meh", 0), (b"good", 1),
+                                    (b"great", 1)])
+    train = tf.keras.utils.text_dataset_from_directory(
+        str(tmp_path), validation_split=0.4, subset="training", seed=3, batch_size=8)
+    val = tf.keras.utils.text_dataset_from_directory(
+        str(tmp_path), validation_split=0.4, subset="validation", seed=3, batch_size=8)
+    n_train = sum(len(b[0].numpy()) for b in train)
+    n_val = sum(len(b[0].numpy()) for b in val)
+    assert (n_train, n_val) == (3, 2)
+
+
+def _corpus(n, seed):
+    rng = np.random.default_rng(seed)
+    pos = ["great", "wonderful", "loved", "excellent", "fun", "brilliant", "charming"]
+    neg = ["awful", "boring", "hated", "terrible", "dull", "poor", "mess"]
+    filler = ["the", "movie", "was", "a", "film", "plot", "actor", "and", "it", "really"]
+    texts, labels = [], []
+    for _ in range(n):
+        y = int(rng.integers(2))
+        words = list(rng.choice(filler, size=8)) + list(rng.choice(pos if y else neg, size=2))
+        words += list(rng.choice(neg if y else pos, size=int(rng.integers(0, 2))))
+        rng.shuffle(words)
+        texts.append(" ".join(words).capitalize() + ".")
+        labels.append(y)
+    return np.array(texts, dtype=object), np.array(labels, dtype=np.float32)
+
+
+def test_text_classification_tutorial_model_learns():
+    x_train, y_train = _corpus(600, 0)
+    x_test, y_test = _corpus(200, 1)
+    max_features, sequence_length = 200, 20
+    vectorize_layer = L.TextVectorization(max_tokens=max_features, output_mode="int",
+                                          output_sequence_length=sequence_length)
+    train_text = tf.data.Dataset.from_tensor_slices(x_train).batch(64)
+    vectorize_layer.adapt(train_text)
+
+    def vectorize_text(text, label):
+        text = tf.expand_dims(text, -1)
+        return vectorize_layer(text), label
+
+    train_ds = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(32).map(
+        vectorize_text)
+    tf.keras.utils.set_random_seed(0) if hasattr(tf.keras.utils, "set_random_seed") else None
+    model = tf.keras.Sequential([
+        L.Embedding(max_features + 1, 16),
+        L.Dropout(0.2),
+        L.GlobalAveragePooling1D(),
+        L.Dropout(0.2),
+        L.Dense(1)])
+    model.compile(loss=tf.keras.losses.BinaryCrossentropy(from_logits=True),
+                  optimizer=tf.keras.optimizers.Adam(0.01),
+                  metrics=[tf.keras.metrics.BinaryAccuracy(threshold=0.0)])
+    model.fit(train_ds, epochs=8, verbose=0)
+    export_model = tf.keras.Sequential([vectorize_layer, model, L.Activation("sigmoid")])
+    probs = export_model(tf.constant(x_test)).numpy().ravel()
+    accuracy = float(np.mean((probs > 0.5) == (y_test > 0.5)))
+    assert accuracy > 0.9, accuracy

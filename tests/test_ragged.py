@@ -1,0 +1,229 @@
+"""tf.RaggedTensor against list-of-lists references (tests/ragged_check.py)."""
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.framework import errors
+from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_rows, ref_to_dense,
+                                to_ragged)
+
+ROWS = [[1.0, 2.0, 3.0], [], [4.0], [5.0, -6.0]]
+ROWS_B = [[0.5, 1.5, -1.0], [], [2.0], [3.0, 0.25]]
+NESTED = [[[1.0, 2.0], [3.0]], [], [[4.0, 5.0, 6.0], [], [7.0]]]
+
+
+def test_construction_and_structure():
+    rt = tf.RaggedTensor.from_row_splits([3, 1, 4, 1, 5, 9, 2], [0, 4, 4, 7])
+    assert rt.to_list() == [[3, 1, 4, 1], [], [5, 9, 2]]
+    assert repr(rt) == "<tf.RaggedTensor [[3, 1, 4, 1], [], [5, 9, 2]]>"
+    assert rt.shape.as_list() == [3, None] and rt.dtype == tf.int32 and rt.ragged_rank == 1
+    assert rt.row_lengths().numpy().tolist() == [4, 0, 3]
+    assert rt.value_rowids().numpy().tolist() == [0, 0, 0, 0, 2, 2, 2]
+    assert int(rt.nrows()) == 3 and rt.bounding_shape().numpy().tolist() == [3, 4]
+    same = [tf.RaggedTensor.from_row_lengths([3, 1, 4, 1, 5, 9, 2], [4, 0, 3]),
+            tf.RaggedTensor.from_value_rowids([3, 1, 4, 1, 5, 9, 2], [0, 0, 0, 0, 2, 2, 2],
+                                              nrows=3),
+            tf.RaggedTensor.from_row_starts([3, 1, 4, 1, 5, 9, 2], [0, 4, 4]),
+            tf.RaggedTensor.from_row_limits([3, 1, 4, 1, 5, 9, 2], [4, 4, 7])]
+    for other in same:
+        assert other.to_list() == rt.to_list()
+
+
+def test_multiple_ragged_dimensions():
+    rt = tf.ragged.constant(NESTED)
+    assert rt.ragged_rank == 2 and rt.shape.as_list() == [3, None, None]
+    assert [s.numpy().tolist() for s in rt.nested_row_splits] == [[0, 2, 2, 5], [0, 2, 3, 6, 6, 7]]
+    assert rt.flat_values.numpy().tolist() == [1, 2, 3, 4, 5, 6, 7]
+    again = tf.RaggedTensor.from_nested_row_splits(rt.flat_values, rt.nested_row_splits)
+    assert again.to_list() == NESTED
+    assert rt.bounding_shape().numpy().tolist() == [3, 3, 3]
+    dense = rt.to_tensor(default_value=-1).numpy().tolist()
+    assert dense[0] == [[1, 2, -1], [3, -1, -1], [-1, -1, -1]]
+    inner = tf.ragged.constant([[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1)
+    assert inner.shape.as_list() == [2, None, 2] and inner.flat_values.shape == (3, 2)
+
+
+def test_to_tensor_and_from_tensor():
+    check_ragged(lambda rt: rt.to_tensor(), lambda r: ref_to_dense(r), ROWS, grad=True)
+    check_ragged(lambda rt: rt.to_tensor(default_value=9.0, shape=[3, 2]),
+                 lambda r: ref_to_dense(r[:3], 9.0, 2), ROWS, grad=True)
+    t = tf.constant([[1, 2, 0], [3, 0, 0], [0, 0, 0]])
+    assert tf.RaggedTensor.from_tensor(t, padding=0).to_list() == [[1, 2], [3], []]
+    assert tf.RaggedTensor.from_tensor(t, lengths=[1, 3, 0]).to_list() == [[1], [3, 0, 0], []]
+    assert tf.RaggedTensor.from_tensor(t).to_list() == t.numpy().tolist()
+    nested = tf.RaggedTensor.from_tensor(tf.zeros([2, 3, 4]), ragged_rank=2)
+    assert nested.ragged_rank == 2 and nested.to_tensor().shape == (2, 3, 4)
+
+
+def test_indexing_and_slicing():
+    rt = to_ragged(ROWS)
+    assert rt[0].numpy().tolist() == [1, 2, 3] and rt[-1].numpy().tolist() == [5, -6]
+    assert float(rt[3, 1]) == -6.0
+    check_ragged(lambda r: r[1:3], lambda r: r[1:3], ROWS)
+    check_ragged(lambda r: r[::-2], lambda r: r[::-2], ROWS)
+    check_ragged(lambda r: r[:, :2], lambda r: [x[:2] for x in r], ROWS, grad=True)
+    check_ragged(lambda r: r[:, -1:], lambda r: [x[-1:] for x in r], ROWS, grad=True)
+    check_ragged(lambda r: r[0:1, 0], lambda r: [r[0][0]], ROWS)
+    nested = to_ragged(NESTED)
+    check_ragged(lambda r: r[2, 0], lambda r: r[2][0], NESTED)
+    assert nested[0].to_list() == NESTED[0]
+    with pytest.raises(errors.InvalidArgumentError, match="out of bounds"):
+        rt[:, 1]  # row 1 is empty, as in TensorFlow
+    with pytest.raises(errors.InvalidArgumentError, match="out of bounds"):
+        rt[7]
+
+
+def test_elementwise_dispatch_over_flat_values():
+    check_ragged(lambda a, b: a * b + 1.0, lambda a, b: [[x * y + 1.0 for x, y in zip(r, s)]
+                                                       for r, s in zip(a, b)],
+                 ROWS, ROWS_B, grad=True)
+    check_ragged(lambda a: tf.exp(-a), lambda a: ref_map(a, lambda x: float(np.exp(-x))), ROWS,
+                 grad=True)
+    check_ragged(lambda a: tf.maximum(a, 2.0), lambda a: ref_map(a, lambda x: max(x, 2.0)), ROWS)
+    check_ragged(lambda a: a > 1.5, lambda a: ref_map(a, lambda x: x > 1.5), ROWS)
+    check_ragged(lambda a: tf.cast(a, tf.int32), lambda a: ref_map(a, int), ROWS)
+    check_ragged(lambda a: a + tf.constant([[1.0], [2.0], [3.0], [4.0]], tf.float64),
+                 lambda a: [[x + i + 1 for x in r] for i, r in enumerate(a)], ROWS, grad=True)
+    other = tf.ragged.constant([[1.0], [2.0, 3.0], [], [4.0, 5.0]], dtype=tf.float64)
+    with pytest.raises(errors.InvalidArgumentError, match="row partitions"):
+        to_ragged(ROWS) + other
+
+
+def test_reductions():
+    nan = float("nan")
+    check_ragged(lambda r: tf.reduce_sum(r, axis=1), lambda r: ref_rows(r, sum), ROWS, grad=True)
+    check_ragged(lambda r: tf.reduce_mean(r, axis=1), lambda r: ref_rows(r, ref_mean), ROWS)
+    check_ragged(lambda r: tf.reduce_mean(r[0:1], axis=1), lambda r: [ref_mean(r[0])], ROWS,
+                 grad=True)
+    check_ragged(lambda r: tf.reduce_max(r, axis=1),
+                 lambda r: ref_rows(r, lambda x: max(x) if x else -float("inf")), ROWS)
+    check_ragged(lambda r: tf.reduce_max(r[0:1], axis=1), lambda r: [max(r[0])], ROWS,
+                 grad=True)
+    check_ragged(lambda r: tf.reduce_min(r, axis=-1),
+                 lambda r: ref_rows(r, lambda x: min(x) if x else float("inf")), ROWS)
+    check_ragged(lambda r: tf.reduce_prod(r, axis=1),
+                 lambda r: ref_rows(r, lambda x: float(np.prod(x))), ROWS)
+    check_ragged(lambda r: tf.reduce_sum(r, axis=0),
+                 lambda r: [sum(x[i] for x in r if len(x) > i) for i in range(3)], ROWS,
+                 grad=True)
+    check_ragged(lambda r: tf.reduce_mean(r, axis=0),
+                 lambda r: [ref_mean([x[i] for x in r if len(x) > i]) for i in range(3)], ROWS)
+    check_ragged(lambda r: tf.reduce_sum(r), lambda r: sum(sum(x) for x in r), ROWS)
+    check_ragged(lambda r: tf.reduce_sum(r, axis=2),
+                 lambda r: [[sum(x) for x in row] for row in r], NESTED, grad=True)
+    assert np.isnan(tf.reduce_mean(tf.ragged.constant([[1.0], []]), axis=1).numpy()[1])
+    del nan
+
+
+def test_structure_ops():
+    check_ragged(lambda a, b: tf.concat([a, b], axis=0), lambda a, b: a + b, ROWS, ROWS_B,
+                 grad=True)
+    check_ragged(lambda a, b: tf.concat([a, b], axis=1),
+                 lambda a, b: [r + s for r, s in zip(a, b)], ROWS, ROWS_B, grad=True)
+    check_ragged(lambda a, b: tf.stack([a, b], axis=0), lambda a, b: [a, b], ROWS, ROWS_B)
+    check_ragged(lambda a, b: tf.stack([a, b], axis=1),
+                 lambda a, b: [[r, s] for r, s in zip(a, b)], ROWS, ROWS_B)
+    check_ragged(lambda a: tf.tile(a, [2, 3]), lambda a: [r * 3 for r in a] * 2, ROWS, grad=True)
+    check_ragged(lambda a: tf.gather(a, [3, 0, 0]), lambda a: [a[3], a[0], a[0]], ROWS,
+                 grad=True)
+    check_ragged(lambda a: tf.boolean_mask(a, [True, False, False, True]),
+                 lambda a: [a[0], a[3]], ROWS, grad=True)
+    mask = tf.ragged.constant([[True, False, True], [], [False], [True, True]])
+    check_ragged(lambda a: tf.boolean_mask(a, mask),
+                 lambda a: [[1.0, 3.0], [], [], [5.0, -6.0]], ROWS)
+    check_ragged(lambda a: tf.ragged.map_flat_values(tf.square, a),
+                 lambda a: ref_map(a, lambda x: x * x), ROWS, grad=True)
+    check_ragged(lambda a: tf.expand_dims(a, 0), lambda a: [a], ROWS)
+
+
+def test_gather_with_ragged_indices_and_seed_embedding():
+    table = tf.constant(np.arange(12.0).reshape(6, 2))
+    ids = tf.ragged.constant([[0, 5], [], [2]])
+    got = tf.gather(table, ids)
+    assert got.shape.as_list() == [3, None, 2]
+    assert got.to_list() == [[[0.0, 1.0], [10.0, 11.0]], [], [[4.0, 5.0]]]
+
+
+def test_seed_001_ragged_example_runs_as_written():
+    data = [["this", "is", "a", "sentence"],
+            ["another", "one"],
+            ["a", "somewhat", "longer", "one", ",", "this"]]
+    rt = tf.ragged.constant(data)
+    vocab = tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(
+        ["this", "is", "a", "sentence", "another", "one", "somewhat", "longer"],
+        tf.range(8, dtype=tf.int64)), 1)
+    rt = tf.ragged.map_flat_values(lambda x: vocab.lookup(x), rt)
+    assert rt.to_list() == [[0, 1, 2, 3], [4, 5], [2, 6, 7, 5, 8, 0]]
+    embedding_table = tf.Variable(tf.random.normal([9, 10]))
+    rt = tf.gather(embedding_table, rt)
+    result = tf.math.reduce_mean(rt, axis=1)
+    assert result.shape == (3, 10) and isinstance(result, tf.Tensor)
+    table = embedding_table.numpy()
+    np.testing.assert_allclose(result.numpy()[1], table[[4, 5]].mean(axis=0), rtol=1e-6)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.math.reduce_mean(tf.gather(embedding_table, tf.ragged.constant(
+            [[0, 1], [1]], dtype=tf.int64)), axis=1))
+    grad = tape.gradient(loss, embedding_table)
+    dense = tf.convert_to_tensor(grad).numpy()
+    np.testing.assert_allclose(dense[0], 0.5) and np.testing.assert_allclose(dense[1], 1.5)
+
+
+def test_sparse_conversions():
+    rt = tf.ragged.constant([[1, 2], [], [3]])
+    st = rt.to_sparse()
+    assert st.indices.numpy().tolist() == [[0, 0], [0, 1], [2, 0]]
+    assert st.dense_shape.numpy().tolist() == [3, 2]
+    assert tf.RaggedTensor.from_sparse(st).to_list() == rt.to_list()
+    bad = tf.SparseTensor([[0, 1]], [1], [2, 2])
+    with pytest.raises(errors.InvalidArgumentError, match="ragged-right"):
+        tf.RaggedTensor.from_sparse(bad)
+
+
+def test_spec_and_bad_input():
+    rt = tf.ragged.constant([[1], [2, 3]])
+    spec = tf.RaggedTensorSpec.from_value(rt)
+    assert repr(spec) == "RaggedTensorSpec(TensorShape([2, None]), tf.int32, 1, tf.int64)"
+    assert tf.RaggedTensorSpec([None, None], tf.int32).is_compatible_with(rt)
+    assert not tf.RaggedTensorSpec([None, None], tf.float32).is_compatible_with(rt)
+    with pytest.raises(ValueError, match="same nesting depth"):
+        tf.ragged.constant([[1, [2]], [3]])
+    with pytest.raises(errors.InvalidArgumentError, match="number of values"):
+        tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 2])
+    with pytest.raises(errors.InvalidArgumentError, match="ascending"):
+        tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 1, 3])
+    with pytest.raises(ValueError, match="must have rank 2"):
+        rt.to_tensor(shape=[2])
+    with pytest.raises(TypeError, match="boolean"):
+        bool(rt)
+
+
+def test_ragged_ops_inside_tf_function():
+    @tf.function
+    def f(values, splits):
+        rt = tf.RaggedTensor.from_row_splits(values, splits)
+        return tf.reduce_sum(rt * 2.0, axis=1), rt.to_tensor()
+
+    s, d = f(tf.constant([1.0, 2.0, 3.0]), tf.constant([0, 2, 3], tf.int64))
+    assert s.numpy().tolist() == [6.0, 6.0] and d.shape == (2, 2)
+    s, d = f(tf.constant([1.0, 2.0, 3.0]), tf.constant([0, 0, 3], tf.int64))
+    assert s.numpy().tolist() == [0.0, 12.0] and d.shape == (2, 3)
+
+
+def test_ragged_in_tf_data():
+    rt = tf.ragged.constant([[1], [2, 3], [], [4, 5, 6]])
+    ds = tf.data.Dataset.from_tensor_slices(rt)
+    assert ds.element_spec == tf.RaggedTensorSpec([None], tf.int32, 0)
+    assert [x.numpy().tolist() for x in ds] == rt.to_list()
+    batched = ds.ragged_batch(3)
+    assert batched.element_spec == tf.RaggedTensorSpec([None, None], tf.int32, 1)
+    assert [b.to_list() for b in batched] == [[[1], [2, 3], []], [[4, 5, 6]]]
+    assert [x.numpy().tolist() for x in batched.unbatch()] == rt.to_list()
+    ranges = tf.data.Dataset.range(4).map(lambda n: tf.range(n))
+    got = [b.to_list() for b in ranges.apply(tf.data.experimental.dense_to_ragged_batch(3))]
+    assert got == [[[], [0], [0, 1]], [[0, 1, 2]]]
+    # ragged components batch into ragged tensors of one more ragged dimension
+    words = tf.data.Dataset.from_tensor_slices(["a b", "c", "d e f"]).map(
+        lambda s: (tf.strings.split(tf.stack([s, s])), tf.strings.length(s)))
+    first = next(iter(words.batch(2)))
+    assert first[0].to_list() == [[[b"a", b"b"], [b"a", b"b"]], [[b"c"], [b"c"]]]
+    assert first[1].numpy().tolist() == [3, 1]
