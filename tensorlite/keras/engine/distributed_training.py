@@ -1,0 +1,151 @@
+"""Keras fit under a distribution strategy: data parallelism over its replicas.
+
+Each global batch is split among all replicas (every worker keeps its replicas' parts);
+each replica runs the model's compiled forward and backward on its part; the gradients,
+weighted by part/global batch size, are summed over the local replicas and then over the
+workers (one fused all-reduce) and applied once. The weighted sum is exactly the gradient of
+the global batch's mean loss, so training matches single-process fit on the global batch.
+Metrics are updated with every replica's predictions (gathered over workers), so the
+progress bar shows global figures on every worker.
+
+Example:
+    >>> strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    >>> with strategy.scope():
+    ...     model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(3,))])
+    >>> model.compile("sgd", "mse")
+    >>> model.fit(np.ones((8, 3)), np.ones((8, 1)), batch_size=4, verbose=0)  # 2 x 2 rows
+"""
+import numpy as np
+
+from tensorlite.distribute import distribute_lib, input_lib, values as values_lib
+from tensorlite.framework import nest
+from tensorlite.framework.tensor import wrap
+
+
+def strategy_in_scope():
+    """The strategy whose scope() is entered, else None."""
+    return distribute_lib.get_strategy() if distribute_lib.has_strategy() else None
+
+
+def data_parallel_step(model, batches):
+    """The step fit runs for `model` under its strategy, or None to run train_step as is."""
+    strategy = getattr(model, "_distribution_strategy", None)
+    if strategy is None or strategy.num_replicas_in_sync == 1:
+        return None
+    if type(model).train_step is not _keras_model_class().train_step:
+        raise NotImplementedError(
+            f"fit with a custom train_step under {type(strategy).__name__} with "
+            f"{strategy.num_replicas_in_sync} replicas: only the built-in step is split "
+            f"among replicas so far; write the loop with strategy.run and "
+            f"optimizer.apply_gradients (which all-reduces gradients) instead")
+    if strategy._num_workers() > 1 and hasattr(batches, "rng"):
+        # Every worker must draw the same shuffle so their parts form one global batch.
+        seed = strategy._broadcast_from_chief([np.random.randint(0, 2**31 - 1, size=1)])[0]
+        batches.rng = np.random.default_rng(int(seed[0]))
+    return DataParallelStep(model, strategy)
+
+
+def _keras_model_class():
+    from tensorlite.keras.engine.training import Model  # noqa: PLC0415
+    return Model
+
+
+class DataParallelStep:
+    """One synchronous data-parallel training step of a compiled model."""
+
+    def __init__(self, model, strategy):
+        self.model = model
+        self.strategy = strategy
+        self._synced = False
+
+    def _sync_initial_weights(self, first_part):
+        """Builds the model eagerly if needed, then gives every worker the chief's weights
+        (as Horovod's broadcast of the initial variables)."""
+        model = self.model
+        if not model.built:
+            model(first_part[0], training=False)
+        if self.strategy._num_workers() > 1:
+            variables = list(model.variables)
+            values = self.strategy._broadcast_from_chief([np.asarray(v.numpy())
+                                                          for v in variables])
+            for v, a in zip(variables, values):
+                v.assign(a)
+        self._synced = True
+
+    def __call__(self, batch):
+        from tensorlite.keras.engine import data_adapter  # noqa: PLC0415
+        model, strategy = self.model, self.strategy
+        x, y, sw = data_adapter.unpack(batch)
+        value, sizes = input_lib.local_parts_and_sizes(strategy, (x, y, sw))
+        parts = list(value.values) if isinstance(value, values_lib.PerReplica) else [value]
+        first = strategy._replica_offset()
+        local_sizes = sizes[first:first + len(parts)]
+        if not self._synced:
+            self._sync_initial_weights(next(p for p, n in zip(parts, local_sizes) if n) if
+                                       any(local_sizes) else (x, y, sw))
+        global_n = sum(sizes)
+        weights = [n / global_n for n in local_sizes]
+        step = model._loss_and_grads_step()
+
+        def replica_fn(part):
+            if part_size(part) == 0:
+                return None
+            return step(*part)
+        results = strategy._run_replicas(replica_fn, (values_lib.PerReplica(parts),), {},
+                                         weights)
+        variables = model.trainable_variables
+        n_per = len(model.compiled_loss.metrics) - 1
+        grads, total, per_output = _weighted_sum(results, weights, variables, n_per)
+        reduced = strategy._cross_worker_sum(grads + [total] + per_output)
+        grads, total, per_output = reduced[:len(grads)], reduced[len(grads)], \
+            reduced[len(grads) + 1:len(grads) + 1 + n_per]
+        model.optimizer.apply_gradients(zip([wrap(g) for g in grads], variables))
+        y_pred = _concat([r[2] for r in results if r is not None])
+        y_all, sw_all = _concat([p[1] for p, n in zip(parts, local_sizes) if n]), \
+            _concat([p[2] for p, n in zip(parts, local_sizes) if n])
+        if strategy._num_workers() > 1:
+            y_pred, y_all, sw_all = (_gather(strategy, s) for s in (y_pred, y_all, sw_all))
+        model.compiled_loss.update_metrics(wrap(total), [wrap(p) for p in per_output],
+                                           global_n)
+        return model.compute_metrics(x, y_all, y_pred, sw_all)
+
+
+def part_size(part):
+    leaves = [v for v in nest.flatten(part) if v is not None]
+    return leaves[0].shape[0] if leaves else 0
+
+
+def _weighted_sum(results, weights, variables, n_per):
+    """Sum over replicas of weight * (grads, total loss, per-output losses); zeros for a
+    replica with no rows (its worker still joins the all-reduce)."""
+    grads = [np.zeros(v.shape, dtype=np.asarray(v.numpy()).dtype) for v in variables]
+    total = np.zeros((), np.float64)
+    per_output = [np.zeros(())] * n_per
+    for result, w in zip(results, weights):
+        if result is None:
+            continue
+        r_total, r_per, _, r_grads = result
+        for i, g in enumerate(r_grads):
+            if g is not None:
+                grads[i] = grads[i] + w * values_lib.to_numpy(g)
+        total = total + w * values_lib.to_numpy(r_total)
+        per = [np.zeros(()) if p is None else w * values_lib.to_numpy(p) for p in r_per]
+        per_output = [a + b for a, b in zip(per_output, per)]
+    return grads, total, per_output
+
+
+def _concat(parts):
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    return nest.map_structure(
+        lambda *vs: None if vs[0] is None else
+        wrap(np.concatenate([values_lib.to_numpy(v) for v in vs], axis=0)), *parts)
+
+
+def _gather(strategy, structure):
+    if structure is None:
+        return None
+    flat = nest.flatten(structure)
+    gathered = strategy._cross_worker_gather([values_lib.to_numpy(v) for v in flat])
+    return nest.pack_like(structure, [wrap(g) for g in gathered])
