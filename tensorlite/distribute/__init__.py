@@ -49,18 +49,28 @@ class TPUStrategy(Strategy):
                                   "MirroredStrategy or MultiWorkerMirroredStrategy")
 
 
+class _Experimental(_types.ModuleType):
+    """`tf.distribute.experimental`: names resolve on use (some import MPI or Dask)."""
+
+    def __getattr__(self, name):
+        import sys  # noqa: PLC0415
+        simple = {"TPUStrategy": TPUStrategy,
+                  "CommunicationImplementation": _CommunicationImplementation,
+                  "CollectiveCommunication": _CommunicationImplementation,
+                  "CommunicationOptions": _CommunicationOptions}
+        if name in simple:
+            return simple[name]
+        if name in ("MultiWorkerMirroredStrategy", "ParameterServerStrategy", "coordinator"):
+            return getattr(sys.modules[__name__], name)
+        raise AttributeError(f"module 'tensorlite.distribute.experimental' has no "
+                             f"attribute {name!r}")
+
+
+_EXPERIMENTAL = _Experimental("tensorlite.distribute.experimental")
+
+
 def _experimental():
-    import sys  # noqa: PLC0415
-    module = sys.modules[__name__]
-    return _types.SimpleNamespace(
-        MultiWorkerMirroredStrategy=module.MultiWorkerMirroredStrategy,
-        TPUStrategy=TPUStrategy,
-        CommunicationImplementation=_CommunicationImplementation,
-        CollectiveCommunication=_CommunicationImplementation,
-        CommunicationOptions=_CommunicationOptions,
-        ParameterServerStrategy=module.ParameterServerStrategy,
-        coordinator=module.coordinator,
-    )
+    return _EXPERIMENTAL
 
 
 class _CommunicationImplementation:

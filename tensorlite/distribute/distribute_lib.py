@@ -305,9 +305,11 @@ def replica_apply_gradients(grads_and_vars, apply_fn):
     weighted by the replica's grad_weight, summed over all replicas and applied once
     (TF's apply_gradients in replica context). Elsewhere apply_fn runs as is."""
     ctx = _replica_ctx()
-    if ctx is None or ctx.strategy.num_replicas_in_sync == 1 and ctx.grad_weight == 1.0:
+    if ctx is None:
         return apply_fn(grads_and_vars)
     pairs = [(g, v) for g, v in grads_and_vars]
+    if ctx.strategy.num_replicas_in_sync == 1 and ctx.grad_weight == 1.0:
+        return ctx.merge_call(lambda _strategy: apply_fn(pairs))
     present = [i for i, (g, _) in enumerate(pairs) if g is not None]
     flat = [values_lib.to_numpy(pairs[i][0]) * ctx.grad_weight for i in present]
     summed = ctx.strategy._all_reduce_among_replicas(ctx, ReduceOp.SUM, flat)

@@ -14,6 +14,7 @@ import zipfile
 
 import numpy as np
 
+from tensorlite.distribute.distribute_lib import should_write_checkpoint
 from tensorlite.checkpoint.checkpoint import Checkpoint
 from tensorlite.framework import errors
 
@@ -61,6 +62,8 @@ def _jsonable(shape):
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    if not should_write_checkpoint():
+        return  # a non-chief worker of a multi-worker strategy: the chief writes
     if not model.built:
         raise ValueError("This model has not yet been built. Build the model first by calling "
                          "`build()` or by calling the model on a batch of data.")
@@ -147,6 +150,8 @@ def _loss_from(spec, custom_objects):
 
 
 def save_weights(model, filepath):
+    if not should_write_checkpoint():
+        return  # a non-chief worker of a multi-worker strategy: the chief writes
     filepath = os.fspath(filepath)
     if filepath.endswith(".h5") or filepath.endswith(".hdf5"):
         raise NotImplementedError("HDF5 (.h5) weight files need h5py, which tensorlite does "
