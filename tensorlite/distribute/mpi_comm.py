@@ -64,7 +64,8 @@ class BucketAllReducer:
     def sum(self, arrays):
         """The elementwise sum over ranks of each array (same shapes and dtypes on every
         rank, as data-parallel gradients are)."""
-        arrays = [np.ascontiguousarray(a) for a in arrays]
+        arrays = [np.asarray(a, order="C")
+                  for a in arrays]
         if self.comm.Get_size() == 1 or not arrays:
             return arrays
         MPI = mpi_module()
@@ -91,7 +92,7 @@ class BucketAllReducer:
         """Each array concatenated along axis 0 over ranks, in rank order."""
         if self.comm.Get_size() == 1:
             return arrays
-        return [np.concatenate(self.comm.allgather(np.ascontiguousarray(a)), axis=0)
+        return [np.concatenate(self.comm.allgather(np.array(a, order="C")), axis=0)
                 for a in arrays]
 
     def broadcast(self, arrays, root=0):
@@ -100,7 +101,7 @@ class BucketAllReducer:
             return arrays
         out = []
         for a in arrays:
-            buf = np.ascontiguousarray(a).copy()
+            buf = np.array(a, order="C", copy=True)
             self.comm.Bcast(buf, root=root)
             out.append(buf)
         return out
