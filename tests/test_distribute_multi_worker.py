@@ -101,6 +101,9 @@ class _FakeOneRankComm:
     def Get_size(self):
         return 1
 
+    def Get_rank(self):
+        return 0
+
 
 def test_bucketing_groups_by_dtype_and_size():
     r = mpi_comm.BucketAllReducer(_FakeOneRankComm(), bucket_bytes=100)

@@ -2,9 +2,12 @@
 bucketed gradient all-reduce MultiWorkerMirroredStrategy uses.
 
 Gradients are packed, per dtype, into contiguous buckets of up to `bucket_bytes` (Horovod's
-tensor fusion: one collective for many small tensors instead of one each) and every bucket's
-non-blocking MPI_Iallreduce is started before any is waited on, so MPI pipelines them; the
-reduction algorithm (ring or recursive doubling, by size) is the MPI library's own.
+tensor fusion: one collective for many small tensors instead of one each), each reduced by
+one MPI_Allreduce (in place for a fused bucket); the reduction algorithm (ring or recursive
+doubling, by size) is the MPI library's own. Overlap with the backward pass (Horovod starts a
+bucket's reduction as soon as its gradients exist) is not done: fit's backward is one
+compiled graph that yields all gradients at once. Measured in bench/allreduce.py: MPICH's
+non-blocking Iallreduce was slower than its blocking Allreduce here.
 
 Example (under `mpiexec -n 2`):
     >>> reducer = BucketAllReducer(comm_world())
@@ -41,6 +44,8 @@ class BucketAllReducer:
     def __init__(self, comm, bucket_bytes=32 << 20):
         self.comm = comm
         self.bucket_bytes = bucket_bytes
+        self._size = comm.Get_size()
+        self._sum_op = mpi_module().SUM if self._size > 1 else None
 
     def _buckets(self, arrays):
         """Groups array indices into (dtype, [indices]) buckets of bounded byte size."""
@@ -64,23 +69,23 @@ class BucketAllReducer:
     def sum(self, arrays):
         """The elementwise sum over ranks of each array (same shapes and dtypes on every
         rank, as data-parallel gradients are)."""
-        arrays = [np.asarray(a, order="C")
-                  for a in arrays]
-        if self.comm.Get_size() == 1 or not arrays:
+        arrays = [np.asarray(a, order="C") for a in arrays]
+        if self._size == 1 or not arrays:
             return arrays
+        if len(arrays) == 1:   # the common single-buffer case, without bucketing
+            recv = np.empty_like(arrays[0])
+            self.comm.Allreduce(arrays[0], recv, op=self._sum_op)
+            return [recv]
         MPI = mpi_module()
-        pending = []
-        for dtype, idx in self._buckets(arrays):
+        out = [None] * len(arrays)
+        for _, idx in self._buckets(arrays):
             if len(idx) == 1:
                 send = arrays[idx[0]].reshape(-1)
+                recv = np.empty_like(send)
+                self.comm.Allreduce(send, recv, op=self._sum_op)
             else:
-                send = np.concatenate([arrays[i].reshape(-1) for i in idx])
-            recv = np.empty_like(send)
-            request = self.comm.Iallreduce(send, recv, op=MPI.SUM)
-            pending.append((request, recv, idx))
-        MPI.Request.Waitall([p[0] for p in pending])
-        out = [None] * len(arrays)
-        for _, recv, idx in pending:
+                recv = np.concatenate([arrays[i].reshape(-1) for i in idx])
+                self.comm.Allreduce(MPI.IN_PLACE, recv, op=self._sum_op)
             offset = 0
             for i in idx:
                 n = arrays[i].size
@@ -90,14 +95,14 @@ class BucketAllReducer:
 
     def gather(self, arrays):
         """Each array concatenated along axis 0 over ranks, in rank order."""
-        if self.comm.Get_size() == 1:
+        if self._size == 1:
             return arrays
         return [np.concatenate(self.comm.allgather(np.array(a, order="C")), axis=0)
                 for a in arrays]
 
     def broadcast(self, arrays, root=0):
         """Every rank gets root's arrays (in place where possible)."""
-        if self.comm.Get_size() == 1:
+        if self._size == 1:
             return arrays
         out = []
         for a in arrays:

@@ -103,7 +103,8 @@ class DataParallelStep:
         y_pred = _concat([r[2] for r in results if r is not None])
         y_all, sw_all = _concat([p[1] for p, n in zip(parts, local_sizes) if n]), \
             _concat([p[2] for p, n in zip(parts, local_sizes) if n])
-        if strategy._num_workers() > 1:
+        metrics = model.compiled_metrics
+        if strategy._num_workers() > 1 and (metrics._spec or metrics._weighted_spec):
             y_pred, y_all, sw_all = (_gather(strategy, s) for s in (y_pred, y_all, sw_all))
         model.compiled_loss.update_metrics(wrap(total), [wrap(p) for p in per_output],
                                            global_n)
