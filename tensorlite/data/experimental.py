@@ -11,3 +11,11 @@ UNKNOWN_CARDINALITY = UNKNOWN
 
 def cardinality(dataset):
     return dataset.cardinality()
+
+
+def __getattr__(name):
+    # tf.data.experimental.service loads Dask only when used.
+    if name == "service":
+        from tensorlite.data import service  # noqa: PLC0415
+        return service
+    raise AttributeError(f"module 'tensorlite.data.experimental' has no attribute {name!r}")
