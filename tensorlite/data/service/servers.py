@@ -57,7 +57,7 @@ class DispatchServer:
         from distributed import LocalCluster  # noqa: PLC0415
         self._cluster = LocalCluster(n_workers=0, processes=True, host=self._config.host,
                                      scheduler_port=self._config.port,
-                                     dashboard_address=None, silence_logs=40)
+                                     dashboard_address=":0", silence_logs=40)
         plugin = dispatcher_lib.install(self._cluster.scheduler)
         if self._config.job_gc_timeout_ms:
             plugin.state.lease_timeout = self._config.job_gc_timeout_ms / 1000.0
