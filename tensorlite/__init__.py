@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
 _LAZY = {"compat", "data", "image", "io", "keras", "profiler", "sparse", "summary", "train",
-         "distribute", "estimator"}
+         "distribute", "estimator", "contrib", "feature_column"}
 
 
 def __getattr__(name):

@@ -4,6 +4,7 @@ from tensorlite.data.optimize import batch_safe  # noqa: F401
 from tensorlite.data.options import (AutotuneOptions, OptimizationOptions,  # noqa: F401
                                      ThreadingOptions)
 from tensorlite.data.sources import choose_from_datasets, sample_from_datasets  # noqa: F401
+from tensorlite.data.fused import map_and_batch, shuffle_and_repeat  # noqa: F401
 
 INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN

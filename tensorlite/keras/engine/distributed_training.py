@@ -17,7 +17,8 @@ Example:
 """
 import numpy as np
 
-from tensorlite.distribute import distribute_lib, input_lib, values as values_lib
+from tensorlite.distribute import data_parallel, distribute_lib, input_lib, \
+    values as values_lib
 from tensorlite.framework import nest
 from tensorlite.framework.tensor import wrap
 
@@ -76,63 +77,36 @@ class DataParallelStep:
         from tensorlite.keras.engine import data_adapter  # noqa: PLC0415
         model, strategy = self.model, self.strategy
         x, y, sw = data_adapter.unpack(batch)
-        value, sizes = input_lib.local_parts_and_sizes(strategy, (x, y, sw))
-        parts = list(value.values) if isinstance(value, values_lib.PerReplica) else [value]
-        first = strategy._replica_offset()
-        local_sizes = sizes[first:first + len(parts)]
         if not self._synced:
-            self._sync_initial_weights(next(p for p, n in zip(parts, local_sizes) if n) if
-                                       any(local_sizes) else (x, y, sw))
-        global_n = sum(sizes)
-        weights = [n / global_n for n in local_sizes]
-        step = model._loss_and_grads_step()
-
-        def replica_fn(part):
-            if part_size(part) == 0:
-                return None
-            return step(*part)
-        results = strategy._run_replicas(replica_fn, (values_lib.PerReplica(parts),), {},
-                                         weights)
+            self._sync_initial_weights(_first_part(strategy, (x, y, sw)))
+        step_fn = model._loss_and_grads_step()
         variables = model.trainable_variables
         n_per = len(model.compiled_loss.metrics) - 1
-        grads, total, per_output = _weighted_sum(results, weights, variables, n_per)
-        reduced = strategy._cross_worker_sum(grads + [total] + per_output)
-        grads, total, per_output = reduced[:len(grads)], reduced[len(grads)], \
-            reduced[len(grads) + 1:len(grads) + 1 + n_per]
-        model.optimizer.apply_gradients(zip([wrap(g) for g in grads], variables))
-        y_pred = _concat([r[2] for r in results if r is not None])
-        y_all, sw_all = _concat([p[1] for p, n in zip(parts, local_sizes) if n]), \
-            _concat([p[2] for p, n in zip(parts, local_sizes) if n])
+
+        def compute(part):
+            total, per_output, y_pred, grads = step_fn(*part)
+            return [total] + [p for p in per_output][:n_per], grads, y_pred
+        step = data_parallel.replicated_step(
+            strategy, (x, y, sw), compute, [tuple(v.shape) for v in variables], 1 + n_per,
+            [np.asarray(v.numpy()).dtype for v in variables])
+        model.optimizer.apply_gradients(zip([wrap(g) for g in step.grads], variables))
+        kept = [(p, e) for p, n, e in zip(step.parts, step.sizes, step.extras) if n]
+        y_pred = _concat([e for _, e in kept])
+        y_all, sw_all = _concat([p[1] for p, _ in kept]), _concat([p[2] for p, _ in kept])
         metrics = model.compiled_metrics
         if strategy._num_workers() > 1 and (metrics._spec or metrics._weighted_spec):
             y_pred, y_all, sw_all = (_gather(strategy, s) for s in (y_pred, y_all, sw_all))
+        total, per_output = step.scalars[0], step.scalars[1:]
         model.compiled_loss.update_metrics(wrap(total), [wrap(p) for p in per_output],
-                                           global_n)
+                                           step.global_size)
         return model.compute_metrics(x, y_all, y_pred, sw_all)
 
 
-def part_size(part):
-    leaves = [v for v in nest.flatten(part) if v is not None]
-    return leaves[0].shape[0] if leaves else 0
-
-
-def _weighted_sum(results, weights, variables, n_per):
-    """Sum over replicas of weight * (grads, total loss, per-output losses); zeros for a
-    replica with no rows (its worker still joins the all-reduce)."""
-    grads = [np.zeros(v.shape, dtype=np.asarray(v.numpy()).dtype) for v in variables]
-    total = np.zeros((), np.float64)
-    per_output = [np.zeros(())] * n_per
-    for result, w in zip(results, weights):
-        if result is None:
-            continue
-        r_total, r_per, _, r_grads = result
-        for i, g in enumerate(r_grads):
-            if g is not None:
-                grads[i] = grads[i] + w * values_lib.to_numpy(g)
-        total = total + w * values_lib.to_numpy(r_total)
-        per = [np.zeros(()) if p is None else w * values_lib.to_numpy(p) for p in r_per]
-        per_output = [a + b for a, b in zip(per_output, per)]
-    return grads, total, per_output
+def _first_part(strategy, batch):
+    """This worker's first non-empty part of a global batch (to build the model on)."""
+    value, sizes = input_lib.local_parts_and_sizes(strategy, batch)
+    parts = list(value.values) if isinstance(value, values_lib.PerReplica) else [value]
+    return next((p for p in parts if data_parallel.part_size(p)), batch)
 
 
 def _concat(parts):
