@@ -36,8 +36,8 @@ def __getattr__(name):
     if name == "experimental":
         return _experimental()
     if name == "coordinator":
-        from tensorlite.distribute import coordinator  # noqa: PLC0415
-        return coordinator
+        import importlib  # noqa: PLC0415
+        return importlib.import_module("tensorlite.distribute.coordinator")
     raise AttributeError(f"module 'tensorlite.distribute' has no attribute {name!r}")
 
 
