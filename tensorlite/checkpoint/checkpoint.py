@@ -183,6 +183,9 @@ class Checkpoint:
     def write(self, file_prefix):
         """Writes exactly `file_prefix` (.index and .data files); returns it."""
         file_prefix = os.fspath(file_prefix)
+        from tensorlite.distribute.distribute_lib import should_write_checkpoint  # noqa
+        if not should_write_checkpoint():
+            return file_prefix  # a non-chief worker of a multi-worker strategy
         directory = os.path.dirname(os.path.abspath(file_prefix))
         os.makedirs(directory, exist_ok=True)
         leaves = []

@@ -4,6 +4,7 @@ from tensorlite.data.optimize import batch_safe  # noqa: F401
 from tensorlite.data.options import (AutotuneOptions, OptimizationOptions,  # noqa: F401
                                      ThreadingOptions)
 from tensorlite.data.sources import choose_from_datasets, sample_from_datasets  # noqa: F401
+from tensorlite.data.fused import map_and_batch, shuffle_and_repeat  # noqa: F401
 
 INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN
@@ -21,3 +22,11 @@ def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=Non
     >>> next(iter(ds.apply(dense_to_ragged_batch(3)))).to_list()
     [[], [0], [0, 1]]"""
     return lambda dataset: dataset.ragged_batch(batch_size, drop_remainder)
+
+
+def __getattr__(name):
+    # tf.data.experimental.service loads Dask only when used.
+    if name == "service":
+        from tensorlite.data import service  # noqa: PLC0415
+        return service
+    raise AttributeError(f"module 'tensorlite.data.experimental' has no attribute {name!r}")

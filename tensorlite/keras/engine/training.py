@@ -10,7 +10,7 @@ import numpy as np
 from tensorlite.autodiff.tape import GradientTape
 from tensorlite.framework import nest
 from tensorlite.framework.tensor import Tensor
-from tensorlite.keras.engine import data_adapter
+from tensorlite.keras.engine import data_adapter, distributed_training
 from tensorlite.keras.engine.compile_utils import LossesContainer, MetricsContainer
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops
@@ -52,6 +52,9 @@ class Model(Layer):
         self._compile_config = None
         self._run_eagerly = None
         self._build_input_shape = None
+        # The strategy whose scope() the model was created (or compiled) in: fit then trains
+        # data-parallel over its replicas (distributed_training.py).
+        self._distribution_strategy = distributed_training.strategy_in_scope()
 
     # -- compile ---------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
@@ -71,6 +74,13 @@ class Model(Layer):
                                 "loss_weights": loss_weights}
         self._run_eagerly = run_eagerly
         self._is_compiled = True
+        self._distribution_strategy = distributed_training.strategy_in_scope() or \
+            getattr(self, "_distribution_strategy", None)
+
+    @property
+    def distribute_strategy(self):
+        from tensorlite.distribute import get_strategy  # noqa: PLC0415
+        return getattr(self, "_distribution_strategy", None) or get_strategy()
 
     @property
     def output_names(self):
@@ -122,24 +132,29 @@ class Model(Layer):
     def _graph_train_step(self, x, y, sample_weight):
         """Forward, loss and backward as one compiled graph; the optimizer and the metrics
         (which update NumPy state directly) run eagerly on its results."""
-        step = self.__dict__.get("_loss_and_grads")
-        if step is None:
-            from tensorlite.graph.function import Function  # noqa: PLC0415
-
-            def loss_and_grads(x, y, sample_weight):
-                with GradientTape() as tape:
-                    y_pred = self(x, training=True)
-                    total, per_output, _ = self.compiled_loss.compute(
-                        y, y_pred, sample_weight, regularization_losses=self.losses)
-                grads = tape.gradient(total, self.trainable_variables)
-                return total, per_output, y_pred, grads
-            step = self.__dict__["_loss_and_grads"] = Function(loss_and_grads,
-                                                               name="train_step")
-        total, per_output, y_pred, grads = step(x, y, sample_weight)
+        total, per_output, y_pred, grads = self._loss_and_grads_step()(x, y, sample_weight)
         self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
         batch = nest.flatten(y_pred)[0].shape[0]
         self.compiled_loss.update_metrics(total, per_output, batch)
         return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def _loss_and_grads_step(self):
+        """(x, y, sample_weight) -> (total, per_output, y_pred, grads): the built-in step's
+        forward and backward, compiled unless the model runs eagerly."""
+        step = self.__dict__.get("_loss_and_grads")
+        if step is None:
+            from tensorlite.graph.function import Function  # noqa: PLC0415
+            step = self.__dict__["_loss_and_grads"] = Function(self._loss_and_grads_eager,
+                                                               name="train_step")
+        return step if self._graph_step_allowed() else self._loss_and_grads_eager
+
+    def _loss_and_grads_eager(self, x, y, sample_weight):
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            total, per_output, _ = self.compiled_loss.compute(
+                y, y_pred, sample_weight, regularization_losses=self.losses)
+        grads = tape.gradient(total, self.trainable_variables)
+        return total, per_output, y_pred, grads
 
     def _traced_train_graph(self):
         """The graph fit's built-in train step last traced (None when fit ran eagerly: a
@@ -201,6 +216,8 @@ class Model(Layer):
                                           add_progbar=verbose != 0, model=self,
                                           verbose=verbose, epochs=epochs,
                                           steps=batches.steps())
+        data_parallel = distributed_training.data_parallel_step(self, batches)
+        train_step = data_parallel or self.train_step
         self.stop_training = False
         callback_list.on_train_begin()
         logs = {}
@@ -211,7 +228,7 @@ class Model(Layer):
             for step, batch in enumerate(batches.epoch()):
                 callback_list.on_train_batch_begin(step)
                 with Trace("train", epoch_num=epoch, step_num=step, _r=1):
-                    logs = self.train_step(batch)
+                    logs = train_step(batch)
                     logs = {k: _scalar(v) for k, v in logs.items()}
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:

@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 
+from tensorlite.distribute import distribute_lib
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework import nest
 from tensorlite.framework.convert import convert_to_tensor
@@ -400,6 +401,11 @@ class Optimizer:
     # -- applying gradients ----------------------------------------------------------------
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies one update per (gradient, variable) pair; None gradients are skipped."""
+        if distribute_lib._replica_ctx() is not None:
+            # Inside strategy.run: gradients are summed over the replicas, applied once.
+            return distribute_lib.replica_apply_gradients(
+                list(grads_and_vars), lambda pairs: self.apply_gradients(
+                    pairs, name, experimental_aggregate_gradients))
         pairs = _filter_empty_gradients(grads_and_vars)
         var_list = [v for _, v in pairs]
         self._create_all_weights(var_list)

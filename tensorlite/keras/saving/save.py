@@ -15,6 +15,7 @@ import zipfile
 
 import numpy as np
 
+from tensorlite.distribute.distribute_lib import should_write_checkpoint
 from tensorlite.checkpoint.checkpoint import Checkpoint
 from tensorlite.framework import atomic_files, errors
 from tensorlite.keras.saving.object_registration import get_registered_name, safe_mode_scope
@@ -63,6 +64,8 @@ def _jsonable(shape):
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    if not should_write_checkpoint():
+        return  # a non-chief worker of a multi-worker strategy: the chief writes
     if not model.built:
         raise ValueError("This model has not yet been built. Build the model first by calling "
                          "`build()` or by calling the model on a batch of data.")
@@ -170,6 +173,8 @@ def _loss_from(spec, custom_objects):
 
 
 def save_weights(model, filepath):
+    if not should_write_checkpoint():
+        return  # a non-chief worker of a multi-worker strategy: the chief writes
     filepath = os.fspath(filepath)
     if filepath.endswith(".h5") or filepath.endswith(".hdf5"):
         raise NotImplementedError("HDF5 (.h5) weight files need h5py, which tensorlite does "

@@ -1,0 +1,143 @@
+"""All-reduce bandwidth and data-parallel training throughput on 2 MPI ranks.
+
+    python bench/allreduce.py            # launches itself under this venv's mpiexec
+
+1. Bandwidth: tensorlite's fused all-reduce (BucketAllReducer.sum, what
+   MultiWorkerMirroredStrategy uses for gradients) vs mpi4py's own comm.Allreduce on the
+   same float32 buffers, 1 KB .. 100 MB, interleaved, medians; and a model-like list of 40
+   small tensors fused vs one Allreduce each. Goal: within 1.2x of Allreduce.
+2. Training: Keras fit of an MLP, samples/s on 1 process (global batch) vs 2 MPI ranks
+   (MultiWorkerMirroredStrategy, same global batch) vs the machine's two-process ceiling
+   measured in the same run (two independent processes, each fitting its half-batch, no
+   communication). Goal: 2 ranks at least 0.8x of the ceiling.
+The machine is shared: figures swing with the neighbours' load; read the ratios.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.abspath(__file__)
+SIZES = [1 << 10, 16 << 10, 256 << 10, 4 << 20, 32 << 20, 100 << 20]
+
+
+def _timeit(fn, comm, repeats):
+    times = []
+    for _ in range(repeats):
+        comm.Barrier()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bandwidth():
+    from mpi4py import MPI
+    from tensorlite.distribute.mpi_comm import BucketAllReducer
+    comm = MPI.COMM_WORLD
+    reducer = BucketAllReducer(comm)
+    rows = []
+    for nbytes in SIZES:
+        buf = np.ones(nbytes // 4, np.float32)
+        out = np.empty_like(buf)
+        repeats = 30 if nbytes < (4 << 20) else 7
+        ours, ref = [], []
+        for _ in range(3):   # interleaved rounds
+            ref.append(_timeit(lambda: comm.Allreduce(buf, out, op=MPI.SUM), comm, repeats))
+            ours.append(_timeit(lambda: reducer.sum([buf]), comm, repeats))
+        rows.append((nbytes, statistics.median(ref), statistics.median(ours)))
+    small = [np.ones(n, np.float32) for n in ([64, 64 * 64, 64] * 13 + [10])]
+    outs = [np.empty_like(a) for a in small]
+
+    def each():
+        for a, o in zip(small, outs):
+            comm.Allreduce(a, o, op=MPI.SUM)
+    fused_ref = _timeit(each, comm, 30)
+    fused_ours = _timeit(lambda: reducer.sum(small), comm, 30)
+    if comm.Get_rank() == 0:
+        print(f"{'bytes':>10} {'mpi4py Allreduce':>18} {'tensorlite':>12} {'GB/s (ours)':>12} "
+              f"{'ratio':>6}")
+        for nbytes, ref_t, our_t in rows:
+            print(f"{nbytes:>10} {ref_t * 1e6:>15.1f} us {our_t * 1e6:>9.1f} us "
+                  f"{nbytes / our_t / 1e9:>12.3f} {our_t / ref_t:>6.2f}x")
+        print(f"40 small tensors ({sum(a.nbytes for a in small)} bytes): one Allreduce each "
+              f"{fused_ref * 1e6:.0f} us, fused {fused_ours * 1e6:.0f} us "
+              f"({fused_ref / fused_ours:.1f}x faster fused)")
+        print(json.dumps({"bandwidth": rows}))
+
+
+def train(mode, global_batch, steps):
+    """One training run; prints samples/s over the timed steps (after one warm-up epoch)."""
+    import tensorlite as tf
+    if mode == "mwms":
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        scope = strategy.scope()
+    else:
+        scope = tf.distribute.get_strategy().scope()
+    batch = global_batch // 2 if mode == "half" else global_batch
+    with scope:
+        model = tf.keras.Sequential([tf.keras.layers.Dense(512, activation="relu",
+                                                           input_shape=(784,)),
+                                     tf.keras.layers.Dense(512, activation="relu"),
+                                     tf.keras.layers.Dense(10)])
+        model.compile(tf.keras.optimizers.SGD(0.01),
+                      tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(batch * steps, 784)).astype("float32")
+    y = rng.integers(0, 10, batch * steps)
+    model.fit(x[:batch * 2], y[:batch * 2], batch_size=batch, epochs=1, verbose=0)
+    t0 = time.perf_counter()
+    model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False)
+    dt = time.perf_counter() - t0
+    if mode != "mwms" or strategy.cluster_resolver.task_id == 0:
+        print(json.dumps({"mode": mode, "samples_per_s": batch * steps / dt}), flush=True)
+
+
+def _samples(outputs):
+    return sum(json.loads(line)["samples_per_s"] for out in outputs
+               for line in out.splitlines() if line.startswith('{"mode"'))
+
+
+def training_comparison(mpiexec, global_batch=256, steps=30, rounds=3):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    base = [sys.executable, HERE, "--train"]
+    one, ceiling, ranks = [], [], []
+    for _ in range(rounds):
+        out = subprocess.run(base + ["single", str(global_batch), str(steps)], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        one.append(_samples([out]))
+        procs = [subprocess.Popen(base + ["half", str(global_batch), str(steps)], env=env,
+                                  stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        ceiling.append(_samples([p.communicate()[0] for p in procs]))
+        out = subprocess.run([mpiexec, "-n", "2"] + base + ["mwms", str(global_batch),
+                                                             str(steps)],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        ranks.append(_samples([out]))
+    one, ceiling, ranks = (statistics.median(v) for v in (one, ceiling, ranks))
+    print(f"training (MLP 784-512-512-10, global batch {global_batch}, medians of {rounds}):")
+    print(f"  1 process            {one:9.0f} samples/s")
+    print(f"  2 independent procs  {ceiling:9.0f} samples/s  (the two-process ceiling, "
+          f"{ceiling / one:.2f}x of 1)")
+    print(f"  2 MPI ranks (MWMS)   {ranks:9.0f} samples/s  ({ranks / one:.2f}x of 1, "
+          f"{ranks / ceiling:.2f}x of the ceiling; goal >= 0.8x)")
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--bandwidth":
+        return bandwidth()
+    if len(sys.argv) > 1 and sys.argv[1] == "--train":
+        return train(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    from tensorlite.distribute.launch import find_mpiexec
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        sys.exit("no mpiexec: pip install mpich mpi4py")
+    subprocess.run([mpiexec, "-n", "2", sys.executable, HERE, "--bandwidth"], check=True)
+    training_comparison(mpiexec)
+
+
+if __name__ == "__main__":
+    main()

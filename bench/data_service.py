@@ -1,0 +1,122 @@
+"""tf.data service throughput on this machine: local vs the service with 1 and 2 Dask
+workers, beside the two-process ceiling measured in the same run, and the service path's
+overhead per element.
+
+    python bench/data_service.py
+
+1. A CPU-bound pure-Python pipeline (range -> map(py_function burning ~1 ms)): elements/s
+   locally (one process), through the service (distributed_epoch) with 1 and with 2 workers,
+   and the ceiling: two independent processes each running half the pipeline locally at the
+   same time. Goal: 2 workers at least 0.85x of the ceiling.
+2. Overhead: 1 KB elements (float32[256]) in batches of 32, a trivial pipeline: the
+   consumer's wall time per element through the service minus locally (goal: < 50 us), and
+   the consumer process's own CPU time per element on the service path.
+Rounds are interleaved and medians quoted; the machine is shared, so read the ratios.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.abspath(__file__)
+N = 600
+
+
+def burn(x):
+    s = 0
+    for i in range(25000):
+        s += i
+    return x
+
+
+def cpu_pipeline(tf, n=N, shard=None):
+    ds = tf.data.Dataset.range(n)
+    if shard is not None:
+        ds = ds.shard(shard[1], shard[0])
+    return ds.map(lambda x: tf.py_function(burn, [x], tf.int64))
+
+
+def small_pipeline(tf, n):
+    return tf.data.Dataset.range(n).map(
+        lambda x: tf.fill([256], tf.cast(x, tf.float32))).batch(32)
+
+
+def _rate(ds, n_elements):
+    """(elements/s, wall seconds, this process's CPU seconds) of one pass."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    count = sum(1 for _ in ds)
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    assert count > 0
+    return n_elements / dt, dt, cpu
+
+
+def local_part(k, of):
+    import tensorlite as tf
+    _, dt, _ = _rate(cpu_pipeline(tf, shard=(k, of)), N // of)
+    print(json.dumps({"seconds": dt}), flush=True)
+
+
+def ceiling():
+    """Elements/s of two independent processes each running half of the pipeline."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    procs = [subprocess.Popen([sys.executable, HERE, "--local-part", str(k), "2"],
+                              stdout=subprocess.PIPE, text=True, env=env) for k in range(2)]
+    seconds = [json.loads(p.communicate()[0].strip().splitlines()[-1])["seconds"]
+               for p in procs]
+    return N / max(seconds)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--local-part":
+        return local_part(int(sys.argv[2]), int(sys.argv[3]))
+    os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    import tensorlite as tf
+    svc = tf.data.experimental.service
+    servers = []
+    targets = {}
+    for n_workers in (1, 2):
+        d = svc.DispatchServer()
+        servers.append(d)
+        servers += [svc.WorkerServer(svc.WorkerConfig(dispatcher_address=d.target))
+                    for _ in range(n_workers)]
+        targets[n_workers] = d.target
+    try:
+        for target in targets.values():   # warm-up: workers import and fetch the pipeline
+            sum(1 for _ in cpu_pipeline(tf, 40).distribute(target))
+            sum(1 for _ in small_pipeline(tf, 64).distribute(target))
+        res = {k: [] for k in ("local", "ceiling", "svc1", "svc2", "ovh_local", "ovh_svc", "cpu_svc")}
+        n_small = 32 * 400
+        for _ in range(3):
+            res["local"].append(_rate(cpu_pipeline(tf), N)[0])
+            res["ceiling"].append(ceiling())
+            res["svc1"].append(_rate(cpu_pipeline(tf).distribute(targets[1]), N)[0])
+            res["svc2"].append(_rate(cpu_pipeline(tf).distribute(targets[2]), N)[0])
+            res["ovh_local"].append(_rate(small_pipeline(tf, n_small), n_small)[1] / n_small)
+            _, wall, cpu = _rate(small_pipeline(tf, n_small).distribute(targets[2]), n_small)
+            res["ovh_svc"].append(wall / n_small)
+            res["cpu_svc"].append(cpu / n_small)
+        med = {k: statistics.median(v) for k, v in res.items()}
+    finally:
+        for s in reversed(servers):
+            s.stop()
+    print(f"CPU-bound pure-Python pipeline, {N} elements (~1 ms each), medians of 3:")
+    print(f"  local, one process       {med['local']:8.0f} elements/s")
+    print(f"  two-process ceiling      {med['ceiling']:8.0f} elements/s "
+          f"({med['ceiling'] / med['local']:.2f}x local)")
+    print(f"  service, 1 Dask worker   {med['svc1']:8.0f} elements/s "
+          f"({med['svc1'] / med['local']:.2f}x local)")
+    print(f"  service, 2 Dask workers  {med['svc2']:8.0f} elements/s "
+          f"({med['svc2'] / med['ceiling']:.2f}x the ceiling; goal >= 0.85x)")
+    overhead = (med["ovh_svc"] - med["ovh_local"]) * 1e6
+    print(f"1 KB elements in batches of 32 ({n_small} elements): local "
+          f"{med['ovh_local'] * 1e6:.1f} us/element, service {med['ovh_svc'] * 1e6:.1f} "
+          f"us/element: overhead {overhead:.1f} us/element in wall time (goal < 50 us); the "
+          f"consumer's own CPU on the service path: {med['cpu_svc'] * 1e6:.1f} us/element")
+
+
+if __name__ == "__main__":
+    main()

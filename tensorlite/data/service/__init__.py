@@ -1,0 +1,23 @@
+"""`tf.data.experimental.service` on Dask: offload a pipeline to a cluster of workers.
+
+    dispatcher = tf.data.experimental.service.DispatchServer()
+    workers = [tf.data.experimental.service.WorkerServer(
+        tf.data.experimental.service.WorkerConfig(dispatcher_address=dispatcher.target))
+        for _ in range(2)]
+    ds = ds.apply(tf.data.experimental.service.distribute(
+        processing_mode="distributed_epoch", service=dispatcher.target))
+    # or seed 000's spelling: ds = ds.distribute(dispatcher.target)
+
+`python -m tensorlite.data.service --workers 2` starts a dispatcher with two workers and
+prints its address. On a cluster, any Dask scheduler is a dispatcher (`dask scheduler`,
+then `dask worker tcp://scheduler:8786` on each machine).
+
+processing_mode="parallel_epochs": every worker runs the whole pipeline (N workers, N
+epochs). "distributed_epoch": the sources are split among the workers and every element of
+the epoch is delivered exactly once, even when a worker dies mid-epoch (dispatcher.py).
+"""
+from tensorlite.data.service.consumer import (DISTRIBUTED_EPOCH, PARALLEL_EPOCHS,  # noqa
+                                              ShardingPolicy, distribute, from_dataset_id,
+                                              register_dataset)
+from tensorlite.data.service.servers import (DispatchServer, DispatcherConfig,  # noqa: F401
+                                             WorkerConfig, WorkerServer)

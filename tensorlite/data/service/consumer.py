@@ -1,0 +1,336 @@
+"""The consumer side of the tf.data service: `distribute`, `register_dataset`,
+`from_dataset_id` and the dataset whose iterator reads from the service's workers.
+
+Example:
+    >>> ds = tf.data.Dataset.range(10).map(lambda x: x * x)
+    >>> ds = ds.apply(tf.data.experimental.service.distribute(
+    ...     processing_mode="distributed_epoch", service=dispatcher.target))
+    >>> sorted(int(x) for x in ds)[:4]
+    [0, 1, 4, 9]
+"""
+import collections
+import queue
+import time
+import uuid
+
+from tensorlite.data.dataset import UNKNOWN, DatasetV2
+from tensorlite.data.iterator import RawIterator
+from tensorlite.data.service import dispatcher, shipping, worker_tasks
+from tensorlite.framework import errors, nest
+from tensorlite.framework.tensor import wrap
+
+PARALLEL_EPOCHS = "parallel_epochs"
+DISTRIBUTED_EPOCH = "distributed_epoch"
+CONNECT_TIMEOUT_S = 10.0
+WORKER_WAIT_S = 30.0
+MAX_RESUBMITS = 5
+_CLIENTS = {}
+
+
+class ShardingPolicy:
+    """TF 2.6+'s spelling of the processing mode: OFF is parallel_epochs, DYNAMIC is
+    distributed_epoch. The static policies (FILE, DATA, FILE_OR_DATA, HINT) are not
+    implemented."""
+    OFF = PARALLEL_EPOCHS
+    DYNAMIC = DISTRIBUTED_EPOCH
+    FILE = "FILE"
+    DATA = "DATA"
+    FILE_OR_DATA = "FILE_OR_DATA"
+    HINT = "HINT"
+
+
+def _mode(processing_mode):
+    mode = str(getattr(processing_mode, "value", processing_mode)).lower()
+    if mode in (PARALLEL_EPOCHS, DISTRIBUTED_EPOCH):
+        return mode
+    if mode.upper() in ("FILE", "DATA", "FILE_OR_DATA", "HINT"):
+        raise NotImplementedError(
+            f"tf.data service: static sharding (ShardingPolicy.{mode.upper()}) is not "
+            f"implemented; use ShardingPolicy.DYNAMIC ('distributed_epoch') or OFF "
+            f"('parallel_epochs')")
+    raise errors.InvalidArgumentError(
+        None, None, f"tf.data service: processing_mode must be 'parallel_epochs' or "
+        f"'distributed_epoch' (or a ShardingPolicy), got {processing_mode!r}")
+
+
+def normalize_address(service):
+    """A Dask address from a service address: 'grpc://h:p', 'tcp://h:p' or 'h:p'."""
+    if isinstance(service, tuple):  # TF's (protocol, address)
+        service = service[1]
+    if not isinstance(service, str) or not service.strip():
+        raise errors.InvalidArgumentError(
+            None, None, f"tf.data service: `service` must be the dispatcher's address such as "
+            f"'tcp://127.0.0.1:8786', got {service!r}")
+    address = service.strip()
+    for prefix in ("grpc://", "grpc+loas://"):
+        if address.startswith(prefix):
+            address = "tcp://" + address[len(prefix):]
+    return address if "://" in address else "tcp://" + address
+
+
+def connect(service):
+    """A Dask client of the dispatcher (one per address per process)."""
+    address = normalize_address(service)
+    client = _CLIENTS.get(address)
+    if client is not None and client.status == "running":
+        return client
+    try:
+        from distributed import Client  # noqa: PLC0415
+    except ImportError:
+        raise errors.UnavailableError(
+            None, None, "the tf.data service runs on Dask: pip install distributed "
+            "cloudpickle (or tensorlite[distributed])") from None
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT_S, direct_to_workers=True,
+                        set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise errors.UnavailableError(
+            None, None, f"tf.data service: the dispatcher at {service!r} is unreachable "
+            f"({type(e).__name__}: {e}). Start one with `python -m tensorlite.data.service "
+            f"--workers 2` (it prints its address) or tf.data.experimental.service."
+            f"DispatchServer(), and pass that address") from None
+    _CLIENTS[address] = client
+    return client
+
+
+def register_dataset(service, dataset, compression="AUTO", dataset_id=None):
+    """Ships `dataset` to the dispatcher; returns its id (content-addressed unless given)."""
+    if not isinstance(dataset, DatasetV2):
+        raise TypeError(f"register_dataset: `dataset` must be a tf.data.Dataset, got "
+                        f"{type(dataset).__name__}")
+    blob = shipping.dumps(dataset)
+    spec_blob = shipping.dumps(dataset.element_spec)
+    ds_id = str(dataset_id) if dataset_id is not None else shipping.dataset_id(blob)
+    dispatcher.call(connect(service), "register_dataset", dataset_id=ds_id, blob=blob,
+                    element_spec_blob=spec_blob)
+    return ds_id
+
+
+def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job_name=None,
+                    consumer_index=None, num_consumers=None, max_outstanding_requests=None,
+                    data_transfer_protocol=None, cross_trainer_cache=None,
+                    target_workers="AUTO"):
+    """A dataset reading the registered dataset `dataset_id` from the service."""
+    mode = _mode(processing_mode)
+    if (consumer_index is None) != (num_consumers is None):
+        raise errors.InvalidArgumentError(
+            None, None, "tf.data service: give both consumer_index and num_consumers (for "
+            "coordinated reads) or neither")
+    if num_consumers is not None:
+        if job_name is None:
+            raise errors.InvalidArgumentError(
+                None, None, "tf.data service: coordinated reads (num_consumers) need a "
+                "job_name shared by the consumers")
+        if not 0 <= int(consumer_index) < int(num_consumers):
+            raise errors.InvalidArgumentError(
+                None, None, f"tf.data service: consumer_index {consumer_index} is not in "
+                f"[0, num_consumers={num_consumers})")
+    ds_id = dataset_id.numpy().decode() if hasattr(dataset_id, "numpy") else str(dataset_id)
+    client = connect(service)
+    found = dispatcher.call(client, "get_dataset", dataset_id=ds_id)
+    if found is None:
+        raise errors.NotFoundError(None, None, f"tf.data service: no dataset with id {ds_id!r} "
+                                   f"is registered at {service!r}; register_dataset first")
+    if element_spec is None:
+        element_spec = shipping.loads(found[1])
+    return DataServiceDataset(service, ds_id, mode, element_spec, job_name,
+                              None if consumer_index is None else int(consumer_index),
+                              None if num_consumers is None else int(num_consumers),
+                              max_outstanding_requests)
+
+
+def distribute(processing_mode, service, job_name=None, consumer_index=None,
+               num_consumers=None, max_outstanding_requests=None, data_transfer_protocol=None,
+               compression="AUTO", cross_trainer_cache=None, target_workers="AUTO"):
+    """A transformation for `dataset.apply`: the pipeline so far runs on the service."""
+    mode = _mode(processing_mode)
+
+    def apply(dataset):
+        ds_id = register_dataset(service, dataset)
+        return from_dataset_id(mode, service, ds_id, dataset.element_spec, job_name,
+                               consumer_index, num_consumers, max_outstanding_requests)
+    return apply
+
+
+class DataServiceDataset(DatasetV2):
+    """Reads elements of a registered dataset from the service's workers."""
+
+    _name = "DataService"
+
+    def __init__(self, service, dataset_id, mode, element_spec, job_name, consumer_index,
+                 num_consumers, max_outstanding_requests):
+        self._service, self._dataset_id, self._mode = service, dataset_id, mode
+        self.__dict__["_spec"] = element_spec
+        self._job_name, self._consumer_index = job_name, consumer_index
+        self._num_consumers = num_consumers
+        self._max_outstanding = max_outstanding_requests
+
+    def _cardinality(self):
+        return UNKNOWN
+
+    def _describe(self):
+        return f"{self._mode}, service={self._service}"
+
+    def _make_iterator(self, ctx):
+        return ServiceIterator(self)
+
+
+class ServiceIterator(RawIterator):
+    """Pulls whole splits (distributed_epoch) or chunks of each worker's epoch
+    (parallel_epochs) as Dask tasks, a few in flight per worker."""
+
+    def __init__(self, ds):
+        self._ds = ds
+        self._client = client = connect(ds._service)
+        self._consumer = uuid.uuid4().hex
+        self._blob = None      # workers fetch the pipeline from the dispatcher by id
+        self._done = queue.Queue()
+        workers = _wait_for_workers(client, ds._service)
+        self._num_splits = max(8, 4 * len(workers))
+        job = dispatcher.call(client, "get_or_create_job", dataset_id=ds._dataset_id,
+                              job_name=ds._job_name, mode=ds._mode,
+                              num_splits=self._num_splits, num_consumers=ds._num_consumers,
+                              workers=workers)
+        if isinstance(job, dict):
+            raise errors.InvalidArgumentError(None, None, f"tf.data service: {job['error']}")
+        self._job = job
+        self._workers = dispatcher.call(client, "job_info", job_id=job)["workers"]
+        self._max_inflight = ds._max_outstanding or 2 * len(self._workers)
+        self._inflight = {}    # future -> (split or worker, attempts)
+        self._buffer = collections.deque()
+        self._finished = False
+        self._active = set(self._workers) if ds._mode == PARALLEL_EPOCHS else None
+
+    def next(self):
+        while not self._buffer:
+            if self._ds._mode == DISTRIBUTED_EPOCH:
+                self._fill_distributed()
+            else:
+                self._fill_parallel()
+        return nest.map_structure(wrap, self._buffer.popleft())
+
+    # -- distributed_epoch: splits, leased and committed -----------------------------------
+    def _submit_split(self, split, attempts):
+        fut = self._client.submit(worker_tasks.run_split, self._blob, self._ds._dataset_id,
+                                  split, self._num_splits, pure=False,
+                                  key=f"tl-split-{self._job}-{split}-{uuid.uuid4().hex[:8]}")
+        self._inflight[fut] = (split, attempts)
+        fut.add_done_callback(self._done.put)
+
+    def _fill_distributed(self):
+        if not self._finished and len(self._inflight) < self._max_inflight:
+            lease = dispatcher.call(self._client, "lease", job_id=self._job,
+                                    consumer=self._consumer,
+                                    n=self._max_inflight - len(self._inflight),
+                                    consumer_index=self._ds._consumer_index)
+            for split in lease["splits"]:
+                self._submit_split(split, 0)
+            self._finished = lease["finished"]
+        if not self._inflight:
+            if self._finished:
+                raise StopIteration
+            time.sleep(0.05)   # other consumers hold the remaining splits
+            return
+        for fut in self._first_done():
+            split, attempts = self._inflight.pop(fut)
+            try:
+                elements = fut.result()
+            except Exception as e:  # noqa: BLE001 - a lost worker is retried, others raise
+                if not _worker_lost(e):
+                    raise
+                if attempts >= MAX_RESUBMITS:
+                    raise errors.UnavailableError(
+                        None, None, f"tf.data service: split {split} failed on "
+                        f"{attempts + 1} workers in a row ({e}); the workers keep dying"
+                    ) from None
+                self._submit_split(split, attempts + 1)
+                continue
+            finally:
+                fut.release()
+            if dispatcher.call(self._client, "commit", job_id=self._job,
+                               consumer=self._consumer, split=split):
+                self._buffer.extend(elements)
+
+    def _first_done(self):
+        """The in-flight futures that have finished (waits up to a second for one)."""
+        done = set()
+        try:
+            done.add(self._done.get(timeout=1.0))
+            while True:
+                done.add(self._done.get_nowait())
+        except queue.Empty:
+            pass
+        done = {f for f in done if f in self._inflight}
+        if not done and self._ds._mode == DISTRIBUTED_EPOCH:
+            dispatcher.call(self._client, "renew", job_id=self._job, consumer=self._consumer)
+        return done
+
+    # -- parallel_epochs: every worker runs the whole pipeline ------------------------------
+    def _fill_parallel(self):
+        busy = {w for w, _ in self._inflight.values()}
+        for w in sorted(self._active - busy):
+            fut = self._client.submit(worker_tasks.next_chunk, self._blob,
+                                      self._ds._dataset_id, self._job, 64, pure=False,
+                                      workers=[w], allow_other_workers=False,
+                                      key=f"tl-chunk-{self._job}-{uuid.uuid4().hex[:12]}")
+            self._inflight[fut] = (w, 0)
+            fut.add_done_callback(self._done.put)
+        if not self._inflight:
+            raise StopIteration
+        done = self._first_done()
+        if not done:
+            alive = set(dispatcher.call(self._client, "workers"))
+            lost = sorted(self._active - alive)
+            if lost:
+                raise errors.UnavailableError(
+                    None, None, f"tf.data service: worker {lost[0]} died during a "
+                    f"parallel_epochs job; its epoch cannot be resumed (use "
+                    f"processing_mode='distributed_epoch' for exactly-once delivery across "
+                    f"worker failures)")
+        for fut in done:
+            w, _ = self._inflight.pop(fut)
+            try:
+                elements, ended = fut.result()
+            finally:
+                fut.release()
+            self._buffer.extend(elements)
+            if ended:
+                self._active.discard(w)
+
+    def save(self):
+        raise NotImplementedError(
+            "checkpointing an iterator over the tf.data service is not implemented: the "
+            "dispatcher knows the committed splits but does not yet export them as iterator "
+            "state")
+
+    def close(self):
+        for fut in list(self._inflight):
+            fut.cancel()
+        self._inflight.clear()
+        if self._ds._mode == DISTRIBUTED_EPOCH and self._client.status == "running":
+            try:
+                dispatcher.call(self._client, "release", job_id=self._job,
+                                consumer=self._consumer)
+            except (OSError, RuntimeError):
+                pass   # the dispatcher is gone: its leases went with it
+
+
+def _wait_for_workers(client, service):
+    deadline = time.monotonic() + WORKER_WAIT_S
+    while True:
+        workers = dispatcher.call(client, "workers")
+        if workers:
+            return workers
+        if time.monotonic() > deadline:
+            raise errors.UnavailableError(
+                None, None, f"tf.data service: no worker joined the dispatcher at {service!r} "
+                f"within {WORKER_WAIT_S:.0f} s; start WorkerServer(s) or use `python -m "
+                f"tensorlite.data.service --workers 2`")
+        time.sleep(0.1)
+
+
+def _worker_lost(exc):
+    from distributed.client import FutureCancelledError  # noqa: PLC0415
+    from distributed.scheduler import KilledWorker  # noqa: PLC0415
+    return isinstance(exc, (KilledWorker, FutureCancelledError, OSError)) or \
+        type(exc).__name__ in ("CommClosedError", "CancelledError")

@@ -1,0 +1,17 @@
+"""`tf.estimator`: Estimator, EstimatorSpec, RunConfig(train_distribute=...), train/evaluate/
+predict, train_and_evaluate, DNNClassifier over feature columns, and numpy_input_fn.
+
+Example (seed 004):
+    >>> distribution = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    >>> run_config = tf.estimator.RunConfig(train_distribute=distribution)
+    >>> classifier = tf.estimator.Estimator(model_fn=model_function, model_dir=model_dir,
+    ...                                     config=run_config)
+    >>> classifier.train(input_fn=input_function)
+"""
+from tensorlite.estimator import inputs
+from tensorlite.estimator.canned import DNNClassifier
+from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
+from tensorlite.estimator.run_config import RunConfig
+from tensorlite.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
+
+input = inputs  # noqa: A001 - seed 004 writes tf.estimator.input.numpy_input_fn

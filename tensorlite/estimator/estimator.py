@@ -1,0 +1,337 @@
+"""`tf.estimator.Estimator` on eager tensorlite: model_fn(features, labels, mode[, params,
+config]) returns an EstimatorSpec; train/evaluate/predict loop over input_fn's dataset.
+
+model_fn runs once per batch. Variables it creates (Keras layers, tf.Variable, embedding
+tables) are created on the first call and handed back, in creation order, on later calls,
+so the same function serves every step. The training step records model_fn under a
+GradientTape and applies `EstimatorSpec.train_op`, which in tensorlite is the Keras optimizer
+to minimise `loss` with (TF 1's train_op is a graph op; an eager step has none: deviation).
+With `RunConfig(train_distribute=strategy)` each batch is split among the strategy's
+replicas and their gradients summed (distribute/data_parallel.py). Checkpoints are NumPy
+archives in model_dir (written by the chief, atomically); a new Estimator on the same
+model_dir continues from the latest one.
+
+Example:
+    >>> def model_fn(features, labels, mode):
+    ...     logits = tf.keras.layers.Dense(2)(features["x"])
+    ...     loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(
+    ...         labels, logits, from_logits=True))
+    ...     return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits},
+    ...         loss=loss, train_op=tf.keras.optimizers.SGD(0.1))
+    >>> est = tf.estimator.Estimator(model_fn)
+"""
+import contextlib
+import inspect
+import os
+import tempfile
+import threading
+
+import numpy as np
+
+from tensorlite.autodiff.tape import GradientTape
+from tensorlite.distribute.distribute_lib import should_write_checkpoint
+from tensorlite.estimator.run_config import RunConfig
+from tensorlite.framework import nest
+from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.framework.variables import variable_creator_scope
+
+
+class ModeKeys:
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+class EstimatorSpec:
+    """What model_fn returns: predictions, loss, train_op (a Keras optimizer here) and
+    eval_metric_ops (name -> tensor, or (value, update_op) whose value is used)."""
+
+    def __init__(self, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None,
+                 export_outputs=None, training_chief_hooks=None, training_hooks=None,
+                 scaffold=None, evaluation_hooks=None, prediction_hooks=None):
+        if mode == ModeKeys.TRAIN and (loss is None or train_op is None):
+            raise ValueError("EstimatorSpec in TRAIN mode needs `loss` and `train_op` (in "
+                             "tensorlite: the Keras optimizer to minimise loss with)")
+        if mode == ModeKeys.EVAL and loss is None:
+            raise ValueError("EstimatorSpec in EVAL mode needs `loss`")
+        if mode == ModeKeys.PREDICT and predictions is None:
+            raise ValueError("EstimatorSpec in PREDICT mode needs `predictions`")
+        self.mode, self.predictions, self.loss = mode, predictions, loss
+        self.train_op, self.eval_metric_ops = train_op, eval_metric_ops or {}
+        self.export_outputs = export_outputs
+
+
+class _VariableStore:
+    """Variables a model_fn creates, handed back by creation order on every later call."""
+
+    def __init__(self):
+        self.variables = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def reuse(self):
+        self._local.i = 0
+        with variable_creator_scope(self._creator):
+            yield
+
+    def _creator(self, next_creator, **kwargs):
+        i = self._local.i
+        self._local.i += 1
+        with self._lock:
+            if i < len(self.variables):
+                return self.variables[i]
+            v = next_creator(**kwargs)
+            self.variables.append(v)
+            return v
+
+
+def _as_numpy(v):
+    return v._value if isinstance(v, Tensor) else np.asarray(v.numpy() if hasattr(v, "numpy")
+                                                               else v)
+
+
+class Estimator:
+    """Trains, evaluates and predicts with a model_fn."""
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None,
+                 warm_start_from=None):
+        if not callable(model_fn):
+            raise ValueError(f"model_fn must be callable, got {model_fn!r}")
+        config = config or RunConfig()
+        if not isinstance(config, RunConfig):
+            raise ValueError(f"config must be a tf.estimator.RunConfig, got "
+                             f"{type(config).__name__}")
+        if model_dir and config.model_dir and model_dir != config.model_dir:
+            raise ValueError(f"model_dir are set both in constructor and RunConfig, but with "
+                             f"different values: {model_dir} vs {config.model_dir}")
+        self._model_dir = model_dir or config.model_dir or tempfile.mkdtemp(prefix="est_")
+        self._config = config.replace(model_dir=self._model_dir)
+        self._model_fn, self._params = model_fn, dict(params or {})
+        self._store = _VariableStore()
+        self._optimizer = None
+        self._global_step = 0
+        self._restored = False
+        self._fn_args = set(inspect.signature(model_fn).parameters)
+
+    model_dir = property(lambda self: self._model_dir)
+    config = property(lambda self: self._config)
+    params = property(lambda self: dict(self._params))
+
+    # -- model_fn ---------------------------------------------------------------------------
+    def _call_model_fn(self, features, labels, mode):
+        kwargs = {"features": features, "labels": labels, "mode": mode}
+        if "params" in self._fn_args:
+            kwargs["params"] = self._params
+        if "config" in self._fn_args:
+            kwargs["config"] = self._config
+        if "labels" not in self._fn_args:
+            kwargs.pop("labels")
+        with self._store.reuse():
+            spec = self._model_fn(**kwargs)
+        if not isinstance(spec, EstimatorSpec):
+            raise ValueError(f"model_fn must return an EstimatorSpec, got "
+                             f"{type(spec).__name__}")
+        if not self._restored:
+            # The first call made the variables; load the checkpoint into them and run
+            # again so this batch sees the restored values.
+            self._maybe_restore()
+            with self._store.reuse():
+                spec = self._model_fn(**kwargs)
+        return spec
+
+    def _trainable(self):
+        return [v for v in self._store.variables if getattr(v, "trainable", True)]
+
+    def _loss_and_grads(self, features, labels):
+        with GradientTape() as tape:
+            spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+        if self._optimizer is None:
+            self._optimizer = _as_optimizer(spec.train_op)
+        grads = tape.gradient(spec.loss, self._trainable())
+        return [spec.loss], grads, None
+
+    def _train_step(self, features, labels):
+        strategy = self._config.train_distribute
+        if strategy is None or strategy.num_replicas_in_sync == 1:
+            _, grads, _ = self._loss_and_grads(features, labels)
+        else:
+            from tensorlite.distribute import data_parallel  # noqa: PLC0415
+            if not self._store.variables:     # first step: create variables, one replica
+                self._call_model_fn(*_first_rows((features, labels)), ModeKeys.TRAIN)
+            variables = self._trainable()
+            step = data_parallel.replicated_step(
+                strategy, (features, labels), lambda p: self._loss_and_grads(*p),
+                [tuple(v.shape) for v in variables], 1,
+                [_as_numpy(v).dtype for v in variables])
+            grads = [wrap(g) for g in step.grads]
+        variables = self._trainable()
+        self._optimizer.apply_gradients([(g, v) for g, v in zip(grads, variables)
+                                         if g is not None])
+        self._global_step += 1
+
+    # -- the public loops -------------------------------------------------------------------
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains for `steps` more steps, up to global step `max_steps`, or until input_fn's
+        data ends; then writes a checkpoint."""
+        if steps is not None and max_steps is not None:
+            raise ValueError("Can not provide both steps and max_steps.")
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if max_steps is not None and max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        self._maybe_restore()
+        if not self._restored:   # variables not made yet: take the step from the checkpoint
+            with np.load(self.latest_checkpoint(), allow_pickle=False) as data:
+                self._global_step = int(data["global_step"])
+        stop = max_steps if max_steps is not None else \
+            (self._global_step + steps if steps is not None else None)
+        if stop is not None and self._global_step >= stop:
+            return self
+        every = self._config.save_checkpoints_steps
+        for features, labels in self._batches(input_fn, ModeKeys.TRAIN):
+            self._train_step(features, labels)
+            if every and self._global_step % every == 0:
+                self._save()
+            if stop is not None and self._global_step >= stop:
+                break
+        self._save()
+        return self
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """{'loss': mean loss, each eval metric, 'global_step'} over input_fn's data."""
+        self._maybe_restore(checkpoint_path)
+        sums, count = {}, 0
+        for i, (features, labels) in enumerate(self._batches(input_fn, ModeKeys.EVAL)):
+            if steps is not None and i >= steps:
+                break
+            spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
+            n = _batch_size(features)
+            values = {"loss": spec.loss}
+            for k, v in spec.eval_metric_ops.items():
+                values[k] = v[0] if isinstance(v, tuple) else v
+            for k, v in values.items():
+                sums[k] = sums.get(k, 0.0) + float(np.mean(_as_numpy(v))) * n
+            count += n
+        if not count:
+            raise ValueError("evaluate: input_fn produced no data")
+        out = {k: np.float32(v / count) for k, v in sums.items()}
+        out["global_step"] = np.int64(self._global_step)
+        return out
+
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
+                yield_single_examples=True):
+        """Yields predictions (dicts of arrays, one example at a time by default)."""
+        self._maybe_restore(checkpoint_path)
+        for features, _ in self._batches(input_fn, ModeKeys.PREDICT):
+            spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
+            preds = spec.predictions
+            if isinstance(preds, dict):
+                preds = {k: _as_numpy(v) for k, v in preds.items()
+                         if predict_keys is None or k in predict_keys}
+                if not yield_single_examples:
+                    yield preds
+                    continue
+                n = len(next(iter(preds.values())))
+                for i in range(n):
+                    yield {k: v[i] for k, v in preds.items()}
+            else:
+                arr = _as_numpy(preds)
+                yield from (arr if yield_single_examples else [arr])
+
+    def _batches(self, input_fn, mode):
+        kwargs = {}
+        params = inspect.signature(input_fn).parameters
+        for name, value in (("mode", mode), ("params", self._params),
+                            ("config", self._config)):
+            if name in params:
+                kwargs[name] = value
+        data = input_fn(**kwargs)
+        if isinstance(data, tuple) and len(data) == 2 and not hasattr(data, "_fields"):
+            yield data
+            return
+        for element in data:
+            if isinstance(element, tuple) and len(element) == 2:
+                yield element
+            else:
+                yield element, None
+
+    # -- variables and checkpoints --------------------------------------------------------
+    def get_variable_names(self):
+        return [v.name for v in self._store.variables]
+
+    def get_variable_value(self, name):
+        for v in self._store.variables:
+            if v.name == name:
+                return _as_numpy(v)
+        raise ValueError(f"No variable named {name!r}; known: {self.get_variable_names()}")
+
+    def latest_checkpoint(self):
+        marker = os.path.join(self._model_dir, "checkpoint")
+        if not os.path.exists(marker):
+            return None
+        with open(marker, encoding="utf-8") as f:
+            name = f.read().strip()
+        if os.sep in name or name.startswith(".") or not name.startswith("model.ckpt-"):
+            raise ValueError(f"{marker}: not a checkpoint name: {name!r}")
+        return os.path.join(self._model_dir, name)
+
+    def _save(self):
+        if not should_write_checkpoint() or not self._store.variables:
+            return
+        os.makedirs(self._model_dir, exist_ok=True)
+        name = f"model.ckpt-{self._global_step}.npz"
+        arrays = {f"v{i}": _as_numpy(v) for i, v in enumerate(self._store.variables)}
+        arrays["global_step"] = np.int64(self._global_step)
+        _atomic_write(os.path.join(self._model_dir, name),
+                      lambda f: np.savez(f, **arrays))
+        _atomic_write(os.path.join(self._model_dir, "checkpoint"),
+                      lambda f: f.write(name.encode()))
+
+    def _maybe_restore(self, checkpoint_path=None):
+        """Loads the latest checkpoint into the variables once they exist."""
+        if self._restored and checkpoint_path is None:
+            return
+        path = checkpoint_path or self.latest_checkpoint()
+        if path is None:
+            self._restored = True
+            return
+        if not self._store.variables:
+            return     # model_fn has not created them yet: restored after its first call
+        with np.load(path, allow_pickle=False) as data:
+            n = len([k for k in data.files if k.startswith("v")])
+            if n != len(self._store.variables):
+                raise ValueError(f"checkpoint {path} holds {n} variables but model_fn "
+                                 f"creates {len(self._store.variables)}: a different model")
+            for i, v in enumerate(self._store.variables):
+                v.assign(data[f"v{i}"])
+            self._global_step = int(data["global_step"])
+        self._restored = True
+
+
+def _atomic_write(path, write):
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _as_optimizer(train_op):
+    from tensorlite.keras import optimizers  # noqa: PLC0415
+    if isinstance(train_op, str):
+        return optimizers.get(train_op)
+    if not hasattr(train_op, "apply_gradients"):
+        raise ValueError(f"EstimatorSpec.train_op must be a Keras optimizer (or its name) in "
+                         f"tensorlite, got {type(train_op).__name__}")
+    return train_op
+
+
+def _batch_size(features):
+    leaves = [v for v in nest.flatten(features) if v is not None]
+    return int(np.shape(_as_numpy(leaves[0]))[0]) if leaves else 1
+
+
+def _first_rows(batch):
+    return nest.map_structure(lambda v: None if v is None else wrap(_as_numpy(v)[:1]), batch)

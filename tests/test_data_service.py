@@ -1,0 +1,206 @@
+"""The tf.data service on a real Dask cluster on 127.0.0.1 (a dispatcher in this process,
+three worker processes under nannies): seed 000's pipeline end to end, exactly-once delivery
+in distributed_epoch with a worker SIGKILLed mid-epoch (10 trials), parallel_epochs, shared
+jobs and coordinated reads, register/from_dataset_id, and the bad-input cases."""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+
+pytest.importorskip("distributed")
+service = tf.data.experimental.service
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import Client
+    dispatcher = service.DispatchServer()
+    # three workers: while a killed one restarts, the next trial still has two
+    workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=dispatcher.target))
+               for _ in range(3)]
+    client = Client(dispatcher.target, set_as_default=False, timeout=30)
+    try:
+        yield dispatcher, client
+    finally:
+        client.close()
+        for w in workers:
+            w.stop()
+        dispatcher.stop()
+
+
+def _wait_workers(client, n, limit=60.0):
+    deadline = time.monotonic() + limit
+    while len(client.scheduler_info()["workers"]) < n:
+        assert time.monotonic() < deadline, "workers did not come back"
+        time.sleep(0.1)
+
+
+def test_seed_000_pipeline_end_to_end(cluster, tmp_path):
+    dispatcher, _ = cluster
+    for i in range(3):
+        with tf.io.TFRecordWriter(str(tmp_path / f"part-{i}.tfrecord")) as w:
+            for j in range(40):
+                feature = tf.train.Feature(int64_list=tf.train.Int64List(value=[i * 40 + j]))
+                example = tf.train.Example(features=tf.train.Features(feature={"v": feature}))
+                w.write(example.SerializeToString())
+
+    def randomized_preprocess(record):
+        parsed = tf.io.parse_single_example(record, {"v": tf.io.FixedLenFeature([], tf.int64)})
+        noise = tf.random.uniform([], 0.0, 1.0)       # randomness: why it cannot be snapshot
+        return parsed["v"] + tf.cast(noise * 0.0, tf.int64)
+    files = sorted(str(p) for p in tmp_path.glob("*.tfrecord"))
+    dataset = tf.data.TFRecordDataset(files)
+    dataset = dataset.map(randomized_preprocess)
+    dataset = dataset.shuffle(buffer_size=1024)
+    dataset = dataset.batch(batch_size=32)
+    dataset = dataset.distribute(dispatcher.target)
+    dataset = dataset.prefetch(1)
+    batches = [b.numpy() for b in dataset]
+    assert all(len(b) <= 32 for b in batches)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(120))
+
+
+def test_distributed_epoch_exactly_once_with_a_worker_killed(cluster):
+    dispatcher, client = cluster
+
+    def slow(x):
+        time.sleep(0.003)
+        return x
+    for trial in range(10):
+        _wait_workers(client, 2)
+        ds = tf.data.Dataset.range(240).map(
+            lambda x: tf.py_function(slow, [x], tf.int64)).apply(
+            service.distribute("distributed_epoch", dispatcher.target))
+        got, killed = [], None
+        for x in ds:
+            got.append(int(x))
+            if killed is None and len(got) >= 10:
+                busy = [w for w, keys in client.processing().items() if keys]
+                victim = busy[0] if busy else sorted(client.scheduler_info()["workers"])[0]
+                pid = client.run(os.getpid, workers=[victim])[victim]
+                os.kill(pid, signal.SIGKILL)
+                killed = victim
+        assert killed is not None
+        assert sorted(got) == list(range(240)), f"trial {trial}: duplicates or losses"
+
+
+def test_parallel_epochs_gives_each_worker_a_full_epoch(cluster):
+    dispatcher, client = cluster
+    _wait_workers(client, 3)
+    ds = tf.data.Dataset.range(10).map(lambda x: x + 100).apply(
+        service.distribute(processing_mode="parallel_epochs", service=dispatcher.target))
+    got = sorted(int(x) for x in ds)
+    n = len(client.scheduler_info()["workers"])
+    assert got == sorted(list(range(100, 110)) * n)
+
+
+def _consume(ds, out, key):
+    try:
+        out[key] = [int(x) for x in ds]
+    except Exception as e:  # noqa: BLE001 - reported by the test's assertion
+        out[key] = e
+
+
+def test_two_consumers_share_a_job_by_name(cluster):
+    dispatcher, client = cluster
+    _wait_workers(client, 2)
+    base = tf.data.Dataset.range(300)
+    consumers = [base.apply(service.distribute("distributed_epoch", dispatcher.target,
+                                               job_name="shared-job")) for _ in range(2)]
+    out = {}
+    threads = [threading.Thread(target=_consume, args=(c, out, i)) for i, c in
+               enumerate(consumers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert isinstance(out[0], list) and isinstance(out[1], list), out
+    assert sorted(out[0] + out[1]) == list(range(300))   # one epoch between them
+
+
+def test_coordinated_reads_partition_the_splits(cluster):
+    dispatcher, client = cluster
+    _wait_workers(client, 2)
+    ds_id = service.register_dataset(dispatcher.target, tf.data.Dataset.range(64))
+    out = {}
+    for i in range(2):
+        ds = service.from_dataset_id("distributed_epoch", dispatcher.target, ds_id,
+                                     job_name="coordinated", consumer_index=i,
+                                     num_consumers=2)
+        _consume(ds, out, i)
+    assert out[0] and out[1] and not set(out[0]) & set(out[1])
+    assert sorted(out[0] + out[1]) == list(range(64))
+
+
+def test_register_dataset_and_from_dataset_id(cluster):
+    dispatcher, _ = cluster
+    ds = tf.data.Dataset.from_tensor_slices({"a": np.arange(6), "b": np.ones((6, 2))})
+    ds_id = service.register_dataset(dispatcher.target, ds)
+    assert service.register_dataset(dispatcher.target, ds) == ds_id   # content-addressed
+    back = service.from_dataset_id(service.ShardingPolicy.DYNAMIC, dispatcher.target, ds_id)
+    assert back.element_spec == ds.element_spec
+    rows = sorted((int(e["a"]), e["b"].numpy().tolist()) for e in back)
+    assert rows == [(i, [1.0, 1.0]) for i in range(6)]
+
+
+def test_unserialisable_pipeline_names_stage_and_object(cluster):
+    dispatcher, _ = cluster
+    lock = threading.Lock()
+
+    def uses_lock(x):
+        with lock:
+            return x
+    ds = tf.data.Dataset.range(3).map(uses_lock)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"stage Map\(uses_lock\) holds lock = .*lock.*cannot be "
+                             r"serialised"):
+        ds.distribute(dispatcher.target)
+
+
+def test_bad_service_arguments(cluster):
+    dispatcher, _ = cluster
+    ds = tf.data.Dataset.range(3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="processing_mode"):
+        ds.apply(service.distribute("round_robin", dispatcher.target))
+    with pytest.raises(NotImplementedError, match="static sharding"):
+        service.distribute(service.ShardingPolicy.FILE, dispatcher.target)
+    with pytest.raises(tf.errors.NotFoundError, match="no dataset with id"):
+        service.from_dataset_id("parallel_epochs", dispatcher.target, "nope")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="job_name"):
+        ds.apply(service.distribute("distributed_epoch", dispatcher.target,
+                                    consumer_index=0, num_consumers=2))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="address"):
+        ds.distribute("")
+
+
+def test_unreachable_dispatcher(monkeypatch):
+    import socket
+    from tensorlite.data.service import consumer
+    monkeypatch.setattr(consumer, "CONNECT_TIMEOUT_S", 2.0)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]     # bound, never listening: connections are refused
+        with pytest.raises(tf.errors.UnavailableError, match="unreachable"):
+            tf.data.Dataset.range(3).distribute(f"127.0.0.1:{port}")
+
+
+@pytest.mark.slow
+def test_command_line_starts_a_service():
+    proc = subprocess.Popen([sys.executable, "-m", "tensorlite.data.service", "--workers", "1"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "dispatcher at tcp://127.0.0.1:" in line
+        address = line.split("dispatcher at ")[1].split()[0]
+        ds = tf.data.Dataset.range(5).distribute(address)
+        assert sorted(int(x) for x in ds) == [0, 1, 2, 3, 4]
+    finally:
+        proc.terminate()
+        proc.wait(30)
