@@ -157,6 +157,8 @@ _DT = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE",
        "complex128": "DT_COMPLEX128", "string": "DT_STRING", "resource": "DT_RESOURCE",
        "variant": "DT_VARIANT"}
 
+_DT_NAME = {DATA_TYPES[dt]: name for name, dt in _DT.items()}
+
 # Registry names that are not TensorFlow's op names.
 _TF_OP = {"GraphReadVariableOp": "ReadVariableOp"}
 _ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
@@ -167,6 +169,15 @@ _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/>]")
 def datatype(dtype):
     """TensorFlow's DataType enum value of a tensorlite dtype (DT_INVALID if none)."""
     return DATA_TYPES[_DT.get(getattr(dtype, "name", None), "DT_INVALID")]
+
+
+def dtype_from_datatype(value):
+    """The tensorlite dtype of a TensorFlow DataType enum value; None for DT_INVALID and
+    the types tensorlite has no dtype for."""
+    try:
+        return dtypes.as_dtype(_DT_NAME[value])
+    except (KeyError, TypeError, ValueError):  # resource, variant: no tensorlite dtype
+        return None
 
 
 def shape_proto(dims):
@@ -431,4 +442,5 @@ def graph_def(graph, inputs=None):
 
 
 __all__ = ["AttrValue", "NameAttrList", "NodeDef", "VersionDef", "GraphDef", "RunMetadata",
-           "graph_def", "attr_value", "shape_proto", "datatype", "MAX_CONST_BYTES"]
+           "graph_def", "attr_value", "shape_proto", "datatype", "dtype_from_datatype",
+           "MAX_CONST_BYTES"]
