@@ -91,5 +91,8 @@ class Checkpoint:
         nothing."""
         if save_path is None:
             return Status()
-        self.save_counter  # noqa: B018 - created to receive its saved value, as in TF
         return read_checkpoint(self, save_path)
+
+    def _create_saved_child(self, name):
+        """Restore hook: the checkpoint has a save_counter, so one is made to receive it."""
+        return self.save_counter if name == "save_counter" else None

@@ -115,9 +115,13 @@ class _Matcher:
         while queue:
             node_id, obj = queue.pop(0)
             self.restore_node(node_id, obj)
+            if hasattr(obj, "_prepare_restore"):
+                obj._prepare_restore()
             live_children = dict(og.children(obj))
             for ref in self.saved.nodes[node_id].children:
                 child = live_children.get(ref.local_name)
+                if child is None and hasattr(obj, "_create_saved_child"):
+                    child = obj._create_saved_child(ref.local_name)
                 if child is not None and ref.node_id not in self.matched \
                         and 0 <= ref.node_id < len(self.saved.nodes):
                     self.matched[ref.node_id] = child

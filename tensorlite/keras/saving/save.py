@@ -14,7 +14,8 @@ import zipfile
 
 import numpy as np
 
-from tensorlite.checkpoint.checkpoint import Checkpoint
+from tensorlite.checkpoint.checkpoint import read_checkpoint, write_checkpoint
+from tensorlite.checkpoint.state import update_state
 from tensorlite.framework import errors
 
 FORMAT = "tensorlite-keras-1"
@@ -147,27 +148,22 @@ def _loss_from(spec, custom_objects):
 
 
 def save_weights(model, filepath):
+    """`model.save_weights(prefix)`: TensorFlow's checkpoint with tf.keras's object graph
+    (`layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE`, the optimizer's
+    `optimizer/_variables/N`), recorded in the directory's `checkpoint` file as tf.keras
+    does; TensorFlow's `model.load_weights` reads it."""
     filepath = os.fspath(filepath)
     if filepath.endswith(".h5") or filepath.endswith(".hdf5"):
         raise NotImplementedError("HDF5 (.h5) weight files need h5py, which tensorlite does "
                                   "not use; pass a path without .h5 for TensorFlow's "
                                   "checkpoint format")
-    Checkpoint(model=_WeightsView(model)).write(filepath)
+    path = write_checkpoint(model, filepath)
+    update_state(os.path.dirname(os.path.abspath(path)), path, [path])
 
 
 def load_weights(model, filepath):
+    """`model.load_weights(prefix)` of a checkpoint written by tensorlite or TensorFlow."""
     if not model.built:
         raise ValueError(f"Unable to load weights into model {model.name}: it is not built. "
                          f"Call the model on a batch of data (or build()) first.")
-    return Checkpoint(model=_WeightsView(model)).restore(os.fspath(filepath))
-
-
-class _WeightsView:
-    """The model's weights in order, as a checkpointable object (stable across instances of
-    the same architecture, whatever their attribute names)."""
-
-    def __init__(self, model):
-        self._model = model
-
-    def _checkpoint_dependencies(self):
-        return {f"weight_{i:05d}": w for i, w in enumerate(self._model.weights)}
+    return read_checkpoint(model, os.fspath(filepath))

@@ -1,0 +1,108 @@
+"""TensorFlow's side of the interop tests: run under real TensorFlow (tf.keras 2) by
+conftest.run_tf, never imported by tensorlite or pytest.
+
+    python tf_side.py write DIR   TensorFlow writes checkpoints into DIR and what they hold
+                                  into DIR/expected.npz, for tensorlite to read
+    python tf_side.py read DIR    TensorFlow reads what tensorlite wrote into DIR and dumps
+                                  what it found into DIR/tf_read.npz
+
+The last line printed is a JSON object of facts the test compares (key lists, paths).
+The models here and in test_checkpoint_interop.py are the same architecture.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import tensorflow as tf
+from shared_data import X, Y  # this script's own directory is on sys.path
+
+
+class Net(tf.Module):
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(0)
+        self.w = tf.Variable(rng.normal(size=(2, 3)).astype(np.float32))
+        self.b = tf.Variable(rng.normal(size=(3,)))  # float64
+        self.blocks = [tf.Variable(np.arange(4, dtype=np.int32)),
+                       tf.Variable(np.array([[b"ab", b""], [b"\xff\x00", b"xyz" * 50]]))]
+        self.step = tf.Variable(np.int64(7))
+
+
+def mlp():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu", input_shape=(3,)),
+                                 tf.keras.layers.Dense(2)])
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+    return model
+
+
+def net_values(net):
+    return {"w": net.w.numpy(), "b": net.b.numpy(), "blocks0": net.blocks[0].numpy(),
+            "blocks1": net.blocks[1].numpy().astype(bytes), "step": net.step.numpy()}
+
+
+def write(directory):
+    out, facts = {}, {}
+    net = Net()
+    ckpt = tf.train.Checkpoint(net=net)
+    facts["module_path"] = ckpt.save(os.path.join(directory, "module", "ckpt"))
+    facts["module_keys"] = sorted(k for k, _ in tf.train.list_variables(facts["module_path"]))
+    out.update({f"module_{k}": v for k, v in net_values(net).items()})
+
+    tf.keras.utils.set_random_seed(1)
+    model = mlp()
+    model.fit(X, Y, epochs=3, batch_size=4, verbose=0)
+    model.save_weights(os.path.join(directory, "keras", "w"))
+    out["keras_pred"] = model.predict(X, verbose=0)
+    out["keras_iterations"] = model.optimizer.iterations.numpy()
+    for i, v in enumerate(model.optimizer.variables):
+        out[f"keras_opt_{i}"] = v.numpy()
+    model.train_on_batch(X, Y)  # one more step from the saved state: the continuation
+    out["keras_next_kernel"] = model.layers[0].kernel.numpy()
+
+    manager_ckpt = tf.train.Checkpoint(v=tf.Variable(0.0))
+    manager = tf.train.CheckpointManager(manager_ckpt, os.path.join(directory, "managed"),
+                                         max_to_keep=2)
+    for i in range(3):
+        manager_ckpt.v.assign(float(i + 1))
+        manager.save()
+    facts["managed"] = manager.checkpoints
+    np.savez(os.path.join(directory, "expected.npz"), **out)
+    return facts
+
+
+def read(directory):
+    out, facts = {}, {}
+    net = Net()
+    for v in (net.w, net.b, net.step):
+        v.assign(tf.zeros_like(v))
+    ckpt = tf.train.Checkpoint(net=net)
+    ckpt.restore(tf.train.latest_checkpoint(os.path.join(directory, "module"))
+                 ).assert_consumed()
+    out.update({f"module_{k}": v for k, v in net_values(net).items()})
+    out["module_save_counter"] = ckpt.save_counter.numpy()
+    reader = tf.train.load_checkpoint(os.path.join(directory, "module"))
+    facts["module_dtypes"] = {k: v.name for k, v in reader.get_variable_to_dtype_map().items()}
+
+    model = mlp()
+    model(X[:1])
+    model.optimizer.build(model.trainable_variables)  # so assert_consumed sees its slots
+    model.load_weights(os.path.join(directory, "keras", "w")).assert_consumed()
+    out["keras_pred"] = model.predict(X, verbose=0)
+    out["keras_iterations"] = model.optimizer.iterations.numpy()
+    model.train_on_batch(X, Y)
+    out["keras_next_kernel"] = model.layers[0].kernel.numpy()
+
+    managed = os.path.join(directory, "managed")
+    facts["managed_latest"] = tf.train.latest_checkpoint(managed)
+    facts["managed_state"] = tf.train.get_checkpoint_state(managed).all_model_checkpoint_paths[:]
+    facts["managed_value"] = float(tf.train.load_variable(facts["managed_latest"],
+                                                          "v/.ATTRIBUTES/VARIABLE_VALUE"))
+    np.savez(os.path.join(directory, "tf_read.npz"), **out)
+    return facts
+
+
+if __name__ == "__main__":
+    command, directory = sys.argv[1], sys.argv[2]
+    result = {"write": write, "read": read}[command](directory)
+    print(json.dumps(result))
