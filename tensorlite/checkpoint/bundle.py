@@ -158,13 +158,22 @@ def _salvage_index(tmp, final):
     completes that writer's commit instead of being removed."""
     if not final.endswith(".index"):
         return False
-    prefix = final[:-len(".index")]
     try:
-        _Index(prefix, tmp).check_consistent()
+        _verified(final[:-len(".index")], tmp)
     except errors.OpError:
         return False
     os.replace(tmp, final)
     return True
+
+
+def _verified(prefix, path):
+    """The index at `path` if the data files match it in size and every checksum."""
+    index = _Index(prefix, path)
+    index.check_consistent()
+    reader = BundleReader(prefix, index)
+    for name in index.entries:
+        reader.tensor(name)
+    return index
 
 
 class _Index:
@@ -229,9 +238,9 @@ class _Index:
 class BundleReader:
     """Reads a bundle's tensors by name, verifying each against its checksum."""
 
-    def __init__(self, prefix):
+    def __init__(self, prefix, index=None):
         self.prefix = os.fspath(prefix)
-        self._index = _open_index(self.prefix)
+        self._index = index or _open_index(self.prefix)
 
     @property
     def entries(self):
@@ -263,10 +272,11 @@ class BundleReader:
                 raise errors.UnimplementedError(None, None, f"checkpoint {self.prefix}: "
                                                 f"tensor {name} has DataType {entry.dtype}, "
                                                 f"which tensorlite cannot read")
-            array = np.empty(self.shape(name), dtype=np.dtype(dtype.as_numpy_dtype))
-            if array.nbytes != entry.size:
-                self._index.mismatch(f"{name} has {entry.size} bytes for shape "
-                                     f"{list(array.shape)}")
+            shape, np_dtype = self.shape(name), np.dtype(dtype.as_numpy_dtype)
+            # checked before allocating: a crafted shape must not ask for terabytes
+            if any(d < 0 for d in shape) or _count(shape) * np_dtype.itemsize != entry.size:
+                self._index.mismatch(f"{name} has {entry.size} bytes for shape {shape}")
+            array = np.empty(shape, dtype=np_dtype)
             buf = memoryview(array.reshape(-1).view(np.uint8)) if array.size else bytearray()
             if f.readinto(buf) != array.nbytes:
                 self._index.mismatch(f"{name} runs past the end of the data")
@@ -279,7 +289,9 @@ class BundleReader:
 
     def _strings(self, f, name, entry):
         raw = f.read(entry.size)
-        n = int(np.prod(self.shape(name), dtype=np.int64))
+        n = _count(self.shape(name))
+        if n > entry.size or any(d < 0 for d in self.shape(name)):  # >= 1 length byte each
+            self._index.mismatch(f"{name} cannot hold {n} strings in {entry.size} bytes")
         if len(raw) != entry.size:
             self._index.mismatch(f"{name} runs past the end of the data")
         pos, lengths, crc = 0, [], 0
@@ -312,16 +324,27 @@ class BundleReader:
         return array.reshape(self.shape(name))
 
 
+def _count(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 def _open_index(prefix):
     """The index of `prefix`, consistent with its data; a torn pair is completed from a
     dead writer's temporary index when one matches (see the module docstring)."""
-    index = _Index(prefix, index_path(prefix))
+    final = os.path.abspath(index_path(prefix))
+    temps = [tmp for tmp, name in atomic.dead_temps(os.path.dirname(final)) if name == final]
     try:
-        index.check_consistent()
-        return index
+        if not temps:
+            index = _Index(prefix, index_path(prefix))
+            index.check_consistent()
+            return index
+        # A writer died mid-commit here: which index the data matches takes every checksum.
+        return _verified(prefix, index_path(prefix))
     except errors.DataLossError as torn:
-        directory = os.path.dirname(os.path.abspath(prefix))
-        for tmp, final in atomic.dead_temps(directory):
-            if final == os.path.abspath(index_path(prefix)) and _salvage_index(tmp, final):
+        for tmp in temps:
+            if _salvage_index(tmp, final):
                 return _Index(prefix, index_path(prefix))
         raise torn
