@@ -102,7 +102,68 @@ def read(directory):
     return facts
 
 
+def keras_models():
+    """The Keras file fixtures' architectures (the same in test_keras_files_interop.py)."""
+    keras = tf.keras
+    mlp = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
+                            keras.layers.Dense(2)], name="mlp")
+    x = keras.Input((8, 8, 1), name="image")
+    h = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(x)
+    h = keras.layers.BatchNormalization()(h)
+    h = keras.layers.MaxPooling2D()(h)
+    h = keras.layers.Conv2D(3, 3, strides=1, padding="valid")(h)
+    h = keras.layers.Dropout(0.25)(keras.layers.Flatten()(h))
+    a = keras.layers.Dense(3, activation="tanh")(h)
+    b = keras.layers.Dense(2)(h)
+    cnn = keras.Model(x, keras.layers.Concatenate()([a, b]), name="cnn")
+    return mlp, cnn
+
+
+def images():
+    return np.sin(np.arange(2 * 64, dtype=np.float32)).reshape(2, 8, 8, 1)
+
+
+def keras_write(directory):
+    """Keras (3, or tf.keras 2 under TF_USE_LEGACY_KERAS=1) saves trained models."""
+    tf.keras.utils.set_random_seed(2)
+    mlp, cnn = keras_models()
+    mlp.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+    mlp.fit(X, Y, epochs=3, batch_size=4, verbose=0, shuffle=False)
+    cnn.compile(optimizer="sgd", loss="mse")
+    cnn.fit(images(), np.ones((2, 5), np.float32), epochs=2, verbose=0)
+    out = {}
+    formats = ["h5"] if os.environ.get("TF_USE_LEGACY_KERAS") == "1" else ["keras", "h5"]
+    for fmt in formats:
+        mlp.save(os.path.join(directory, f"mlp.{fmt}"))
+        cnn.save(os.path.join(directory, f"cnn.{fmt}"))
+    out["mlp_pred"] = mlp.predict(X, verbose=0)
+    out["cnn_pred"] = cnn.predict(images(), verbose=0)
+    mlp.train_on_batch(X, Y)
+    out["mlp_next_kernel"] = mlp.layers[0].kernel.numpy()
+    np.savez(os.path.join(directory, "keras_expected.npz"), **out)
+    return {"formats": formats}
+
+
+def keras_read(directory):
+    """Keras 3 loads what tensorlite saved and predicts; then trains the MLP a step."""
+    out = {}
+    for fmt in ("keras", "h5"):
+        # Keras 3 cannot compile from its own legacy .h5 files (its loss "mse" resolves to
+        # keras.metrics.mse, which it then refuses): .h5 files load uncompiled
+        compile = fmt == "keras"  # noqa: A001
+        mlp = tf.keras.models.load_model(os.path.join(directory, f"mlp.{fmt}"), compile=compile)
+        cnn = tf.keras.models.load_model(os.path.join(directory, f"cnn.{fmt}"), compile=compile)
+        out[f"mlp_pred_{fmt}"] = mlp.predict(X, verbose=0)
+        out[f"cnn_pred_{fmt}"] = cnn.predict(images(), verbose=0)
+    mlp = tf.keras.models.load_model(os.path.join(directory, "mlp.keras"))
+    mlp.train_on_batch(X, Y)
+    out["mlp_next_kernel"] = mlp.layers[0].kernel.numpy()
+    np.savez(os.path.join(directory, "keras_read.npz"), **out)
+    return {}
+
+
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
-    result = {"write": write, "read": read}[command](directory)
+    result = {"write": write, "read": read, "keras_write": keras_write,
+              "keras_read": keras_read}[command](directory)
     print(json.dumps(result))
