@@ -81,7 +81,12 @@ def fsync_dir(directory):
 def write_bytes(path, data):
     """Writes `data` to `path` atomically: the old or the new complete file after a crash."""
     tmp = temp_name(path)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        fsync_file(f)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            fsync_file(f)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
