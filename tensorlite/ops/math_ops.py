@@ -7,7 +7,8 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, input_needs_grad, register
+from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, input_needs_grad,
+                                           register)
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
@@ -582,7 +583,18 @@ def _matmul_shape(a, b, transpose_a, transpose_b):
     return Spec(tuple(batch) + (sa[-2], sb[-1]), a.dtype)
 
 
-MATMUL = register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad, shape=_matmul_shape)
+def _matmul_tf(attrs, in_specs):
+    """TensorFlow writes a matrix product of two matrices as MatMul (transpose_a/b), of
+    batches as BatchMatMulV2 (adj_x/adj_y)."""
+    attrs = dict(attrs)
+    ta, tb = bool(attrs.pop("transpose_a", False)), bool(attrs.pop("transpose_b", False))
+    if all(s is not None and s.shape is not None and len(s.shape) == 2 for s in in_specs):
+        return "MatMul", {"transpose_a": ta, "transpose_b": tb, **attrs}
+    return "BatchMatMulV2", {"adj_x": ta, "adj_y": tb, **attrs}
+
+
+MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
+                          shape=_matmul_shape), tf=_matmul_tf)
 _matmul = np.matmul
 
 

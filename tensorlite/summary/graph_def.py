@@ -159,8 +159,6 @@ _DT = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE",
 
 _DT_NAME = {DATA_TYPES[dt]: name for name, dt in _DT.items()}
 
-# Registry names that are not TensorFlow's op names.
-_TF_OP = {"GraphReadVariableOp": "ReadVariableOp"}
 _ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
               "sub": "AssignSubVariableOp"}
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/>]")
@@ -421,18 +419,35 @@ def _variable_dims(variable):
         return None
 
 
+def tf_rule(op, attrs, in_specs):
+    """TensorFlow's (op name, attributes) of a registry op from its declared `tf` rule
+    (None when it declares none).
+
+    The rule, declared beside the op's registration with
+    `registry.declare(OP, tf=RULE)`, is either
+    - a string: TensorFlow's op name, the node's attributes written as they are
+      (`declare(READ_VARIABLE, tf="ReadVariableOp")`); or
+    - a callable `RULE(attrs, in_specs) -> (op_name, attrs)` for ops whose TensorFlow form
+      depends on their attributes or input shapes (MatMul for matrices, BatchMatMulV2 for
+      batches); `in_specs` are the inputs' Specs (shape, dtype) or None where unknown.
+    """
+    rule = getattr(op, "tf", None)
+    if rule is None:
+        return None
+    if isinstance(rule, str):
+        return rule, dict(attrs)
+    return rule(dict(attrs), in_specs)
+
+
 def _tf_op(node, in_specs):
-    """TensorFlow's op name and attributes for an IR node."""
-    name = node.op.name
-    attrs = dict(node.attrs)
-    if name == "BatchMatMulV2":
-        ta, tb = bool(attrs.pop("transpose_a", False)), bool(attrs.pop("transpose_b", False))
-        if all(s is not None and s.shape is not None and len(s.shape) == 2 for s in in_specs):
-            return "MatMul", {"transpose_a": ta, "transpose_b": tb, **attrs}
-        return "BatchMatMulV2", {"adj_x": ta, "adj_y": tb, **attrs}
-    if name.startswith("CustomGradient:"):  # tf.custom_gradient's forward, as TF shows it
-        return "IdentityN", attrs
-    return _TF_OP.get(name, name), attrs
+    """TensorFlow's op name and attributes for an IR node: its declared rule, else the
+    registry name (most are TensorFlow's)."""
+    found = tf_rule(node.op, node.attrs, in_specs)
+    if found is not None:
+        return found
+    if node.op.name.startswith("CustomGradient:"):  # tf.custom_gradient's forward, as TF
+        return "IdentityN", dict(node.attrs)
+    return node.op.name, dict(node.attrs)
 
 
 def graph_def(graph, inputs=None):
