@@ -594,7 +594,11 @@ def _matmul_tf(attrs, in_specs):
 
 
 MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
-                          shape=_matmul_shape), tf=_matmul_tf)
+                          shape=_matmul_shape), tf=_matmul_tf, tf_import={
+    "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
+                                    transpose_b=a.get("transpose_b", False)),
+    "BatchMatMulV2": lambda ins, a: matmul(ins[0], ins[1], adjoint_a=a.get("adj_x", False),
+                                           adjoint_b=a.get("adj_y", False))})
 _matmul = np.matmul
 
 
