@@ -69,12 +69,13 @@ def _ushape_bool(x):
 
 
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
-    op = register(name, fwd, grad=grad, shape=shape)
+    # tf_import "plain": TensorFlow's op of the same name, with no attributes but T
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain")
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = register(name, fwd, grad=grad, shape=shape)
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain")
     return op, unary(op, kinds)
 
 

@@ -60,8 +60,9 @@ def _piecewise_linear(name, fwd, scaled):
     grad_op = register(
         name + "Grad", scaled, shape=_same_as_first,
         grad=lambda c, ans, g, x, **a: (execute(grad_op, (c, x), a or None), None))
-    return register(name, fwd, shape=_same,
-                    grad=lambda c, ans, x, **a: execute(grad_op, (c, x), a or None))
+    return declare(register(name, fwd, shape=_same,
+                            grad=lambda c, ans, x, **a: execute(grad_op, (c, x), a or None)),
+                   tf_import="plain")
 
 
 def _leaky_slope(x, alpha, dtype):
@@ -516,7 +517,10 @@ def in_top_k(targets, predictions, k, name=None):
 
 # TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
 declare(SOFTMAX, tf_import=lambda ins, a: softmax(ins[0]))
+for _op in (ELU, SELU, SOFTPLUS, SOFTSIGN):
+    declare(_op, tf_import="plain")
 declare(LOG_SOFTMAX, tf_import=lambda ins, a: log_softmax(ins[0]))
 # BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)
-declare(math_ops.ADD, tf_import={"BiasAdd": lambda ins, a: bias_add(
-    ins[0], ins[1], data_format=a.get("data_format") or None)})
+declare(math_ops.ADD, tf_import={
+    "AddV2": lambda ins, a: add(ins[0], ins[1]),
+    "BiasAdd": lambda ins, a: bias_add(ins[0], ins[1], data_format=a.get("data_format"))})

@@ -10,7 +10,12 @@ registration, `registry.declare(OP, tf_import=RULE)`, where RULE is
   data inputs as tensors, `attrs` its attributes as Python values (strings, ints, floats,
   bools, lists, dtypes, NumPy arrays, function names); or
 - a dict `{tf_op_name: callable}` when one tensorlite op covers several TensorFlow ops
-  (BatchMatMulV2 imports MatMul and BatchMatMulV2).
+  (BatchMatMulV2 imports MatMul and BatchMatMulV2); or
+- `"plain"`: TensorFlow's op of the same name takes the same inputs and no attributes but
+  its dtype `T` (elementwise math and activations: AddV2, Mul, Rsqrt, Relu, Tanh, ...).
+
+Only ops that declare a rule run: a graph naming any other registered op (a Python callback,
+a file reader) is refused like an unknown one.
 
 An op with no rule is an UnimplementedError naming the op, the node and the function.
 
@@ -33,6 +38,8 @@ def import_rules():
         rule = getattr(op, "tf_import", None)
         if isinstance(rule, dict):
             rules.update(rule)
+        elif rule == "plain":
+            rules[op.name] = _plain_op(op)
         elif rule is not None:
             rules[op.tf if isinstance(op.tf, str) else op.name] = rule
     return rules
@@ -130,8 +137,6 @@ class Runner:
         if op in ("StatefulPartitionedCall", "PartitionedCall"):
             return self.run(attrs["f"], inputs)
         rule = self.rules.get(op)
-        if rule is None and op in registry.REGISTRY and not set(attrs) - {"T"}:
-            rule = _plain_op(registry.REGISTRY[op])  # e.g. Relu, Tanh, AddV2: no attributes
         if rule is None:
             raise errors.UnimplementedError(
                 None, None, f"SavedModel: op {op} (node {node.name!r} in function "
@@ -142,8 +147,14 @@ class Runner:
 
 
 def _plain_op(op):
-    from tensorlite.framework.dispatch import execute  # noqa: PLC0415
-    return lambda inputs, attrs: execute(op, tuple(inputs), None)
+    def run(inputs, attrs):
+        from tensorlite.framework.dispatch import execute  # noqa: PLC0415
+        extra = set(attrs) - {"T"}
+        if extra:
+            raise errors.UnimplementedError(None, None, f"SavedModel: op {op.name} with "
+                                            f"attributes {sorted(extra)} is not supported")
+        return execute(op, tuple(inputs), None)
+    return run
 
 
 def _lookup(ref, values, done):

@@ -162,8 +162,51 @@ def keras_read(directory):
     return {}
 
 
+class Scorer(tf.Module):
+    """A tf.Module with a signature; its gradient is checked against tensorlite's."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2))
+        self.b = tf.Variable(np.array([0.1, -0.2], np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        return {"score": tf.nn.tanh(x @ self.w + self.b)}
+
+
+class Unknown(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def __call__(self, x):
+        return tf.math.bessel_i1e(x)
+
+
+def savedmodel_write(directory):
+    """Keras 3 exports an MLP and a CNN; tf.saved_model.save writes two tf.Modules."""
+    tf.keras.utils.set_random_seed(4)
+    mlp, cnn = keras_models()
+    mlp.export(os.path.join(directory, "mlp"))
+    cnn.export(os.path.join(directory, "cnn"))
+    scorer = Scorer()
+    tf.saved_model.save(scorer, os.path.join(directory, "scorer"))
+    tf.saved_model.save(Unknown(), os.path.join(directory, "unknown"))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(scorer(X)["score"] ** 2)
+    grads = tape.gradient(loss, [scorer.w, scorer.b])
+    out = {"mlp_pred": mlp(X).numpy(), "cnn_pred": cnn(images(), training=False).numpy(),
+           "scorer": scorer(X)["score"].numpy(), "grad_w": grads[0].numpy(),
+           "grad_b": grads[1].numpy()}
+    np.savez(os.path.join(directory, "savedmodel_expected.npz"), **out)
+    loaded = tf.saved_model.load(os.path.join(directory, "cnn"))
+    sig = loaded.signatures["serving_default"]
+    return {"cnn_inputs": {k: [v.dtype.name, v.shape.as_list()]
+                           for k, v in sig.structured_input_signature[1].items()},
+            "cnn_outputs": {k: [v.dtype.name, v.shape.as_list()]
+                            for k, v in sig.structured_outputs.items()}}
+
+
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
     result = {"write": write, "read": read, "keras_write": keras_write,
-              "keras_read": keras_read}[command](directory)
+              "keras_read": keras_read, "savedmodel_write": savedmodel_write}[command](directory)
     print(json.dumps(result))
