@@ -6,8 +6,9 @@ buffers), as a multiple of the model's size.
     python bench/model_io.py [--repeats 5] [--params 25000000]
 
 Goals (issue 13): checkpoint save and restore within 1.5x of np.save/np.load of the same
-arrays (a checkpoint fsyncs its files, so np.save + fsync is timed too, the fair reference); peak extra memory while saving under 1.2x the model's size. Timings on a shared
-machine are noisy: medians, with the reference measured in the same run.
+arrays (a checkpoint fsyncs its files, so np.save + fsync is timed too, the fair
+reference); peak extra memory while saving under 1.2x the model's size. Timings on a
+shared machine are noisy: medians, with the reference measured in the same run.
 """
 import argparse
 import os

@@ -78,15 +78,28 @@ def fsync_dir(directory):
         os.close(fd)
 
 
-def write_bytes(path, data):
-    """Writes `data` to `path` atomically: the old or the new complete file after a crash."""
+def write_with(path, write):
+    """Makes `path` atomically with `write(temporary_path)`: dead writers' temporaries in
+    the directory are removed first; the written file is fsynced, then renamed over `path`
+    (removed instead if `write` fails)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    remove_dead_temps(directory)
     tmp = temp_name(path)
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            fsync_file(f)
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+    fsync_dir(directory)
+
+
+def write_bytes(path, data):
+    """Writes `data` to `path` atomically: the old or the new complete file after a crash."""
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+    write_with(path, write)

@@ -15,7 +15,6 @@ Example:
 import datetime
 import io
 import json
-import os
 import warnings
 import zipfile
 
@@ -178,6 +177,5 @@ def _from_entry(entry, custom_objects, safe_mode):
 
 def write_archive(model, path, include_optimizer=True):
     """Writes the archive atomically: a temporary name, fsync, then rename."""
-    from tensorlite.checkpoint.atomic import remove_dead_temps, write_bytes  # noqa: PLC0415
-    remove_dead_temps(os.path.dirname(os.path.abspath(path)))
+    from tensorlite.checkpoint.atomic import write_bytes  # noqa: PLC0415
     write_bytes(path, archive_bytes(model, include_optimizer))

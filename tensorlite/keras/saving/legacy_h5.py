@@ -9,7 +9,6 @@ Example:
     >>> model = tf.keras.models.load_model("mlp.h5")
 """
 import json
-import os
 
 from tensorlite.framework import errors
 from tensorlite.keras.saving import keras_config, weights_layout
@@ -54,12 +53,11 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True):  # noqa
 
 def save_model(model, path, include_optimizer=True):
     """Writes a legacy `.h5` model file atomically (temporary name, fsync, rename)."""
-    from tensorlite.checkpoint.atomic import fsync_dir, temp_name  # noqa: PLC0415
-    tmp = temp_name(path)
-    try:
+    from tensorlite.checkpoint.atomic import write_with  # noqa: PLC0415
+
+    def write(tmp):
         with _open(tmp, "w") as f:
-            entry = keras_config.to_keras(model)
-            f.attrs["model_config"] = json.dumps(entry)
+            f.attrs["model_config"] = json.dumps(keras_config.to_keras(model))
             f.attrs["keras_version"] = "3.0.0"
             f.attrs["backend"] = "tensorflow"
             if include_optimizer and model.optimizer is not None:
@@ -69,14 +67,7 @@ def save_model(model, path, include_optimizer=True):
                                                 "config": optimizer["config"]}
                 f.attrs["training_config"] = json.dumps(training)
             weights_layout.write_legacy(model, f.create_group("model_weights"))
-        with open(tmp, "rb+") as raw:
-            os.fsync(raw.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    fsync_dir(os.path.dirname(os.path.abspath(path)))
+    write_with(path, write)
 
 
 def load_weights(model, path):
@@ -92,13 +83,9 @@ def load_weights(model, path):
 
 def save_weights(model, path):
     """`save_weights("w.weights.h5")`: Keras 3's layout, atomically."""
-    from tensorlite.checkpoint.atomic import temp_name  # noqa: PLC0415
-    tmp = temp_name(path)
-    try:
+    from tensorlite.checkpoint.atomic import write_with  # noqa: PLC0415
+
+    def write(tmp):
         with _open(tmp, "w") as f:
             weights_layout.write_h5(f, weights_layout.keras3_arrays(model))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    write_with(path, write)

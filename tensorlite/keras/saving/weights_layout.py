@@ -3,8 +3,9 @@
 - Keras 3's (`model.weights.h5` inside a `.keras` archive, and `*.weights.h5` files): a
   group per object path, `layers/<class>/vars/<i>` for a layer's own variables in
   creation order (a model's layers named by class and counted: `dense`, `dense_1`),
-  sub-layers of a layer under their attribute names (`layers/lstm/cell/vars`); the optimizer's under `optimizer/vars/<i>` (iterations, the
-  learning rate, then its slots in Keras's order);
+  sub-layers of a layer under their attribute names (`layers/lstm/cell/vars`); the
+  optimizer's under `optimizer/vars/<i>` (iterations, the learning rate, then its slots
+  in Keras's order);
 - the legacy `.h5` layout (`model.save("m.h5")`, tf.keras 2's `save_weights("w.h5")`): a
   group per layer under `model_weights` (or the file's root), whose `weight_names`
   attribute lists the layer's weights in order, with `optimizer_weights` beside.
