@@ -27,7 +27,7 @@ import numpy as np
 
 from tensorlite.checkpoint import atomic
 from tensorlite.checkpoint.protos import BundleEntryProto, BundleHeaderProto
-from tensorlite.checkpoint.table import read_table, write_table
+from tensorlite.checkpoint.table import read_table, varint, write_table
 from tensorlite.data.tfrecord import crc32c
 from tensorlite.framework import dtypes, errors
 from tensorlite.summary.graph_def import datatype, dtype_from_datatype
@@ -54,15 +54,6 @@ def _unmask(masked):
     return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
 
 
-def _varint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _as_array(value):
     """A C-ordered little-endian array, or an object array of bytes for strings."""
     if isinstance(value, (bytes, str)):
@@ -83,7 +74,7 @@ def _string_chunks(array):
     items = array.reshape(-1).tolist()
     lengths, crc = bytearray(), 0
     for item in items:
-        lengths += _varint(len(item))
+        lengths += varint(len(item))
         crc = crc32c(struct.pack("<I", len(item)), crc)
     length_crc = struct.pack("<I", _mask(crc))
     crc = crc32c(length_crc, crc)

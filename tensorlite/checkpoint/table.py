@@ -35,7 +35,8 @@ _NO_COMPRESSION = 0
 _U32 = struct.Struct("<I")
 
 
-def _varint(n):
+def varint(n):
+    """The base-128 varint encoding of a non-negative int."""
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -88,7 +89,7 @@ class _BlockBuilder:
         else:
             self.restarts.append(len(self.buf))
             self.count = 0
-        self.buf += _varint(shared) + _varint(len(key) - shared) + _varint(len(value))
+        self.buf += varint(shared) + varint(len(key) - shared) + varint(len(value))
         self.buf += key[shared:]
         self.buf += value
         self.last, self.count = key, self.count + 1
@@ -103,7 +104,7 @@ class _BlockBuilder:
 
 def _emit(out, block):
     """Appends a block and its trailer; returns its handle bytes."""
-    handle = _varint(len(out)) + _varint(len(block))
+    handle = varint(len(out)) + varint(len(block))
     typed = block + bytes([_NO_COMPRESSION])
     out += typed + _U32.pack(masked_crc32c(typed))
     return handle

@@ -7,13 +7,9 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.interop.shared_data import X, Y
+from tests.interop.shared_data import X, Y, images, keras_models
 
 pytestmark = pytest.mark.interop
-
-
-def images():
-    return np.sin(np.arange(2 * 64, dtype=np.float32)).reshape(2, 8, 8, 1)
 
 
 @pytest.fixture(scope="module")
@@ -55,24 +51,9 @@ def test_tf_keras2_h5_files_load_and_predict_the_same(tmp_path):
                                atol=1e-5)
 
 
-def _models():
-    keras = tf.keras
-    mlp = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
-                            keras.layers.Dense(2)], name="mlp")
-    x = keras.Input((8, 8, 1), name="image")
-    h = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(x)
-    h = keras.layers.BatchNormalization()(h)
-    h = keras.layers.MaxPooling2D()(h)
-    h = keras.layers.Conv2D(3, 3)(h)
-    h = keras.layers.Dropout(0.25)(keras.layers.Flatten()(h))
-    out = keras.layers.Concatenate()([keras.layers.Dense(3, activation="tanh")(h),
-                                      keras.layers.Dense(2)(h)])
-    return mlp, keras.Model(x, out, name="cnn")
-
-
 def test_keras3_loads_our_files_and_predicts_the_same(tmp_path):
     tf.random.set_seed(3)
-    mlp, cnn = _models()
+    mlp, cnn = keras_models(tf.keras)
     mlp.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
     mlp.fit(X, Y, epochs=2, batch_size=4, verbose=0, shuffle=False)
     cnn.compile(optimizer="sgd", loss="mse")

@@ -11,13 +11,9 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.interop.shared_data import X
+from tests.interop.shared_data import X, images
 
 pytestmark = pytest.mark.interop
-
-
-def images():
-    return np.sin(np.arange(2 * 64, dtype=np.float32)).reshape(2, 8, 8, 1)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 import tensorflow as tf
-from shared_data import X, Y  # this script's own directory is on sys.path
+from shared_data import X, Y, images, keras_models  # this script's directory is on sys.path
 
 
 class Net(tf.Module):
@@ -102,31 +102,10 @@ def read(directory):
     return facts
 
 
-def keras_models():
-    """The Keras file fixtures' architectures (the same in test_keras_files_interop.py)."""
-    keras = tf.keras
-    mlp = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
-                            keras.layers.Dense(2)], name="mlp")
-    x = keras.Input((8, 8, 1), name="image")
-    h = keras.layers.Conv2D(4, 3, padding="same", activation="relu")(x)
-    h = keras.layers.BatchNormalization()(h)
-    h = keras.layers.MaxPooling2D()(h)
-    h = keras.layers.Conv2D(3, 3, strides=1, padding="valid")(h)
-    h = keras.layers.Dropout(0.25)(keras.layers.Flatten()(h))
-    a = keras.layers.Dense(3, activation="tanh")(h)
-    b = keras.layers.Dense(2)(h)
-    cnn = keras.Model(x, keras.layers.Concatenate()([a, b]), name="cnn")
-    return mlp, cnn
-
-
-def images():
-    return np.sin(np.arange(2 * 64, dtype=np.float32)).reshape(2, 8, 8, 1)
-
-
 def keras_write(directory):
     """Keras (3, or tf.keras 2 under TF_USE_LEGACY_KERAS=1) saves trained models."""
     tf.keras.utils.set_random_seed(2)
-    mlp, cnn = keras_models()
+    mlp, cnn = keras_models(tf.keras)
     mlp.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
     mlp.fit(X, Y, epochs=3, batch_size=4, verbose=0, shuffle=False)
     cnn.compile(optimizer="sgd", loss="mse")
@@ -184,7 +163,7 @@ class Unknown(tf.Module):
 def savedmodel_write(directory):
     """Keras 3 exports an MLP and a CNN; tf.saved_model.save writes two tf.Modules."""
     tf.keras.utils.set_random_seed(4)
-    mlp, cnn = keras_models()
+    mlp, cnn = keras_models(tf.keras)
     mlp.export(os.path.join(directory, "mlp"))
     cnn.export(os.path.join(directory, "cnn"))
     scorer = Scorer()
