@@ -55,8 +55,8 @@ newaxis = None
 __version__ = "0.1.0"
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
-_LAZY = {"compat", "data", "image", "io", "keras", "profiler", "sparse", "summary", "train",
-         "distribute", "estimator", "contrib", "feature_column"}
+_LAZY = {"compat", "data", "image", "io", "keras", "profiler", "saved_model", "sparse", "summary",
+         "train", "distribute", "estimator", "contrib", "feature_column"}
 _LAZY |= {"ragged", "strings", "lookup"}
 # Names that live in a lazily loaded sub-package: name -> (module, attribute).
 _LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),

@@ -112,8 +112,8 @@ class _FileWriter(RawIterator):
             raise errors.NotFoundError(None, None, f"cache: directory {directory} does not exist; "
                                        f"create it before caching to {ds._filename!r}")
         atomic_files.acquire_lock(self._lock, "caching iterator")
-        atomic_files.remove_dead_temps(ds._data_path)
-        self._tmp = atomic_files.temp_path(ds._data_path)
+        atomic_files.remove_dead_temps(directory)
+        self._tmp = atomic_files.temp_name(ds._data_path)
         self._f = open(self._tmp, "wb")  # noqa: SIM115 - closed in _finish/close
 
     def next(self):

@@ -18,6 +18,7 @@ import threading
 
 import numpy as np
 
+from tensorlite.framework import write_policy as _write_policy
 from tensorlite.distribute import values as values_lib
 from tensorlite.distribute.reduce_op import ReduceOp, as_reduce_op
 from tensorlite.framework import nest
@@ -336,3 +337,7 @@ def should_write_checkpoint():
     summaries are written by the chief only."""
     strategy = worker_strategy()
     return strategy is None or strategy._is_chief()
+
+
+# Checkpoints and Keras saves ask framework.write_policy; only the chief writes.
+_write_policy.GUARDS.append(should_write_checkpoint)

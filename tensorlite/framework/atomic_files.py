@@ -1,48 +1,76 @@
-"""Crash-safe files: write to `<path>.tmp-<pid>`, flush, rename; reclaim what dead writers left.
+"""Crash-safe files: write `NAME.tmp-PID`, fsync, rename over `NAME`; reclaim what dead
+writers left.
 
-Every file tensorlite writes for later (models, checkpoints, caches) goes through here, so a
-process killed at any instant leaves the old complete file or the new one, and the next
-writer removes the temporary files and lock files of writers that no longer run.
+Every file tensorlite writes for later (models, checkpoints, caches, hub modules) goes
+through here, so a process killed at any instant leaves the old complete file or the new
+one. A writer killed before its rename leaves `NAME.tmp-PID` behind; the next writer in the
+same directory removes the temporary files of processes that no longer run (a `keep`
+callback may first salvage one, as the checkpoint writer does with an index whose data file
+was already renamed into place), and takes over lock files whose owner is dead.
 
 Example:
-    >>> write_file("/tmp/out.bin", b"data")        # old or new, never torn
-    >>> remove_dead_temps("/tmp/out.bin")          # leftovers of killed writers
+    >>> write_bytes("/tmp/out.bin", b"data")       # old or new, never torn
+    >>> temp_name("/tmp/x.index")                  # '/tmp/x.index.tmp-1234'
 """
 import os
 import re
+import time
 
 from tensorlite.framework import errors
 
-_TEMP = re.compile(r"\.tmp-(\d+)$")
+_TEMP = re.compile(r"^(?P<name>.+)\.tmp-(?P<pid>\d+)$")
 
 
-def pid_alive(pid):
-    """Whether process `pid` exists (on this machine)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def temp_path(path):
+def temp_name(path):
     """The temporary name this process writes `path` under."""
     return f"{path}.tmp-{os.getpid()}"
 
 
-def dead_temp_pid(name):
-    """The pid of a temp file name whose writer is dead, else None."""
-    m = _TEMP.search(name)
-    if m is None:
-        return None
-    pid = int(m.group(1))
-    return pid if pid != os.getpid() and not pid_alive(pid) else None
+def pid_alive(pid):
+    """Whether a process with this id runs (one we may not signal counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def dead_temps(directory):
+    """(temporary path, final path) of the temporary files in `directory` whose writer is
+    gone."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        m = _TEMP.match(name)
+        if m and int(m["pid"]) != os.getpid() and not pid_alive(int(m["pid"])):
+            out.append((os.path.join(directory, name), os.path.join(directory, m["name"])))
+    return out
+
+
+def remove_dead_temps(directory, keep=None):
+    """Removes the temporary files of dead writers in `directory`; `keep(tmp, final)`
+    returning True means it dealt with that file itself."""
+    for tmp, final in dead_temps(directory):
+        if keep is not None and keep(tmp, final):
+            continue
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass  # another writer removed it first
+
+
+def fsync_file(f):
+    f.flush()
+    os.fsync(f.fileno())
 
 
 def fsync_dir(directory):
-    """Makes a rename in `directory` durable (a no-op where directories cannot be opened)."""
+    """Makes renames in `directory` durable (where the platform allows opening a dir)."""
     try:
         fd = os.open(directory or ".", os.O_RDONLY)
     except OSError:
@@ -55,43 +83,36 @@ def fsync_dir(directory):
         os.close(fd)
 
 
-def write_temp(path, data):
-    """Writes `data` to `temp_path(path)`, flushed to disk; returns that name."""
-    tmp = temp_path(path)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp
-
-
 def publish(tmp, path):
-    """Renames a complete temp file over `path` (atomic) and makes the rename durable."""
+    """Renames a complete, fsynced temporary file over `path` and makes that durable."""
     os.replace(tmp, path)
     fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
-def write_file(path, data):
-    """Replaces `path` by `data` atomically: a kill leaves the old or the new contents."""
-    publish(write_temp(path, data), path)
-
-
-def remove_dead_temps(path, keep=None):
-    """Removes `<path>*.tmp-<pid>` files in `path`'s directory whose writer is dead.
-    `keep(name)` may return True for temps a caller still needs (e.g. to finish a commit)."""
+def write_with(path, write):
+    """Makes `path` atomically with `write(temporary_path)`: dead writers' temporaries in
+    the directory are removed first; the written file is fsynced, then renamed over `path`
+    (removed instead if `write` fails)."""
     directory = os.path.dirname(os.path.abspath(path))
-    stem = os.path.basename(path)
+    remove_dead_temps(directory)
+    tmp = temp_name(path)
     try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        if name.startswith(stem) and dead_temp_pid(name) is not None \
-                and not (keep and keep(name)):
-            try:
-                os.unlink(os.path.join(directory, name))
-            except OSError:  # another writer removed it first
-                pass
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    publish(tmp, path)
+
+
+def write_bytes(path, data):
+    """Writes `data` to `path` atomically: the old or the new complete file after a crash."""
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+    write_with(path, write)
 
 
 def acquire_lock(lock_path, what):
@@ -123,7 +144,6 @@ def acquire_lock(lock_path, what):
 
 def _abandoned_empty(lock_path, age_s=10.0):
     """A lock file left empty (its writer died between creating it and writing its pid)."""
-    import time  # noqa: PLC0415
     try:
         st = os.stat(lock_path)
     except OSError:

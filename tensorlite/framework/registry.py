@@ -43,7 +43,7 @@ Spec = namedtuple("Spec", ["shape", "dtype"])
 
 
 # The consumers that read per-op rules declared with `declare`; None means "no rule".
-CONSUMERS = ("tf", "onnx", "tflite", "batch")
+CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 
 
 class Op:

@@ -9,7 +9,7 @@ Graph into a new Graph; the executor and the compiler run it.
 import numpy as np
 
 from tensorlite.framework import nest
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, declare, register
 
 
 class Node:
@@ -129,7 +129,8 @@ def _assign_fwd(value, variable, mode):
     return variable._t._value
 
 
-READ_VARIABLE = register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE)
+READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE),
+                        tf="ReadVariableOp")
 ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE)
 # Python callbacks (tensorlite/ops/script_ops.py): py_function, numpy_function, and the
 # effects of tf.print and tf.summary. They act on every run and their outputs may differ

@@ -13,7 +13,7 @@ import numpy as np
 
 from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
@@ -1259,3 +1259,14 @@ def unique(x, out_idx=dtypes.int32, name=None):
     rank_of[order] = np.arange(order.size)
     idx = rank_of[inv.reshape(-1)].astype(dtypes.as_dtype(out_idx).as_numpy_dtype)
     return Unique(wrap(vals[order]), wrap(idx))
+
+
+# TensorFlow's ops as SavedModel graphs spell them (tensorlite/saved_model/function_runner.py
+# documents the rule form): inputs TensorFlow passes as tensors become our arguments.
+declare(RESHAPE, tf_import={
+    "Reshape": lambda ins, a: reshape(ins[0], np.asarray(ins[1].numpy())),
+    "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None)})
+declare(SHAPE, tf_import=lambda ins, a: shape(ins[0], out_type=a.get("out_type",
+                                                                     dtypes.int32)))
+declare(CONCAT, tf_import=lambda ins, a: concat(list(ins[:-1]), int(ins[-1].numpy())))
+declare(STACK, tf_import=lambda ins, a: stack(list(ins), axis=a.get("axis", 0)))

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import Spec, input_needs_grad, register
+from tensorlite.framework.registry import Spec, declare, input_needs_grad, register
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
@@ -828,3 +828,13 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # no
     """`tf.nn.avg_pool`: 1-D or 2-D by the input's rank."""
     return _pool_nd({3: (avg_pool1d, "NWC"), 4: (avg_pool2d, "NHWC")}, input, ksize, strides,
                     padding, data_format)
+
+
+# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
+declare(CONV2D.fwd, tf_import=lambda ins, a: conv2d(
+    ins[0], ins[1], a["strides"], a["padding"], a.get("data_format") or "NHWC",
+    a.get("dilations")))
+declare(MAX_POOL, tf_import=lambda ins, a: max_pool2d(
+    ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
+declare(AVG_POOL, tf_import=lambda ins, a: avg_pool2d(
+    ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))

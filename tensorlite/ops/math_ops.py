@@ -7,7 +7,8 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, input_needs_grad, register
+from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, input_needs_grad,
+                                           register)
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
@@ -69,12 +70,13 @@ def _ushape_bool(x):
 
 
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
-    op = register(name, fwd, grad=grad, shape=shape)
+    # tf_import "plain": TensorFlow's op of the same name, with no attributes but T
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain")
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = register(name, fwd, grad=grad, shape=shape)
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain")
     return op, unary(op, kinds)
 
 
@@ -587,7 +589,22 @@ def _matmul_shape(a, b, transpose_a, transpose_b):
     return Spec(tuple(batch) + (sa[-2], sb[-1]), a.dtype)
 
 
-MATMUL = register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad, shape=_matmul_shape)
+def _matmul_tf(attrs, in_specs):
+    """TensorFlow writes a matrix product of two matrices as MatMul (transpose_a/b), of
+    batches as BatchMatMulV2 (adj_x/adj_y)."""
+    attrs = dict(attrs)
+    ta, tb = bool(attrs.pop("transpose_a", False)), bool(attrs.pop("transpose_b", False))
+    if all(s is not None and s.shape is not None and len(s.shape) == 2 for s in in_specs):
+        return "MatMul", {"transpose_a": ta, "transpose_b": tb, **attrs}
+    return "BatchMatMulV2", {"adj_x": ta, "adj_y": tb, **attrs}
+
+
+MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
+                          shape=_matmul_shape), tf=_matmul_tf, tf_import={
+    "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
+                                    transpose_b=a.get("transpose_b", False)),
+    "BatchMatMulV2": lambda ins, a: matmul(ins[0], ins[1], adjoint_a=a.get("adj_x", False),
+                                           adjoint_b=a.get("adj_y", False))})
 _matmul = np.matmul
 
 

@@ -16,11 +16,12 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
                                    norm_axis, tensor_args, to_tensor)
+from tensorlite.ops import math_ops
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
                                      maximum, minimum, multiply, negative, reduce_mean, reduce_sum,
                                      rsqrt, sigmoid, square, squared_difference, subtract,
@@ -59,8 +60,9 @@ def _piecewise_linear(name, fwd, scaled):
     grad_op = register(
         name + "Grad", scaled, shape=_same_as_first,
         grad=lambda c, ans, g, x, **a: (execute(grad_op, (c, x), a or None), None))
-    return register(name, fwd, shape=_same,
-                    grad=lambda c, ans, x, **a: execute(grad_op, (c, x), a or None))
+    return declare(register(name, fwd, shape=_same,
+                            grad=lambda c, ans, x, **a: execute(grad_op, (c, x), a or None)),
+                   tf_import="plain")
 
 
 def _leaky_slope(x, alpha, dtype):
@@ -511,3 +513,14 @@ def in_top_k(targets, predictions, k, name=None):
         raise invalid(op, f"in_top_k: predictions must be [batch, classes] and targets [batch];"
                       f" got {list(p._value.shape)} and {list(t._value.shape)}")
     return execute(IN_TOP_K, (p, t), {"k": int(np.asarray(k))})
+
+
+# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
+declare(SOFTMAX, tf_import=lambda ins, a: softmax(ins[0]))
+for _op in (ELU, SELU, SOFTPLUS, SOFTSIGN):
+    declare(_op, tf_import="plain")
+declare(LOG_SOFTMAX, tf_import=lambda ins, a: log_softmax(ins[0]))
+# BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)
+declare(math_ops.ADD, tf_import={
+    "AddV2": lambda ins, a: add(ins[0], ins[1]),
+    "BiasAdd": lambda ins, a: bias_add(ins[0], ins[1], data_format=a.get("data_format"))})

@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import register
+from tensorlite.framework.registry import declare, register
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.common import int_list, to_tensor
 
@@ -156,3 +156,10 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0,
         else:
             key.append(_pyslice(None if begin_mask & bit else b, None if end_mask & bit else e, s))
     return getitem(input_, tuple(key))
+
+
+# TensorFlow's StridedSlice in SavedModel graphs (rule form: function_runner.py)
+declare(STRIDED_SLICE, tf_import=lambda ins, a: strided_slice(
+    ins[0], ins[1].numpy(), ins[2].numpy(), ins[3].numpy(), a.get("begin_mask", 0),
+    a.get("end_mask", 0), a.get("ellipsis_mask", 0), a.get("new_axis_mask", 0),
+    a.get("shrink_axis_mask", 0)))

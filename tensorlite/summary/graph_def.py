@@ -99,15 +99,77 @@ def _versions_file():
     return file
 
 
+def _op_def_file():
+    """tensorflow/core/framework/op_def.proto (OpDef, its ArgDef and AttrDef, OpList)."""
+    file = descriptor_pb2.FileDescriptorProto(
+        name=_FW + "op_def.proto", package="tensorflow", syntax="proto3",
+        dependency=[_FW + "attr_value.proto", _FW + "types.proto"])
+    op = _message(file, "OpDef")
+    arg = op.nested_type.add(name="ArgDef")
+    _field(arg, "name", 1, _F.TYPE_STRING)
+    _field(arg, "description", 2, _F.TYPE_STRING)
+    _field(arg, "type", 3, _F.TYPE_ENUM, type_name="DataType")
+    _field(arg, "type_attr", 4, _F.TYPE_STRING)
+    _field(arg, "number_attr", 5, _F.TYPE_STRING)
+    _field(arg, "type_list_attr", 6, _F.TYPE_STRING)
+    _field(arg, "is_ref", 16, _F.TYPE_BOOL)
+    attr = op.nested_type.add(name="AttrDef")
+    _field(attr, "name", 1, _F.TYPE_STRING)
+    _field(attr, "type", 2, _F.TYPE_STRING)
+    _field(attr, "default_value", 3, _F.TYPE_MESSAGE, type_name="AttrValue")
+    _field(attr, "description", 4, _F.TYPE_STRING)
+    _field(attr, "has_minimum", 5, _F.TYPE_BOOL)
+    _field(attr, "minimum", 6, _F.TYPE_INT64)
+    _field(attr, "allowed_values", 7, _F.TYPE_MESSAGE, type_name="AttrValue")
+    _field(op, "name", 1, _F.TYPE_STRING)
+    _field(op, "input_arg", 2, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="OpDef.ArgDef")
+    _field(op, "output_arg", 3, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="OpDef.ArgDef")
+    _field(op, "control_output", 20, _F.TYPE_STRING, _F.LABEL_REPEATED)
+    _field(op, "attr", 4, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="OpDef.AttrDef")
+    _field(op, "summary", 5, _F.TYPE_STRING)
+    _field(op, "description", 6, _F.TYPE_STRING)
+    _field(op, "is_commutative", 18, _F.TYPE_BOOL)
+    _field(op, "is_aggregate", 16, _F.TYPE_BOOL)
+    _field(op, "is_stateful", 17, _F.TYPE_BOOL)
+    _field(op, "allows_uninitialized_input", 19, _F.TYPE_BOOL)
+    _field(op, "is_distributed_communication", 21, _F.TYPE_BOOL)
+    _field(_message(file, "OpList"), "op", 1, _F.TYPE_MESSAGE, _F.LABEL_REPEATED,
+           type_name="OpDef")
+    return file
+
+
+def _function_file():
+    """tensorflow/core/framework/function.proto (FunctionDefLibrary, FunctionDef; without
+    gradients)."""
+    file = descriptor_pb2.FileDescriptorProto(
+        name=_FW + "function.proto", package="tensorflow", syntax="proto3",
+        dependency=[_FW + "attr_value.proto", _FW + "node_def.proto", _FW + "op_def.proto"])
+    function = _message(file, "FunctionDef")
+    arg_attrs = function.nested_type.add(name="ArgAttrs")
+    _map_field(arg_attrs, "attr", 1, "AttrValue", scope="FunctionDef.ArgAttrs")
+    _field(function, "signature", 1, _F.TYPE_MESSAGE, type_name="OpDef")
+    _map_field(function, "attr", 5, "AttrValue")
+    _map_field(function, "arg_attr", 7, "FunctionDef.ArgAttrs", key_type=_F.TYPE_UINT32)
+    _map_field(function, "resource_arg_unique_id", 8, None, key_type=_F.TYPE_UINT32,
+               value_kind=_F.TYPE_UINT32)
+    _field(function, "node_def", 3, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="NodeDef")
+    _map_field(function, "ret", 4, None, value_kind=_F.TYPE_STRING)
+    _map_field(function, "control_ret", 6, None, value_kind=_F.TYPE_STRING)
+    _field(_message(file, "FunctionDefLibrary"), "function", 1, _F.TYPE_MESSAGE,
+           _F.LABEL_REPEATED, type_name="FunctionDef")
+    return file
+
+
 def _graph_file():
-    """tensorflow/core/framework/graph.proto (without the function library)."""
+    """tensorflow/core/framework/graph.proto (without debug_info)."""
     file = descriptor_pb2.FileDescriptorProto(
         name=_FW + "graph.proto", package="tensorflow", syntax="proto3",
-        dependency=[_FW + "node_def.proto", _FW + "versions.proto"])
+        dependency=[_FW + "node_def.proto", _FW + "versions.proto", _FW + "function.proto"])
     graph = _message(file, "GraphDef")
     _field(graph, "node", 1, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="NodeDef")
     _field(graph, "versions", 4, _F.TYPE_MESSAGE, type_name="VersionDef")
     _field(graph, "version", 3, _F.TYPE_INT32)
+    _field(graph, "library", 2, _F.TYPE_MESSAGE, type_name="FunctionDefLibrary")
     return file
 
 
@@ -133,7 +195,8 @@ def _config_file():
 try:  # a second import of this module (reload) finds the files already in the pool
     POOL.FindFileByName("tensorflow/core/protobuf/config.proto")
 except KeyError:
-    for _make in (_attr_value_file, _node_def_file, _versions_file, _graph_file, _config_file):
+    for _make in (_attr_value_file, _node_def_file, _versions_file, _op_def_file,
+                  _function_file, _graph_file, _config_file):
         POOL.Add(_make())
 
 
@@ -147,6 +210,9 @@ NodeDef = _message_by_name("NodeDef")
 VersionDef = _message_by_name("VersionDef")
 GraphDef = _message_by_name("GraphDef")
 RunMetadata = _message_by_name("RunMetadata")
+OpDef = _message_by_name("OpDef")
+FunctionDef = _message_by_name("FunctionDef")
+FunctionDefLibrary = _message_by_name("FunctionDefLibrary")
 TensorShapeProto = _message_by_name("TensorShapeProto")
 
 # tensorlite dtype name -> TensorFlow's DataType enum value
@@ -157,8 +223,8 @@ _DT = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE",
        "complex128": "DT_COMPLEX128", "string": "DT_STRING", "resource": "DT_RESOURCE",
        "variant": "DT_VARIANT"}
 
-# Registry names that are not TensorFlow's op names.
-_TF_OP = {"GraphReadVariableOp": "ReadVariableOp"}
+_DT_NAME = {DATA_TYPES[dt]: name for name, dt in _DT.items()}
+
 _ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
               "sub": "AssignSubVariableOp"}
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/>]")
@@ -167,6 +233,15 @@ _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/>]")
 def datatype(dtype):
     """TensorFlow's DataType enum value of a tensorlite dtype (DT_INVALID if none)."""
     return DATA_TYPES[_DT.get(getattr(dtype, "name", None), "DT_INVALID")]
+
+
+def dtype_from_datatype(value):
+    """The tensorlite dtype of a TensorFlow DataType enum value; None for DT_INVALID and
+    the types tensorlite has no dtype for."""
+    try:
+        return dtypes.as_dtype(_DT_NAME[value])
+    except (KeyError, TypeError, ValueError):  # resource, variant: no tensorlite dtype
+        return None
 
 
 def shape_proto(dims):
@@ -410,18 +485,35 @@ def _variable_dims(variable):
         return None
 
 
+def tf_rule(op, attrs, in_specs):
+    """TensorFlow's (op name, attributes) of a registry op from its declared `tf` rule
+    (None when it declares none).
+
+    The rule, declared beside the op's registration with
+    `registry.declare(OP, tf=RULE)`, is either
+    - a string: TensorFlow's op name, the node's attributes written as they are
+      (`declare(READ_VARIABLE, tf="ReadVariableOp")`); or
+    - a callable `RULE(attrs, in_specs) -> (op_name, attrs)` for ops whose TensorFlow form
+      depends on their attributes or input shapes (MatMul for matrices, BatchMatMulV2 for
+      batches); `in_specs` are the inputs' Specs (shape, dtype) or None where unknown.
+    """
+    rule = getattr(op, "tf", None)
+    if rule is None:
+        return None
+    if isinstance(rule, str):
+        return rule, dict(attrs)
+    return rule(dict(attrs), in_specs)
+
+
 def _tf_op(node, in_specs):
-    """TensorFlow's op name and attributes for an IR node."""
-    name = node.op.name
-    attrs = dict(node.attrs)
-    if name == "BatchMatMulV2":
-        ta, tb = bool(attrs.pop("transpose_a", False)), bool(attrs.pop("transpose_b", False))
-        if all(s is not None and s.shape is not None and len(s.shape) == 2 for s in in_specs):
-            return "MatMul", {"transpose_a": ta, "transpose_b": tb, **attrs}
-        return "BatchMatMulV2", {"adj_x": ta, "adj_y": tb, **attrs}
-    if name.startswith("CustomGradient:"):  # tf.custom_gradient's forward, as TF shows it
-        return "IdentityN", attrs
-    return _TF_OP.get(name, name), attrs
+    """TensorFlow's op name and attributes for an IR node: its declared rule, else the
+    registry name (most are TensorFlow's)."""
+    found = tf_rule(node.op, node.attrs, in_specs)
+    if found is not None:
+        return found
+    if node.op.name.startswith("CustomGradient:"):  # tf.custom_gradient's forward, as TF
+        return "IdentityN", dict(node.attrs)
+    return node.op.name, dict(node.attrs)
 
 
 def graph_def(graph, inputs=None):
@@ -431,4 +523,6 @@ def graph_def(graph, inputs=None):
 
 
 __all__ = ["AttrValue", "NameAttrList", "NodeDef", "VersionDef", "GraphDef", "RunMetadata",
-           "graph_def", "attr_value", "shape_proto", "datatype", "MAX_CONST_BYTES"]
+           "OpDef", "FunctionDef", "FunctionDefLibrary",
+           "graph_def", "attr_value", "shape_proto", "datatype", "dtype_from_datatype",
+           "MAX_CONST_BYTES"]

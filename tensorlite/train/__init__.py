@@ -3,7 +3,9 @@
 The Example messages need the optional `protobuf` package; they load on first use, so
 `import tensorlite` stays fast and works without it.
 """
-from tensorlite.checkpoint import Checkpoint, latest_checkpoint  # noqa: F401
+from tensorlite.checkpoint import (Checkpoint, CheckpointManager,  # noqa: F401
+                                   CheckpointReader, get_checkpoint_state, latest_checkpoint,
+                                   list_variables, load_checkpoint, load_variable)
 
 _EXAMPLE_MESSAGES = ("BytesList", "FloatList", "Int64List", "Feature", "Features",
                      "FeatureList", "FeatureLists", "Example", "SequenceExample")
@@ -20,4 +22,6 @@ def __dir__():
     return sorted(list(globals()) + list(_EXAMPLE_MESSAGES))
 
 
-__all__ = ["Checkpoint", "latest_checkpoint", *_EXAMPLE_MESSAGES]
+__all__ = ["Checkpoint", "CheckpointManager", "CheckpointReader", "get_checkpoint_state",
+           "latest_checkpoint", "list_variables", "load_checkpoint", "load_variable",
+           *_EXAMPLE_MESSAGES]

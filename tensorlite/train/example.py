@@ -43,16 +43,22 @@ def _field(msg, name, number, ftype, label=_F.LABEL_OPTIONAL, type_name=None, pa
     return f
 
 
-def _map_field(msg, name, number, value_type):
-    """`map<string, value_type> name = number;` as protobuf encodes maps: a repeated nested
-    `<Name>Entry` message with key = 1 and value = 2."""
+def _map_field(msg, name, number, value_type, key_type=_F.TYPE_STRING,
+               value_kind=_F.TYPE_MESSAGE, scope=None):
+    """`map<key_type, value_type> name = number;` as protobuf encodes maps: a repeated
+    nested `<Name>Entry` message with key = 1 and value = 2 (a message named value_type,
+    or a scalar of `value_kind` when value_type is None); `scope` is a nested message's
+    full name within the package (`Outer.Inner`)."""
     entry = msg.nested_type.add()
     entry.name = "".join(p.capitalize() for p in name.split("_")) + "Entry"
     entry.options.map_entry = True
-    _field(entry, "key", 1, _F.TYPE_STRING)
-    _field(entry, "value", 2, _F.TYPE_MESSAGE, type_name=value_type)
+    _field(entry, "key", 1, key_type)
+    if value_type is None:
+        _field(entry, "value", 2, value_kind)
+    else:
+        _field(entry, "value", 2, _F.TYPE_MESSAGE, type_name=value_type)
     _field(msg, name, number, _F.TYPE_MESSAGE, _F.LABEL_REPEATED,
-           type_name=f"{msg.name}.{entry.name}")
+           type_name=f"{scope or msg.name}.{entry.name}")
 
 
 def _feature_file():

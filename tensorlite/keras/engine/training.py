@@ -382,6 +382,34 @@ class Model(Layer):
                              "calling `build()` or by calling the model on a batch of data.")
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
+    def _trackable_children(self):
+        """tf.keras's checkpoint layout: a network's layers as `layer_with_weights-J` (those
+        with weights, numbered among themselves) and `layer-I`; a subclassed model's by
+        attribute; then the `optimizer`."""
+        if self._is_network():
+            out, j = [], 0
+            for i, layer in enumerate(self.layers):
+                if layer.weights:
+                    out.append((f"layer_with_weights-{j}", layer))
+                    j += 1
+                out.append((f"layer-{i}", layer))
+        else:
+            out = Layer._trackable_children(self)
+        if self.optimizer is not None:
+            out.append(("optimizer", self.optimizer))
+        return out
+
+    def _prepare_restore(self):
+        """Before a checkpoint restores the optimizer: its slots exist to receive values
+        (tf.keras restores them as they are created; here they are created first)."""
+        if self.optimizer is not None and self.built:
+            self.optimizer._create_all_weights(self.trainable_variables)
+
+    def _is_network(self):
+        from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
+        from tensorlite.keras.engine.sequential import Sequential  # noqa: PLC0415
+        return isinstance(self, (Functional, Sequential))
+
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
              signatures=None, options=None, save_traces=True):
         """Saves architecture, weights and compile state (see keras/saving/save.py)."""

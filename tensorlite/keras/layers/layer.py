@@ -42,6 +42,11 @@ def _is_trackable_weight(x):
     return isinstance(x, Variable) or getattr(x, "_is_variable", False)
 
 
+def _weight_local_name(variable):
+    """The name add_weight was given: `dense/kernel:0` -> `kernel`."""
+    return str(variable.name).rsplit("/", 1)[-1].split(":", 1)[0]
+
+
 class Layer(Module):
     """Base class of every Keras layer."""
 
@@ -82,6 +87,25 @@ class Layer(Module):
                         all(v is not t for t in tracked):
                     tracked.append(v)
         object.__setattr__(self, key, value)
+
+    # -- checkpointing ---------------------------------------------------------------------
+    def _trackable_children(self):
+        """Children in TensorFlow's Keras checkpoint layout: each add_weight variable by the
+        name it was given (`kernel`, `bias`), then public attributes holding layers,
+        modules or variables (sub-layers by attribute name, as tf.keras tracks them)."""
+        out, seen = [], set()
+        for w in self._own_weights:
+            out.append((_weight_local_name(w), w))
+            seen.add(id(w))
+        for key, value in vars(self).items():
+            if key.startswith("_") or id(value) in seen:
+                continue
+            if isinstance(value, Module) or _is_trackable_weight(value) or (
+                    isinstance(value, (list, tuple, dict)) and any(
+                        isinstance(v, Module) or _is_trackable_weight(v)
+                        for v in nest.flatten(value))):
+                out.append((key, value))
+        return out
 
     # -- properties ------------------------------------------------------------------------
     @property

@@ -26,6 +26,8 @@ from tensorlite.keras.optimizers.optimizer import (Optimizer, exclusive_array, s
 class Adam(Optimizer):
     """Adam optimizer (Kingma & Ba), with the AMSGrad variant."""
 
+    _CHECKPOINT_SLOT_GROUPS = (("m", "v"),)
+
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, name="Adam", **kwargs):
         super().__init__(name, **kwargs)

@@ -253,6 +253,32 @@ class Optimizer:
             return float(np.asarray(value))
         return value
 
+    # -- checkpointing ---------------------------------------------------------------------
+    # Slot names whose variables tf.keras interleaves per variable (Adam: m0, v0, m1, v1);
+    # other slots follow slot by slot, in creation order.
+    _CHECKPOINT_SLOT_GROUPS = ()
+
+    def _trackable_children(self):
+        """tf.keras's layout: `_variables` (iterations, then the slots in tf.keras's build
+        order), `_iterations` and `_learning_rate`."""
+        self._create_hypers()
+        out = [("_variables", self._checkpoint_variables()), ("_iterations", self.iterations)]
+        lr = self._hyper.get("learning_rate")
+        if isinstance(lr, Variable):
+            out.append(("_learning_rate", lr))
+        return out
+
+    def _checkpoint_variables(self):
+        grouped = [n for group in self._CHECKPOINT_SLOT_GROUPS for n in group]
+        groups = list(self._CHECKPOINT_SLOT_GROUPS) + [
+            (n,) for n in self._slot_names if n not in grouped]
+        out = [self.iterations]
+        for group in groups:
+            for var_id in self._slot_owner:
+                slots = self._slots.get(var_id, {})
+                out.extend(slots[n] for n in group if n in slots)
+        return out
+
     # -- iterations and learning rate ----------------------------------------------------
     @property
     def iterations(self):

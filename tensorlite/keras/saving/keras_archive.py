@@ -1,0 +1,181 @@
+"""The `.keras` archive of Keras 3: a zip of `config.json` (the model's Keras config with
+its `compile_config`), `metadata.json` (`keras_version`, `date_saved`) and
+`model.weights.h5` (see weights_layout.py). Keras 3 loads what tensorlite writes, and
+tensorlite loads what Keras 3 (TensorFlow's tf.keras) writes.
+
+Only those three members are ever read, by name, into memory: nothing is extracted, so a
+member name cannot write outside anything; an archive with an absolute or `..` member name
+is refused outright as crafted. Earlier tensorlite archives (`weights.npz`, format
+`tensorlite-keras-1`) still load.
+
+Example:
+    >>> write_archive(model, "m.keras")
+    >>> read_archive("m.keras").predict(x)
+"""
+import datetime
+import io
+import json
+import warnings
+import zipfile
+
+import numpy as np
+
+from tensorlite.framework import errors
+from tensorlite.keras.saving import keras_config, weights_layout
+
+KERAS_VERSION = "3.0.0"  # the archive layout written: Keras 3's
+CONFIG, METADATA, WEIGHTS_H5, WEIGHTS_NPZ = ("config.json", "metadata.json",
+                                             "model.weights.h5", "model.weights.npz")
+
+
+def model_entry(model, include_optimizer=True):
+    """config.json's content: the Keras config, build_config and compile_config."""
+    if model._is_network():
+        entry = keras_config.to_keras(model)
+    else:  # a subclassed model: its class (registered by the user), config and input shape
+        cls = type(model)
+        try:
+            config = model.get_config()
+        except NotImplementedError:
+            config = {}
+        entry = {"module": cls.__module__, "class_name": cls.__name__, "config": config,
+                 "registered_name": cls.__name__,
+                 "build_config": {"input_shape": _shape(model._build_input_shape)}}
+    if include_optimizer and model.optimizer is not None:
+        entry["compile_config"] = keras_config.compile_to_keras(model._compile_config)
+    return entry
+
+
+def _shape(shape):
+    if shape is None:
+        return None
+    if hasattr(shape, "as_list"):
+        return shape.as_list()
+    return [_shape(s) if isinstance(s, (list, tuple)) or hasattr(s, "as_list") else s
+            for s in shape]
+
+
+def archive_bytes(model, include_optimizer=True):
+    """The bytes of the `.keras` zip."""
+    entry = model_entry(model, include_optimizer)
+    arrays = weights_layout.keras3_arrays(model, include_optimizer)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr(CONFIG, json.dumps(entry, default=_json_default))
+        z.writestr(METADATA, json.dumps({"keras_version": KERAS_VERSION, "date_saved":
+                                         datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}))
+        try:
+            h5py = weights_layout.h5py_module()
+        except ImportError:
+            warnings.warn("h5py is not installed: the .keras archive holds its weights as "
+                          "model.weights.npz, which only tensorlite reads; pip install h5py "
+                          "for archives Keras loads", stacklevel=4)
+            npz = io.BytesIO()
+            np.savez(npz, **arrays)
+            z.writestr(WEIGHTS_NPZ, npz.getvalue())
+        else:
+            h5 = io.BytesIO()
+            with h5py.File(h5, "w") as f:
+                weights_layout.write_h5(f, arrays)
+            z.writestr(WEIGHTS_H5, h5.getvalue())
+    return buf.getvalue()
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if hasattr(o, "as_list"):
+        return o.as_list()
+    if hasattr(o, "name") and hasattr(o, "is_floating"):  # a DType
+        return o.name
+    raise TypeError(f"cannot serialise {type(o).__name__} in a model config")
+
+
+# -- reading -------------------------------------------------------------------------------------
+def _loss(path, what):
+    return errors.DataLossError(None, None, f"{path} is not a complete Keras model archive: "
+                                f"{what}")
+
+
+def _members(z, path):
+    names = z.namelist()
+    for name in names:
+        if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/") \
+                or ":" in name.split("/")[0]:
+            raise ValueError(f"{path}: the archive holds a member named {name!r}, outside the "
+                             f"archive's own tree; refusing a crafted file")
+    return set(names)
+
+
+def read_archive(path, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
+    """The model of a `.keras` archive (Keras 3's, or an earlier tensorlite one)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = _members(z, path)
+            if CONFIG not in names:
+                raise _loss(path, f"it has no {CONFIG}")
+            entry = json.loads(z.read(CONFIG))
+            if not isinstance(entry, dict):
+                raise _loss(path, f"{CONFIG} is not a JSON object")
+            if entry.get("format") == "tensorlite-keras-1":
+                from tensorlite.keras.saving.legacy_archive import load  # noqa: PLC0415
+                return load(z, entry, path, custom_objects, compile)
+            weights = _read_weights(z, names, path)
+    except zipfile.BadZipFile as e:
+        raise _loss(path, str(e)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise _loss(path, f"{CONFIG} is not valid JSON ({e})") from None
+    return build_model(entry, weights, custom_objects, compile, safe_mode, path)
+
+
+def _read_weights(z, names, path):
+    if WEIGHTS_H5 in names:
+        h5py = weights_layout.h5py_module()
+        try:
+            with h5py.File(io.BytesIO(z.read(WEIGHTS_H5)), "r") as f:
+                return weights_layout.read_h5(f, path)
+        except OSError as e:
+            raise _loss(path, f"{WEIGHTS_H5} is not a valid HDF5 file ({e})") from None
+    if WEIGHTS_NPZ in names:
+        with np.load(io.BytesIO(z.read(WEIGHTS_NPZ)), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    raise _loss(path, f"it has neither {WEIGHTS_H5} nor {WEIGHTS_NPZ}")
+
+
+def build_model(entry, weights, custom_objects, compile, safe_mode, path):  # noqa: A002
+    """A model from its Keras config entry and `keras3_arrays`-style weights."""
+    try:
+        model = _from_entry(entry, custom_objects, safe_mode)
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise _loss(path, f"its model config is malformed ({type(e).__name__}: {e})") from None
+    if compile and entry.get("compile_config"):
+        keras_config.compile_from_keras(model, entry["compile_config"], custom_objects)
+    weights_layout.assign_keras3(model, weights, load_optimizer=compile)
+    return model
+
+
+def _from_entry(entry, custom_objects, safe_mode):
+    if entry.get("class_name") in ("Sequential", "Functional", "Model") \
+            and "layers" in entry.get("config", {}):
+        return keras_config.from_keras(entry, custom_objects, safe_mode)
+    from tensorlite.keras.saving.registry import get_class  # noqa: PLC0415
+    cls = get_class(entry["class_name"], custom_objects)
+    config = entry.get("config") or {}
+    model = cls.from_config(config) if config and hasattr(cls, "from_config") else cls()
+    shape = (entry.get("build_config") or {}).get("input_shape")
+    if not model.built:
+        if shape is None:
+            raise ValueError(f"Cannot rebuild {entry['class_name']}: its input shape was not "
+                             f"recorded; call the model on data before saving it")
+        model.build(shape)
+    return model
+
+
+def write_archive(model, path, include_optimizer=True):
+    """Writes the archive atomically: a temporary name, fsync, then rename."""
+    from tensorlite.framework.atomic_files import write_bytes  # noqa: PLC0415
+    write_bytes(path, archive_bytes(model, include_optimizer))

@@ -1,0 +1,42 @@
+"""Loading `.keras` archives written by earlier tensorlite versions (format
+`tensorlite-keras-1`: `config.json` with the model entry and compile settings, and
+`weights.npz` with the weights in `model.weights` order). New archives are Keras 3's.
+
+Example:
+    >>> model = tf.keras.models.load_model("old.keras")   # dispatched here by its format
+"""
+import io
+
+import numpy as np
+
+from tensorlite.framework import errors
+
+
+def load(z, config, path, custom_objects=None, compile=True):  # noqa: A002
+    """The model of an open tensorlite-keras-1 archive."""
+    from tensorlite.keras.saving.registry import get_class  # noqa: PLC0415
+    try:
+        with np.load(io.BytesIO(z.read("weights.npz")), allow_pickle=False) as weights:
+            arrays = [weights[f"arr_{i}"] for i in range(len(weights.files))]
+        entry = config["model"]
+    except (KeyError, ValueError) as e:
+        raise errors.DataLossError(None, None, f"{path} is not a complete tensorlite model "
+                                   f"archive: {e}") from None
+    cls = get_class(entry["class_name"], custom_objects)
+    if entry.get("config") is not None and hasattr(cls, "from_config"):
+        try:
+            model = cls.from_config(entry["config"], custom_objects=custom_objects)
+        except TypeError:
+            model = cls.from_config(entry["config"])
+    else:
+        model = cls()
+    if not model.built:
+        if entry.get("build_input_shape") is None:
+            raise ValueError(f"Cannot rebuild {entry['class_name']}: its input shape was not "
+                             f"recorded")
+        model.build(entry["build_input_shape"])
+    model.set_weights(arrays)
+    if compile and config.get("compile_config"):
+        from tensorlite.keras.saving.keras_config import compile_from_keras  # noqa: PLC0415
+        compile_from_keras(model, config["compile_config"], custom_objects)
+    return model

@@ -1,0 +1,91 @@
+"""Keras's legacy HDF5 model files (`model.save("m.h5")`, as tf.keras 2 and Keras 3 write
+them) and `.h5` weight files, through h5py: the file's `model_config` attribute (a Keras
+config, read by keras_config.from_keras with the same class resolution and Lambda refusal
+as `.keras`), `training_config` (compile settings) and the `model_weights` groups (see
+weights_layout.read_legacy). Optimizer state is not restored from `.h5` files (a `.keras`
+archive or a checkpoint keeps it).
+
+Example:
+    >>> model = tf.keras.models.load_model("mlp.h5")
+"""
+import json
+
+from tensorlite.framework import errors
+from tensorlite.keras.saving import keras_config, weights_layout
+
+
+def _open(path, mode):
+    h5py = weights_layout.h5py_module()
+    try:
+        return h5py.File(path, mode)
+    except OSError as e:
+        raise errors.DataLossError(None, None, f"{path} is not a valid HDF5 file ({e})") \
+            from None
+
+
+def _attr_json(f, name, path):
+    raw = f.attrs.get(name)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise errors.DataLossError(None, None, f"{path}: its {name} is not valid JSON ({e})") \
+            from None
+
+
+def load_model(path, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
+    """The model of a legacy `.h5` model file."""
+    with _open(path, "r") as f:
+        config = _attr_json(f, "model_config", path)
+        if config is None:
+            raise ValueError(f"No model config found in the file at {path}: it holds weights "
+                             f"only; build the model and call load_weights")
+        model = keras_config.from_keras(config, custom_objects, safe_mode)
+        training = _attr_json(f, "training_config", path)
+        if "model_weights" not in f:
+            raise errors.DataLossError(None, None, f"{path} has no model_weights group")
+        weights_layout.read_legacy(model, f["model_weights"])
+    if compile and training:
+        keras_config.compile_from_keras(model, training, custom_objects)
+    return model
+
+
+def save_model(model, path, include_optimizer=True):
+    """Writes a legacy `.h5` model file atomically (temporary name, fsync, rename)."""
+    from tensorlite.framework.atomic_files import write_with  # noqa: PLC0415
+
+    def write(tmp):
+        with _open(tmp, "w") as f:
+            f.attrs["model_config"] = json.dumps(keras_config.to_keras(model))
+            f.attrs["keras_version"] = "3.0.0"
+            f.attrs["backend"] = "tensorflow"
+            if include_optimizer and model.optimizer is not None:
+                training = keras_config.compile_to_keras(model._compile_config)
+                optimizer = training.pop("optimizer")
+                training["optimizer_config"] = {"class_name": optimizer["class_name"],
+                                                "config": optimizer["config"]}
+                f.attrs["training_config"] = json.dumps(training)
+            weights_layout.write_legacy(model, f.create_group("model_weights"))
+    write_with(path, write)
+
+
+def load_weights(model, path):
+    """`load_weights("w.h5")` (legacy layout) or `load_weights("w.weights.h5")` (Keras 3)."""
+    with _open(path, "r") as f:
+        if "layer_names" in f.attrs:
+            weights_layout.read_legacy(model, f)
+        elif "model_weights" in f:
+            weights_layout.read_legacy(model, f["model_weights"])
+        else:
+            weights_layout.assign_keras3(model, weights_layout.read_h5(f, path))
+
+
+def save_weights(model, path):
+    """`save_weights("w.weights.h5")`: Keras 3's layout, atomically."""
+    from tensorlite.framework.atomic_files import write_with  # noqa: PLC0415
+
+    def write(tmp):
+        with _open(tmp, "w") as f:
+            weights_layout.write_h5(f, weights_layout.keras3_arrays(model))
+    write_with(path, write)

@@ -1,0 +1,6 @@
+"""`python -m tensorlite.saved_model show --dir DIR --all` (see show.py)."""
+import sys
+
+from tensorlite.saved_model.show import main
+
+sys.exit(main())

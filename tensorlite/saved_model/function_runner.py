@@ -1,0 +1,187 @@
+"""Runs a TensorFlow FunctionDef (from a SavedModel's function library) eagerly on tensorlite
+tensors, so that the tape sees every op and a loaded model can be fine-tuned.
+
+Structure (arguments, `Const`, `ReadVariableOp` of captured variables, `Identity`,
+`NoOp`, calls through `StatefulPartitionedCall`/`PartitionedCall`) is handled here. Every
+other TensorFlow op runs through the rule its tensorlite op declares beside its
+registration, `registry.declare(OP, tf_import=RULE)`, where RULE is
+
+- a callable `RULE(inputs, attrs) -> tensor or list of tensors`: `inputs` are the node's
+  data inputs as tensors, `attrs` its attributes as Python values (strings, ints, floats,
+  bools, lists, dtypes, NumPy arrays, function names); or
+- a dict `{tf_op_name: callable}` when one tensorlite op covers several TensorFlow ops
+  (BatchMatMulV2 imports MatMul and BatchMatMulV2); or
+- `"plain"`: TensorFlow's op of the same name takes the same inputs and no attributes but
+  its dtype `T` (elementwise math and activations: AddV2, Mul, Rsqrt, Relu, Tanh, ...).
+
+Only ops that declare a rule run: a graph naming any other registered op (a Python callback,
+a file reader) is refused like an unknown one.
+
+An op with no rule is an UnimplementedError naming the op, the node and the function.
+
+Example:
+    >>> outputs = run_function(library, "__inference___call___11", [x, variable])
+"""
+import numpy as np
+
+from tensorlite.framework import errors, registry
+from tensorlite.summary.graph_def import dtype_from_datatype
+
+_STRUCTURAL = {"NoOp", "Identity", "Const", "ReadVariableOp", "StatefulPartitionedCall",
+               "PartitionedCall"}
+
+
+def import_rules():
+    """TensorFlow op name -> import callable, from every op's `tf_import` declaration."""
+    rules = {}
+    for op in registry.REGISTRY.values():
+        rule = getattr(op, "tf_import", None)
+        if isinstance(rule, dict):
+            rules.update(rule)
+        elif rule == "plain":
+            rules[op.name] = _plain_op(op)
+        elif rule is not None:
+            rules[op.tf if isinstance(op.tf, str) else op.name] = rule
+    return rules
+
+
+def attr_value(av):
+    """The Python value of an AttrValue."""
+    kind = av.WhichOneof("value")
+    if kind == "s":
+        return av.s.decode("utf-8", "replace")
+    if kind in ("i", "f", "b"):
+        return getattr(av, kind)
+    if kind == "type":
+        return dtype_from_datatype(av.type)
+    if kind == "shape":
+        return None if av.shape.unknown_rank else [d.size for d in av.shape.dim]
+    if kind == "tensor":
+        return tensor_value(av.tensor)
+    if kind == "func":
+        return av.func.name
+    if kind == "list":
+        lst = av.list
+        for field in ("s", "i", "f", "b", "type", "shape", "func"):
+            values = list(getattr(lst, field))
+            if values:
+                if field == "s":
+                    return [v.decode("utf-8", "replace") for v in values]
+                if field == "type":
+                    return [dtype_from_datatype(v) for v in values]
+                if field == "shape":
+                    return [[d.size for d in v.dim] for v in values]
+                if field == "func":
+                    return [v.name for v in values]
+                return values
+        return []
+    return None
+
+
+def tensor_value(proto):
+    """A TensorProto's value as a NumPy array."""
+    from tensorlite.ops.parsing_ops import _parse_tensor_fwd  # noqa: PLC0415
+    dtype = dtype_from_datatype(proto.dtype)
+    if dtype is None:
+        raise errors.UnimplementedError(None, None, f"constant of DataType {proto.dtype}")
+    if dtype.is_string:
+        values = list(proto.string_val)
+        shape = [d.size for d in proto.tensor_shape.dim]
+        count = int(np.prod(shape, dtype=np.int64))
+        array = np.empty(count, dtype=object)
+        array[:] = values if len(values) == count else values[:1] * count
+        return array.reshape(shape)
+    return _parse_tensor_fwd(np.array(proto.SerializeToString(), dtype=object), dtype.name)
+
+
+class Runner:
+    """Runs the functions of one library; `capture(handle)` maps a resource input to its
+    variable."""
+
+    def __init__(self, library):
+        self.functions = {f.signature.name: f for f in library.function}
+        self.rules = import_rules()
+
+    def run(self, name, inputs):
+        """The outputs (a list) of function `name` called on `inputs`."""
+        fdef = self.functions.get(name)
+        if fdef is None:
+            raise errors.NotFoundError(None, None, f"SavedModel: function {name} is not in "
+                                       f"the function library")
+        args = fdef.signature.input_arg
+        if len(inputs) != len(args):
+            raise errors.InvalidArgumentError(None, None, f"function {name} takes "
+                                              f"{len(args)} inputs, got {len(inputs)}")
+        values = {a.name: v for a, v in zip(args, inputs)}
+        nodes = {n.name: n for n in fdef.node_def}
+        done = {}
+        for node_name in _order(nodes, [fdef.ret[a.name] for a in fdef.signature.output_arg]):
+            node = nodes[node_name]
+            ins = [_lookup(ref, values, done) for ref in node.input if not ref.startswith("^")]
+            done[node_name] = self.node(node, ins, name)
+        return [_lookup(fdef.ret[a.name], values, done) for a in fdef.signature.output_arg]
+
+    def node(self, node, inputs, function):
+        op = node.op
+        attrs = {k: attr_value(v) for k, v in node.attr.items() if not k.startswith("_")}
+        if op == "NoOp":
+            return []
+        if op == "Const":
+            from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
+            return [convert_to_tensor(attrs["value"])]
+        if op == "Identity":
+            from tensorlite.ops.array_ops import identity  # noqa: PLC0415
+            return [identity(inputs[0])]
+        if op == "ReadVariableOp":
+            return [inputs[0].read_value()]
+        if op in ("StatefulPartitionedCall", "PartitionedCall"):
+            return self.run(attrs["f"], inputs)
+        rule = self.rules.get(op)
+        if rule is None:
+            raise errors.UnimplementedError(
+                None, None, f"SavedModel: op {op} (node {node.name!r} in function "
+                f"{function}) has no tensorlite implementation; ops with a tf_import rule: "
+                f"{', '.join(sorted(set(self.rules) | _STRUCTURAL))}")
+        out = rule(inputs, attrs)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _plain_op(op):
+    def run(inputs, attrs):
+        from tensorlite.framework.dispatch import execute  # noqa: PLC0415
+        extra = set(attrs) - {"T"}
+        if extra:
+            raise errors.UnimplementedError(None, None, f"SavedModel: op {op.name} with "
+                                            f"attributes {sorted(extra)} is not supported")
+        return execute(op, tuple(inputs), None)
+    return run
+
+
+def _lookup(ref, values, done):
+    """The value of an input reference: an argument name or `node:out_arg:index`."""
+    if ref in values:
+        return values[ref]
+    parts = ref.split(":")
+    outputs = done[parts[0]]
+    index = int(parts[-1]) if len(parts) > 1 else 0
+    return outputs[index]
+
+
+def _order(nodes, wanted):
+    """The nodes the outputs need, each after its inputs (iterative depth-first)."""
+    order, seen = [], set()
+    stack = [(r.split(":")[0], False) for r in wanted if r.split(":")[0] in nodes]
+    while stack:
+        name, expanded = stack.pop()
+        if expanded:
+            order.append(name)
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.append((name, True))
+        for ref in nodes[name].input:
+            dep = ref.lstrip("^").split(":")[0]
+            if dep in nodes and dep not in seen:
+                stack.append((dep, False))
+    return order

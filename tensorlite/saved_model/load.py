@@ -1,0 +1,230 @@
+"""`tf.saved_model.load`: a SavedModel directory (as TensorFlow writes it) as tensorlite
+objects: the `tf.Module` tree of its object graph, its variables restored from
+`variables/variables` (a tensor bundle), its `tf.function`s and `signatures` callable. The
+functions run their FunctionDefs op by op on tensorlite (function_runner.py), so a
+GradientTape sees them and the restored trainable variables can be fine-tuned.
+
+Nothing in the directory is executed as Python: the graph is data, each op runs through a
+tensorlite op's declared `tf_import` rule, and an op without one is an UnimplementedError
+naming it.
+
+Example:
+    >>> model = tf.saved_model.load("/tmp/exported")
+    >>> model.signatures["serving_default"](x=tf.ones([1, 3]))
+    {'output_0': <tf.Tensor ...>}
+"""
+import os
+
+import numpy as np
+
+from tensorlite.framework import errors, nest
+from tensorlite.summary.graph_def import dtype_from_datatype
+
+SAVED_MODEL_PB = "saved_model.pb"
+
+
+def read_saved_model(export_dir):
+    """The SavedModel message of a directory; a malformed file is DataLossError."""
+    from google.protobuf.message import DecodeError  # noqa: PLC0415
+    from tensorlite.saved_model.protos import SavedModel  # noqa: PLC0415
+    path = os.path.join(os.fspath(export_dir), SAVED_MODEL_PB)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(None, None, f"SavedModel file does not exist at: {path}; "
+                                   f"expected a directory written by tf.saved_model.save"
+                                   ) from None
+    try:
+        model = SavedModel.FromString(data)
+    except (DecodeError, RuntimeError) as e:
+        raise errors.DataLossError(None, None, f"{path} is not a valid SavedModel protocol "
+                                   f"buffer ({e})") from None
+    if not model.meta_graphs:
+        raise errors.DataLossError(None, None, f"{path} holds no MetaGraphDef")
+    return model
+
+
+def meta_graph(model, tags=None, where=""):
+    """The MetaGraphDef with exactly `tags` (default: "serve", else the only one)."""
+    wanted = {tags} if isinstance(tags, str) else set(tags or ())
+    for meta in model.meta_graphs:
+        have = set(meta.meta_info_def.tags)
+        if (wanted and have == wanted) or (not wanted and ("serve" in have
+                                                           or len(model.meta_graphs) == 1)):
+            return meta
+    raise RuntimeError(f"MetaGraphDef associated with tags {sorted(wanted) or ['serve']} could "
+                       f"not be found in SavedModel {where}; available: "
+                       f"{[sorted(m.meta_info_def.tags) for m in model.meta_graphs]}")
+
+
+class Loaded:
+    """A restored user object: its children as attributes (variables, sub-objects, lists,
+    functions, `signatures`), as TensorFlow's restored objects have them."""
+
+    def __call__(self, *args, **kwargs):
+        fn = self.__dict__.get("__call__")
+        if fn is None:
+            raise TypeError("this restored object has no __call__ function")
+        return fn(*args, **kwargs)
+
+
+# -- structured values: function signatures -----------------------------------------------------
+class _Spec:
+    """A TensorSpec placeholder in a decoded StructuredValue."""
+
+    def __init__(self, name, shape, dtype):
+        self.name, self.shape, self.dtype = name, shape, dtype
+
+
+def decode(value):
+    """A StructuredValue as Python: tuples, lists, dicts, None, scalars, _Spec leaves."""
+    kind = value.WhichOneof("kind")
+    if kind in (None, "none_value"):
+        return None
+    if kind == "tensor_spec_value":
+        spec = value.tensor_spec_value
+        shape = None if spec.shape.unknown_rank else [None if d.size < 0 else d.size
+                                                      for d in spec.shape.dim]
+        return _Spec(spec.name, shape, dtype_from_datatype(spec.dtype))
+    if kind == "list_value":
+        return [decode(v) for v in value.list_value.values]
+    if kind == "tuple_value":
+        return tuple(decode(v) for v in value.tuple_value.values)
+    if kind == "dict_value":
+        return {k: decode(v) for k, v in value.dict_value.fields.items()}
+    if kind == "named_tuple_value":
+        return {p.key: decode(p.value) for p in value.named_tuple_value.values}
+    return getattr(value, kind)
+
+
+class ConcreteFunction:
+    """One restored concrete function: its FunctionDef, bound variables and signature."""
+
+    def __init__(self, runner, name, saved, objects):
+        self._runner, self.name = runner, name
+        self._bound = [objects[i] for i in saved.bound_inputs]
+        self.structured_input_signature = decode(saved.canonicalized_input_signature)
+        self.structured_outputs = decode(saved.output_signature)
+        self.function_def = runner.functions.get(name)
+
+    def _flat_inputs(self, args, kwargs):
+        sig_args, sig_kwargs = self.structured_input_signature or ((), {})
+        flat_specs = [s for s in nest.flatten((sig_args, sig_kwargs)) if isinstance(s, _Spec)]
+        if len(args) > len(sig_args):
+            raise TypeError(f"{self.name} takes {len(sig_args)} positional arguments, got "
+                            f"{len(args)}")
+        given = list(args) + [kwargs.pop(k) if k in kwargs else None
+                              for k in sorted(sig_kwargs)]
+        if kwargs:
+            raise TypeError(f"{self.name} got unexpected keyword arguments {sorted(kwargs)}; "
+                            f"it takes {sorted(sig_kwargs)}")
+        flat = nest.flatten(given)
+        if len(flat) != len(flat_specs) or any(v is None for v in flat):
+            raise TypeError(f"{self.name} expects {len(flat_specs)} tensors "
+                            f"({[s.name for s in flat_specs]}), got {len(flat)}")
+        from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
+        return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_specs)]
+
+    def __call__(self, *args, **kwargs):
+        inputs = self._flat_inputs(args, dict(kwargs))
+        outputs = self._runner.run(self.name, inputs + self._bound)
+        if self.structured_outputs is None:
+            return outputs[0] if len(outputs) == 1 else outputs
+        return nest.pack_like(self.structured_outputs, outputs)
+
+    def matches(self, args, kwargs):
+        try:
+            self._flat_inputs(args, dict(kwargs))
+        except (TypeError, ValueError, errors.OpError):
+            return False
+        return True
+
+
+class RestoredFunction:
+    """A restored `tf.function`: calls the first concrete function its arguments fit."""
+
+    def __init__(self, concrete):
+        self.concrete_functions = concrete
+
+    def __call__(self, *args, **kwargs):
+        for fn in self.concrete_functions:
+            if fn.matches(args, kwargs):
+                return fn(*args, **kwargs)
+        raise ValueError(f"Could not find a matching function to call among "
+                         f"{[f.name for f in self.concrete_functions]} for the given inputs")
+
+
+def _make_object(proto, runner, graph, objects):
+    kind = proto.WhichOneof("kind")
+    if kind == "variable":
+        from tensorlite.framework.variables import Variable  # noqa: PLC0415
+        v = proto.variable
+        dtype = dtype_from_datatype(v.dtype)
+        shape = [max(d.size, 0) for d in v.shape.dim]
+        return Variable(np.zeros(shape, dtype=dtype.as_numpy_dtype), trainable=v.trainable,
+                        name=v.name or None)
+    if kind == "function":
+        return "function"  # made once every variable exists (they are bound inputs)
+    if kind == "bare_concrete_function":
+        return "bare"
+    if kind == "user_object":
+        identifier = proto.user_object.identifier
+        if identifier == "trackable_list_wrapper":
+            return []
+        if identifier in ("trackable_dict_wrapper", "signature_map"):
+            return {}
+        return Loaded()
+    return None  # constants, assets, resources: not restored (no tensorlite counterpart)
+
+
+def _link(graph, objects, runner):
+    concrete = {}
+
+    def concrete_fn(name):
+        if name not in concrete:
+            concrete[name] = ConcreteFunction(runner, name, graph.concrete_functions[name],
+                                              objects)
+        return concrete[name]
+
+    for i, proto in enumerate(graph.nodes):
+        if objects[i] == "function":
+            objects[i] = RestoredFunction([concrete_fn(n) for n in
+                                           proto.function.concrete_functions])
+        elif objects[i] == "bare":
+            objects[i] = concrete_fn(proto.bare_concrete_function.concrete_function_name)
+    for i, proto in enumerate(graph.nodes):
+        obj = objects[i]
+        for ref in proto.children:
+            child = objects[ref.node_id]
+            if isinstance(obj, list):
+                obj.append(child)
+            elif isinstance(obj, dict):
+                obj[ref.local_name] = child
+            elif isinstance(obj, Loaded):
+                object.__setattr__(obj, ref.local_name, child)
+
+
+def load(export_dir, tags=None, options=None):
+    """`tf.saved_model.load`: the root object of a SavedModel directory."""
+    from tensorlite.saved_model.function_runner import Runner  # noqa: PLC0415
+    export_dir = os.fspath(export_dir)
+    meta = meta_graph(read_saved_model(export_dir), tags, export_dir)
+    graph = meta.object_graph_def
+    if not graph.nodes:
+        raise errors.UnimplementedError(None, None, f"{export_dir} is a TF1 SavedModel without "
+                                        f"an object graph; tensorlite loads TF2 SavedModels")
+    runner = Runner(meta.graph_def.library)
+    objects = [None] * len(graph.nodes)
+    for i, proto in enumerate(graph.nodes):
+        objects[i] = _make_object(proto, runner, graph, objects)
+    _link(graph, objects, runner)
+    root = objects[0]
+    variables = os.path.join(export_dir, "variables", "variables")
+    if os.path.exists(variables + ".index"):
+        from tensorlite.checkpoint.bundle import BundleReader  # noqa: PLC0415
+        from tensorlite.checkpoint.restore import restore_into  # noqa: PLC0415
+        restore_into(root, BundleReader(variables))
+    if isinstance(root, Loaded) and "signatures" not in root.__dict__:
+        object.__setattr__(root, "signatures", {})
+    return root

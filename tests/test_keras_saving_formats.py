@@ -1,0 +1,228 @@
+"""Keras files, tensorlite's side: `.keras`, `.h5` and `.weights.h5` round trips over many
+layer kinds, training continuing exactly after load_model, and crafted files (path
+traversal, Lambda, unknown or hostile classes, truncation, malformed configs) each a clear
+error with no code run and nothing written. Real Keras reads and writes these files in
+tests/interop/test_keras_files_interop.py."""
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+
+h5py = pytest.importorskip("h5py")
+keras = tf.keras
+RNG = np.random.default_rng(0)
+
+
+def mlp():
+    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
+                             keras.layers.Dense(2)])
+
+
+def cnn():
+    x = keras.Input((6, 6, 2))
+    h = keras.layers.Conv2D(3, 3, padding="same")(x)
+    h = keras.layers.BatchNormalization()(h)
+    h = keras.layers.MaxPooling2D()(h)
+    h = keras.layers.Flatten()(h)
+    return keras.Model(x, [keras.layers.Dense(2)(h), keras.layers.Dense(1)(h)])
+
+
+def rnn():
+    x = keras.Input((5,), dtype="int32")
+    h = keras.layers.Embedding(10, 4)(x)
+    h = keras.layers.LSTM(3, return_sequences=True)(h)
+    h = keras.layers.GlobalAveragePooling1D()(h)
+    return keras.Model(x, keras.layers.Dense(1)(h))
+
+
+INPUTS = {mlp: lambda: RNG.normal(size=(4, 3)).astype(np.float32),
+          cnn: lambda: RNG.normal(size=(2, 6, 6, 2)).astype(np.float32),
+          rnn: lambda: RNG.integers(0, 10, size=(3, 5)).astype(np.int32)}
+
+
+@pytest.mark.parametrize("make", [mlp, cnn, rnn], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fmt", ["m.keras", "m.h5", "dir"])
+def test_model_round_trips(tmp_path, make, fmt):
+    model, x = make(), INPUTS[make]()
+    for w in model.weights:  # non-trivial values everywhere, moving statistics included
+        w.assign(RNG.uniform(0.5, 1.5, size=w.shape.as_list()).astype(w.dtype.as_numpy_dtype))
+    model.save(str(tmp_path / fmt))
+    loaded = keras.models.load_model(str(tmp_path / fmt))
+    assert [type(a).__name__ for a in loaded.layers] == [type(a).__name__ for a in model.layers]
+    for a, b in zip(tf.nest.flatten(model(x)), tf.nest.flatten(loaded(x))):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_weights_h5_round_trip(tmp_path):
+    model, other = mlp(), mlp()
+    model.save_weights(str(tmp_path / "w.weights.h5"))
+    other.load_weights(str(tmp_path / "w.weights.h5"))
+    for a, b in zip(model.weights, other.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(ValueError, match=r"shape \(3, 4\) in the file but \(3, 5\)"):
+        keras.Sequential([keras.Input((3,)), keras.layers.Dense(5)]).load_weights(
+            str(tmp_path / "w.weights.h5"))
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop", "sgd"])
+def test_training_continues_exactly_after_load_model(tmp_path, optimizer):
+    x = RNG.normal(size=(16, 3)).astype(np.float32)
+    y = x[:, :2] * 2.0
+    model = mlp()
+    model.compile(optimizer=keras.optimizers.get(optimizer), loss="mse")
+    model.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False)
+    model.save(str(tmp_path / "m.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "m.keras"))
+    assert int(loaded.optimizer.iterations.numpy()) == 4
+    model.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False)
+    loaded.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False)
+    for a, b in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+# -- crafted files ---------------------------------------------------------------------------
+def _archive(tmp_path, config, extra=(), weights=True):
+    path = tmp_path / "crafted.keras"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("config.json", config if isinstance(config, str) else json.dumps(config))
+        z.writestr("metadata.json", "{}")
+        if weights:
+            buf = io.BytesIO()
+            with h5py.File(buf, "w") as f:
+                f.create_group("vars")
+            z.writestr("model.weights.h5", buf.getvalue())
+        for name, data in extra:
+            z.writestr(name, data)
+    return str(path)
+
+
+def _seq(*layers):
+    return {"module": "keras", "class_name": "Sequential",
+            "config": {"name": "s", "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer",
+                 "config": {"batch_shape": [None, 3], "dtype": "float32", "name": "in"}},
+                *layers]}}
+
+
+def test_path_traversal_member_is_refused_and_nothing_written(tmp_path):
+    target = tmp_path / "sub"
+    target.mkdir()
+    path = _archive(target, _seq(), extra=[("../../canary.txt", b"x")])
+    with pytest.raises(ValueError, match="outside"):
+        keras.models.load_model(path)
+    assert not (tmp_path / "canary.txt").exists() and os.listdir(target) == ["crafted.keras"]
+
+
+def test_lambda_is_refused_unless_safe_mode_is_off(tmp_path):
+    layer = {"module": "keras.layers", "class_name": "Lambda",
+             "config": {"name": "l", "function": {"class_name": "__lambda__", "config": {
+                 "code": "ZGVmIGYoeCk6IHJldHVybiB4", "defaults": None, "closure": None}}}}
+    with pytest.raises(ValueError, match="safe_mode=False"):
+        keras.models.load_model(_archive(tmp_path, _seq(layer)))
+
+
+@pytest.mark.parametrize("layer", [
+    {"module": "os", "class_name": "system", "config": {"command": "touch CANARY"}},
+    {"module": "subprocess", "class_name": "Popen", "registered_name": "Popen",
+     "config": {"args": ["touch", "CANARY"]}},
+    {"module": "my_pkg.layers", "class_name": "MyLayer", "config": {}}])
+def test_unknown_classes_are_an_error_naming_them_and_nothing_runs(tmp_path, layer,
+                                                                   monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=layer["class_name"]):
+        keras.models.load_model(_archive(tmp_path, _seq(layer)))
+    assert not (tmp_path / "CANARY").exists()
+
+
+def test_unsupported_config_value_is_an_error_not_ignored(tmp_path):
+    layer = {"module": "keras.layers", "class_name": "Dense",
+             "config": {"name": "d", "units": 2, "lora_rank": 4}}
+    with pytest.raises(ValueError, match="lora_rank"):
+        keras.models.load_model(_archive(tmp_path, _seq(layer)))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bad_json", "not_object", "no_weights",
+                                    "bad_h5", "dangling_node"])
+def test_damaged_archives_are_data_loss(tmp_path, damage):
+    model = mlp()
+    good = tmp_path / "good.keras"
+    model.save(str(good))
+    if damage == "truncated":
+        data = good.read_bytes()
+        path = tmp_path / "t.keras"
+        path.write_bytes(data[:len(data) // 2])
+        path = str(path)
+    elif damage == "bad_json":
+        path = _archive(tmp_path, "{not json")
+    elif damage == "not_object":
+        path = _archive(tmp_path, "[1, 2]")
+    elif damage == "no_weights":
+        path = _archive(tmp_path, _seq(), weights=False)
+    elif damage == "bad_h5":
+        path = tmp_path / "h.keras"
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("config.json", json.dumps(_seq()))
+            z.writestr("model.weights.h5", b"\x89HDF\r\n\x1a\n" + b"\0" * 40)
+        path = str(path)
+    else:
+        config = {"class_name": "Functional", "config": {
+            "name": "f", "layers": [{"class_name": "Dense", "name": "d",
+                                     "config": {"name": "d", "units": 1},
+                                     "inbound_nodes": [[["missing", 0, 0, {}]]]}],
+            "input_layers": [["missing", 0, 0]], "output_layers": [["d", 0, 0]]}}
+        path = _archive(tmp_path, config)
+    with pytest.raises((tf.errors.DataLossError, ValueError)) as info:
+        keras.models.load_model(path)
+    if damage != "dangling_node":
+        assert info.type is tf.errors.DataLossError
+
+
+def test_h5_with_non_numeric_weights_is_refused(tmp_path):
+    path = tmp_path / "w.weights.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("layers/dense/vars/0", data=np.array([b"x"], dtype=object),
+                         dtype=h5py.string_dtype())
+    with pytest.raises(tf.errors.DataLossError, match="not a weight array"):
+        mlp().load_weights(str(path))
+
+
+def test_sigkill_during_model_save_leaves_old_or_new_model(tmp_path):
+    """20 writers killed at random moments while saving .keras and .h5 over a complete
+    file: the file then loads, holding one whole save's weights."""
+    import random
+    import signal
+    import time
+    rng = random.Random(2)
+    for trial in range(20):
+        path = str(tmp_path / ("m.keras" if trial % 2 else "m.h5"))
+        model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256),
+                                  keras.layers.Dense(64)])
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read)
+                for k in range(1, 10 ** 6):
+                    for w in model.weights:
+                        w.assign(np.full(w.shape.as_list(), k, np.float32))
+                    model.save(path)
+                    if k == 1:
+                        os.write(write, b"1")
+            finally:
+                os._exit(0)
+        os.close(write)
+        assert os.read(read, 1) == b"1"
+        os.close(read)
+        time.sleep(rng.uniform(0.0, 0.05))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        loaded = keras.models.load_model(path)
+        values = {float(v) for w in loaded.weights for v in np.unique(w.numpy())}
+        assert len(values) == 1 and values.pop() >= 1, f"torn save in trial {trial}"
+        model.save(path)  # the next save clears the dead writer's temporary file
+        assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
