@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 import tensorlite as tf
+from distribute_fixtures import WeightRecorder, small_classifier   # beside this script
 
 
 def main(data_path, out_dir, shuffle):
@@ -14,23 +15,14 @@ def main(data_path, out_dir, shuffle):
     rank = strategy.cluster_resolver.task_id
     with strategy.scope():
         tf.random.set_seed(100 + rank)          # different on each rank: the chief's win
-        model = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="tanh",
-                                                           input_shape=(5,)),
-                                     tf.keras.layers.Dense(3)])
-        model.compile(tf.keras.optimizers.Adam(0.05),
-                      tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"])
+        model = small_classifier()
     if "initial_0" in data:
         model.set_weights([data[f"initial_{i}"] for i in range(4)])
-    steps = []
-
-    class Recorder(tf.keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
-            steps.append(np.concatenate([w.ravel() for w in self.model.get_weights()]))
+    recorder = WeightRecorder()
     hist = model.fit(data["x"], data["y"], batch_size=16, epochs=2, shuffle=shuffle,
-                     callbacks=[Recorder()], verbose=0)
+                     callbacks=[recorder], verbose=0)
     model.save_weights(f"{out_dir}/ckpt_rank{rank}.weights")
-    np.savez(f"{out_dir}/rank{rank}.npz", steps=np.stack(steps),
+    np.savez(f"{out_dir}/rank{rank}.npz", steps=np.stack(recorder.steps),
              loss=np.array(hist.history["loss"]), size=strategy.num_replicas_in_sync)
 
 

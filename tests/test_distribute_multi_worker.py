@@ -11,6 +11,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.distribute import launch, mpi_comm
+from tests.distribute_fixtures import WeightRecorder, small_classifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MPIEXEC = launch.find_mpiexec()
@@ -29,20 +30,12 @@ def _run_ranks(n, data_path, out_dir, shuffle):
 
 
 def _single_process_steps(data):
-    model = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="tanh", input_shape=(5,)),
-                                 tf.keras.layers.Dense(3)])
-    model.compile(tf.keras.optimizers.Adam(0.05),
-                  tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model = small_classifier()
     model.set_weights([data[f"initial_{i}"] for i in range(4)])
-    steps = []
-
-    class Recorder(tf.keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
-            steps.append(np.concatenate([w.ravel() for w in self.model.get_weights()]))
+    recorder = WeightRecorder()
     hist = model.fit(data["x"], data["y"], batch_size=16, epochs=2, shuffle=False,
-                     callbacks=[Recorder()], verbose=0)
-    return np.stack(steps), hist.history["loss"]
+                     callbacks=[recorder], verbose=0)
+    return np.stack(recorder.steps), hist.history["loss"]
 
 
 def _data(tmp_path, with_initial=True):
