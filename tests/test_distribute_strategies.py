@@ -193,22 +193,53 @@ def test_mirrored_fit_matches_single_process_step_by_step(run_eagerly):
     assert np.abs(mirrored[-1] - start).max() > 1e-2
 
 
-def test_custom_train_step_under_mirrored_says_what_is_missing():
-    class Custom(tf.keras.Model):
-        def __init__(self):
-            super().__init__()
-            self.d = tf.keras.layers.Dense(1)
+class _CustomStep(tf.keras.Model):
+    """seed 001's pattern: a subclassed model overriding train_step."""
 
-        def call(self, x):
-            return self.d(x)
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(6, activation="tanh")
+        self.out = tf.keras.layers.Dense(3)
 
-        def train_step(self, data):
-            return super().train_step(data)
-    with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
-        model = Custom()
-        model.compile("sgd", "mse")
-    with pytest.raises(NotImplementedError, match="custom train_step"):
-        model.fit(np.ones((4, 2)), np.ones((4, 1)), verbose=0)
+    def call(self, x):
+        return self.out(self.hidden(x))
+
+    def train_step(self, data):
+        x, y = data[0], data[1]
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compiled_loss(y, y_pred)
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+
+def test_custom_train_step_under_mirrored_matches_single_process():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(40, 5)).astype("float32")
+    y = rng.integers(0, 3, size=40)
+    runs = []
+    for strategy in (None, tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1", "/cpu:2"])):
+        scope = strategy.scope() if strategy else tf.distribute.get_strategy().scope()
+        with scope:
+            model = _CustomStep()
+            model.compile(tf.keras.optimizers.SGD(0.3),
+                          tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                          metrics=["accuracy"])
+        model.build((None, 5))
+        if not runs:
+            initial = model.get_weights()
+        model.set_weights(initial)
+        recorder = WeightRecorder()
+        hist = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0,
+                         callbacks=[recorder])
+        runs.append((np.stack(recorder.steps), hist.history, int(model.optimizer.iterations)))
+    (w1, h1, it1), (w2, h2, it2) = runs
+    np.testing.assert_allclose(w1, w2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h1["loss"], h2["loss"], rtol=1e-5)
+    assert h1["accuracy"] == h2["accuracy"]
+    assert it1 == it2 == 6      # one update per step, not one per replica
 
 
 def test_mirrored_fit_on_a_dataset_matches_single_process():
