@@ -23,7 +23,22 @@ def main(data_path, out_dir, shuffle):
                      callbacks=[recorder], verbose=0)
     model.save_weights(f"{out_dir}/ckpt_rank{rank}.weights")
     np.savez(f"{out_dir}/rank{rank}.npz", steps=np.stack(recorder.steps),
-             loss=np.array(hist.history["loss"]), size=strategy.num_replicas_in_sync)
+             loss=np.array(hist.history["loss"]), size=strategy.num_replicas_in_sync,
+             collectives=collectives(strategy))
+
+
+def collectives(strategy):
+    """all_reduce, reduce, gather and a distributed dataset's parts, seen from this rank."""
+    def fn(x):
+        ctx = tf.distribute.get_replica_context()
+        mine = x * tf.cast(ctx.replica_id_in_sync_group + 1, tf.float32)
+        return ctx.all_reduce("sum", mine), mine
+    summed, mine = strategy.run(fn, args=(tf.constant(2.0),))
+    ds = tf.data.Dataset.range(8).batch(4)
+    parts = [b.numpy().tolist() for b in strategy.experimental_distribute_dataset(ds)]
+    return np.array([float(summed), float(strategy.reduce("MEAN", mine, axis=None)),
+                     *strategy.gather(tf.constant([float(mine)]), axis=0).numpy().tolist(),
+                     *np.ravel(parts)])
 
 
 if __name__ == "__main__":

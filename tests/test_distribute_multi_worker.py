@@ -61,6 +61,9 @@ def test_two_rank_fit_equals_single_process_step_by_step(tmp_path):
     np.testing.assert_array_equal(ranks[0]["steps"], ranks[1]["steps"])
     np.testing.assert_allclose(ranks[0]["steps"], single, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ranks[0]["loss"], loss, rtol=1e-5)
+    # collectives: all_reduce 2+4, mean 3, gather [2, 4], this rank's halves of each batch
+    np.testing.assert_array_equal(ranks[0]["collectives"], [6, 3, 2, 4, 0, 1, 4, 5])
+    np.testing.assert_array_equal(ranks[1]["collectives"], [6, 3, 2, 4, 2, 3, 6, 7])
     # chief-only checkpoint writes
     written = sorted(p for p in os.listdir(tmp_path) if p.startswith("ckpt_"))
     assert written and all(p.startswith("ckpt_rank0") for p in written)
