@@ -94,5 +94,62 @@ def test_bad_configurations():
             tf.distribute.MirroredStrategy())
     resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
         {"worker": ["10.0.0.1:2222"], "ps": ["10.0.0.2:2222"]})
-    with pytest.raises(NotImplementedError, match="remote tasks"):
+    with pytest.raises(NotImplementedError, match="remote gRPC tasks"):
         tf.distribute.experimental.ParameterServerStrategy(resolver)
+
+
+@pytest.mark.slow
+def test_parameter_server_on_dask_workers_reaches_single_process_accuracy():
+    pytest.importorskip("distributed")
+    import os
+    import time
+    from distributed import Client
+    service = tf.data.experimental.service
+    dispatcher = service.DispatchServer()
+    workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=dispatcher.target))
+               for _ in range(2)]
+    client = Client(dispatcher.target, set_as_default=False, timeout=60)
+    try:
+        deadline = time.monotonic() + 120
+        while len(client.scheduler_info()["workers"]) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+            {}, master=dispatcher.target, rpc_layer="dask")
+        strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+        coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+        x, y = _data()
+        with strategy.scope():
+            model = _model()
+            optimizer = tf.keras.optimizers.SGD(0.1)
+
+        def dataset_fn():
+            return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(512).repeat().batch(32)
+        iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+
+        def train_step(iterator):
+            def replica_fn(batch):
+                xb, yb = batch
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(
+                        yb, model(xb), from_logits=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss, os.getpid()
+            return strategy.run(replica_fn, args=(next(iterator),))
+        results = [coordinator.schedule(train_step, args=(iterator,)) for _ in range(120)]
+        coordinator.join()
+        pids = {int(r.fetch()[1]) for r in results}
+        assert os.getpid() not in pids and len(pids) >= 1     # ran in worker processes
+        acc = np.mean(np.argmax(model.predict(x, verbose=0), 1) == y)
+        assert acc > 0.95                                    # the server's variables learned
+        failing = coordinator.schedule(lambda: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            coordinator.join()
+        with pytest.raises(ZeroDivisionError):
+            failing.fetch()
+    finally:
+        client.close()
+        for w in workers:
+            w.stop()
+        dispatcher.stop()
