@@ -117,9 +117,9 @@ class PerWorkerDataset:
         return PerWorkerIterator([iter(d) for d in self._per_worker])
 
 
-class PerWorkerIterator(PerWorkerValues):
-    """iter(per_worker_dataset): each worker's own iterator, passed to scheduled functions
-    (which call next() on their worker's)."""
+class ScheduledIterator:
+    """An iterator that stands for each worker's own: passed to scheduled functions, which
+    call next() on their worker's."""
 
     def __iter__(self):
         return self
@@ -128,6 +128,10 @@ class PerWorkerIterator(PerWorkerValues):
         raise TypeError("a per-worker iterator is consumed inside scheduled functions: pass "
                         "it to coordinator.schedule(fn, args=(iterator,)) and call next() "
                         "there")
+
+
+class PerWorkerIterator(ScheduledIterator, PerWorkerValues):
+    """iter(per_worker_dataset) with in-process workers: one iterator per worker."""
 
 class ClusterCoordinator:
     """Schedules functions on the strategy's workers and collects their results."""

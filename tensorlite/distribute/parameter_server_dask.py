@@ -21,26 +21,19 @@ import uuid
 
 import numpy as np
 
+from tensorlite.distribute.parameter_server import ScheduledIterator
 from tensorlite.framework import nest
 
 _PAYLOADS = {}   # per worker process: payload key -> (fn, args, variables)
 _ITERATORS = {}  # per worker process: per-worker iterator token -> iterator
 
 
-class RemotePerWorkerIterator:
+class RemotePerWorkerIterator(ScheduledIterator):
     """Stands for each worker's own iterator over dataset_fn(); resolved on the worker."""
 
     def __init__(self, dataset_fn):
         self.token = uuid.uuid4().hex
         self.dataset_fn = dataset_fn
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        raise TypeError("a per-worker iterator is consumed inside scheduled functions: pass "
-                        "it to coordinator.schedule(fn, args=(iterator,)) and call next() "
-                        "there")
 
     def _local(self):
         it = _ITERATORS.get(self.token)
