@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 import tensorlite as tf
+from distribute_fixtures import WeightRecorder, small_classifier   # beside this script
 
 
 def main(data_path, out_dir, shuffle):
@@ -14,24 +15,30 @@ def main(data_path, out_dir, shuffle):
     rank = strategy.cluster_resolver.task_id
     with strategy.scope():
         tf.random.set_seed(100 + rank)          # different on each rank: the chief's win
-        model = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="tanh",
-                                                           input_shape=(5,)),
-                                     tf.keras.layers.Dense(3)])
-        model.compile(tf.keras.optimizers.Adam(0.05),
-                      tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"])
+        model = small_classifier()
     if "initial_0" in data:
         model.set_weights([data[f"initial_{i}"] for i in range(4)])
-    steps = []
-
-    class Recorder(tf.keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
-            steps.append(np.concatenate([w.ravel() for w in self.model.get_weights()]))
+    recorder = WeightRecorder()
     hist = model.fit(data["x"], data["y"], batch_size=16, epochs=2, shuffle=shuffle,
-                     callbacks=[Recorder()], verbose=0)
+                     callbacks=[recorder], verbose=0)
     model.save_weights(f"{out_dir}/ckpt_rank{rank}.weights")
-    np.savez(f"{out_dir}/rank{rank}.npz", steps=np.stack(steps),
-             loss=np.array(hist.history["loss"]), size=strategy.num_replicas_in_sync)
+    np.savez(f"{out_dir}/rank{rank}.npz", steps=np.stack(recorder.steps),
+             loss=np.array(hist.history["loss"]), size=strategy.num_replicas_in_sync,
+             collectives=collectives(strategy))
+
+
+def collectives(strategy):
+    """all_reduce, reduce, gather and a distributed dataset's parts, seen from this rank."""
+    def fn(x):
+        ctx = tf.distribute.get_replica_context()
+        mine = x * tf.cast(ctx.replica_id_in_sync_group + 1, tf.float32)
+        return ctx.all_reduce("sum", mine), mine
+    summed, mine = strategy.run(fn, args=(tf.constant(2.0),))
+    ds = tf.data.Dataset.range(8).batch(4)
+    parts = [b.numpy().tolist() for b in strategy.experimental_distribute_dataset(ds)]
+    return np.array([float(summed), float(strategy.reduce("MEAN", mine, axis=None)),
+                     *strategy.gather(tf.constant([float(mine)]), axis=0).numpy().tolist(),
+                     *np.ravel(parts)])
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ def cluster():
         dispatcher.stop()
 
 
-def _wait_workers(client, n, limit=60.0):
+def _wait_workers(client, n, limit=180.0):
     deadline = time.monotonic() + limit
     while len(client.scheduler_info()["workers"]) < n:
         assert time.monotonic() < deadline, "workers did not come back"
@@ -204,3 +204,22 @@ def test_command_line_starts_a_service():
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_iterator_checkpoint_over_the_service(cluster, tmp_path):
+    dispatcher, client = cluster
+    _wait_workers(client, 2)
+    ds = tf.data.Dataset.range(200).map(lambda x: x * 3).distribute(dispatcher.target)
+    it = iter(ds)
+    first = [int(next(it)) for _ in range(37)]
+    ckpt = tf.train.Checkpoint(iterator=it)
+    path = ckpt.write(str(tmp_path / "ckpt"))
+    rest_of_old = [int(x) for x in it]          # the old iterator goes on (not counted)
+    assert sorted(first + rest_of_old) == list(range(0, 600, 3))
+    again = iter(ds)
+    tf.train.Checkpoint(iterator=again).read(path)
+    resumed = [int(x) for x in again]
+    assert sorted(first + resumed) == list(range(0, 600, 3))   # nothing lost or repeated
+    shared = iter(tf.data.Dataset.range(4).distribute(dispatcher.target, job_name="ck"))
+    with pytest.raises(NotImplementedError, match="shared jobs"):
+        shared.save_state()

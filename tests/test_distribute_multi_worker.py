@@ -11,6 +11,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.distribute import launch, mpi_comm
+from tests.distribute_fixtures import WeightRecorder, small_classifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MPIEXEC = launch.find_mpiexec()
@@ -29,20 +30,12 @@ def _run_ranks(n, data_path, out_dir, shuffle):
 
 
 def _single_process_steps(data):
-    model = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="tanh", input_shape=(5,)),
-                                 tf.keras.layers.Dense(3)])
-    model.compile(tf.keras.optimizers.Adam(0.05),
-                  tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model = small_classifier()
     model.set_weights([data[f"initial_{i}"] for i in range(4)])
-    steps = []
-
-    class Recorder(tf.keras.callbacks.Callback):
-        def on_train_batch_end(self, batch, logs=None):
-            steps.append(np.concatenate([w.ravel() for w in self.model.get_weights()]))
+    recorder = WeightRecorder()
     hist = model.fit(data["x"], data["y"], batch_size=16, epochs=2, shuffle=False,
-                     callbacks=[Recorder()], verbose=0)
-    return np.stack(steps), hist.history["loss"]
+                     callbacks=[recorder], verbose=0)
+    return np.stack(recorder.steps), hist.history["loss"]
 
 
 def _data(tmp_path, with_initial=True):
@@ -68,6 +61,9 @@ def test_two_rank_fit_equals_single_process_step_by_step(tmp_path):
     np.testing.assert_array_equal(ranks[0]["steps"], ranks[1]["steps"])
     np.testing.assert_allclose(ranks[0]["steps"], single, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ranks[0]["loss"], loss, rtol=1e-5)
+    # collectives: all_reduce 2+4, mean 3, gather [2, 4], this rank's halves of each batch
+    np.testing.assert_array_equal(ranks[0]["collectives"], [6, 3, 2, 4, 0, 1, 4, 5])
+    np.testing.assert_array_equal(ranks[1]["collectives"], [6, 3, 2, 4, 2, 3, 6, 7])
     # chief-only checkpoint writes
     written = sorted(p for p in os.listdir(tmp_path) if p.startswith("ckpt_"))
     assert written and all(p.startswith("ckpt_rank0") for p in written)

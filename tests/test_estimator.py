@@ -32,9 +32,9 @@ def test_dnn_classifier_with_feature_columns_learns(tmp_path):
     eval_fn = tf.estimator.inputs.numpy_input_fn(features, y, batch_size=100, shuffle=False)
     clf = tf.estimator.DNNClassifier(hidden_units=[16, 8], feature_columns=_columns(),
                                      model_dir=str(tmp_path))
-    clf.train(train_fn, max_steps=400)
+    clf.train(train_fn, max_steps=200)
     metrics = clf.evaluate(eval_fn)
-    assert metrics["global_step"] == 400
+    assert metrics["global_step"] == 200
     assert metrics["accuracy"] > 0.9
     preds = list(clf.predict(tf.estimator.inputs.numpy_input_fn(
         {k: v[:5] for k, v in features.items()}, shuffle=False)))
@@ -44,8 +44,8 @@ def test_dnn_classifier_with_feature_columns_learns(tmp_path):
     again = tf.estimator.DNNClassifier(hidden_units=[16, 8], feature_columns=_columns(),
                                        model_dir=str(tmp_path))
     assert again.evaluate(eval_fn)["accuracy"] == metrics["accuracy"]
-    again.train(train_fn, max_steps=400)       # already there: nothing to do
-    assert again.evaluate(eval_fn)["global_step"] == 400
+    again.train(train_fn, max_steps=200)       # already there: nothing to do
+    assert again.evaluate(eval_fn)["global_step"] == 200
 
 
 def _model_fn(features, labels, mode, params):

@@ -10,9 +10,7 @@ Example:
 from tensorlite.distribute import values as values_lib
 
 
-class DistributedDataset:
-    """Iterates a dataset of global batches; yields this worker's replicas' parts."""
-
+class _StrategyDataset:
     def __init__(self, strategy, dataset):
         self._strategy = strategy
         self._dataset = dataset
@@ -20,6 +18,10 @@ class DistributedDataset:
     @property
     def element_spec(self):
         return self._dataset.element_spec
+
+
+class DistributedDataset(_StrategyDataset):
+    """Iterates a dataset of global batches; yields this worker's replicas' parts."""
 
     def __iter__(self):
         return DistributedIterator(self._strategy, iter(self._dataset))
@@ -55,16 +57,8 @@ def local_parts_and_sizes(strategy, element):
     return value, sizes
 
 
-class DatasetsFromFunction:
+class DatasetsFromFunction(_StrategyDataset):
     """One input pipeline per worker: consecutive elements go to the local replicas."""
-
-    def __init__(self, strategy, dataset):
-        self._strategy = strategy
-        self._dataset = dataset
-
-    @property
-    def element_spec(self):
-        return self._dataset.element_spec
 
     def __iter__(self):
         n = self._strategy._num_local_replicas

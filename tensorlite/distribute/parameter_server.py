@@ -1,5 +1,7 @@
 """`ParameterServerStrategy` and `coordinator.ClusterCoordinator`: asynchronous training in
-the parameter-server style of seed 004's first diagram, with the workers in this process.
+the parameter-server style of seed 004's first diagram. With a cluster resolver whose
+rpc_layer is "dask" (master: a Dask scheduler address) the workers are Dask worker processes
+(parameter_server_dask.py); otherwise they are threads in this process, as follows.
 
 The coordinator hands closures (`schedule(fn, args)`) to a pool of worker threads and
 returns at once with a RemoteValue; each worker takes the next closure when it is free, reads
@@ -9,8 +11,8 @@ and may be computed from values another worker has since changed. A worker's
 PerWorkerValues (its own dataset iterator) are resolved when its closure runs. Closures take
 turns on the interpreter (the tape and tracer observe one op stream), so this gives the
 programming model and the update semantics; parallel speed on one box comes from
-MultiWorkerMirroredStrategy's processes. Remote parameter-server tasks (a cluster_resolver
-naming other hosts) are not implemented.
+MultiWorkerMirroredStrategy's processes or the Dask workers. A cluster_resolver naming
+remote gRPC tasks (TF's own servers) is refused: use rpc_layer="dask".
 
 Example:
     >>> strategy = tf.distribute.experimental.ParameterServerStrategy(num_workers=2)
@@ -37,15 +39,22 @@ class ParameterServerStrategy(distribute_lib.Strategy):
     def __init__(self, cluster_resolver=None, variable_partitioner=None, num_workers=None):
         super().__init__()
         n = num_workers
+        self._dask_address = None
+        self._variables = []     # created in scope(): the parameter server's state
+        if cluster_resolver is not None and \
+                getattr(cluster_resolver, "rpc_layer", None) == "dask":
+            self._dask_address = cluster_resolver.master()
+            cluster_resolver = None
         if cluster_resolver is not None:
             spec = cluster_resolver.cluster_spec().as_dict()
             remote = [a for job in ("worker", "ps") for a in spec.get(job, [])
                       if a.rsplit(":", 1)[0] not in _LOCAL_HOSTS]
             if remote:
                 raise NotImplementedError(
-                    f"ParameterServerStrategy with remote tasks ({remote[0]}, ...): only "
-                    f"in-process workers are implemented; for multi-machine training use "
-                    f"MultiWorkerMirroredStrategy over MPI")
+                    f"ParameterServerStrategy with remote gRPC tasks ({remote[0]}, ...): "
+                    f"TensorFlow's task servers are not implemented; give a resolver with "
+                    f"rpc_layer='dask' and master=<Dask scheduler address> (workers are Dask "
+                    f"workers), or train with MultiWorkerMirroredStrategy over MPI")
             n = n or len(spec.get("worker", [])) or None
         self._ps_workers = n or 2
         if self._ps_workers < 1:
@@ -53,6 +62,23 @@ class ParameterServerStrategy(distribute_lib.Strategy):
         self._variable_partitioner = variable_partitioner
         self._devices = tuple(f"/job:worker/replica:0/task:{i}/device:CPU:0"
                               for i in range(self._ps_workers))
+
+    def _variable_scope(self):
+        from tensorlite.framework.variables import variable_creator_scope  # noqa: PLC0415
+
+        def record(next_creator, **kwargs):
+            v = next_creator(**kwargs)
+            self._variables.append(v)
+            return v
+        return variable_creator_scope(record)
+
+    def __getstate__(self):
+        # travels to Dask workers inside scheduled functions: no threads or clients
+        return {k: v for k, v in self.__dict__.items() if k != "extended"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.extended = distribute_lib.StrategyExtended(self)
 
 class RemoteValue:
     """The eventual result of a scheduled function."""
@@ -91,9 +117,9 @@ class PerWorkerDataset:
         return PerWorkerIterator([iter(d) for d in self._per_worker])
 
 
-class PerWorkerIterator(PerWorkerValues):
-    """iter(per_worker_dataset): each worker's own iterator, passed to scheduled functions
-    (which call next() on their worker's)."""
+class ScheduledIterator:
+    """An iterator that stands for each worker's own: passed to scheduled functions, which
+    call next() on their worker's."""
 
     def __iter__(self):
         return self
@@ -103,6 +129,10 @@ class PerWorkerIterator(PerWorkerValues):
                         "it to coordinator.schedule(fn, args=(iterator,)) and call next() "
                         "there")
 
+
+class PerWorkerIterator(ScheduledIterator, PerWorkerValues):
+    """iter(per_worker_dataset) with in-process workers: one iterator per worker."""
+
 class ClusterCoordinator:
     """Schedules functions on the strategy's workers and collects their results."""
 
@@ -111,6 +141,10 @@ class ClusterCoordinator:
             raise ValueError(f"ClusterCoordinator needs a ParameterServerStrategy, got "
                              f"{type(strategy).__name__}")
         self.strategy = strategy
+        self._backend = None
+        if strategy._dask_address is not None:
+            from tensorlite.distribute.parameter_server_dask import DaskBackend  # noqa
+            self._backend = DaskBackend(strategy, strategy._dask_address)
         self._queue = queue.Queue()
         self._turn = threading.Lock()
         self._pending = 0
@@ -149,8 +183,19 @@ class ClusterCoordinator:
             if self._errors:
                 raise self._errors[0]
             self._pending += 1
+        if self._backend is not None:
+            self._backend.submit(fn, tuple(args or ()), dict(kwargs or {}), remote,
+                                 self._remote_done)
+            return remote
         self._queue.put((fn, tuple(args or ()), dict(kwargs or {}), remote))
         return remote
+
+    def _remote_done(self, error):
+        with self._cv:
+            if error is not None:
+                self._errors.append(error)
+            self._pending -= 1
+            self._cv.notify_all()
 
     def join(self):
         """Waits for every scheduled function; raises the first error one raised."""
@@ -166,6 +211,10 @@ class ClusterCoordinator:
 
     def create_per_worker_dataset(self, dataset_fn):
         """Each worker's own dataset: dataset_fn() called once per worker (or a dataset)."""
+        if self._backend is not None:
+            from tensorlite.distribute.parameter_server_dask import (  # noqa: PLC0415
+                RemotePerWorkerDataset)
+            return RemotePerWorkerDataset(dataset_fn)
         n = self.strategy._ps_workers
         if callable(dataset_fn) and not hasattr(dataset_fn, "element_spec"):
             return PerWorkerDataset([dataset_fn() for _ in range(n)])

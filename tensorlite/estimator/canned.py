@@ -22,6 +22,10 @@ class DNNClassifier(Estimator):
             raise ValueError(f"n_classes must be > 1, got {n_classes}")
         if not feature_columns:
             raise ValueError("DNNClassifier needs feature_columns")
+        if weight_column is not None or batch_norm:
+            raise NotImplementedError(
+                "DNNClassifier: weight_column and batch_norm are not implemented in "
+                "tensorlite; weight examples in a custom model_fn instead")
         self._hidden, self._columns = list(hidden_units), list(feature_columns)
         self._n_classes, self._vocab = n_classes, label_vocabulary
         self._optimizer_spec, self._activation = optimizer, activation_fn

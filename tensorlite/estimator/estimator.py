@@ -209,7 +209,8 @@ class Estimator:
             n = _batch_size(features)
             values = {"loss": spec.loss}
             for k, v in spec.eval_metric_ops.items():
-                values[k] = v[0] if isinstance(v, tuple) else v
+                v = v[0] if isinstance(v, tuple) else v
+                values[k] = v.result() if hasattr(v, "result") else v   # a Keras metric
             for k, v in values.items():
                 sums[k] = sums.get(k, 0.0) + float(np.mean(_as_numpy(v))) * n
             count += n

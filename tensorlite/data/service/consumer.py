@@ -65,7 +65,15 @@ def normalize_address(service):
     for prefix in ("grpc://", "grpc+loas://"):
         if address.startswith(prefix):
             address = "tcp://" + address[len(prefix):]
-    return address if "://" in address else "tcp://" + address
+    address = address if "://" in address else "tcp://" + address
+    host_port = address.split("://", 1)[1]
+    host, _, port = host_port.rpartition(":")
+    if not host or not port.isdigit() or any(c in host for c in "<>/ "):
+        raise errors.InvalidArgumentError(
+            None, None, f"tf.data service: {service!r} is not a dispatcher's address; give "
+            f"'host:port' such as 'tcp://127.0.0.1:8786' (`python -m tensorlite.data.service` "
+            f"prints one)")
+    return address
 
 
 def connect(service):
@@ -186,20 +194,25 @@ class ServiceIterator(RawIterator):
         self._blob = None      # workers fetch the pipeline from the dispatcher by id
         self._done = queue.Queue()
         workers = _wait_for_workers(client, ds._service)
-        self._num_splits = max(8, 4 * len(workers))
-        job = dispatcher.call(client, "get_or_create_job", dataset_id=ds._dataset_id,
-                              job_name=ds._job_name, mode=ds._mode,
-                              num_splits=self._num_splits, num_consumers=ds._num_consumers,
-                              workers=workers)
+        self._start_job(workers, max(8, 4 * len(workers)), ())
+        self._inflight = {}    # future -> (split or worker, attempts)
+        self._buffer = collections.deque()
+        self._delivered = []   # splits committed by this iterator (its checkpoint)
+        self._finished = False
+        self._active = set(self._workers) if ds._mode == PARALLEL_EPOCHS else None
+
+    def _start_job(self, workers, num_splits, done):
+        ds = self._ds
+        self._num_splits = num_splits
+        job = dispatcher.call(self._client, "get_or_create_job", dataset_id=ds._dataset_id,
+                              job_name=ds._job_name, mode=ds._mode, num_splits=num_splits,
+                              num_consumers=ds._num_consumers, workers=workers,
+                              done=list(done))
         if isinstance(job, dict):
             raise errors.InvalidArgumentError(None, None, f"tf.data service: {job['error']}")
         self._job = job
-        self._workers = dispatcher.call(client, "job_info", job_id=job)["workers"]
+        self._workers = dispatcher.call(self._client, "job_info", job_id=job)["workers"]
         self._max_inflight = ds._max_outstanding or 2 * len(self._workers)
-        self._inflight = {}    # future -> (split or worker, attempts)
-        self._buffer = collections.deque()
-        self._finished = False
-        self._active = set(self._workers) if ds._mode == PARALLEL_EPOCHS else None
 
     def next(self):
         while not self._buffer:
@@ -250,6 +263,7 @@ class ServiceIterator(RawIterator):
             if dispatcher.call(self._client, "commit", job_id=self._job,
                                consumer=self._consumer, split=split):
                 self._buffer.extend(elements)
+                self._delivered.append(split)
 
     def _first_done(self):
         """The in-flight futures that have finished (waits up to a second for one)."""
@@ -297,11 +311,29 @@ class ServiceIterator(RawIterator):
             if ended:
                 self._active.discard(w)
 
+    def _checkpointable(self):
+        if self._ds._mode != DISTRIBUTED_EPOCH or self._ds._job_name is not None:
+            raise NotImplementedError(
+                "checkpointing an iterator over the tf.data service is implemented for "
+                "distributed_epoch jobs of one consumer (no job_name); parallel_epochs and "
+                "shared jobs keep worker-side state that is not exported")
+
     def save(self):
-        raise NotImplementedError(
-            "checkpointing an iterator over the tf.data service is not implemented: the "
-            "dispatcher knows the committed splits but does not yet export them as iterator "
-            "state")
+        """The splits this iterator delivered and the elements it holds but has not yet
+        returned: restoring them continues the epoch with nothing lost or repeated."""
+        self._checkpointable()
+        return {"num_splits": self._num_splits, "delivered": list(self._delivered),
+                "buffer": list(self._buffer)}
+
+    def restore(self, state):
+        self._checkpointable()
+        if self._inflight or self._delivered:
+            raise errors.FailedPreconditionError(
+                None, None, "tf.data service: restore an iterator before reading from it")
+        dispatcher.call(self._client, "release", job_id=self._job, consumer=self._consumer)
+        self._start_job(self._workers, int(state["num_splits"]), state["delivered"])
+        self._delivered = list(state["delivered"])
+        self._buffer = collections.deque(state["buffer"])
 
     def close(self):
         for fut in list(self._inflight):

@@ -54,7 +54,7 @@ class DispatcherState:
         return self.datasets[dataset_id]
 
     def get_or_create_job(self, dataset_id, job_name, mode, num_splits, num_consumers,
-                          workers):
+                          workers, done=()):
         if job_name is not None and job_name in self.job_names:
             job = self.jobs[self.job_names[job_name]]
             if job.dataset_id != dataset_id or job.mode != mode:
@@ -62,8 +62,11 @@ class DispatcherState:
                                  f"another dataset or processing mode ({job.mode})"}
             return job.id
         job_id = next(self._ids)
-        self.jobs[job_id] = Job(job_id, job_name, dataset_id, mode, num_splits, num_consumers,
-                                workers)
+        job = self.jobs[job_id] = Job(job_id, job_name, dataset_id, mode, num_splits,
+                                      num_consumers, workers)
+        # a consumer restored from a checkpoint has already delivered these splits
+        job.done.update(done)
+        job.pending = [s for s in job.pending if s not in job.done]
         if job_name is not None:
             self.job_names[job_name] = job_id
         return job_id

@@ -33,16 +33,12 @@ def data_parallel_step(model, batches):
     strategy = getattr(model, "_distribution_strategy", None)
     if strategy is None or strategy.num_replicas_in_sync == 1:
         return None
-    if type(model).train_step is not _keras_model_class().train_step:
-        raise NotImplementedError(
-            f"fit with a custom train_step under {type(strategy).__name__} with "
-            f"{strategy.num_replicas_in_sync} replicas: only the built-in step is split "
-            f"among replicas so far; write the loop with strategy.run and "
-            f"optimizer.apply_gradients (which all-reduces gradients) instead")
     if strategy._num_workers() > 1 and hasattr(batches, "rng"):
         # Every worker must draw the same shuffle so their parts form one global batch.
         seed = strategy._broadcast_from_chief([np.random.randint(0, 2**31 - 1, size=1)])[0]
         batches.rng = np.random.default_rng(int(seed[0]))
+    if type(model).train_step is not _keras_model_class().train_step:
+        return CustomStepOnReplicas(model, strategy)
     return DataParallelStep(model, strategy)
 
 
@@ -100,6 +96,26 @@ class DataParallelStep:
         model.compiled_loss.update_metrics(wrap(total), [wrap(p) for p in per_output],
                                            step.global_size)
         return model.compute_metrics(x, y_all, y_pred, sw_all)
+
+
+class CustomStepOnReplicas(DataParallelStep):
+    """A user's train_step, run by every replica on its part of the batch. Its
+    optimizer.apply_gradients sums the replicas' gradients, each weighted by its part of the
+    global batch, and applies them once; replicas take turns, so its metric updates do not
+    race. Under MultiWorkerMirroredStrategy the metrics it shows are this worker's."""
+
+    def __call__(self, batch):
+        model, strategy = self.model, self.strategy
+        if not self._synced:
+            self._sync_initial_weights(_first_part(strategy, batch))
+        value, sizes = input_lib.local_parts_and_sizes(strategy, batch)
+        parts = list(value.values) if isinstance(value, values_lib.PerReplica) else [value]
+        first = strategy._replica_offset()
+        weights = [n / sum(sizes) for n in sizes[first:first + len(parts)]]
+        logs = strategy._run_replicas(model.train_step, (values_lib.PerReplica(parts),), {},
+                                      weights)[0]
+        # read the metrics again: replica 0 returned before the others updated them
+        return {**logs, **model.get_metrics_result()}
 
 
 def _first_part(strategy, batch):
