@@ -496,6 +496,9 @@ def _arg_fn(name, npfn):
             raise invalid(op.name, f"{op.name}: reduction dimension {ax} is empty")
         return execute(op, (x,), {"axis": ax, "output_type": dtypes.as_dtype(output_type)})
     fn.__name__ = name
+    # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
+    declare(op, tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
+                                            a.get("output_type") or dtypes.int64))
     return fn
 
 

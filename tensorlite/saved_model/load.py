@@ -62,6 +62,13 @@ class Loaded:
     """A restored user object: its children as attributes (variables, sub-objects, lists,
     functions, `signatures`), as TensorFlow's restored objects have them."""
 
+    def _trackable_children(self):
+        """Its children as the checkpoint restorer walks them (sub-objects included, which
+        are neither Modules nor variables)."""
+        from tensorlite.checkpoint.object_graph import _trackable  # noqa: PLC0415
+        return [(k, v) for k, v in vars(self).items()
+                if isinstance(v, Loaded) or _trackable(v)]
+
     def __call__(self, *args, **kwargs):
         fn = self.__dict__.get("__call__")
         if fn is None:
@@ -205,6 +212,28 @@ def _link(graph, objects, runner):
                 object.__setattr__(obj, ref.local_name, child)
 
 
+def _restore_variables(export_dir, root, graph):
+    """Restores every variable of the object graph from `variables/`; a SavedModel whose
+    variables are missing, partial or do not match its object graph is a DataLossError
+    (never a model that runs on zero placeholders)."""
+    prefix = os.path.join(export_dir, "variables", "variables")
+    has_variables = any(n.WhichOneof("kind") == "variable" for n in graph.nodes)
+    if not os.path.exists(prefix + ".index"):
+        if has_variables:
+            raise errors.DataLossError(None, None, f"{export_dir}: the SavedModel has variables "
+                                       f"but no variables/variables.index; the directory is "
+                                       f"incomplete")
+        return
+    from tensorlite.checkpoint.bundle import BundleReader  # noqa: PLC0415
+    from tensorlite.checkpoint.restore import restore_into  # noqa: PLC0415
+    status = restore_into(root, BundleReader(prefix))
+    if status._unused or status._unrestored:
+        raise errors.DataLossError(
+            None, None, f"{export_dir}: its variables do not match its object graph (saved "
+            f"values without an object: {status._unused[:5]}; objects without a saved value: "
+            f"{status._unrestored[:5]}); the directory is incomplete or inconsistent")
+
+
 def load(export_dir, tags=None, options=None):
     """`tf.saved_model.load`: the root object of a SavedModel directory."""
     from tensorlite.saved_model.function_runner import Runner  # noqa: PLC0415
@@ -220,11 +249,7 @@ def load(export_dir, tags=None, options=None):
         objects[i] = _make_object(proto, runner, graph, objects)
     _link(graph, objects, runner)
     root = objects[0]
-    variables = os.path.join(export_dir, "variables", "variables")
-    if os.path.exists(variables + ".index"):
-        from tensorlite.checkpoint.bundle import BundleReader  # noqa: PLC0415
-        from tensorlite.checkpoint.restore import restore_into  # noqa: PLC0415
-        restore_into(root, BundleReader(variables))
+    _restore_variables(export_dir, root, graph)
     if isinstance(root, Loaded) and "signatures" not in root.__dict__:
         object.__setattr__(root, "signatures", {})
     return root
