@@ -20,6 +20,11 @@ import math
 
 import numpy as np
 
+try:  # 10x faster parsing of the number arrays requests carry; NaN tokens fall back to json
+    import orjson
+except ImportError:  # pragma: no cover - orjson is in the serving extra
+    orjson = None
+
 
 class RequestError(Exception):
     """A client error; `status` is the HTTP status code of the reply."""
@@ -31,10 +36,17 @@ class RequestError(Exception):
 
 def loads(body):
     """The request's JSON object (NaN and Infinity accepted, as TF Serving does)."""
-    try:
-        doc = json.loads(body)
-    except (ValueError, RecursionError) as e:
-        raise RequestError(f"JSON Parse error: {e}") from None
+    doc = None
+    if orjson is not None:
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            doc = None  # NaN/Infinity tokens, or malformed: the standard parser decides
+    if doc is None:
+        try:
+            doc = json.loads(body)
+        except (ValueError, RecursionError) as e:
+            raise RequestError(f"JSON Parse error: {e}") from None
     if not isinstance(doc, dict):
         raise RequestError("JSON Value: the request body must be a JSON object")
     return doc
@@ -58,8 +70,8 @@ def to_array(value, name, spec):
     """One input's JSON value as an array of the signature's dtype; wrong types, ragged
     lists and wrong shapes are RequestErrors naming the input."""
     dtype, shape = spec
-    value = _decode_b64(value)
     if dtype.is_string:
+        value = _decode_b64(value)
         arr = np.array(value, dtype=object)
         flat = arr.reshape(-1)
         for i, x in enumerate(flat):
@@ -73,6 +85,8 @@ def to_array(value, name, spec):
             arr = np.array(value)
         except ValueError:
             raise RequestError(f"Input '{name}': the nested lists are not rectangular") from None
+        if arr.dtype == object and any(isinstance(v, dict) for v in arr.reshape(-1)):
+            arr = np.array(_decode_b64(value), dtype=object)  # {"b64": ...} into bytes
         if arr.dtype == object or arr.dtype.kind in "SUV":
             raise RequestError(f"Input '{name}' expects numbers ({_dt_name(dtype)}), got "
                                f"{'strings' if arr.dtype.kind in 'SU' else 'ragged lists'}")

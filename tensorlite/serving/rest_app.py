@@ -128,7 +128,7 @@ def build_app(server, max_body_bytes=MAX_BODY_BYTES):
             return _error(message, code)
         finally:
             if verb in (":predict", ":classify", ":regress"):
-                server.metrics.requests.labels(name, "OK" if status == "OK" else status).inc()
+                server.metrics.requests.inc(name, status)
                 server.metrics.latency.labels(name, api, "REST").observe(
                     (time.perf_counter() - t0) * 1e6)
 

@@ -44,9 +44,12 @@ class Servable:
 
 
 def _spec(spec):
+    """(DType, dims or None) of a TensorSpec (or a restored SavedModel's spec)."""
     shape = spec.shape
-    dims = None if getattr(shape, "rank", 0) is None else tuple(shape.as_list())
-    return dtypes.as_dtype(spec.dtype), dims
+    if shape is None or getattr(shape, "rank", 0) is None:
+        return dtypes.as_dtype(spec.dtype), None
+    dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
+    return dtypes.as_dtype(spec.dtype), tuple(dims)
 
 
 def signature_from_function(fn, method_name=PREDICT, name="serving_default"):

@@ -14,7 +14,10 @@ Example:
 import threading
 import time
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import collections
+
+from prometheus_client import CollectorRegistry, Gauge, Histogram
+from prometheus_client.core import Metric
 
 from tensorlite.framework import errors
 from tensorlite.serving.batching import Batcher
@@ -25,14 +28,36 @@ _LATENCY_BUCKETS_US = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100
                        500000, 1000000, 2500000, 5000000, float("inf"))
 
 
+class RequestCount:
+    """`:tensorflow:serving:request_count{model_name,status}` under TF Serving's exact name
+    (prometheus_client's Counter would append `_total`), exposed as an untyped metric."""
+
+    NAME = ":tensorflow:serving:request_count"
+
+    def __init__(self):
+        self._counts = collections.Counter()
+        self._lock = threading.Lock()
+
+    def inc(self, model_name, status):
+        with self._lock:
+            self._counts[(model_name, status)] += 1
+
+    def collect(self):
+        m = Metric(self.NAME, "Total number of inference requests.", "unknown")
+        with self._lock:
+            items = sorted(self._counts.items())
+        for (model, status), n in items:
+            m.add_sample(self.NAME, {"model_name": model, "status": status}, n)
+        yield m
+
+
 class Metrics:
     """TF Serving's Prometheus metrics, in a registry of this server's own."""
 
     def __init__(self):
         self.registry = CollectorRegistry()
-        self.requests = Counter(":tensorflow:serving:request_count",
-                                "Total number of inference requests.",
-                                ["model_name", "status"], registry=self.registry)
+        self.requests = RequestCount()
+        self.registry.register(self.requests)
         self.latency = Histogram(":tensorflow:serving:request_latency",
                                  "Distribution of wall time (in microseconds) for inference "
                                  "requests.", ["model_name", "API", "entrypoint"],
