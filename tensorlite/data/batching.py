@@ -74,8 +74,10 @@ class _BatchIterator(PassThroughIterator):
     def next(self):
         if trace_hook.ACTIVE is not None and not self._tracing:
             return traced_next(self)
-        items = []
         inner = self._in
+        if type(inner).__dict__.get("next_lines") is not None:  # lines of text files
+            return self._next_lines(inner)
+        items = []
         try:
             for _ in range(self._size):
                 items.append(inner.next())
@@ -95,6 +97,17 @@ class _BatchIterator(PassThroughIterator):
             else:
                 comps.append(wrap(self._combine([t._value for t in leaves], k, first)))
         return nest.pack_like(like, comps)
+
+    def _next_lines(self, inner):
+        """A batch of lines read in one go (TextLineDataset().batch(n)): the same batches,
+        without a scalar Tensor per line."""
+        lines = inner.next_lines(self._size)
+        if not len(lines) or (self._drop and len(lines) < self._size):
+            raise StopIteration
+        self._seen += len(lines)
+        if self._ragged:
+            raise TypeError("ragged_batch of scalar lines")
+        return wrap(lines)
 
     def save(self):
         return (self._seen, self._in.save())
