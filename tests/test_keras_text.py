@@ -232,3 +232,22 @@ def test_text_classification_tutorial_model_learns():
     probs = export_model(tf.constant(x_test)).numpy().ravel()
     accuracy = float(np.mean((probs > 0.5) == (y_test > 0.5)))
     assert accuracy > 0.9, accuracy
+
+
+def test_keras_input_ragged_functional_model_trains():
+    inputs = tf.keras.Input(shape=(None,), dtype=tf.int64, ragged=True)
+    x = L.Embedding(20, 4)(inputs)
+    x = L.Lambda(lambda t: tf.reduce_mean(t, axis=1))(x)
+    model = tf.keras.Model(inputs, L.Dense(1)(x))
+    ids = tf.ragged.constant([[1, 2, 3], [4], [5, 6]], dtype=tf.int64)
+    target = tf.constant([[1.0], [-1.0], [0.5]])
+    opt = tf.keras.optimizers.SGD(0.5)
+    losses = []
+    for _ in range(30):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(ids) - target))
+        grads = tape.gradient(loss, model.trainable_variables)
+        assert all(g is not None for g in grads)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(float(loss))
+    assert losses[-1] < 0.1 * losses[0]
