@@ -227,3 +227,28 @@ def test_ragged_in_tf_data():
     first = next(iter(words.batch(2)))
     assert first[0].to_list() == [[[b"a", b"b"], [b"a", b"b"]], [[b"c"], [b"c"]]]
     assert first[1].numpy().tolist() == [3, 1]
+
+
+def test_ragged_arguments_and_results_of_tf_function():
+    @tf.function
+    def f(rt):
+        return tf.reduce_sum(rt * 2, axis=1), rt + 1
+
+    total, plus = f(tf.ragged.constant([[1, 2], [3]]))
+    assert total.numpy().tolist() == [6, 6] and plus.to_list() == [[2, 3], [4]]
+    total, plus = f(tf.ragged.constant([[1, 2], [4]]))  # same component shapes: no retrace
+    assert plus.to_list() == [[2, 3], [5]] and f.experimental_get_tracing_count() == 1
+
+    @tf.function
+    def words(x):
+        return tf.strings.split(x)
+
+    assert words(tf.constant(["a b", "c"])).to_list() == [[b"a", b"b"], [b"c"]]
+    assert words(tf.constant(["d e f", "g"])).to_list() == [[b"d", b"e", b"f"], [b"g"]]
+    assert "RaggedTensor" in words.last_concrete_function.graph.pretty_printed()
+    v = tf.constant([1.0, 2.0, 3.0])
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        y = tf.function(lambda rt: tf.reduce_sum(tf.reduce_mean(rt * rt, axis=1)))(
+            tf.RaggedTensor.from_row_splits(v, [0, 2, 3]))
+    assert tape.gradient(y, v).numpy().tolist() == [1.0, 2.0, 6.0]

@@ -295,6 +295,13 @@ class RaggedTensor:
                                       "into one) is implemented")
         return self._values
 
+    # -- composite protocol (nest.flatten(expand_composites=True): tf.function) ---------------
+    def _tl_components(self):
+        return [self._values, self._row_splits]
+
+    def _tl_rebuild(self, components):
+        return RaggedTensor(components[0], components[1], internal=True)
+
     # -- Python protocol ------------------------------------------------------------------------
     def __getitem__(self, key):
         from tensorlite.ragged.indexing import getitem  # noqa: PLC0415
@@ -314,6 +321,8 @@ class RaggedTensor:
         raise TypeError("RaggedTensor is unhashable; use .ref() as the key.")
 
     def __repr__(self):
+        if not isinstance(self.flat_values, Tensor):  # a graph's output structure (slots)
+            return f"RaggedTensor(values={self._values!r}, row_splits={self._row_splits!r})"
         return f"<tf.RaggedTensor {_list_text(self.to_list())}>"
 
     __str__ = __repr__
