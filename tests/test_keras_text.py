@@ -251,3 +251,25 @@ def test_keras_input_ragged_functional_model_trains():
         opt.apply_gradients(zip(grads, model.trainable_variables))
         losses.append(float(loss))
     assert losses[-1] < 0.1 * losses[0]
+
+
+def test_wrapper_configs_round_trip():
+    bi = L.Bidirectional(L.LSTM(2, return_sequences=True), merge_mode="sum")
+    again = L.Bidirectional.from_config(bi.get_config())
+    assert again.merge_mode == "sum" and again.backward_layer.go_backwards
+    assert again(tf.zeros([1, 3, 2])).shape == (1, 3, 2)
+    td = L.TimeDistributed.from_config(L.TimeDistributed(L.Dense(3)).get_config())
+    assert td(tf.zeros([1, 2, 4])).shape == (1, 2, 3)
+
+
+def test_preprocessing_text_tokenizer():
+    text = tf.keras.preprocessing.text
+    assert text.text_to_word_sequence("Hello, World! hello") == ["hello", "world", "hello"]
+    tok = text.Tokenizer(num_words=4, oov_token="<OOV>")
+    tok.fit_on_texts(["the cat sat", "the dog", "The cat"])
+    assert tok.word_index == {"<OOV>": 1, "the": 2, "cat": 3, "sat": 4, "dog": 5}
+    assert tok.texts_to_sequences(["the dog sat", "cat"]) == [[2, 1, 1], [3]]
+    assert tok.sequences_to_texts([[2, 3]]) == ["the cat"]
+    assert text.hashing_trick("a b a", 10, "md5")[0] == text.hashing_trick("a", 10, "md5")[0]
+    pad = tf.keras.preprocessing.sequence.pad_sequences
+    assert pad([[1, 2]], maxlen=3).tolist() == [[0, 1, 2]]

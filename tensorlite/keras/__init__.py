@@ -2,6 +2,7 @@
 from tensorlite.keras import (activations, backend, callbacks, constraints,  # noqa: F401
                               datasets, initializers, layers, losses, metrics, models,
                               optimizers, regularizers, utils)
+from tensorlite.keras import preprocessing  # noqa: F401
 from tensorlite.keras.engine.sequential import Sequential  # noqa: F401
 from tensorlite.keras.engine.training import Model  # noqa: F401
 from tensorlite.keras.engine_symbolic import Input  # noqa: F401
