@@ -7,7 +7,9 @@ TensorFlow's regex ops use RE2. Python's `re` is 10-20x faster per call from Pyt
 - strings are matched as UTF-8 text (decoded with `surrogateescape`, so invalid bytes pass
   through unchanged): `.` matches one character, not one byte, as in RE2;
 - `\\w \\d \\s \\b` are ASCII-only (`re.ASCII`), as in RE2;
-- RE2's `\\z` (end of text) is written `\\Z` for `re`;
+- RE2's `\\z` (end of text) is written `\\Z` for `re`, and RE2's POSIX classes inside
+  brackets (`[[:alpha:]]`, `[[:digit:]_]`) become their ASCII ranges (`re` would silently
+  read them as a set of the characters `[:alph`);
 - what RE2 rejects, we reject too: backreferences (`\\1` in a pattern) and lookaround
   (`(?=`, `(?!`, `(?<=`, `(?<!`) are InvalidArgumentError, as TensorFlow reports them;
 - what `re` cannot parse but RE2 can (`\\pL`, `\\p{Greek}`, `[[:alpha:]]`) runs on the
@@ -25,6 +27,23 @@ import re
 import warnings
 
 from tensorlite.framework import errors
+
+_POSIX = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
+          "lower": "a-z", "space": r" \t\n\r\f\v", "blank": r" \t", "xdigit": "0-9A-Fa-f",
+          "word": r"\w", "cntrl": r"\x00-\x1f\x7f", "print": r"\x20-\x7e",
+          "graph": r"\x21-\x7e", "punct": r"!-/:-@\[-`{-~", "ascii": r"\x00-\x7f"}
+_POSIX_CLASS = re.compile(r"\[:(\^?)([a-z]+):\]")
+
+
+def _posix_classes(pattern):
+    def one(m):
+        if m.group(1) or m.group(2) not in _POSIX:
+            raise errors.InvalidArgumentError(
+                None, None, f"invalid pattern {pattern!r}: unsupported character class "
+                f"{m.group(0)!r}")
+        return _POSIX[m.group(2)]
+    return _POSIX_CLASS.sub(one, pattern)
+
 
 _RE2_ONLY_REJECTS = re.compile(r"\(\?<?[=!]|(?<!\\)\\[1-9]")
 
@@ -113,7 +132,7 @@ def compile_pattern(pattern, op_name="Regex"):
             None, None, f"{op_name}: invalid pattern {pattern!r}: RE2 (TensorFlow's regex "
             f"engine) supports neither backreferences nor lookaround; rewrite the pattern "
             f"without them")
-    py_pattern = pattern.replace(r"\z", r"\Z")
+    py_pattern = _posix_classes(pattern.replace(r"\z", r"\Z"))
     on_bytes = _safe_on_bytes(py_pattern)
     try:
         with warnings.catch_warnings():
