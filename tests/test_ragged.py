@@ -252,3 +252,14 @@ def test_ragged_arguments_and_results_of_tf_function():
         y = tf.function(lambda rt: tf.reduce_sum(tf.reduce_mean(rt * rt, axis=1)))(
             tf.RaggedTensor.from_row_splits(v, [0, 2, 3]))
     assert tape.gradient(y, v).numpy().tolist() == [1.0, 2.0, 6.0]
+
+
+def test_ragged_results_of_parallel_map_in_worker_processes():
+    ds = tf.data.Dataset.from_tensor_slices(["a b", "c d e", "f"] * 4).batch(3)
+    options = tf.data.Options()
+    options.threading.worker_mechanism = "process"
+    words = ds.map(tf.strings.split, num_parallel_calls=2).with_options(options)
+    assert [b.to_list() for b in words] == [[[b"a", b"b"], [b"c", b"d", b"e"], [b"f"]]] * 4
+    lengths = ds.map(lambda x: tf.strings.length(tf.strings.split(x)),
+                     num_parallel_calls=2).with_options(options)  # int components: shm
+    assert next(iter(lengths)).to_list() == [[1, 1], [1, 1, 1], [1]]
