@@ -273,3 +273,19 @@ def test_preprocessing_text_tokenizer():
     assert text.hashing_trick("a b a", 10, "md5")[0] == text.hashing_trick("a", 10, "md5")[0]
     pad = tf.keras.preprocessing.sequence.pad_sequences
     assert pad([[1, 2]], maxlen=3).tolist() == [[0, 1, 2]]
+
+
+def test_fit_and_predict_on_a_ragged_dataset():
+    inputs = tf.keras.Input(shape=(None,), dtype=tf.int64, ragged=True)
+    x = L.Embedding(20, 4)(inputs)
+    x = L.Lambda(lambda t: tf.reduce_mean(t, axis=1))(x)
+    model = tf.keras.Model(inputs, L.Dense(1)(x))
+    model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(0.5))
+    rt = tf.ragged.constant([[1, 2, 3], [4], [5, 6], [7]], dtype=tf.int64)
+    y = tf.constant([[1.0], [0.0], [1.0], [0.0]])
+    ds = tf.data.Dataset.from_tensor_slices((rt, y)).ragged_batch(2)
+    assert isinstance(ds.element_spec[0], tf.RaggedTensorSpec)  # ids ragged, labels dense
+    assert isinstance(ds.element_spec[1], tf.TensorSpec)
+    history = model.fit(ds, epochs=20, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert model.predict(ds, verbose=0).shape == (4, 1)

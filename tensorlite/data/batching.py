@@ -91,8 +91,9 @@ class _BatchIterator(PassThroughIterator):
         comps = []
         for k in range(len(flats[0])):
             leaves = [f[k] for f in flats]
-            if (self._ragged and leaves[0].shape.rank) or any(
-                    type(t) is not Tensor for t in leaves):
+            if any(type(t) is not Tensor for t in leaves) or (
+                    self._ragged and leaves[0].shape.rank and
+                    len({t._value.shape for t in leaves}) > 1):
                 comps.append(composite.batch_rows(leaves, self._ragged))
             else:
                 comps.append(wrap(self._combine([t._value for t in leaves], k, first)))

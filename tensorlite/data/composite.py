@@ -52,7 +52,7 @@ def batched_spec(spec, dim, ragged):
     shape = TensorShape([dim]) + spec.shape
     if isinstance(spec, RaggedTensorSpec):
         return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank + 1)
-    if ragged and spec.shape.rank:
+    if ragged and spec.shape.rank and not spec.shape.is_fully_defined():
         return RaggedTensorSpec(shape, spec.dtype, spec.shape.rank)
     return None
 
@@ -67,8 +67,11 @@ def row(a, i):
 
 
 def batch_rows(items, ragged):
-    """One batched component from per-element Tensors/RaggedTensors. With `ragged`, or when
-    any item is ragged, the result is a RaggedTensor whose rows are the items."""
+    """One batched component from per-element Tensors/RaggedTensors: a RaggedTensor whose
+    rows are the items. `ragged_batch` calls it for components whose shapes differ within
+    the batch (TensorFlow decides by the static shape: a fully known one batches densely;
+    element shapes here are always concrete, so a batch of equal shapes is dense), and
+    `batch` for ragged components."""
     from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
     from tensorlite.ragged.ragged_math import stack  # noqa: PLC0415
     if all(type(t) is Tensor for t in items):
