@@ -60,11 +60,15 @@ class BatchDataset(UnaryDataset):
         it = _BatchIterator(self._input._make_iterator(ctx), self._batch, self._drop,
                             _stack_component)
         it._ragged = self._ragged
+        if self._ragged:  # components whose declared shape is not fully known stay ragged
+            it._ragged_parts = [composite.unknown_shape(sp)
+                                for sp in nest.flatten(self._input.element_spec)]
         return it
 
 
 class _BatchIterator(PassThroughIterator):
     _ragged = False
+    _ragged_parts = ()
 
     def __init__(self, inner, size, drop, combine):
         super().__init__(inner)
@@ -91,9 +95,11 @@ class _BatchIterator(PassThroughIterator):
         comps = []
         for k in range(len(flats[0])):
             leaves = [f[k] for f in flats]
+            if self._ragged and leaves[0].shape.rank and not self._ragged_parts[k] and \
+                    len({t._value.shape for t in leaves}) > 1:
+                self._ragged_parts[k] = True  # shapes vary: this component stays ragged
             if any(type(t) is not Tensor for t in leaves) or (
-                    self._ragged and leaves[0].shape.rank and
-                    len({t._value.shape for t in leaves}) > 1):
+                    self._ragged and leaves[0].shape.rank and self._ragged_parts[k]):
                 comps.append(composite.batch_rows(leaves, self._ragged))
             else:
                 comps.append(wrap(self._combine([t._value for t in leaves], k, first)))

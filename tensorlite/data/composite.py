@@ -45,6 +45,12 @@ def unbatched_spec(spec):
     return None
 
 
+def unknown_shape(spec):
+    """True for a RaggedTensorSpec or a TensorSpec with an unknown dimension."""
+    return getattr(spec, "ragged_rank", None) is not None or \
+        not spec.shape.is_fully_defined()
+
+
 def batched_spec(spec, dim, ragged):
     """The spec of a batch of `spec` elements; ragged when `ragged` or already ragged."""
     from tensorlite.framework.tensor_shape import TensorShape  # noqa: PLC0415
@@ -52,7 +58,7 @@ def batched_spec(spec, dim, ragged):
     shape = TensorShape([dim]) + spec.shape
     if isinstance(spec, RaggedTensorSpec):
         return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank + 1)
-    if ragged and spec.shape.rank and not spec.shape.is_fully_defined():
+    if ragged and spec.shape.rank and unknown_shape(spec):
         return RaggedTensorSpec(shape, spec.dtype, spec.shape.rank)
     return None
 
