@@ -193,6 +193,10 @@ def test_spec_and_bad_input():
         tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 1, 3])
     with pytest.raises(ValueError, match="must have rank 2"):
         rt.to_tensor(shape=[2])
+    inner = tf.ragged.constant([[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1)
+    with pytest.raises(errors.InvalidArgumentError, match="uniform dimensions must match"):
+        inner.to_tensor(shape=[2, 2, 1])  # too small where the values are uniform
+    assert inner.to_tensor(shape=[1, 1, 2]).numpy().tolist() == [[[1, 2]]]  # TF cuts rows
     with pytest.raises(TypeError, match="boolean"):
         bool(rt)
 
