@@ -123,7 +123,7 @@ class _LineIterator(RawIterator):
                 self._f.close()
                 self._f, self._k, self._line = None, self._k + 1, 0
         arr = np.empty(len(out), dtype=object)
-        arr[:] = [r.rstrip(b"\n").rstrip(b"\r") for r in out]
+        arr[:] = [r.rstrip(b"\r\n") for r in out]  # one line's end: \n, \r\n or none
         return arr
 
     def save(self):

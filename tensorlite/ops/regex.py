@@ -101,6 +101,8 @@ class Pattern:
         if self._on_bytes:
             tb = template.encode("utf-8", "surrogateescape")
             sub = self._c.sub
+            if count == 0:
+                return lambda b: sub(tb, b)
             return lambda b: sub(tb, b, count=count)
         return lambda b: self.sub(template, b, count)
 
