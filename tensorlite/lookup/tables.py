@@ -64,9 +64,10 @@ class _Table:
     def _find(self, keys, default):
         get = self._data.get
         d = default if self._value_shape else default.reshape(()).tolist()
-        flat = list(map(get, _key_list(keys), itertools.repeat(d)))
         if not self._value_shape and not self.value_dtype.is_string:
-            return np.array(flat, dtype=self._np_value_dtype()).reshape(keys.shape)
+            return np.fromiter(map(get, _key_list(keys), itertools.repeat(d)),
+                               dtype=self._np_value_dtype(), count=keys.size).reshape(keys.shape)
+        flat = list(map(get, _key_list(keys), itertools.repeat(d)))
         out = np.empty((len(flat),) + self._value_shape, dtype=self._np_value_dtype())
         if flat:
             if self._value_shape:

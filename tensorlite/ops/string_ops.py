@@ -26,20 +26,12 @@ _OBJ = object
 def emap(fn, x, otype=_OBJ):
     """Applies `fn` to every element of an object array; same shape, dtype `otype`."""
     flat = x.reshape(-1).tolist()
-    if otype is not _OBJ:
-        return np.fromiter(map(fn, flat), dtype=otype, count=len(flat)).reshape(x.shape)
-    out = np.empty(len(flat), dtype=_OBJ)
-    if flat:
-        out[:] = list(map(fn, flat))
-    return out.reshape(x.shape)
+    return np.fromiter(map(fn, flat), dtype=otype, count=len(flat)).reshape(x.shape)
 
 
 def strings_array(items):
     """A 1-D object array of bytes from a list (never a 2-D array of characters)."""
-    out = np.empty(len(items), dtype=_OBJ)
-    if items:
-        out[:] = items
-    return out
+    return np.fromiter(items, dtype=_OBJ, count=len(items))
 
 
 def splits_from_lengths(lengths):
