@@ -232,3 +232,60 @@ def test_text_classification_tutorial_model_learns():
     probs = export_model(tf.constant(x_test)).numpy().ravel()
     accuracy = float(np.mean((probs > 0.5) == (y_test > 0.5)))
     assert accuracy > 0.9, accuracy
+
+
+def test_keras_input_ragged_functional_model_trains():
+    inputs = tf.keras.Input(shape=(None,), dtype=tf.int64, ragged=True)
+    x = L.Embedding(20, 4)(inputs)
+    x = L.Lambda(lambda t: tf.reduce_mean(t, axis=1))(x)
+    model = tf.keras.Model(inputs, L.Dense(1)(x))
+    ids = tf.ragged.constant([[1, 2, 3], [4], [5, 6]], dtype=tf.int64)
+    target = tf.constant([[1.0], [-1.0], [0.5]])
+    opt = tf.keras.optimizers.SGD(0.5)
+    losses = []
+    for _ in range(30):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(ids) - target))
+        grads = tape.gradient(loss, model.trainable_variables)
+        assert all(g is not None for g in grads)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(float(loss))
+    assert losses[-1] < 0.1 * losses[0]
+
+
+def test_wrapper_configs_round_trip():
+    bi = L.Bidirectional(L.LSTM(2, return_sequences=True), merge_mode="sum")
+    again = L.Bidirectional.from_config(bi.get_config())
+    assert again.merge_mode == "sum" and again.backward_layer.go_backwards
+    assert again(tf.zeros([1, 3, 2])).shape == (1, 3, 2)
+    td = L.TimeDistributed.from_config(L.TimeDistributed(L.Dense(3)).get_config())
+    assert td(tf.zeros([1, 2, 4])).shape == (1, 2, 3)
+
+
+def test_preprocessing_text_tokenizer():
+    text = tf.keras.preprocessing.text
+    assert text.text_to_word_sequence("Hello, World! hello") == ["hello", "world", "hello"]
+    tok = text.Tokenizer(num_words=4, oov_token="<OOV>")
+    tok.fit_on_texts(["the cat sat", "the dog", "The cat"])
+    assert tok.word_index == {"<OOV>": 1, "the": 2, "cat": 3, "sat": 4, "dog": 5}
+    assert tok.texts_to_sequences(["the dog sat", "cat"]) == [[2, 1, 1], [3]]
+    assert tok.sequences_to_texts([[2, 3]]) == ["the cat"]
+    assert text.hashing_trick("a b a", 10, "md5")[0] == text.hashing_trick("a", 10, "md5")[0]
+    pad = tf.keras.preprocessing.sequence.pad_sequences
+    assert pad([[1, 2]], maxlen=3).tolist() == [[0, 1, 2]]
+
+
+def test_fit_and_predict_on_a_ragged_dataset():
+    inputs = tf.keras.Input(shape=(None,), dtype=tf.int64, ragged=True)
+    x = L.Embedding(20, 4)(inputs)
+    x = L.Lambda(lambda t: tf.reduce_mean(t, axis=1))(x)
+    model = tf.keras.Model(inputs, L.Dense(1)(x))
+    model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(0.5))
+    rt = tf.ragged.constant([[1, 2, 3], [4], [5, 6], [7]], dtype=tf.int64)
+    y = tf.constant([[1.0], [0.0], [1.0], [0.0]])
+    ds = tf.data.Dataset.from_tensor_slices((rt, y)).ragged_batch(2)
+    assert isinstance(ds.element_spec[0], tf.RaggedTensorSpec)  # ids ragged, labels dense
+    assert isinstance(ds.element_spec[1], tf.TensorSpec)
+    history = model.fit(ds, epochs=20, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert model.predict(ds, verbose=0).shape == (4, 1)

@@ -193,6 +193,10 @@ def test_spec_and_bad_input():
         tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 2, 1, 3])
     with pytest.raises(ValueError, match="must have rank 2"):
         rt.to_tensor(shape=[2])
+    inner = tf.ragged.constant([[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1)
+    with pytest.raises(errors.InvalidArgumentError, match="uniform dimensions must match"):
+        inner.to_tensor(shape=[2, 2, 1])  # too small where the values are uniform
+    assert inner.to_tensor(shape=[1, 1, 2]).numpy().tolist() == [[[1, 2]]]  # TF cuts rows
     with pytest.raises(TypeError, match="boolean"):
         bool(rt)
 
@@ -227,3 +231,39 @@ def test_ragged_in_tf_data():
     first = next(iter(words.batch(2)))
     assert first[0].to_list() == [[[b"a", b"b"], [b"a", b"b"]], [[b"c"], [b"c"]]]
     assert first[1].numpy().tolist() == [3, 1]
+
+
+def test_ragged_arguments_and_results_of_tf_function():
+    @tf.function
+    def f(rt):
+        return tf.reduce_sum(rt * 2, axis=1), rt + 1
+
+    total, plus = f(tf.ragged.constant([[1, 2], [3]]))
+    assert total.numpy().tolist() == [6, 6] and plus.to_list() == [[2, 3], [4]]
+    total, plus = f(tf.ragged.constant([[1, 2], [4]]))  # same component shapes: no retrace
+    assert plus.to_list() == [[2, 3], [5]] and f.experimental_get_tracing_count() == 1
+
+    @tf.function
+    def words(x):
+        return tf.strings.split(x)
+
+    assert words(tf.constant(["a b", "c"])).to_list() == [[b"a", b"b"], [b"c"]]
+    assert words(tf.constant(["d e f", "g"])).to_list() == [[b"d", b"e", b"f"], [b"g"]]
+    assert "RaggedTensor" in words.last_concrete_function.graph.pretty_printed()
+    v = tf.constant([1.0, 2.0, 3.0])
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        y = tf.function(lambda rt: tf.reduce_sum(tf.reduce_mean(rt * rt, axis=1)))(
+            tf.RaggedTensor.from_row_splits(v, [0, 2, 3]))
+    assert tape.gradient(y, v).numpy().tolist() == [1.0, 2.0, 6.0]
+
+
+def test_ragged_results_of_parallel_map_in_worker_processes():
+    ds = tf.data.Dataset.from_tensor_slices(["a b", "c d e", "f"] * 4).batch(3)
+    options = tf.data.Options()
+    options.threading.worker_mechanism = "process"
+    words = ds.map(tf.strings.split, num_parallel_calls=2).with_options(options)
+    assert [b.to_list() for b in words] == [[[b"a", b"b"], [b"c", b"d", b"e"], [b"f"]]] * 4
+    lengths = ds.map(lambda x: tf.strings.length(tf.strings.split(x)),
+                     num_parallel_calls=2).with_options(options)  # int components: shm
+    assert next(iter(lengths)).to_list() == [[1, 1], [1, 1, 1], [1]]

@@ -64,6 +64,17 @@ def test_regex_replace_and_full_match_against_re():
     assert S.regex_full_match("é", ".").numpy() and not S.regex_full_match("é", r"\w").numpy()
 
 
+def test_re2_only_syntax():
+    # POSIX classes are translated; \pL (Unicode letters) runs on the google-re2 binding
+    got = S.regex_full_match(["ab1", "a!1"], r"[[:alpha:]]+[[:digit:]]").numpy().tolist()
+    assert got == [True, False]
+    assert S.regex_replace("a,b.c", r"[[:punct:]]", " ").numpy() == b"a b c"
+    pytest.importorskip("re2")
+    assert S.regex_full_match(["héllo", "h3"], r"\pL+").numpy().tolist() == [True, False]
+    got = S.regex_replace("héllo wörld", r"(\pL+) (\pL+)", r"\2 \1").numpy()
+    assert got == "wörld héllo".encode()
+
+
 def test_regex_errors_follow_re2():
     with pytest.raises(errors.InvalidArgumentError, match="lookaround"):
         S.regex_full_match("ab", "a(?=b)")

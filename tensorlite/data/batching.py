@@ -60,11 +60,15 @@ class BatchDataset(UnaryDataset):
         it = _BatchIterator(self._input._make_iterator(ctx), self._batch, self._drop,
                             _stack_component)
         it._ragged = self._ragged
+        if self._ragged:  # components whose declared shape is not fully known stay ragged
+            it._ragged_parts = [composite.unknown_shape(sp)
+                                for sp in nest.flatten(self._input.element_spec)]
         return it
 
 
 class _BatchIterator(PassThroughIterator):
     _ragged = False
+    _ragged_parts = ()
 
     def __init__(self, inner, size, drop, combine):
         super().__init__(inner)
@@ -74,8 +78,10 @@ class _BatchIterator(PassThroughIterator):
     def next(self):
         if trace_hook.ACTIVE is not None and not self._tracing:
             return traced_next(self)
-        items = []
         inner = self._in
+        if type(inner).__dict__.get("next_lines") is not None:  # lines of text files
+            return self._next_lines(inner)
+        items = []
         try:
             for _ in range(self._size):
                 items.append(inner.next())
@@ -89,12 +95,26 @@ class _BatchIterator(PassThroughIterator):
         comps = []
         for k in range(len(flats[0])):
             leaves = [f[k] for f in flats]
-            if (self._ragged and leaves[0].shape.rank) or any(
-                    type(t) is not Tensor for t in leaves):
+            if self._ragged and leaves[0].shape.rank and not self._ragged_parts[k] and \
+                    len({t._value.shape for t in leaves}) > 1:
+                self._ragged_parts[k] = True  # shapes vary: this component stays ragged
+            if any(type(t) is not Tensor for t in leaves) or (
+                    self._ragged and leaves[0].shape.rank and self._ragged_parts[k]):
                 comps.append(composite.batch_rows(leaves, self._ragged))
             else:
                 comps.append(wrap(self._combine([t._value for t in leaves], k, first)))
         return nest.pack_like(like, comps)
+
+    def _next_lines(self, inner):
+        """A batch of lines read in one go (TextLineDataset().batch(n)): the same batches,
+        without a scalar Tensor per line."""
+        lines = inner.next_lines(self._size)
+        if not len(lines) or (self._drop and len(lines) < self._size):
+            raise StopIteration
+        self._seen += len(lines)
+        if self._ragged:
+            raise TypeError("ragged_batch of scalar lines")
+        return wrap(lines)
 
     def save(self):
         return (self._seen, self._in.save())

@@ -45,6 +45,12 @@ def unbatched_spec(spec):
     return None
 
 
+def unknown_shape(spec):
+    """True for a RaggedTensorSpec or a TensorSpec with an unknown dimension."""
+    return getattr(spec, "ragged_rank", None) is not None or \
+        not spec.shape.is_fully_defined()
+
+
 def batched_spec(spec, dim, ragged):
     """The spec of a batch of `spec` elements; ragged when `ragged` or already ragged."""
     from tensorlite.framework.tensor_shape import TensorShape  # noqa: PLC0415
@@ -52,7 +58,7 @@ def batched_spec(spec, dim, ragged):
     shape = TensorShape([dim]) + spec.shape
     if isinstance(spec, RaggedTensorSpec):
         return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank + 1)
-    if ragged and spec.shape.rank:
+    if ragged and spec.shape.rank and unknown_shape(spec):
         return RaggedTensorSpec(shape, spec.dtype, spec.shape.rank)
     return None
 
@@ -67,8 +73,11 @@ def row(a, i):
 
 
 def batch_rows(items, ragged):
-    """One batched component from per-element Tensors/RaggedTensors. With `ragged`, or when
-    any item is ragged, the result is a RaggedTensor whose rows are the items."""
+    """One batched component from per-element Tensors/RaggedTensors: a RaggedTensor whose
+    rows are the items. `ragged_batch` calls it for components whose shapes differ within
+    the batch (TensorFlow decides by the static shape: a fully known one batches densely;
+    element shapes here are always concrete, so a batch of equal shapes is dense), and
+    `batch` for ragged components."""
     from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
     from tensorlite.ragged.ragged_math import stack  # noqa: PLC0415
     if all(type(t) is Tensor for t in items):

@@ -78,4 +78,4 @@ class RamBudget:
 def element_nbytes(element):
     from tensorlite.framework import nest  # noqa: PLC0415
     return sum(getattr(t, "_value", None).nbytes if hasattr(t, "_value") else 0
-               for t in nest.flatten(element))
+               for t in nest.flatten(element, expand_composites=True))

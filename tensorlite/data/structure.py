@@ -99,11 +99,13 @@ def call_with_element(fn, element):
 
 
 def to_numpy_element(element):
-    return nest.map_structure(lambda t: t._value, element)
+    """Arrays for moving an element between processes (a RaggedTensor keeps its shape,
+    with arrays as components)."""
+    return nest.map_structure(lambda t: t._value, element, expand_composites=True)
 
 
 def from_numpy_element(element):
-    return nest.map_structure(lambda a: wrap(np.asarray(a)), element)
+    return nest.map_structure(lambda a: wrap(np.asarray(a)), element, expand_composites=True)
 
 
 def spec_dtype_shape(spec):

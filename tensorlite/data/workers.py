@@ -36,7 +36,7 @@ def _layout(arrays):
 def pack_into(buf, element):
     """Writes an element's arrays into `buf`; returns its metadata, or None when it does not
     fit (the caller then grows the segment) or is not made of plain arrays."""
-    flat = nest.flatten(element)
+    flat = nest.flatten(element, expand_composites=True)  # a RaggedTensor: its components
     arrays = [t._value for t in flat]
     if any(a.dtype == object for a in arrays):
         return "pickle", pickle.dumps(structure.to_numpy_element(element), protocol=5)
@@ -45,7 +45,7 @@ def pack_into(buf, element):
         return "grow", total
     for a, off in zip(arrays, offsets):
         np.ndarray(a.shape, a.dtype, buffer=buf, offset=off)[...] = a
-    template = nest.map_structure(lambda t: None, element)
+    template = nest.map_structure(lambda t: None, element, expand_composites=True)
     return "shm", (template, [(a.dtype.str, a.shape, off) for a, off in zip(arrays, offsets)])
 
 
@@ -58,7 +58,7 @@ def unpack_from(buf, meta, copy):
     for dt, shape, off in parts:
         a = np.ndarray(shape, np.dtype(dt), buffer=buf, offset=off)
         arrays.append(a.copy() if copy else a)
-    return nest.pack_like(template, [wrap(a) for a in arrays])
+    return nest.pack_like(template, [wrap(a) for a in arrays], expand_composites=True)
 
 
 def _attach(name):

@@ -78,7 +78,8 @@ def pack_outputs(graph, arrays):
         return wrap(arrays[0])
     it = iter(arrays)
     return nest.map_structure(
-        lambda s: s.value if isinstance(s, PythonValue) else wrap(next(it)), graph.outputs)
+        lambda s: s.value if isinstance(s, PythonValue) else wrap(next(it)), graph.outputs,
+        expand_composites=True)
 
 
 def interpret(graph, args):
@@ -101,7 +102,7 @@ def interpret(graph, args):
         for s, o in zip(node.outputs, outs):
             values[s] = o
     return nest.map_structure(lambda s: s.value if isinstance(s, PythonValue) else values[s],
-                              graph.outputs)
+                              graph.outputs, expand_composites=True)
 
 
 def observed():

@@ -91,7 +91,8 @@ class ConcreteFunction:
         return self._run
 
     def __call__(self, *args):
-        tensors = [a for a in nest.flatten(list(args)) if isinstance(a, Tensor)]
+        tensors = [a for a in nest.flatten(list(args), expand_composites=True)
+                   if isinstance(a, Tensor)]
         return self._call_flat(tensors)
 
     def _call_flat(self, tensors):
@@ -165,7 +166,7 @@ class ConcreteFunction:
 
     @property
     def output_dtypes(self):
-        return nest.map_structure(lambda s: None, self.graph.outputs)
+        return nest.map_structure(lambda s: None, self.graph.outputs, expand_composites=True)
 
 
 class Function:
@@ -240,7 +241,7 @@ class Function:
             return self._fn(*args, **kwargs)
         args, kwargs = self._bind(args, kwargs)
         self._calls += 1
-        leaves = nest.flatten([list(args), kwargs])
+        leaves = nest.flatten([list(args), kwargs], expand_composites=True)
         key = tuple(_leaf_key(x) for x in leaves)
         concrete = self._cache.get(key)
         if concrete is not None:
@@ -279,7 +280,7 @@ class Function:
         if not self._keys:
             return f"first trace of {self._name}"
         prev = self._keys[-1]
-        leaves = nest.flatten([list(args), kwargs])
+        leaves = nest.flatten([list(args), kwargs], expand_composites=True)
         for i, (a, b) in enumerate(zip(prev, key)):
             if a != b:
                 what = {"T": "tensor", "V": "variable", "P": "Python value", "O": "object"}
@@ -299,11 +300,11 @@ class Function:
         """A name per flattened argument leaf: the parameter, with [i] inside structures."""
         labels = []
         for i, a in enumerate(args):
-            n = len(nest.flatten([a]))
+            n = len(nest.flatten([a], expand_composites=True))
             base = _arg_name(self._fn, i)
             labels += [base] if n == 1 else [f"{base}[{j}]" for j in range(n)]
         for k in sorted(kwargs):
-            n = len(nest.flatten([kwargs[k]]))
+            n = len(nest.flatten([kwargs[k]], expand_composites=True))
             labels += [k] if n == 1 else [f"{k}[{j}]" for j in range(n)]
         return labels
 
@@ -319,7 +320,7 @@ class Function:
         args = tuple(materialise(a) for a in args)
         kwargs = {k: materialise(v) for k, v in kwargs.items()}
         args, kwargs = self._bind(args, kwargs)
-        leaves = nest.flatten([list(args), kwargs])
+        leaves = nest.flatten([list(args), kwargs], expand_composites=True)
         key = tuple(_leaf_key(x) for x in leaves)
         if key not in self._cache:  # a trace, not a call: tf.print/tf.summary stay silent
             self._trace_and_call(key, args, kwargs, call=False)

@@ -43,7 +43,8 @@ class Graph:
         return self.n_slots - 1
 
     def output_slots(self):
-        return [s for s in nest.flatten(self.outputs) if isinstance(s, int)]
+        return [s for s in nest.flatten(self.outputs, expand_composites=True)
+                if isinstance(s, int)]
 
     def copy(self):
         g = Graph()
@@ -115,7 +116,8 @@ def _attrs(attrs):
 
 
 def _outs(outputs):
-    return repr(nest.map_structure(lambda s: f"%{s}" if isinstance(s, int) else s, outputs)) \
+    return repr(nest.map_structure(lambda s: f"%{s}" if isinstance(s, int) else s, outputs,
+                                   expand_composites=True)) \
         .replace("'", "")
 
 

@@ -137,7 +137,7 @@ def trace(fn, args, kwargs, name, call=True):
     tracer = Tracer(graph, name)
     if not call:
         tracer.restore = []
-    for leaf in nest.flatten([list(args), kwargs]):
+    for leaf in nest.flatten([list(args), kwargs], expand_composites=True):
         if isinstance(leaf, Tensor):
             tracer.add_placeholder(leaf)
     _ACTIVE.append(tracer)
@@ -155,7 +155,8 @@ def trace(fn, args, kwargs, name, call=True):
         else:
             with script_ops.effects_off():
                 result = fn(*args, **kwargs)
-        outputs = nest.map_structure(lambda v: _output_slot(tracer, v), result)
+        outputs = nest.map_structure(lambda v: _output_slot(tracer, v), result,
+                                     expand_composites=True)
     finally:
         for lst, h in hooks:
             lst.remove(h)

@@ -17,15 +17,18 @@ _PROBE_BATCH = 2
 class KerasTensor:
     """A symbolic stand-in for a batch of tensors."""
 
-    def __init__(self, shape, dtype, node=None, index=0, name=None):
+    def __init__(self, shape, dtype, node=None, index=0, name=None, ragged=False):
         self.shape = TensorShape(shape)
         self.dtype = dtypes.as_dtype(dtype)
+        self.ragged = ragged  # stands for a tf.RaggedTensor (Input(ragged=True))
         self.node = node  # the Node that produced it; None for a model input
         self.index = index  # which of the node's flattened outputs this is
         self.name = name
 
     def _probe(self):
         """A concrete zero batch of this spec (None dims become 2)."""
+        if self.ragged:
+            return _ragged_probe(self.shape.as_list(), self.dtype)
         shape = [(_PROBE_BATCH if d is None else d) for d in self.shape.as_list()]
         if self.dtype.is_string:
             return wrap(np.full(shape, b"", dtype=object))
@@ -71,8 +74,10 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         batch_shape = (batch_size,) + shape
     from tensorlite.keras import backend  # noqa: PLC0415
+    if sparse:
+        raise NotImplementedError("tf.keras.Input(sparse=True)")
     return KerasTensor(batch_shape, dtype or backend.floatx(),
-                       name=name or backend.unique_object_name("input"))
+                       name=name or backend.unique_object_name("input"), ragged=bool(ragged))
 
 
 class Node:
@@ -92,6 +97,29 @@ def is_symbolic(x):
     return any(isinstance(v, KerasTensor) for v in nest.flatten(x))
 
 
+def _ragged_probe(shape, dtype):
+    """A small RaggedTensor whose None dimensions (after the batch) are ragged."""
+    from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
+    ragged_dims = 0
+    for d in shape[1:]:
+        if d is not None:
+            break
+        ragged_dims += 1
+    if not ragged_dims:
+        raise ValueError(f"Input(ragged=True) needs a None dimension after the batch "
+                         f"dimension, got shape {shape}")
+    n, lengths = _PROBE_BATCH, []
+    for _ in range(ragged_dims):
+        level = [(i % 2) + 1 for i in range(n)]
+        lengths.append(level)
+        n = sum(level)
+    inner = [d for d in shape[1 + ragged_dims:]]
+    np_dtype = object if dtype.is_string else dtype.as_numpy_dtype
+    flat = wrap(np.full([n] + inner, b"" if dtype.is_string else 0, dtype=np_dtype))
+    return RaggedTensor.from_nested_row_lengths(
+        flat, [wrap(np.array(x, dtype=np.int64)) for x in lengths])
+
+
 def _concrete(x):
     return nest.map_structure(lambda v: v._probe() if isinstance(v, KerasTensor) else v, x)
 
@@ -109,10 +137,11 @@ def maybe_symbolic_call(layer, inputs, args, kwargs):
     node = Node(layer, inputs, args, kwargs, out)
     keras_out = []
     for i, t in enumerate(flat):
-        if not isinstance(t, Tensor):
+        ragged = hasattr(t, "flat_values") and hasattr(t, "row_splits")
+        if not isinstance(t, Tensor) and not ragged:
             raise TypeError(f"layer {layer.name} returned {type(t).__name__} on symbolic "
                             f"inputs; layers must return tensors")
         shape = [None] + t.shape.as_list()[1:] if t.shape.rank else []
-        keras_out.append(KerasTensor(shape, t.dtype, node=node, index=i))
+        keras_out.append(KerasTensor(shape, t.dtype, node=node, index=i, ragged=ragged))
     node.outputs = keras_out
     return nest.pack_like(out, keras_out)

@@ -11,6 +11,8 @@ Example:
     >>> table.lookup(tf.constant(["b", "z"])).numpy()
     array([ 2, -1], dtype=int32)
 """
+import itertools
+
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
@@ -62,7 +64,10 @@ class _Table:
     def _find(self, keys, default):
         get = self._data.get
         d = default if self._value_shape else default.reshape(()).tolist()
-        flat = [get(k, d) for k in _key_list(keys)]
+        if not self._value_shape and not self.value_dtype.is_string:
+            return np.fromiter(map(get, _key_list(keys), itertools.repeat(d)),
+                               dtype=self._np_value_dtype(), count=keys.size).reshape(keys.shape)
+        flat = list(map(get, _key_list(keys), itertools.repeat(d)))
         out = np.empty((len(flat),) + self._value_shape, dtype=self._np_value_dtype())
         if flat:
             if self._value_shape:

@@ -172,6 +172,12 @@ def dense_layout(values_shape, splits_list, shape):
                          f"(the ragged tensor's rank)")
     shape = [b if s is None or s == -1 else int(s) for s, b in zip(shape, bounding)]
     k = len(splits_list)
+    for i, (want, have) in enumerate(zip(shape[k + 1:], values_shape[1:])):
+        if want != have:
+            raise _bad("RaggedTensorToTensor", f"shape {shape} has {want} in dimension "
+                       f"{k + 1 + i}, but the ragged tensor's values have {have} there; only "
+                       f"the rows and the ragged dimensions are padded or cut to `shape`, "
+                       f"uniform dimensions must match")
     pos = np.arange(nrows, dtype=_I64)
     valid = pos < shape[0]
     for level, s in enumerate(splits_list):
@@ -184,18 +190,13 @@ def dense_layout(values_shape, splits_list, shape):
     return shape, np.where(valid, pos, -1), k
 
 
-def _inner_slices(values_shape, dense_inner):
-    return tuple(slice(0, min(a, b)) for a, b in zip(values_shape, dense_inner))
-
-
 def _to_dense_fwd(values, default, *splits, shape):
     dense_shape, pos, k = dense_layout(values.shape, splits, shape)
     outer = int(np.prod(dense_shape[:k + 1], dtype=_I64))
     out = np.empty([outer] + dense_shape[k + 1:], dtype=values.dtype)
     out[...] = default
     keep = pos >= 0
-    inner = _inner_slices(values.shape[1:], dense_shape[k + 1:])
-    out[(pos[keep],) + inner] = values[(keep,) + inner]
+    out[pos[keep]] = values[keep]
     return out.reshape(dense_shape)
 
 
@@ -205,11 +206,10 @@ def _to_dense_grad_fwd(g, values, default, *splits, shape):
     flat = g.reshape(lead + (-1,) + tuple(dense_shape[k + 1:]))
     gv = np.zeros(lead + values.shape, dtype=g.dtype)
     keep = pos >= 0
-    inner = _inner_slices(values.shape[1:], dense_shape[k + 1:])
     nb = (slice(None),) * len(lead)
-    gv[nb + (keep,) + inner] = flat[nb + (pos[keep],) + inner]
+    gv[nb + (keep,)] = flat[nb + (pos[keep],)]
     filled = np.zeros(flat.shape[len(lead):], dtype=bool)
-    filled[(pos[keep],) + inner] = True
+    filled[pos[keep]] = True
     gd = np.where(filled, 0, flat).reshape(lead + (-1,)).sum(axis=-1).astype(g.dtype)
     if default.ndim:
         gd = gd.reshape(lead + (1,) * default.ndim)

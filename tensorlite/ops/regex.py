@@ -7,7 +7,9 @@ TensorFlow's regex ops use RE2. Python's `re` is 10-20x faster per call from Pyt
 - strings are matched as UTF-8 text (decoded with `surrogateescape`, so invalid bytes pass
   through unchanged): `.` matches one character, not one byte, as in RE2;
 - `\\w \\d \\s \\b` are ASCII-only (`re.ASCII`), as in RE2;
-- RE2's `\\z` (end of text) is written `\\Z` for `re`;
+- RE2's `\\z` (end of text) is written `\\Z` for `re`, and RE2's POSIX classes inside
+  brackets (`[[:alpha:]]`, `[[:digit:]_]`) become their ASCII ranges (`re` would silently
+  read them as a set of the characters `[:alph`);
 - what RE2 rejects, we reject too: backreferences (`\\1` in a pattern) and lookaround
   (`(?=`, `(?!`, `(?<=`, `(?<!`) are InvalidArgumentError, as TensorFlow reports them;
 - what `re` cannot parse but RE2 can (`\\pL`, `\\p{Greek}`, `[[:alpha:]]`) runs on the
@@ -17,7 +19,7 @@ Known remaining difference: without flags, RE2's `$` matches only at the end of 
 `re`'s `$` also matches before a final newline (use `\\z` for RE2's meaning in both).
 
 Example:
-    >>> compile_pattern(r"\\w+").fullmatch("abc") is not None
+    >>> compile_pattern(r"\\w+").fullmatch(b"abc")
     True
 """
 import functools
@@ -26,7 +28,83 @@ import warnings
 
 from tensorlite.framework import errors
 
+_POSIX = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
+          "lower": "a-z", "space": r" \t\n\r\f\v", "blank": r" \t", "xdigit": "0-9A-Fa-f",
+          "word": r"\w", "cntrl": r"\x00-\x1f\x7f", "print": r"\x20-\x7e",
+          "graph": r"\x21-\x7e", "punct": r"!-/:-@\[-`{-~", "ascii": r"\x00-\x7f"}
+_POSIX_CLASS = re.compile(r"\[:(\^?)([a-z]+):\]")
+
+
+def _posix_classes(pattern):
+    def one(m):
+        if m.group(1) or m.group(2) not in _POSIX:
+            raise errors.InvalidArgumentError(
+                None, None, f"invalid pattern {pattern!r}: unsupported character class "
+                f"{m.group(0)!r}")
+        return _POSIX[m.group(2)]
+    return _POSIX_CLASS.sub(one, pattern)
+
+
 _RE2_ONLY_REJECTS = re.compile(r"\(\?<?[=!]|(?<!\\)\\[1-9]")
+
+
+# Constructs that could match part of a multi-byte UTF-8 character if run byte by byte. A
+# pattern without them (and ASCII itself) matches exactly the same on the UTF-8 bytes as on
+# the decoded text, since no byte of a multi-byte character is ASCII; such patterns run on
+# the bytes directly, skipping a decode and an encode per string.
+def _safe_on_bytes(pattern):
+    """ASCII, and no '.' outside a class, no negated class, no \\W \\S \\D \\B \\p."""
+    if not pattern.isascii():
+        return False
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if pattern[i + 1:i + 2] in ("W", "S", "D", "B", "p", "P", "X", "C"):
+                return False
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            if pattern[i + 1:i + 2] == "^":
+                return False
+            in_class = True
+            if pattern[i + 1:i + 2] == "]":
+                i += 1  # a leading ']' is a literal
+        elif c == ".":
+            return False
+        i += 1
+    return True
+
+
+class Pattern:
+    """A compiled RE2-meaning pattern that works on bytes (TensorFlow strings)."""
+
+    def __init__(self, compiled, on_bytes):
+        self._c = compiled
+        self._on_bytes = on_bytes
+
+    def fullmatch(self, b):
+        if self._on_bytes:
+            return self._c.fullmatch(b) is not None
+        return self._c.fullmatch(b.decode("utf-8", "surrogateescape")) is not None
+
+    def sub(self, template, b, count=0):
+        if self._on_bytes:
+            return self._c.sub(template.encode("utf-8", "surrogateescape"), b, count=count)
+        out = self._c.sub(template, b.decode("utf-8", "surrogateescape"), count=count)
+        return out.encode("utf-8", "surrogateescape")
+
+    def subber(self, template, count=0):
+        """A function bytes -> bytes doing `sub` (the hot loop of regex_replace)."""
+        if self._on_bytes:
+            tb = template.encode("utf-8", "surrogateescape")
+            sub = self._c.sub
+            if count == 0:
+                return lambda b: sub(tb, b)
+            return lambda b: sub(tb, b, count=count)
+        return lambda b: self.sub(template, b, count)
 
 
 class _Re2Pattern:
@@ -56,15 +134,17 @@ def compile_pattern(pattern, op_name="Regex"):
             None, None, f"{op_name}: invalid pattern {pattern!r}: RE2 (TensorFlow's regex "
             f"engine) supports neither backreferences nor lookaround; rewrite the pattern "
             f"without them")
-    py_pattern = pattern.replace(r"\z", r"\Z")
+    py_pattern = _posix_classes(pattern.replace(r"\z", r"\Z"))
+    on_bytes = _safe_on_bytes(py_pattern)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # re's FutureWarning on "[[" (RE2: a literal)
-            return re.compile(py_pattern, re.ASCII)
+            compiled = re.compile(py_pattern.encode() if on_bytes else py_pattern, re.ASCII)
+        return Pattern(compiled, on_bytes)
     except re.error as e:
         re2 = _re2_compile(pattern)
         if re2 is not None:
-            return re2
+            return Pattern(re2, False)
         raise errors.InvalidArgumentError(
             None, None, f"{op_name}: invalid pattern {pattern!r}: {e}; fix the regular "
             f"expression (RE2 syntax)") from None

@@ -11,6 +11,7 @@ Example:
     >>> STRING_LENGTH(tf.constant(["héllo"]), unit="UTF8_CHAR").numpy()
     array([5], dtype=int32)
 """
+import itertools
 import re
 
 import numpy as np
@@ -25,18 +26,12 @@ _OBJ = object
 def emap(fn, x, otype=_OBJ):
     """Applies `fn` to every element of an object array; same shape, dtype `otype`."""
     flat = x.reshape(-1).tolist()
-    out = np.empty(len(flat), dtype=otype)
-    if flat:
-        out[:] = [fn(s) for s in flat]
-    return out.reshape(x.shape)
+    return np.fromiter(map(fn, flat), dtype=otype, count=len(flat)).reshape(x.shape)
 
 
 def strings_array(items):
     """A 1-D object array of bytes from a list (never a 2-D array of characters)."""
-    out = np.empty(len(items), dtype=_OBJ)
-    if items:
-        out[:] = items
-    return out
+    return np.fromiter(items, dtype=_OBJ, count=len(items))
 
 
 def splits_from_lengths(lengths):
@@ -67,17 +62,13 @@ def _bad(op, message):
 
 # -- split and join ----------------------------------------------------------------------------
 def _split_fwd(x, sep, maxsplit):
-    tokens, lengths = [], []
-    for s in x.reshape(-1).tolist():
-        if sep == b"":
-            parts = s.split(None, maxsplit)  # runs of whitespace, no empty tokens
-        elif not s:
-            parts = []  # TensorFlow gives no token (Python would give one empty string)
-        else:
-            parts = s.split(sep, maxsplit)
-        tokens.extend(parts)
-        lengths.append(len(parts))
-    return strings_array(tokens), splits_from_lengths(lengths)
+    flat = x.reshape(-1).tolist()
+    if sep == b"":  # runs of whitespace, no empty tokens
+        parts = [s.split(None, maxsplit) for s in flat]
+    else:  # an empty string has no token (Python would give one empty string)
+        parts = [s.split(sep, maxsplit) if s else [] for s in flat]
+    tokens = list(itertools.chain.from_iterable(parts))
+    return strings_array(tokens), splits_from_lengths(list(map(len, parts)))
 
 
 STRING_SPLIT = _register("StringSplitV2", _split_fwd, _ragged_spec(dtypes.string), True)
@@ -136,24 +127,14 @@ SEGMENT_JOIN = _register("RaggedReduceJoin", _segment_join_fwd,
 
 
 # -- regular expressions -----------------------------------------------------------------------
-def _text(b):
-    return b.decode("utf-8", "surrogateescape")
-
-
-def _bytes(s):
-    return s.encode("utf-8", "surrogateescape")
-
-
 def _regex_replace_fwd(x, pattern, rewrite, replace_global):
     compiled = regex.compile_pattern(pattern, "RegexReplace")
-    template = regex.rewrite_template(rewrite)
-    count = 0 if replace_global else 1
-    return emap(lambda s: _bytes(compiled.sub(template, _text(s), count=count)), x)
+    sub = compiled.subber(regex.rewrite_template(rewrite), 0 if replace_global else 1)
+    return emap(sub, x)
 
 
 def _regex_full_match_fwd(x, pattern):
-    match = regex.compile_pattern(pattern, "RegexFullMatch").fullmatch
-    return emap(lambda s: match(_text(s)) is not None, x, np.bool_)
+    return emap(regex.compile_pattern(pattern, "RegexFullMatch").fullmatch, x, np.bool_)
 
 
 REGEX_REPLACE = _register("RegexReplace", _regex_replace_fwd, _like(dtypes.string))

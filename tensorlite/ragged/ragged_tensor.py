@@ -30,6 +30,14 @@ def _int64(x, what):
     return t if t.dtype is dtypes.int64 else math_ops.cast(t, dtypes.int64)
 
 
+def _nest(flat_values, partitions, make):
+    """Wraps `flat_values` in one ragged level per partition, innermost last."""
+    result = _values(flat_values)
+    for p in reversed(list(partitions)):
+        result = make(result, p)
+    return result
+
+
 def _values(v):
     return v if isinstance(v, (Tensor, RaggedTensor)) else convert_to_tensor(v)
 
@@ -104,18 +112,14 @@ class RaggedTensor:
 
     @classmethod
     def from_nested_row_splits(cls, flat_values, nested_row_splits, name=None, validate=True):
-        result = _values(flat_values)
-        for splits in reversed(list(nested_row_splits)):
-            result = cls.from_row_splits(result, splits, validate=validate)
-        return result
+        return _nest(flat_values, nested_row_splits,
+                     lambda v, s: cls.from_row_splits(v, s, validate=validate))
 
     @classmethod
     def from_nested_row_lengths(cls, flat_values, nested_row_lengths, name=None,
                                 validate=True):
-        result = _values(flat_values)
-        for lengths in reversed(list(nested_row_lengths)):
-            result = cls.from_row_lengths(result, lengths, validate=validate)
-        return result
+        return _nest(flat_values, nested_row_lengths,
+                     lambda v, n: cls.from_row_lengths(v, n, validate=validate))
 
     @classmethod
     def from_nested_value_rowids(cls, flat_values, nested_value_rowids, nested_nrows=None,
@@ -295,6 +299,13 @@ class RaggedTensor:
                                       "into one) is implemented")
         return self._values
 
+    # -- composite protocol (nest.flatten(expand_composites=True): tf.function) ---------------
+    def _tl_components(self):
+        return [self._values, self._row_splits]
+
+    def _tl_rebuild(self, components):
+        return RaggedTensor(components[0], components[1], internal=True)
+
     # -- Python protocol ------------------------------------------------------------------------
     def __getitem__(self, key):
         from tensorlite.ragged.indexing import getitem  # noqa: PLC0415
@@ -314,6 +325,8 @@ class RaggedTensor:
         raise TypeError("RaggedTensor is unhashable; use .ref() as the key.")
 
     def __repr__(self):
+        if not isinstance(self.flat_values, Tensor):  # a graph's output structure (slots)
+            return f"RaggedTensor(values={self._values!r}, row_splits={self._row_splits!r})"
         return f"<tf.RaggedTensor {_list_text(self.to_list())}>"
 
     __str__ = __repr__

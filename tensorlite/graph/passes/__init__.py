@@ -75,7 +75,8 @@ def derive(graph, nodes, mapping=None, constants=None):
     g.outputs = graph.outputs
     if mapping:
         g.outputs = nest.map_structure(
-            lambda s: resolve(mapping, s) if isinstance(s, int) else s, graph.outputs)
+            lambda s: resolve(mapping, s) if isinstance(s, int) else s, graph.outputs,
+            expand_composites=True)
     g.n_slots = graph.n_slots
     g.name = graph.name
     cache = getattr(graph, "slot_specs", None)

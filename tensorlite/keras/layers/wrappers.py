@@ -21,11 +21,8 @@ _MERGE = {
 
 
 def _layer_from(config_layer):
-    from tensorlite.keras.layers import recurrent  # noqa: PLC0415
-    cls = getattr(recurrent, config_layer["class_name"], None)
-    if cls is None:
-        raise ValueError(f"Bidirectional: unknown layer class {config_layer['class_name']!r}")
-    return cls.from_config(config_layer["config"])
+    from tensorlite.keras.saving.registry import layer_from_config  # noqa: PLC0415
+    return layer_from_config(config_layer)
 
 
 class Bidirectional(KerasLayer):
@@ -97,11 +94,7 @@ class TimeDistributed(KerasLayer):
 
     def __init__(self, layer, **kwargs):
         if isinstance(layer, dict):
-            from tensorlite.keras.saving import registry  # noqa: PLC0415
-            layer = registry.deserialize_layer(layer) if hasattr(
-                registry, "deserialize_layer") else None
-            if layer is None:
-                raise NotImplementedError("TimeDistributed.from_config of a layer config")
+            layer = _layer_from(layer)
         super().__init__(**kwargs)
         self.layer = layer
         self.supports_masking = True
