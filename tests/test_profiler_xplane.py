@@ -25,10 +25,13 @@ from tensorlite import profiler
 from tensorlite.profiler import xplane
 from tests.test_profiler_report import _chromium
 
-raw_to_tool_data = pytest.importorskip(
-    "xprof.convert.raw_to_tool_data",
-    reason="TensorBoard's Profile plugin is not installed: pip install xprof (the test "
-           "extra installs it)")
+
+
+def _xprof():
+    """xprof's converter module (the test extra installs xprof)."""
+    return pytest.importorskip(
+        "xprof.convert.raw_to_tool_data",
+        reason="TensorBoard's Profile plugin is not installed: pip install xprof")
 
 TOOLS = ("overview_page", "input_pipeline_analyzer", "framework_op_stats", "trace_viewer")
 MAP_SLEEP = 0.002
@@ -61,6 +64,7 @@ def _fit(logdir, input_bound):
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
+    _xprof()
     root = tmp_path_factory.mktemp("logs")
     return str(root), {kind: _fit(str(root / kind), kind == "input")
                        for kind in ("input", "compute")}
@@ -74,7 +78,7 @@ def _xplane_file(run):
 
 def _tool(run, tool):
     """xprof's converter on our file: the tool's data (parsed JSON)."""
-    data, content_type = raw_to_tool_data.xspace_to_tool_data(
+    data, content_type = _xprof().xspace_to_tool_data(
         [_xplane_file(run)], tool, {"use_saved_result": False})
     assert data, f"xprof produced no {tool} data"
     assert content_type == "application/json"
@@ -103,7 +107,7 @@ def _table(tables, first_col):
 
 def test_xprof_offers_the_four_tools(logs):
     for run in logs[1].values():
-        names = raw_to_tool_data.xspace_to_tool_names([_xplane_file(run)])
+        names = _xprof().xspace_to_tool_names([_xplane_file(run)])
         for tool in TOOLS:
             assert tool in names or tool + "@" in names, (tool, names)
 
@@ -163,6 +167,45 @@ def test_trace_viewer_shows_step_markers_and_threads(logs):
     names = {e.get("name") for e in events}
     assert {"MatMul:MatMul", "IteratorGetNext:IteratorGetNext",
             "Iterator::Prefetch::BatchV2::Map"} <= names
+
+
+def test_worker_processes_and_threads_get_their_own_lines(tmp_path):
+    from tests.test_profiler_input_pipeline import _data, _profile, slow_fn  # noqa: PLC0415
+    opts = tf.data.Options()
+    opts.threading.worker_mechanism = "process"
+    ds = tf.data.Dataset.from_tensor_slices(_data(24)).map(
+        slow_fn, num_parallel_calls=2).batch(4).prefetch(1).with_options(opts)
+    _profile(ds, str(tmp_path), step_s=0.0005)
+    run = profiler.latest_run(str(tmp_path))
+    events = _tool(run, "trace_viewer")["traceEvents"]
+    lines = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e.get("name") == "thread_name"}
+    workers = {k for k, name in lines.items() if name.startswith("tf.data worker (pid ")}
+    assert len(workers) == 2 and "MainThread" in lines.values()
+    assert any(n.startswith("tf.data Prefetch") for n in lines.values())
+    runs = [e for e in events if e.get("name") == "InstantiatedCapturedFunction::Run"]
+    assert {(e["pid"], e["tid"]) for e in runs} == workers  # the map function, per element
+    ops = _table(_tool(run, "input_pipeline_analyzer"), "opName")
+    assert "Iterator::Prefetch::BatchV2::ParallelMapV2" in {r["opName"] for r in ops}
+
+
+def test_without_protobuf_the_rest_of_the_run_is_written(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "google.protobuf", None)  # import fails
+    monkeypatch.setattr(profiler, "_WARNED_NO_PROTOBUF", False)
+    with pytest.warns(UserWarning, match="protobuf is not installed"):
+        with profiler.experimental.Profile(str(tmp_path)):
+            tf.matmul(tf.ones((2, 2)), tf.ones((2, 2)))
+    run = profiler.latest_run(str(tmp_path))
+    assert sorted(os.listdir(run)) == ["profile.json", "report.html", "summary.txt",
+                                       "trace.json"]
+
+
+def test_tensorboard_command_without_tensorboard(tmp_path, monkeypatch, capsys):
+    from tensorlite.profiler import __main__ as cli  # noqa: PLC0415
+    monkeypatch.setitem(sys.modules, "tensorboard", None)
+    assert cli.main(["--tensorboard", str(tmp_path)]) == 1
+    assert "pip install 'tensorlite[profile]'" in capsys.readouterr().err
+    assert cli.main(["--tensorboard", str(tmp_path / "missing")]) == 2
 
 
 # -- TensorBoard over HTTP, and the Profile tab in Chromium ------------------------------------

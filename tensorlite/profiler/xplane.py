@@ -18,9 +18,10 @@ classify it as they classify a TensorFlow profile:
   * each tf.data stage producing an element is an event named after TensorFlow's iterator
     prefix, the path from the pipeline's root stage: `Iterator::Prefetch::BatchV2::Map`.
     xprof counts events starting with `Iterator::` as input ops, per stage. Background work
-    is named as TensorFlow names it: `PrefetchProduce` (a prefetch thread fetching one
-    element), `ParallelMapProduce` (a parallel map worker running the function),
-    `ParallelInterleaveProduce`.
+    is named as TensorFlow names it: `PrefetchProduce` / `ParallelInterleaveProduce` (a
+    background thread fetching one element; xprof hides these in the trace viewer, showing
+    the upstream stages' events nested in them), and `InstantiatedCapturedFunction::Run` (a
+    parallel map worker, thread or process, running the function on one element).
 
 Needs the protobuf runtime (the `profile` extra); the bindings (proto/xplane_pb2.py) are
 generated from proto/xplane.proto by proto/generate.py.
@@ -41,9 +42,9 @@ _TF_ITERATOR = {
     "FromTensors": "FromTensor", "FromGenerator": "Generator",
     "ChooseFromDatasets": "DirectedInterleave", "WeightedSelector": "DirectedInterleave",
 }
-# The event TensorFlow records around background work for a stage of this kind.
-_PRODUCE = {"Prefetch": "PrefetchProduce", "ParallelMap": "ParallelMapProduce",
-            "ParallelInterleave": "ParallelInterleaveProduce"}
+# The event TensorFlow records around a background thread's fetch for a stage of this kind.
+_PRODUCE = {"Prefetch": "PrefetchProduce", "ParallelInterleave": "ParallelInterleaveProduce"}
+_RUN_FUNCTION = "InstantiatedCapturedFunction::Run"
 
 
 def file_name(host=None):
@@ -119,8 +120,10 @@ class _Stages:
         """`Iterator::...` for a stage span; the produce event's name for background work."""
         kind = _kind(span_name)
         role = args.get("role")
-        if role in ("producer", "worker"):
-            return _PRODUCE.get(kind, "Iterator::" + self._tf_kind(kind))
+        if role == "worker":
+            return _RUN_FUNCTION
+        if role == "producer" and kind in _PRODUCE:
+            return _PRODUCE[kind]
         pid, key = args.get("pipeline"), str(args.get("stage"))
         path = self._paths.get((pid, key))
         if path is None and "/" in key:  # a stage inside an interleave or flat_map
