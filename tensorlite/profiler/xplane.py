@@ -67,21 +67,20 @@ class _Builder:
         self.plane = plane
         self._events, self._stats = {}, {}
 
-    def event_id(self, name):
-        i = self._events.get(name)
+    @staticmethod
+    def _intern(ids, metadata, name):
+        i = ids.get(name)
         if i is None:
-            i = self._events[name] = len(self._events) + 1
-            md = self.plane.event_metadata[i]
+            i = ids[name] = len(ids) + 1
+            md = metadata[i]
             md.id, md.name = i, name
         return i
 
+    def event_id(self, name):
+        return self._intern(self._events, self.plane.event_metadata, name)
+
     def stat_id(self, name):
-        i = self._stats.get(name)
-        if i is None:
-            i = self._stats[name] = len(self._stats) + 1
-            md = self.plane.stat_metadata[i]
-            md.id, md.name = i, name
-        return i
+        return self._intern(self._stats, self.plane.stat_metadata, name)
 
     def add_stat(self, stats, name, value):
         st = stats.add()
@@ -143,22 +142,36 @@ def _event_name(kind, name, payload, stages):
     return name
 
 
+def _name_key(kind, name, payload):
+    """What an event's XPlane name depends on (see `_event_name`)."""
+    if kind == "op":
+        return kind, name, payload
+    if kind == "data":
+        return (kind, name, payload.get("pipeline"), str(payload.get("stage")),
+                payload.get("role"))
+    return kind, name
+
+
 def _add_line(b, line_id, name, t0_wall_ns, duration_ps, events, stages, start_ns):
     """One XLine from (kind, name, start, dur, payload, out_shapes) tuples."""
-    line = b.plane.lines.add()
-    line.id = line.display_id = line_id
-    line.name = line.display_name = name
-    line.timestamp_ns = t0_wall_ns
-    line.duration_ps = duration_ps
+    line = b.plane.lines.add(id=line_id, display_id=line_id, name=name, display_name=name,
+                             timestamp_ns=t0_wall_ns, duration_ps=duration_ps)
+    add, names, shapes = line.events.add, {}, {}
+    shapes_id = b.stat_id("input_shapes")
     # Outer events first at equal starts, so that nesting is read correctly.
-    for kind, ename, start, dur, payload, outs in sorted(events, key=lambda e: (e[2], -e[3])):
-        ev = line.events.add()
-        ev.metadata_id = b.event_id(_event_name(kind, ename, payload, stages))
-        ev.offset_ps = max(start - start_ns, 0) * 1000
-        ev.duration_ps = dur * 1000
+    for kind, ename, start, dur, payload, _outs in sorted(events, key=lambda e: (e[2], -e[3])):
+        key = _name_key(kind, ename, payload)
+        mid = names.get(key)
+        if mid is None:
+            mid = names[key] = b.event_id(_event_name(kind, ename, payload, stages))
+        ev = add(metadata_id=mid, offset_ps=max(start - start_ns, 0) * 1000,
+                 duration_ps=dur * 1000)
         if kind == "op":
-            b.add_stat(ev.stats, "input_shapes", ";".join(
-                "x".join(map(str, s)) or "scalar" for s in payload))
+            text = shapes.get(payload)
+            if text is None:
+                text = shapes[payload] = ";".join("x".join(map(str, s)) or "scalar"
+                                                  for s in payload)
+            ev.stats.add(metadata_id=shapes_id, str_value=text)
             continue
         for k, v in (payload or {}).items():
             if v is not None and k != "role":
