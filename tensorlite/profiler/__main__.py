@@ -3,6 +3,8 @@
     python -m tensorlite.profiler LOGDIR          # the newest run under LOGDIR
     python -m tensorlite.profiler LOGDIR --list   # every run, oldest first
     python -m tensorlite.profiler RUN_DIR         # one run directory
+    python -m tensorlite.profiler --tensorboard LOGDIR  # TensorBoard's Profile tab, on
+                                                        # 127.0.0.1 (a free port; --port N)
 
 (also installed as the `tensorlite-profiler` command).
 """
@@ -20,11 +22,19 @@ def main(argv=None):
     parser.add_argument("logdir", help="the log directory given to the profiler (or the "
                                        "Keras TensorBoard callback), or one run directory")
     parser.add_argument("--list", action="store_true", help="list the runs and exit")
+    parser.add_argument("--tensorboard", action="store_true", help="serve LOGDIR in "
+                        "TensorBoard (its Profile plugin, xprof, opens the runs) on "
+                        "127.0.0.1 and print the URL")
+    parser.add_argument("--port", type=int, default=0, help="TensorBoard's port (default: "
+                                                            "a free one)")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.logdir):
         print(f"tensorlite-profiler: {args.logdir!r} is not a directory", file=sys.stderr)
         return 2
     try:
+        if args.tensorboard:
+            from tensorlite.profiler import tensorboard_server  # noqa: PLC0415
+            return tensorboard_server.serve(args.logdir, args.port)
         if args.list:
             for run in profiler.runs(args.logdir):
                 print(run)

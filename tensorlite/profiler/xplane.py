@@ -18,9 +18,10 @@ classify it as they classify a TensorFlow profile:
   * each tf.data stage producing an element is an event named after TensorFlow's iterator
     prefix, the path from the pipeline's root stage: `Iterator::Prefetch::BatchV2::Map`.
     xprof counts events starting with `Iterator::` as input ops, per stage. Background work
-    is named as TensorFlow names it: `PrefetchProduce` (a prefetch thread fetching one
-    element), `ParallelMapProduce` (a parallel map worker running the function),
-    `ParallelInterleaveProduce`.
+    is named as TensorFlow names it: `PrefetchProduce` / `ParallelInterleaveProduce` (a
+    background thread fetching one element; xprof hides these in the trace viewer, showing
+    the upstream stages' events nested in them), and `InstantiatedCapturedFunction::Run` (a
+    parallel map worker, thread or process, running the function on one element).
 
 Needs the protobuf runtime (the `profile` extra); the bindings (proto/xplane_pb2.py) are
 generated from proto/xplane.proto by proto/generate.py.
@@ -41,9 +42,9 @@ _TF_ITERATOR = {
     "FromTensors": "FromTensor", "FromGenerator": "Generator",
     "ChooseFromDatasets": "DirectedInterleave", "WeightedSelector": "DirectedInterleave",
 }
-# The event TensorFlow records around background work for a stage of this kind.
-_PRODUCE = {"Prefetch": "PrefetchProduce", "ParallelMap": "ParallelMapProduce",
-            "ParallelInterleave": "ParallelInterleaveProduce"}
+# The event TensorFlow records around a background thread's fetch for a stage of this kind.
+_PRODUCE = {"Prefetch": "PrefetchProduce", "ParallelInterleave": "ParallelInterleaveProduce"}
+_RUN_FUNCTION = "InstantiatedCapturedFunction::Run"
 
 
 def file_name(host=None):
@@ -66,21 +67,20 @@ class _Builder:
         self.plane = plane
         self._events, self._stats = {}, {}
 
-    def event_id(self, name):
-        i = self._events.get(name)
+    @staticmethod
+    def _intern(ids, metadata, name):
+        i = ids.get(name)
         if i is None:
-            i = self._events[name] = len(self._events) + 1
-            md = self.plane.event_metadata[i]
+            i = ids[name] = len(ids) + 1
+            md = metadata[i]
             md.id, md.name = i, name
         return i
 
+    def event_id(self, name):
+        return self._intern(self._events, self.plane.event_metadata, name)
+
     def stat_id(self, name):
-        i = self._stats.get(name)
-        if i is None:
-            i = self._stats[name] = len(self._stats) + 1
-            md = self.plane.stat_metadata[i]
-            md.id, md.name = i, name
-        return i
+        return self._intern(self._stats, self.plane.stat_metadata, name)
 
     def add_stat(self, stats, name, value):
         st = stats.add()
@@ -119,8 +119,10 @@ class _Stages:
         """`Iterator::...` for a stage span; the produce event's name for background work."""
         kind = _kind(span_name)
         role = args.get("role")
-        if role in ("producer", "worker"):
-            return _PRODUCE.get(kind, "Iterator::" + self._tf_kind(kind))
+        if role == "worker":
+            return _RUN_FUNCTION
+        if role == "producer" and kind in _PRODUCE:
+            return _PRODUCE[kind]
         pid, key = args.get("pipeline"), str(args.get("stage"))
         path = self._paths.get((pid, key))
         if path is None and "/" in key:  # a stage inside an interleave or flat_map
@@ -140,22 +142,36 @@ def _event_name(kind, name, payload, stages):
     return name
 
 
+def _name_key(kind, name, payload):
+    """What an event's XPlane name depends on (see `_event_name`)."""
+    if kind == "op":
+        return kind, name, payload
+    if kind == "data":
+        return (kind, name, payload.get("pipeline"), str(payload.get("stage")),
+                payload.get("role"))
+    return kind, name
+
+
 def _add_line(b, line_id, name, t0_wall_ns, duration_ps, events, stages, start_ns):
     """One XLine from (kind, name, start, dur, payload, out_shapes) tuples."""
-    line = b.plane.lines.add()
-    line.id = line.display_id = line_id
-    line.name = line.display_name = name
-    line.timestamp_ns = t0_wall_ns
-    line.duration_ps = duration_ps
+    line = b.plane.lines.add(id=line_id, display_id=line_id, name=name, display_name=name,
+                             timestamp_ns=t0_wall_ns, duration_ps=duration_ps)
+    add, names, shapes = line.events.add, {}, {}
+    shapes_id = b.stat_id("input_shapes")
     # Outer events first at equal starts, so that nesting is read correctly.
-    for kind, ename, start, dur, payload, outs in sorted(events, key=lambda e: (e[2], -e[3])):
-        ev = line.events.add()
-        ev.metadata_id = b.event_id(_event_name(kind, ename, payload, stages))
-        ev.offset_ps = max(start - start_ns, 0) * 1000
-        ev.duration_ps = dur * 1000
+    for kind, ename, start, dur, payload, _outs in sorted(events, key=lambda e: (e[2], -e[3])):
+        key = _name_key(kind, ename, payload)
+        mid = names.get(key)
+        if mid is None:
+            mid = names[key] = b.event_id(_event_name(kind, ename, payload, stages))
+        ev = add(metadata_id=mid, offset_ps=max(start - start_ns, 0) * 1000,
+                 duration_ps=dur * 1000)
         if kind == "op":
-            b.add_stat(ev.stats, "input_shapes", ";".join(
-                "x".join(map(str, s)) or "scalar" for s in payload))
+            text = shapes.get(payload)
+            if text is None:
+                text = shapes[payload] = ";".join("x".join(map(str, s)) or "scalar"
+                                                  for s in payload)
+            ev.stats.add(metadata_id=shapes_id, str_value=text)
             continue
         for k, v in (payload or {}).items():
             if v is not None and k != "role":
