@@ -50,18 +50,27 @@ from tensorlite.graph.context import executing_eagerly
 from tensorlite.graph.function import function
 from tensorlite.ops.control_flow_ops import case, cond, switch_case, while_loop
 from tensorlite import test
+from tensorlite import debugging, version
+from tensorlite.framework.device import DeviceSpec, device
+from tensorlite.ops.check_ops import Assert
 
 newaxis = None
-__version__ = "0.1.0"
+__version__ = version.VERSION
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
 _LAZY = {"compat", "data", "image", "io", "keras", "profiler", "sparse", "summary", "train"}
+
+_KERAS_ALIASES = {"optimizers", "initializers", "losses", "metrics", "activations"}
 
 
 def __getattr__(name):
     import importlib  # noqa: PLC0415
     if name in _LAZY:
         module = importlib.import_module(f"tensorlite.{name}")
+        globals()[name] = module
+        return module
+    if name in _KERAS_ALIASES:  # TF 2's tf.optimizers, tf.losses, ...: tf.keras's modules
+        module = importlib.import_module(f"tensorlite.keras.{name}")
         globals()[name] = module
         return module
     if name == "SparseTensor":

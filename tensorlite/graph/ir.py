@@ -138,7 +138,8 @@ ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIA
 # is not, as in TensorFlow.
 CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter",
              "KerasApplyGradients", "KerasMetric"}
-STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While"} | CALLBACKS
+STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While",
+            "Assert"} | CALLBACKS
 
 
 _RANDOM = {"TruncatedNormal", "Multinomial", "DropoutMask"}
