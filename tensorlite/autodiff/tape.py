@@ -182,7 +182,11 @@ class GradientTape:
         else:
             cots = [math_ops.ones_like_t(t) if c is None else to_tensor(c, t._dtype)
                     for t, c in zip(targets, structure.flatten(output_gradients))]
+        recorded_reads = self._recording  # a target variable's read above is on the tape
         grads = self._backward(targets, cots, flat_sources)
+        for t, c in zip(structure.flatten(target), cots):
+            if _is_var(t) and id(t) in self._tracked and not recorded_reads:
+                _accumulate(grads, id(t), c)  # d v / d v: TF matches the variable's handle
         out = [_finish(grads.get(id(s)), s, unconnected) for s in flat_sources]
         if not self._persistent:  # as TF: a used non-persistent tape lets go of its record
             self._entries.clear()
