@@ -164,3 +164,16 @@ def test_enable_check_numerics_names_the_op():
     finally:
         tf.debugging.disable_check_numerics()
     assert np.isnan(tf.math.log(tf.constant([-1.0])).numpy()[0])
+
+
+def test_pretty_printed_concrete_signatures():
+    @tf.function
+    def scale(x, factor=2):
+        return x * factor
+
+    scale(tf.zeros([2]))
+    scale(tf.zeros([3], tf.int32), 3)
+    text = scale.pretty_printed_concrete_signatures()
+    assert "scale(x)\n  Args:\n    x: float32 Tensor, shape=(2,)\n  Returns:\n    float32 " \
+           "Tensor, shape=(2,)" in text
+    assert "x: int32 Tensor, shape=(3,)" in text
