@@ -29,3 +29,20 @@ from tensorlite.keras.layers.recurrent import (GRU, LSTM, RNN, GRUCell,  # noqa:
 from tensorlite.keras.layers.reshaping import (Cropping1D, Cropping2D, Permute,  # noqa: F401
                                                RepeatVector, UpSampling1D, UpSampling2D,
                                                ZeroPadding1D, ZeroPadding2D)
+from tensorlite.keras.layers.activation import (ELU, LeakyReLU, PReLU, ReLU,  # noqa: F401
+                                                Softmax, ThresholdedReLU)
+from tensorlite.keras.layers.image_preprocessing import (CenterCrop,  # noqa: F401
+                                                         RandomContrast, RandomCrop,
+                                                         RandomFlip, RandomRotation,
+                                                         RandomZoom, Rescaling, Resizing)
+from tensorlite.keras.layers.preprocessing_normalization import Normalization  # noqa: F401
+from tensorlite.keras.layers.noise import (ActivityRegularization,  # noqa: F401
+                                           GaussianNoise, SpatialDropout1D, SpatialDropout2D)
+
+
+class experimental:  # noqa: N801 - TF 2.3-2.5 names: tf.keras.layers.experimental.preprocessing
+    class preprocessing:  # noqa: N801
+        Rescaling, Resizing, CenterCrop, Normalization = Rescaling, Resizing, CenterCrop, \
+            Normalization
+        RandomFlip, RandomRotation, RandomZoom, RandomCrop, RandomContrast = \
+            RandomFlip, RandomRotation, RandomZoom, RandomCrop, RandomContrast
