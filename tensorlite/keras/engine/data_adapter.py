@@ -156,7 +156,15 @@ class DatasetBatches:
 
 
 def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False,
-                 class_weight=None, steps=None, what="fit"):
+                 class_weight=None, steps=None, what="fit", workers=None,
+                 use_multiprocessing=None, max_queue_size=None):
+    from tensorlite.keras.utils.sequence import PyDataset, SequenceBatches  # noqa: PLC0415
+    if isinstance(x, PyDataset):
+        if y is not None or sample_weight is not None:
+            raise ValueError(f"`y` and `sample_weight` are not supported with a Sequence / "
+                             f"PyDataset input to {what}: its items are (x, y, ...)")
+        return SequenceBatches(x, steps, workers if workers not in (None, 1) else None,
+                               use_multiprocessing or None, max_queue_size)
     if isinstance(x, DatasetV2) or (hasattr(x, "__next__") and not _is_array_like(x)) or \
             (hasattr(x, "__iter__") and not _is_array_like(x) and not isinstance(x, dict)):
         if y is not None:

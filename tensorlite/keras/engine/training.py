@@ -191,7 +191,8 @@ class Model(Layer):
             (x, y, sample_weight), validation_data = data_adapter.split_validation(
                 x, y, sample_weight, validation_split)
         batches = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle,
-                                            class_weight, steps_per_epoch, "fit")
+                                            class_weight, steps_per_epoch, "fit", workers,
+                                            use_multiprocessing, max_queue_size)
         val = None
         if validation_data is not None:
             val = self._validation_batches(validation_data, validation_batch_size or batch_size,
