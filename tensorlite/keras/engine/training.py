@@ -204,12 +204,15 @@ class Model(Layer):
                                           steps=batches.steps())
         self.stop_training = False
         callback_list.on_train_begin()
+        initial_epoch, skip = _resume_point(callback_list, initial_epoch)
         logs = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
             step = -1
             for step, batch in enumerate(batches.epoch()):
+                if step < skip:  # trained before a restart (BackupAndRestore)
+                    continue
                 callback_list.on_train_batch_begin(step)
                 with Trace("train", epoch_num=epoch, step_num=step, _r=1):
                     logs = self.train_step(batch)
@@ -217,6 +220,7 @@ class Model(Layer):
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            skip = 0
             if step < 0:
                 raise ValueError("Unexpected result of `train_function` (Empty logs). This "
                                  "could be due to issues in input data: the training data "
@@ -404,3 +408,12 @@ def _serializable(spec):
             return None
     return getattr(spec, "__name__", None)
 
+
+def _resume_point(callback_list, initial_epoch):
+    """(epoch, steps to skip) where fit continues: a restored BackupAndRestore's position,
+    else (initial_epoch, 0)."""
+    for cb in callback_list:
+        at = getattr(cb, "_resume_at", None)
+        if at is not None:
+            return max(at[0], initial_epoch), at[1] if at[0] >= initial_epoch else 0
+    return initial_epoch, 0
