@@ -56,8 +56,11 @@ def test_normalization_adapt_array_and_dataset():
     np.testing.assert_allclose(fixed(np.array([[4.0]])).numpy(), [[1.0]])
     inv = L.Normalization(mean=2.0, variance=4.0, invert=True)
     np.testing.assert_allclose(inv(np.array([[1.0]])).numpy(), [[4.0]])
-    with pytest.raises(ValueError, match="adapt"):
-        L.Normalization()(data)
+    fresh = L.Normalization()  # not adapted: mean 0, variance 1, as Keras
+    np.testing.assert_allclose(fresh(data).numpy(), data, rtol=1e-6)
+    assert [w.name.split("/")[-1].split(":")[0] for w in fresh.weights] == \
+        ["mean", "variance", "count"]
+    assert int(norm.count.numpy()) == 200
 
 
 def test_normalization_in_a_regression_model():

@@ -1,5 +1,9 @@
-"""`tf.keras.layers.Normalization`: (x - mean) / sqrt(variance), the statistics given or
-learned by `adapt(data)` over every axis but `axis` (features).
+"""`tf.keras.layers.Normalization`: (x - mean) / sqrt(variance) per feature (the `axis`
+dims; axis=None: one mean for everything), the statistics given (`mean`, `variance`) or
+learned by `adapt(data)`.
+
+As in Keras, building the layer creates the non-trainable weights `mean` (zeros),
+`variance` (ones) and `count` (int64) that `adapt` fills; given statistics are constants.
 
 Example:
     >>> norm = tf.keras.layers.Normalization()
@@ -12,7 +16,7 @@ import numpy as np
 from tensorlite.framework.tensor import Tensor
 from tensorlite.keras import backend
 from tensorlite.keras.layers.convolutional import KerasLayer
-from tensorlite.ops import math_ops
+from tensorlite.ops import array_ops, math_ops
 
 
 def _batches(data, batch_size, steps):
@@ -42,11 +46,27 @@ class Normalization(KerasLayer):
             raise ValueError(f"When setting values directly, both `mean` and `variance` must "
                              f"be set. Got mean: {mean} and variance: {variance}")
         self.input_mean, self.input_variance, self.invert = mean, variance, invert
-        self._stats = None  # (mean, variance) broadcastable arrays
 
-    def _reduce_axes(self, ndim):
-        keep = {a % ndim for a in self.axis}
-        return tuple(i for i in range(ndim) if i not in keep)
+    def _kept(self, ndim):
+        return sorted({a % ndim for a in self.axis})
+
+    def build(self, input_shape):
+        shape = list(input_shape)
+        ndim = max(len(shape), 1)
+        kept = self._kept(ndim) if shape else []
+        feature_shape = [shape[a] for a in kept]
+        if any(d is None for d in feature_shape):
+            raise ValueError(f"All `axis` values to be kept must have known shape. Got axis: "
+                             f"{self.axis}, input shape: {input_shape}")
+        self._broadcast = [shape[i] if i in kept else 1 for i in range(len(shape))]
+        if self.input_mean is None:
+            self.adapt_mean = self.add_weight("mean", feature_shape, initializer="zeros",
+                                              trainable=False)
+            self.adapt_variance = self.add_weight("variance", feature_shape,
+                                                  initializer="ones", trainable=False)
+            self.count = self.add_weight("count", [], dtype="int64", initializer="zeros",
+                                         trainable=False)
+        self.built = True
 
     def adapt(self, data, batch_size=None, steps=None):
         """Learns mean and variance from `data` (arrays, tensors or a Dataset of batches)
@@ -54,57 +74,43 @@ class Normalization(KerasLayer):
         total = total_sq = None
         count = 0
         for a in _batches(data, batch_size, steps):
-            if a.ndim == 1 and self.axis == (-1,):
-                a = a[:, None]
-            axes = self._reduce_axes(a.ndim)
-            s, sq = a.sum(axis=axes, keepdims=True), (a * a).sum(axis=axes, keepdims=True)
+            if not self.built:
+                self.build((None,) + a.shape[1:])
+            if self.input_mean is not None:
+                raise ValueError("adapt() cannot be called on a Normalization layer "
+                                 "initialized with `mean` and `variance`")
+            axes = tuple(i for i in range(a.ndim) if i not in self._kept(a.ndim))
+            s, sq = a.sum(axis=axes), (a * a).sum(axis=axes)
             total = s if total is None else total + s
             total_sq = sq if total_sq is None else total_sq + sq
-            count += a.size // max(s.size, 1)
+            count += a.size // max(np.size(s), 1)
         if not count:
             raise ValueError("Normalization.adapt: the data is empty")
         mean = total / count
-        self._set_stats(mean, np.maximum(total_sq / count - mean * mean, 0.0))
+        self.adapt_mean.assign(np.asarray(mean, np.float32))
+        self.adapt_variance.assign(np.asarray(np.maximum(total_sq / count - mean * mean, 0),
+                                              np.float32))
+        self.count.assign(np.int64(count))
 
-    def _set_stats(self, mean, variance):
-        dt = np.dtype(self.dtype or "float32")
-        self._stats = (np.asarray(mean, dt), np.asarray(variance, dt))
-        self.adapt_mean = self.add_weight("mean", list(self._stats[0].shape),
-                                          trainable=False) if not hasattr(
-                                              self, "adapt_mean") else self.adapt_mean
-        self.adapt_variance = self.add_weight("variance", list(self._stats[1].shape),
-                                              trainable=False) if not hasattr(
-                                                  self, "adapt_variance") else \
-            self.adapt_variance
-        self.adapt_mean.assign(self._stats[0])
-        self.adapt_variance.assign(self._stats[1])
-
-    def build(self, input_shape):
-        if self.input_mean is not None and self._stats is None:
-            ndim = len(input_shape)
-            shape = [1] * ndim
-            for a in self.axis:
-                shape[a % ndim] = input_shape[a % ndim]
-            mean = np.broadcast_to(np.asarray(self.input_mean, np.float64), shape)
-            var = np.broadcast_to(np.asarray(self.input_variance, np.float64), shape)
-            self._set_stats(mean, var)
-        self.built = True
+    def _stats(self):
+        if self.input_mean is not None:
+            mean = np.broadcast_to(np.asarray(self.input_mean, np.float32), self._broadcast)
+            var = np.broadcast_to(np.asarray(self.input_variance, np.float32),
+                                  self._broadcast)
+            return mean, var
+        return (array_ops.reshape(self.adapt_mean, self._broadcast),
+                array_ops.reshape(self.adapt_variance, self._broadcast))
 
     def call(self, inputs):
-        if self._stats is None and not hasattr(self, "adapt_mean"):
-            raise ValueError(f"Normalization layer {self.name} has no statistics: call "
-                             f"`adapt(data)` before using it, or pass `mean` and `variance`")
         x = math_ops.cast(inputs, self.dtype or "float32")
-        mean, var = self.adapt_mean, self.adapt_variance
-        if x.shape.rank == 1 and mean.shape.rank == 2:
-            mean, var = mean[0], var[0]
+        mean, var = self._stats()
         std = math_ops.maximum(math_ops.sqrt(var), backend.epsilon())
         if self.invert:
             return math_ops.add(math_ops.multiply(x, std), mean)
         return math_ops.divide(math_ops.subtract(x, mean), std)
 
     def get_config(self):
+        def listed(v):
+            return None if v is None else np.asarray(v).tolist()
         return {**super().get_config(), "axis": self.axis, "invert": self.invert,
-                "mean": None if self.input_mean is None else np.asarray(self.input_mean)
-                .tolist(), "variance": None if self.input_variance is None else
-                np.asarray(self.input_variance).tolist()}
+                "mean": listed(self.input_mean), "variance": listed(self.input_variance)}
