@@ -177,3 +177,19 @@ def test_pretty_printed_concrete_signatures():
     assert "scale(x)\n  Args:\n    x: float32 Tensor, shape=(2,)\n  Returns:\n    float32 " \
            "Tensor, shape=(2,)" in text
     assert "x: int32 Tensor, shape=(3,)" in text
+
+
+def test_recording_tape_raises_gc_threshold_and_restores_it():
+    import gc
+    before = gc.get_threshold()
+    with tf.GradientTape(persistent=True) as tape:
+        x = tf.constant(1.0)
+        tape.watch(x)
+        y = x * x
+        assert gc.get_threshold()[0] >= 10_000
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            z = x * 3
+        assert gc.get_threshold()[0] >= 10_000  # still recording the outer tape
+    assert gc.get_threshold() == before
+    assert float(tape.gradient(y, x)) == 2.0 and float(inner.gradient(z, x)) == 3.0
