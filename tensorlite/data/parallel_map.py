@@ -179,6 +179,7 @@ class ParallelMapIterator(RawIterator):
             self._set_mode("thread", 1, "num_parallel_calls=1")
         else:
             self._probe_threads(n, latency, moved)
+        self._guard_plan(latency)
 
     def _probe_threads(self, n, latency, moved):
         self._set_mode("thread", n, "probing thread scaling")
@@ -205,7 +206,6 @@ class ParallelMapIterator(RawIterator):
             self._shutdown_pool()
             self._set_mode("process", n, f"GIL-bound: threads reached {speedup:.2f}x on "
                            f"{n}; worker processes")
-        self._guard_plan(latency)
 
     def _guard_plan(self, latency):
         """Under AUTOTUNE, watch the parallel plan just chosen (see plan_guard.py)."""
