@@ -62,5 +62,4 @@ def preprocess_input(x, data_format=None):
     return imagenet_utils.preprocess_input(x, data_format, mode="caffe")
 
 
-def decode_predictions(preds, top=5, class_index_path=None):  # noqa: A002
-    return imagenet_utils.decode_predictions(preds, top, class_index_path)
+decode_predictions = imagenet_utils.decode_predictions
