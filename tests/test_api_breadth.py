@@ -51,6 +51,7 @@ def test_format_spec_on_scalar_tensor():
     assert f"{loss:2.5f}" == "0.12346"
     assert f"{tf.constant(3)}" == "3"
     assert "{:.1%}".format(tf.constant(0.5)) == "50.0%"
+    assert f"{tf.Variable(0.25):.2f}" == "0.25"
 
 
 def test_boolean_mask_indexing():
