@@ -61,8 +61,12 @@ def bench_tensorlite(repeats):
         tape.watch(m)
         res["tensorlite matmul (tape)"] = per_call_us(lambda: m @ m, 300, repeats)
         tape.reset()
-    res["tensorlite add (long persistent tape)"] = statistics.median(
-        long_tape_us(a, b, 200_000) for _ in range(min(repeats, 3)))
+    # CPU time for both sides: the GC's share is what this case watches, and CPU time
+    # keeps other processes' load out of it
+    runs = [(numpy_add_cpu_us(a_np, b_np, 200_000), long_tape_us(a, b, 200_000))
+            for _ in range(min(repeats, 3))]
+    res["numpy add (cpu time)"] = statistics.median(r[0] for r in runs)
+    res["tensorlite add (long persistent tape)"] = statistics.median(r[1] for r in runs)
     x = tf.random.normal([10, 10]) if hasattr(tf.random, "normal") else \
         tf.constant(rng.standard_normal((10, 10)).astype(np.float32))
 
@@ -76,13 +80,20 @@ def bench_tensorlite(repeats):
 
 
 def long_tape_us(a, b, n):
-    """Per-op time of n adds recorded on one persistent tape."""
+    """Per-op CPU time of n adds recorded on one persistent tape."""
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(a)
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(n):
             a + b  # noqa: B018 - the op being timed
-        return (time.perf_counter() - start) / n * 1e6
+        return (time.process_time() - start) / n * 1e6
+
+
+def numpy_add_cpu_us(a, b, n):
+    start = time.process_time()
+    for _ in range(n):
+        a + b  # noqa: B018 - the op being timed
+    return (time.process_time() - start) / n * 1e6
 
 
 def bench_peers(repeats):
@@ -118,6 +129,8 @@ def main():
         if k.endswith("(ms)"):
             continue
         ref = np_add if "add" in k else np_mm
+        if k in ("numpy add (cpu time)", "tensorlite add (long persistent tape)"):
+            ref = r["numpy add (cpu time)"]
         print(f"{k:38s} {v:10.3f} {v / ref:8.2f}")
     print(f"{'tensorlite jacobian exp(x@x) [10,10]':38s} "
           f"{r['tensorlite jacobian [10,10] (ms)']:9.3f} ms   (goal <= 2 ms)")
@@ -130,7 +143,8 @@ def main():
     print(f"\nratios: add {r['tensorlite add'] / np_add:.2f}x (goal <= 4), "
           f"add under tape {r['tensorlite add (tape)'] / np_add:.2f}x (goal <= 8), "
           f"long persistent tape "
-          f"{r['tensorlite add (long persistent tape)'] / np_add:.2f}x (goal <= 8), "
+          f"{r['tensorlite add (long persistent tape)'] / r['numpy add (cpu time)']:.2f}x "
+          f"(goal <= 8), "
           f"matmul {r['tensorlite matmul'] / np_mm:.3f}x (goal <= 1.1)")
 
 
