@@ -50,9 +50,12 @@ from tensorlite.graph.context import executing_eagerly
 from tensorlite.graph.function import function
 from tensorlite.ops.control_flow_ops import case, cond, switch_case, while_loop
 from tensorlite import test
+from tensorlite import debugging, version
+from tensorlite.framework.device import DeviceSpec, device
+from tensorlite.ops.check_ops import Assert
 
 newaxis = None
-__version__ = "0.1.0"
+__version__ = version.VERSION
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
 _LAZY = {"compat", "data", "image", "io", "keras", "profiler", "saved_model", "sparse", "summary",
@@ -61,6 +64,8 @@ _LAZY |= {"ragged", "strings", "lookup"}
 # Names that live in a lazily loaded sub-package: name -> (module, attribute).
 _LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),
                "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec")}
+
+_KERAS_ALIASES = {"optimizers", "initializers", "losses", "metrics", "activations"}
 
 
 def __getattr__(name):
@@ -72,6 +77,10 @@ def __getattr__(name):
     if name in _LAZY_NAMES:
         module, attr = _LAZY_NAMES[name]
         return getattr(importlib.import_module(module), attr)
+    if name in _KERAS_ALIASES:  # TF 2's tf.optimizers, tf.losses, ...: tf.keras's modules
+        module = importlib.import_module(f"tensorlite.keras.{name}")
+        globals()[name] = module
+        return module
     if name == "SparseTensor":
         from tensorlite.sparse import SparseTensor  # noqa: PLC0415
         return SparseTensor

@@ -6,21 +6,37 @@ run_functions_eagerly = _function.run_functions_eagerly
 functions_run_eagerly = _function.functions_run_eagerly
 
 
-class PhysicalDevice:
-    def __init__(self, name, device_type):
-        self.name, self.device_type = name, device_type
-
-    def __repr__(self):
-        return f"PhysicalDevice(name='{self.name}', device_type='{self.device_type}')"
-
-
-def list_physical_devices(device_type=None):
-    """tensorlite runs on the CPU (through NumPy)."""
-    cpu = PhysicalDevice("/physical_device:CPU:0", "CPU")
-    return [cpu] if device_type in (None, "CPU") else []
+from tensorlite.framework.device import (LogicalDevice, LogicalDeviceConfiguration,  # noqa: E402,F401
+                                         PhysicalDevice, get_logical_device_configuration,
+                                         get_soft_device_placement, list_logical_devices,
+                                         list_physical_devices,
+                                         set_logical_device_configuration,
+                                         set_soft_device_placement)
 
 
-def list_logical_devices(device_type=None):
+class experimental:  # noqa: N801 - TensorFlow's namespace name
+    """`tf.config.experimental`: the names programs call before training on a GPU."""
+    list_physical_devices = staticmethod(list_physical_devices)
+    list_logical_devices = staticmethod(list_logical_devices)
+    set_virtual_device_configuration = staticmethod(set_logical_device_configuration)
+    VirtualDeviceConfiguration = LogicalDeviceConfiguration
+
+    @staticmethod
+    def set_memory_growth(device, enable):
+        """Accepted for the CPU (NumPy allocates as it goes)."""
+        if not isinstance(device, PhysicalDevice):
+            raise ValueError(f"Unrecognized device: {device!r}")
+
+    @staticmethod
+    def get_memory_growth(device):
+        return True
+
+
+def set_visible_devices(devices, device_type=None):
+    """Accepted: the one CPU is always visible (hiding GPUs changes nothing here)."""
+
+
+def get_visible_devices(device_type=None):
     return list_physical_devices(device_type)
 
 

@@ -20,3 +20,7 @@ from tensorlite.ops.image_ops import (ResizeMethod, adjust_brightness,  # noqa: 
                                       stateless_random_flip_up_down, stateless_random_hue,
                                       stateless_random_saturation, total_variation, transpose,
                                       yiq_to_rgb, yuv_to_rgb)
+from tensorlite.ops.image_boxes import (draw_bounding_boxes,  # noqa: F401,E402
+                                        sample_distorted_bounding_box)
+from tensorlite.ops.image_codecs import (decode_image, decode_jpeg, decode_png,  # noqa: F401,E402
+                                         encode_jpeg, encode_png, is_jpeg)

@@ -197,7 +197,11 @@ def test_gradients_flow_to_variables_under_a_tape():
         grads = tape.gradient(loss, layer.trainable_variables)
         assert len(grads) == len(layer.trainable_variables) > 0
         assert all(g is not None for g in grads), type(layer).__name__
-        assert all(float(tf.reduce_sum(tf.abs(g))) > 0 for g in grads), type(layer).__name__
+        # the key projection's bias shifts every logit of a query equally, so softmax
+        # cancels it: its gradient is zero up to rounding (exactly 0 for some inits)
+        assert all(float(tf.reduce_sum(tf.abs(g))) > 0 for g, v in
+                   zip(grads, layer.trainable_variables) if "key/bias" not in v.name), \
+            type(layer).__name__
 
 
 def test_regularizers_add_losses():

@@ -29,7 +29,10 @@ class StageFunction:
         return out
 
     def convert(self, out, index):
-        """Result -> tensors, checked against the first result's structure and dtypes."""
+        """Result -> tensors, checked against the first result's structure and dtypes. A
+        list returned by the function is a tuple of components, as tf.data packs it."""
+        if type(out) is list:
+            out = tuple(out)
         element = structure.to_element(out, f"{self.stage} element {index}")
         if self._check:
             if self.spec is None:

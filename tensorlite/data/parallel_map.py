@@ -10,6 +10,8 @@ measurements of the first elements:
     inputs and outputs between processes would cost more than computing them.
 An explicit `num_parallel_calls=N` fixes the parallelism; the mechanism is still measured
 (`options.threading.worker_mechanism` can force "thread" or "process").
+Under AUTOTUNE a parallel plan is then watched while it runs (plan_guard.py): measured
+slower than the inline loop it falls back to inline, and it is retried later.
 Order is kept unless `deterministic=False`, which yields in completion order.
 """
 import concurrent.futures as cf
@@ -19,6 +21,7 @@ import time
 
 from tensorlite.data.dataset import AUTOTUNE
 from tensorlite.data.iterator import RawIterator
+from tensorlite.data.plan_guard import PlanGuard
 from tensorlite.data.seeding import element_seed
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
@@ -60,6 +63,8 @@ class ParallelMapIterator(RawIterator):
         self._stage = stats.name
         self._latency = 1e-3
         self._chunk = 1
+        self._guard = None  # AUTOTUNE's PlanGuard once a parallel plan runs
+        self._plan = None  # (mode, n, why) of that plan, to return to after a fall-back
 
     # -- running one element -----------------------------------------------------------
     def _run_one(self, element, index):
@@ -174,6 +179,7 @@ class ParallelMapIterator(RawIterator):
             self._set_mode("thread", 1, "num_parallel_calls=1")
         else:
             self._probe_threads(n, latency, moved)
+        self._guard_plan(latency)
 
     def _probe_threads(self, n, latency, moved):
         self._set_mode("thread", n, "probing thread scaling")
@@ -200,6 +206,27 @@ class ParallelMapIterator(RawIterator):
             self._shutdown_pool()
             self._set_mode("process", n, f"GIL-bound: threads reached {speedup:.2f}x on "
                            f"{n}; worker processes")
+
+    def _guard_plan(self, latency):
+        """Under AUTOTUNE, watch the parallel plan just chosen (see plan_guard.py)."""
+        if self._requested == AUTOTUNE and self._mode in ("thread", "process") and \
+                not self._forced:
+            self._guard = PlanGuard(latency)
+            self._plan = (self._mode, self._n, self._stats.choice)
+
+    def _fall_back(self):
+        while self._pending:
+            self._collect(block=True)
+        why = self._guard.explain(f"{self._plan[0]} x{self._plan[1]}")
+        self._shutdown()
+        self._mode, self._n = "inline", 1
+        self._stats.parallelism = 1
+        self._stats.choice = f"inline x1 ({why})"
+
+    def _retry_plan(self):
+        mode, n, choice = self._plan
+        self._set_mode(mode, n, "AUTOTUNE retry")
+        self._stats.choice = choice
 
     def _set_mode(self, mode, n, why):
         self._mode, self._n = mode, n
@@ -293,8 +320,25 @@ class ParallelMapIterator(RawIterator):
             return traced_next(self)
         if self._mode is None:
             self._choose()
+        if self._guard is not None:
+            return self._next_guarded()
         if self._mode == "inline":
             return self._next_inline()
+        return self._next_parallel()
+
+    def _next_guarded(self):
+        parallel = self._mode != "inline"
+        t0 = time.perf_counter()
+        try:
+            return self._next_parallel() if parallel else self._next_inline()
+        finally:
+            action = self._guard.observe(time.perf_counter() - t0, parallel)
+            if action == "fallback":
+                self._fall_back()
+            elif action == "retry":
+                self._retry_plan()
+
+    def _next_parallel(self):
         self._fill()
         t0 = time.perf_counter()
         if self._deterministic:

@@ -140,8 +140,33 @@ def _unpack(value):
     return value
 
 
+def _array_like(value):
+    """Objects NumPy turns into an array (pandas DataFrame/Series, anything with
+    `__array__`), as TensorFlow accepts them; None for Python values."""
+    if isinstance(value, (list, tuple, str, bytes, numbers.Number)) or \
+            not hasattr(type(value), "__array__"):
+        return None
+    arr = np.asarray(value)
+    if arr.dtype.kind == "O":  # pandas strings: str objects (None/NaN are not strings)
+        flat = arr.ravel()
+        if flat.size and all(isinstance(v, (str, bytes)) for v in flat):
+            return to_bytes_array(arr)
+        if flat.size and all(isinstance(v, numbers.Number) for v in flat):
+            return np.asarray(flat.tolist()).reshape(arr.shape)
+        raise TypeError(f"Cannot convert a {type(value).__name__} of Python objects "
+                        f"{_short(flat[:4].tolist())} to a Tensor: its values must be all "
+                        f"numbers or all strings (fill missing values first)")
+    return arr
+
+
 def to_numpy(value, dtype=None, allow_cast=False):
-    """A NumPy array for `value` with TF's dtype rules; `dtype` requests one."""
+    """A NumPy array for `value` with TF's dtype rules; `dtype` requests one. With
+    allow_cast (tf.constant) NumPy values are cast to `dtype`; Python values never lose
+    information (tf.constant(2.2, dtype=tf.int32) is a TypeError, as in TF)."""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        arr = _array_like(value)
+        if arr is not None:
+            value = arr
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
         if arr.dtype.kind in "USO":
@@ -164,7 +189,7 @@ def to_numpy(value, dtype=None, allow_cast=False):
         return to_bytes_array(np.array(_unpack(value), dtype=object))
     if inferred.is_string:
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
-    if not allow_cast and not _python_fits(inferred, dtype):
+    if not _python_fits(inferred, dtype):
         raise TypeError(f"Cannot convert {_short(value)} to EagerTensor of dtype {dtype.name}")
     try:
         arr = np.array(_unpack(value), dtype=dtype.as_numpy_dtype)

@@ -22,6 +22,12 @@ def camel_to_snake(name):
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
 
 
+def _attribute_order(key):
+    """Attribute names in order; other keys (a tf.function method's cache entry) after
+    them, so keys of mixed kinds never compare with each other."""
+    return (0, key, "") if isinstance(key, str) else (1, type(key).__name__, repr(key))
+
+
 class Module:
     """Base class for objects that own variables and submodules."""
 
@@ -88,7 +94,7 @@ class Module:
         def walk(module, depth):
             attrs = vars(module)
             ignored = module._TF_MODULE_IGNORED_PROPERTIES
-            for key in sorted(attrs):
+            for key in sorted(attrs, key=_attribute_order):
                 if key not in ignored:
                     visit(attrs[key], depth)
 

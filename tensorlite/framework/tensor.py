@@ -131,6 +131,10 @@ class Tensor:
             raise TypeError("Cannot iterate over a scalar tensor.")
         return iter(_UNSTACK[0](self))
 
+    def __format__(self, format_spec):
+        """As TensorFlow: the NumPy value formatted, so f"{loss:2.5f}" works on a scalar."""
+        return self.numpy().__format__(format_spec)
+
     def __str__(self):
         return f"tf.Tensor({_newline(_format(self._value))}, shape={self.shape}, " \
                f"dtype={self._dtype.name})"

@@ -159,6 +159,9 @@ class Variable(metaclass=_VariableMeta):
     def __float__(self):
         return float(self._t)
 
+    def __format__(self, format_spec):
+        return self._t.__format__(format_spec)
+
     def __int__(self):
         return int(self._t)
 

@@ -326,8 +326,45 @@ class Function:
             self._trace_and_call(key, args, kwargs, call=False)
         return self._cache[key]
 
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """The traced signatures, one block each, as TensorFlow prints them:
+
+            f(x)
+              Args:
+                x: float32 Tensor, shape=(2,)
+              Returns:
+                float32 Tensor, shape=(2,)
+        """
+        return "\n\n".join(_signature_text(self._name, self._fn, c) for c in
+                             dict.fromkeys(self._cache.values()))
+
     def __repr__(self):
         return f"<tf.function {self._name}>"
+
+
+def _signature_text(name, fn, concrete):
+    from tensorlite.graph.passes import Specs  # noqa: PLC0415
+    graph = concrete.graph
+    try:
+        params = [p for p in inspect.signature(fn).parameters][:len(graph.placeholders)]
+    except (TypeError, ValueError):
+        params = []
+    params += [f"arg{i}" for i in range(len(params), len(graph.placeholders))]
+    lines = [f"{name}({', '.join(params)})", "  Args:"]
+    for p, s in zip(params, graph.placeholders):
+        shape, dtype = graph.specs[s]
+        lines.append(f"    {p}: {dtype.name} Tensor, shape={tuple(shape)}")
+    specs = Specs(graph)
+
+    def describe(slot):
+        if not isinstance(slot, int):
+            return repr(getattr(slot, "value", slot))
+        spec = specs[slot]
+        return "Tensor" if spec is None else \
+            f"{spec.dtype.name} Tensor, shape={None if spec.shape is None else tuple(spec.shape)}"
+    out = nest.map_structure(describe, graph.outputs)
+    lines += ["  Returns:", f"    {out}"]
+    return "\n".join(lines)
 
 
 def _arg_name(fn, i):

@@ -135,11 +135,14 @@ READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFF
                         tf="ReadVariableOp")
 ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE)
 # Python callbacks (tensorlite/ops/script_ops.py): py_function, numpy_function, and the
-# effects of tf.print and tf.summary. They act on every run and their outputs may differ
+# effects of tf.print, tf.summary and Keras's host state (optimizer updates, metrics).
+# They act on every run and their outputs may differ
 # from run to run, so they are stateful; PyFuncStateless (numpy_function(stateful=False))
 # is not, as in TensorFlow.
-CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter"}
-STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While"} | CALLBACKS
+CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter",
+             "KerasApplyGradients", "KerasMetric"}
+STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While",
+            "Assert"} | CALLBACKS
 
 
 _RANDOM = {"TruncatedNormal", "Multinomial", "DropoutMask"}

@@ -6,3 +6,4 @@ from tensorlite.keras import preprocessing  # noqa: F401
 from tensorlite.keras.engine.sequential import Sequential  # noqa: F401
 from tensorlite.keras.engine.training import Model  # noqa: F401
 from tensorlite.keras.engine_symbolic import Input  # noqa: F401
+from tensorlite.keras import applications  # noqa: F401,E402

@@ -1125,3 +1125,8 @@ class BaseLogger(Callback):
     def __init__(self, stateful_metrics=None):
         super().__init__()
         self.stateful_metrics = set(stateful_metrics or ())
+
+
+# Defined in its own module (it builds on tf.train.Checkpoint); imported last: it
+# subclasses Callback above.
+from tensorlite.keras.backup_and_restore import BackupAndRestore  # noqa: E402,F401

@@ -23,6 +23,7 @@ from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
+from tensorlite.keras.host_state import graph_aware
 from tensorlite.keras import losses as _losses
 
 
@@ -80,7 +81,17 @@ def _broadcast_weights(name, weights, values):
 
 class Metric(Module):
     """Base class of stateful metrics: subclasses create variables with `add_weight` and
-    implement `update_state` and `result`."""
+    implement `update_state` and `result`.
+
+    The built-in metrics keep NumPy state: inside a tf.function their update_state, result
+    and reset_state each become one host callback node (keras/host_state.py), so every run
+    of the graph updates and reads the real state. A user's subclass written with tf ops and
+    `assign_add` traces op by op as usual."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__module__ == __name__:
+            _make_graph_aware(cls)
 
     def __init__(self, name=None, dtype=None, **kwargs):
         if name is None:
@@ -166,6 +177,17 @@ class Metric(Module):
 
     def __repr__(self):
         return f"<tf.keras.metrics.{type(self).__name__} name={self._name!r}>"
+
+
+def _make_graph_aware(cls):
+    for name in ("update_state", "result", "reset_state"):
+        fn = cls.__dict__.get(name)
+        if fn is not None and not getattr(fn, "_graph_aware", False):
+            dtype = (lambda self: self._dtype) if name == "result" else None
+            setattr(cls, name, graph_aware(fn, "KerasMetric", dtype))
+
+
+_make_graph_aware(Metric)
 
 
 # -- Sum / Mean ------------------------------------------------------------------------------

@@ -101,7 +101,9 @@ def describe_function(func):
 
 _PUBLIC = {"EagerPyFunc": "tf.py_function", "PyFunc": "tf.numpy_function",
            "PyFuncStateless": "tf.numpy_function", "PrintV2": "tf.print",
-           "WriteSummary": "tf.summary", "FlushSummaryWriter": "tf.summary.flush"}
+           "WriteSummary": "tf.summary", "FlushSummaryWriter": "tf.summary.flush",
+           "KerasApplyGradients": "Optimizer.apply_gradients",
+           "KerasMetric": "a Keras metric"}
 
 
 def _run(op_name, eager, func, arrays, tout):
@@ -268,14 +270,17 @@ def _py_function_grad(gs, outs, *inputs, func, Tout):  # noqa: N803
 EAGER_PY_FUNC = _register("EagerPyFunc", True, grad=_py_function_grad)
 PY_FUNC = _register("PyFunc", False)
 PY_FUNC_STATELESS = _register("PyFuncStateless", False)
-# The effects of tf.print and tf.summary: numpy callbacks that act on every call.
+# The effects of tf.print, tf.summary and a Keras optimizer's update: numpy callbacks that
+# act on every call.
 EFFECTS = {name: _register(name, False) for name in ("PrintV2", "WriteSummary",
-                                                     "FlushSummaryWriter")}
+                                                     "FlushSummaryWriter",
+                                                     "KerasApplyGradients", "KerasMetric")}
 
 
 def callback(op_name, func, inputs, Tout=()):  # noqa: N803
     """Runs `func(*ndarrays)` as one node of the effect op `op_name` (PrintV2,
-    WriteSummary, FlushSummaryWriter): now when eager, on every call inside a graph.
+    WriteSummary, FlushSummaryWriter, KerasApplyGradients, KerasMetric): now when eager, on
+    every call inside a graph.
     Returns the tuple of output Tensors."""
     tout = tuple(dtypes.as_dtype(d) for d in Tout)
     return execute(EFFECTS[op_name], tuple(inputs), {"func": func, "Tout": tout})

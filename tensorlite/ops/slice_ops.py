@@ -106,11 +106,21 @@ def _check(x, key):
 
 
 def getitem(tensor, key):
-    """`tensor[key]`, differentiable."""
+    """`tensor[key]`, differentiable. A boolean array or tensor as the whole key selects
+    as `tf.boolean_mask` (TF's rule)."""
     x = to_tensor(tensor)
+    if _is_bool_mask(key):
+        from tensorlite.ops.array_ops import boolean_mask  # noqa: PLC0415 - imports us
+        return boolean_mask(x, key)
     key = _normalize(key)
     _check(x, key)
     return execute(STRIDED_SLICE, (x,), {"key": key, "rank": x._value.ndim})
+
+
+def _is_bool_mask(key):
+    if isinstance(key, Tensor):
+        return key._value.dtype == np.bool_ and key._value.ndim > 0
+    return isinstance(key, np.ndarray) and key.dtype == np.bool_ and key.ndim > 0
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name

@@ -21,7 +21,10 @@ def _to_array(v):
 
 
 def unpack(data):
-    """(x, y, sample_weight) from an element: x, (x,), (x, y) or (x, y, sample_weight)."""
+    """(x, y, sample_weight) from an element: x, (x,), (x, y) or (x, y, sample_weight)
+    (`tf.keras.utils.unpack_x_y_sample_weight`)."""
+    if isinstance(data, list):
+        data = tuple(data)
     if isinstance(data, tuple) and not hasattr(data, "_fields"):
         if len(data) == 1:
             return data[0], None, None
@@ -32,6 +35,21 @@ def unpack(data):
         raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or "
                          f"`(x, y, sample_weight)`, found a tuple of {len(data)} elements")
     return data, None, None
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """`tf.keras.utils.pack_x_y_sample_weight`: the element a step receives, as Keras
+    builds it: x alone (or (x,) when x is a tuple/list), (x, y), or (x, y, sample_weight)
+    only when weights exist.
+
+    >>> tf.keras.utils.pack_x_y_sample_weight(1, 2)
+    (1, 2)
+    """
+    if y is None:
+        return (x,) if isinstance(x, (tuple, list)) else x
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
 
 
 def _is_array_like(x):
@@ -75,7 +93,7 @@ class ArrayBatches:
             x = nest.map_structure(take, self.x)
             y = None if self.y is None else nest.map_structure(take, self.y)
             sw = None if self.sw is None else wrap(self.sw[idx])
-            yield x, y, sw
+            yield pack_x_y_sample_weight(x, y, sw)
 
 
 def _class_weights(y, class_weight, sw):
@@ -126,16 +144,27 @@ class DatasetBatches:
         for i, element in enumerate(source):
             if self.steps_given is not None and i >= self.steps_given:
                 break
+            if self.class_weight is None:
+                yield element  # as the dataset gives it, as Keras passes it on
+                continue
             x, y, sw = unpack(element)
-            if self.class_weight is not None and y is not None:
+            if y is not None:
                 w = _class_weights(nest.map_structure(_to_array, y), self.class_weight,
                                    None if sw is None else _to_array(sw))
                 sw = wrap(w)
-            yield x, y, sw
+            yield pack_x_y_sample_weight(x, y, sw)
 
 
 def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False,
-                 class_weight=None, steps=None, what="fit"):
+                 class_weight=None, steps=None, what="fit", workers=None,
+                 use_multiprocessing=None, max_queue_size=None):
+    from tensorlite.keras.utils.sequence import PyDataset, SequenceBatches  # noqa: PLC0415
+    if isinstance(x, PyDataset):
+        if y is not None or sample_weight is not None:
+            raise ValueError(f"`y` and `sample_weight` are not supported with a Sequence / "
+                             f"PyDataset input to {what}: its items are (x, y, ...)")
+        return SequenceBatches(x, steps, workers if workers not in (None, 1) else None,
+                               use_multiprocessing or None, max_queue_size)
     if isinstance(x, DatasetV2) or (hasattr(x, "__next__") and not _is_array_like(x)) or \
             (hasattr(x, "__iter__") and not _is_array_like(x) and not isinstance(x, dict)):
         if y is not None:

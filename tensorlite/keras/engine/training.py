@@ -206,7 +206,8 @@ class Model(Layer):
             (x, y, sample_weight), validation_data = data_adapter.split_validation(
                 x, y, sample_weight, validation_split)
         batches = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle,
-                                            class_weight, steps_per_epoch, "fit")
+                                            class_weight, steps_per_epoch, "fit", workers,
+                                            use_multiprocessing, max_queue_size)
         val = None
         if validation_data is not None:
             val = self._validation_batches(validation_data, validation_batch_size or batch_size,
@@ -220,12 +221,15 @@ class Model(Layer):
         train_step = data_parallel or self.train_step
         self.stop_training = False
         callback_list.on_train_begin()
+        initial_epoch, skip = _resume_point(callback_list, initial_epoch)
         logs = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
             step = -1
             for step, batch in enumerate(batches.epoch()):
+                if step < skip:  # trained before a restart (BackupAndRestore)
+                    continue
                 callback_list.on_train_batch_begin(step)
                 with Trace("train", epoch_num=epoch, step_num=step, _r=1):
                     logs = train_step(batch)
@@ -233,6 +237,7 @@ class Model(Layer):
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            skip = 0
             if step < 0:
                 raise ValueError("Unexpected result of `train_function` (Empty logs). This "
                                  "could be due to issues in input data: the training data "
@@ -448,3 +453,12 @@ def _serializable(spec):
             return None
     return getattr(spec, "__name__", None)
 
+
+def _resume_point(callback_list, initial_epoch):
+    """(epoch, steps to skip) where fit continues: a restored BackupAndRestore's position,
+    else (initial_epoch, 0)."""
+    for cb in callback_list:
+        at = getattr(cb, "_resume_at", None)
+        if at is not None:
+            return max(at[0], initial_epoch), at[1] if at[0] >= initial_epoch else 0
+    return initial_epoch, 0

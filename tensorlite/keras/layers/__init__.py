@@ -33,6 +33,15 @@ from tensorlite.keras.layers.preprocessing_encoding import CategoryEncoding, Has
 from tensorlite.keras.layers.preprocessing_lookup import (IntegerLookup,  # noqa: F401
                                                           StringLookup)
 from tensorlite.keras.layers.text_vectorization import TextVectorization  # noqa: F401
+from tensorlite.keras.layers.activation import (ELU, LeakyReLU, PReLU, ReLU,  # noqa: F401
+                                                Softmax, ThresholdedReLU)
+from tensorlite.keras.layers.image_preprocessing import (CenterCrop,  # noqa: F401
+                                                         RandomContrast, RandomCrop,
+                                                         RandomFlip, RandomRotation,
+                                                         RandomZoom, Rescaling, Resizing)
+from tensorlite.keras.layers.preprocessing_normalization import Normalization  # noqa: F401
+from tensorlite.keras.layers.noise import (ActivityRegularization,  # noqa: F401
+                                           GaussianNoise, SpatialDropout1D, SpatialDropout2D)
 from tensorlite.keras.layers import experimental  # noqa: F401,E402
 from tensorlite.keras.layers.masking import Masking  # noqa: F401,E402
 from tensorlite.keras.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402

@@ -235,6 +235,7 @@ def _parse_einsum_dense(layer, equation, input_shape, output_shape, bias_axes):
 class EinsumDense(KerasLayer):
     """`tf.keras.layers.EinsumDense`: einsum(equation, inputs, kernel) + bias; e.g.
     EinsumDense("abc,cde->abde", (None, 4, 8), bias_axes="de")."""
+    _casts_numeric_inputs = True
 
     def __init__(self, equation, output_shape, activation=None, bias_axes=None,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",

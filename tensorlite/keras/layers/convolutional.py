@@ -183,6 +183,7 @@ def channels_bias(out, bias, channels_first):
 # -- convolutions -----------------------------------------------------------------------------
 class _Conv(KerasLayer):
     """Shared body of Conv1D and Conv2D (rank = number of spatial axes)."""
+    _casts_numeric_inputs = True
 
     _rank = 2
     _paddings = ("valid", "same")

@@ -25,6 +25,7 @@ class InputLayer(Layer):
 
 class Dense(Layer):
     """`tf.keras.layers.Dense`: activation(inputs @ kernel + bias)."""
+    _casts_numeric_inputs = True
 
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",

@@ -50,14 +50,19 @@ def _weight_local_name(variable):
 class Layer(Module):
     """Base class of every Keras layer."""
 
+    # Floating inputs are cast to the compute dtype (Keras's autocast); layers whose math
+    # is floating-point (Dense, convolutions, normalization, RNNs) cast integer and bool
+    # inputs too, as Keras's Dense does (uint8 images fed straight in).
+    _casts_numeric_inputs = False
+
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
         unknown = set(kwargs) - _KWARGS
         if unknown:
             raise TypeError(f"Keyword argument not understood: {sorted(unknown)[0]!r} "
                             f"(layer {type(self).__name__})")
         object.__setattr__(self, "_tracked", [])  # sub-layers and variables, assignment order
-        self._name_given = name is not None
-        if name is None:
+        self._name_given = bool(name)
+        if not name:  # None or "" (Keras names both after the class)
             name = backend.unique_object_name(keras_snake_case(type(self).__name__))
         super().__init__(name=name)
         self._trainable = trainable
@@ -273,7 +278,9 @@ class Layer(Module):
             if isinstance(x, (Tensor, np.ndarray, list, float, int)) or _is_trackable_weight(x):
                 t = convert_to_tensor(x) if not isinstance(x, (list, float, int)) else \
                     convert_to_tensor(x, dtype_hint=target)
-                if t.dtype.is_floating and t.dtype is not target:
+                if t.dtype is not target and target.is_floating and (
+                        t.dtype.is_floating or (self._casts_numeric_inputs and (
+                            t.dtype.is_integer or t.dtype.is_bool))):
                     from tensorlite.ops.math_ops import cast as tcast  # noqa: PLC0415
                     t = tcast(t, target)
                 return t

@@ -49,6 +49,7 @@ def _param_dims(layer, shape, axes):
 
 class _Normalization(KerasLayer):
     """The gamma/beta half shared by both normalisations."""
+    _casts_numeric_inputs = True
 
     def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                  beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint,

@@ -289,6 +289,7 @@ _CELLS = {c.__name__: c for c in (SimpleRNNCell, LSTMCell, GRUCell)}
 # -- the sequence layer -----------------------------------------------------------------------
 class RNN(KerasLayer):
     """`tf.keras.layers.RNN`: runs a cell over the time axis of [batch, steps, features]."""
+    _casts_numeric_inputs = True
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, time_major=False, zero_output_for_mask=False,

@@ -36,6 +36,7 @@ from tensorlite.framework import nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.variables import Variable
+from tensorlite.keras.host_state import host_call, is_tracing
 from tensorlite.keras.optimizers.schedules import LearningRateSchedule
 from tensorlite.keras.optimizers import schedules as _schedules
 
@@ -426,13 +427,33 @@ class Optimizer:
 
     # -- applying gradients ----------------------------------------------------------------
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
-        """Applies one update per (gradient, variable) pair; None gradients are skipped."""
+        """Applies one update per (gradient, variable) pair; None gradients are skipped.
+
+        Inside a `tf.function` the update is one stateful node of the graph
+        (`KerasApplyGradients`) whose inputs are the gradients: every run of the graph
+        applies this same update, reading the learning rate, schedule and step then."""
         if distribute_lib._replica_ctx() is not None:
             # Inside strategy.run: gradients are summed over the replicas, applied once.
             return distribute_lib.replica_apply_gradients(
                 list(grads_and_vars), lambda pairs: self.apply_gradients(
                     pairs, name, experimental_aggregate_gradients))
         pairs = _filter_empty_gradients(grads_and_vars)
+        if is_tracing():
+            return self._apply_in_graph(pairs, experimental_aggregate_gradients)
+        return self._apply(pairs, experimental_aggregate_gradients)
+
+    def _apply_in_graph(self, pairs, aggregate):
+        """Records the update as one callback node. Slots are created now, at trace time,
+        as TensorFlow creates optimizer variables on the first trace only."""
+        var_list = [v for _, v in pairs]
+        grads = [g if isinstance(g, Tensor) else convert_to_tensor(g, dtype_hint=v.dtype)
+                 for g, v in pairs]
+        self._create_all_weights(var_list)
+        host_call("KerasApplyGradients",
+                  lambda *gs: self._apply(list(zip(gs, var_list)), aggregate), grads)
+        return self.iterations
+
+    def _apply(self, pairs, experimental_aggregate_gradients):
         var_list = [v for _, v in pairs]
         self._create_all_weights(var_list)
         if experimental_aggregate_gradients and self.gradient_aggregator is not None:

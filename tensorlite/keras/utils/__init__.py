@@ -6,3 +6,10 @@ from tensorlite.keras.utils.np_utils import normalize, to_categorical  # noqa: F
 from tensorlite.keras.utils.progbar import Progbar  # noqa: F401
 from tensorlite.keras.utils.sequence_utils import pad_sequences  # noqa: F401
 from tensorlite.keras.utils.text_dataset import text_dataset_from_directory  # noqa: F401
+from tensorlite.keras.engine.data_adapter import pack_x_y_sample_weight  # noqa: F401
+from tensorlite.keras.engine.data_adapter import unpack as unpack_x_y_sample_weight  # noqa: F401
+from tensorlite.keras.utils.data_utils import get_file, validate_file  # noqa: F401
+from tensorlite.keras.utils.dataset_utils import (image_dataset_from_directory,  # noqa: F401
+                                                  timeseries_dataset_from_array)
+from tensorlite.keras.utils.sequence import PyDataset, Sequence  # noqa: F401
+from tensorlite.keras.utils.vis_utils import model_to_dot, plot_model  # noqa: F401

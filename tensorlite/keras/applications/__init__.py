@@ -1,0 +1,18 @@
+"""`tf.keras.applications`: MobileNetV2, ResNet50, InceptionV3 and EfficientNetB0 (seed
+004's model list) with Keras's architectures, layer names and parameter counts, each
+family's `preprocess_input` and `decode_predictions` in its module.
+
+Example:
+    >>> model = tf.keras.applications.MobileNetV2(weights=None, include_top=False,
+    ...                                           pooling="avg", input_shape=(96, 96, 3))
+    >>> model.outputs[0].shape
+    TensorShape([None, 1280])
+"""
+from tensorlite.keras.applications import (efficientnet, imagenet_utils,  # noqa: F401
+                                           inception_v3, mobilenet_v2, resnet)
+from tensorlite.keras.applications.efficientnet import EfficientNetB0  # noqa: F401
+from tensorlite.keras.applications.inception_v3 import InceptionV3  # noqa: F401
+from tensorlite.keras.applications.mobilenet_v2 import MobileNetV2  # noqa: F401
+from tensorlite.keras.applications.resnet import ResNet50  # noqa: F401
+
+resnet50 = resnet

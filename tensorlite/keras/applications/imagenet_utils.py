@@ -1,0 +1,164 @@
+"""What the applications share: input shape checks, weights files, ImageNet preprocessing
+modes and `decode_predictions`.
+
+Weights: `weights=None` (random initialization) or the path of a local weights file saved
+by `model.save_weights` (there is no network here: "imagenet" names where to put the file).
+`decode_predictions` reads ImageNet's class index (imagenet_class_index.json, as Keras
+caches it) from a path given, $KERAS_HOME/models or ~/.keras/models; the file is JSON,
+parsed as data only.
+"""
+import json
+import os
+
+import numpy as np
+
+from tensorlite.framework import errors
+from tensorlite.keras import backend, layers
+
+CLASS_INDEX_URL = ("https://storage.googleapis.com/download.tensorflow.org/data/"
+                   "imagenet_class_index.json")
+_CLASS_INDEX = {}  # path -> parsed index
+
+
+def correct_pad(inputs, kernel_size):
+    """((top, bottom), (left, right)) zero padding for a stride-2 'valid' conv to match
+    TF's 'same' (Keras's imagenet_utils.correct_pad)."""
+    size = inputs.shape.as_list()[1:3]
+    k = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    adjust = (1, 1) if size[0] is None else (1 - size[0] % 2, 1 - size[1] % 2)
+    correct = (k[0] // 2, k[1] // 2)
+    return ((correct[0] - adjust[0], correct[0]), (correct[1] - adjust[1], correct[1]))
+
+
+def check_weights(weights, classes, include_top, name):
+    if not (weights in (None, "imagenet") or os.path.exists(os.fspath(weights)) or
+            os.path.exists(os.fspath(weights) + ".index")):  # a save_weights checkpoint
+        raise ValueError(f"The `weights` argument should be either `None` (random "
+                         f"initialization), 'imagenet' (pre-training on ImageNet), or the "
+                         f"path to the weights file to be loaded. Received: weights="
+                         f"{weights}")
+    if weights == "imagenet":
+        raise errors.NotFoundError(
+            None, None, f"{name}: tensorlite does not download ImageNet weights (no network). "
+            f"Build with weights=None, or pass weights='path/to/file' holding weights saved "
+            f"by model.save_weights")
+    if weights == "imagenet" and include_top and classes != 1000:
+        raise ValueError("If using `weights` as `'imagenet'` with `include_top` as true, "
+                         "`classes` should be 1000")
+
+
+def image_input(input_tensor, input_shape, default_size, min_size, include_top, weights):
+    """The model's Input: input_shape (None dims allowed without the top) checked against
+    the family's minimum size."""
+    if input_shape is None:
+        input_shape = (default_size, default_size, 3) if include_top else (None, None, 3)
+    input_shape = tuple(input_shape)
+    if len(input_shape) != 3:
+        raise ValueError(f"`input_shape` must be a tuple of three integers (height, width, "
+                         f"channels), got {input_shape}")
+    if include_top and None in input_shape[:2]:
+        raise ValueError("With include_top=True the input height and width must be known "
+                         "(the classifier's input size depends on them)")
+    for d in input_shape[:2]:
+        if d is not None and d < min_size:
+            raise ValueError(f"Input size must be at least {min_size}x{min_size}; Received: "
+                             f"input_shape={input_shape}")
+    if input_tensor is not None:
+        return input_tensor, input_tensor
+    inp = layers.Input(shape=input_shape)
+    return inp, inp
+
+
+def top(x, include_top, pooling, classes, classifier_activation, dropout=None):
+    """Global pooling and the classifier, as each application ends."""
+    if include_top:
+        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
+        if dropout:
+            x = layers.Dropout(dropout, name="top_dropout")(x)
+        return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
+    if pooling == "avg":
+        return layers.GlobalAveragePooling2D(name="avg_pool")(x)
+    if pooling == "max":
+        return layers.GlobalMaxPooling2D(name="max_pool")(x)
+    if pooling is not None:
+        raise ValueError(f"`pooling` must be None, 'avg' or 'max', got {pooling!r}")
+    return x
+
+
+def finish(model, weights):
+    if weights is not None:
+        model.load_weights(os.fspath(weights))
+    return model
+
+
+def preprocess_input(x, data_format=None, mode="caffe"):
+    """ImageNet preprocessing of RGB images in [0, 255]: 'tf' -> [-1, 1], 'torch' -> ImageNet
+    mean/std, 'caffe' -> BGR minus the ImageNet means. NumPy in, NumPy out; tensors in,
+    tensors out."""
+    is_np = isinstance(x, np.ndarray) or np.isscalar(x)
+    from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
+    from tensorlite.ops import math_ops  # noqa: PLC0415
+    t = convert_to_tensor(x)
+    t = t if t.dtype.is_floating else math_ops.cast(t, backend.floatx())
+    if mode == "tf":
+        out = t / 127.5 - 1.0
+    elif mode == "torch":
+        out = (t / 255.0 - np.array([0.485, 0.456, 0.406], np.float32)) / \
+            np.array([0.229, 0.224, 0.225], np.float32)
+    elif mode == "caffe":
+        from tensorlite.ops import array_ops  # noqa: PLC0415
+        out = array_ops.reverse(t, axis=[-1]) - np.array([103.939, 116.779, 123.68],
+                                                         np.float32)
+    else:
+        raise ValueError(f"Expected mode to be one of `caffe`, `tf` or `torch`. Received: "
+                         f"mode={mode}")
+    return out.numpy() if is_np else out
+
+
+def _index_path(path):
+    if path is not None:
+        return os.fspath(path)
+    base = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    return os.path.join(base, "models", "imagenet_class_index.json")
+
+
+def _load_index(path):
+    if path in _CLASS_INDEX:
+        return _CLASS_INDEX[path]
+    if not os.path.exists(path):
+        raise errors.NotFoundError(
+            None, None, f"decode_predictions needs ImageNet's class index, "
+            f"imagenet_class_index.json, which tensorlite does not download (no network). "
+            f"Fetch it from {CLASS_INDEX_URL} and place it at {path}, or pass "
+            f"class_index_path='...'.")
+    with open(path, encoding="utf-8") as f:
+        try:
+            raw = json.load(f)
+        except json.JSONDecodeError as e:
+            raise errors.InvalidArgumentError(None, None, f"{path} is not the ImageNet "
+                                              f"class index (invalid JSON: {e})") from None
+    ok = isinstance(raw, dict) and len(raw) == 1000 and all(
+        isinstance(v, list) and len(v) == 2 and all(isinstance(s, str) for s in v)
+        for v in raw.values()) and set(raw) == {str(i) for i in range(1000)}
+    if not ok:
+        raise errors.InvalidArgumentError(None, None, f"{path} is not the ImageNet class "
+                                          f"index: expected 1000 entries \"i\": [\"wnid\", "
+                                          f"\"name\"]")
+    index = [tuple(raw[str(i)]) for i in range(1000)]
+    _CLASS_INDEX[path] = index
+    return index
+
+
+def decode_predictions(preds, top=5, class_index_path=None):  # noqa: A002 - Keras's name
+    """The `top` (class id, name, score) triples per row of [batch, 1000] predictions."""
+    p = np.asarray(preds)
+    if p.ndim != 2 or p.shape[1] != 1000:
+        raise ValueError(f"`decode_predictions` expects a batch of predictions (i.e. a 2D "
+                         f"array of shape (samples, 1000)). Received array with shape: "
+                         f"{p.shape}")
+    index = _load_index(_index_path(class_index_path))
+    out = []
+    for row in p:
+        best = np.argsort(row)[-top:][::-1]
+        out.append([(index[i][0], index[i][1], float(row[i])) for i in best])
+    return out

@@ -1,0 +1,74 @@
+"""AUTOTUNE's guard: a parallel map plan measured slower than the inline loop falls back
+to inline and is retried later; switching plans mid-stream keeps every element, in order."""
+import time
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.data import plan_guard
+from tensorlite.data.plan_guard import PlanGuard
+
+
+@pytest.fixture
+def fast_windows(monkeypatch):
+    monkeypatch.setattr(plan_guard, "_WINDOW_ELEMENTS", 4)
+    monkeypatch.setattr(plan_guard, "_WINDOW_SECONDS", 0.0)
+    monkeypatch.setattr(plan_guard, "_FIRST_RETRY_S", 0.01)
+
+
+def test_guard_falls_back_retries_and_backs_off(fast_windows):
+    g = PlanGuard(sequential_cost=1e-3)
+    assert [g.observe(0.5e-3, True) for _ in range(4)] == [None] * 4  # faster: stays
+    actions = [g.observe(2e-3, True) for _ in range(4)]
+    assert actions == [None, None, None, "fallback"] and g.fallbacks == 1
+    assert "2000 us/element > inline 1000 us" in g.explain("threads x2")
+    assert [g.observe(1e-3, False) for _ in range(3)] == [None] * 3  # before the retry time
+    time.sleep(0.02)
+    assert g.observe(1e-3, False) == "retry"  # at the inline window's end, after the wait
+    assert [g.observe(3e-3, True) for _ in range(4)][-1] == "fallback"
+    assert g._retry_after == pytest.approx(0.04)  # doubled after each failed retry
+
+
+def slow_python(x):
+    s = 0
+    for k in range(3000):
+        s += (k * int(x)) % 7
+    return np.int64(s)
+
+
+def test_autotune_falls_back_and_keeps_order(fast_windows, monkeypatch):
+    # An inline cost of 0 makes every parallel window "slower": the map falls back, is
+    # retried, falls back again... while the elements keep coming, all of them, in order.
+    original = PlanGuard.__init__
+
+    def never_worth_it(self, sequential_cost):
+        original(self, 0.0)
+    monkeypatch.setattr(PlanGuard, "__init__", never_worth_it)
+    seen = []
+    monkeypatch.setattr(PlanGuard, "observe", _no_sequential_update(PlanGuard.observe, seen))
+    ds = tf.data.Dataset.range(120).map(
+        lambda x: tf.numpy_function(slow_python, [x], tf.int64),
+        num_parallel_calls=tf.data.AUTOTUNE)
+    out = [int(v) for v in ds]
+    assert out == [int(slow_python(i)) for i in range(120)]
+    assert "fallback" in seen and "retry" in seen
+
+
+def _no_sequential_update(observe, seen):
+    def wrapped(self, cost, parallel):
+        action = observe(self, cost, parallel)
+        self.seq_cost = 0.0
+        seen.append(action)
+        return action
+    return wrapped
+
+
+def test_threads_that_pay_off_are_kept():
+    def wait(x):
+        time.sleep(0.003)
+        return x
+    it = iter(tf.data.Dataset.range(60).map(
+        lambda x: tf.numpy_function(wait, [x], tf.int64),
+        num_parallel_calls=tf.data.AUTOTUNE))
+    assert [int(v) for v in it] == list(range(60))

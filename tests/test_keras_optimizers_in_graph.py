@@ -1,0 +1,196 @@
+"""Keras optimizers and metrics inside `tf.function` train steps (the TF 2 quickstart's
+custom training loop): every optimizer, schedule and clipping option, and seed 001's
+subclassing API, give the same weights as the same steps run eagerly."""
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.keras.optimizers import schedules
+
+RNG = np.random.default_rng(1)
+X = RNG.standard_normal((32, 5)).astype("float32")
+Y = RNG.integers(0, 3, 32)
+W0 = [RNG.standard_normal((5, 3)).astype("float32"), np.zeros(3, "float32")]
+
+
+def _train(make_opt, graph, steps=5):
+    ws = [tf.Variable(w) for w in W0]
+    opt = make_opt()
+
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(x, ws[0]) + ws[1]
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        grads = tape.gradient(loss, ws)
+        opt.apply_gradients(zip(grads, ws))
+        return loss
+
+    fn = tf.function(step) if graph else step
+    for i in range(steps):
+        sl = slice(8 * (i % 4), 8 * (i % 4) + 8)
+        fn(tf.constant(X[sl]), tf.constant(Y[sl]))
+    return [w.numpy() for w in ws], opt
+
+
+OPTIMIZERS = {
+    "sgd": lambda: tf.keras.optimizers.SGD(0.1),
+    "sgd_momentum_nesterov": lambda: tf.keras.optimizers.SGD(0.1, momentum=0.9, nesterov=True),
+    "adam": lambda: tf.keras.optimizers.Adam(0.05),
+    "adam_amsgrad": lambda: tf.keras.optimizers.Adam(0.05, amsgrad=True),
+    "adamw": lambda: tf.keras.optimizers.AdamW(0.05, weight_decay=0.1),
+    "rmsprop_centered_momentum": lambda: tf.keras.optimizers.RMSprop(0.01, momentum=0.5,
+                                                                     centered=True),
+    "adagrad": lambda: tf.keras.optimizers.Adagrad(0.1),
+    "legacy_decay": lambda: tf.keras.optimizers.RMSprop(lr=0.01, decay=0.5),
+    "clipnorm": lambda: tf.keras.optimizers.SGD(1.0, clipnorm=0.01),
+    "clipvalue": lambda: tf.keras.optimizers.Adam(0.1, clipvalue=0.001),
+    "global_clipnorm": lambda: tf.keras.optimizers.SGD(1.0, global_clipnorm=0.01),
+    "exponential_decay": lambda: tf.keras.optimizers.SGD(
+        schedules.ExponentialDecay(0.5, decay_steps=1, decay_rate=0.5)),
+    "piecewise": lambda: tf.keras.optimizers.Adam(
+        schedules.PiecewiseConstantDecay([1, 3], [0.1, 0.01, 0.001])),
+    "polynomial": lambda: tf.keras.optimizers.SGD(schedules.PolynomialDecay(0.5, 4, 0.01)),
+    "inverse_time": lambda: tf.keras.optimizers.SGD(schedules.InverseTimeDecay(0.5, 1, 2.0)),
+    "cosine": lambda: tf.keras.optimizers.SGD(schedules.CosineDecay(0.5, 4)),
+    "cosine_restarts": lambda: tf.keras.optimizers.SGD(schedules.CosineDecayRestarts(0.5, 2)),
+    "callable_lr": lambda: tf.keras.optimizers.SGD(lambda: 0.05),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_graph_step_matches_eager(name):
+    eager, opt_e = _train(OPTIMIZERS[name], graph=False)
+    graph, opt_g = _train(OPTIMIZERS[name], graph=True)
+    assert int(opt_g.iterations) == int(opt_e.iterations) == 5
+    for a, b in zip(eager, graph):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(graph[0], W0[0])  # it trained
+
+
+class PowerOptimizer(tf.keras.optimizers.Optimizer):
+    """Seed 001's MyOptimizer, as written there (with the compiled update)."""
+
+    def __init__(self, lr, power, avg):
+        super().__init__(name="MyOptimizer")
+        self.lrate, self.pow, self.avg = lr, power, avg
+
+    def get_config(self):
+        pass
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self.add_slot(v, "accum", tf.zeros_like(v))
+
+    @tf.function(experimental_compile=True)
+    def _resource_apply_dense(self, grad, var, apply_state=None):
+        acc = self.get_slot(var, "accum")
+        acc.assign(self.avg * tf.pow(grad, self.pow) + (1 - self.avg) * acc)
+        return var.assign_sub(self.lrate * grad / tf.pow(acc, self.pow))
+
+
+class LrStateOptimizer(tf.keras.optimizers.Optimizer):
+    """The OptimizerV2 subclass API with apply_state's lr_t and a hyperparameter."""
+
+    def __init__(self, learning_rate=0.1, name="LrState", **kwargs):
+        super().__init__(name, **kwargs)
+        self._set_hyper("learning_rate", learning_rate)
+
+    def _resource_apply_dense(self, grad, var, apply_state=None):
+        coefficients = self._fallback_apply_state(var.device, var.dtype) \
+            if apply_state is None else apply_state[(var.device, var.dtype)]
+        return var.assign_sub(coefficients["lr_t"] * grad)
+
+
+@pytest.mark.parametrize("make", [lambda: PowerOptimizer(0.01, 2, 0.5),
+                                  lambda: LrStateOptimizer(0.1),
+                                  lambda: LrStateOptimizer(
+                                      schedules.ExponentialDecay(0.3, 1, 0.5))])
+def test_subclassed_optimizer_in_graph(make):
+    eager, _ = _train(make, graph=False)
+    graph, opt = _train(make, graph=True)
+    for a, b in zip(eager, graph):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(graph[0], W0[0])
+    assert int(opt.iterations) == 5
+
+
+def test_reads_after_the_update_see_the_new_value():
+    v = tf.Variable([1.0, 2.0])
+    opt = tf.keras.optimizers.SGD(0.5)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v * v)
+        before = v * 1.0
+        opt.apply_gradients([(tape.gradient(loss, v), v)])
+        return before, v * 1.0
+
+    for expect in ([1.0, 2.0], [0.0, 0.0]):
+        before, after = step()
+        np.testing.assert_allclose(before.numpy(), expect)
+        np.testing.assert_allclose(after.numpy(), [0.0, 0.0])
+
+
+def test_minimize_in_graph():
+    v = tf.Variable(3.0)
+    opt = tf.keras.optimizers.SGD(0.1)
+    step = tf.function(lambda: opt.minimize(lambda: v ** 2, [v]))
+    for _ in range(3):
+        step()
+    assert float(v) == pytest.approx(3.0 * 0.8 ** 3, rel=1e-6)
+
+
+def test_quickstart_custom_training_loop(capsys):
+    """The TF 2 quickstart's advanced loop, as written there, on small data."""
+    x = np.random.RandomState(0).rand(64, 8, 8).astype("float32")
+    y = np.random.RandomState(1).randint(0, 10, 64)
+    train_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+    model = tf.keras.Sequential([tf.keras.layers.Flatten(input_shape=(8, 8)),
+                                 tf.keras.layers.Dense(32, activation="relu"),
+                                 tf.keras.layers.Dense(10)])
+    loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.Adam()
+    train_loss = tf.keras.metrics.Mean(name="train_loss")
+    train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+
+    @tf.function
+    def train_step(images, labels):
+        with tf.GradientTape() as tape:
+            predictions = model(images, training=True)
+            loss = loss_object(labels, predictions)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_loss(loss)
+        train_accuracy(labels, predictions)
+
+    losses = []
+    for epoch in range(3):
+        train_loss.reset_states()
+        train_accuracy.reset_states()
+        for images, labels in train_ds:
+            train_step(images, labels)
+        print(f"Epoch {epoch + 1}, Loss: {train_loss.result():2.5f}, "
+              f"Accuracy: {train_accuracy.result() * 100}")
+        losses.append(float(train_loss.result()))
+    out = capsys.readouterr().out
+    assert out.startswith("Epoch 1, Loss: 2.") and "Epoch 3" in out
+    assert losses[2] < losses[0]
+    assert int(optimizer.iterations) == 12
+    assert train_step.experimental_get_tracing_count() == 1
+
+
+def test_metric_state_in_graph_each_call():
+    m = tf.keras.metrics.Mean()
+    acc = tf.keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def f(x, y, p):
+        acc.update_state(y, p)
+        return m(x), acc.result()
+
+    assert float(f(tf.constant(1.0), tf.constant([1]), tf.constant([[0.0, 1.0]]))[0]) == 1.0
+    mean, a = f(tf.constant(3.0), tf.constant([1]), tf.constant([[1.0, 0.0]]))
+    assert (float(mean), float(a)) == (2.0, 0.5)
+    m.reset_state()
+    assert float(f(tf.constant(5.0), tf.constant([0]), tf.constant([[1.0, 0.0]]))[0]) == 5.0
