@@ -181,6 +181,8 @@ class Function:
                                      .__name__)
         self._signature = None if input_signature is None else list(input_signature)
         self._jit = bool(jit_compile or experimental_compile)
+        self._autograph = bool(autograph)
+        self._converted = None  # the AutoGraph-converted function, made at the first trace
         self._reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
         self._cache = {}
         self._keys = []  # signature keys in trace order, for retrace messages
@@ -197,7 +199,7 @@ class Function:
             instance, "__dict__") else None
         if bound is None:
             bound = Function(functools.partial(self._fn, instance), self._signature,
-                             jit_compile=self._jit, reduce_retracing=self._reduce_retracing,
+                             autograph=self._autograph, jit_compile=self._jit, reduce_retracing=self._reduce_retracing,
                              name=self._name)
             try:
                 instance.__dict__[("_tf_function", id(self))] = bound
@@ -262,13 +264,22 @@ class Function:
                     f"shapes, (3) passing Python objects instead of tensors. This time: "
                     f"{reason}", stacklevel=3)
         self._keys.append(key)
-        graph, result = trace(self._fn, args, kwargs, self._name, call=call)
+        graph, result = trace(self._traced_function(), args, kwargs, self._name, call=call)
         concrete = self._cache[key] = ConcreteFunction(graph, self._name,
                                                        self._jit or _JIT_DEFAULT[0])
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
         return result
+
+    def _traced_function(self):
+        """What tracing runs: the AutoGraph-converted function unless autograph=False."""
+        if not self._autograph:
+            return self._fn
+        if self._converted is None:
+            from tensorlite.graph.autograph.conversion import converted  # noqa: PLC0415
+            self._converted = converted(self._fn)
+        return self._converted
 
     @property
     def last_concrete_function(self):
