@@ -36,7 +36,7 @@ from tensorlite.ops.math_ops import (abs, add, add_n, argmax, argmin, argsort,  
                                      log, floordiv, tan, sinh, cosh, asin, acos, atan, atan2,
                                      cumprod, reciprocal, ceil, rsqrt, squared_difference)
 from tensorlite.ops.slice_ops import slice, strided_slice  # noqa: A004
-from tensorlite.ops.logging_ops import print  # noqa: A004
+from tensorlite.ops.logging_ops import Assert, print  # noqa: A004
 from tensorlite.ops.script_ops import numpy_function, py_function
 from tensorlite.ops.nn_ops import *  # noqa: F401,F403
 from tensorlite.ops.conv_ops import *  # noqa: F401,F403
@@ -55,8 +55,8 @@ newaxis = None
 __version__ = "0.1.0"
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
-_LAZY = {"autograph", "compat", "data", "image", "io", "keras", "profiler", "sparse", "summary",
-         "train"}
+_LAZY = {"autograph", "compat", "data", "debugging", "image", "io", "keras", "profiler",
+         "sparse", "summary", "train"}
 
 
 def __getattr__(name):

@@ -135,7 +135,8 @@ ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIA
 # effects of tf.print and tf.summary. They act on every run and their outputs may differ
 # from run to run, so they are stateful; PyFuncStateless (numpy_function(stateful=False))
 # is not, as in TensorFlow.
-CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter"}
+CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter",
+             "Assert"}
 STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While"} | CALLBACKS
 
 

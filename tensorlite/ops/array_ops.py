@@ -1006,11 +1006,18 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
     if limit is None:
         start, limit = 0, start
     dt = _range_dtype((start, limit, delta)) if dtype is None else dtypes.as_dtype(dtype)
-    np_dt = dt.as_numpy_dtype
     if dt.kind not in "iuf":
         raise invalid("Range", f"range does not support dtype {dt.name}")
-    vals = [np.asarray(to_tensor(v)._value) for v in (start, limit, delta)]
-    s, lim, d = (np.trunc(v).astype(np_dt) if dt.is_integer and v.dtype.kind == "f"
+    args = [to_tensor(v) for v in (start, limit, delta)]
+    if any(isinstance(v, Tensor) for v in (start, limit, delta)):
+        return execute(RANGE, tuple(args), {"dtype": dt})  # a graph computes it per run
+    return wrap(_range_fwd(*[a._value for a in args], dtype=dt))
+
+
+def _range_fwd(start, limit, delta, dtype):
+    np_dt = dtype.as_numpy_dtype
+    vals = [np.asarray(v) for v in (start, limit, delta)]
+    s, lim, d = (np.trunc(v).astype(np_dt) if dtype.is_integer and v.dtype.kind == "f"
                  else v.astype(np_dt) for v in vals)
     s, lim, d = s.item(), lim.item(), d.item()
     if d == 0:
@@ -1019,11 +1026,15 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
         raise invalid("Range", f"Requires start <= limit when delta > 0: {s}/{lim}")
     if d < 0 and s < lim:
         raise invalid("Range", f"Requires start >= limit when delta < 0: {s}/{lim}")
-    if dt.is_integer:
+    if dtype.is_integer:
         n = (abs(lim - s) + abs(d) - 1) // abs(d)
     else:
         n = int(np.ceil(abs((lim - s) / d)))
-    return wrap(np.arange(n, dtype=np_dt) * np_dt(d) + np_dt(s))
+    return np.arange(n, dtype=np_dt) * np_dt(d) + np_dt(s)
+
+
+RANGE = register("Range", _range_fwd, grad=NOT_DIFFERENTIABLE,
+                 shape=lambda *specs, dtype: Spec((None,), dtype))
 
 
 def linspace(start, stop, num, name=None, axis=0):

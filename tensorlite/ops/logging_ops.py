@@ -12,11 +12,11 @@ import sys
 
 import numpy as np
 
-from tensorlite.framework import dispatch
+from tensorlite.framework import dispatch, errors
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops import script_ops
 
-__all__ = ["print"]
+__all__ = ["print", "Assert"]
 
 _STDERR = sys.stderr  # the default stream: resolved when printing (pytest swaps sys.stderr)
 
@@ -139,3 +139,31 @@ def print(*inputs, output_stream=_STDERR, summarize=3, sep=" ", end="\n", name=N
         script_ops.callback("PrintV2", emit, tensors)
     else:
         emit(*[t._value for t in tensors])
+
+
+def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
+    """`tf.debugging.Assert`: raises InvalidArgumentError naming `data` when `condition` is
+    False; inside a tf.function it is one node checked on every run (every loop iteration).
+
+    >>> tf.debugging.Assert(tf.constant(True), ["never shown"])
+    """
+    from tensorlite.ops.common import to_tensor  # noqa: PLC0415
+    cond = to_tensor(condition.read_value() if getattr(condition, "_is_variable", False)
+                     else condition)
+    if cond._value.ndim != 0 or not cond._dtype.is_bool:
+        raise ValueError(f"Assert: condition must be a boolean scalar, got "
+                         f"{cond.dtype.name}{list(cond._value.shape)}")
+    tensors = []
+    template = [_template(x, tensors) for x in data]
+
+    def check(ok, *arrays):
+        if script_ops.effects_on() and not bool(ok):
+            shown = ", ".join(_render(t, arrays, 3 if summarize is None else summarize)
+                              for t in template)
+            raise errors.InvalidArgumentError(
+                None, None, f"assertion failed: [{shown}]")
+
+    if _tracing():
+        script_ops.callback("Assert", check, [cond] + tensors)
+    else:
+        check(cond._value, *[t._value for t in tensors])

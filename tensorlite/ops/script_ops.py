@@ -101,7 +101,8 @@ def describe_function(func):
 
 _PUBLIC = {"EagerPyFunc": "tf.py_function", "PyFunc": "tf.numpy_function",
            "PyFuncStateless": "tf.numpy_function", "PrintV2": "tf.print",
-           "WriteSummary": "tf.summary", "FlushSummaryWriter": "tf.summary.flush"}
+           "WriteSummary": "tf.summary", "FlushSummaryWriter": "tf.summary.flush",
+           "Assert": "tf.debugging.Assert"}
 
 
 def _run(op_name, eager, func, arrays, tout):
@@ -270,7 +271,7 @@ PY_FUNC = _register("PyFunc", False)
 PY_FUNC_STATELESS = _register("PyFuncStateless", False)
 # The effects of tf.print and tf.summary: numpy callbacks that act on every call.
 EFFECTS = {name: _register(name, False) for name in ("PrintV2", "WriteSummary",
-                                                     "FlushSummaryWriter")}
+                                                     "FlushSummaryWriter", "Assert")}
 
 
 def callback(op_name, func, inputs, Tout=()):  # noqa: N803

@@ -279,14 +279,18 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, opts=None)
 
 
 def _is_dataset(x):
-    return hasattr(x, "element_spec") and hasattr(x, "_make_iterator") or \
-        type(x).__name__ in ("DatasetV2", "Dataset") and hasattr(x, "element_spec")
+    # duck-typed: the data layer sits above the graph layer
+    return hasattr(x, "element_spec") and hasattr(x, "_make_iterator")
 
 
 def _tensor_for(t, extra_test, body, get_state, set_state, names, opts, where):
     if t.shape.rank == 0:
         raise TypeError(f"for loop at {where}: cannot iterate over a scalar tensor")
     n = array_ops.shape(t)[0]
+    if t.shape[0] == 0:
+        # The body is traced on real values: with no element now, trace it on a padding
+        # row (the loop still runs n times; only this graph pays for the copy).
+        t = array_ops.concat([t, array_ops.zeros([1] + t.shape.as_list()[1:], t.dtype)], 0)
 
     def test(i):
         more = math_ops.less(i, n)
@@ -314,9 +318,11 @@ def _loop_options(opts):
     return opts
 
 
-def _staged_loop(test, step, get_state, set_state, names, opts, where, counter):
-    """tf.while_loop over the loop variables `names` (plus `counter`, passed to `test` and
-    `step`, when not None)."""
+def _staged_loop(test, step, get_state, set_state, names, opts, where, counter,
+                 counter_shapes=None):
+    """tf.while_loop over the loop variables `names` (plus `counter`, a tensor or a nest
+    of them passed to `test` and `step`, when not None; `counter_shapes` relaxes its
+    shapes)."""
     opts = _loop_options(opts)
     init = list(get_state())
     if any(_is_retval(n) and is_undefined(v) for n, v in zip(names, init)):
@@ -353,8 +359,10 @@ def _staged_loop(test, step, get_state, set_state, names, opts, where, counter):
 
     start = ([counter] if k else []) + (init_t or [_DUMMY_VALUE()])
     shape_inv = None
-    if any(inv is not None for inv in invariants):
-        shape_inv = ([TensorShape([])] if k else []) + [
+    if any(inv is not None for inv in invariants) or counter_shapes is not None:
+        head = counter_shapes if counter_shapes is not None else \
+            nest.map_structure(lambda t: TensorShape(t.shape), counter)
+        shape_inv = ([head] if k else []) + [
             inv if inv is not None else TensorShape(nest.flatten(a)[0].shape)
             for a, inv in zip(init_t, invariants)]
     result = control_flow_ops.while_loop(cond_fn, body_fn, start, shape_invariants=shape_inv,
