@@ -443,3 +443,13 @@ def test_op_errors_in_converted_code_name_the_users_line():
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         tf.function(f)(tf.ones([2, 2]))
     assert f"{__file__}:{f.__code__.co_firstlineno + 2}" in str(e.value)
+
+
+def test_nested_functions_keep_their_own_returns():
+    def f(x):
+        def inner(y):
+            if y > 0:
+                return y * 2
+            return -y
+        return inner(x) + 1
+    check(f, [-2.0, 3.0])

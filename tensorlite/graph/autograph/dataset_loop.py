@@ -22,6 +22,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, nest
 from tensorlite.framework.tensor_shape import TensorShape
+from tensorlite.graph import tracing
 from tensorlite.ops import script_ops
 
 _OPEN = {}  # handle -> live Python iterator over a dataset
@@ -51,7 +52,9 @@ def run(ds, extra_test, body, get_state, set_state, names, opts, where, staged_l
             elem = [np.asarray(t) for t in nest.flatten(next(it))]
             return [np.bool_(True)] + elem
         except StopIteration:
-            alive = it is None  # a stand-in element while a body is traced
+            # A stand-in element while a loop body is traced (a trace is active); a dry run
+            # of the graph (get_concrete_function) iterates nothing.
+            alive = it is None and bool(tracing._ACTIVE)
             if not alive:
                 with _LOCK:
                     _OPEN.pop(handle, None)

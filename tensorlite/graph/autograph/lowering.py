@@ -25,6 +25,8 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def _contains(node, kinds, into_loops):
     """Whether `node` holds a statement of `kinds` at this level (not inside nested
     functions, nor inside nested loops unless `into_loops`)."""
+    if isinstance(node, _SCOPES):
+        return False
     todo = list(ast.iter_child_nodes(node))
     while todo:
         n = todo.pop()
