@@ -34,6 +34,9 @@ class Tensor:
 
     @property
     def shape(self):
+        if _ON_SHAPE:
+            for hook in _ON_SHAPE:
+                hook(self)
         return TensorShape(self._value.shape)
 
     def get_shape(self):
@@ -188,6 +191,9 @@ class _Reference:
 # Hooks called when a tensor leaves for NumPy (the tape uses this to explain a None
 # gradient caused by a path broken through NumPy). Empty means no cost.
 _ON_NUMPY = []
+# Hooks h(tensor) told when code reads a tensor's static shape: a shape-polymorphic trace
+# (graph/tracing.py) must know whether the user's code baked a size into the graph.
+_ON_SHAPE = []
 # Filled by ops: unstack, so that iteration over a tensor is differentiable.
 _UNSTACK = []
 

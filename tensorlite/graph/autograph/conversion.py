@@ -57,6 +57,8 @@ def _user_function(f):
     if not isinstance(f, types.FunctionType) or getattr(f, _DO_NOT_CONVERT, False):
         return False
     code = f.__code__
+    if "ag__" in code.co_freevars:  # made by converted code: converted already
+        return False
     if f.__name__ == "<lambda>" or code.co_flags & (inspect.CO_GENERATOR |
                                                      inspect.CO_COROUTINE |
                                                      inspect.CO_ASYNC_GENERATOR):
