@@ -21,6 +21,8 @@ gradients are those of a fresh draw (a documented limitation).
 Nodes whose sub-graphs hold no stateful op are named StatelessIf / StatelessCase /
 StatelessWhile (as in TensorFlow); If / Case / While are stateful to the graph passes.
 """
+import sys
+
 import numpy as np
 
 from tensorlite.framework import dispatch, nest, variables
@@ -31,6 +33,7 @@ from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.graph import executor, tracing
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, is_stateful
 from tensorlite.ops import script_ops
+from tensorlite.ops import control_flow_ops
 from tensorlite.ops.control_flow_ops import repack_body_output, select_branch
 
 # Control-flow nodes whose branches assign variables or draw random numbers must never be
@@ -573,3 +576,8 @@ def same_structure(a, b):
 
 def _shape_of(x):
     return repr(nest.map_structure(lambda _: ".", x)).replace("'", "")
+
+
+# -- installed in the ops layer ------------------------------------------------------------------
+is_tracing = tracing.is_tracing
+control_flow_ops.GRAPH[:] = [sys.modules[__name__]]

@@ -30,6 +30,7 @@ _ACTIVE = []  # tracers, innermost last
 
 class Tracer:
     def __init__(self, graph, function_name):
+        from tensorlite.graph import control_flow  # noqa: F401,PLC0415 - its If/While side
         self.graph = graph
         self.name = function_name
         self.slot_of = {}  # id(tensor) -> slot
