@@ -112,3 +112,37 @@ def test_updates_persist_across_session_runs_and_sessions_are_separate():
             for _ in range(3):
                 s1.run(inc)
             assert s1.run(v) == 4.0 and s2.run(v) == 1.0
+
+
+def test_layers_dense_nn_aliases_and_saver(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(8, 3)).astype(np.float32)  # noqa: N806
+    with tf.Graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3])
+        h = tf.compat.v1.layers.dense(x, 4, activation=tf.compat.v1.nn.relu, name="fc1")
+        out = tf.compat.v1.layers.dense(h, 1, name="fc2")
+        assert h.shape.as_list() == [None, 4] and out.shape.as_list() == [None, 1]
+        names = sorted(v.name for v in tf.compat.v1.trainable_variables())
+        assert names == ["fc1/bias:0", "fc1/kernel:0", "fc2/bias:0", "fc2/kernel:0"]
+        kernel = [v for v in tf.compat.v1.trainable_variables() if v.name == "fc1/kernel:0"][0]
+        bias = [v for v in tf.compat.v1.trainable_variables() if v.name == "fc1/bias:0"][0]
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            k, b = sess.run([kernel, bias])
+            assert np.allclose(b, 0) and np.abs(k).max() <= np.sqrt(6 / 7) + 1e-6
+            np.testing.assert_allclose(sess.run(h, {x: X}), np.maximum(X @ k + b, 0),
+                                       rtol=1e-5, atol=1e-6)
+            want = sess.run(out, {x: X})
+            path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=7)
+            assert path.endswith("model.ckpt-7")
+        with tf.compat.v1.Session() as sess2:
+            with pytest.raises(tf.errors.FailedPreconditionError):
+                sess2.run(out, {x: X})
+            saver.restore(sess2, path)
+            np.testing.assert_allclose(sess2.run(out, {x: X}), want, rtol=1e-6)
+        with tf.compat.v1.Session() as sess3:
+            with pytest.raises(tf.errors.NotFoundError):
+                saver.restore(sess3, str(tmp_path / "missing.ckpt"))
+    d = tf.compat.v1.nn.dropout(tf.ones([1000]), keep_prob=0.5)
+    assert set(np.unique(d.numpy())) <= {0.0, 2.0}

@@ -3,8 +3,9 @@ else comes from `tf.train`."""
 from tensorlite.compat.v1.optimizers import (AdamOptimizer, GradientDescentOptimizer,
                                              MomentumOptimizer, Optimizer, get_global_step,
                                              get_or_create_global_step)
+from tensorlite.compat.v1.saver import Saver
 
-__all__ = ["AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer", "Optimizer",
+__all__ = ["AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer", "Optimizer", "Saver",
            "get_global_step", "get_or_create_global_step"]
 
 
