@@ -65,6 +65,9 @@ def __getattr__(name):
         module = importlib.import_module(f"tensorlite.{name}")
         globals()[name] = module
         return module
+    if name == "vectorized_map":
+        from tensorlite.graph.vectorize import vectorized_map  # noqa: PLC0415
+        return vectorized_map
     if name in ("Graph", "gradients"):  # TF1 graphs (tf.compat.v1), loaded when used
         from tensorlite.compat import v1  # noqa: PLC0415
         return getattr(v1, name)

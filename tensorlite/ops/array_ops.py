@@ -12,7 +12,8 @@ import numpy as np
 
 from tensorlite.framework import convert, dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.ops.batching import reshape_rule, transpose_rule
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, int_list, norm_axis, to_tensor
@@ -54,6 +55,7 @@ RESHAPE = register(
     "Reshape", _reshape_fwd,
     grad=lambda g, ans, x, shape: reshape(g, _lead(g, ans) + x._value.shape),
     shape=_reshape_shape)
+declare(RESHAPE, batch=reshape_rule)
 
 
 def reshape(tensor, shape, name=None):
@@ -77,6 +79,7 @@ def _transpose_grad(g, ans, x, perm):
 TRANSPOSE = register(
     "Transpose", lambda x, perm: np.transpose(x, perm), grad=_transpose_grad,
     shape=lambda x, perm: Spec(tuple(x.shape[p] for p in perm), x.dtype))
+declare(TRANSPOSE, batch=transpose_rule)
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):

@@ -7,7 +7,9 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, input_needs_grad, register
+from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, input_needs_grad,
+                                           register)
+from tensorlite.ops.batching import elementwise, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
@@ -68,12 +70,12 @@ def _ushape_bool(x):
 
 
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
-    op = register(name, fwd, grad=grad, shape=shape)
+    op = declare(register(name, fwd, grad=grad, shape=shape), batch=elementwise(fwd))
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = register(name, fwd, grad=grad, shape=shape)
+    op = declare(register(name, fwd, grad=grad, shape=shape), batch=elementwise(fwd))
     return op, unary(op, kinds)
 
 
@@ -366,7 +368,7 @@ def _reduce_shape(x, axis, keepdims):
 
 
 def _defreduce(name, fwd, grad, kinds):
-    op = register(name, fwd, grad=grad, shape=_reduce_shape)
+    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd))
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
@@ -582,7 +584,8 @@ def _matmul_shape(a, b, transpose_a, transpose_b):
     return Spec(tuple(batch) + (sa[-2], sb[-1]), a.dtype)
 
 
-MATMUL = register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad, shape=_matmul_shape)
+MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
+                          shape=_matmul_shape), batch=elementwise(_matmul_fwd))
 _matmul = np.matmul
 
 
