@@ -235,7 +235,8 @@ class Function:
             instance, "__dict__") else None
         if bound is None:
             bound = Function(functools.partial(self._fn, instance), self._signature,
-                             autograph=self._autograph, jit_compile=self._jit, reduce_retracing=self._reduce_retracing,
+                             autograph=self._autograph, jit_compile=self._jit,
+                             reduce_retracing=self._reduce_retracing,
                              name=self._name)
             try:
                 instance.__dict__[("_tf_function", id(self))] = bound

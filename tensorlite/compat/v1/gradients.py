@@ -3,7 +3,8 @@
 The result is one graph node, SymbolicGradient, whose inputs are the leaves of `ys`
 (placeholders, variable reads): each time a Session runs it, it replays the forward nodes
 on that run's values under a GradientTape watching `xs`, so gradients are exact for any
-fed shape (a placeholder's None dimensions have no size while the graph is built). (Eagerly and inside tf.function, TF 2 has no tf.gradients: use
+fed shape (a placeholder's None dimensions have no size while the graph is built).
+(Eagerly and inside tf.function, TF 2 has no tf.gradients: use
 tf.GradientTape.)
 
 Example:

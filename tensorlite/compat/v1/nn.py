@@ -1,5 +1,6 @@
 """`tf.compat.v1.nn`: TF1's spellings (keep_prob dropout, *_v2 names) over tf.nn; every
 other name is tf.nn's."""
+from tensorlite.compat.v1.forwarding import forward_to
 from tensorlite.ops import nn_ops
 
 __all__ = ["dropout", "softmax_cross_entropy_with_logits_v2", "xw_plus_b"]
@@ -26,10 +27,4 @@ def xw_plus_b(x, weights, biases, name=None):
     return math_ops.matmul(x, weights) + biases
 
 
-def __getattr__(name):
-    import tensorlite.nn  # noqa: PLC0415
-    try:
-        return getattr(tensorlite.nn, name)
-    except AttributeError:
-        raise AttributeError(f"module 'tensorlite.compat.v1.nn' has no attribute "
-                             f"{name!r}") from None
+__getattr__ = forward_to("tensorlite.nn", __name__)

@@ -438,7 +438,8 @@ def set_loop_options(parallel_iterations=None, swap_memory=None, maximum_iterati
     anywhere else it does nothing, as in TensorFlow.
 
     >>> for i in tf.range(n):  # doctest: +SKIP
-    ...     tf.autograph.experimental.set_loop_options(shape_invariants=[(v, tf.TensorShape([None]))])
+    ...     tf.autograph.experimental.set_loop_options(
+    ...         shape_invariants=[(v, tf.TensorShape([None]))])
     """
     del parallel_iterations, swap_memory, maximum_iterations, shape_invariants
 
