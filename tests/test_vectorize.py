@@ -65,3 +65,21 @@ def test_per_example_gradients_of_an_mlp():
     for k in range(2):
         want = np.stack([grads((X[i], Y[i]))[k].numpy() for i in range(16)])
         np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-4, atol=1e-6)
+
+
+def test_data_map_vectorization_uses_vectorized_map():
+    def scale(x, y):
+        return tf.cast(x, tf.float32) * 2.0 + 1.0, y
+    options = tf.data.Options()
+    options.experimental_optimization.map_vectorization = True
+    base = tf.data.Dataset.from_tensor_slices((tf.range(6), tf.range(6) * 10))
+    ds = base.map(scale).batch(3).with_options(options)
+    assert "through tf.vectorized_map" in ds.explain(print_fn=None)
+    got = [(a.numpy().tolist(), b.numpy().tolist()) for a, b in ds]
+    assert got == [([1.0, 3.0, 5.0], [0, 10, 20]), ([7.0, 9.0, 11.0], [30, 40, 50])]
+
+    def noisy(x, y):  # random draws: each element keeps its own (no shared draw)
+        return tf.cast(x, tf.float32) + tf.random.uniform([]), y
+    ds = base.map(noisy).batch(6).with_options(options)
+    values = next(iter(ds))[0].numpy()
+    assert len(set(np.round(values - np.arange(6), 6))) == 6

@@ -19,14 +19,19 @@ import numpy as np
 from tensorlite.framework import errors, nest
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE
+from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
 from tensorlite.graph.tracing import PythonValue, trace
 
 LAST = {"fallback_ops": []}  # what the last call ran per example (for tests and users)
 _WARNED = set()
 
 
-def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+class StatefulFunction(ValueError):
+    """vectorized_map(..., stateless_only=True) met a function with random draws, variable
+    writes or Python callbacks (one run for the whole batch would change its meaning)."""
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True, stateless_only=False):
     """`fn` applied to each slice of `elems` along axis 0 (a tensor or a nest of them),
     computed once for the whole batch by the ops' batching rules."""
     flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
@@ -42,6 +47,10 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     packed = nest.pack_like(elems, first) if isinstance(elems, (list, tuple, dict)) \
         else first[0]
     graph, _ = trace(lambda x: fn(x), [packed], {}, "vectorized_map", call=False)
+    if stateless_only:
+        stateful = sorted({nd.op.name for nd in graph.nodes if is_stateful(nd.op)})
+        if stateful:
+            raise StatefulFunction(f"vectorized_map: fn has stateful ops {stateful}")
     values, batched = {}, {}
     for s, t in zip(graph.placeholders, flat):
         values[s], batched[s] = t._value, True
