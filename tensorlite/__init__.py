@@ -60,7 +60,7 @@ __version__ = version.VERSION
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
 _LAZY = {"compat", "data", "image", "io", "keras", "profiler", "saved_model", "sparse", "summary",
          "train", "distribute", "estimator", "contrib", "feature_column"}
-_LAZY |= {"ragged", "strings", "lookup"}
+_LAZY |= {"ragged", "strings", "lookup", "autograph"}
 # Names that live in a lazily loaded sub-package: name -> (module, attribute).
 _LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),
                "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec")}
@@ -81,6 +81,12 @@ def __getattr__(name):
         module = importlib.import_module(f"tensorlite.keras.{name}")
         globals()[name] = module
         return module
+    if name == "vectorized_map":
+        from tensorlite.graph.vectorize import vectorized_map  # noqa: PLC0415
+        return vectorized_map
+    if name in ("Graph", "gradients"):  # TF1 graphs (tf.compat.v1), loaded when used
+        from tensorlite.compat import v1  # noqa: PLC0415
+        return getattr(v1, name)
     if name == "SparseTensor":
         from tensorlite.sparse import SparseTensor  # noqa: PLC0415
         return SparseTensor

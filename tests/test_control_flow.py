@@ -242,7 +242,7 @@ def test_cond_in_a_jit_compiled_function():
 
 # -- Python control flow on tensors --------------------------------------------------------------
 def test_python_if_on_a_tensor_inside_tf_function_is_a_clear_error():
-    @tf.function
+    @tf.function(autograph=False)  # with AutoGraph it converts (test_autograph.py)
     def f(x):
         if x > 0:
             return x
@@ -252,7 +252,7 @@ def test_python_if_on_a_tensor_inside_tf_function_is_a_clear_error():
 
 
 def test_python_while_on_a_tensor_inside_tf_function_is_a_clear_error():
-    @tf.function
+    @tf.function(autograph=False)  # with AutoGraph it converts (test_autograph.py)
     def f(x):
         while x < 10:
             x = x * 2
@@ -262,7 +262,7 @@ def test_python_while_on_a_tensor_inside_tf_function_is_a_clear_error():
 
 
 def test_python_if_on_a_tensor_inside_a_branch_is_also_an_error():
-    @tf.function
+    @tf.function(autograph=False)
     def f(x, y):
         def bad():
             if y > 0:

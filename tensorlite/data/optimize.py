@@ -118,11 +118,15 @@ def _rewrite(node, opts, log):
     if isinstance(node, BatchDataset) and type(node) is BatchDataset and \
             isinstance(node._input, MapDataset):
         m = node._input
-        if opts["map_vectorization"] and getattr(m._fn, "_tensorlite_batch_safe", False):
+        if opts["map_vectorization"]:
+            safe = getattr(m._fn, "_tensorlite_batch_safe", False)
             batch = _with_input(node, m._input)
             node = _with_input(m, batch)
+            if not safe:
+                node._fn = _vectorized(m._fn)
             log.append(f"map_vectorization: batch({node._input._batch}) moved before "
-                       f"map({getattr(m._fn, '__name__', 'f')}), which now runs once per batch")
+                       f"map({getattr(m._fn, '__name__', 'f')}), which now runs once per batch"
+                       + ("" if safe else " through tf.vectorized_map"))
         elif opts["map_and_batch_fusion"]:
             node = MapAndBatchDataset(m, node)
             log.append("map_and_batch_fusion: map and batch fused into MapAndBatch")
@@ -139,9 +143,34 @@ def optimize_pipeline(dataset, options, log=None):
     return _rewrite(dataset, opts, log if log is not None else [])
 
 
+def _vectorized(fn):
+    """fn over a batch: tf.vectorized_map (one run for the whole batch by the ops' batching
+    rules) when fn is stateless; a function with random draws or Python callbacks runs per
+    element, so every element keeps its own draws."""
+    from tensorlite.graph.vectorize import StatefulFunction, vectorized_map  # noqa: PLC0415
+    state = {"stateless": True}
+
+    def per_element(*batch):
+        import tensorlite as tf  # noqa: PLC0415
+        n = int(tf.nest.flatten(batch)[0].shape[0])
+        outs = [fn(*tf.nest.map_structure(lambda t: t[i], batch)) for i in range(n)]
+        return tf.nest.map_structure(lambda *xs: tf.stack(xs), *outs)
+
+    def run(*batch):
+        if state["stateless"]:
+            try:
+                return vectorized_map(lambda e: fn(*e), batch, warn=False,
+                                      stateless_only=True)
+            except StatefulFunction:
+                state["stateless"] = False
+        return per_element(*batch)
+    run.__name__ = getattr(fn, "__name__", "f")
+    return run
+
+
 def batch_safe(fn):
     """Declares that `fn` gives the same result on a batch as on each element stacked, so
-    map_vectorization may run it once per batch (until vectorized_map exists)."""
+    map_vectorization runs it on the batch directly (without tf.vectorized_map)."""
     fn._tensorlite_batch_safe = True
     return fn
 

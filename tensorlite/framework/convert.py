@@ -50,6 +50,8 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None, preferred_d
             if out is NotImplemented:
                 continue
             return convert_to_tensor(out, dtype=dtype)
+    if isinstance(value, (list, tuple)) and _observed() and _holds_tensor(value):
+        return _pack(value, dtype)
     hint = dtype_hint or preferred_dtype
     if dtype is None and hint is not None:
         try:
@@ -57,6 +59,39 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None, preferred_d
         except (TypeError, ValueError):
             pass
     return wrap(to_numpy(value, dtype))
+
+
+def _observed():
+    from tensorlite.framework import dispatch  # noqa: PLC0415 - dispatch imports us
+    return bool(dispatch.OBSERVERS)
+
+
+def _holds_tensor(value):
+    return any(isinstance(v, Tensor) or _is_variable(v) or
+               (isinstance(v, (list, tuple)) and _holds_tensor(v)) for v in value)
+
+
+def _first_dtype(value):
+    for v in value:
+        if isinstance(v, Tensor) or _is_variable(v):
+            return v.dtype
+        if isinstance(v, (list, tuple)):
+            found = _first_dtype(v)
+            if found is not None:
+                return found
+    return None
+
+
+def _pack(value, dtype):
+    """A list holding tensors, while a tape or a trace observes ops: one Pack op over the
+    elements (as TensorFlow does), so that a trace does not freeze the tensors' values and a
+    tape sees the dependence."""
+    from tensorlite.framework import dispatch, registry  # noqa: PLC0415
+    dtype = dtype or _first_dtype(value)
+    elems = tuple(convert_to_tensor(v, dtype=dtype) for v in value)
+    if not elems:
+        return wrap(to_numpy(value, dtype))
+    return dispatch.execute(registry.get("Pack"), elems, {"axis": 0})
 
 
 def constant(value, dtype=None, shape=None, name="Const"):

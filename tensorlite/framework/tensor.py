@@ -34,7 +34,31 @@ class Tensor:
 
     @property
     def shape(self):
+        if _ON_SHAPE:
+            for hook in _ON_SHAPE:
+                hook(self)
+        if GRAPH_TENSOR_INFO:  # a TF1 graph tensor: its inferred static shape
+            info = GRAPH_TENSOR_INFO[0](self)
+            if info is not None:
+                return info.shape
         return TensorShape(self._value.shape)
+
+    @property
+    def graph(self):
+        """The tf.Graph of a TF1 graph tensor (undefined for eager tensors, as in TF)."""
+        return self._graph_info("graph").graph
+
+    @property
+    def op(self):
+        """The Operation computing a TF1 graph tensor."""
+        return self._graph_info("op").op
+
+    def _graph_info(self, what):
+        info = GRAPH_TENSOR_INFO[0](self) if GRAPH_TENSOR_INFO else None
+        if info is None:
+            raise AttributeError(f"Tensor.{what} is undefined when eager execution is "
+                                 f"enabled.")
+        return info
 
     def get_shape(self):
         return self.shape
@@ -69,7 +93,7 @@ class Tensor:
 
     @property
     def name(self):
-        raise AttributeError("Tensor.name is undefined when eager execution is enabled.")
+        return self._graph_info("name").name
 
     def numpy(self):
         """The value as a NumPy array (a NumPy scalar for a 0-d tensor); may share memory."""
@@ -192,6 +216,12 @@ class _Reference:
 # Hooks called when a tensor leaves for NumPy (the tape uses this to explain a None
 # gradient caused by a path broken through NumPy). Empty means no cost.
 _ON_NUMPY = []
+# Hooks h(tensor) told when code reads a tensor's static shape: a shape-polymorphic trace
+# (graph/tracing.py) must know whether the user's code baked a size into the graph.
+_ON_SHAPE = []
+# Installed by tf.compat.v1 graphs: [f(tensor) -> info with .graph, .op, .name, .shape, or
+# None for a tensor no TF1 graph computed].
+GRAPH_TENSOR_INFO = []
 # Filled by ops: unstack, so that iteration over a tensor is differentiable.
 _UNSTACK = []
 

@@ -21,6 +21,8 @@ gradients are those of a fresh draw (a documented limitation).
 Nodes whose sub-graphs hold no stateful op are named StatelessIf / StatelessCase /
 StatelessWhile (as in TensorFlow); If / Case / While are stateful to the graph passes.
 """
+import sys
+
 import numpy as np
 
 from tensorlite.framework import dispatch, nest, variables
@@ -31,6 +33,7 @@ from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.graph import executor, tracing
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, is_stateful
 from tensorlite.ops import script_ops
+from tensorlite.ops import control_flow_ops
 from tensorlite.ops.control_flow_ops import repack_body_output, select_branch
 
 # Control-flow nodes whose branches assign variables or draw random numbers must never be
@@ -79,6 +82,15 @@ class SubTracer(tracing.Tracer):
             self._assigned.add(id(variable))
             self.restore.append((variable, variable._t))
         return super().on_assign(variable, mode, value)
+
+    def note_assigned(self, assigned_vars):
+        """A control-flow node recorded in this branch assigns these variables when it
+        runs (now, while this branch is traced): roll them back too, and read them afresh
+        in a loop."""
+        for variable in assigned_vars:
+            if id(variable) not in self._assigned:
+                self._assigned.add(id(variable))
+                self.restore.append((variable, variable._t))
 
     def roll_back(self):
         """Tracing a branch runs it for real; its assignments must not stay (the node
@@ -144,9 +156,10 @@ class Traced:
     result, the flat output tensors of the trace run (`values`) and the ids of the
     variables it assigns."""
 
-    def __init__(self, graph, extra, structure, values, assigned):
+    def __init__(self, graph, extra, structure, values, assigned_vars):
         self.graph, self.extra, self.structure, self.values = graph, extra, structure, values
-        self.assigned = assigned
+        self.assigned_vars = assigned_vars
+        self.assigned = {id(v) for v in assigned_vars}
 
     def hoisted(self):
         return {id(obj) for kind, obj in self.extra if kind == "read"}
@@ -172,7 +185,14 @@ def trace_sub(fn, args, name, no_hoist=()):
             graph.outputs = [tracer.slot_for(t) for t in flat]
     finally:
         tracer.roll_back()
-    return Traced(graph, tracer.extra, result, flat, set(tracer._assigned))
+    return Traced(graph, tracer.extra, result, flat, [v for v, _ in tracer.restore])
+
+
+def _note_assignments(traced_list):
+    """Tells an enclosing branch trace which variables the node about to run assigns."""
+    outer = outer_tracer()
+    if isinstance(outer, SubTracer):
+        outer.note_assigned([v for tr in traced_list for v in tr.assigned_vars])
 
 
 def _as_tensor(v, name):
@@ -434,6 +454,7 @@ def build_cond(pred, true_fn, false_fn, name):
     branches = (Branch(t, ti, f"{name}_true"), Branch(f, fi, f"{name}_false"))
     stateful = any(b.stateful() for b in branches)
     op = IF if stateful else STATELESS_IF
+    _note_assignments([t, f])
     outs = dispatch.execute(op, (pred,) + tuple(values), {"branches": branches})
     return nest.pack_like(t.structure, list(outs))
 
@@ -447,6 +468,7 @@ def build_case(selectors, fns, mode, exclusive, name, labels):
     branches = tuple(Branch(tr, pos, f"{name}_branch{k}")
                      for k, (tr, pos) in enumerate(zip(traced, positions)))
     op = CASE if any(b.stateful() for b in branches) else STATELESS_CASE
+    _note_assignments(traced)
     attrs = {"branches": branches, "n_selectors": len(selectors), "mode": mode,
              "exclusive": bool(exclusive)}
     outs = dispatch.execute(op, tuple(selectors) + tuple(values), attrs)
@@ -499,6 +521,7 @@ def build_while(cond, body, loop_vars, flat, limit, shape_invariants, name):
     stateful = cond_b.stateful() or body_b.stateful()
     op = WHILE if stateful else STATELESS_WHILE
     head = () if limit is None else (limit,)
+    _note_assignments([c, b])
     outs = dispatch.execute(op, head + tuple(flat) + tuple(extra),
                             {"cond": cond_b, "body": body_b, "n_vars": n,
                              "has_limit": limit is not None})
@@ -553,3 +576,8 @@ def same_structure(a, b):
 
 def _shape_of(x):
     return repr(nest.map_structure(lambda _: ".", x)).replace("'", "")
+
+
+# -- installed in the ops layer ------------------------------------------------------------------
+is_tracing = tracing.is_tracing
+control_flow_ops.GRAPH[:] = [sys.modules[__name__]]

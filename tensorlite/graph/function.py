@@ -55,6 +55,19 @@ def _describe_leaf(x):
     return f"Python value {x!r:.40}"
 
 
+def _relaxed_key(x):
+    """A tensor's key in a shape-polymorphic function: its rank and dtype only."""
+    if isinstance(x, Tensor):
+        return ("T*", x._value.ndim, x._dtype.name)
+    return _leaf_key(x)
+
+
+_VARIABLE_ON_NON_FIRST_CALL = (
+    "tf.function only supports singleton tf.Variables created on the first call. Make sure "
+    "the tf.Variable is only created once or created outside tf.function. See "
+    "https://www.tensorflow.org/guide/function#creating_tfvariables for more information.")
+
+
 def _leaf_key(x):
     if isinstance(x, Tensor):
         return ("T", tuple(x._value.shape), x._dtype.name)
@@ -91,8 +104,23 @@ class ConcreteFunction:
         return self._run
 
     def __call__(self, *args):
-        tensors = [a for a in nest.flatten(list(args), expand_composites=True)
-                   if isinstance(a, Tensor)]
+        """Runs the graph; each argument must have the dtype it was traced with
+        (InvalidArgumentError otherwise, as TensorFlow's concrete functions)."""
+        tensors = [a if isinstance(a, Tensor) else convert_to_tensor(a)
+                   for a in nest.flatten(list(args), expand_composites=True)
+                   if isinstance(a, (Tensor, int, float, np.ndarray, np.generic))]
+        slots = self.graph.placeholders
+        if len(tensors) != len(slots):
+            raise TypeError(f"{self.name}: this concrete function takes {len(slots)} tensor "
+                            f"arguments, got {len(tensors)}")
+        for i, (t, s) in enumerate(zip(tensors, slots)):
+            shape, dtype = self.graph.specs[s]
+            if t._dtype is not dtype:
+                raise errors.InvalidArgumentError(
+                    None, None, f"cannot compute {self.name} as input #{i}(zero-based) was "
+                    f"expected to be a {dtype.name} tensor but is a {t.dtype.name} tensor; "
+                    f"pass a {dtype.name} tensor (tf.cast) or call the tf.function itself, "
+                    f"which traces a new graph for new dtypes")
         return self._call_flat(tensors)
 
     def _call_flat(self, tensors):
@@ -182,7 +210,16 @@ class Function:
                                      .__name__)
         self._signature = None if input_signature is None else list(input_signature)
         self._jit = bool(jit_compile or experimental_compile)
+        self._autograph = bool(autograph)
+        self._converted = None  # the AutoGraph-converted function, made at the first trace
         self._reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
+        # One graph for all sizes (None dimensions) unless the function reads a static
+        # shape it computed (then: one graph per shape, and `shape_specialised` says where).
+        self._polymorphic = not self._jit and (self._reduce_retracing or any(
+            isinstance(s, TensorSpec) and None in s.shape.as_list()
+            for s in self._signature or ()))
+        self.shape_specialised = None
+        self._made_variables = False
         self._cache = {}
         self._keys = []  # signature keys in trace order, for retrace messages
         self._calls = 0
@@ -198,7 +235,8 @@ class Function:
             instance, "__dict__") else None
         if bound is None:
             bound = Function(functools.partial(self._fn, instance), self._signature,
-                             jit_compile=self._jit, reduce_retracing=self._reduce_retracing,
+                             autograph=self._autograph, jit_compile=self._jit,
+                             reduce_retracing=self._reduce_retracing,
                              name=self._name)
             try:
                 instance.__dict__[("_tf_function", id(self))] = bound
@@ -242,14 +280,19 @@ class Function:
         args, kwargs = self._bind(args, kwargs)
         self._calls += 1
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
-        key = tuple(_leaf_key(x) for x in leaves)
+        key = self._key(leaves)
         concrete = self._cache.get(key)
         if concrete is not None:
             return concrete._call_flat([x for x in leaves if isinstance(x, Tensor)])
         return self._trace_and_call(key, args, kwargs)
 
+    def _key(self, leaves):
+        relaxed = self._polymorphic and self.shape_specialised is None
+        return tuple((_relaxed_key if relaxed else _leaf_key)(x) for x in leaves)
+
     def _trace_and_call(self, key, args, kwargs, call=True):
-        shape_only = self._signature is not None and self._keys
+        shape_only = self._keys and (self._signature is not None or
+                                     self.shape_specialised is not None)
         if not shape_only:
             self._traces += 1
             reason = self._retrace_reason(key, args, kwargs)
@@ -263,13 +306,52 @@ class Function:
                     f"shapes, (3) passing Python objects instead of tensors. This time: "
                     f"{reason}", stacklevel=3)
         self._keys.append(key)
-        graph, result = trace(self._fn, args, kwargs, self._name, call=call)
+        graph, result = self._trace_checking_variables(args, kwargs, call)
+        if self._polymorphic and self.shape_specialised is None and graph.shape_read:
+            self.shape_specialised = graph.shape_read
+            self.retrace_log.append(
+                f"{self._name}: one graph per input shape, because the code reads a "
+                f"tensor's static shape at {graph.shape_read} (use tf.shape(x) for a graph "
+                f"that serves every size)")
+            key = self._key(nest.flatten([list(args), kwargs]))
         concrete = self._cache[key] = ConcreteFunction(graph, self._name,
                                                        self._jit or _JIT_DEFAULT[0])
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
         return result
+
+    def _trace_checking_variables(self, args, kwargs, call):
+        """Traces; as in TensorFlow, only the first trace may create variables, and once it
+        has, a second trace (not a call) must create none."""
+        from tensorlite.framework.variables import variable_creator_scope  # noqa: PLC0415
+        created = []
+
+        def creator(next_creator, **kw):
+            created.append(True)
+            return next_creator(**kw)
+        fn = self._traced_function()
+        with variable_creator_scope(creator):
+            graph, result = trace(fn, args, kwargs, self._name, call=call,
+                                  watch_shapes=self._polymorphic)
+            if created and self._made_variables:
+                raise ValueError(_VARIABLE_ON_NON_FIRST_CALL)
+            if created:
+                self._made_variables = True
+                first = len(created)
+                trace(fn, args, kwargs, self._name, call=False)
+                if len(created) > first:
+                    raise ValueError(_VARIABLE_ON_NON_FIRST_CALL)
+        return graph, result
+
+    def _traced_function(self):
+        """What tracing runs: the AutoGraph-converted function unless autograph=False."""
+        if not self._autograph:
+            return self._fn
+        if self._converted is None:
+            from tensorlite.graph.autograph.conversion import converted  # noqa: PLC0415
+            self._converted = converted(self._fn)
+        return self._converted
 
     @property
     def last_concrete_function(self):
@@ -283,8 +365,11 @@ class Function:
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
         for i, (a, b) in enumerate(zip(prev, key)):
             if a != b:
-                what = {"T": "tensor", "V": "variable", "P": "Python value", "O": "object"}
-                if a[0] == b[0] == "T":
+                what = {"T": "tensor", "T*": "tensor", "V": "variable", "P": "Python value",
+                        "O": "object"}
+                if a[0] == b[0] == "T*":
+                    change = f"rank/dtype {a[2]} rank {a[1]} -> {b[2]} rank {b[1]}"
+                elif a[0] == b[0] == "T":
                     change = f"shape/dtype {a[2]}{list(a[1])} -> {b[2]}{list(b[1])}"
                 elif a[0] == b[0] == "P":
                     change = f"value {a[2]!r} -> {b[2]!r}"
@@ -321,10 +406,10 @@ class Function:
         kwargs = {k: materialise(v) for k, v in kwargs.items()}
         args, kwargs = self._bind(args, kwargs)
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
-        key = tuple(_leaf_key(x) for x in leaves)
+        key = self._key(leaves)
         if key not in self._cache:  # a trace, not a call: tf.print/tf.summary stay silent
             self._trace_and_call(key, args, kwargs, call=False)
-        return self._cache[key]
+        return self._cache[self._key(leaves)]
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         """The traced signatures, one block each, as TensorFlow prints them:

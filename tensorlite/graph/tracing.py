@@ -15,8 +15,10 @@ callback depth it started at (ops/script_ops.py), and the callbacks' outputs cou
 computed (their values change from call to call).
 """
 from tensorlite.framework import dispatch, errors, nest, variables
-from tensorlite.framework.tensor import _ON_NUMPY, Tensor
-from tensorlite.framework.user_frame import user_location
+import sys
+
+from tensorlite.framework.tensor import _ON_NUMPY, _ON_SHAPE, Tensor
+from tensorlite.framework.user_frame import _PKG_DIR, user_location
 from tensorlite.framework.name_scope import current_scope
 from tensorlite.graph.ir import ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node
 from tensorlite.ops import script_ops
@@ -28,6 +30,7 @@ _ACTIVE = []  # tracers, innermost last
 
 class Tracer:
     def __init__(self, graph, function_name):
+        from tensorlite.graph import control_flow  # noqa: F401,PLC0415 - its If/While side
         self.graph = graph
         self.name = function_name
         self.slot_of = {}  # id(tensor) -> slot
@@ -35,6 +38,7 @@ class Tracer:
         self.dependent = set()  # slots computed from placeholders
         self.depth = script_ops.callback_depth()  # ops of callbacks running deeper: not ours
         self.restore = None  # [(variable, value before)] when the trace is not a call
+        self.shape_read = None  # where the user's code read a computed tensor's shape
 
     # -- slots -----------------------------------------------------------------------------
     def add_placeholder(self, t):
@@ -97,6 +101,21 @@ class Tracer:
                                                              "mode": mode}, [s],
                                      user_location(3)))
 
+    def on_shape(self, tensor):
+        """The user's code read a computed tensor's static shape: in a shape-polymorphic
+        trace, its size may now be baked into the graph (TF would give None there)."""
+        if self.shape_read is not None or self.ignores():
+            return
+        s = self.slot_of.get(id(tensor))
+        caller = sys._getframe(3).f_code.co_filename
+        if s is not None and s in self.dependent and not caller.startswith(_PKG_DIR):
+            where = user_location(3)
+            tracer = self
+            while tracer is not None:  # a branch's trace tells the traces around it
+                if tracer.shape_read is None:
+                    tracer.shape_read = where
+                tracer = getattr(tracer, "outer", None)
+
     def on_numpy(self, tensor):
         if self.ignores():
             return
@@ -127,11 +146,17 @@ def _numpy_hook(tensor):
         tr.on_numpy(tensor)
 
 
-def trace(fn, args, kwargs, name, call=True):
+def _shape_hook(tensor):
+    if _ACTIVE:
+        _ACTIVE[-1].on_shape(tensor)
+
+
+def trace(fn, args, kwargs, name, call=True, watch_shapes=False):
     """Runs fn(*args, **kwargs) recording a Graph; returns (graph, result). Tensor leaves
     of args/kwargs (in nest order) are the placeholders. With call=False the trace is not
     a call of the function (get_concrete_function): tf.print and tf.summary stay silent and
-    the variables it assigns get their values back."""
+    the variables it assigns get their values back. With watch_shapes, graph.shape_read
+    says where (if anywhere) the function read the static shape of a computed tensor."""
     graph = Graph()
     graph.name = name
     tracer = Tracer(graph, name)
@@ -146,7 +171,9 @@ def trace(fn, args, kwargs, name, call=True):
     # tf.functions would otherwise record each variable read and assignment twice).
     hooks = [(lst, h) for lst, h in ((variables.READ_HOOKS, _read_hook),
                                      (variables.ASSIGN_HOOKS, _assign_hook),
-                                     (_ON_NUMPY, _numpy_hook)) if h not in lst]
+                                     (_ON_NUMPY, _numpy_hook),
+                                     (_ON_SHAPE if watch_shapes else [], _shape_hook))
+             if h not in lst]
     for lst, h in hooks:
         lst.append(h)
     try:
@@ -165,6 +192,7 @@ def trace(fn, args, kwargs, name, call=True):
         for variable, value in reversed(tracer.restore or ()):  # no call: no assignment
             variable._t = value
     graph.outputs = outputs
+    graph.shape_read = tracer.shape_read
     return graph, result
 
 

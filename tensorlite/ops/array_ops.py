@@ -14,6 +14,7 @@ import numpy as np
 from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.ops.batching import reshape_rule, transpose_rule
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
@@ -55,6 +56,7 @@ RESHAPE = register(
     "Reshape", _reshape_fwd,
     grad=lambda g, ans, x, shape: reshape(g, _lead(g, ans) + x._value.shape),
     shape=_reshape_shape)
+declare(RESHAPE, batch=reshape_rule)
 
 
 def reshape(tensor, shape, name=None):
@@ -78,6 +80,7 @@ def _transpose_grad(g, ans, x, perm):
 TRANSPOSE = register(
     "Transpose", lambda x, perm: np.transpose(x, perm), grad=_transpose_grad,
     shape=lambda x, perm: Spec(tuple(x.shape[p] for p in perm), x.dtype))
+declare(TRANSPOSE, batch=transpose_rule)
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
@@ -1054,11 +1057,18 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
     if limit is None:
         start, limit = 0, start
     dt = _range_dtype((start, limit, delta)) if dtype is None else dtypes.as_dtype(dtype)
-    np_dt = dt.as_numpy_dtype
     if dt.kind not in "iuf":
         raise invalid("Range", f"range does not support dtype {dt.name}")
-    vals = [np.asarray(to_tensor(v)._value) for v in (start, limit, delta)]
-    s, lim, d = (np.trunc(v).astype(np_dt) if dt.is_integer and v.dtype.kind == "f"
+    args = [to_tensor(v) for v in (start, limit, delta)]
+    if any(isinstance(v, Tensor) for v in (start, limit, delta)):
+        return execute(RANGE, tuple(args), {"dtype": dt})  # a graph computes it per run
+    return wrap(_range_fwd(*[a._value for a in args], dtype=dt))
+
+
+def _range_fwd(start, limit, delta, dtype):
+    np_dt = dtype.as_numpy_dtype
+    vals = [np.asarray(v) for v in (start, limit, delta)]
+    s, lim, d = (np.trunc(v).astype(np_dt) if dtype.is_integer and v.dtype.kind == "f"
                  else v.astype(np_dt) for v in vals)
     s, lim, d = s.item(), lim.item(), d.item()
     for arg, v in (("start", s), ("limit", lim), ("delta", d)):
@@ -1070,12 +1080,16 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
         raise invalid("Range", f"Requires start <= limit when delta > 0: {s}/{lim}")
     if d < 0 and s < lim:
         raise invalid("Range", f"Requires start >= limit when delta < 0: {s}/{lim}")
-    if dt.is_integer:
+    if dtype.is_integer:
         n = (abs(lim - s) + abs(d) - 1) // abs(d)
     else:
         n = int(np.ceil(abs((lim - s) / d)))
-    _shape_arg([n], "Range", dt)
-    return wrap(np.arange(n, dtype=np_dt) * np_dt(d) + np_dt(s))
+    _shape_arg([n], "Range", dtype)
+    return np.arange(n, dtype=np_dt) * np_dt(d) + np_dt(s)
+
+
+RANGE = register("Range", _range_fwd, grad=NOT_DIFFERENTIABLE,
+                 shape=lambda *specs, dtype: Spec((None,), dtype))
 
 
 def linspace(start, stop, num, name=None, axis=0):

@@ -23,16 +23,20 @@ from tensorlite.ops.common import to_tensor
 __all__ = ["cond", "case", "switch_case", "while_loop"]
 
 
+# The graph layer installs itself here when it loads (tensorlite/graph/control_flow.py):
+# the module that builds If/Case/While nodes and says whether a trace is recording. Ops sit
+# below the graph layer and never import it.
+GRAPH = []
+
+
+def graph_tracing():
+    """True while a tf.function (or a v1 graph) is recording ops."""
+    return bool(dispatch.OBSERVERS) and bool(GRAPH) and GRAPH[0].is_tracing()
+
+
 def _graph():
-    """The graph-side builders while a tf.function is being traced, else None (the eager
-    path never imports the graph layer)."""
-    if not dispatch.OBSERVERS:
-        return None
-    from tensorlite.graph import tracing  # noqa: PLC0415 - graph sits above ops
-    if not tracing.is_tracing():
-        return None
-    from tensorlite.graph import control_flow  # noqa: PLC0415
-    return control_flow
+    """The graph-side builders while a tf.function is being traced, else None."""
+    return GRAPH[0] if graph_tracing() else None
 
 
 def _pred(pred, what):

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from tensorlite.framework import dispatch
+from tensorlite.framework import errors
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops import script_ops
 
@@ -118,10 +118,8 @@ def _write(text, output_stream, sep_text):
 
 
 def _tracing():
-    if not dispatch.OBSERVERS:
-        return False
-    from tensorlite.graph import tracing  # noqa: PLC0415 - graph sits above ops
-    return tracing.is_tracing()
+    from tensorlite.ops.control_flow_ops import graph_tracing  # noqa: PLC0415
+    return graph_tracing()
 
 
 def print(*inputs, output_stream=_STDERR, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001

@@ -9,6 +9,7 @@ from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, input_needs_grad,
                                            register)
+from tensorlite.ops.batching import elementwise, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
@@ -71,12 +72,14 @@ def _ushape_bool(x):
 
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
     # tf_import "plain": TensorFlow's op of the same name, with no attributes but T
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain")
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain",
+                 batch=elementwise(fwd))
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain")
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain",
+                 batch=elementwise(fwd))
     return op, unary(op, kinds)
 
 
@@ -372,7 +375,7 @@ def _reduce_shape(x, axis, keepdims):
 
 
 def _defreduce(name, fwd, grad, kinds):
-    op = register(name, fwd, grad=grad, shape=_reduce_shape)
+    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd))
 
     @composite_aware(name)
     def fn(input_tensor, axis=None, keepdims=False, name=None):
@@ -607,7 +610,8 @@ MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),
     "BatchMatMulV2": lambda ins, a: matmul(ins[0], ins[1], adjoint_a=a.get("adj_x", False),
-                                           adjoint_b=a.get("adj_y", False))})
+                                           adjoint_b=a.get("adj_y", False))},
+    batch=elementwise(_matmul_fwd))
 _matmul = np.matmul
 
 

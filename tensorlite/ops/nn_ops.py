@@ -17,6 +17,7 @@ import numpy as np
 from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.ops.batching import elementwise
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
@@ -57,12 +58,13 @@ def _piecewise_linear(name, fwd, scaled):
     """An activation linear piece by piece. Its gradient op `<name>Grad(g, x)` scales g by
     the slope of x's piece: linear in g (so its own gradient is itself) and piecewise
     constant in x (no gradient flows into x)."""
-    grad_op = register(
+    grad_op = declare(register(
         name + "Grad", scaled, shape=_same_as_first,
-        grad=lambda c, ans, g, x, **a: (execute(grad_op, (c, x), a or None), None))
+        grad=lambda c, ans, g, x, **a: (execute(grad_op, (c, x), a or None), None)),
+        batch=elementwise(scaled))
     return declare(register(name, fwd, shape=_same,
                             grad=lambda c, ans, x, **a: execute(grad_op, (c, x), a or None)),
-                   tf_import="plain")
+                   tf_import="plain", batch=elementwise(fwd))
 
 
 def _leaky_slope(x, alpha, dtype):

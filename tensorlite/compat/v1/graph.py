@@ -17,6 +17,9 @@ import contextlib
 import re
 import weakref
 
+from tensorlite.framework import tensor as _tensor
+from tensorlite.framework.registry import Spec
+from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.user_frame import user_location
 from tensorlite.graph import ir
 from tensorlite.graph.tracing import Tracer
@@ -25,6 +28,51 @@ from tensorlite.graph.tracing import Tracer
 # listed here but unknown to a session's graph belongs to another graph: that is an error,
 # not a constant (its value is only a stand-in).
 _RECORDED = weakref.WeakValueDictionary()
+_OWNER = weakref.WeakValueDictionary()  # id(tensor) -> the Graph that computed it
+
+
+class _TensorInfo:
+    """What a TF1 graph tensor knows symbolically: its graph, op, name and static shape
+    (None where the registry's shape rules cannot tell: a placeholder's None dimension)."""
+
+    __slots__ = ("graph", "op", "name", "shape")
+
+    def __init__(self, graph, op, name, spec):
+        self.graph, self.op, self.name = graph, op, name
+        self.shape = TensorShape(None if spec.shape is None else list(spec.shape))
+
+
+class GraphOperation:
+    """`tf.Operation` of a TF1 graph: name, type, inputs, outputs."""
+
+    def __init__(self, name, type_name, graph, inputs, outputs):
+        self.name, self.type, self.graph = name, type_name, graph
+        self.inputs, self.outputs = inputs, outputs
+
+    def __repr__(self):
+        return f"<tf.Operation '{self.name}' type={self.type}>"
+
+
+def _infer(op, specs, attrs, outs):
+    """Output Specs by the op's registry shape rule; the real stand-in shapes when all
+    inputs are fully known; unknown rank when the rule cannot tell."""
+    if all(sp.shape is not None and None not in sp.shape for sp in specs):
+        return [Spec(tuple(o._value.shape), o._dtype) for o in outs]
+    try:
+        out = op.infer(*specs, **(attrs or {}))
+        return list(out) if op.multi_output else [out]
+    except Exception:  # noqa: BLE001 - no rule for partly known shapes: say unknown
+        return [Spec(None, o._dtype) for o in outs]
+
+
+def _tensor_info(t):
+    graph = _OWNER.get(id(t))
+    if graph is None or _RECORDED.get(id(t)) is not t:
+        return None
+    return graph._tracer.info.get(id(t))
+
+
+_tensor.GRAPH_TENSOR_INFO[:] = [_tensor_info]
 
 
 class GraphKeys:
@@ -47,24 +95,65 @@ class GraphKeys:
 class _GraphTracer(Tracer):
     """The tf.function tracer, told that its inputs are placeholders of a v1 graph."""
 
-    def __init__(self, graph_ir):
+    def __init__(self, graph_ir, owner):
         super().__init__(graph_ir, "graph")
         self.last_assign = None  # the newest AssignVariableOp node (for tf.compat.v1.assign)
+        self.owner = weakref.ref(owner)
+        self.static = {}  # slot -> Spec inferred by the registry's shape rules
+        self.info = {}  # id(tensor) -> _TensorInfo
+        self.operations = []  # GraphOperation, in creation order
+
+    def _check_open(self):
+        if self.owner()._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+
+    def _add_op(self, type_name, inputs, outputs, name=None):
+        graph = self.owner()
+        op = GraphOperation(name or graph.unique_name(type_name), type_name, graph, inputs,
+                            outputs)
+        self.operations.append(op)
+        for i, o in enumerate(outputs):
+            _RECORDED[id(o)] = o
+            _OWNER[id(o)] = graph
+            s = self.slot_of[id(o)]
+            self.info[id(o)] = _TensorInfo(graph, op, f"{op.name}:{i}", self._spec(s, o))
+        return op
+
+    def _spec(self, slot, tensor):
+        spec = self.static.get(slot)
+        if spec is None:
+            declared = getattr(tensor, "_declared", None)
+            shape = tuple(declared.as_list()) if declared is not None and \
+                declared.rank is not None else tuple(tensor._value.shape)
+            spec = self.static[slot] = Spec(shape, tensor._dtype)
+        return spec
 
     def add_placeholder(self, t):
-        _RECORDED[id(t)] = t
-        return super().add_placeholder(t)
+        self._check_open()
+        s = super().add_placeholder(t)
+        self._add_op("Placeholder", [], [t], name=getattr(t, "_op_name", None))
+        return s
 
     def record(self, op, inputs, attrs, outputs):
+        if self.ignores():
+            return
+        self._check_open()
         super().record(op, inputs, attrs, outputs)
-        for o in outputs if type(outputs) is tuple else (outputs,):
-            _RECORDED[id(o)] = o
+        outs = outputs if type(outputs) is tuple else (outputs,)
+        specs = [self._spec(self.slot_for(t), t) for t in inputs]
+        inferred = _infer(op, specs, attrs, outs)
+        for o, spec in zip(outs, inferred):
+            self.static[self.slot_of[id(o)]] = spec
+        self._add_op(op.name, list(inputs), list(outs))
 
     def on_read(self, variable, tensor):
+        if self.ignores():
+            return
         super().on_read(variable, tensor)
-        _RECORDED[id(tensor)] = tensor
+        self._add_op("ReadVariableOp", [], [tensor])
 
     def on_assign(self, variable, mode, value):
+        self._check_open()
         super().on_assign(variable, mode, value)
         self.last_assign = self.graph.nodes[-1]
 
@@ -85,7 +174,8 @@ class Graph:
     def __init__(self):
         self._ir = ir.Graph()
         self._ir.name = "v1_graph"
-        self._tracer = _GraphTracer(self._ir)
+        self._finalized = False
+        self._tracer = _GraphTracer(self._ir, self)
         self._collections = {}
         self._used_names = {}
         self._by_name = {}  # op name -> placeholder, variable or Operation
@@ -148,6 +238,28 @@ class Graph:
             raise KeyError(f"The name '{name}' refers to a Tensor which does not exist in "
                            f"this graph. Known names: {sorted(self._by_name)[:20]}")
         return obj
+
+    def get_operations(self):
+        """`Graph.get_operations`: the graph's operations in creation order."""
+        return list(self._tracer.operations)
+
+    def get_operation_by_name(self, name):
+        """`Graph.get_operation_by_name`: the operation called `name`."""
+        for op in self._tracer.operations:
+            if op.name == name:
+                return op
+        obj = self._by_name.get(name)
+        if isinstance(obj, Operation):
+            return obj
+        raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
+
+    def finalize(self):
+        """`Graph.finalize`: no op may be added any more (RuntimeError if one is)."""
+        self._finalized = True
+
+    @property
+    def finalized(self):
+        return self._finalized
 
     # -- collections ---------------------------------------------------------------------
     def add_to_collection(self, name, value):

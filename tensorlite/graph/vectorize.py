@@ -1,0 +1,106 @@
+"""`tf.vectorized_map`: runs `fn` once on the whole batch.
+
+`fn` is traced on the first element into a graph of registry ops (graph/tracing.py), then
+the graph is run on the batch: a node whose inputs are all unbatched runs as it is; a node
+with a batched input runs its op's batching rule (declared beside the op with
+`registry.declare(op, batch=rule)`; the rule's form is documented in ops/batching.py) once
+on the whole batch; an op without a rule runs once per example and its results are stacked
+(the `fallback_ops` of the last call name them, and a warning says which). Everything a
+batched node computes carries the batch as axis 0.
+
+Example:
+    >>> tf.vectorized_map(lambda x: x * 2.0, tf.constant([1.0, 2.0])).numpy()
+    array([2., 4.], dtype=float32)
+"""
+import warnings
+
+import numpy as np
+
+from tensorlite.framework import errors, nest
+from tensorlite.framework.tensor import wrap
+from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
+from tensorlite.graph.tracing import PythonValue, trace
+
+LAST = {"fallback_ops": []}  # what the last call ran per example (for tests and users)
+_WARNED = set()
+
+
+class StatefulFunction(ValueError):
+    """vectorized_map(..., stateless_only=True) met a function with random draws, variable
+    writes or Python callbacks (one run for the whole batch would change its meaning)."""
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True, stateless_only=False):
+    """`fn` applied to each slice of `elems` along axis 0 (a tensor or a nest of them),
+    computed once for the whole batch by the ops' batching rules."""
+    flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    if not flat:
+        raise ValueError("vectorized_map: elems must hold at least one tensor")
+    sizes = {int(t.shape[0]) if t.shape.rank else None for t in flat}
+    if None in sizes or len(sizes) != 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"vectorized_map: every tensor in elems needs the same leading "
+            f"(batch) dimension; got shapes {[t.shape.as_list() for t in flat]}")
+    n = sizes.pop()
+    first = [wrap(t._value[0]) for t in flat]
+    packed = nest.pack_like(elems, first) if isinstance(elems, (list, tuple, dict)) \
+        else first[0]
+    graph, _ = trace(lambda x: fn(x), [packed], {}, "vectorized_map", call=False)
+    if stateless_only:
+        stateful = sorted({nd.op.name for nd in graph.nodes if is_stateful(nd.op)})
+        if stateful:
+            raise StatefulFunction(f"vectorized_map: fn has stateful ops {stateful}")
+    values, batched = {}, {}
+    for s, t in zip(graph.placeholders, flat):
+        values[s], batched[s] = t._value, True
+    for s, v in graph.constants.items():
+        values[s], batched[s] = v, False
+    fallback = []
+    for node in graph.nodes:
+        _run_node(node, values, batched, n, fallback, fallback_to_while_loop)
+    LAST["fallback_ops"] = sorted(set(fallback))
+    if fallback and warn:
+        key = tuple(LAST["fallback_ops"])
+        if key not in _WARNED:
+            _WARNED.add(key)
+            warnings.warn(f"vectorized_map: no batching rule for {', '.join(key)}; these ops "
+                          f"ran once per example (declare a batch rule beside each op to "
+                          f"vectorize it)", stacklevel=2)
+
+    def out(s):
+        if isinstance(s, PythonValue):
+            return s.value
+        v = values[s]
+        return wrap(v if batched[s] else np.broadcast_to(v, (n,) + np.shape(v)).copy())
+    return nest.map_structure(out, graph.outputs)
+
+
+def _run_node(node, values, batched, n, fallback, allow_loop):
+    op = node.op
+    if op is ASSIGN_VARIABLE:
+        raise NotImplementedError("vectorized_map: assigning a variable inside fn is not "
+                                  "supported (each example would race to write it)")
+    ins = [values[s] for s in node.inputs]
+    flags = [batched[s] for s in node.inputs]
+    if op is READ_VARIABLE:
+        outs, is_b = (node.attrs["variable"]._t._value,), False
+    elif not any(flags):
+        out = op.forward(*ins, **node.attrs)
+        outs, is_b = (tuple(out) if op.multi_output else (out,)), False
+    elif op.batch is not None:
+        out = op.batch(ins, flags, **node.attrs)
+        outs, is_b = (tuple(out) if op.multi_output else (out,)), True
+    else:
+        if not allow_loop:
+            raise errors.InvalidArgumentError(
+                None, None, f"vectorized_map: op {op.name} has no batching rule and "
+                f"fallback_to_while_loop=False")
+        fallback.append(op.name)
+        per = [op.forward(*[a[i] if b else a for a, b in zip(ins, flags)], **node.attrs)
+               for i in range(n)]
+        per = [tuple(p) if op.multi_output else (p,) for p in per]
+        outs, is_b = tuple(np.stack([np.asarray(p[k]) for p in per])
+                           for k in range(len(per[0]))), True
+    for s, v in zip(node.outputs, outs):
+        values[s], batched[s] = np.asarray(v) if not isinstance(v, np.ndarray) else v, is_b

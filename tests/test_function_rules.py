@@ -1,0 +1,99 @@
+"""tf.function's rules as TensorFlow enforces them: input_signature, concrete functions'
+dtypes, variables created only on the first call, and shape-polymorphic graphs."""
+import numpy as np
+import pytest
+
+import tensorlite as tf
+
+
+def test_input_signature_mismatch_is_type_error():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        return x * 2
+    assert f(tf.constant([1.0, 2.0])).numpy().tolist() == [2.0, 4.0]
+    with pytest.raises(TypeError, match="input_signature"):
+        f(tf.constant([1, 2]))
+    with pytest.raises(TypeError):
+        f(tf.constant([[1.0]]))
+    with pytest.raises(TypeError):
+        f(tf.constant([1.0]), tf.constant([1.0]))
+
+
+def test_concrete_function_with_wrong_dtype_is_invalid_argument():
+    @tf.function
+    def f(x):
+        return x + 1
+    cf = f.get_concrete_function(tf.constant(1.0))
+    assert float(cf(tf.constant(2.0))) == 3.0
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"input #0\(zero-based\) was expected to be a float32 tensor but "
+                             r"is a int32 tensor"):
+        cf(tf.constant(2))
+
+
+def test_variable_created_on_every_call_is_value_error():
+    @tf.function
+    def f(x):
+        v = tf.Variable(1.0)
+        return v + x
+    with pytest.raises(ValueError, match="tf.function only supports singleton tf.Variables "
+                                         "created on the first call"):
+        f(tf.constant(1.0))
+
+
+def test_variable_created_on_a_retrace_is_value_error():
+    made = []
+
+    @tf.function
+    def f(x):
+        if len(made) < 1 or x.dtype == tf.int32:
+            made.append(tf.Variable(1.0))
+        return x
+    f(tf.constant(1.0))  # first trace creates once; the check trace creates none
+    with pytest.raises(ValueError, match="singleton tf.Variables"):
+        f(tf.constant(1))
+
+
+def test_variable_created_once_is_fine():
+    class Count(tf.Module):
+        def __init__(self):
+            self.count = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.count is None:
+                self.count = tf.Variable(0.0)
+            return self.count.assign_add(x)
+    c = Count()
+    assert float(c(tf.constant(1.0))) == 1.0
+    assert float(c(tf.constant(2.0))) == 3.0
+    assert float(c(tf.constant([1.0, 1.0])[0])) == 4.0
+
+
+@pytest.mark.parametrize("kwargs", [{"reduce_retracing": True},
+                                    {"input_signature": [tf.TensorSpec([None, 3],
+                                                                       tf.float32)]}])
+def test_one_polymorphic_graph_for_all_sizes(kwargs):
+    def f(x):
+        n = tf.cast(tf.shape(x)[0], tf.float32)
+        return tf.reduce_sum(tf.nn.relu(x), axis=0) / n + tf.zeros_like(x[0])
+    g = tf.function(f, **kwargs)
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 5, 17):
+        x = rng.normal(size=(n, 3)).astype(np.float32)
+        np.testing.assert_allclose(g(tf.constant(x)).numpy(), np.maximum(x, 0).mean(0),
+                                   rtol=1e-5)
+    assert g.experimental_get_tracing_count() == 1
+    assert len(g._cache) == 1  # one graph serves every size
+    assert g.shape_specialised is None
+
+
+def test_reading_a_static_shape_specialises_per_shape_and_says_where():
+    @tf.function(reduce_retracing=True)
+    def f(x):
+        y = x * 2
+        return tf.reduce_sum(y) / y.shape[0]  # bakes the size: TF would give None here
+    assert float(f(tf.constant([1.0, 3.0]))) == 4.0
+    assert float(f(tf.constant([1.0, 3.0, 5.0]))) == 6.0  # not the first graph's answer
+    assert f.shape_specialised is not None and "test_function_rules.py" in f.shape_specialised
+    assert len(f._cache) == 2
