@@ -130,3 +130,17 @@ def test_crafted_index_is_a_clear_error(tmp_path, crafted):
         (tmp_path / "c.index").write_bytes(write_table([(b"", header.SerializeToString())]))
     with pytest.raises(tf.errors.DataLossError):
         BundleReader(tmp_path / "c").tensor("t")
+
+
+def test_earlier_json_index_is_a_clear_error(tmp_path):
+    (tmp_path / "c.index").write_bytes(b'{"format": "tensorlite-ckpt-1", "entries": {}}')
+    (tmp_path / "c.data-00000-of-00001").write_bytes(b"")
+    with pytest.raises(tf.errors.DataLossError, match="earlier JSON checkpoint format"):
+        tf.train.Checkpoint(v=tf.Variable(1.0)).read(str(tmp_path / "c"))
+
+
+def test_malformed_object_graph_is_data_loss(tmp_path):
+    write_bundle(tmp_path / "c", [("_CHECKPOINTABLE_OBJECT_GRAPH", b"\x0a\xff\xff\xff"),
+                                  ("v/.ATTRIBUTES/VARIABLE_VALUE", np.float32(1))])
+    with pytest.raises(tf.errors.DataLossError, match="TrackableObjectGraph"):
+        tf.train.Checkpoint(v=tf.Variable(0.0)).read(str(tmp_path / "c"))

@@ -180,6 +180,11 @@ class _Index:
                                        f"{prefix}; pass the prefix returned by save() or "
                                        f"tf.train.latest_checkpoint(directory)") from None
         self.header, self.entries = None, {}
+        if raw[:1] == b"{" and b"tensorlite-ckpt-1" in raw[:64]:
+            raise errors.DataLossError(None, None, f"{path} is an index of tensorlite's "
+                                       f"earlier JSON checkpoint format, which this version "
+                                       f"no longer reads; re-save with the version that "
+                                       f"wrote it into TensorFlow's format")
         for key, value in read_table(raw, path):
             proto = BundleHeaderProto() if key == b"" else BundleEntryProto()
             try:

@@ -23,7 +23,7 @@ except ImportError as e:  # protobuf is an optional extra
                       ) from e
 
 from tensorlite.summary import graph_def as _graph_def  # noqa: F401 - versions.proto in POOL
-from tensorlite.train.example import POOL, _F, _field, _message, _message_class
+from tensorlite.train.example import POOL, _F, _field, _message, _message_class, add_files
 
 _WRAPPERS = "google/protobuf/wrappers.proto"
 _BUNDLE = "tensorflow/core/protobuf/tensor_bundle.proto"
@@ -99,24 +99,14 @@ def _state_file():
     return file
 
 
-def _add_files():
-    try:  # a second import (reload) finds the files already in the pool
-        POOL.FindFileByName(_STATE)
-        return
-    except KeyError:
-        pass
-    try:
-        POOL.FindFileByName(_WRAPPERS)
-    except KeyError:
-        wrappers = descriptor_pb2.FileDescriptorProto()
-        wrappers_pb2.DESCRIPTOR.CopyToProto(wrappers)
-        POOL.Add(wrappers)
-    POOL.Add(_bundle_file())
-    POOL.Add(_object_graph_file())
-    POOL.Add(_state_file())
+def _wrappers_file():
+    """google/protobuf/wrappers.proto (BoolValue), from protobuf's own descriptor."""
+    file = descriptor_pb2.FileDescriptorProto()
+    wrappers_pb2.DESCRIPTOR.CopyToProto(file)
+    return file
 
 
-_add_files()
+add_files(_wrappers_file, _bundle_file, _object_graph_file, _state_file)
 BundleHeaderProto = _message_class(POOL.FindMessageTypeByName("tensorflow.BundleHeaderProto"))
 BundleEntryProto = _message_class(POOL.FindMessageTypeByName("tensorflow.BundleEntryProto"))
 TrackableObjectGraph = _message_class(

@@ -15,7 +15,8 @@ from google.protobuf import descriptor_pb2
 
 from tensorlite.checkpoint import protos as _checkpoint_protos  # noqa: F401 - in POOL
 from tensorlite.summary import graph_def as _graph_def  # noqa: F401 - GraphDef in POOL
-from tensorlite.train.example import POOL, _F, _field, _map_field, _message, _message_class
+from tensorlite.train.example import (POOL, _F, _field, _map_field, _message, _message_class,
+                                      add_files)
 
 _PB = "tensorflow/core/protobuf/"
 _FW = "tensorflow/core/framework/"
@@ -176,12 +177,8 @@ def _fingerprint_file():
     return file
 
 
-try:  # a second import (reload) finds the files already in the pool
-    POOL.FindFileByName(_PB + "fingerprint.proto")
-except KeyError:
-    for _make in (_struct_file, _object_graph_file, _meta_graph_file, _saved_model_file,
-                  _fingerprint_file):
-        POOL.Add(_make())
+add_files(_struct_file, _object_graph_file, _meta_graph_file, _saved_model_file,
+          _fingerprint_file)
 
 
 def _by_name(name):

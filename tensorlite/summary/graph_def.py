@@ -34,7 +34,7 @@ import numpy as np
 from tensorlite.framework import dtypes
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.train.example import (DATA_TYPES, POOL, _F, _field, _map_field, _message,
-                                      _message_class)
+                                      _message_class, add_files)
 from google.protobuf import descriptor_pb2
 
 MAX_CONST_BYTES = 1 << 20  # larger captured values are written without their contents
@@ -192,12 +192,8 @@ def _config_file():
     return file
 
 
-try:  # a second import of this module (reload) finds the files already in the pool
-    POOL.FindFileByName("tensorflow/core/protobuf/config.proto")
-except KeyError:
-    for _make in (_attr_value_file, _node_def_file, _versions_file, _op_def_file,
-                  _function_file, _graph_file, _config_file):
-        POOL.Add(_make())
+add_files(_attr_value_file, _node_def_file, _versions_file, _op_def_file, _function_file,
+          _graph_file, _config_file)
 
 
 def _message_by_name(name):

@@ -157,6 +157,17 @@ POOL.Add(_types_file())
 for _file in _tensor_files():
     POOL.Add(_file)
 
+def add_files(*makers):
+    """Adds the descriptor files that `makers` build to POOL, in order, skipping any already
+    there (a module imported twice, or reloaded)."""
+    for make in makers:
+        file = make()
+        try:
+            POOL.FindFileByName(file.name)
+        except KeyError:
+            POOL.Add(file)
+
+
 BytesList = _message_class(POOL.FindMessageTypeByName("tensorflow.BytesList"))
 FloatList = _message_class(POOL.FindMessageTypeByName("tensorflow.FloatList"))
 Int64List = _message_class(POOL.FindMessageTypeByName("tensorflow.Int64List"))

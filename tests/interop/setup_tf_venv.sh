@@ -11,4 +11,8 @@ if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import tensorflow, tf_ker
     exit 0
 fi
 python3 -m venv "$venv"
-"$venv/bin/pip" install -q "tensorflow-cpu>=2.16,<3" "tf-keras>=2.16,<3" h5py
+"$venv/bin/pip" install -q "tensorflow-cpu>=2.16,<3" h5py
+# tf-keras requires the `tensorflow` package by name; tensorflow-cpu provides the same
+# module, so tf-keras of the same minor version goes in without its dependencies.
+minor=$("$venv/bin/python" -c "import tensorflow as t; print('.'.join(t.__version__.split('.')[:2]))")
+"$venv/bin/pip" install -q --no-deps "tf-keras~=${minor}.0"

@@ -55,12 +55,13 @@ def _shape(shape):
             for s in shape]
 
 
-def archive_bytes(model, include_optimizer=True):
-    """The bytes of the `.keras` zip."""
+def write_zip(model, file, include_optimizer=True):
+    """Writes the `.keras` zip to a path or binary file. The weights' HDF5 image is built
+    in memory (h5py needs a seekable file) and streamed into the zip in chunks, so saving
+    holds about one copy of the weights beyond the model's own."""
     entry = model_entry(model, include_optimizer)
     arrays = weights_layout.keras3_arrays(model, include_optimizer)
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+    with zipfile.ZipFile(file, "w", compression=zipfile.ZIP_STORED) as z:
         z.writestr(CONFIG, json.dumps(entry, default=_json_default))
         z.writestr(METADATA, json.dumps({"keras_version": KERAS_VERSION, "date_saved":
                                          datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}))
@@ -77,8 +78,12 @@ def archive_bytes(model, include_optimizer=True):
             h5 = io.BytesIO()
             with h5py.File(h5, "w") as f:
                 weights_layout.write_h5(f, arrays)
-            z.writestr(WEIGHTS_H5, h5.getvalue())
-    return buf.getvalue()
+            del arrays
+            view = h5.getbuffer()
+            with z.open(WEIGHTS_H5, "w", force_zip64=len(view) > 2 ** 31) as member:
+                for start in range(0, len(view), 1 << 24):
+                    member.write(view[start:start + (1 << 24)])
+            del view
 
 
 def _json_default(o):
@@ -177,5 +182,5 @@ def _from_entry(entry, custom_objects, safe_mode):
 
 def write_archive(model, path, include_optimizer=True):
     """Writes the archive atomically: a temporary name, fsync, then rename."""
-    from tensorlite.framework.atomic_files import write_bytes  # noqa: PLC0415
-    write_bytes(path, archive_bytes(model, include_optimizer))
+    from tensorlite.framework.atomic_files import write_with  # noqa: PLC0415
+    write_with(path, lambda tmp: write_zip(model, tmp, include_optimizer))
