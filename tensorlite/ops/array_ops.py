@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorlite.framework import convert, dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, int_list, norm_axis, to_tensor
@@ -1206,3 +1206,81 @@ def unique(x, out_idx=dtypes.int32, name=None):
     rank_of[order] = np.arange(order.size)
     idx = rank_of[inv.reshape(-1)].astype(dtypes.as_dtype(out_idx).as_numpy_dtype)
     return Unique(wrap(vals[order]), wrap(idx))
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+def _onnx_reshape(ctx, node):
+    shape = list(node.attrs["shape"])
+    varying = ctx.varying(node, "shape")
+    if len(varying) + shape.count(-1) > 1:
+        ctx.unsupported(node, f"reshapes to {shape} with {len(varying)} dimensions that "
+                              f"follow the batch size; only one can be inferred")
+    for i in varying:
+        shape[i] = -1
+    return ctx.emit("Reshape", [ctx.inputs(node)[0], ctx.ints(shape)])
+
+
+def _onnx_gather(ctx, node):
+    if node.attrs["batch_dims"]:
+        ctx.unsupported(node, "with batch_dims != 0 has no ONNX mapping")
+    params, indices = ctx.inputs(node)
+    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
+    return ctx.emit("Gather", [params, indices], axis=lead + int(node.attrs["axis"]))
+
+
+def _onnx_pack(ctx, node):
+    axis = int(node.attrs["axis"])
+    return ctx.emit("Concat", [ctx.unsqueeze(x, [axis]) for x in ctx.inputs(node)], axis=axis)
+
+
+def _onnx_unpack(ctx, node):
+    axis = int(node.attrs["axis"])
+    parts = ctx.split(ctx.inputs(node)[0], [1] * len(node.outputs), axis)
+    parts = [parts] if isinstance(parts, str) else parts
+    return [ctx.squeeze(p, [axis]) for p in parts]
+
+
+def _onnx_split(ctx, node):
+    sizes = node.attrs["sizes"]
+    out = ctx.split(ctx.inputs(node)[0], sizes, node.attrs["axis"])
+    return [out] if isinstance(out, str) else out
+
+
+def _onnx_tile(ctx, node):
+    x, = ctx.inputs(node)
+    reps = tuple(node.attrs["multiples"])
+    reps = (1,) * (len(ctx.shape(node.inputs[0])) - len(reps)) + reps
+    return ctx.emit("Tile", [x, ctx.ints(reps)])
+
+
+def _onnx_pad(ctx, node):
+    x, c = ctx.inputs(node)
+    pads = node.attrs["paddings"]
+    lead = len(ctx.shape(node.inputs[0])) - len(pads)
+    begins = [0] * lead + [int(lo) for lo, _ in pads]
+    ends = [0] * lead + [int(hi) for _, hi in pads]
+    return ctx.emit("Pad", [x, ctx.ints(begins + ends), c], mode="constant")
+
+
+def _onnx_broadcast(ctx, node):
+    if ctx.varying(node, "shape"):
+        ctx.unsupported(node, "broadcasts to a shape that follows the batch size")
+    return ctx.emit("Expand", [ctx.inputs(node)[0], ctx.ints(node.attrs["shape"])])
+
+
+declare(RESHAPE, onnx=_onnx_reshape)
+declare(TRANSPOSE, onnx=lambda ctx, node: ctx.transpose(ctx.inputs(node)[0],
+                                                        node.attrs["perm"]))
+declare(IDENTITY, onnx="Identity")
+declare(ENSURE_SHAPE, onnx=lambda ctx, node: ctx.emit("Identity", ctx.inputs(node)[:1]))
+declare(CONCAT, onnx=lambda ctx, node: ctx.emit("Concat", ctx.inputs(node),
+                                                axis=int(node.attrs["axis"])))
+declare(SPLIT, onnx=_onnx_split)
+declare(STACK, onnx=_onnx_pack)
+declare(UNSTACK, onnx=_onnx_unpack)
+declare(GATHER, onnx=_onnx_gather)
+declare(TILE, onnx=_onnx_tile)
+declare(PAD, onnx=_onnx_pad)
+declare(BROADCAST_TO, onnx=_onnx_broadcast)
+declare(SHAPE, onnx=lambda ctx, node: ctx.emit(
+    "Cast", [ctx.emit("Shape", ctx.inputs(node))], to=ctx.onnx_dtype(node.attrs["dtype"])))

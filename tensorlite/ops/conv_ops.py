@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import Spec, input_needs_grad, register
+from tensorlite.framework.registry import Spec, declare, input_needs_grad, register
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
@@ -828,3 +828,58 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # no
     """`tf.nn.avg_pool`: 1-D or 2-D by the input's rank."""
     return _pool_nd({3: (avg_pool1d, "NWC"), 4: (avg_pool2d, "NHWC")}, input, ksize, strides,
                     padding, data_format)
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+# ONNX convolves and pools NCHW: the rules transpose around the op (runtimes cancel adjacent
+# transposes) and write weights pre-transposed when they are constants.
+_TO_NCHW, _TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
+
+
+def _onnx_pads(pads):
+    top, bottom, left, right = (int(p) for p in pads)
+    return [top, left, bottom, right]
+
+
+def _onnx_weights(ctx, node, perm, shape=None):
+    """The filter in ONNX's [out, in/group, kh, kw] layout: folded when constant."""
+    w = ctx.value(node.inputs[1])
+    if w is not None:
+        w = np.transpose(w, perm)
+        return ctx.const(w if shape is None else w.reshape(shape), "weights")
+    t = ctx.transpose(ctx.name(node.inputs[1]), perm)
+    return t if shape is None else ctx.emit("Reshape", [t, ctx.ints(shape)])
+
+
+def _onnx_conv(depthwise):
+    def rule(ctx, node):
+        if len(ctx.shape(node.inputs[0])) != 4:
+            ctx.unsupported(node, "on inputs of rank other than 4 has no ONNX mapping")
+        kh, kw, cin, cm = ctx.shape(node.inputs[1])
+        if depthwise:  # [kh, kw, C, M] -> [C*M, 1, kh, kw], one group per input channel
+            w, group = _onnx_weights(ctx, node, (2, 3, 0, 1), (cin * cm, 1, kh, kw)), cin
+        else:
+            w, group = _onnx_weights(ctx, node, (3, 2, 0, 1)), 1
+        x = ctx.transpose(ctx.name(node.inputs[0]), _TO_NCHW)
+        y = ctx.emit("Conv", [x, w], strides=list(node.attrs["strides"]),
+                     dilations=list(node.attrs["dilations"]), group=group,
+                     pads=_onnx_pads(node.attrs["pads"]), kernel_shape=[kh, kw])
+        return ctx.transpose(y, _TO_NHWC)
+    return rule
+
+
+def _onnx_pool(onnx_op, **extra):
+    def rule(ctx, node):
+        x = ctx.transpose(ctx.inputs(node)[0], _TO_NCHW)
+        y = ctx.emit(onnx_op, [x], kernel_shape=list(node.attrs["ksize"]),
+                     strides=list(node.attrs["strides"]),
+                     pads=_onnx_pads(node.attrs["pads"]), **extra)
+        return ctx.transpose(y, _TO_NHWC)
+    return rule
+
+
+declare(CONV2D.fwd, onnx=_onnx_conv(depthwise=False))
+declare(DEPTHWISE.fwd, onnx=_onnx_conv(depthwise=True))
+declare(MAX_POOL, onnx=_onnx_pool("MaxPool"))
+# TensorFlow averages over the real pixels of a padded window, as count_include_pad=0
+declare(AVG_POOL, onnx=_onnx_pool("AveragePool", count_include_pad=0))

@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
@@ -511,3 +511,22 @@ def in_top_k(targets, predictions, k, name=None):
         raise invalid(op, f"in_top_k: predictions must be [batch, classes] and targets [batch];"
                       f" got {list(p._value.shape)} and {list(t._value.shape)}")
     return execute(IN_TOP_K, (p, t), {"k": int(np.asarray(k))})
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+def _onnx_relu6(ctx, node):
+    dtype = ctx.dtype(node.inputs[0])
+    return ctx.emit("Clip", ctx.inputs(node) + [ctx.const(np.array(0, dtype)),
+                                                ctx.const(np.array(6, dtype))])
+
+
+for _op, _onnx in ((RELU, "Relu"), (ELU, "Elu"), (SELU, "Selu"), (SOFTPLUS, "Softplus"),
+                   (SOFTSIGN, "Softsign")):
+    declare(_op, onnx=_onnx)
+declare(RELU6, onnx=_onnx_relu6)
+declare(LEAKY_RELU, onnx=lambda ctx, node: ctx.emit("LeakyRelu", ctx.inputs(node),
+                                                    alpha=float(node.attrs["alpha"])))
+declare(SOFTMAX, onnx=lambda ctx, node: ctx.emit("Softmax", ctx.inputs(node),
+                                                 axis=int(node.attrs["axis"])))
+declare(LOG_SOFTMAX, onnx=lambda ctx, node: ctx.emit("LogSoftmax", ctx.inputs(node),
+                                                     axis=int(node.attrs["axis"])))
