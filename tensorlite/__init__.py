@@ -55,7 +55,8 @@ newaxis = None
 __version__ = "0.1.0"
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
-_LAZY = {"compat", "data", "image", "io", "keras", "profiler", "sparse", "summary", "train"}
+_LAZY = {"compat", "data", "image", "io", "keras", "lite", "profiler", "sparse", "summary",
+         "train"}
 
 
 def __getattr__(name):

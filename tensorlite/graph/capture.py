@@ -147,6 +147,17 @@ class Capture:
         a, b = self.values[slot], self._other_values[self._other[slot]]
         return a.shape[axis] == BATCH_SIZES[0] and b.shape[axis] == BATCH_SIZES[1]
 
+    def shape_at(self, slot, batch):
+        """The slot's shape at another batch size: each dimension that follows the batch
+        size is taken as linear in it (a reshape's B*T rows, a concat's B+B)."""
+        a, b = self.values[slot].shape, self._other_values[self._other[slot]].shape
+        b0, b1 = BATCH_SIZES
+        out = []
+        for p, q in zip(a, b):
+            slope = (q - p) // (b1 - b0)
+            out.append(p + slope * (batch - b0))
+        return tuple(out)
+
     def varying_attrs(self, node):
         """{attr name: positions} of the node's attributes that change with the batch size
         (positions index into tuple attributes; () for a whole scalar attribute)."""

@@ -1284,3 +1284,30 @@ declare(PAD, onnx=_onnx_pad)
 declare(BROADCAST_TO, onnx=_onnx_broadcast)
 declare(SHAPE, onnx=lambda ctx, node: ctx.emit(
     "Cast", [ctx.emit("Shape", ctx.inputs(node))], to=ctx.onnx_dtype(node.attrs["dtype"])))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_reshape(ctx, node):
+    shape = list(node.attrs["shape"])
+    for i in ctx.varying(node, "shape"):
+        shape[i] = -1
+    if shape.count(-1) > 1:
+        ctx.unsupported(node, f"reshapes to {shape}: only one dimension can be inferred")
+    new_shape = np.asarray(shape, np.int32)
+    ctx.op("RESHAPE", [ctx.tensor(node.inputs[0]), ctx.const(new_shape, "shape")],
+           [ctx.output(node)], options=("ReshapeOptions", {"new_shape": new_shape}))
+
+
+def _tflite_identity(ctx, node):
+    ctx.slots[node.outputs[0]] = ctx.tensor(node.inputs[0])
+
+
+declare(RESHAPE, tflite=_tflite_reshape)
+declare(IDENTITY, tflite=_tflite_identity)
+declare(TRANSPOSE, tflite=lambda ctx, node: ctx.op(
+    "TRANSPOSE", [ctx.tensor(node.inputs[0]),
+                  ctx.const(np.asarray(node.attrs["perm"], np.int32), "perm")],
+    [ctx.output(node)]))
+declare(CONCAT, tflite=lambda ctx, node: ctx.op(
+    "CONCATENATION", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+    options=("ConcatenationOptions", {"axis": int(node.attrs["axis"])})))

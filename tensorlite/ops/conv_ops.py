@@ -883,3 +883,73 @@ declare(DEPTHWISE.fwd, onnx=_onnx_conv(depthwise=True))
 declare(MAX_POOL, onnx=_onnx_pool("MaxPool"))
 # TensorFlow averages over the real pixels of a padded window, as count_include_pad=0
 declare(AVG_POOL, onnx=_onnx_pool("AveragePool", count_include_pad=0))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_padding(ctx, node, ksize, dilations, pad_op=True):
+    """'VALID' or 'SAME' when the node's explicit pads are TensorFlow's for that padding;
+    otherwise (convolutions only: zeros are their padding) the input is padded by an
+    explicit PAD op first. Returns (padding, input tensor)."""
+    x = node.inputs[0]
+    pads = tuple(int(p) for p in node.attrs["pads"])
+    inp = ctx.tensor(x)
+    if not any(pads):
+        return "VALID", inp
+    shape = ctx.shape(x)
+    same = []
+    for size, k, s, d in zip(shape[1:3], ksize, node.attrs["strides"], dilations):
+        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        same += [total // 2, total - total // 2]
+    if tuple(same) == pads:
+        return "SAME", inp
+    if not pad_op:
+        ctx.unsupported(node, f"with pads {pads} (neither SAME nor VALID) has no TFLite "
+                              f"builtin")
+    padded_shape = (shape[0], shape[1] + pads[0] + pads[1], shape[2] + pads[2] + pads[3],
+                    shape[3])
+    out = ctx.new_tensor(padded_shape, ctx.dtype(x), "pad")
+    paddings = np.asarray([[0, 0], pads[0:2], pads[2:4], [0, 0]], np.int32)
+    ctx.op("PAD", [inp, ctx.const(paddings, "paddings")], [out])
+    return "VALID", out
+
+
+def _tflite_conv(depthwise):
+    def rule(ctx, node):
+        w = ctx.value(node.inputs[1])
+        if w is None or len(ctx.shape(node.inputs[0])) != 4:
+            ctx.unsupported(node, "needs constant filters and a rank-4 input for TFLite")
+        kh, kw, cin, cm = w.shape
+        sh, sw = node.attrs["strides"]
+        dh, dw = node.attrs["dilations"]
+        padding, inp = _tflite_padding(ctx, node, (kh, kw), (dh, dw))
+        options = {"padding": padding, "stride_h": int(sh), "stride_w": int(sw),
+                   "dilation_h_factor": int(dh), "dilation_w_factor": int(dw)}
+        if depthwise:  # [kh, kw, C, M] -> [1, kh, kw, C*M]
+            filt = w.reshape(1, kh, kw, cin * cm)
+            builtin, options = "DEPTHWISE_CONV_2D", ("DepthwiseConv2DOptions",
+                                                     dict(options, depth_multiplier=int(cm)))
+        else:  # [kh, kw, in, out] -> [out, kh, kw, in]
+            filt = np.transpose(w, (3, 0, 1, 2))
+            builtin, options = "CONV_2D", ("Conv2DOptions", options)
+        ctx.op(builtin, [inp, ctx.const(np.ascontiguousarray(filt), "filter"), -1],
+               [ctx.output(node)], options=options, fuse=(2, "fused_activation_function"))
+    return rule
+
+
+def _tflite_pool(builtin):
+    def rule(ctx, node):
+        kh, kw = node.attrs["ksize"]
+        sh, sw = node.attrs["strides"]
+        padding, inp = _tflite_padding(ctx, node, (kh, kw), (1, 1), pad_op=False)
+        ctx.op(builtin, [inp], [ctx.output(node)],
+               options=("Pool2DOptions", {"padding": padding, "stride_h": int(sh),
+                                          "stride_w": int(sw), "filter_height": int(kh),
+                                          "filter_width": int(kw)}),
+               fuse=(None, "fused_activation_function"))
+    return rule
+
+
+declare(CONV2D.fwd, tflite=_tflite_conv(depthwise=False))
+declare(DEPTHWISE.fwd, tflite=_tflite_conv(depthwise=True))
+declare(MAX_POOL, tflite=_tflite_pool("MAX_POOL_2D"))
+declare(AVG_POOL, tflite=_tflite_pool("AVERAGE_POOL_2D"))

@@ -896,3 +896,68 @@ declare(EINSUM, onnx=lambda ctx, node: ctx.emit("Einsum", ctx.inputs(node),
                                                 equation=node.attrs["equation"]))
 declare(get_op("ArgMax"), onnx=_onnx_arg("ArgMax"))
 declare(get_op("ArgMin"), onnx=_onnx_arg("ArgMin"))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_binary(builtin, options, fusable=True):
+    def rule(ctx, node):
+        if builtin == "ADD" and ctx.fuse_bias(node):
+            return
+        out = ctx.output(node)
+        ctx.op(builtin, [ctx.tensor(s) for s in node.inputs], [out],
+               options=(options, {}) if options else None,
+               fuse=(None, "fused_activation_function") if fusable else None)
+    return rule
+
+
+def _tflite_unary(builtin):
+    def rule(ctx, node):
+        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
+    return rule
+
+
+def _tflite_matmul(ctx, node):
+    a, b = node.inputs
+    w = ctx.value(b)
+    if w is not None and w.ndim == 2 and len(ctx.shape(a)) == 2 and \
+            not node.attrs["transpose_a"]:
+        weights = w if node.attrs["transpose_b"] else w.T  # FULLY_CONNECTED: [out, in]
+        ctx.op("FULLY_CONNECTED", [ctx.tensor(a), ctx.const(np.ascontiguousarray(weights),
+                                                            "weights"), -1],
+               [ctx.output(node)], options=("FullyConnectedOptions", {}),
+               fuse=(2, "fused_activation_function"))
+        return
+    ctx.op("BATCH_MATMUL", [ctx.tensor(a), ctx.tensor(b)], [ctx.output(node)],
+           options=("BatchMatMulOptions", {"adj_x": bool(node.attrs["transpose_a"]),
+                                           "adj_y": bool(node.attrs["transpose_b"])}))
+
+
+def _tflite_reduce(builtin):
+    def rule(ctx, node):
+        x = node.inputs[0]
+        axes = node.attrs["axis"]
+        axes = range(len(ctx.shape(x))) if axes is None else axes
+        ctx.op(builtin, [ctx.tensor(x), ctx.const(np.asarray(list(axes), np.int32), "axes")],
+               [ctx.output(node)],
+               options=("ReducerOptions", {"keep_dims": bool(node.attrs["keepdims"])}))
+    return rule
+
+
+declare(ADD, tflite=_tflite_binary("ADD", "AddOptions"))
+declare(SUB, tflite=_tflite_binary("SUB", "SubOptions"))
+declare(MUL, tflite=_tflite_binary("MUL", "MulOptions"))
+declare(REALDIV, tflite=_tflite_binary("DIV", "DivOptions"))
+declare(MAXIMUM, tflite=_tflite_binary("MAXIMUM", None, fusable=False))
+declare(MINIMUM, tflite=_tflite_binary("MINIMUM", None, fusable=False))
+declare(SQDIFF, tflite=_tflite_binary("SQUARED_DIFFERENCE", None, fusable=False))
+for _op, _builtin in ((EXP, "EXP"), (LOG, "LOG"), (SQRT, "SQRT"), (RSQRT, "RSQRT"),
+                      (NEG, "NEG"), (ABS, "ABS"), (SIGMOID, "LOGISTIC"), (SQUARE, "SQUARE"),
+                      (SIN, "SIN"), (COS, "COS"), (FLOOR, "FLOOR"), (CEIL, "CEIL")):
+    declare(_op, tflite=_tflite_unary(_builtin))
+declare(TANH, tflite=lambda ctx, node: ctx.fuse_activation(node, "TANH") or
+        _tflite_unary("TANH")(ctx, node))
+declare(MATMUL, tflite=_tflite_matmul)
+declare(MEAN, tflite=_tflite_reduce("MEAN"))
+declare(SUM, tflite=_tflite_reduce("SUM"))
+declare(MAX, tflite=_tflite_reduce("REDUCE_MAX"))
+declare(MIN, tflite=_tflite_reduce("REDUCE_MIN"))
