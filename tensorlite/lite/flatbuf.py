@@ -88,7 +88,7 @@ def _vector(builder, elem, values, align):
         builder.head -= array.nbytes
         builder.Bytes[builder.head:builder.head + array.nbytes] = array.astype(
             array.dtype.newbyteorder("<"), copy=False).tobytes()
-        return builder.EndVector(array.size)
+        return builder.EndVector()
     if elem == "string":
         offsets = [builder.CreateString(v) for v in values]
     else:
@@ -96,7 +96,7 @@ def _vector(builder, elem, values, align):
     builder.StartVector(4, len(offsets), 4)
     for off in reversed(offsets):
         builder.PrependUOffsetTRelative(off)
-    return builder.EndVector(len(offsets))
+    return builder.EndVector()
 
 
 def _table(builder, table, obj):

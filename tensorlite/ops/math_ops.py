@@ -952,10 +952,9 @@ declare(MINIMUM, tflite=_tflite_binary("MINIMUM", None, fusable=False))
 declare(SQDIFF, tflite=_tflite_binary("SQUARED_DIFFERENCE", None, fusable=False))
 for _op, _builtin in ((EXP, "EXP"), (LOG, "LOG"), (SQRT, "SQRT"), (RSQRT, "RSQRT"),
                       (NEG, "NEG"), (ABS, "ABS"), (SIGMOID, "LOGISTIC"), (SQUARE, "SQUARE"),
-                      (SIN, "SIN"), (COS, "COS"), (FLOOR, "FLOOR"), (CEIL, "CEIL")):
+                      (SIN, "SIN"), (COS, "COS"), (FLOOR, "FLOOR"), (CEIL, "CEIL"),
+                      (TANH, "TANH")):  # TFLite's kernels fuse only the ReLU family
     declare(_op, tflite=_tflite_unary(_builtin))
-declare(TANH, tflite=lambda ctx, node: ctx.fuse_activation(node, "TANH") or
-        _tflite_unary("TANH")(ctx, node))
 declare(MATMUL, tflite=_tflite_matmul)
 declare(MEAN, tflite=_tflite_reduce("MEAN"))
 declare(SUM, tflite=_tflite_reduce("SUM"))
