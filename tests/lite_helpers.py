@@ -46,3 +46,49 @@ def builtin_ops(data):
 
 def images(n, seed=0):
     return np.random.default_rng(seed).normal(size=(n, 32, 32, 3)).astype("float32")
+
+
+def template_images(n, seed):
+    """A ten-class task a CNN can learn: class templates (fixed) under noise."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 10, n)
+    templates = np.random.default_rng(42).normal(size=(10, 32, 32, 3)).astype("float32")
+    return (templates[labels] * 0.7 + rng.normal(size=(n, 32, 32, 3))).astype("float32"), \
+        labels
+
+
+def fitted_cifar_cnn(seed=1):
+    """Seed 002's CIFAR CNN made a real classifier of `template_images` in seconds: its
+    convolutions stay random features and its last Dense layer is fitted by ridge
+    regression to one-hot targets (held-out accuracy about 0.9), so its outputs have the
+    margins of a trained model (an untrained one's near-uniform softmax makes argmax
+    comparisons meaningless)."""
+    tf.random.set_seed(seed)
+    model = generate_model()
+    x, y = template_images(400, 1)
+    h = x
+    for layer in model.layers[:-2]:  # up to the last Dense and its softmax
+        h = layer(h, training=False)
+    feats = np.concatenate([h.numpy(), np.ones((len(x), 1), np.float32)], 1)
+    gram = feats.T @ feats
+    ridge = 0.1 * np.trace(gram) / len(gram)
+    w = np.linalg.solve(gram + ridge * np.eye(len(gram)), feats.T @ (np.eye(10)[y] * 10))
+    model.layers[-2].set_weights([w[:-1].astype("float32"), w[-1].astype("float32")])
+    return model
+
+
+def quantize_input(x, detail):
+    """A float batch in an integer input's quantization (what a caller of an int8 model
+    does)."""
+    if detail["dtype"] == np.float32:
+        return x
+    scale, zero = detail["quantization"]
+    info = np.iinfo(detail["dtype"])
+    return np.clip(np.round(x / scale + zero), info.min, info.max).astype(detail["dtype"])
+
+
+def dequantize_output(y, detail):
+    if detail["dtype"] == np.float32:
+        return y
+    scale, zero = detail["quantization"]
+    return (y.astype(np.float32) - zero) * scale

@@ -75,13 +75,12 @@ def _concrete_specs(signature, batch):
     return out
 
 
-def _run(graph):
-    """Every slot's value, running the graph once on zeros; the set of slots computed from
-    the placeholders."""
+def run_graph(graph, inputs):
+    """Every slot's value, running the graph on `inputs` (arrays, one per placeholder)
+    with the ops' NumPy forwards; the set of slots computed from the placeholders."""
     values, dependent = dict(graph.constants), set(graph.placeholders)
-    for s in graph.placeholders:
-        shape, dtype = graph.specs[s]
-        values[s] = np.zeros(shape, dtype.as_numpy_dtype)
+    for s, value in zip(graph.placeholders, inputs):
+        values[s] = np.asarray(value, graph.specs[s][1].as_numpy_dtype)
     for node in graph.nodes:
         if is_stateful(node.op) and node.op is not READ_VARIABLE:
             raise errors.UnimplementedError(
@@ -96,6 +95,12 @@ def _run(graph):
         if any(s in dependent for s in node.inputs):
             dependent.update(node.outputs)
     return values, dependent
+
+
+def _run(graph):
+    """run_graph on zeros."""
+    return run_graph(graph, [np.zeros(graph.specs[s][0], graph.specs[s][1].as_numpy_dtype)
+                             for s in graph.placeholders])
 
 
 class Capture:
