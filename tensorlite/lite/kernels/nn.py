@@ -100,6 +100,24 @@ def _hybrid_quantize(x2d):
     return q, np.where(peak > 0, peak / np.float32(127), np.float32(0))
 
 
+def _asymmetric_quantize(rows):
+    """Per-row asymmetric int8 quantization (scale, zero offset) as TFLite's hybrid
+    convolutions quantize their input."""
+    lo = np.minimum(rows.min(axis=1), 0).astype(np.float64)
+    hi = np.maximum(rows.max(axis=1), 0).astype(np.float64)
+    same = hi == lo
+    scale = np.where(same, 1.0, (hi - lo) / 255.0)
+    from_min, from_max = -128 - lo / scale, 127 - hi / scale
+    use_min = 128 + np.abs(lo / scale) < 127 + np.abs(hi / scale)
+    zp = np.where(use_min, from_min, from_max)
+    offset = np.where(zp <= -128, -128, np.where(zp >= 127, 127, round_half_away(zp)))
+    offset = np.where(same, 0, offset).astype(np.int64)
+    inv = (np.float32(1) / scale.astype(np.float32))[:, None]
+    q = np.clip(round_half_away(offset[:, None] + rows * inv), -128, 127)
+    q = np.where(same[:, None], 0, q)
+    return q, scale.astype(np.float32), offset
+
+
 # -- convolutions ---------------------------------------------------------------------------
 class _Conv:
     depthwise = False
@@ -123,11 +141,10 @@ class _Conv:
         out = ctx.array(node.outputs[0])
         d = node.data
         if x.dtype == np.float32:
-            pad = 0.0
-            cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], pad)
             if w.dtype == np.int8:
-                out[...] = cls._hybrid(ctx, node, cols, w)
+                out[...] = cls._hybrid(ctx, node, x, w)
             else:
+                cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], 0.0)
                 out[...] = cls._product(cols, w.astype(np.float32), np.float32)
                 out += _bias(ctx, node, out.shape[-1], np.float32)
             apply_activation(out, node.options.get("fused_activation_function", 0))
@@ -139,12 +156,21 @@ class _Conv:
         out[...] = _requantize(acc, node, out.dtype)
 
     @classmethod
-    def _hybrid(cls, ctx, node, cols, w):
-        n = cols.shape[0]
-        q, row_scale = _hybrid_quantize(np.ascontiguousarray(cols).reshape(n, -1))
-        acc = cls._product(q.reshape(cols.shape), w.astype(np.float64), np.float64)
+    def _hybrid(cls, ctx, node, x, w):
+        """TFLite's hybrid convolution: each image's activations quantized asymmetrically
+        to int8 on the fly, an integer product, and float rescaling."""
+        d = node.data
+        n = x.shape[0]
+        q, scale, offset = _asymmetric_quantize(x.reshape(n, -1))
+        ys = []
+        for b in range(n):
+            cols = patches(q[b].reshape((1,) + x.shape[1:]), d["kh"], d["kw"], node.options,
+                           d["geo"], offset[b])
+            ys.append(cls._product(cols.astype(np.float64) - offset[b], w.astype(np.float64),
+                                   np.float64))
+        acc = np.concatenate(ys).astype(np.float32)
         w_scale = ctx.quant(node.inputs[1])[0].astype(np.float32)
-        y = acc.astype(np.float32) * (row_scale.reshape(n, 1, 1, 1) * w_scale)
+        y = acc * (scale.reshape(n, 1, 1, 1) * w_scale)
         return y + _bias(ctx, node, y.shape[-1], np.float32)
 
     @staticmethod
