@@ -81,10 +81,9 @@ def test_op_without_mapping_names_op_and_node():
 
 
 def test_seed_convert_spelling(tmp_path):
-    from tensorlite.lite.convert.tflite_converter import convert  # noqa: PLC0415
     model = mlp()
     out = tmp_path / "m.tflite"
-    data = convert(model=model, output_tflite=out)
+    data = tf.lite.convert_savedmodel.convert(model=model, output_tflite=out)
     assert out.read_bytes() == data
     x = np.ones((1, 8), np.float32)
     _close(run(litert(data), x), model(x).numpy())

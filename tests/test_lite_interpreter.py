@@ -10,7 +10,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.lite import flatbuf
-from tensorlite.lite.interpreter import Interpreter, register_custom_op
+from tensorlite.lite.interpreter import Interpreter
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
 from tests.lite_helpers import (fitted_cifar_cnn, generate_model, litert, mlp,  # noqa: E402
@@ -147,7 +147,7 @@ def test_custom_op_registered_from_python():
     ours.allocate_tensors()
     x = np.array([[1.0, 2.0]], np.float32)
     np.testing.assert_allclose(run(ours, x), x + np.float32(np.pi))
-    register_custom_op("AddPiGlobal", add_pi)
+    tf.lite.experimental.register_custom_op("AddPiGlobal", add_pi)
     np.testing.assert_allclose(run(_ours(_custom_op_model("AddPiGlobal")), x),
                                x + np.float32(np.pi))
 

@@ -17,13 +17,19 @@ _NAMES = {
     "OpsSet": "tensorlite.lite.convert.tflite_converter",
     "TargetSpec": "tensorlite.lite.convert.tflite_converter",
     "Interpreter": "tensorlite.lite.interpreter",
+    "experimental": None,  # the module tensorlite.lite.experimental
+    "convert_savedmodel": None,  # seed 004's spelling: convert_savedmodel.convert(...)
 }
+_MODULES = {"experimental": "tensorlite.lite.experimental",
+            "convert_savedmodel": "tensorlite.lite.convert.convert_savedmodel"}
 
 
 def __getattr__(name):
-    module = _NAMES.get(name)
-    if module is None:
+    if name not in _NAMES:
         raise AttributeError(f"module 'tensorlite.lite' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name])
+    else:
+        value = getattr(importlib.import_module(_NAMES[name]), name)
     globals()[name] = value
     return value

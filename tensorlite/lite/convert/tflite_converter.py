@@ -111,10 +111,12 @@ class TFLiteConverter:
         return flatbuf.encode(model_dict(ctx, names_in, names_out))
 
 
-def convert(saved_model_dir=None, output_tflite=None, model=None):
+def convert(saved_model_dir=None, output_tflite=None, model=None, output_tflit=None):
     """Seed 004's `convert_savedmodel.convert(saved_model_dir=..., output_tflite=...)`: writes
-    the converted model to `output_tflite` (a Keras `model` may stand in for the directory).
+    the converted model to `output_tflite` (a Keras `model` may stand in for the directory;
+    the seed's spelling `output_tflit` is taken too). Returns the bytes.
     """
+    output_tflite = output_tflite if output_tflite is not None else output_tflit
     converter = TFLiteConverter.from_keras_model(model) if model is not None else \
         TFLiteConverter.from_saved_model(saved_model_dir)
     data = converter.convert()
