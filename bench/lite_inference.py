@@ -15,9 +15,7 @@ tensorlite's graph executor.
 """
 import argparse
 import os
-import statistics
 import sys
-import timeit
 
 
 def _threads(argv):
@@ -33,20 +31,9 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+from bench.graph_speedup import interleaved  # noqa: E402 - one timing loop for benches
 from examples.seed_models import generate_model  # noqa: E402
 from tensorlite.lite.interpreter import Interpreter  # noqa: E402
-
-
-def interleaved(candidates, number, repeats):
-    """{name: median ms per call}, timing every candidate once per round."""
-    for fn in candidates.values():
-        for _ in range(3):
-            fn()
-    runs = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, fn in candidates.items():
-            runs[name].append(timeit.timeit(fn, number=number) / number * 1e3)
-    return {name: statistics.median(t) for name, t in runs.items()}
 
 
 def _interpreter_call(interpreter, x):
@@ -142,7 +129,7 @@ def main(argv=None):
     cands, sizes = candidates(model, x)
     print(f"CIFAR CNN .tflite: float32 {sizes['float32'] / 1e6:.2f} MB, int8 "
           f"{sizes['int8'] / 1e6:.2f} MB ({sizes['int8'] / sizes['float32']:.2f}x)")
-    times = interleaved(cands, args.number, args.repeats)
+    times = {k: us / 1e3 for k, us in interleaved(cands, args.number, args.repeats).items()}
     width = max(map(len, times))
     for name, ms in times.items():
         print(f"  {name:<{width}}  {ms:8.3f} ms/image")

@@ -203,3 +203,52 @@ def capture(model_or_function, input_signature_=None):
         raise ValueError("the function returns values that are not tensors; export needs "
                          "tensor outputs only")
     return Capture(graphs, signature, names if isinstance(names, list) else None)
+
+
+class ExportContext:
+    """What every exporter's context (ONNX, TF Lite) asks of a Capture; `consumer` names
+    the format in errors."""
+
+    consumer = "export"
+
+    def __init__(self, capture):
+        self.capture = capture
+        self._acknowledged = set()
+
+    def dtype(self, slot):
+        return self.capture.value(slot).dtype
+
+    def value(self, slot):
+        """The slot's value when it does not depend on the inputs (weights), else None."""
+        return self.capture.value(slot) if self.capture.is_constant(slot) else None
+
+    def varying(self, node, attr):
+        """Positions of the tuple attribute `attr` that follow the batch size. A rule that
+        reads this handles them; a node whose varying attributes no rule read is an error."""
+        self._acknowledged.add((id(node), attr))
+        return self.capture.varying_attrs(node).get(attr, set())
+
+    def unsupported(self, node, why):
+        """Raises the export error for a node this rule cannot map."""
+        raise errors.UnimplementedError(
+            None, None, f"{self.consumer}: op {node.op.name} (node created at {node.where}) "
+            f"{why}")
+
+    def rule(self, node, key):
+        """The node's op's rule for this format (`key`: "onnx", "tflite"), or the error
+        naming the op and the node."""
+        rule = getattr(node.op, key)
+        if rule is None:
+            raise errors.UnimplementedError(
+                None, None, f"{self.consumer}: op {node.op.name} has no {key} mapping (node "
+                f"{node.op.name} created at {node.where}); declare one beside its "
+                f"registration with registry.declare({node.op.name}, {key}=rule)")
+        return rule
+
+    def check_attrs(self, node):
+        """After a rule ran: every attribute that follows the batch size was handled."""
+        missed = [a for a in self.capture.varying_attrs(node)
+                  if (id(node), a) not in self._acknowledged]
+        if missed:
+            self.unsupported(node, f"has attributes {missed} that change with the batch size "
+                                   f"and its rule cannot make them dynamic")

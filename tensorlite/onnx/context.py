@@ -4,10 +4,10 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from tensorlite.framework import errors
+from tensorlite.graph.capture import ExportContext
 
 
-class OnnxContext:
+class OnnxContext(ExportContext):
     """Collects the ONNX nodes and initializers of one export.
 
     Example (an op's rule):
@@ -16,15 +16,16 @@ class OnnxContext:
         ...                                              ctx.const(np.float32(6))])
     """
 
+    consumer = "ONNX export"
+
     def __init__(self, capture, opset):
-        self.capture = capture
+        super().__init__(capture)
         self.opset = opset
         self.nodes = []
         self.initializers = []
         self.names = {}  # slot -> ONNX value name
         self._taken = set()
         self._batch = None
-        self._acknowledged = set()
 
     # -- names ----------------------------------------------------------------------------
     def fresh(self, hint):
@@ -53,31 +54,8 @@ class OnnxContext:
         """The slot's static shape (at the traced batch size; see `dynamic_dims`)."""
         return tuple(self.capture.value(slot).shape)
 
-    def dtype(self, slot):
-        return self.capture.value(slot).dtype
-
-    def value(self, slot):
-        """The slot's value when it does not depend on the inputs (weights), else None."""
-        return self.capture.value(slot) if self.capture.is_constant(slot) else None
-
     def dynamic_dims(self, slot):
         return self.capture.dynamic_dims(slot)
-
-    def varying(self, node, attr):
-        """Positions of the tuple attribute `attr` that follow the batch size. A rule that
-        reads this handles them; a node whose varying attributes no rule read is an error."""
-        self._acknowledged.add((id(node), attr))
-        return self.capture.varying_attrs(node).get(attr, set())
-
-    def unacknowledged(self, node):
-        return [a for a in self.capture.varying_attrs(node)
-                if (id(node), a) not in self._acknowledged]
-
-    def unsupported(self, node, why):
-        """Raises the export error for a node this rule cannot map."""
-        raise errors.UnimplementedError(
-            None, None, f"ONNX export: op {node.op.name} (node created at {node.where}) "
-            f"{why}")
 
     # -- emitting -------------------------------------------------------------------------
     def const(self, array, hint="const"):

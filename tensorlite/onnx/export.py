@@ -15,12 +15,7 @@ MIN_OPSET = 13  # Squeeze, Unsqueeze and Split take their axes/sizes as inputs f
 
 
 def _emit_node(ctx, node):
-    rule = node.op.onnx
-    if rule is None:
-        raise errors.UnimplementedError(
-            None, None, f"ONNX export: op {node.op.name} has no ONNX mapping (node "
-            f"{node.op.name} created at {node.where}); declare one beside its registration "
-            f"with registry.declare({node.op.name}, onnx=rule)")
+    rule = ctx.rule(node, "onnx")
     if isinstance(rule, str):
         outs = ctx.emit(rule, ctx.inputs(node), outputs=len(node.outputs))
     else:
@@ -29,10 +24,7 @@ def _emit_node(ctx, node):
     if len(outs) != len(node.outputs):
         raise errors.InternalError(None, None, f"the ONNX rule of {node.op.name} gave "
                                    f"{len(outs)} outputs for {len(node.outputs)}")
-    missed = ctx.unacknowledged(node)
-    if missed:
-        ctx.unsupported(node, f"has attributes {missed} that change with the batch size and "
-                              f"its ONNX rule cannot make them dynamic")
+    ctx.check_attrs(node)
     ctx.names.update(zip(node.outputs, outs))
 
 

@@ -3,6 +3,7 @@ codes, and the peephole fusions of a bias and an activation into the op before t
 import numpy as np
 
 from tensorlite.framework import errors
+from tensorlite.graph.capture import ExportContext
 from tensorlite.lite import schema
 
 # NumPy dtype name -> TFLite TensorType
@@ -13,7 +14,7 @@ TENSOR_TYPES = {"float32": "FLOAT32", "float16": "FLOAT16", "int32": "INT32",
 ACTIVATIONS = ("RELU", "RELU6", "RELU_N1_TO_1", "TANH")
 
 
-class LiteContext:
+class LiteContext(ExportContext):
     """Collects one subgraph's tensors and operators and the model's buffers.
 
     Example (an op's rule):
@@ -21,8 +22,10 @@ class LiteContext:
         ...     ctx.op("EXP", [ctx.tensor(node.inputs[0])], [ctx.output(node)])
     """
 
+    consumer = "TFLite conversion"
+
     def __init__(self, capture, batch=1):
-        self.capture = capture
+        super().__init__(capture)
         self.batch = batch
         self.tensors = []
         self.buffers = [{}]  # buffer 0: the empty sentinel every intermediate points to
@@ -31,33 +34,11 @@ class LiteContext:
         self.slots = {}  # IR slot -> tensor index
         self.consumers = {}  # slot -> how many emitted nodes and outputs read it
         self.fusable = {}  # tensor index -> the operator dict that can absorb bias/act
-        self._acknowledged = set()
 
     # -- what the trace knows -------------------------------------------------------------
     def shape(self, slot):
         """The slot's shape at the converted batch size."""
         return self.capture.shape_at(slot, self.batch)
-
-    def dtype(self, slot):
-        return self.capture.value(slot).dtype
-
-    def value(self, slot):
-        """The slot's value when it does not depend on the inputs (weights), else None."""
-        return self.capture.value(slot) if self.capture.is_constant(slot) else None
-
-    def varying(self, node, attr):
-        """Positions of tuple attribute `attr` that follow the batch size (see onnx)."""
-        self._acknowledged.add((id(node), attr))
-        return self.capture.varying_attrs(node).get(attr, set())
-
-    def unacknowledged(self, node):
-        return [a for a in self.capture.varying_attrs(node)
-                if (id(node), a) not in self._acknowledged]
-
-    def unsupported(self, node, why):
-        raise errors.UnimplementedError(
-            None, None, f"TFLite conversion: op {node.op.name} (node created at "
-            f"{node.where}) {why}")
 
     # -- tensors --------------------------------------------------------------------------
     def new_tensor(self, shape, dtype, name, data=None, signature=None, quantization=None):

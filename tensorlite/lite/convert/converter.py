@@ -19,7 +19,6 @@ Example:
 import numpy as np
 
 from tensorlite.framework import errors
-from tensorlite.graph.capture import capture
 from tensorlite.lite import flatbuf
 from tensorlite.lite.convert.context import LiteContext
 
@@ -40,20 +39,12 @@ def _count_consumers(cap):
 
 
 def _emit(ctx, node):
-    rule = node.op.tflite
-    if rule is None:
-        raise errors.UnimplementedError(
-            None, None, f"TFLite conversion: op {node.op.name} has no TFLite mapping (node "
-            f"{node.op.name} created at {node.where}); declare one beside its registration "
-            f"with registry.declare({node.op.name}, tflite=rule)")
-    rule(ctx, node)
+    ctx.rule(node, "tflite")(ctx, node)
     missing = [s for s in node.outputs if s not in ctx.slots]
     if missing:
         raise errors.InternalError(None, None, f"the TFLite rule of {node.op.name} wrote no "
                                    f"tensor for outputs {missing}")
-    missed = ctx.unacknowledged(node)
-    if missed:
-        ctx.unsupported(node, f"has attributes {missed} that change with the batch size")
+    ctx.check_attrs(node)
 
 
 def _finish_biases(ctx):
