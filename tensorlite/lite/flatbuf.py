@@ -11,11 +11,16 @@ Example:
     >>> data[4:8], decode(data)["description"]
     (b'TFL3', 'm')
 """
-import flatbuffers
 import numpy as np
-from flatbuffers import encode as fb_encode
-from flatbuffers import number_types as N
-from flatbuffers.table import Table
+
+try:
+    import flatbuffers
+    from flatbuffers import encode as fb_encode
+    from flatbuffers import number_types as N
+    from flatbuffers.table import Table
+except ImportError as e:  # an optional extra
+    raise ImportError("tf.lite needs the flatbuffers package: pip install "
+                      "'tensorlite[lite]'") from e
 
 from tensorlite.lite import schema
 

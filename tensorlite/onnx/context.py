@@ -1,8 +1,13 @@
 """The context an op's ONNX rule writes into: names of values, constants, node emission and
 the opset-dependent spellings of common patterns (reductions, squeeze, split)."""
 import numpy as np
-import onnx
-from onnx import helper, numpy_helper
+
+try:
+    import onnx
+    from onnx import helper, numpy_helper
+except ImportError as e:  # an optional extra
+    raise ImportError("tensorlite.onnx needs the onnx package: pip install "
+                      "'tensorlite[onnx]'") from e
 
 from tensorlite.graph.capture import ExportContext
 
