@@ -87,3 +87,19 @@ def test_seed_convert_spelling(tmp_path):
     assert out.read_bytes() == data
     x = np.ones((1, 8), np.float32)
     _close(run(litert(data), x), model(x).numpy())
+
+
+def test_lstm_text_classifier_in_litert_and_ours():
+    from tensorlite.lite.interpreter import Interpreter  # noqa: PLC0415
+    tokens = tf.keras.Input((10,), dtype="int32")
+    h = tf.keras.layers.Embedding(100, 8)(tokens)
+    h = tf.keras.layers.LSTM(16)(h)
+    model = tf.keras.Model(tokens, tf.keras.layers.Dense(2, activation="softmax")(h))
+    data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+    assert {"GATHER", "UNPACK", "SPLIT_V", "FULLY_CONNECTED"} <= set(builtin_ops(data))
+    x = np.random.default_rng(3).integers(0, 100, size=(3, 10)).astype("int32")
+    ours = Interpreter(model_content=data)
+    ours.allocate_tensors()
+    for batch in (x[:1], x):  # the zero state, written at batch 1, broadcasts to batch 3
+        _close(run(litert(data), batch), model(batch).numpy())
+        _close(run(ours, batch), model(batch).numpy())

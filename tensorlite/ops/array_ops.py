@@ -1311,3 +1311,32 @@ declare(TRANSPOSE, tflite=lambda ctx, node: ctx.op(
 declare(CONCAT, tflite=lambda ctx, node: ctx.op(
     "CONCATENATION", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
     options=("ConcatenationOptions", {"axis": int(node.attrs["axis"])})))
+
+
+def _tflite_gather(ctx, node):
+    if node.attrs["batch_dims"]:
+        ctx.unsupported(node, "with batch_dims != 0 has no TFLite mapping here")
+    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
+    ctx.op("GATHER", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+           options=("GatherOptions", {"axis": lead + int(node.attrs["axis"])}))
+
+
+def _tflite_split(ctx, node):
+    sizes = np.asarray(node.attrs["sizes"], np.int32)
+    axis = np.asarray(node.attrs["axis"], np.int32)
+    ctx.op("SPLIT_V", [ctx.tensor(node.inputs[0]), ctx.const(sizes, "sizes"),
+                       ctx.const(axis, "axis")],
+           [ctx.output(node, i) for i in range(len(node.outputs))],
+           options=("SplitVOptions", {"num_splits": len(node.outputs)}))
+
+
+declare(GATHER, tflite=_tflite_gather)
+declare(SPLIT, tflite=_tflite_split)
+declare(UNSTACK, tflite=lambda ctx, node: ctx.op(
+    "UNPACK", [ctx.tensor(node.inputs[0])],
+    [ctx.output(node, i) for i in range(len(node.outputs))],
+    options=("UnpackOptions", {"num": len(node.outputs), "axis": int(node.attrs["axis"])})))
+declare(STACK, tflite=lambda ctx, node: ctx.op(
+    "PACK", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+    options=("PackOptions", {"values_count": len(node.inputs),
+                             "axis": int(node.attrs["axis"])})))

@@ -72,12 +72,19 @@ class LiteContext(ExportContext):
             if value is None:
                 raise errors.InternalError(None, None, f"slot {slot} read before written")
             if self.capture.dynamic_dims(slot):
-                raise errors.UnimplementedError(
-                    None, None, f"TFLite conversion: a constant of shape {value.shape} "
-                    f"changes with the batch size (an RNN's zero state); convert with a "
-                    f"fixed batch size in the input signature")
+                value = self._batch_broadcast(slot, value)
             index = self.slots[slot] = self.const(value)
         return index
+
+    def _batch_broadcast(self, slot, value):
+        """A constant whose shape follows the batch size (an RNN's zero state): uniform
+        fills are written at batch 1, which elementwise ops broadcast to any batch."""
+        if not (value.size and np.all(value == value.flat[0])):
+            raise errors.UnimplementedError(
+                None, None, f"TFLite conversion: a constant of shape {value.shape} changes "
+                f"with the batch size and is not a uniform fill; convert with a fixed batch "
+                f"size in the input signature")
+        return np.full(self.shape(slot), value.flat[0], value.dtype)
 
     def output(self, node, i=0):
         """The tensor for the node's output `i` (created on first use)."""

@@ -239,3 +239,70 @@ class Dequantize:
             return
         scale, zp = ctx.quant(node.inputs[0])[0][0], int(ctx.quant(node.inputs[0])[1][0])
         out[...] = (np.float64(scale) * (x.astype(np.int64) - zp)).astype(np.float32)
+
+
+@kernel("GATHER")
+class Gather:
+    @staticmethod
+    def prepare(ctx, node):
+        params, indices = (ctx.shape(i) for i in node.inputs)
+        axis = node.data["axis"] = node.options.get("axis", 0) % len(params)
+        if node.options.get("batch_dims", 0):
+            raise NotImplementedError("GATHER with batch_dims is not implemented")
+        return [tuple(params[:axis]) + tuple(indices) + tuple(params[axis + 1:])]
+
+    @staticmethod
+    def invoke(ctx, node):
+        params, indices = (ctx.array(i) for i in node.inputs)
+        if np.any(indices < 0) or np.any(indices >= params.shape[node.data["axis"]]):
+            raise RuntimeError(f"GATHER: index out of range 0..{params.shape[node.data['axis']]}"
+                               f" - 1")
+        ctx.array(node.outputs[0])[...] = np.take(params, indices, axis=node.data["axis"])
+
+
+@kernel("SPLIT_V")
+class SplitV:
+    @staticmethod
+    def prepare(ctx, node):
+        shape = list(ctx.shape(node.inputs[0]))
+        sizes = [int(s) for s in ctx.const(node.inputs[1])]
+        axis = node.data["axis"] = int(ctx.const(node.inputs[2])) % len(shape)
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = shape[axis] - (sum(sizes) + 1)
+        node.data["cuts"] = np.cumsum(sizes)[:-1]
+        return [tuple(shape[:axis]) + (s,) + tuple(shape[axis + 1:]) for s in sizes]
+
+    @staticmethod
+    def invoke(ctx, node):
+        parts = np.split(ctx.array(node.inputs[0]), node.data["cuts"], axis=node.data["axis"])
+        for index, part in zip(node.outputs, parts):
+            ctx.array(index)[...] = part
+
+
+@kernel("UNPACK")
+class Unpack:
+    @staticmethod
+    def prepare(ctx, node):
+        shape = ctx.shape(node.inputs[0])
+        axis = node.data["axis"] = node.options.get("axis", 0) % len(shape)
+        return [tuple(d for i, d in enumerate(shape) if i != axis)] * len(node.outputs)
+
+    @staticmethod
+    def invoke(ctx, node):
+        x = ctx.array(node.inputs[0])
+        for k, index in enumerate(node.outputs):
+            ctx.array(index)[...] = np.take(x, k, axis=node.data["axis"])
+
+
+@kernel("PACK")
+class Pack:
+    @staticmethod
+    def prepare(ctx, node):
+        shape = list(ctx.shape(node.inputs[0]))
+        axis = node.data["axis"] = node.options.get("axis", 0) % (len(shape) + 1)
+        return [tuple(shape[:axis]) + (len(node.inputs),) + tuple(shape[axis:])]
+
+    @staticmethod
+    def invoke(ctx, node):
+        ctx.array(node.outputs[0])[...] = np.stack([ctx.array(i) for i in node.inputs],
+                                                   axis=node.data["axis"])
