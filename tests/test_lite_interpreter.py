@@ -105,10 +105,11 @@ def test_static_memory_plan_shares_the_arena():
     np.testing.assert_array_equal(run(ours, x), run(preserved, x))
 
 
-def test_resize_and_signature_runner():
+def test_resize_and_signature_runner(tmp_path):
     model = mlp()
     data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
-    ours = Interpreter(model_content=data)
+    (tmp_path / "m.tflite").write_bytes(data)
+    ours = Interpreter(model_path=str(tmp_path / "m.tflite"))
     name = model.output_names[0]
     assert ours.get_signature_list() == {"serving_default": {"inputs": ["input_0"],
                                                              "outputs": [name]}}
