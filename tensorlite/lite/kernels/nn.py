@@ -52,11 +52,20 @@ def geometry(in_shape, kh, kw, options):
     return oh, ow, (pt, pb, pl, pr)
 
 
-def patches(x, kh, kw, options, geo, pad_value):
-    """[N, OH, OW, KH, KW, C] windows of NHWC `x` (a strided view of a padded copy)."""
+def patches(x, kh, kw, options, geo, pad_value, cache=None):
+    """[N, OH, OW, KH, KW, C] windows of NHWC `x` (a strided view of a padded copy; with a
+    `cache` dict the padded buffer is kept and only its interior rewritten next time)."""
     oh, ow, (pt, pb, pl, pr) = geo
     if pt or pb or pl or pr:
-        x = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=pad_value)
+        key = ("pad", x.shape, x.dtype.str, pad_value)
+        buf = None if cache is None else cache.get(key)
+        if buf is None:
+            buf = np.full((x.shape[0], x.shape[1] + pt + pb, x.shape[2] + pl + pr, x.shape[3]),
+                          pad_value, x.dtype)
+            if cache is not None:
+                cache[key] = buf
+        buf[:, pt:pt + x.shape[1], pl:pl + x.shape[2]] = x
+        x = buf
     n, _, _, c = x.shape
     sh, sw = options["stride_h"], options["stride_w"]
     dh, dw = options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1)
@@ -131,6 +140,11 @@ class _Conv:
         geo = geometry(ctx.shape(x), kh, kw, node.options)
         channels = ch if cls.depthwise else ctx.shape(w)[0]
         node.data.update(geo=geo, kh=kh, kw=kw)
+        weights = ctx.const(w)
+        if weights is not None and not cls.depthwise:  # [K, O], laid out once for BLAS
+            dtype = np.float32 if weights.dtype == np.float32 else np.float64
+            node.data["wmat"] = np.ascontiguousarray(weights.reshape(len(weights), -1).T,
+                                                     dtype=dtype)
         if _quantized(ctx, x):
             _requant_data(ctx, node, x, w, node.outputs[0])
         return [(ctx.shape(x)[0], geo[0], geo[1], channels)]
@@ -144,14 +158,23 @@ class _Conv:
             if w.dtype == np.int8:
                 out[...] = cls._hybrid(ctx, node, x, w)
             else:
-                cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], 0.0)
-                out[...] = cls._product(cols, w.astype(np.float32), np.float32)
+                cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], 0.0, d)
+                if "wmat" in d and w.dtype == np.float32:
+                    flat = cols.reshape(-1, d["wmat"].shape[0])
+                    np.matmul(flat, d["wmat"], out=out.reshape(-1, out.shape[-1]))
+                else:
+                    out[...] = cls._product(cols, w.astype(np.float32), np.float32)
                 out += _bias(ctx, node, out.shape[-1], np.float32)
             apply_activation(out, node.options.get("fused_activation_function", 0))
             return
-        cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], d["in_zp"])
-        acc = cls._product(cols.astype(np.float64) - d["in_zp"], w.astype(np.float64),
-                           np.float64)
+        cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], d["in_zp"], d)
+        if "wmat" in d:
+            flat = cols.reshape(-1, d["wmat"].shape[0]).astype(np.float64)
+            flat -= d["in_zp"]
+            acc = (flat @ d["wmat"]).reshape(out.shape)
+        else:
+            acc = cls._product(cols.astype(np.float64) - d["in_zp"], w.astype(np.float64),
+                               np.float64)
         acc = acc.astype(np.int64) + _bias(ctx, node, out.shape[-1], np.int64)
         out[...] = _requantize(acc, node, out.dtype)
 
