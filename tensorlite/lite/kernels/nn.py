@@ -285,6 +285,10 @@ class FullyConnected:
         if size % depth:
             raise ValueError(f"{node.name}: input of shape {ctx.shape(x)} does not split "
                              f"into rows of {depth}")
+        weights = ctx.const(w)
+        if weights is not None:  # [in, out], laid out once for BLAS
+            dtype = np.float32 if weights.dtype == np.float32 else np.float64
+            node.data["wmat"] = np.ascontiguousarray(weights.T, dtype=dtype)
         if _quantized(ctx, x):
             _requant_data(ctx, node, x, w, node.outputs[0])
         if node.options.get("keep_num_dims"):
@@ -296,19 +300,22 @@ class FullyConnected:
         x, w = ctx.array(node.inputs[0]), ctx.array(node.inputs[1])
         out = ctx.array(node.outputs[0])
         rows = x.reshape(-1, w.shape[1])
+        wmat = node.data.get("wmat")
+        if wmat is None:
+            wmat = w.T.astype(np.float32 if w.dtype == np.float32 else np.float64)
         if x.dtype == np.float32:
             if w.dtype == np.int8:
                 q, row_scale = _hybrid_quantize(rows)
-                y = (q @ w.astype(np.float64).T).astype(np.float32)
+                y = (q @ wmat).astype(np.float32)
                 y *= row_scale * ctx.quant(node.inputs[1])[0].astype(np.float32)
             else:
-                y = rows @ w.T.astype(np.float32, copy=False)
+                y = rows @ wmat
             y += _bias(ctx, node, w.shape[0], np.float32)
             out[...] = apply_activation(y, node.options.get("fused_activation_function",
                                                             0)).reshape(out.shape)
             return
         d = node.data
-        acc = (rows.astype(np.float64) - d["in_zp"]) @ w.astype(np.float64).T
+        acc = (rows.astype(np.float64) - d["in_zp"]) @ wmat
         acc = acc.astype(np.int64) + _bias(ctx, node, w.shape[0], np.int64)
         out[...] = _requantize(acc, node, out.dtype, multiply_by_quantized_multiplier).reshape(
             out.shape)
