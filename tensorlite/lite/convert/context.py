@@ -10,8 +10,6 @@ from tensorlite.lite import schema
 TENSOR_TYPES = {"float32": "FLOAT32", "float16": "FLOAT16", "int32": "INT32",
                 "uint8": "UINT8", "int64": "INT64", "bool": "BOOL", "int16": "INT16",
                 "int8": "INT8", "float64": "FLOAT64"}
-# What a fused activation is called in ActivationFunctionType
-ACTIVATIONS = ("RELU", "RELU6", "RELU_N1_TO_1", "TANH")
 
 
 class LiteContext(ExportContext):

@@ -239,7 +239,7 @@ def _io_boundaries(ctx, input_type, output_type):
         return q
 
     head, tail = [], []
-    for k, index in enumerate(ctx.input_tensors):
+    for index in ctx.input_tensors:
         tensor = ctx.tensors[index]
         if input_type == dtypes.int8:
             tensor["type"] = "INT8"
@@ -255,7 +255,7 @@ def _io_boundaries(ctx, input_type, output_type):
             tensor["type"] = "FLOAT32"
             del tensor["quantization"]
         head.append(_detached(ctx, "QUANTIZE", [index], [inner_index]))
-    for k, index in enumerate(ctx.output_tensors):
+    for index in ctx.output_tensors:
         tensor = ctx.tensors[index]
         if output_type == dtypes.int8:
             continue
