@@ -74,8 +74,14 @@ def patches(x, kh, kw, options, geo, pad_value, cache=None):
                       (s[0], s[1] * sh, s[2] * sw, s[1] * dh, s[2] * dw, s[3]), writeable=False)
 
 
-def _quantized(ctx, i):
-    return ctx.dtype(i) in (np.int8, np.uint8)
+def _quantized(ctx, node, i):
+    """True for int8/uint8 activations; float32 is the other kind the kernels know."""
+    dtype = ctx.dtype(i)
+    if dtype not in (np.int8, np.uint8, np.float32):
+        raise NotImplementedError(f"{node.name} on {np.dtype(dtype).name} activations is not "
+                                  f"implemented in tensorlite's interpreter (float32, int8 and "
+                                  f"uint8 are)")
+    return dtype in (np.int8, np.uint8)
 
 
 def _requant_data(ctx, node, in_i, w_i, out_i):
@@ -145,7 +151,7 @@ class _Conv:
             dtype = np.float32 if weights.dtype == np.float32 else np.float64
             node.data["wmat"] = np.ascontiguousarray(weights.reshape(len(weights), -1).T,
                                                      dtype=dtype)
-        if _quantized(ctx, x):
+        if _quantized(ctx, node, x):
             _requant_data(ctx, node, x, w, node.outputs[0])
         return [(ctx.shape(x)[0], geo[0], geo[1], channels)]
 
@@ -231,7 +237,7 @@ class _Pool:
         o = node.options
         geo = geometry(ctx.shape(x), o["filter_height"], o["filter_width"], o)
         node.data["geo"] = geo
-        if _quantized(ctx, x):
+        if _quantized(ctx, node, x):
             scale, zp = ctx.quant(node.outputs[0])[0][0], int(ctx.quant(node.outputs[0])[1][0])
             node.data["clamp"] = activation_range(o.get("fused_activation_function", 0), scale,
                                                   zp, ctx.dtype(node.outputs[0]))
@@ -289,7 +295,7 @@ class FullyConnected:
         if weights is not None:  # [in, out], laid out once for BLAS
             dtype = np.float32 if weights.dtype == np.float32 else np.float64
             node.data["wmat"] = np.ascontiguousarray(weights.T, dtype=dtype)
-        if _quantized(ctx, x):
+        if _quantized(ctx, node, x):
             _requant_data(ctx, node, x, w, node.outputs[0])
         if node.options.get("keep_num_dims"):
             return [tuple(ctx.shape(x)[:-1]) + (units,)]
@@ -328,7 +334,7 @@ class Softmax:
     def prepare(ctx, node):
         x = node.inputs[0]
         beta = np.float32(node.options.get("beta", 1.0))
-        if _quantized(ctx, x):
+        if _quantized(ctx, node, x):
             # TFLite's int8 softmax: a 256-entry float table of exp(-scale*beta*d) for the
             # distance d to the row's maximum, then float normalization and rounding.
             scale = -np.float32(ctx.quant(x)[0][0]) * beta
