@@ -58,7 +58,7 @@ newaxis = None
 __version__ = version.VERSION
 
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
-_LAZY = {"compat", "data", "image", "io", "keras", "profiler", "saved_model", "sparse", "summary",
+_LAZY = {"compat", "data", "image", "io", "keras", "lite", "profiler", "saved_model", "sparse", "summary",
          "train", "distribute", "estimator", "contrib", "feature_column"}
 _LAZY |= {"ragged", "strings", "lookup", "autograph"}
 # Names that live in a lazily loaded sub-package: name -> (module, attribute).

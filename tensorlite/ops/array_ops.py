@@ -1284,3 +1284,137 @@ declare(SHAPE, tf_import=lambda ins, a: shape(ins[0], out_type=a.get("out_type",
                                                                      dtypes.int32)))
 declare(CONCAT, tf_import=lambda ins, a: concat(list(ins[:-1]), int(ins[-1].numpy())))
 declare(STACK, tf_import=lambda ins, a: stack(list(ins), axis=a.get("axis", 0)))
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+def _onnx_reshape(ctx, node):
+    shape = list(node.attrs["shape"])
+    varying = ctx.varying(node, "shape")
+    if len(varying) + shape.count(-1) > 1:
+        ctx.unsupported(node, f"reshapes to {shape} with {len(varying)} dimensions that "
+                              f"follow the batch size; only one can be inferred")
+    for i in varying:
+        shape[i] = -1
+    return ctx.emit("Reshape", [ctx.inputs(node)[0], ctx.ints(shape)])
+
+
+def _onnx_gather(ctx, node):
+    if node.attrs["batch_dims"]:
+        ctx.unsupported(node, "with batch_dims != 0 has no ONNX mapping")
+    params, indices = ctx.inputs(node)
+    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
+    return ctx.emit("Gather", [params, indices], axis=lead + int(node.attrs["axis"]))
+
+
+def _onnx_pack(ctx, node):
+    axis = int(node.attrs["axis"])
+    return ctx.emit("Concat", [ctx.unsqueeze(x, [axis]) for x in ctx.inputs(node)], axis=axis)
+
+
+def _onnx_unpack(ctx, node):
+    axis = int(node.attrs["axis"])
+    parts = ctx.split(ctx.inputs(node)[0], [1] * len(node.outputs), axis)
+    parts = [parts] if isinstance(parts, str) else parts
+    return [ctx.squeeze(p, [axis]) for p in parts]
+
+
+def _onnx_split(ctx, node):
+    sizes = node.attrs["sizes"]
+    out = ctx.split(ctx.inputs(node)[0], sizes, node.attrs["axis"])
+    return [out] if isinstance(out, str) else out
+
+
+def _onnx_tile(ctx, node):
+    x, = ctx.inputs(node)
+    reps = tuple(node.attrs["multiples"])
+    reps = (1,) * (len(ctx.shape(node.inputs[0])) - len(reps)) + reps
+    return ctx.emit("Tile", [x, ctx.ints(reps)])
+
+
+def _onnx_pad(ctx, node):
+    x, c = ctx.inputs(node)
+    pads = node.attrs["paddings"]
+    lead = len(ctx.shape(node.inputs[0])) - len(pads)
+    begins = [0] * lead + [int(lo) for lo, _ in pads]
+    ends = [0] * lead + [int(hi) for _, hi in pads]
+    return ctx.emit("Pad", [x, ctx.ints(begins + ends), c], mode="constant")
+
+
+def _onnx_broadcast(ctx, node):
+    if ctx.varying(node, "shape"):
+        ctx.unsupported(node, "broadcasts to a shape that follows the batch size")
+    return ctx.emit("Expand", [ctx.inputs(node)[0], ctx.ints(node.attrs["shape"])])
+
+
+declare(RESHAPE, onnx=_onnx_reshape)
+declare(TRANSPOSE, onnx=lambda ctx, node: ctx.transpose(ctx.inputs(node)[0],
+                                                        node.attrs["perm"]))
+declare(IDENTITY, onnx="Identity")
+declare(ENSURE_SHAPE, onnx=lambda ctx, node: ctx.emit("Identity", ctx.inputs(node)[:1]))
+declare(CONCAT, onnx=lambda ctx, node: ctx.emit("Concat", ctx.inputs(node),
+                                                axis=int(node.attrs["axis"])))
+declare(SPLIT, onnx=_onnx_split)
+declare(STACK, onnx=_onnx_pack)
+declare(UNSTACK, onnx=_onnx_unpack)
+declare(GATHER, onnx=_onnx_gather)
+declare(TILE, onnx=_onnx_tile)
+declare(PAD, onnx=_onnx_pad)
+declare(BROADCAST_TO, onnx=_onnx_broadcast)
+declare(SHAPE, onnx=lambda ctx, node: ctx.emit(
+    "Cast", [ctx.emit("Shape", ctx.inputs(node))], to=ctx.onnx_dtype(node.attrs["dtype"])))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_reshape(ctx, node):
+    shape = list(node.attrs["shape"])
+    for i in ctx.varying(node, "shape"):
+        shape[i] = -1
+    if shape.count(-1) > 1:
+        ctx.unsupported(node, f"reshapes to {shape}: only one dimension can be inferred")
+    new_shape = np.asarray(shape, np.int32)
+    ctx.op("RESHAPE", [ctx.tensor(node.inputs[0]), ctx.const(new_shape, "shape")],
+           [ctx.output(node)], options=("ReshapeOptions", {"new_shape": new_shape}))
+
+
+def _tflite_identity(ctx, node):
+    ctx.slots[node.outputs[0]] = ctx.tensor(node.inputs[0])
+
+
+declare(RESHAPE, tflite=_tflite_reshape)
+declare(IDENTITY, tflite=_tflite_identity)
+declare(TRANSPOSE, tflite=lambda ctx, node: ctx.op(
+    "TRANSPOSE", [ctx.tensor(node.inputs[0]),
+                  ctx.const(np.asarray(node.attrs["perm"], np.int32), "perm")],
+    [ctx.output(node)]))
+declare(CONCAT, tflite=lambda ctx, node: ctx.op(
+    "CONCATENATION", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+    options=("ConcatenationOptions", {"axis": int(node.attrs["axis"])})))
+
+
+def _tflite_gather(ctx, node):
+    if node.attrs["batch_dims"]:
+        ctx.unsupported(node, "with batch_dims != 0 has no TFLite mapping here")
+    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
+    ctx.op("GATHER", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+           options=("GatherOptions", {"axis": lead + int(node.attrs["axis"])}))
+
+
+def _tflite_split(ctx, node):
+    sizes = np.asarray(node.attrs["sizes"], np.int32)
+    axis = np.asarray(node.attrs["axis"], np.int32)
+    ctx.op("SPLIT_V", [ctx.tensor(node.inputs[0]), ctx.const(sizes, "sizes"),
+                       ctx.const(axis, "axis")],
+           [ctx.output(node, i) for i in range(len(node.outputs))],
+           options=("SplitVOptions", {"num_splits": len(node.outputs)}))
+
+
+declare(GATHER, tflite=_tflite_gather)
+declare(SPLIT, tflite=_tflite_split)
+declare(UNSTACK, tflite=lambda ctx, node: ctx.op(
+    "UNPACK", [ctx.tensor(node.inputs[0])],
+    [ctx.output(node, i) for i in range(len(node.outputs))],
+    options=("UnpackOptions", {"num": len(node.outputs), "axis": int(node.attrs["axis"])})))
+declare(STACK, tflite=lambda ctx, node: ctx.op(
+    "PACK", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+    options=("PackOptions", {"values_count": len(node.inputs),
+                             "axis": int(node.attrs["axis"])})))

@@ -838,3 +838,128 @@ declare(MAX_POOL, tf_import=lambda ins, a: max_pool2d(
     ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
 declare(AVG_POOL, tf_import=lambda ins, a: avg_pool2d(
     ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+# ONNX convolves and pools NCHW: the rules transpose around the op (runtimes cancel adjacent
+# transposes) and write weights pre-transposed when they are constants.
+_TO_NCHW, _TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
+
+
+def _onnx_pads(pads):
+    top, bottom, left, right = (int(p) for p in pads)
+    return [top, left, bottom, right]
+
+
+def _onnx_weights(ctx, node, perm, shape=None):
+    """The filter in ONNX's [out, in/group, kh, kw] layout: folded when constant."""
+    w = ctx.value(node.inputs[1])
+    if w is not None:
+        w = np.transpose(w, perm)
+        return ctx.const(w if shape is None else w.reshape(shape), "weights")
+    t = ctx.transpose(ctx.name(node.inputs[1]), perm)
+    return t if shape is None else ctx.emit("Reshape", [t, ctx.ints(shape)])
+
+
+def _onnx_conv(depthwise):
+    def rule(ctx, node):
+        if len(ctx.shape(node.inputs[0])) != 4:
+            ctx.unsupported(node, "on inputs of rank other than 4 has no ONNX mapping")
+        kh, kw, cin, cm = ctx.shape(node.inputs[1])
+        if depthwise:  # [kh, kw, C, M] -> [C*M, 1, kh, kw], one group per input channel
+            w, group = _onnx_weights(ctx, node, (2, 3, 0, 1), (cin * cm, 1, kh, kw)), cin
+        else:
+            w, group = _onnx_weights(ctx, node, (3, 2, 0, 1)), 1
+        x = ctx.transpose(ctx.name(node.inputs[0]), _TO_NCHW)
+        y = ctx.emit("Conv", [x, w], strides=list(node.attrs["strides"]),
+                     dilations=list(node.attrs["dilations"]), group=group,
+                     pads=_onnx_pads(node.attrs["pads"]), kernel_shape=[kh, kw])
+        return ctx.transpose(y, _TO_NHWC)
+    return rule
+
+
+def _onnx_pool(onnx_op, **extra):
+    def rule(ctx, node):
+        x = ctx.transpose(ctx.inputs(node)[0], _TO_NCHW)
+        y = ctx.emit(onnx_op, [x], kernel_shape=list(node.attrs["ksize"]),
+                     strides=list(node.attrs["strides"]),
+                     pads=_onnx_pads(node.attrs["pads"]), **extra)
+        return ctx.transpose(y, _TO_NHWC)
+    return rule
+
+
+declare(CONV2D.fwd, onnx=_onnx_conv(depthwise=False))
+declare(DEPTHWISE.fwd, onnx=_onnx_conv(depthwise=True))
+declare(MAX_POOL, onnx=_onnx_pool("MaxPool"))
+# TensorFlow averages over the real pixels of a padded window, as count_include_pad=0
+declare(AVG_POOL, onnx=_onnx_pool("AveragePool", count_include_pad=0))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_padding(ctx, node, ksize, dilations, pad_op=True):
+    """'VALID' or 'SAME' when the node's explicit pads are TensorFlow's for that padding;
+    otherwise (convolutions only: zeros are their padding) the input is padded by an
+    explicit PAD op first. Returns (padding, input tensor)."""
+    x = node.inputs[0]
+    pads = tuple(int(p) for p in node.attrs["pads"])
+    inp = ctx.tensor(x)
+    if not any(pads):
+        return "VALID", inp
+    shape = ctx.shape(x)
+    same = []
+    for size, k, s, d in zip(shape[1:3], ksize, node.attrs["strides"], dilations):
+        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        same += [total // 2, total - total // 2]
+    if tuple(same) == pads:
+        return "SAME", inp
+    if not pad_op:
+        ctx.unsupported(node, f"with pads {pads} (neither SAME nor VALID) has no TFLite "
+                              f"builtin")
+    padded_shape = (shape[0], shape[1] + pads[0] + pads[1], shape[2] + pads[2] + pads[3],
+                    shape[3])
+    out = ctx.new_tensor(padded_shape, ctx.dtype(x), "pad")
+    paddings = np.asarray([[0, 0], pads[0:2], pads[2:4], [0, 0]], np.int32)
+    ctx.op("PAD", [inp, ctx.const(paddings, "paddings")], [out])
+    return "VALID", out
+
+
+def _tflite_conv(depthwise):
+    def rule(ctx, node):
+        w = ctx.value(node.inputs[1])
+        if w is None or len(ctx.shape(node.inputs[0])) != 4:
+            ctx.unsupported(node, "needs constant filters and a rank-4 input for TFLite")
+        kh, kw, cin, cm = w.shape
+        sh, sw = node.attrs["strides"]
+        dh, dw = node.attrs["dilations"]
+        padding, inp = _tflite_padding(ctx, node, (kh, kw), (dh, dw))
+        options = {"padding": padding, "stride_h": int(sh), "stride_w": int(sw),
+                   "dilation_h_factor": int(dh), "dilation_w_factor": int(dw)}
+        if depthwise:  # [kh, kw, C, M] -> [1, kh, kw, C*M]
+            filt = w.reshape(1, kh, kw, cin * cm)
+            builtin, options = "DEPTHWISE_CONV_2D", ("DepthwiseConv2DOptions",
+                                                     dict(options, depth_multiplier=int(cm)))
+        else:  # [kh, kw, in, out] -> [out, kh, kw, in]
+            filt = np.transpose(w, (3, 0, 1, 2))
+            builtin, options = "CONV_2D", ("Conv2DOptions", options)
+        ctx.op(builtin, [inp, ctx.const(np.ascontiguousarray(filt), "filter"), -1],
+               [ctx.output(node)], options=options, fuse=(2, "fused_activation_function"))
+    return rule
+
+
+def _tflite_pool(builtin):
+    def rule(ctx, node):
+        kh, kw = node.attrs["ksize"]
+        sh, sw = node.attrs["strides"]
+        padding, inp = _tflite_padding(ctx, node, (kh, kw), (1, 1), pad_op=False)
+        ctx.op(builtin, [inp], [ctx.output(node)],
+               options=("Pool2DOptions", {"padding": padding, "stride_h": int(sh),
+                                          "stride_w": int(sw), "filter_height": int(kh),
+                                          "filter_width": int(kw)}),
+               fuse=(None, "fused_activation_function"))
+    return rule
+
+
+declare(CONV2D.fwd, tflite=_tflite_conv(depthwise=False))
+declare(DEPTHWISE.fwd, tflite=_tflite_conv(depthwise=True))
+declare(MAX_POOL, tflite=_tflite_pool("MAX_POOL_2D"))
+declare(AVG_POOL, tflite=_tflite_pool("AVERAGE_POOL_2D"))

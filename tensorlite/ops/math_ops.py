@@ -7,8 +7,8 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, input_needs_grad,
-                                           register)
+from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, get as get_op,
+                                           input_needs_grad, register)
 from tensorlite.ops.batching import elementwise, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
@@ -848,3 +848,143 @@ def top_k_internal(x, k, sorted=True):  # noqa: A002
         raise invalid("TopKV2", f"top_k: input must have at least k={k} columns, had {n}")
     idx = argsort(x, axis=-1, direction="DESCENDING")[..., :k]
     return take_along_axis(x, idx, x._value.ndim - 1), idx
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+for _op, _onnx in ((ADD, "Add"), (SUB, "Sub"), (MUL, "Mul"), (REALDIV, "Div"), (POW, "Pow"),
+                   (MAXIMUM, "Max"), (MINIMUM, "Min"), (EQUAL, "Equal"), (LESS, "Less"),
+                   (LESS_EQUAL, "LessOrEqual"), (GREATER, "Greater"),
+                   (GREATER_EQUAL, "GreaterOrEqual"), (LAND, "And"), (LOR, "Or"),
+                   (LXOR, "Xor"), (LNOT, "Not"), (NEG, "Neg"), (ABS, "Abs"), (SIGN, "Sign"),
+                   (SQRT, "Sqrt"), (EXP, "Exp"), (LOG, "Log"), (SIN, "Sin"), (COS, "Cos"),
+                   (TAN, "Tan"), (ASIN, "Asin"), (ACOS, "Acos"), (ATAN, "Atan"),
+                   (SINH, "Sinh"), (COSH, "Cosh"), (TANH, "Tanh"), (SIGMOID, "Sigmoid"),
+                   (RECIP, "Reciprocal"), (FLOOR, "Floor"), (CEIL, "Ceil"), (ROUND, "Round"),
+                   (ERF, "Erf"), (IS_NAN, "IsNaN"), (IS_INF, "IsInf"), (SELECT, "Where"),
+                   (STOP_GRADIENT, "Identity"), (ADD_N, "Sum")):
+    declare(_op, onnx=_onnx)
+
+
+def _onnx_square(ctx, node):
+    x, = ctx.inputs(node)
+    return ctx.emit("Mul", [x, x])
+
+
+def _onnx_sqdiff(ctx, node):
+    d = ctx.emit("Sub", ctx.inputs(node))
+    return ctx.emit("Mul", [d, d])
+
+
+def _onnx_not_equal(ctx, node):
+    return ctx.emit("Not", [ctx.emit("Equal", ctx.inputs(node))])
+
+
+def _onnx_cast(ctx, node):
+    return ctx.emit("Cast", ctx.inputs(node), to=ctx.onnx_dtype(node.attrs["dtype"]))
+
+
+def _onnx_reduce(onnx_op):
+    def rule(ctx, node):
+        return ctx.reduce(onnx_op, ctx.inputs(node)[0], node.attrs["axis"],
+                          node.attrs["keepdims"])
+    return rule
+
+
+def _onnx_arg(onnx_op):
+    def rule(ctx, node):
+        i = ctx.emit(onnx_op, ctx.inputs(node), axis=int(node.attrs["axis"]), keepdims=0)
+        return ctx.emit("Cast", [i], to=ctx.onnx_dtype(node.attrs["output_type"]))
+    return rule
+
+
+def _onnx_matmul(ctx, node):
+    a, b = ctx.inputs(node)
+    for i, flag in ((0, "transpose_a"), (1, "transpose_b")):
+        if node.attrs[flag]:
+            rank = len(ctx.shape(node.inputs[i]))
+            perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+            t = ctx.transpose([a, b][i], perm)
+            a, b = (t, b) if i == 0 else (a, t)
+    return ctx.emit("MatMul", [a, b])
+
+
+declare(SQUARE, onnx=_onnx_square)
+declare(SQDIFF, onnx=_onnx_sqdiff)
+declare(NOT_EQUAL, onnx=_onnx_not_equal)
+declare(RSQRT, onnx=lambda ctx, node: ctx.emit("Reciprocal", [ctx.emit("Sqrt",
+                                                                        ctx.inputs(node))]))
+declare(CAST, onnx=_onnx_cast)
+declare(SUM, onnx=_onnx_reduce("ReduceSum"))
+declare(MEAN, onnx=_onnx_reduce("ReduceMean"))
+declare(MAX, onnx=_onnx_reduce("ReduceMax"))
+declare(MIN, onnx=_onnx_reduce("ReduceMin"))
+declare(PROD, onnx=_onnx_reduce("ReduceProd"))
+declare(MATMUL, onnx=_onnx_matmul)
+declare(EINSUM, onnx=lambda ctx, node: ctx.emit("Einsum", ctx.inputs(node),
+                                                equation=node.attrs["equation"]))
+declare(get_op("ArgMax"), onnx=_onnx_arg("ArgMax"))
+declare(get_op("ArgMin"), onnx=_onnx_arg("ArgMin"))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_binary(builtin, options, fusable=True):
+    def rule(ctx, node):
+        if builtin == "ADD" and ctx.fuse_bias(node):
+            return
+        out = ctx.output(node)
+        ctx.op(builtin, [ctx.tensor(s) for s in node.inputs], [out],
+               options=(options, {}) if options else None,
+               fuse=(None, "fused_activation_function") if fusable else None)
+    return rule
+
+
+def _tflite_unary(builtin):
+    def rule(ctx, node):
+        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
+    return rule
+
+
+def _tflite_matmul(ctx, node):
+    a, b = node.inputs
+    w = ctx.value(b)
+    if w is not None and w.ndim == 2 and len(ctx.shape(a)) == 2 and \
+            not node.attrs["transpose_a"]:
+        weights = w if node.attrs["transpose_b"] else w.T  # FULLY_CONNECTED: [out, in]
+        ctx.op("FULLY_CONNECTED", [ctx.tensor(a), ctx.const(np.ascontiguousarray(weights),
+                                                            "weights"), -1],
+               [ctx.output(node)], options=("FullyConnectedOptions", {}),
+               fuse=(2, "fused_activation_function"))
+        return
+    ctx.op("BATCH_MATMUL", [ctx.tensor(a), ctx.tensor(b)], [ctx.output(node)],
+           options=("BatchMatMulOptions", {"adj_x": bool(node.attrs["transpose_a"]),
+                                           "adj_y": bool(node.attrs["transpose_b"])}))
+
+
+def _tflite_reduce(builtin):
+    def rule(ctx, node):
+        x = node.inputs[0]
+        axes = node.attrs["axis"]
+        axes = range(len(ctx.shape(x))) if axes is None else axes
+        ctx.op(builtin, [ctx.tensor(x), ctx.const(np.asarray(list(axes), np.int32), "axes")],
+               [ctx.output(node)],
+               options=("ReducerOptions", {"keep_dims": bool(node.attrs["keepdims"])}))
+    return rule
+
+
+declare(ADD, tflite=_tflite_binary("ADD", "AddOptions"))
+declare(SUB, tflite=_tflite_binary("SUB", "SubOptions"))
+declare(MUL, tflite=_tflite_binary("MUL", "MulOptions"))
+declare(REALDIV, tflite=_tflite_binary("DIV", "DivOptions"))
+declare(MAXIMUM, tflite=_tflite_binary("MAXIMUM", None, fusable=False))
+declare(MINIMUM, tflite=_tflite_binary("MINIMUM", None, fusable=False))
+declare(SQDIFF, tflite=_tflite_binary("SQUARED_DIFFERENCE", None, fusable=False))
+for _op, _builtin in ((EXP, "EXP"), (LOG, "LOG"), (SQRT, "SQRT"), (RSQRT, "RSQRT"),
+                      (NEG, "NEG"), (ABS, "ABS"), (SIGMOID, "LOGISTIC"), (SQUARE, "SQUARE"),
+                      (SIN, "SIN"), (COS, "COS"), (FLOOR, "FLOOR"), (CEIL, "CEIL"),
+                      (TANH, "TANH")):  # TFLite's kernels fuse only the ReLU family
+    declare(_op, tflite=_tflite_unary(_builtin))
+declare(MATMUL, tflite=_tflite_matmul)
+declare(MEAN, tflite=_tflite_reduce("MEAN"))
+declare(SUM, tflite=_tflite_reduce("SUM"))
+declare(MAX, tflite=_tflite_reduce("REDUCE_MAX"))
+declare(MIN, tflite=_tflite_reduce("REDUCE_MIN"))

@@ -526,3 +526,48 @@ declare(LOG_SOFTMAX, tf_import=lambda ins, a: log_softmax(ins[0]))
 declare(math_ops.ADD, tf_import={
     "AddV2": lambda ins, a: add(ins[0], ins[1]),
     "BiasAdd": lambda ins, a: bias_add(ins[0], ins[1], data_format=a.get("data_format"))})
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+def _onnx_relu6(ctx, node):
+    dtype = ctx.dtype(node.inputs[0])
+    return ctx.emit("Clip", ctx.inputs(node) + [ctx.const(np.array(0, dtype)),
+                                                ctx.const(np.array(6, dtype))])
+
+
+for _op, _onnx in ((RELU, "Relu"), (ELU, "Elu"), (SELU, "Selu"), (SOFTPLUS, "Softplus"),
+                   (SOFTSIGN, "Softsign")):
+    declare(_op, onnx=_onnx)
+declare(RELU6, onnx=_onnx_relu6)
+declare(LEAKY_RELU, onnx=lambda ctx, node: ctx.emit("LeakyRelu", ctx.inputs(node),
+                                                    alpha=float(node.attrs["alpha"])))
+declare(SOFTMAX, onnx=lambda ctx, node: ctx.emit("Softmax", ctx.inputs(node),
+                                                 axis=int(node.attrs["axis"])))
+declare(LOG_SOFTMAX, onnx=lambda ctx, node: ctx.emit("LogSoftmax", ctx.inputs(node),
+                                                     axis=int(node.attrs["axis"])))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_activation(builtin, fused):
+    def rule(ctx, node):
+        if fused and ctx.fuse_activation(node, fused):
+            return
+        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
+    return rule
+
+
+def _tflite_softmax(ctx, node):
+    x = node.inputs[0]
+    if node.attrs["axis"] not in (-1, len(ctx.shape(x)) - 1):
+        ctx.unsupported(node, "over an axis other than the last has no TFLite builtin")
+    ctx.op("SOFTMAX", [ctx.tensor(x)], [ctx.output(node)],
+           options=("SoftmaxOptions", {"beta": 1.0}))
+
+
+declare(RELU, tflite=_tflite_activation("RELU", "RELU"))
+declare(RELU6, tflite=_tflite_activation("RELU6", "RELU6"))
+declare(ELU, tflite=_tflite_activation("ELU", None))
+declare(SOFTMAX, tflite=_tflite_softmax)
+declare(LEAKY_RELU, tflite=lambda ctx, node: ctx.op(
+    "LEAKY_RELU", [ctx.tensor(node.inputs[0])], [ctx.output(node)],
+    options=("LeakyReluOptions", {"alpha": float(node.attrs["alpha"])})))

@@ -173,3 +173,52 @@ declare(STRIDED_SLICE, tf_import=lambda ins, a: strided_slice(
     ins[0], ins[1].numpy(), ins[2].numpy(), ins[3].numpy(), a.get("begin_mask", 0),
     a.get("end_mask", 0), a.get("ellipsis_mask", 0), a.get("new_axis_mask", 0),
     a.get("shrink_axis_mask", 0)))
+
+
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+_END = np.iinfo(np.int64).max
+
+
+def _onnx_key(key, rank):
+    """(starts, ends, axes, steps) of the slices, the axes ints remove and the output axes
+    newaxis adds, for a key of ints, slices, Ellipsis and None over `rank` axes."""
+    real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    items = []
+    for k in key:
+        items += [_ALL] * (rank - real) if k is Ellipsis else [k]
+    bounds, squeeze, newaxis, axis, out_axis = [], [], [], 0, 0
+    for k in items:
+        if k is None:
+            newaxis.append(out_axis)
+            out_axis += 1
+            continue
+        if isinstance(k, builtins.slice):
+            step = 1 if k.step is None else int(k.step)
+            start = (0 if step > 0 else -1) if k.start is None else int(k.start)
+            stop = (_END if step > 0 else -_END) if k.stop is None else int(k.stop)
+            bounds.append((start, stop, axis, step))
+            out_axis += 1
+        else:
+            k = int(k)
+            bounds.append((k, _END if k == -1 else k + 1, axis, 1))
+            squeeze.append(axis)
+        axis += 1
+    return bounds, squeeze, newaxis
+
+
+def _onnx_strided_slice(ctx, node):
+    x, = ctx.inputs(node)
+    nb = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
+    bounds, squeeze, newaxis = _onnx_key(tuple(node.attrs["key"]), node.attrs["rank"])
+    if bounds:
+        starts, stops, axes, steps = zip(*bounds)
+        x = ctx.emit("Slice", [x, ctx.ints(starts), ctx.ints(stops),
+                               ctx.ints([a + nb for a in axes]), ctx.ints(steps)])
+    if squeeze:
+        x = ctx.squeeze(x, [a + nb for a in squeeze])
+    if newaxis:
+        x = ctx.unsqueeze(x, [a + nb for a in newaxis])
+    return x if bounds or squeeze or newaxis else ctx.emit("Identity", [x])
+
+
+declare(STRIDED_SLICE, onnx=_onnx_strided_slice)

@@ -1,0 +1,152 @@
+"""Seed 004 / seed 002: the CIFAR CNN at batch 1, per-image latency of tensorlite's NumPy
+TF Lite interpreter beside LiteRT (TensorFlow's TF Lite runtime), onnxruntime, and
+tensorlite's own eager and tf.function graph execution; float32 and full-integer int8.
+
+    python bench/lite_inference.py [--repeats 15] [--number 20] [--threads 1]
+
+Candidates are timed in interleaved rounds (every candidate once per round, `number` calls
+each) so load from neighbours hits them alike; figures are medians in milliseconds per
+image. LiteRT is timed with its default kernels (XNNPACK for float) and with its reference
+kernels (the arithmetic our int8 kernels reproduce bit for bit). Peers that are not
+installed are left out. Every engine runs on `--threads` threads (OpenBLAS for NumPy,
+LiteRT's and onnxruntime's own pools): at batch 1 on a shared 2-core machine, BLAS threads
+spinning against neighbours cost NumPy up to 40x on a 2304x512 product. Goals: our interpreter within 3x of LiteRT on float, and ahead of
+tensorlite's graph executor.
+"""
+import argparse
+import os
+import sys
+
+
+def _threads(argv):
+    for i, arg in enumerate(argv):
+        if arg.startswith("--threads"):
+            return arg.split("=", 1)[1] if "=" in arg else argv[i + 1]
+    return "1"
+
+
+THREADS = int(_threads(sys.argv[1:]))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))  # before NumPy loads BLAS
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import tensorlite as tf  # noqa: E402
+from bench.graph_speedup import interleaved  # noqa: E402 - one timing loop for benches
+from examples.seed_models import generate_model  # noqa: E402
+from tensorlite.lite.interpreter import Interpreter  # noqa: E402
+
+
+def _interpreter_call(interpreter, x):
+    detail = interpreter.get_input_details()[0]
+    if detail["dtype"] != np.float32:
+        scale, zero = detail["quantization"]
+        x = np.clip(np.round(x / scale + zero), -128, 127).astype(detail["dtype"])
+    index, out = detail["index"], interpreter.get_output_details()[0]["index"]
+
+    def call():
+        interpreter.set_tensor(index, x)
+        interpreter.invoke()
+        return interpreter.get_tensor(out)
+    return call
+
+
+def _files(model, x):
+    def representative():
+        rng = np.random.default_rng(1)
+        for _ in range(16):
+            yield [rng.normal(size=x.shape).astype("float32")]
+    float_file = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    return {"float32": float_file, "int8": converter.convert()}
+
+
+def _litert(data, reference):
+    try:
+        from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType
+    except ImportError:
+        return None
+    kind = OpResolverType.BUILTIN_REF if reference else OpResolverType.AUTO
+    interpreter = LiteRT(model_content=data, experimental_op_resolver_type=kind,
+                         num_threads=THREADS)
+    interpreter.allocate_tensors()
+    return interpreter
+
+
+def _onnxruntime(model, x):
+    try:
+        import onnxruntime as ort
+        from tensorlite.onnx import to_model
+        from tensorlite.graph.capture import capture
+    except ImportError:
+        return None
+    proto = to_model(capture(model))
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = options.inter_op_num_threads = THREADS
+    session = ort.InferenceSession(proto.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    return lambda: session.run(None, {name: x})
+
+
+def candidates(model, x):
+    files = _files(model, x)
+    graph = tf.function(lambda v: model(v, training=False))
+    out = {"tensorlite eager (float32)": lambda: model(x, training=False),
+           "tensorlite graph (float32)": lambda: graph(tf.constant(x))}
+    for kind, data in files.items():
+        out[f"tensorlite interpreter ({kind})"] = _interpreter_call(
+            _allocated(Interpreter(model_content=data)), x)
+        for reference in (False, True):
+            litert = _litert(data, reference)
+            if litert is not None:
+                label = "reference kernels" if reference else "default kernels"
+                out[f"LiteRT {label} ({kind})"] = _interpreter_call(litert, x)
+    session = _onnxruntime(model, x)
+    if session is not None:
+        out["onnxruntime (float32)"] = session
+    return out, {k: len(v) for k, v in files.items()}
+
+
+def _allocated(interpreter):
+    interpreter.allocate_tensors()
+    return interpreter
+
+
+def main(argv=None):
+    """Example: python bench/lite_inference.py --repeats 5 --number 5"""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--number", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+    tf.random.set_seed(0)
+    model = generate_model()
+    x = np.random.default_rng(0).normal(size=(1, 32, 32, 3)).astype("float32")
+    cands, sizes = candidates(model, x)
+    print(f"CIFAR CNN .tflite: float32 {sizes['float32'] / 1e6:.2f} MB, int8 "
+          f"{sizes['int8'] / 1e6:.2f} MB ({sizes['int8'] / sizes['float32']:.2f}x)")
+    times = {k: us / 1e3 for k, us in interleaved(cands, args.number, args.repeats).items()}
+    width = max(map(len, times))
+    for name, ms in times.items():
+        print(f"  {name:<{width}}  {ms:8.3f} ms/image")
+    for kind in ("float32", "int8"):
+        ours = times[f"tensorlite interpreter ({kind})"]
+        ref = times.get(f"LiteRT default kernels ({kind})")
+        if ref:
+            goal = " (goal: <= 3x)" if kind == "float32" else ""
+            print(f"interpreter / LiteRT default ({kind}): {ours / ref:.2f}x{goal}")
+        ref = times.get(f"LiteRT reference kernels ({kind})")
+        if ref:
+            print(f"interpreter / LiteRT reference ({kind}): {ours / ref:.2f}x")
+    print(f"interpreter (float32) / tensorlite graph: "
+          f"{times['tensorlite interpreter (float32)'] / times['tensorlite graph (float32)']:.2f}x"
+          f" (goal: < 1)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

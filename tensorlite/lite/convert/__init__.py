@@ -1,0 +1,1 @@
+"""The TensorFlow Lite converter: graph IR -> `.tflite` (see converter.py for the op rules)."""

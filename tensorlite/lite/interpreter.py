@@ -1,0 +1,369 @@
+"""`tf.lite.Interpreter` in NumPy: runs `.tflite` files with a static execution plan (the
+file's operator order, each op's kernel resolved once) and a static memory plan (one arena;
+tensor offsets from first and last use, tensorlite/lite/memory_plan.py). int8 kernels use
+TFLite's fixed-point arithmetic (tensorlite/lite/kernels/fixed_point.py). Custom ops are
+Python functions: `register_custom_op(name, invoke, prepare=None)` or
+`Interpreter(..., custom_ops={name: invoke})`.
+
+This module and everything it imports use only NumPy and flatbuffers.
+
+Example:
+    >>> interpreter = Interpreter(model_content=tflite_model)
+    >>> interpreter.allocate_tensors()
+    >>> interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+    >>> interpreter.invoke()
+    >>> y = interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+"""
+import numpy as np
+
+from tensorlite.lite import flatbuf, kernels, memory_plan, schema
+
+_NUMPY = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
+          "INT64": np.int64, "BOOL": np.bool_, "INT16": np.int16, "INT8": np.int8,
+          "FLOAT64": np.float64, "UINT32": np.uint32, "UINT16": np.uint16}
+_TYPE_NAMES = {v: k for k, v in schema.ENUMS["TensorType"].items()}
+_BUILTIN_NAMES = {v: k for k, v in schema.ENUMS["BuiltinOperator"].items()}
+CUSTOM_OPS = {}  # name -> (prepare or None, invoke)
+
+
+def register_custom_op(name, invoke, prepare=None):
+    """Makes custom op `name` runnable by every Interpreter: `invoke(context, node)` reads
+    `context.tensors[node.inputs[i]]` and writes `context.tensors[node.outputs[j]]`
+    (NumPy arrays); `prepare(context, node)` may return the output shapes.
+
+    Example (seed 004's custom op, in Python):
+        >>> def pi(context, node):
+        ...     context.tensors[node.outputs[0]].flat[0] = math.pi
+        >>> register_custom_op("Pi", pi)
+    """
+    CUSTOM_OPS[name] = (prepare, invoke)
+
+
+class Node:
+    """One operator of the execution plan."""
+    __slots__ = ("name", "inputs", "outputs", "options", "kernel", "data", "custom_options")
+
+    def __init__(self, name, inputs, outputs, options, kernel, custom_options=None):
+        self.name, self.inputs, self.outputs = name, inputs, outputs
+        self.options, self.kernel, self.data = options, kernel, {}
+        self.custom_options = custom_options
+
+
+class _CustomKernel:
+    """A Python custom op seen as a kernel; `context.tensors` is the interpreter's arrays."""
+
+    def __init__(self, prepare, invoke):
+        self._prepare, self._invoke = prepare, invoke
+
+    def prepare(self, ctx, node):
+        shapes = self._prepare(_TensorView(ctx), node) if self._prepare else None
+        return shapes if shapes is not None else [ctx._file_shape(i) for i in node.outputs]
+
+    def invoke(self, ctx, node):
+        self._invoke(_TensorView(ctx), node)
+
+
+class _TensorView:
+    def __init__(self, interpreter):
+        self.tensors = _Arrays(interpreter)
+
+
+class _Arrays:
+    def __init__(self, interpreter):
+        self._i = interpreter
+
+    def __getitem__(self, index):
+        return self._i.array(index)
+
+
+def _options(op):
+    for key in ("builtin_options", "builtin_options_2"):
+        if op.get(key) is not None:
+            return dict(op[key][1])
+    return {}
+
+
+class Interpreter:
+    """`tf.lite.Interpreter(model_path=None, model_content=None, ...)`."""
+
+    def __init__(self, model_path=None, model_content=None, experimental_delegates=None,
+                 num_threads=None, experimental_preserve_all_tensors=False, custom_ops=None,
+                 **_ignored):
+        if (model_path is None) == (model_content is None):
+            raise ValueError("pass exactly one of model_path and model_content")
+        if model_path is not None:
+            with open(model_path, "rb") as f:
+                model_content = f.read()
+        self._model = flatbuf.decode(bytes(model_content))
+        self._preserve = experimental_preserve_all_tensors
+        subgraphs = self._model.get("subgraphs") or []
+        if not subgraphs:
+            raise ValueError("Model provided has no subgraphs")
+        self._graph = subgraphs[0]
+        self._custom = dict(CUSTOM_OPS)
+        for name, fn in (custom_ops or {}).items():
+            self._custom[name] = fn if isinstance(fn, tuple) else (None, fn)
+        self._read_tensors()
+        self._plan = [self._node(op, k) for k, op in enumerate(self._graph["operators"] or [])]
+        self._shapes = [tuple(t["shape"]) for t in self._tensors]
+        self._arrays = None
+        self.arena_size = 0
+
+    # -- loading --------------------------------------------------------------------------
+    def _read_tensors(self):
+        buffers = self._model.get("buffers") or []
+        self._tensors = []
+        self._consts = []
+        for k, t in enumerate(self._graph.get("tensors") or []):
+            type_name = _TYPE_NAMES.get(t["type"], str(t["type"]))
+            if type_name not in _NUMPY:
+                raise ValueError(f"tensor {k} has type {type_name}, which tensorlite's "
+                                 f"interpreter does not support")
+            shape = [int(d) for d in (t["shape"] if t["shape"] is not None else [])]
+            dtype = np.dtype(_NUMPY[type_name])
+            const = None
+            if not 0 <= t["buffer"] < len(buffers):
+                raise ValueError(f"tensor {k} refers to buffer {t['buffer']} of "
+                                 f"{len(buffers)}")
+            data = buffers[t["buffer"]].get("data") if t["buffer"] else None
+            if data is not None and len(data):
+                if len(data) != dtype.itemsize * int(np.prod(shape)):
+                    raise ValueError(f"tensor {k} ({t['name']}) has {len(data)} bytes of data "
+                                     f"for shape {shape} of {type_name}")
+                const = data.view(dtype).reshape(shape)
+            self._tensors.append(dict(t, shape=shape, dtype=dtype, type_name=type_name))
+            self._consts.append(const)
+
+    def _node(self, op, k):
+        codes = self._model.get("operator_codes") or []
+        if not 0 <= op["opcode_index"] < len(codes):
+            raise ValueError(f"operator {k} has opcode index {op['opcode_index']} of "
+                             f"{len(codes)} operator codes")
+        code = codes[op["opcode_index"]]
+        builtin = max(code["builtin_code"], code["deprecated_builtin_code"])
+        name = _BUILTIN_NAMES.get(builtin, f"builtin {builtin}")
+        n = len(self._tensors)
+        ins, outs = [int(i) for i in op["inputs"]], [int(i) for i in op["outputs"]]
+        if any(not -1 <= i < n for i in ins) or any(not 0 <= i < n for i in outs):
+            raise ValueError(f"operator {k} ({name}) refers to tensors outside 0..{n - 1}")
+        custom_options = None if op.get("custom_options") is None else \
+            bytes(op["custom_options"])
+        if name == "CUSTOM":
+            custom = code.get("custom_code")
+            if custom not in self._custom:
+                raise ValueError(f"Encountered unresolved custom op: {custom}. Register it "
+                                 f"with tf.lite.experimental.register_custom_op or "
+                                 f"Interpreter(custom_ops={{{custom!r}: fn}})")
+            kernel = _CustomKernel(*self._custom[custom])
+            name = custom
+        else:
+            kernel = kernels.find(name)
+            if kernel is None:
+                raise ValueError(f"Didn't find op for builtin opcode '{name}' (operator {k}): "
+                                 f"tensorlite's interpreter has no kernel for it")
+        return Node(name, ins, outs, _options(op), kernel, custom_options)
+
+    # -- what kernels ask --------------------------------------------------------------------
+    def shape(self, index):
+        return self._shapes[index]
+
+    def _file_shape(self, index):
+        return tuple(self._tensors[index]["shape"])
+
+    def dtype(self, index):
+        return self._tensors[index]["dtype"].type
+
+    def quant(self, index):
+        q = self._tensors[index].get("quantization")
+        if q is None or q.get("scale") is None or not len(q["scale"]):
+            return None
+        zp = q.get("zero_point")
+        zp = np.zeros(len(q["scale"]), np.int64) if zp is None or not len(zp) else zp
+        return np.asarray(q["scale"], np.float32), np.asarray(zp, np.int64), \
+            q.get("quantized_dimension", 0)
+
+    def const(self, index):
+        return self._consts[index]
+
+    def array(self, index):
+        if self._arrays is None:
+            raise RuntimeError("tensors are not allocated: call allocate_tensors() first")
+        return self._arrays[index]
+
+    # -- planning -------------------------------------------------------------------------
+    def allocate_tensors(self):
+        """Runs every kernel's prepare (output shapes) and the memory plan."""
+        for node in self._plan:
+            node.data = {}
+            shapes = node.kernel.prepare(self, node)
+            for index, shape in zip(node.outputs, shapes):
+                self._shapes[index] = tuple(int(d) for d in shape)
+        computed = {i for i in range(len(self._tensors)) if self._consts[i] is None}
+        life = memory_plan.lifetimes(
+            len(self._plan), [n.inputs for n in self._plan], [n.outputs for n in self._plan],
+            self._graph["inputs"], self._graph["outputs"],
+            preserve=computed if self._preserve else ())
+        sizes = {t: int(np.prod(self._shapes[t])) * self._tensors[t]["dtype"].itemsize
+                 for t in life if t in computed}
+        offsets, self.arena_size = memory_plan.plan(sizes, {t: life[t] for t in sizes})
+        self._arena = np.zeros(self.arena_size, np.uint8)
+        arrays = list(self._consts)
+        for t, off in offsets.items():
+            dtype = self._tensors[t]["dtype"]
+            arrays[t] = self._arena[off:off + sizes[t]].view(dtype).reshape(self._shapes[t])
+        self._arrays = arrays
+        self._offsets = offsets
+
+    def invoke(self):
+        """Runs the execution plan once."""
+        if self._arrays is None:
+            raise RuntimeError("Invoke called before allocate_tensors(): call "
+                               "interpreter.allocate_tensors() first (and after every "
+                               "resize_tensor_input)")
+        for node in self._plan:
+            node.kernel.invoke(self, node)
+
+    # -- tensors --------------------------------------------------------------------------
+    def _check_index(self, index):
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < len(self._tensors):
+            raise ValueError(f"Invalid tensor index {index} exceeds max tensor index "
+                             f"{len(self._tensors) - 1}")
+
+    def set_tensor(self, tensor_index, value):
+        """Copies `value` into an input tensor; its dtype and shape must be the tensor's."""
+        self._check_index(tensor_index)
+        value = np.asarray(value)
+        t = self._tensors[tensor_index]
+        where = self._input_position(tensor_index)
+        if value.dtype != t["dtype"]:
+            raise ValueError(f"Cannot set tensor: Got value of type "
+                             f"{value.dtype.name.upper()} but expected type "
+                             f"{t['type_name']} for {where}, name: {t['name']}")
+        expected = self._shapes[tensor_index]
+        if value.shape != tuple(expected):
+            raise ValueError(f"Cannot set tensor: Dimension mismatch. Got {list(value.shape)} "
+                             f"but expected {list(expected)} for {where} (resize it with "
+                             f"resize_tensor_input and allocate_tensors again)")
+        self.array(tensor_index)[...] = value
+
+    def _input_position(self, index):
+        ins = list(self._graph["inputs"])
+        return f"input {ins.index(index)}" if index in ins else f"tensor {index}"
+
+    def get_tensor(self, tensor_index):
+        """A copy of a tensor's value."""
+        self._check_index(tensor_index)
+        return np.array(self.array(tensor_index))
+
+    def tensor(self, tensor_index):
+        """A function returning a live view of the tensor (TF's zero-copy accessor)."""
+        self._check_index(tensor_index)
+        return lambda: self.array(tensor_index)
+
+    def resize_tensor_input(self, input_index, tensor_size, strict=False):
+        """Changes an input's shape; call allocate_tensors() before the next invoke."""
+        self._check_index(input_index)
+        if input_index not in list(self._graph["inputs"]):
+            raise ValueError(f"tensor {input_index} is not an input of the model")
+        size = tuple(int(d) for d in tensor_size)
+        signature = self._tensors[input_index].get("shape_signature")
+        signature = list(signature) if signature is not None and len(signature) else \
+            self._tensors[input_index]["shape"]
+        if len(size) != len(signature) or (strict and any(
+                s != -1 and s != d for s, d in zip(signature, size))):
+            raise ValueError(f"Cannot resize input {input_index} of shape signature "
+                             f"{list(signature)} to {list(size)}")
+        self._shapes[input_index] = size
+        self._arrays = None
+
+    # -- details --------------------------------------------------------------------------
+    def _detail(self, index):
+        t = self._tensors[index]
+        q = self.quant(index)
+        scales = np.zeros(0, np.float32) if q is None else q[0]
+        zeros = np.zeros(0, np.int32) if q is None else q[1].astype(np.int32)
+        signature = t.get("shape_signature")
+        signature = np.array(signature if signature is not None and len(signature) else
+                             self._shapes[index], np.int32)
+        return {"name": t["name"], "index": index,
+                "shape": np.array(self._shapes[index], np.int32),
+                "shape_signature": signature, "dtype": t["dtype"].type,
+                "quantization": (float(scales[0]), int(zeros[0])) if len(scales) == 1 else
+                (0.0, 0),
+                "quantization_parameters": {"scales": scales, "zero_points": zeros,
+                                            "quantized_dimension": 0 if q is None else q[2]},
+                "sparsity_parameters": {}}
+
+    def get_input_details(self):
+        return [self._detail(i) for i in self._graph["inputs"]]
+
+    def get_output_details(self):
+        return [self._detail(i) for i in self._graph["outputs"]]
+
+    def get_tensor_details(self):
+        return [self._detail(i) for i in range(len(self._tensors))]
+
+    def _get_ops_details(self):
+        return [{"index": k, "op_name": n.name, "inputs": np.array(n.inputs),
+                 "outputs": np.array(n.outputs)} for k, n in enumerate(self._plan)]
+
+    # -- signatures -----------------------------------------------------------------------
+    def _signatures(self):
+        out = {}
+        for sig in self._model.get("signature_defs") or []:
+            out[sig["signature_key"]] = sig
+        return out
+
+    def get_signature_list(self):
+        return {k: {"inputs": [m["name"] for m in s["inputs"] or []],
+                    "outputs": [m["name"] for m in s["outputs"] or []]}
+                for k, s in self._signatures().items()}
+
+    def get_signature_runner(self, signature_key=None):
+        """A callable taking the signature's inputs by name and returning its outputs by
+        name (resizing inputs to the arrays given)."""
+        sigs = self._signatures()
+        if not sigs:
+            raise ValueError("the model has no signatures")
+        if signature_key is None:
+            if len(sigs) > 1:
+                raise ValueError(f"the model has signatures {sorted(sigs)}: pass one")
+            signature_key = next(iter(sigs))
+        if signature_key not in sigs:
+            raise ValueError(f"Invalid signature_key {signature_key!r}; the model has "
+                             f"{sorted(sigs)}")
+        return SignatureRunner(self, sigs[signature_key])
+
+
+class SignatureRunner:
+    """What `get_signature_runner` returns: `runner(**inputs) -> {output name: array}`."""
+
+    def __init__(self, interpreter, signature):
+        self._i = interpreter
+        self._inputs = {m["name"]: m["tensor_index"] for m in signature["inputs"] or []}
+        self._outputs = {m["name"]: m["tensor_index"] for m in signature["outputs"] or []}
+
+    def get_input_details(self):
+        return {k: self._i._detail(v) for k, v in self._inputs.items()}
+
+    def get_output_details(self):
+        return {k: self._i._detail(v) for k, v in self._outputs.items()}
+
+    def __call__(self, **inputs):
+        missing = set(self._inputs) - set(inputs)
+        unknown = set(inputs) - set(self._inputs)
+        if missing or unknown:
+            raise ValueError(f"signature inputs are {sorted(self._inputs)}; missing "
+                             f"{sorted(missing)}, unknown {sorted(unknown)}")
+        resized = False
+        for name, value in inputs.items():
+            index = self._inputs[name]
+            if tuple(np.shape(value)) != self._i.shape(index):
+                self._i.resize_tensor_input(index, np.shape(value))
+                resized = True
+        if resized or self._i._arrays is None:
+            self._i.allocate_tensors()
+        for name, value in inputs.items():
+            self._i.set_tensor(self._inputs[name], np.asarray(value))
+        self._i.invoke()
+        return {name: self._i.get_tensor(index) for name, index in self._outputs.items()}

@@ -1,0 +1,308 @@
+"""Elementwise, reduction, shape and (de)quantization kernels."""
+import numpy as np
+
+from tensorlite.lite.kernels import kernel
+from tensorlite.lite.kernels.fixed_point import (multiply_by_quantized_multiplier,
+                                                 quantize_multiplier, round_half_away)
+from tensorlite.lite.kernels.nn import apply_activation
+
+
+def _float_only(ctx, node):
+    for i in node.inputs:
+        if i >= 0 and ctx.dtype(i) != np.float32:
+            raise NotImplementedError(f"{node.name} on {np.dtype(ctx.dtype(i)).name} tensors "
+                                      f"is not implemented in tensorlite's interpreter (float32 "
+                                      f"only)")
+
+
+def _broadcast_shape(ctx, node):
+    _float_only(ctx, node)
+    return [np.broadcast_shapes(*[ctx.shape(i) for i in node.inputs])]
+
+
+def _binary(name, fn, fused):
+    @kernel(name)
+    class Binary:
+        prepare = staticmethod(_broadcast_shape)
+
+        @staticmethod
+        def invoke(ctx, node):
+            a, b = (ctx.array(i) for i in node.inputs)
+            out = ctx.array(node.outputs[0])
+            out[...] = fn(a, b)
+            if fused:
+                apply_activation(out, node.options.get("fused_activation_function", 0))
+    return Binary
+
+
+_binary("ADD", np.add, True)
+_binary("SUB", np.subtract, True)
+_binary("MUL", np.multiply, True)
+_binary("DIV", np.divide, True)
+_binary("MAXIMUM", np.maximum, False)
+_binary("MINIMUM", np.minimum, False)
+_binary("SQUARED_DIFFERENCE", lambda a, b: np.square(a - b), False)
+_binary("POW", np.power, False)
+
+
+def _unary(name, fn):
+    @kernel(name)
+    class Unary:
+        @staticmethod
+        def prepare(ctx, node):
+            _float_only(ctx, node)
+            return [ctx.shape(node.inputs[0])]
+
+        @staticmethod
+        def invoke(ctx, node):
+            ctx.array(node.outputs[0])[...] = fn(ctx.array(node.inputs[0]), node.options)
+    return Unary
+
+
+for _name, _fn in {
+        "RELU": lambda x, o: np.maximum(x, 0), "RELU6": lambda x, o: np.clip(x, 0, 6),
+        "RELU_N1_TO_1": lambda x, o: np.clip(x, -1, 1),
+        "LOGISTIC": lambda x, o: 1 / (1 + np.exp(-x)), "TANH": lambda x, o: np.tanh(x),
+        "EXP": lambda x, o: np.exp(x), "LOG": lambda x, o: np.log(x),
+        "SQRT": lambda x, o: np.sqrt(x), "RSQRT": lambda x, o: 1 / np.sqrt(x),
+        "NEG": lambda x, o: -x, "ABS": lambda x, o: np.abs(x),
+        "SQUARE": lambda x, o: x * x, "SIN": lambda x, o: np.sin(x),
+        "COS": lambda x, o: np.cos(x), "FLOOR": lambda x, o: np.floor(x),
+        "CEIL": lambda x, o: np.ceil(x), "ELU": lambda x, o: np.where(x > 0, x, np.expm1(x)),
+        "LEAKY_RELU": lambda x, o: np.where(x > 0, x, x * np.float32(o.get("alpha", 0.2))),
+}.items():
+    _unary(_name, _fn)
+
+
+def _axes(ctx, node):
+    axes = ctx.const(node.inputs[1])
+    if axes is None:
+        raise NotImplementedError(f"{node.name} with computed axes is not implemented")
+    rank = len(ctx.shape(node.inputs[0]))
+    return tuple(sorted({int(a) % rank for a in np.atleast_1d(axes)}))
+
+
+def _reduce(name, fn):
+    @kernel(name)
+    class Reduce:
+        @staticmethod
+        def prepare(ctx, node):
+            _float_only(ctx, node)
+            axes = node.data["axes"] = _axes(ctx, node)
+            keep = bool(node.options.get("keep_dims", False))
+            shape = ctx.shape(node.inputs[0])
+            return [tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else
+                    tuple(d for i, d in enumerate(shape) if i not in axes)]
+
+        @staticmethod
+        def invoke(ctx, node):
+            out = ctx.array(node.outputs[0])
+            out[...] = fn(ctx.array(node.inputs[0]), axis=node.data["axes"]).reshape(out.shape)
+    return Reduce
+
+
+_reduce("MEAN", np.mean)
+_reduce("SUM", np.sum)
+_reduce("REDUCE_MAX", np.max)
+_reduce("REDUCE_MIN", np.min)
+_reduce("REDUCE_PROD", np.prod)
+
+
+@kernel("RESHAPE")
+class Reshape:
+    @staticmethod
+    def prepare(ctx, node):
+        shape = ctx.const(node.inputs[1]) if len(node.inputs) > 1 else None
+        shape = list(node.options.get("new_shape", [])) if shape is None else list(shape)
+        size = int(np.prod(ctx.shape(node.inputs[0])))
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1])) or 1
+            shape[shape.index(-1)] = size // known
+        if int(np.prod(shape)) != size:
+            raise ValueError(f"{node.name}: cannot reshape {ctx.shape(node.inputs[0])} to "
+                             f"{shape}")
+        return [tuple(int(d) for d in shape)]
+
+    @staticmethod
+    def invoke(ctx, node):
+        out = ctx.array(node.outputs[0])
+        out[...] = ctx.array(node.inputs[0]).reshape(out.shape)
+
+
+@kernel("TRANSPOSE")
+class Transpose:
+    @staticmethod
+    def prepare(ctx, node):
+        perm = node.data["perm"] = tuple(int(p) for p in ctx.const(node.inputs[1]))
+        return [tuple(ctx.shape(node.inputs[0])[p] for p in perm)]
+
+    @staticmethod
+    def invoke(ctx, node):
+        ctx.array(node.outputs[0])[...] = np.transpose(ctx.array(node.inputs[0]),
+                                                       node.data["perm"])
+
+
+@kernel("CONCATENATION")
+class Concatenation:
+    @staticmethod
+    def prepare(ctx, node):
+        _float_only(ctx, node)
+        shapes = [ctx.shape(i) for i in node.inputs]
+        axis = node.data["axis"] = node.options.get("axis", 0) % len(shapes[0])
+        out = list(shapes[0])
+        out[axis] = sum(s[axis] for s in shapes)
+        return [tuple(out)]
+
+    @staticmethod
+    def invoke(ctx, node):
+        out = ctx.array(node.outputs[0])
+        out[...] = np.concatenate([ctx.array(i) for i in node.inputs], axis=node.data["axis"])
+        apply_activation(out, node.options.get("fused_activation_function", 0))
+
+
+@kernel("PAD", "PADV2")
+class Pad:
+    @staticmethod
+    def prepare(ctx, node):
+        pads = node.data["pads"] = [tuple(int(v) for v in p)
+                                    for p in ctx.const(node.inputs[1])]
+        q = ctx.quant(node.inputs[0])
+        node.data["value"] = int(q[1][0]) if q is not None and \
+            ctx.dtype(node.inputs[0]) != np.float32 else 0
+        return [tuple(d + lo + hi for d, (lo, hi) in zip(ctx.shape(node.inputs[0]), pads))]
+
+    @staticmethod
+    def invoke(ctx, node):
+        ctx.array(node.outputs[0])[...] = np.pad(ctx.array(node.inputs[0]), node.data["pads"],
+                                                 constant_values=node.data["value"])
+
+
+@kernel("BATCH_MATMUL")
+class BatchMatMul:
+    @staticmethod
+    def prepare(ctx, node):
+        _float_only(ctx, node)
+        a, b = (list(ctx.shape(i)) for i in node.inputs)
+        if node.options.get("adj_x"):
+            a[-1], a[-2] = a[-2], a[-1]
+        if node.options.get("adj_y"):
+            b[-1], b[-2] = b[-2], b[-1]
+        return [tuple(np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))) + (a[-2], b[-1])]
+
+    @staticmethod
+    def invoke(ctx, node):
+        a, b = (ctx.array(i) for i in node.inputs)
+        if node.options.get("adj_x"):
+            a = np.swapaxes(a, -1, -2)
+        if node.options.get("adj_y"):
+            b = np.swapaxes(b, -1, -2)
+        ctx.array(node.outputs[0])[...] = a @ b
+
+
+@kernel("QUANTIZE")
+class Quantize:
+    @staticmethod
+    def prepare(ctx, node):
+        x, y = node.inputs[0], node.outputs[0]
+        out_scale, out_zp = ctx.quant(y)[0][0], int(ctx.quant(y)[1][0])
+        node.data["out"] = (np.float32(out_scale), out_zp)
+        if ctx.dtype(x) != np.float32:  # requantize between int8 and uint8
+            in_scale, in_zp = ctx.quant(x)[0][0], int(ctx.quant(x)[1][0])
+            node.data["requant"] = quantize_multiplier(np.float64(in_scale) /
+                                                       np.float64(out_scale)) + (in_zp,)
+        return [ctx.shape(x)]
+
+    @staticmethod
+    def invoke(ctx, node):
+        x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+        scale, zp = node.data["out"]
+        info = np.iinfo(out.dtype)
+        if "requant" in node.data:
+            mult, shift, in_zp = node.data["requant"]
+            q = multiply_by_quantized_multiplier(x.astype(np.int64) - in_zp, mult, shift) + zp
+        else:
+            q = round_half_away(x / scale) + zp
+        out[...] = np.clip(q, info.min, info.max)
+
+
+@kernel("DEQUANTIZE")
+class Dequantize:
+    @staticmethod
+    def prepare(ctx, node):
+        return [ctx.shape(node.inputs[0])]
+
+    @staticmethod
+    def invoke(ctx, node):
+        x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+        if x.dtype == np.float16:
+            out[...] = x
+            return
+        scale, zp = ctx.quant(node.inputs[0])[0][0], int(ctx.quant(node.inputs[0])[1][0])
+        out[...] = (np.float64(scale) * (x.astype(np.int64) - zp)).astype(np.float32)
+
+
+@kernel("GATHER")
+class Gather:
+    @staticmethod
+    def prepare(ctx, node):
+        params, indices = (ctx.shape(i) for i in node.inputs)
+        axis = node.data["axis"] = node.options.get("axis", 0) % len(params)
+        if node.options.get("batch_dims", 0):
+            raise NotImplementedError("GATHER with batch_dims is not implemented")
+        return [tuple(params[:axis]) + tuple(indices) + tuple(params[axis + 1:])]
+
+    @staticmethod
+    def invoke(ctx, node):
+        params, indices = (ctx.array(i) for i in node.inputs)
+        if np.any(indices < 0) or np.any(indices >= params.shape[node.data["axis"]]):
+            raise RuntimeError(f"GATHER: index out of range 0..{params.shape[node.data['axis']]}"
+                               f" - 1")
+        ctx.array(node.outputs[0])[...] = np.take(params, indices, axis=node.data["axis"])
+
+
+@kernel("SPLIT_V")
+class SplitV:
+    @staticmethod
+    def prepare(ctx, node):
+        shape = list(ctx.shape(node.inputs[0]))
+        sizes = [int(s) for s in ctx.const(node.inputs[1])]
+        axis = node.data["axis"] = int(ctx.const(node.inputs[2])) % len(shape)
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = shape[axis] - (sum(sizes) + 1)
+        node.data["cuts"] = np.cumsum(sizes)[:-1]
+        return [tuple(shape[:axis]) + (s,) + tuple(shape[axis + 1:]) for s in sizes]
+
+    @staticmethod
+    def invoke(ctx, node):
+        parts = np.split(ctx.array(node.inputs[0]), node.data["cuts"], axis=node.data["axis"])
+        for index, part in zip(node.outputs, parts):
+            ctx.array(index)[...] = part
+
+
+@kernel("UNPACK")
+class Unpack:
+    @staticmethod
+    def prepare(ctx, node):
+        shape = ctx.shape(node.inputs[0])
+        axis = node.data["axis"] = node.options.get("axis", 0) % len(shape)
+        return [tuple(d for i, d in enumerate(shape) if i != axis)] * len(node.outputs)
+
+    @staticmethod
+    def invoke(ctx, node):
+        x = ctx.array(node.inputs[0])
+        for k, index in enumerate(node.outputs):
+            ctx.array(index)[...] = np.take(x, k, axis=node.data["axis"])
+
+
+@kernel("PACK")
+class Pack:
+    @staticmethod
+    def prepare(ctx, node):
+        shape = list(ctx.shape(node.inputs[0]))
+        axis = node.data["axis"] = node.options.get("axis", 0) % (len(shape) + 1)
+        return [tuple(shape[:axis]) + (len(node.inputs),) + tuple(shape[axis:])]
+
+    @staticmethod
+    def invoke(ctx, node):
+        ctx.array(node.outputs[0])[...] = np.stack([ctx.array(i) for i in node.inputs],
+                                                   axis=node.data["axis"])

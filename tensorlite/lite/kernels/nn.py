@@ -1,0 +1,368 @@
+"""Convolution, pooling, fully-connected and softmax kernels: float32, int8 (TFLite's
+reference arithmetic, bit-exact) and hybrid (int8 weights, float activations).
+
+Integer accumulations run as float64 matrix products: every product of an int8 weight and
+an offset int8 activation is below 2**15, so sums of up to 2**38 terms stay exact in
+float64's 53-bit significand, and BLAS does the work.
+"""
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from tensorlite.lite.kernels import kernel
+from tensorlite.lite.kernels.fixed_point import (activation_range,
+                                                 multiply_by_quantized_multiplier,
+                                                 multiply_by_quantized_multiplier_double_rounding,
+                                                 quantize_multipliers, round_half_away)
+
+_ACT_FLOAT = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+
+
+def apply_activation(y, activation):
+    """A fused float activation, in place."""
+    if activation == 4:
+        np.tanh(y, out=y)
+        return y
+    bounds = _ACT_FLOAT.get(activation)
+    if activation not in _ACT_FLOAT:
+        raise ValueError(f"fused activation {activation} is not supported")
+    if bounds is not None:
+        np.clip(y, bounds[0], bounds[1], out=y)
+    return y
+
+
+# -- geometry -------------------------------------------------------------------------------
+def _out_and_pads(size, k, stride, dilation, padding):
+    eff = (k - 1) * dilation + 1
+    if padding == 0:  # SAME
+        out = -(-size // stride)
+        total = max((out - 1) * stride + eff - size, 0)
+        return out, total // 2, total - total // 2
+    return (size - eff) // stride + 1, 0, 0
+
+
+def geometry(in_shape, kh, kw, options):
+    """(out_h, out_w, (top, bottom, left, right)) of a window op."""
+    n, h, w, _ = in_shape
+    oh, pt, pb = _out_and_pads(h, kh, options["stride_h"],
+                               options.get("dilation_h_factor", 1), options["padding"])
+    ow, pl, pr = _out_and_pads(w, kw, options["stride_w"],
+                               options.get("dilation_w_factor", 1), options["padding"])
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"window {kh}x{kw} does not fit input {list(in_shape)}")
+    return oh, ow, (pt, pb, pl, pr)
+
+
+def patches(x, kh, kw, options, geo, pad_value, cache=None):
+    """[N, OH, OW, KH, KW, C] windows of NHWC `x` (a strided view of a padded copy; with a
+    `cache` dict the padded buffer is kept and only its interior rewritten next time)."""
+    oh, ow, (pt, pb, pl, pr) = geo
+    if pt or pb or pl or pr:
+        key = ("pad", x.shape, x.dtype.str, pad_value)
+        buf = None if cache is None else cache.get(key)
+        if buf is None:
+            buf = np.full((x.shape[0], x.shape[1] + pt + pb, x.shape[2] + pl + pr, x.shape[3]),
+                          pad_value, x.dtype)
+            if cache is not None:
+                cache[key] = buf
+        buf[:, pt:pt + x.shape[1], pl:pl + x.shape[2]] = x
+        x = buf
+    n, _, _, c = x.shape
+    sh, sw = options["stride_h"], options["stride_w"]
+    dh, dw = options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1)
+    s = x.strides
+    return as_strided(x, (n, oh, ow, kh, kw, c),
+                      (s[0], s[1] * sh, s[2] * sw, s[1] * dh, s[2] * dw, s[3]), writeable=False)
+
+
+def _quantized(ctx, node, i):
+    """True for int8/uint8 activations; float32 is the other kind the kernels know."""
+    dtype = ctx.dtype(i)
+    if dtype not in (np.int8, np.uint8, np.float32):
+        raise NotImplementedError(f"{node.name} on {np.dtype(dtype).name} activations is not "
+                                  f"implemented in tensorlite's interpreter (float32, int8 and "
+                                  f"uint8 are)")
+    return dtype in (np.int8, np.uint8)
+
+
+def _requant_data(ctx, node, in_i, w_i, out_i):
+    """Per-channel significands/shifts and the activation clamp of an int8 conv/FC."""
+    in_scale = np.float64(ctx.quant(in_i)[0][0])
+    w_scales = ctx.quant(w_i)[0].astype(np.float64)
+    out_scale, out_zp = ctx.quant(out_i)[0][0], int(ctx.quant(out_i)[1][0])
+    mult, shift = quantize_multipliers(in_scale * w_scales / np.float64(out_scale))
+    node.data.update(mult=mult, shift=shift, in_zp=int(ctx.quant(in_i)[1][0]), out_zp=out_zp,
+                     clamp=activation_range(node.options.get("fused_activation_function", 0),
+                                            out_scale, out_zp, ctx.dtype(out_i)))
+
+
+def _requantize(acc, node, dtype, rounding=multiply_by_quantized_multiplier_double_rounding):
+    d = node.data
+    out = rounding(acc, d["mult"], d["shift"]) + d["out_zp"]
+    return np.clip(out, *d["clamp"]).astype(dtype)
+
+
+def _bias(ctx, node, channels, dtype):
+    b = ctx.array(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] >= 0 else None
+    return np.zeros(channels, dtype) if b is None else b.astype(dtype)
+
+
+def _hybrid_quantize(x2d):
+    """Per-row symmetric int8 quantization of float activations (TFLite's hybrid kernels
+    quantize their input on the fly the same way)."""
+    peak = np.max(np.abs(x2d), axis=1, keepdims=True).astype(np.float32)
+    safe = np.where(peak > 0, peak, np.float32(1))
+    q = np.clip(round_half_away(x2d * (np.float32(127) / safe)), -127, 127)
+    return q, np.where(peak > 0, peak / np.float32(127), np.float32(0))
+
+
+def _asymmetric_quantize(rows):
+    """Per-row asymmetric int8 quantization (scale, zero offset) as TFLite's hybrid
+    convolutions quantize their input."""
+    lo = np.minimum(rows.min(axis=1), 0).astype(np.float64)
+    hi = np.maximum(rows.max(axis=1), 0).astype(np.float64)
+    same = hi == lo
+    scale = np.where(same, 1.0, (hi - lo) / 255.0)
+    from_min, from_max = -128 - lo / scale, 127 - hi / scale
+    use_min = 128 + np.abs(lo / scale) < 127 + np.abs(hi / scale)
+    zp = np.where(use_min, from_min, from_max)
+    offset = np.where(zp <= -128, -128, np.where(zp >= 127, 127, round_half_away(zp)))
+    offset = np.where(same, 0, offset).astype(np.int64)
+    inv = (np.float32(1) / scale.astype(np.float32))[:, None]
+    q = np.clip(round_half_away(offset[:, None] + rows * inv), -128, 127)
+    q = np.where(same[:, None], 0, q)
+    return q, scale.astype(np.float32), offset
+
+
+# -- convolutions ---------------------------------------------------------------------------
+class _Conv:
+    depthwise = False
+
+    @classmethod
+    def prepare(cls, ctx, node):
+        x, w = node.inputs[0], node.inputs[1]
+        if len(ctx.shape(x)) != 4:
+            raise ValueError(f"{node.name} needs a rank-4 NHWC input, got {ctx.shape(x)}")
+        _, kh, kw, ch = ctx.shape(w)
+        geo = geometry(ctx.shape(x), kh, kw, node.options)
+        channels = ch if cls.depthwise else ctx.shape(w)[0]
+        node.data.update(geo=geo, kh=kh, kw=kw)
+        weights = ctx.const(w)
+        if weights is not None and not cls.depthwise:  # [K, O], laid out once for BLAS
+            dtype = np.float32 if weights.dtype == np.float32 else np.float64
+            node.data["wmat"] = np.ascontiguousarray(weights.reshape(len(weights), -1).T,
+                                                     dtype=dtype)
+        if _quantized(ctx, node, x):
+            _requant_data(ctx, node, x, w, node.outputs[0])
+        return [(ctx.shape(x)[0], geo[0], geo[1], channels)]
+
+    @classmethod
+    def invoke(cls, ctx, node):
+        x, w = ctx.array(node.inputs[0]), ctx.array(node.inputs[1])
+        out = ctx.array(node.outputs[0])
+        d = node.data
+        if x.dtype == np.float32:
+            if w.dtype == np.int8:
+                out[...] = cls._hybrid(ctx, node, x, w)
+            else:
+                cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], 0.0, d)
+                if "wmat" in d and w.dtype == np.float32:
+                    flat = cols.reshape(-1, d["wmat"].shape[0])
+                    np.matmul(flat, d["wmat"], out=out.reshape(-1, out.shape[-1]))
+                else:
+                    out[...] = cls._product(cols, w.astype(np.float32), np.float32)
+                out += _bias(ctx, node, out.shape[-1], np.float32)
+            apply_activation(out, node.options.get("fused_activation_function", 0))
+            return
+        cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], d["in_zp"], d)
+        if "wmat" in d:
+            flat = cols.reshape(-1, d["wmat"].shape[0]).astype(np.float64)
+            flat -= d["in_zp"]
+            acc = (flat @ d["wmat"]).reshape(out.shape)
+        else:
+            acc = cls._product(cols.astype(np.float64) - d["in_zp"], w.astype(np.float64),
+                               np.float64)
+        acc = acc.astype(np.int64) + _bias(ctx, node, out.shape[-1], np.int64)
+        out[...] = _requantize(acc, node, out.dtype)
+
+    @classmethod
+    def _hybrid(cls, ctx, node, x, w):
+        """TFLite's hybrid convolution: each image's activations quantized asymmetrically
+        to int8 on the fly, an integer product, and float rescaling."""
+        d = node.data
+        n = x.shape[0]
+        q, scale, offset = _asymmetric_quantize(x.reshape(n, -1))
+        ys = []
+        for b in range(n):
+            cols = patches(q[b].reshape((1,) + x.shape[1:]), d["kh"], d["kw"], node.options,
+                           d["geo"], offset[b])
+            ys.append(cls._product(cols.astype(np.float64) - offset[b], w.astype(np.float64),
+                                   np.float64))
+        acc = np.concatenate(ys).astype(np.float32)
+        w_scale = ctx.quant(node.inputs[1])[0].astype(np.float32)
+        y = acc * (scale.reshape(n, 1, 1, 1) * w_scale)
+        return y + _bias(ctx, node, y.shape[-1], np.float32)
+
+    @staticmethod
+    def _product(cols, w, dtype):
+        n, oh, ow, kh, kw, c = cols.shape
+        flat = np.ascontiguousarray(cols, dtype=dtype).reshape(n * oh * ow, kh * kw * c)
+        return (flat @ w.reshape(w.shape[0], -1).T.astype(dtype, copy=False)).reshape(
+            n, oh, ow, w.shape[0])
+
+
+@kernel("CONV_2D")
+class Conv2D(_Conv):
+    pass
+
+
+@kernel("DEPTHWISE_CONV_2D")
+class DepthwiseConv2D(_Conv):
+    depthwise = True
+
+    @staticmethod
+    def _product(cols, w, dtype):
+        n, oh, ow, kh, kw, c = cols.shape
+        m = w.shape[-1] // c
+        flat = np.ascontiguousarray(cols, dtype=dtype).reshape(n * oh * ow, kh * kw, c)
+        y = np.einsum("pkc,kcm->pcm", flat, w.reshape(kh * kw, c, m).astype(dtype),
+                      optimize=True)
+        return y.reshape(n, oh, ow, c * m)
+
+
+# -- pooling --------------------------------------------------------------------------------
+class _Pool:
+    @staticmethod
+    def prepare(ctx, node):
+        x = node.inputs[0]
+        o = node.options
+        geo = geometry(ctx.shape(x), o["filter_height"], o["filter_width"], o)
+        node.data["geo"] = geo
+        if _quantized(ctx, node, x):
+            scale, zp = ctx.quant(node.outputs[0])[0][0], int(ctx.quant(node.outputs[0])[1][0])
+            node.data["clamp"] = activation_range(o.get("fused_activation_function", 0), scale,
+                                                  zp, ctx.dtype(node.outputs[0]))
+        n, _, _, c = ctx.shape(x)
+        return [(n, geo[0], geo[1], c)]
+
+
+@kernel("MAX_POOL_2D")
+class MaxPool(_Pool):
+    @staticmethod
+    def invoke(ctx, node):
+        x, out, o = ctx.array(node.inputs[0]), ctx.array(node.outputs[0]), node.options
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        cols = patches(x, o["filter_height"], o["filter_width"], o, node.data["geo"], low)
+        y = cols.max(axis=(3, 4))
+        if x.dtype.kind == "f":
+            out[...] = apply_activation(y.astype(np.float32), o.get("fused_activation_function",
+                                                                    0))
+        else:
+            out[...] = np.clip(y, *node.data["clamp"])
+
+
+@kernel("AVERAGE_POOL_2D")
+class AvgPool(_Pool):
+    @staticmethod
+    def invoke(ctx, node):
+        x, out, o = ctx.array(node.inputs[0]), ctx.array(node.outputs[0]), node.options
+        kh, kw, geo = o["filter_height"], o["filter_width"], node.data["geo"]
+        ones = np.ones((1,) + x.shape[1:3] + (1,), np.float64)
+        count = patches(ones, kh, kw, o, geo, 0.0).sum(axis=(3, 4))  # real pixels only
+        total = patches(x.astype(np.float64), kh, kw, o, geo, 0.0).sum(axis=(3, 4))
+        if x.dtype.kind == "f":
+            y = (total / count).astype(np.float32)
+            out[...] = apply_activation(y, o.get("fused_activation_function", 0))
+            return
+        acc, cnt = total.astype(np.int64), count.astype(np.int64)
+        half = cnt // 2
+        num = np.where(acc > 0, acc + half, acc - half)
+        q = np.sign(num) * (np.abs(num) // cnt)  # C's truncating division
+        out[...] = np.clip(q, *node.data["clamp"])
+
+
+# -- fully connected ------------------------------------------------------------------------
+@kernel("FULLY_CONNECTED")
+class FullyConnected:
+    @staticmethod
+    def prepare(ctx, node):
+        x, w = node.inputs[0], node.inputs[1]
+        units, depth = ctx.shape(w)
+        size = int(np.prod(ctx.shape(x)))
+        if size % depth:
+            raise ValueError(f"{node.name}: input of shape {ctx.shape(x)} does not split "
+                             f"into rows of {depth}")
+        weights = ctx.const(w)
+        if weights is not None:  # [in, out], laid out once for BLAS
+            dtype = np.float32 if weights.dtype == np.float32 else np.float64
+            node.data["wmat"] = np.ascontiguousarray(weights.T, dtype=dtype)
+        if _quantized(ctx, node, x):
+            _requant_data(ctx, node, x, w, node.outputs[0])
+        if node.options.get("keep_num_dims"):
+            return [tuple(ctx.shape(x)[:-1]) + (units,)]
+        return [(size // depth, units)]
+
+    @staticmethod
+    def invoke(ctx, node):
+        x, w = ctx.array(node.inputs[0]), ctx.array(node.inputs[1])
+        out = ctx.array(node.outputs[0])
+        rows = x.reshape(-1, w.shape[1])
+        wmat = node.data.get("wmat")
+        if wmat is None:
+            wmat = w.T.astype(np.float32 if w.dtype == np.float32 else np.float64)
+        if x.dtype == np.float32:
+            if w.dtype == np.int8:
+                q, row_scale = _hybrid_quantize(rows)
+                y = (q @ wmat).astype(np.float32)
+                y *= row_scale * ctx.quant(node.inputs[1])[0].astype(np.float32)
+            else:
+                y = rows @ wmat
+            y += _bias(ctx, node, w.shape[0], np.float32)
+            out[...] = apply_activation(y, node.options.get("fused_activation_function",
+                                                            0)).reshape(out.shape)
+            return
+        d = node.data
+        acc = (rows.astype(np.float64) - d["in_zp"]) @ wmat
+        acc = acc.astype(np.int64) + _bias(ctx, node, w.shape[0], np.int64)
+        out[...] = _requantize(acc, node, out.dtype, multiply_by_quantized_multiplier).reshape(
+            out.shape)
+
+
+# -- softmax --------------------------------------------------------------------------------
+@kernel("SOFTMAX")
+class Softmax:
+    @staticmethod
+    def prepare(ctx, node):
+        x = node.inputs[0]
+        beta = np.float32(node.options.get("beta", 1.0))
+        if _quantized(ctx, node, x):
+            # TFLite's int8 softmax: a 256-entry float table of exp(-scale*beta*d) for the
+            # distance d to the row's maximum, then float normalization and rounding.
+            scale = -np.float32(ctx.quant(x)[0][0]) * beta
+            steps = (scale * np.arange(256, dtype=np.float32)).astype(np.float64)
+            node.data["table"] = np.exp(steps).astype(np.float32)
+            node.data["out"] = (np.float32(ctx.quant(node.outputs[0])[0][0]),
+                                int(ctx.quant(node.outputs[0])[1][0]))
+        node.data["beta"] = beta
+        return [ctx.shape(x)]
+
+    @staticmethod
+    def invoke(ctx, node):
+        x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+        if x.dtype == np.float32:
+            z = (x - x.max(axis=-1, keepdims=True)) * node.data["beta"]
+            e = np.exp(z)
+            out[...] = e / e.sum(axis=-1, keepdims=True)
+            return
+        xi = x.astype(np.int64)
+        distance = xi.max(axis=-1, keepdims=True) - xi
+        e = node.data["table"][distance]
+        total = np.zeros(e.shape[:-1], np.float32)
+        for j in range(e.shape[-1]):  # float32, left to right, as the kernel sums
+            total += e[..., j]
+        scale, zp = node.data["out"]
+        inv = np.float32(1) / (total * scale)
+        prob = e * inv[..., None]
+        info = np.iinfo(out.dtype)
+        q = round_half_away(prob) + zp if out.dtype == np.int8 else \
+            np.floor(prob.astype(np.float32) + np.float32(0.5))
+        out[...] = np.clip(q, info.min, info.max)

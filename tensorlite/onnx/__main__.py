@@ -1,0 +1,39 @@
+"""`python -m tensorlite.onnx MODEL.keras OUT.onnx [--opset N] [--input-shape 32,32,3]`:
+exports a model saved with `model.save` to ONNX (batch dimension dynamic)."""
+import argparse
+import sys
+
+
+def _parse_shape(text):
+    return [int(d) for d in text.split(",") if d.strip()]
+
+
+def main(argv=None):
+    """Example: `python -m tensorlite.onnx cnn.keras cnn.onnx --opset 17`."""
+    parser = argparse.ArgumentParser(prog="python -m tensorlite.onnx",
+                                     description="Export a saved Keras model to ONNX.")
+    parser.add_argument("model", help="a model saved with model.save (.keras)")
+    parser.add_argument("output", help="the .onnx file to write")
+    parser.add_argument("--opset", type=int, default=None, help="ONNX opset (default 17)")
+    parser.add_argument("--input-shape", type=_parse_shape, default=None,
+                        help="the input's shape without the batch dimension, e.g. 32,32,3 "
+                             "(needed when the model does not record it)")
+    parser.add_argument("--input-dtype", default="float32")
+    args = parser.parse_args(argv)
+    import tensorlite as tf  # noqa: PLC0415 - keep --help fast
+    from tensorlite.onnx import DEFAULT_OPSET, export  # noqa: PLC0415
+    model = tf.keras.models.load_model(args.model, compile=False)
+    signature = None
+    if args.input_shape is not None:
+        signature = [tf.TensorSpec([None] + args.input_shape, args.input_dtype)]
+    proto = export(model, args.output, input_signature=signature,
+                   opset=args.opset or DEFAULT_OPSET)
+    print(f"wrote {args.output}: {len(proto.graph.node)} nodes, opset "
+          f"{proto.opset_import[0].version}, inputs "
+          f"{[i.name for i in proto.graph.input]}, outputs "
+          f"{[o.name for o in proto.graph.output]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""tf.lite.Interpreter (NumPy) against LiteRT on the same files: float outputs equal
+(1e-5), int8 outputs bit-identical (LiteRT's reference kernels), its static memory plan
+sharing memory, custom ops from Python, and TF Lite's errors for bad input."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.lite import flatbuf
+from tensorlite.lite.interpreter import Interpreter
+
+pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
+from tests.lite_helpers import (fitted_cifar_cnn, generate_model, litert, mlp,  # noqa: E402
+                                quantize_input, run, template_images)
+
+
+def _ours(data):
+    interpreter = Interpreter(model_content=data)
+    interpreter.allocate_tensors()
+    return interpreter
+
+
+@pytest.fixture(scope="module")
+def cnn():
+    return fitted_cifar_cnn()
+
+
+def _representative():
+    for i in range(16):
+        yield [template_images(1, 100 + i)[0]]
+
+
+def test_float_mlp_and_cnn_match_tensorlite_and_litert():
+    for model, x in ((mlp(), np.random.default_rng(0).normal(size=(3, 8)).astype("float32")),
+                     (generate_model(), template_images(2, 3)[0])):
+        data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+        got = run(_ours(data), x)
+        np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got, run(litert(data), x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("io", [tf.float32, tf.int8, tf.uint8])
+def test_int8_cnn_bit_identical_to_litert(cnn, io):
+    converter = tf.lite.TFLiteConverter.from_keras_model(cnn)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = _representative
+    converter.inference_input_type = converter.inference_output_type = io
+    data = converter.convert()
+    ours = _ours(data)
+    x = quantize_input(template_images(12, 7)[0], ours.get_input_details()[0])
+    got, want = run(ours, x), run(litert(data), x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+# Hybrid kernels quantize float activations on every run: a one-ulp float difference
+# upstream (summation order) can move a value across a rounding boundary, one int8 step, so
+# they agree within a quantization step rather than to 1e-5; at batch 1 they agree to 1e-6.
+@pytest.mark.parametrize("float16, batch, atol", [(False, 1, 1e-6), (False, 3, 1e-2),
+                                                  (True, 3, 1e-6)],
+                         ids=["dynamic_range", "dynamic_range_batch", "float16"])
+def test_hybrid_and_float16_match_litert(cnn, float16, batch, atol):
+    converter = tf.lite.TFLiteConverter.from_keras_model(cnn)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if float16:
+        converter.target_spec.supported_types = [tf.float16]
+    data = converter.convert()
+    x = template_images(batch, 8)[0]
+    np.testing.assert_allclose(run(_ours(data), x), run(litert(data), x), rtol=1e-5,
+                               atol=atol)
+
+
+def test_static_memory_plan_shares_the_arena():
+    data = tf.lite.TFLiteConverter.from_keras_model(generate_model()).convert()
+    ours = _ours(data)
+    sizes = {d["index"]: int(np.prod(d["shape"])) * np.dtype(d["dtype"]).itemsize
+             for d in ours.get_tensor_details() if ours.const(d["index"]) is None}
+    ops = ours._get_ops_details()
+    inputs = [d["index"] for d in ours.get_input_details()]
+    outputs = [d["index"] for d in ours.get_output_details()]
+    life = {t: [0, len(ops) - 1] if t in inputs else None for t in sizes}
+    for step, op in enumerate(ops):
+        for t in list(op["inputs"]) + list(op["outputs"]):
+            if t in sizes and t not in inputs:
+                life[t] = [step, step] if life[t] is None else [life[t][0], step]
+    for t in outputs:
+        life[t][1] = len(ops) - 1
+    peak = max(sum(n for t, n in sizes.items() if life[t][0] <= s <= life[t][1])
+               for s in range(len(ops)))
+    assert ours.arena_size < 0.7 * sum(sizes.values())  # dead activations' memory reused
+    assert ours.arena_size <= peak + 64 * len(sizes)  # and close to the least possible
+    for a in sizes:  # tensors alive together never share bytes
+        for b in sizes:
+            together = a < b and life[a][0] <= life[b][1] and life[b][0] <= life[a][1]
+            if together:
+                oa, ob = ours._offsets[a], ours._offsets[b]
+                assert oa + sizes[a] <= ob or ob + sizes[b] <= oa
+    preserved = Interpreter(model_content=data, experimental_preserve_all_tensors=True)
+    preserved.allocate_tensors()
+    assert preserved.arena_size >= sum(sizes.values())
+    x = template_images(1, 9)[0]
+    np.testing.assert_array_equal(run(ours, x), run(preserved, x))
+
+
+def test_resize_and_signature_runner(tmp_path):
+    model = mlp()
+    data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+    (tmp_path / "m.tflite").write_bytes(data)
+    ours = Interpreter(model_path=str(tmp_path / "m.tflite"))
+    name = model.output_names[0]
+    assert ours.get_signature_list() == {"serving_default": {"inputs": ["input_0"],
+                                                             "outputs": [name]}}
+    runner = ours.get_signature_runner()
+    x = np.random.default_rng(1).normal(size=(4, 8)).astype("float32")
+    out = runner(input_0=x)  # resized from batch 1 to 4
+    np.testing.assert_allclose(out[name], model(x).numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="signature_key"):
+        ours.get_signature_runner("nope")
+
+
+def _custom_op_model(name):
+    tensor = {"shape": [1, 2], "type": "FLOAT32", "buffer": 0, "name": "x"}
+    return flatbuf.encode({
+        "version": 3, "buffers": [{}],
+        "operator_codes": [{"deprecated_builtin_code": 32, "builtin_code": "CUSTOM",
+                            "custom_code": name}],
+        "subgraphs": [{"tensors": [tensor, dict(tensor, name="y")], "inputs": [0],
+                       "outputs": [1], "operators": [{"opcode_index": 0, "inputs": [0],
+                                                      "outputs": [1]}]}]})
+
+
+def test_custom_op_registered_from_python():
+    data = _custom_op_model("AddPi")
+    from ai_edge_litert.interpreter import Interpreter as LiteRT  # noqa: PLC0415
+    with pytest.raises((ValueError, RuntimeError), match="AddPi"):
+        LiteRT(model_content=data).allocate_tensors()  # the real runtime reads our file
+    with pytest.raises(ValueError, match="unresolved custom op: AddPi"):
+        Interpreter(model_content=data)
+
+    def add_pi(context, node):  # seed 004's custom op, in Python
+        out = context.tensors[node.outputs[0]]
+        out[...] = context.tensors[node.inputs[0]] + np.float32(np.pi)
+
+    ours = Interpreter(model_content=data, custom_ops={"AddPi": add_pi})
+    ours.allocate_tensors()
+    x = np.array([[1.0, 2.0]], np.float32)
+    np.testing.assert_allclose(run(ours, x), x + np.float32(np.pi))
+    tf.lite.experimental.register_custom_op("AddPiGlobal", add_pi)
+    np.testing.assert_allclose(run(_ours(_custom_op_model("AddPiGlobal")), x),
+                               x + np.float32(np.pi))
+
+
+# -- bad input ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mlp_file():
+    return tf.lite.TFLiteConverter.from_keras_model(mlp()).convert()
+
+
+def test_truncated_and_foreign_files(mlp_file, tmp_path):
+    with pytest.raises(ValueError, match="too short"):
+        Interpreter(model_content=mlp_file[:6])
+    with pytest.raises(ValueError, match="not a valid TensorFlow Lite"):
+        Interpreter(model_content=mlp_file[:len(mlp_file) // 3])
+    foreign = mlp_file[:4] + b"ONNX" + mlp_file[8:]
+    with pytest.raises(ValueError, match="identifier b'ONNX'"):
+        Interpreter(model_content=foreign)
+    with pytest.raises(ValueError, match="exactly one"):
+        Interpreter()
+
+
+def test_crafted_file_runs_no_code(tmp_path):
+    canary = tmp_path / "canary"
+    name = f"__import__('os').system('touch {canary}')"
+    with pytest.raises(ValueError, match="unresolved custom op"):
+        Interpreter(model_content=_custom_op_model(name))
+    corrupt = bytearray(_custom_op_model("X"))
+    corrupt[0:4] = (len(corrupt) + 1000).to_bytes(4, "little")  # root offset past the end
+    with pytest.raises(ValueError, match="not a valid"):
+        Interpreter(model_content=bytes(corrupt))
+    assert not canary.exists()
+
+
+def test_tensor_errors(mlp_file):
+    ours = Interpreter(model_content=mlp_file)
+    index = ours.get_input_details()[0]["index"]
+    with pytest.raises(RuntimeError, match="allocate_tensors"):
+        ours.invoke()
+    ours.allocate_tensors()
+    with pytest.raises(ValueError, match="Invalid tensor index 999"):
+        ours.get_tensor(999)
+    with pytest.raises(ValueError, match="Invalid tensor index -1"):
+        ours.set_tensor(-1, np.zeros((1, 8), np.float32))
+    with pytest.raises(ValueError, match="Got value of type FLOAT64 but expected type FLOAT32"):
+        ours.set_tensor(index, np.zeros((1, 8)))
+    with pytest.raises(ValueError, match=r"Dimension mismatch. Got \[2, 8\]"):
+        ours.set_tensor(index, np.zeros((2, 8), np.float32))
+    ours.resize_tensor_input(index, [2, 8])
+    with pytest.raises(RuntimeError, match="allocate_tensors"):
+        ours.invoke()
+
+
+def test_interpreter_imports_only_numpy_and_flatbuffers():
+    """Seed 004's small interpreter: tensorlite/lite (not its converter) loads without the
+    rest of tensorlite and without any third-party package but NumPy and flatbuffers."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = f"""
+import sys, types
+pkg = types.ModuleType("tensorlite"); pkg.__path__ = [{os.path.join(root, 'tensorlite')!r}]
+sys.modules["tensorlite"] = pkg  # tensorlite/__init__.py is not run
+before = set(sys.modules)
+import tensorlite.lite.interpreter as interpreter
+interpreter.Interpreter  # noqa
+from tensorlite.lite import kernels; kernels.find("CONV_2D")
+new = sorted(m.split(".")[0] if not m.startswith("tensorlite.") else m
+             for m in set(sys.modules) - before)
+print("\\n".join(new))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split()
+    ours = {m for m in out if m.startswith("tensorlite")}
+    assert all(m.startswith("tensorlite.lite") and ".convert" not in m for m in ours), ours
+    third_party = {m for m in out if not m.startswith("tensorlite") and not m.startswith("_")
+                   and m not in sys.stdlib_module_names}
+    assert third_party <= {"numpy", "flatbuffers"}, third_party
