@@ -5,7 +5,7 @@ cotangents with leading batch dimensions) and shape rule.
 """
 import numpy as np
 
-from tensorlite.framework import dtypes, errors
+from tensorlite.framework import blas_threads, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, input_needs_grad, register
 from tensorlite.framework.tensor import Tensor, wrap
@@ -557,7 +557,7 @@ def _matmul_fwd(a, b, transpose_a, transpose_b):
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                       f"{list(b.shape)}; the inner dimensions must match (check transpose_a/"
                       f"transpose_b)")
-    return np.matmul(a, b)
+    return blas_threads.matmul(a, b)
 
 
 def _matmul_grad(g, ans, a, b, transpose_a, transpose_b):
@@ -585,7 +585,7 @@ def _matmul_shape(a, b, transpose_a, transpose_b):
 
 
 MATMUL = register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad, shape=_matmul_shape)
-_matmul = np.matmul
+_matmul = blas_threads.matmul
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
