@@ -22,11 +22,13 @@ Example:
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from tensorlite.framework import blas_threads
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, input_needs_grad, register
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
+from tensorlite.ops import conv_select, winograd
 from tensorlite.ops.math_ops import reduce_sum
 
 __all__ = []
@@ -38,6 +40,9 @@ _FEW_CHANNELS = 16
 # Scratch per run of images (im2col rows, per-tap products): about what L2/L3 keeps hot.
 _CHUNK_BYTES = 4 << 20
 _NARROW_K = 64  # patch rows narrower than this are not chunked (see _patch_chunks)
+# Winograd's transforms are passes over the image that only pay back with enough channels
+# to make the 16 matmuls the larger cost.
+_WINOGRAD_MIN_CHANNELS = 8
 
 
 # -- geometry -----------------------------------------------------------------------------
@@ -157,14 +162,36 @@ def _conv_fwd(x, w, strides, dilations, pads):
         out = np.matmul(cols.reshape(lx + (n * oh * ow, kh * kw * c)),
                         w.reshape(lw + (kh * kw * c, o)))
         return out.reshape(out.shape[:-2] + (n, oh, ow, o))
-    h, wd = x.shape[-3:-1]
-    oh = _out_len(h, kh, strides[0], dilations[0], pads[0], pads[1])
-    ow = _out_len(wd, kw, strides[1], dilations[1], pads[2], pads[3])
+    out = conv_select.conv(x4, w, strides, dilations, pads)
+    return out.reshape(lx + (n,) + out.shape[1:]) if lx else out
+
+
+@conv_select.algorithm("im2col", lambda *geo: True)
+def _conv_im2col(x4, w, strides, dilations, pads):
+    """Patch rows of cache-sized runs of images, each run one matmul."""
+    kh, kw, c, o = w.shape
+    oh = _out_len(x4.shape[1], kh, strides[0], dilations[0], pads[0], pads[1])
+    ow = _out_len(x4.shape[2], kw, strides[1], dilations[1], pads[2], pads[3])
     w2 = np.ascontiguousarray(w.reshape(kh * kw * c, o))
-    out = np.empty((x4.shape[0] * oh * ow, o), x.dtype)
+    out = np.empty((x4.shape[0] * oh * ow, o), x4.dtype)
     for rows, s, e in _patch_chunks(x4, (kh, kw), strides, dilations, pads):
         np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
-    return out.reshape(lx + (n, oh, ow, o))
+    return out.reshape(x4.shape[0], oh, ow, o)
+
+
+@conv_select.algorithm("gemm1x1", lambda xs, ws, s, d, pads: ws[:2] == (1, 1) and
+                       not any(pads) and s != (1, 1))
+def _conv_gemm1x1(x4, w, strides, dilations, pads):
+    """A strided 1x1 convolution: the strided pixels meet the filter in one matmul (the
+    unstrided one is already a single matmul in im2col, which copies nothing there)."""
+    xs = np.ascontiguousarray(x4[:, ::strides[0], ::strides[1]])
+    return np.matmul(xs, w[0, 0])
+
+
+@conv_select.algorithm("winograd", lambda xs, ws, s, d, pads: ws[:2] == (3, 3) and
+                       s == (1, 1) and d == (1, 1) and xs[-1] >= _WINOGRAD_MIN_CHANNELS)
+def _conv_winograd(x4, w, strides, dilations, pads):
+    return winograd.conv3x3(x4, w, pads)
 
 
 def _col2im(tap_fn, dxp, k_hw, out_hw, strides, dilations):
@@ -404,7 +431,17 @@ class _ConvFamily:
                 _sum_to(self.conv(x, c, geo), nb, gs))
 
 
-CONV2D = _ConvFamily("Conv2D", _conv_fwd, _conv_bi_fwd, _conv_bf_fwd,
+def _bi_threaded(g, w, input_hw, strides, dilations, pads):
+    macs = g.size * w.size // max(w.shape[-1], 1)
+    return blas_threads.run(macs, _conv_bi_fwd, g, w, input_hw, strides, dilations, pads)
+
+
+def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
+    macs = g.size * x.shape[-1] * filter_hw[0] * filter_hw[1]
+    return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads)
+
+
+CONV2D = _ConvFamily("Conv2D", _conv_fwd, _bi_threaded, _bf_threaded,
                      lambda ws: ws[-1], lambda c, o: (c, o))
 DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", _dw_fwd, _dw_bi_fwd, _dw_bf_fwd,
                         lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],

@@ -1,0 +1,94 @@
+"""Per-shape choice among the convolution forward algorithms, by measurement.
+
+Each algorithm is a function ``f(x4, w, strides, dilations, pads) -> [N, OH, OW, O]`` with
+an eligibility rule. The first call for a shape (input, filter, geometry, dtype) with more
+than one eligible algorithm times each on the real input once and remembers the fastest,
+as cuDNN's benchmark mode does; later calls are a dict lookup. Convolutions too small for
+the difference to outweigh the timing noise skip the measurement and take the first
+eligible algorithm.
+
+`forced(name)` (tests, benchmarks) or TENSORLITE_CONV_ALGO=name makes every eligible
+shape use one algorithm; shapes it cannot handle keep the choice.
+
+Example:
+    >>> with forced("winograd"):
+    ...     y = tf.nn.conv2d(x, w, 1, "SAME")   # 3x3 stride 1: Winograd F(2x2, 3x3)
+"""
+import contextlib
+import os
+import time
+
+from tensorlite.framework import blas_threads
+
+ALGORITHMS = {}  # name -> (eligible(x_shape, w_shape, strides, dilations, pads), run)
+_CHOICE = {}
+_CACHE_LIMIT = 1024
+_FORCED = [os.environ.get("TENSORLITE_CONV_ALGO") or None]
+# Below this many multiply-adds the algorithms differ by less than the timer's noise.
+MEASURE_MIN_MACS = 2_000_000
+STATS = {"measured": 0, "hits": 0}
+
+
+def algorithm(name, eligible):
+    """Decorator registering a forward algorithm under `name`."""
+    def register(run):
+        ALGORITHMS[name] = (eligible, run)
+        return run
+    return register
+
+
+@contextlib.contextmanager
+def forced(name):
+    """Runs a block with every eligible convolution using algorithm `name`."""
+    if name is not None and name not in ALGORITHMS:
+        raise ValueError(f"unknown convolution algorithm {name!r}; choose one of "
+                         f"{sorted(ALGORITHMS)}")
+    saved = _FORCED[0]
+    _FORCED[0] = name
+    try:
+        yield
+    finally:
+        _FORCED[0] = saved
+
+
+def eligible(x_shape, w_shape, strides, dilations, pads):
+    """Names of the algorithms that can run this convolution, in preference order."""
+    return [n for n, (ok, _) in ALGORITHMS.items() if ok(x_shape, w_shape, strides, dilations,
+                                                         pads)]
+
+
+def _time(run, args):
+    start = time.perf_counter()
+    out = run(*args)
+    return time.perf_counter() - start, out
+
+
+def conv(x4, w, strides, dilations, pads):
+    """The convolution by the algorithm chosen for its shape."""
+    key = (x4.shape, w.shape, strides, dilations, pads, x4.dtype.char)
+    forced_name = _FORCED[0]
+    n, h, wd, _ = x4.shape
+    macs = n * h * wd * w.size // (strides[0] * strides[1])
+    args = (x4, w, strides, dilations, pads)
+    if forced_name is not None and ALGORITHMS[forced_name][0](*key[:5]):
+        return blas_threads.run(macs, ALGORITHMS[forced_name][1], *args)
+    name = _CHOICE.get(key)
+    if name is not None:
+        STATS["hits"] += 1
+        return blas_threads.run(macs, ALGORITHMS[name][1], *args)
+    names = eligible(*key[:5])
+    if len(names) == 1 or macs < MEASURE_MIN_MACS:
+        best, out = names[0], ALGORITHMS[names[0]][1](*args)
+    else:
+        STATS["measured"] += 1
+        timed = [(_time(ALGORITHMS[nm][1], args), nm) for nm in names]
+        (_, out), best = min(timed, key=lambda t: t[0][0])
+    if len(_CHOICE) >= _CACHE_LIMIT:
+        _CHOICE.clear()
+    _CHOICE[key] = best
+    return out
+
+
+def choice(x_shape, w_shape, strides, dilations, pads, dtype_char):
+    """The algorithm remembered for a shape, or None before its first call."""
+    return _CHOICE.get((tuple(x_shape), tuple(w_shape), strides, dilations, pads, dtype_char))
