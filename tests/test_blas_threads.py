@@ -45,19 +45,19 @@ def test_contention_backs_off_to_one_thread_and_recovers(fresh, monkeypatch):
     work = _clocked(monkeypatch, lambda n: (60.0 if busy[0] else 0.3) if n == 4 else 1.0)
     macs = 1 << 24
     used = [blas_threads.run(macs, work) for _ in range(40)]
-    assert used[:2] == [4, 1]  # one sample of each first
+    assert used[:2] == [1, 4]  # one sample of each first
     assert used[2:].count(1) >= 37  # then one thread, re-trying four rarely
     busy[0] = False
-    used = [blas_threads.run(macs, work) for _ in range(200)]
+    used = [blas_threads.run(macs, work) for _ in range(blas_threads.EXPLORE_MAX + 100)]
     assert used[-20:] == [4] * 20  # a re-try found the quiet machine again
 
 
-def test_retries_back_off_while_they_keep_losing(fresh, monkeypatch):
+def test_retries_cost_a_small_share_of_the_time(fresh, monkeypatch):
     work = _clocked(monkeypatch, lambda n: 60.0 if n == 4 else 1.0)
-    used = [blas_threads.run(1 << 24, work) for _ in range(600)]
+    used = [blas_threads.run(1 << 24, work) for _ in range(5000)]
     tries = [i for i, n in enumerate(used) if n == 4]
-    gaps = np.diff(tries[1:])
-    assert len(tries) <= 6 and all(b > a for a, b in zip(gaps, gaps[1:]))
+    assert 2 <= len(tries) <= 7 and min(np.diff(tries)) >= 16 * 60 - 2
+    assert 60 * len(tries) / (5000 - len(tries)) < 0.1  # under a tenth of the time
 
 
 def test_intra_op_setting_caps_threads(fresh, monkeypatch):

@@ -33,16 +33,19 @@ EXPLORE_MAX = 1024
 _ALPHA = 0.3  # weight of the newest timing in the running estimate
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
-_state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0}
+_state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
+          "cpus": None}
 _classes = {}  # size class -> {"rates": {threads: seconds per MAC}, calls, wait, best}
 
 
 def cpu_count():
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    """Cores this process may run on (read once: the affinity mask rarely changes)."""
+    if _state["cpus"] is None:
+        try:
+            _state["cpus"] = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            _state["cpus"] = os.cpu_count() or 1
+    return _state["cpus"]
 
 
 def _openblas_paths():
@@ -120,16 +123,19 @@ def _pick(cls, most):
         entry = _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {}}
     entry["calls"] += 1
     rates = entry["rates"]
-    for n in (most, 1):  # one sample of each before choosing
+    for n in (1, most):  # one sample of each before choosing (the safe one first)
         if n not in rates:
             return n, entry
     best = min(rates, key=rates.get)
+    other = 1 if best != 1 else most
+    # Keep re-tries to about 1/16 of the time spent: a 15x slower option waits 240 calls.
+    floor = int(16 * rates[other] / max(rates[best], 1e-30))
     if best != entry["best"]:
-        entry["best"], entry["wait"] = best, EXPLORE_EVERY
+        entry["best"], entry["wait"] = best, min(max(EXPLORE_EVERY, floor), EXPLORE_MAX)
     if entry["calls"] >= entry["wait"]:
         entry["calls"] = 0
-        entry["wait"] = min(entry["wait"] * 2, EXPLORE_MAX)
-        return (1 if best != 1 else most), entry
+        entry["wait"] = min(max(entry["wait"] * 2, floor), EXPLORE_MAX)
+        return other, entry
     return best, entry
 
 

@@ -309,6 +309,9 @@ def rank(input, name=None):  # noqa: A002
 
 
 # -- concat / stack / unstack -----------------------------------------------------------------
+_concatenate = np.concatenate
+
+
 def _concat_fwd(*xs, axis):
     try:
         return np.concatenate(xs, axis=axis)
@@ -340,6 +343,15 @@ def _same_dtype(op_name, values):
 
 def concat(values, axis, name="concat"):
     """`tf.concat`: joins tensors along an existing axis."""
+    if not OBSERVERS and type(axis) is int and type(values) in (list, tuple) and \
+            len(values) > 1 and type(values[0]) is Tensor:
+        dt, nd = values[0]._dtype, values[0]._value.ndim
+        if -nd <= axis < nd and all(type(v) is Tensor and v._dtype is dt and
+                                    v._value.ndim == nd for v in values):
+            try:
+                return wrap(_concatenate([v._value for v in values], axis=axis))
+            except ValueError:  # mismatched shapes: the general path words the error
+                pass
     xs = _same_dtype("ConcatV2", values)
     if not xs:
         raise ValueError("concat needs at least one tensor")

@@ -11,7 +11,8 @@ from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, input_needs_
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
-                                   check_kind, norm_axis, tensor_args, to_tensor, unary,
+                                   cached_axes, check_kind, norm_axis, tensor_args, to_tensor,
+                                   unary,
                                    unbroadcast)
 
 __all__ = [
@@ -367,19 +368,31 @@ def _reduce_shape(x, axis, keepdims):
     return Spec(shape, x.dtype)
 
 
+_add_reduce = np.add.reduce  # np.sum less its Python wrapper
+
+
 def _defreduce(name, fwd, grad, kinds):
     op = register(name, fwd, grad=grad, shape=_reduce_shape)
+    fwd = op.forward
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
-        x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
-        axes = norm_axis(axis, x._value.ndim, op.name)
+        if type(input_tensor) is Tensor and input_tensor._dtype.kind in kinds:
+            x = input_tensor
+        else:
+            x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
+        axes = cached_axes(axis, x._value.ndim, op.name)
+        if not OBSERVERS:
+            try:
+                return wrap(fwd(x._value, axes, bool(keepdims)))
+            except Exception:  # noqa: BLE001, S110 - execute below reports it as TF does
+                pass
         return execute(op, (x,), {"axis": axes, "keepdims": bool(keepdims)})
     fn.__name__ = name
     return op, fn
 
 
 SUM, reduce_sum = _defreduce(
-    "Sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+    "Sum", lambda x, axis, keepdims: _add_reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
     lambda g, ans, x, axis, keepdims: _expand_to_input(g, ans, x, axis), NUMERIC)
 
 
