@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.ops import conv_ops, conv_select, winograd
+from tensorlite.ops import conv_ops, conv_select, numba_conv, winograd
 from tests.op_check import check_op, rand
 from tests.test_conv_ops import ref_conv2d
 
@@ -19,7 +19,9 @@ SHAPES = [
     ((1, 6, 6, 3), (1, 1, 3, 5), (1, 3), "SAME", {"im2col", "gemm1x1"}),
     ((2, 5, 5, 3), (3, 3, 3, 2), (2, 1), "SAME", {"im2col"}),
 ]
-CASES = [(algo, s) for s in SHAPES for algo in sorted(s[4])]
+# The compiled direct kernel joins every small float shape when numba is installed.
+NUMBA = {"numba"} if numba_conv.available() else set()
+CASES = [(algo, s) for s in SHAPES for algo in sorted(s[4] | NUMBA)]
 
 
 @pytest.fixture
@@ -45,7 +47,9 @@ def _geometry(xs, ws, strides, padding):
 def test_eligibility(xs, ws, strides, padding, names):
     geo = _geometry(xs, ws, strides, padding)
     assert set(conv_select.eligible(xs, ws, geo["strides"], geo["dilations"],
-                                    geo["pads"])) == names
+                                    geo["pads"], "d")) == names | NUMBA
+    assert "numba" not in conv_select.eligible(xs, ws, geo["strides"], geo["dilations"],
+                                               geo["pads"], "e")  # float16: NumPy only
 
 
 @pytest.mark.parametrize("algo,shape", CASES, ids=[f"{a}-{i}" for i, (a, _) in
@@ -97,25 +101,36 @@ def test_input_gradient_of_stride1_runs_through_winograd(calls):
 
 def test_selector_measures_once_per_shape(monkeypatch, calls):
     monkeypatch.setattr(conv_select, "_CHOICE", {})
-    monkeypatch.setattr(conv_select, "MEASURE_MIN_MACS", 0)
+    monkeypatch.setattr(conv_select, "SMALL_REPEATS", 1)
     x, w = tf.constant(rand(2, 8, 8, 8, seed=38)), tf.constant(rand(3, 3, 8, 8, seed=39))
     before = conv_select.STATS["measured"]
     first = tf.nn.conv2d(x, w, 1, "SAME")
     assert conv_select.STATS["measured"] == before + 1
-    assert calls == {"im2col": 1, "winograd": 1}  # each candidate timed once
+    names = {"im2col", "winograd"} | NUMBA
+    assert calls == {n: 1 for n in names}  # each candidate timed once
     chosen = conv_select.choice((2, 8, 8, 8), (3, 3, 8, 8), (1, 1), (1, 1), (1, 1, 1, 1), "d")
-    assert chosen in ("im2col", "winograd")
+    assert chosen in names
     second = tf.nn.conv2d(x, w, 1, "SAME")
     assert conv_select.STATS["measured"] == before + 1
     assert calls[chosen] == 2
     np.testing.assert_allclose(first.numpy(), second.numpy(), rtol=1e-12)
 
 
-def test_small_convolutions_skip_the_measurement(monkeypatch, calls):
+def test_small_convolutions_are_timed_several_times(monkeypatch, calls):
     monkeypatch.setattr(conv_select, "_CHOICE", {})
-    before = conv_select.STATS["measured"]
     tf.nn.conv2d(tf.ones([1, 4, 4, 8]), tf.ones([3, 3, 8, 2]), 1, "SAME")
-    assert conv_select.STATS["measured"] == before and calls == {"im2col": 1}
+    reps = conv_select.SMALL_REPEATS
+    assert calls == {n: reps for n in {"im2col", "winograd"} | NUMBA}
+    calls.clear()
+    tf.nn.conv2d(tf.ones([1, 4, 4, 8]), tf.ones([3, 3, 8, 2]), 1, "SAME")
+    assert sum(calls.values()) == 1
+
+
+def test_numba_switched_off_is_never_eligible(monkeypatch):
+    monkeypatch.setenv("TENSORLITE_NUMBA", "0")
+    assert not numba_conv.available()
+    assert "numba" not in conv_select.eligible((1, 4, 4, 8), (3, 3, 8, 2), (1, 1), (1, 1),
+                                               (1, 1, 1, 1), "d")
 
 
 def test_forcing_an_unknown_algorithm_names_the_choices():

@@ -29,7 +29,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
-from tensorlite.ops import conv_select, winograd
+from tensorlite.ops import conv_select, numba_conv, winograd
 from tensorlite.ops.math_ops import reduce_sum
 
 __all__ = []
@@ -182,7 +182,7 @@ def _conv_im2col(x4, w, strides, dilations, pads):
     return out.reshape(x4.shape[0], oh, ow, o)
 
 
-@conv_select.algorithm("gemm1x1", lambda xs, ws, s, d, pads: ws[:2] == (1, 1) and
+@conv_select.algorithm("gemm1x1", lambda xs, ws, s, d, pads, dt: ws[:2] == (1, 1) and
                        not any(pads) and s != (1, 1))
 def _conv_gemm1x1(x4, w, strides, dilations, pads):
     """A strided 1x1 convolution: the strided pixels meet the filter in one matmul (the
@@ -191,10 +191,15 @@ def _conv_gemm1x1(x4, w, strides, dilations, pads):
     return np.matmul(xs, w[0, 0])
 
 
-@conv_select.algorithm("winograd", lambda xs, ws, s, d, pads: ws[:2] == (3, 3) and
+@conv_select.algorithm("winograd", lambda xs, ws, s, d, pads, dt: ws[:2] == (3, 3) and
                        s == (1, 1) and d == (1, 1) and xs[-1] >= _WINOGRAD_MIN_CHANNELS)
 def _conv_winograd(x4, w, strides, dilations, pads):
     return winograd.conv3x3(x4, w, pads)
+
+
+@conv_select.algorithm("numba", numba_conv.eligible)
+def _conv_numba(x4, w, strides, dilations, pads):
+    return numba_conv.conv(x4, w, strides, dilations, pads, _pad)
 
 
 def _col2im(tap_fn, dxp, k_hw, out_hw, strides, dilations):

@@ -3,9 +3,9 @@
 Each algorithm is a function ``f(x4, w, strides, dilations, pads) -> [N, OH, OW, O]`` with
 an eligibility rule. The first call for a shape (input, filter, geometry, dtype) with more
 than one eligible algorithm times each on the real input once and remembers the fastest,
-as cuDNN's benchmark mode does; later calls are a dict lookup. Convolutions too small for
-the difference to outweigh the timing noise skip the measurement and take the first
-eligible algorithm.
+as cuDNN's benchmark mode does; later calls are a dict lookup. Small convolutions are
+timed a few times each (the best run counts), so a compiled kernel's first-call cost and
+the timer's noise do not decide.
 
 `forced(name)` (tests, benchmarks) or TENSORLITE_CONV_ALGO=name makes every eligible
 shape use one algorithm; shapes it cannot handle keep the choice.
@@ -20,12 +20,14 @@ import time
 
 from tensorlite.framework import blas_threads
 
-ALGORITHMS = {}  # name -> (eligible(x_shape, w_shape, strides, dilations, pads), run)
+# name -> (eligible(x_shape, w_shape, strides, dilations, pads, dtype_char), run)
+ALGORITHMS = {}
 _CHOICE = {}
 _CACHE_LIMIT = 1024
 _FORCED = [os.environ.get("TENSORLITE_CONV_ALGO") or None]
-# Below this many multiply-adds the algorithms differ by less than the timer's noise.
+# Below this many multiply-adds a convolution is timed SMALL_REPEATS times per algorithm.
 MEASURE_MIN_MACS = 2_000_000
+SMALL_REPEATS = 3
 STATS = {"measured": 0, "hits": 0}
 
 
@@ -51,10 +53,10 @@ def forced(name):
         _FORCED[0] = saved
 
 
-def eligible(x_shape, w_shape, strides, dilations, pads):
+def eligible(x_shape, w_shape, strides, dilations, pads, dtype_char):
     """Names of the algorithms that can run this convolution, in preference order."""
-    return [n for n, (ok, _) in ALGORITHMS.items() if ok(x_shape, w_shape, strides, dilations,
-                                                         pads)]
+    return [n for n, (ok, _) in ALGORITHMS.items()
+            if ok(x_shape, w_shape, strides, dilations, pads, dtype_char)]
 
 
 def _time(run, args):
@@ -70,18 +72,22 @@ def conv(x4, w, strides, dilations, pads):
     n, h, wd, _ = x4.shape
     macs = n * h * wd * w.size // (strides[0] * strides[1])
     args = (x4, w, strides, dilations, pads)
-    if forced_name is not None and ALGORITHMS[forced_name][0](*key[:5]):
+    if forced_name is not None and ALGORITHMS[forced_name][0](*key):
         return blas_threads.run(macs, ALGORITHMS[forced_name][1], *args)
     name = _CHOICE.get(key)
     if name is not None:
         STATS["hits"] += 1
         return blas_threads.run(macs, ALGORITHMS[name][1], *args)
-    names = eligible(*key[:5])
-    if len(names) == 1 or macs < MEASURE_MIN_MACS:
+    names = eligible(*key)
+    if len(names) == 1:
         best, out = names[0], ALGORITHMS[names[0]][1](*args)
     else:
         STATS["measured"] += 1
-        timed = [(_time(ALGORITHMS[nm][1], args), nm) for nm in names]
+        # Small ones are cheap to time: the best of a few runs, past any first-call costs
+        # (a compiled kernel's compilation, first-touch page faults).
+        reps = SMALL_REPEATS if macs < MEASURE_MIN_MACS else 1
+        timed = [(min((_time(ALGORITHMS[nm][1], args) for _ in range(reps)),
+                      key=lambda t: t[0]), nm) for nm in names]
         (_, out), best = min(timed, key=lambda t: t[0][0])
     if len(_CHOICE) >= _CACHE_LIMIT:
         _CHOICE.clear()
