@@ -204,15 +204,18 @@ def bench_contended_matmul(repeats, seconds=20.0, number=50):
     m = tf.constant(m_np)
     most = blas_threads.cpu_count()
     spinner = subprocess.Popen([sys.executable, "-c", _SPIN.format(s=seconds)])
-    times = {"numpy 1 thread": [], f"numpy {most} threads": [], "tensorlite": []}
+    def numpy_on(n):
+        def run():
+            blas_threads.set_threads(n)
+            return timeit.timeit(lambda: m_np @ m_np, number=number)
+        return run
+    cases = [("numpy 1 thread", numpy_on(1)), (f"numpy {most} threads", numpy_on(most)),
+             ("tensorlite", lambda: timeit.timeit(lambda: m @ m, number=number))]
+    times = {k: [] for k, _ in cases}
     try:
-        for _ in range(repeats):
-            blas_threads.set_threads(1)
-            times["numpy 1 thread"].append(timeit.timeit(lambda: m_np @ m_np, number=number))
-            blas_threads.set_threads(most)
-            times[f"numpy {most} threads"].append(timeit.timeit(lambda: m_np @ m_np,
-                                                                number=number))
-            times["tensorlite"].append(timeit.timeit(lambda: m @ m, number=number))
+        for r in range(repeats):  # the order rotates: idle BLAS threads spin for a while
+            for k, run in cases[r % 3:] + cases[:r % 3]:  # after a multi-threaded case
+                times[k].append(run())
     finally:
         spinner.kill()
         spinner.wait()
