@@ -21,6 +21,8 @@ CALLS = {
     "slice": lambda t: t[1:3, ::2],
     "slice_int": lambda t: t[-1, 2],
     "slice_neg_step": lambda t: t[::-1, 1:, -2],
+    "gather": lambda t: tf.gather(t, tf.constant([2, 0, 2])),
+    "gather_axis0_int64": lambda t: tf.gather(t, tf.constant(np.array([[1], [0]])), axis=0),
     "conv2d": lambda t: tf.nn.conv2d(tf.reshape(t, [1, 3, 4, 5]),
                                      tf.ones([2, 2, 5, 3]), 1, "SAME"),
 }
@@ -85,3 +87,13 @@ def test_conv2d_geometry_cache_keeps_checks():
     _raises(ValueError, lambda: tf.nn.conv2d(x, w, [1, 1], "same"), "SAME")
     _raises(tf.errors.InvalidArgumentError,
             lambda: tf.nn.conv2d(x, tf.ones([3, 3, 3, 2], tf.float64), 1, "SAME"), "float64")
+
+
+def test_gather_errors():
+    x = tf.constant(X)
+    _raises(tf.errors.InvalidArgumentError, lambda: tf.gather(x, tf.constant([0, 3])),
+            "indices[1] = 3", "[0, 3)")
+    _raises(tf.errors.InvalidArgumentError, lambda: tf.gather(x, tf.constant([-1])),
+            "indices[0] = -1")
+    _raises(tf.errors.InvalidArgumentError, lambda: tf.gather(x, tf.constant([0.0])),
+            "integer")

@@ -596,6 +596,16 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
     >>> tf.gather(tf.constant([10, 20, 30]), [2, 0]).numpy()
     array([30, 10], dtype=int32)"""
+    if not OBSERVERS and batch_dims == 0 and (axis is None or type(axis) is int and axis == 0) \
+            and type(params) is Tensor and type(indices) is Tensor \
+            and indices._dtype.kind in "iu" and params._value.ndim:
+        v = indices._value
+        # np.take raises past the end; TF also refuses negatives, which NumPy would wrap
+        if v.size and v.min() >= 0:
+            try:
+                return wrap(np.take(params._value, v, axis=0))
+            except IndexError:  # the general path names the bad index
+                pass
     p = to_tensor(params)
     i = _index_tensor("GatherV2", indices)
     nd, ni = p._value.ndim, i._value.ndim
