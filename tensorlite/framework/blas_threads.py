@@ -9,9 +9,10 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
 * runs kernels under `SMALL_MACS` multiply-adds single-threaded (threads cost more than
   they give there, and they are the ones that collapse worst);
 * for larger ones keeps, per power-of-two size class, a running time per multiply-add on
-  one thread and on `intra_op_threads()`, uses the faster and re-tries the other every
-  `EXPLORE_EVERY` calls (backing off to `EXPLORE_MAX` while it keeps losing), so it backs off to one thread while the machine is contended and
-  returns to all of them when it is quiet.
+  one thread and on `intra_op_threads()`, and uses the faster. The other is re-tried after
+  a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
+  and at least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
+  to one thread while the machine is contended and returns to all of them when it is quiet.
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
