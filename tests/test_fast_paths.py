@@ -5,6 +5,7 @@ import pytest
 
 import tensorlite as tf
 from tests.op_check import rand
+from tests.test_conv_ops import _raises
 
 X = rand(3, 4, 5, seed=41).astype(np.float32)
 
@@ -37,13 +38,6 @@ def test_fast_path_equals_taped_path(name):
         slow = fn(x)
     assert fast.dtype == slow.dtype and fast.shape == slow.shape
     np.testing.assert_allclose(fast.numpy(), slow.numpy(), rtol=1e-6)
-
-
-def _raises(cls, fn, *words):
-    with pytest.raises(cls) as info:
-        fn()
-    for w in words:
-        assert w in str(info.value), str(info.value)
 
 
 def test_reduction_axis_errors_survive_the_cache():
