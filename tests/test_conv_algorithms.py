@@ -126,6 +126,12 @@ def test_small_convolutions_are_timed_several_times(monkeypatch, calls):
     assert sum(calls.values()) == 1
 
 
+def test_unknown_algorithm_in_the_environment_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(conv_select, "_FORCED", ["fft"])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="TENSORLITE_CONV_ALGO"):
+        tf.nn.conv2d(tf.ones([1, 4, 4, 1]), tf.ones([3, 3, 1, 1]), 1, "SAME")
+
+
 def test_numba_switched_off_is_never_eligible(monkeypatch):
     monkeypatch.setenv("TENSORLITE_NUMBA", "0")
     assert not numba_conv.available()

@@ -72,8 +72,13 @@ def conv(x4, w, strides, dilations, pads):
     n, h, wd, _ = x4.shape
     macs = n * h * wd * w.size // (strides[0] * strides[1])
     args = (x4, w, strides, dilations, pads)
-    if forced_name is not None and ALGORITHMS[forced_name][0](*key):
-        return blas_threads.run(macs, ALGORITHMS[forced_name][1], *args)
+    if forced_name is not None:
+        entry = ALGORITHMS.get(forced_name)
+        if entry is None:  # only the environment variable can name an unknown one
+            raise ValueError(f"TENSORLITE_CONV_ALGO={forced_name!r} names no convolution "
+                             f"algorithm; choose one of {sorted(ALGORITHMS)} or unset it")
+        if entry[0](*key):
+            return blas_threads.run(macs, entry[1], *args)
     name = _CHOICE.get(key)
     if name is not None:
         STATS["hits"] += 1
