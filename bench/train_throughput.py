@@ -133,6 +133,9 @@ def compare(models, repeats, batches):
                     r = one_run(py, system, model, threads, batches)
                     if r is not None:
                         results.setdefault((threads, model, system), []).append(r)
+                        print(f"  ran {system} {model} threads={threads or 'default'}: "
+                              f"{r['images_per_s']:.0f}/s, first step {r['first_step_s']:.2f}"
+                              f" s", flush=True)
     print(f"systems: {', '.join(pythons)}; medians of {repeats} interleaved runs (the machine "
           f"may be loaded: read the ratios)")
     for threads in settings:
