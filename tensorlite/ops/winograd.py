@@ -25,8 +25,10 @@ CHUNK_BYTES = 4 << 20
 def filter_transform(w):
     """[3, 3, C, O] -> U [16, C, O] (row-major over the 4x4 transformed tap)."""
     g = _G.astype(w.dtype)
-    u = np.einsum("ai,ijco,bj->abco", g, w, g, optimize=True)
-    return np.ascontiguousarray(u.reshape(16, w.shape[2], w.shape[3]))
+    c, o = w.shape[2:]
+    rows = (g @ w.reshape(3, 3 * c * o)).reshape(4, 3, c * o)  # G along the filter rows
+    u = np.matmul(g, rows)  # and along its columns: [4, 4, C*O]
+    return u.reshape(16, c, o)
 
 
 def _pair_transform(a0, a1, a2, a3):
