@@ -3,8 +3,8 @@ interleaved, on 1 thread and on the default threads (bench/train_workers.py runs
 
   * seed 002's CIFAR-10 CNN (RMSprop, batch 32), an MLP 784-128-10 (Adam, batch 128) and a
     small LSTM (20 steps x 16 features -> 32 units -> 10, Adam, batch 64): images/s
-    (median step), the ratio to each peer, and the first step (build + trace + graph passes
-    + code generation + the first call) against the steady step.
+    (median step), the ratio to each peer, and the first two steps (build, trace, graph
+    passes, code generation, convolution algorithm timing, the calls) beyond two steady ones.
   * --numpy-loop: the MLP's Keras `fit` beside a hand-written NumPy loop doing the same math.
 
 Data is synthetic with CIFAR/MNIST shapes (speed does not depend on the pixels). The peers
@@ -134,8 +134,8 @@ def compare(models, repeats, batches):
                     if r is not None:
                         results.setdefault((threads, model, system), []).append(r)
                         print(f"  ran {system} {model} threads={threads or 'default'}: "
-                              f"{r['images_per_s']:.0f}/s, first step {r['first_step_s']:.2f}"
-                              f" s", flush=True)
+                              f"{r['images_per_s']:.0f}/s, first two steps "
+                              f"{r['first_steps_s']:.2f} s", flush=True)
     print(f"systems: {', '.join(pythons)}; medians of {repeats} interleaved runs (the machine "
           f"may be loaded: read the ratios)")
     for threads in settings:
@@ -152,11 +152,12 @@ def compare(models, repeats, batches):
             print(line)
             for s, r in rows.items():
                 if r:
-                    first = statistics.median(x["first_step_s"] for x in r)
-                    extra = statistics.median(x["first_step_s"] - x["step_s"] for x in r)
-                    print(f"        {s:10s} first step {first:6.2f} s, of which beyond a "
-                          f"steady step {extra:6.2f} s")
-    print("\ngoals: CNN tl/tensorflow >= 1.0x (quiet machine); CNN first-step extra < 0.5 s")
+                    first = statistics.median(x["first_steps_s"] for x in r)
+                    extra = statistics.median(x["first_steps_s"] - 2 * x["step_s"] for x in r)
+                    print(f"        {s:10s} first two steps {first:6.2f} s, beyond two steady "
+                          f"steps {extra:6.2f} s")
+    print("\ngoals: CNN tl/tensorflow >= 1.0x (quiet machine); CNN start-up (build, trace, "
+          "passes, codegen, first calls) beyond steady steps < 0.5 s")
 
 
 def main():

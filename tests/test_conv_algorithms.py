@@ -116,6 +116,19 @@ def test_selector_measures_once_per_shape(monkeypatch, calls):
     np.testing.assert_allclose(first.numpy(), second.numpy(), rtol=1e-12)
 
 
+def test_large_batches_are_timed_on_a_sample(monkeypatch, calls):
+    monkeypatch.setattr(conv_select, "_CHOICE", {})
+    monkeypatch.setattr(conv_select, "MEASURE_MIN_MACS", 0)
+    monkeypatch.setattr(conv_select, "SAMPLE_IMAGES", 1)
+    x, w = rand(5, 6, 6, 8, seed=42), rand(3, 3, 8, 4, seed=43)
+    got = tf.nn.conv2d(tf.constant(x), tf.constant(w), 1, "SAME")
+    np.testing.assert_allclose(got.numpy(), ref_conv2d(x, w), rtol=1e-10, atol=1e-10)
+    names = {"im2col", "winograd"} | NUMBA
+    chosen = conv_select.choice(x.shape, w.shape, (1, 1), (1, 1), (1, 1, 1, 1), "d")
+    # two timed runs each on one image, then the winner on all five
+    assert calls == {n: 2 + (n == chosen) for n in names}
+
+
 def test_small_convolutions_are_timed_several_times(monkeypatch, calls):
     monkeypatch.setattr(conv_select, "_CHOICE", {})
     tf.nn.conv2d(tf.ones([1, 4, 4, 8]), tf.ones([3, 3, 8, 2]), 1, "SAME")

@@ -28,6 +28,7 @@ _FORCED = [os.environ.get("TENSORLITE_CONV_ALGO") or None]
 # Below this many multiply-adds a convolution is timed SMALL_REPEATS times per algorithm.
 MEASURE_MIN_MACS = 2_000_000
 SMALL_REPEATS = 3
+SAMPLE_IMAGES = 4
 STATS = {"measured": 0, "hits": 0}
 
 
@@ -65,6 +66,25 @@ def _time(run, args):
     return time.perf_counter() - start, out
 
 
+def _measure(names, args, macs):
+    """(fastest name, its output or None). Small convolutions are cheap to time: the best
+    of a few runs, past any first-call costs (a compiled kernel's compilation, first-touch
+    page faults). Large batches are timed on their first SAMPLE_IMAGES images, twice each,
+    so that choosing costs a fraction of one full convolution; the winner then runs."""
+    x4 = args[0]
+    reps, sample = SMALL_REPEATS, args
+    if macs >= MEASURE_MIN_MACS:
+        reps = 1
+        if x4.shape[0] > 2 * SAMPLE_IMAGES:
+            reps, sample = 2, (x4[:SAMPLE_IMAGES],) + args[1:]
+    timed = [(min((_time(ALGORITHMS[nm][1], sample) for _ in range(reps)),
+                  key=lambda t: t[0]), nm) for nm in names]
+    (_, out), best = min(timed, key=lambda t: t[0][0])
+    if sample is not args:
+        out = ALGORITHMS[best][1](*args)
+    return best, out
+
+
 def conv(x4, w, strides, dilations, pads):
     """The convolution by the algorithm chosen for its shape."""
     key = (x4.shape, w.shape, strides, dilations, pads, x4.dtype.char)
@@ -88,12 +108,7 @@ def conv(x4, w, strides, dilations, pads):
         best, out = names[0], ALGORITHMS[names[0]][1](*args)
     else:
         STATS["measured"] += 1
-        # Small ones are cheap to time: the best of a few runs, past any first-call costs
-        # (a compiled kernel's compilation, first-touch page faults).
-        reps = SMALL_REPEATS if macs < MEASURE_MIN_MACS else 1
-        timed = [(min((_time(ALGORITHMS[nm][1], args) for _ in range(reps)),
-                      key=lambda t: t[0]), nm) for nm in names]
-        (_, out), best = min(timed, key=lambda t: t[0][0])
+        best, out = _measure(names, args, macs)
     if len(_CHOICE) >= _CACHE_LIMIT:
         _CHOICE.clear()
     _CHOICE[key] = best
