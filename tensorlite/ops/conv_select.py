@@ -67,9 +67,9 @@ def _time(run, args):
 
 
 def _measure(names, args, macs):
-    """(fastest name, its output or None). Small convolutions are cheap to time: the best
-    of a few runs, past any first-call costs (a compiled kernel's compilation, first-touch
-    page faults). Large batches are timed on their first SAMPLE_IMAGES images, twice each,
+    """(fastest name, the convolution's output). Small convolutions are cheap to time: the
+    best of a few runs, past any first-call costs (a compiled kernel's compilation,
+    first-touch page faults). Large batches are timed on their first SAMPLE_IMAGES images, twice each,
     so that choosing costs a fraction of one full convolution; the winner then runs."""
     x4 = args[0]
     reps, sample = SMALL_REPEATS, args
