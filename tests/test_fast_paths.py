@@ -91,3 +91,23 @@ def test_gather_errors():
             "indices[0] = -1")
     _raises(tf.errors.InvalidArgumentError, lambda: tf.gather(x, tf.constant([0.0])),
             "integer")
+
+
+@pytest.mark.parametrize("shape", [(4, 10), (2, 3, 7), (1,), (300, 100)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_compiled_kernel_equals_numpy(shape, dtype, monkeypatch):
+    """The numba kernel (where installed and the input small) against the NumPy form."""
+    x = tf.constant(rand(*shape, seed=44, low=-30, high=30).astype(dtype))
+    got = tf.nn.softmax(x).numpy()
+    monkeypatch.setenv("TENSORLITE_NUMBA", "0")
+    want = tf.nn.softmax(x).numpy()
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-13,
+                               atol=1e-30)
+
+
+def test_softmax_kernel_declines_what_it_does_not_cover():
+    from tensorlite.ops import numba_softmax
+    assert numba_softmax.rows(np.zeros((0, 3))) is None
+    assert numba_softmax.rows(np.zeros((200, 100))) is None  # large: NumPy
+    assert numba_softmax.rows(np.zeros((2, 3), np.float16)) is None

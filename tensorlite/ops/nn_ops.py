@@ -18,6 +18,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
                                    norm_axis, tensor_args, to_tensor)
@@ -145,6 +146,10 @@ _max_reduce, _add_reduce = np.maximum.reduce, np.add.reduce
 
 
 def _softmax_fwd(x, axis):
+    if axis == -1:
+        out = numba_softmax.rows(x)
+        if out is not None:
+            return out
     e = np.subtract(x, _max_reduce(x, axis=axis, keepdims=True))
     np.exp(e, out=e)
     e /= _add_reduce(e, axis=axis, keepdims=True)

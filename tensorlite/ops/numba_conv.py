@@ -9,21 +9,15 @@ The kernel is compiled on first use (cached on disk by numba), never at import.
 Example:
     >>> if available(): y = conv(x4, w, (1, 1), (1, 1), (1, 1, 1, 1))
 """
-import os
-
 import numpy as np
+
+from tensorlite.ops.numba_backend import available, compiled
 
 # Larger convolutions belong to BLAS: a direct loop there only costs a slow measurement.
 MAX_MACS = 1 << 20
-_STATE = {"kernel": None, "tried": False}
 
 
-def _compile():
-    try:
-        import numba  # noqa: PLC0415 - optional
-    except ImportError:
-        return None
-
+def _build(numba):
     @numba.njit(cache=True, nogil=True)
     def direct(xp, w, sh, sw, dh, dw, out):
         n, oh, ow, o = out.shape
@@ -43,20 +37,6 @@ def _compile():
     return direct
 
 
-def available():
-    """True when numba is installed and not switched off (TENSORLITE_NUMBA=0)."""
-    if os.environ.get("TENSORLITE_NUMBA", "1") == "0":
-        return False
-    if not _STATE["tried"]:
-        _STATE["tried"] = True
-        try:
-            import importlib.util  # noqa: PLC0415
-            _STATE["present"] = importlib.util.find_spec("numba") is not None
-        except (ImportError, ValueError):
-            _STATE["present"] = False
-    return _STATE["present"]
-
-
 def eligible(x_shape, w_shape, strides, dilations, pads, dtype_char):
     n, h, wd, _ = x_shape
     macs = n * h * wd * int(np.prod(w_shape)) // (strides[0] * strides[1])
@@ -65,13 +45,12 @@ def eligible(x_shape, w_shape, strides, dilations, pads, dtype_char):
 
 def conv(x4, w, strides, dilations, pads, pad_fn):
     """Direct convolution of [N, H, W, C] with [KH, KW, C, O]; pad_fn pads the input."""
-    if _STATE["kernel"] is None:
-        _STATE["kernel"] = _compile()
+    kernel = compiled("conv_direct", _build)
     xp = np.ascontiguousarray(pad_fn(x4, pads))
     kh, kw = w.shape[:2]
     oh = (xp.shape[1] - (kh - 1) * dilations[0] - 1) // strides[0] + 1
     ow = (xp.shape[2] - (kw - 1) * dilations[1] - 1) // strides[1] + 1
     out = np.empty((x4.shape[0], oh, ow, w.shape[3]), x4.dtype)
-    _STATE["kernel"](xp, np.ascontiguousarray(w, dtype=x4.dtype), strides[0], strides[1],
-                     dilations[0], dilations[1], out)
+    kernel(xp, np.ascontiguousarray(w, dtype=x4.dtype), strides[0], strides[1],
+           dilations[0], dilations[1], out)
     return out
