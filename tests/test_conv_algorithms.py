@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.ops import conv_ops, conv_select, numba_conv, winograd
+from tensorlite.ops import conv_ops, conv_select, numba_backend, numba_conv, winograd
 from tests.op_check import check_op, rand
 from tests.test_conv_ops import ref_conv2d
 
@@ -146,6 +146,7 @@ def test_unknown_algorithm_in_the_environment_is_a_clear_error(monkeypatch):
 
 
 def test_numba_switched_off_is_never_eligible(monkeypatch):
+    monkeypatch.setattr(numba_backend, "_STATE", {})
     monkeypatch.setenv("TENSORLITE_NUMBA", "0")
     assert not numba_conv.available()
     assert "numba" not in conv_select.eligible((1, 4, 4, 8), (3, 3, 8, 2), (1, 1), (1, 1),
@@ -164,3 +165,13 @@ def test_winograd_filter_transform_is_exact_on_a_delta():
     w[1, 1] = np.eye(2)
     x = rand(1, 5, 4, 2, seed=40)
     np.testing.assert_allclose(winograd.conv3x3(x, w, (1, 1, 1, 1)), x, atol=1e-14)
+
+
+def test_numba_conv_without_a_kernel_falls_back_to_numpy(monkeypatch):
+    """A numba that fails to build: the same convolution from NumPy, one matmul per tap."""
+    monkeypatch.setattr(numba_conv, "compiled", lambda name, build: None)
+    x, w = rand(2, 7, 6, 3, seed=45), rand(3, 2, 3, 4, seed=46)
+    for s, d, pad in [((1, 1), (1, 1), "SAME"), ((2, 1), (1, 2), "VALID")]:
+        got = numba_conv.conv(x, w, s, d, _geometry(x.shape, w.shape, s, pad)["pads"]
+                              if d == (1, 1) else (0, 0, 0, 0), conv_ops._pad)
+        np.testing.assert_allclose(got, ref_conv2d(x, w, s, pad, d), rtol=1e-12, atol=1e-12)

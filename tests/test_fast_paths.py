@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
+from tensorlite.ops import numba_backend, numba_softmax
 from tests.op_check import rand
 from tests.test_conv_ops import _raises
 
@@ -99,7 +100,8 @@ def test_softmax_compiled_kernel_equals_numpy(shape, dtype, monkeypatch):
     """The numba kernel (where installed and the input small) against the NumPy form."""
     x = tf.constant(rand(*shape, seed=44, low=-30, high=30).astype(dtype))
     got = tf.nn.softmax(x).numpy()
-    monkeypatch.setenv("TENSORLITE_NUMBA", "0")
+    monkeypatch.setattr(numba_softmax, "_KERNEL", [None])
+    monkeypatch.setitem(numba_backend._STATE, "on", False)
     want = tf.nn.softmax(x).numpy()
     assert got.dtype == want.dtype == dtype
     np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-13,
@@ -107,7 +109,6 @@ def test_softmax_compiled_kernel_equals_numpy(shape, dtype, monkeypatch):
 
 
 def test_softmax_kernel_declines_what_it_does_not_cover():
-    from tensorlite.ops import numba_softmax
     assert numba_softmax.rows(np.zeros((0, 3))) is None
     assert numba_softmax.rows(np.zeros((200, 100))) is None  # large: NumPy
     assert numba_softmax.rows(np.zeros((2, 3), np.float16)) is None

@@ -14,6 +14,7 @@ from tensorlite.ops.numba_backend import available, compiled
 
 # Above this many elements NumPy's vectorised passes are as fast and need no compilation.
 MAX_SIZE = 1 << 14
+_KERNEL = [None]
 
 
 def _build(numba):
@@ -37,9 +38,15 @@ def _build(numba):
 
 def rows(x):
     """Softmax of x along its last axis, or None where this kernel does not apply."""
-    if x.size == 0 or x.size > MAX_SIZE or x.dtype.char not in "fd" or not available():
+    kernel = _KERNEL[0]
+    if kernel is None:
+        if not available():
+            return None
+        kernel = _KERNEL[0] = compiled("softmax_rows", _build)
+    if x.size == 0 or x.size > MAX_SIZE or x.dtype.char not in "fd" or \
+            not x.flags.c_contiguous:
         return None
-    x2 = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
-    out = np.empty_like(x2)
-    compiled("softmax_rows", _build)(x2, out)
-    return out.reshape(x.shape)
+    k = x.shape[-1]
+    out = np.empty(x.shape, x.dtype)
+    kernel(x.reshape(-1, k), out.reshape(-1, k))
+    return out
