@@ -16,7 +16,9 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
-bundled library otherwise; with neither, everything runs as NumPy would.
+bundled library otherwise; with neither, everything runs as NumPy would. The setting is
+process-wide: NumPy code outside tensorlite runs on whatever count the last tensorlite
+kernel left (threadpoolctl's `threadpool_limits` pins it for a block of one's own).
 
 Example:
     >>> run(256 ** 3, np.matmul, a, b)   # a 256x256 GEMM on the thread count measured best
