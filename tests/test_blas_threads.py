@@ -20,6 +20,7 @@ def fresh(monkeypatch):
         blas_threads._state["current"] = n
         return True
     monkeypatch.setattr(blas_threads, "set_threads", fake_set)
+    monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
     yield seen
     blas_threads._state["current"] = None
 
@@ -58,6 +59,13 @@ def test_retries_cost_a_small_share_of_the_time(fresh, monkeypatch):
     tries = [i for i, n in enumerate(used) if n == 4]
     assert 2 <= len(tries) <= 7 and min(np.diff(tries)) >= 16 * 60 - 2
     assert 60 * len(tries) / (5000 - len(tries)) < 0.1  # under a tenth of the time
+
+
+def test_no_retries_of_more_threads_while_every_core_is_loaded(fresh, monkeypatch):
+    work = _clocked(monkeypatch, lambda n: 60.0 if n == 4 else 1.0)
+    monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
+    used = [blas_threads.run(1 << 24, work) for _ in range(3000)]
+    assert used.count(4) == 1  # the first sample only
 
 
 def test_intra_op_setting_caps_threads(fresh, monkeypatch):

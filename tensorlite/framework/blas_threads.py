@@ -12,7 +12,8 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
   one thread and on `intra_op_threads()`, and uses the faster. The other is re-tried after
   a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
   and at least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
-  to one thread while the machine is contended and returns to all of them when it is quiet.
+  to one thread while the machine is contended and returns to all of them when it is quiet;
+  while the load average says every core is taken, it does not re-try more threads at all.
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
@@ -137,9 +138,19 @@ def _pick(cls, most):
         entry["best"], entry["wait"] = best, min(max(EXPLORE_EVERY, floor), EXPLORE_MAX)
     if entry["calls"] >= entry["wait"]:
         entry["calls"] = 0
+        if other != 1 and _busy(most):  # every core already has a runnable job: no re-try
+            return best, entry
         entry["wait"] = min(max(entry["wait"] * 2, floor), EXPLORE_MAX)
         return other, entry
     return best, entry
+
+
+def _busy(most):
+    """True while the 1-minute load average says every core we would use is taken."""
+    try:
+        return os.getloadavg()[0] >= most
+    except (AttributeError, OSError):  # no load average on this platform
+        return False
 
 
 def choose(macs):
