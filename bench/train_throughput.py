@@ -13,6 +13,10 @@ TL_BENCH_TF_PYTHON (tensorflow-cpu in its own venv).
 
     python bench/train_throughput.py [--repeats 3] [--batches 6] [--models cnn,mlp,lstm]
 
+TensorFlow beside it, in a venv of its own:
+    python3 -m venv /tmp/tf && /tmp/tf/bin/pip install tensorflow-cpu
+    TL_BENCH_TF_PYTHON=/tmp/tf/bin/python python bench/train_throughput.py
+
 Goals (issue 18): the CNN at >= 1.0x TensorFlow's images/s on 1 and 2 threads on a quiet
 machine; the first step's extra cost (trace, passes, codegen) under 0.5 s for the CNN.
 (issue 4): the MLP within 1.2x of the NumPy loop.
