@@ -7,9 +7,15 @@ y = exp(x @ x) on [10,10]. TensorFlow and PyTorch are timed too when installed.
 
     python bench/eager_overhead.py [--repeats 7]
 
+Then softmax, concat, reduce_sum, slicing, gather and a small conv2d on 1 thread, untaped
+and taped with backward, beside PyTorch when installed (interleaved); and a 256x256 matmul
+while a spinning process (started here, bounded in time) holds one core, beside NumPy on
+1 thread and on its default threads.
+
 Prints medians over repeats, in microseconds per op, and the ratio to NumPy.
 Goals (issue 2): add <= 4x NumPy, add under a tape <= 8x, matmul <= 1.1x, import < 0.3 s,
-jacobian <= 2 ms; issue 10: the long persistent tape <= 8x.
+jacobian <= 2 ms; issue 10: the long persistent tape <= 8x; (issue 18) small ops <= 1.5x
+PyTorch on 1 thread, the contended matmul at NumPy's 1-thread speed or better.
 """
 import argparse
 import os
@@ -117,10 +123,144 @@ def bench_peers(repeats):
     return res
 
 
+def _small_op_cases():
+    """name -> (tensorlite fn of one input, torch fn of one input or None, input array)."""
+    rng = np.random.default_rng(0)
+    v = rng.random((4, 10), dtype=np.float32)
+    img = rng.random((1, 8, 8, 3), dtype=np.float32)
+    k = tf.constant(rng.random((3, 3, 3, 4), dtype=np.float32))
+    idx = tf.constant(np.array([0, 2, 3]))
+    other = tf.constant(v)
+    cases = {
+        "softmax": (lambda a: tf.nn.softmax(a), "softmax", v),
+        "concat": (lambda a: tf.concat([a, other], 0), "concat", v),
+        "reduce_sum": (lambda a: tf.reduce_sum(a, 1), "reduce_sum", v),
+        "slicing": (lambda a: a[1:3, 2:], "slicing", v),
+        "gather": (lambda a: tf.gather(a, idx), "gather", v),
+        "conv2d [1,8,8,3]x[3,3,3,4]": (lambda a: tf.nn.conv2d(a, k, 1, "SAME"), "conv2d", img),
+    }
+    return cases, (other, idx, k)
+
+
+def _torch_small_ops(torch, other, idx, k):
+    o, i = torch.from_numpy(other.numpy()), torch.from_numpy(idx.numpy())
+    kt = torch.from_numpy(np.transpose(k.numpy(), (3, 2, 0, 1)).copy())
+    return {
+        "softmax": lambda a: torch.softmax(a, -1),
+        "concat": lambda a: torch.cat([a, o], 0),
+        "reduce_sum": lambda a: torch.sum(a, 1),
+        "slicing": lambda a: a[1:3, 2:],
+        "gather": lambda a: torch.index_select(a, 0, i),
+        # torch is NCHW: the NHWC input is permuted first, as a TF user's tensors would be
+        "conv2d": lambda a: torch.nn.functional.conv2d(a.permute(0, 3, 1, 2), kt, padding=1),
+    }
+
+
+def _taped(fn, x):
+    def run():
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        return tape.gradient(y, x)
+    return run
+
+
+def _torch_taped(fn, x):
+    def run():
+        x.grad = None
+        y = fn(x)
+        y.backward(torch_ones_like(y))
+        return x.grad
+    return run
+
+
+def bench_small_ops(repeats, number=2000):
+    """Small ops on one thread, tensorlite and PyTorch interleaved: us per call."""
+    global torch_ones_like  # noqa: PLW0603 - set only when torch is importable
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    cases, extra = _small_op_cases()
+    fns = {}
+    for name, (fn, _, arr) in cases.items():
+        x = tf.constant(arr)
+        fns[("tensorlite", name)] = lambda fn=fn, x=x: fn(x)
+        fns[("tensorlite taped+backward", name)] = _taped(fn, x)
+    try:
+        import torch  # noqa: PLC0415
+        torch.set_num_threads(1)
+        torch_ones_like = torch.ones_like
+        tops = _torch_small_ops(torch, *extra)
+        for name, (_, key, arr) in cases.items():
+            x, xg = torch.from_numpy(arr.copy()), torch.from_numpy(arr.copy()).requires_grad_()
+            fns[("torch", name)] = lambda f=tops[key], x=x: f(x)
+            fns[("torch taped+backward", name)] = _torch_taped(tops[key], xg)
+    except ImportError:
+        pass
+    times = {k: [] for k in fns}
+    for _ in range(repeats):  # interleaved: every repeat times every case once
+        for k, f in fns.items():
+            times[k].append(timeit.timeit(f, number=number) / number * 1e6)
+    tf.config.threading.set_intra_op_parallelism_threads(0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def print_small_ops(res):
+    print("\nsmall ops, 1 thread (us per call, medians; the machine may be loaded: read the "
+          "ratios)")
+    print(f"{'op':30s} {'tensorlite':>10s} {'torch':>8s} {'ratio':>6s} {'taped+bwd':>10s} "
+          f"{'torch':>8s} {'ratio':>6s}   (goal ratio <= 1.5)")
+    for name in dict.fromkeys(k[1] for k in res):
+        row = f"{name:30s}"
+        for mode in ("", " taped+backward"):
+            tl, pt = res.get(("tensorlite" + mode, name)), res.get(("torch" + mode, name))
+            row += f" {tl:10.2f}"
+            row += f" {pt:8.2f} {tl / pt:6.2f}" if pt else f" {'-':>8s} {'-':>6s}"
+        print(row)
+
+
+_SPIN = "import time\nend = time.time() + {s}\nwhile time.time() < end: pass"
+
+
+def bench_contended_matmul(repeats, seconds=20.0, number=50):
+    """A 256x256 float32 matmul while a bounded spinning process holds a core: tensorlite
+    (adaptive threads) beside NumPy on 1 thread and on its default threads, interleaved."""
+    from tensorlite.framework import blas_threads  # noqa: PLC0415
+    rng = np.random.default_rng(0)
+    m_np = rng.random((256, 256), dtype=np.float32)
+    m = tf.constant(m_np)
+    most = blas_threads.cpu_count()
+    spinner = subprocess.Popen([sys.executable, "-c", _SPIN.format(s=seconds)])
+    def numpy_on(n):
+        def run():
+            blas_threads.set_threads(n)
+            return timeit.timeit(lambda: m_np @ m_np, number=number)
+        return run
+    cases = [("numpy 1 thread", numpy_on(1)), (f"numpy {most} threads", numpy_on(most)),
+             ("tensorlite", lambda: timeit.timeit(lambda: m @ m, number=number))]
+    times = {k: [] for k, _ in cases}
+    try:
+        for r in range(repeats):  # the order rotates: idle BLAS threads spin for a while
+            for k, run in cases[r % 3:] + cases[:r % 3]:  # after a multi-threaded case
+                times[k].append(run())
+    finally:
+        spinner.kill()
+        spinner.wait()
+    return {k: statistics.median(v) / number * 1e6 for k, v in times.items()}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--skip-basic", action="store_true", help="only the new sections")
     args = parser.parse_args()
+    small = bench_small_ops(args.repeats)
+    print_small_ops(small)
+    busy = bench_contended_matmul(args.repeats)
+    print("\nmatmul 256x256 float32 while another process spins on one core (us, medians)")
+    for k, v in busy.items():
+        print(f"  {k:24s} {v:10.1f}   {v / busy['numpy 1 thread']:6.2f}x NumPy 1 thread")
+    print("  goal: tensorlite <= 1.0x NumPy on 1 thread")
+    if args.skip_basic:
+        return
     r = bench_tensorlite(args.repeats)
     r.update(bench_peers(args.repeats))
     np_add, np_mm = r["numpy add"], r["numpy matmul"]

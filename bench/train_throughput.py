@@ -1,19 +1,31 @@
-"""Training throughput: tensorlite's Keras `fit` beside a hand-written NumPy loop doing
-the same math, in the same run (and beside TensorFlow / PyTorch when installed).
+"""Training throughput: tensorlite beside TensorFlow and PyTorch, each in its own process,
+interleaved, on 1 thread and on the default threads (bench/train_workers.py runs one).
 
-  * MLP 784-128-10, Adam, 60,000 samples, batch 32 and 256: seconds per epoch.
-  * Seed 002's CIFAR-10 CNN, RMSprop, batch 256: images per second.
+  * seed 002's CIFAR-10 CNN (RMSprop, batch 32), an MLP 784-128-10 (Adam, batch 128) and a
+    small LSTM (20 steps x 16 features -> 32 units -> 10, Adam, batch 64): images/s
+    (median step), the ratio to each peer, and the first two steps (build, trace, graph
+    passes, code generation, convolution algorithm timing, the calls) beyond two steady ones.
+  * --numpy-loop: the MLP's Keras `fit` beside a hand-written NumPy loop doing the same math.
 
-Data is synthetic with MNIST/CIFAR shapes (speed does not depend on the pixels).
+Data is synthetic with CIFAR/MNIST shapes (speed does not depend on the pixels). The peers
+run where installed: PyTorch in this Python, TensorFlow in this Python or the one named by
+TL_BENCH_TF_PYTHON (tensorflow-cpu in its own venv).
 
-    python bench/train_throughput.py [--samples 60000] [--cnn-batches 6] [--repeats 3]
+    python bench/train_throughput.py [--repeats 3] [--batches 6] [--models cnn,mlp,lstm]
 
-Goals (issue 4): the MLP within 1.2x of the NumPy loop; the CNN at least half of PyTorch's
-CPU images/s (901 images/s measured for PyTorch on this machine).
+TensorFlow beside it, in a venv of its own:
+    python3 -m venv /tmp/tf && /tmp/tf/bin/pip install tensorflow-cpu
+    TL_BENCH_TF_PYTHON=/tmp/tf/bin/python python bench/train_throughput.py
+
+Goals (issue 18): the CNN at >= 1.0x TensorFlow's images/s on 1 and 2 threads on a quiet
+machine; the first step's extra cost (trace, passes, codegen) under 0.5 s for the CNN.
+(issue 4): the MLP within 1.2x of the NumPy loop.
 """
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -21,7 +33,6 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
-from examples.seed_models import generate_model  # noqa: E402
 
 
 def mnist_like(n, seed=0):
@@ -86,61 +97,92 @@ def tensorlite_mlp_epoch(x, y, batch):
     return time.perf_counter() - start
 
 
-def tensorlite_cnn_images_per_s(batches, batch=256):
-    rng = np.random.default_rng(0)
-    x = rng.random((batch * batches, 32, 32, 3), dtype=np.float32)
-    y = tf.keras.utils.to_categorical(rng.integers(0, 10, batch * batches), 10) \
-        if hasattr(tf.keras, "utils") else None
-    model = generate_model()
-    model.compile(loss='categorical_crossentropy',
-                  optimizer=tf.keras.optimizers.RMSprop(lr=0.0001, decay=1e-6),
-                  metrics=['accuracy'])
-    model.train_on_batch(x[:batch], y[:batch])  # warm up (build, first allocations)
-    start = time.perf_counter()
-    model.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=True)
-    return batch * batches / (time.perf_counter() - start)
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def torch_figures(x, y, batch, cnn_batches):
-    try:
-        import torch  # noqa: PLC0415
-    except ImportError:
-        return {}
-    torch.set_num_threads(os.cpu_count() or 1)
-    out = {}
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    net = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-    opt = torch.optim.Adam(net.parameters(), 1e-3)
-    start = time.perf_counter()
-    for i in range(0, len(x), batch):
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(net(xt[i:i + batch]), yt[i:i + batch])
-        loss.backward()
-        opt.step()
-    out[f"PyTorch MLP batch {batch} (s/epoch)"] = time.perf_counter() - start
+def peer_pythons():
+    """system -> the Python that runs it, for the systems installed here."""
+    out = {"tensorlite": sys.executable}
+    probe = "import importlib.util as u, sys; sys.exit(u.find_spec(sys.argv[1]) is None)"
+    if subprocess.run([sys.executable, "-c", probe, "torch"], check=False).returncode == 0:
+        out["torch"] = sys.executable
+    for py in (os.environ.get("TL_BENCH_TF_PYTHON"), sys.executable):
+        if py and subprocess.run([py, "-c", probe, "tensorflow"],
+                                 check=False).returncode == 0:
+            out["tensorflow"] = py
+            break
     return out
+
+
+def one_run(python, system, model, threads, batches):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run([python, os.path.join(HERE, "train_workers.py"), system, model,
+                           "--threads", str(threads), "--batches", str(batches)],
+                          capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        print(f"  {system} {model} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def compare(models, repeats, batches):
+    """Runs every (threads, model, system) once per repeat, interleaved; prints medians."""
+    pythons = peer_pythons()
+    settings = [1, 0]  # 0: each system's default thread count
+    results = {}
+    for _ in range(repeats):
+        for threads in settings:
+            for model in models:
+                for system, py in pythons.items():
+                    r = one_run(py, system, model, threads, batches)
+                    if r is not None:
+                        results.setdefault((threads, model, system), []).append(r)
+                        print(f"  ran {system} {model} threads={threads or 'default'}: "
+                              f"{r['images_per_s']:.0f}/s, first two steps "
+                              f"{r['first_steps_s']:.2f} s", flush=True)
+    print(f"systems: {', '.join(pythons)}; medians of {repeats} interleaved runs (the machine "
+          f"may be loaded: read the ratios)")
+    for threads in settings:
+        label = "1 thread" if threads == 1 else f"default threads ({os.cpu_count()} cores)"
+        print(f"\n{label}")
+        for model in models:
+            rows = {s: results.get((threads, model, s)) for s in pythons}
+            rate = {s: statistics.median(x["images_per_s"] for x in r)
+                    for s, r in rows.items() if r}
+            line = f"  {model:5s}" + "".join(f"  {s} {v:8.0f}/s" for s, v in rate.items())
+            if "tensorlite" in rate:
+                line += "".join(f"  tl/{s} {rate['tensorlite'] / v:5.2f}x"
+                                for s, v in rate.items() if s != "tensorlite")
+            print(line)
+            for s, r in rows.items():
+                if r:
+                    first = statistics.median(x["first_steps_s"] for x in r)
+                    extra = statistics.median(x["first_steps_s"] - 2 * x["step_s"] for x in r)
+                    print(f"        {s:10s} first two steps {first:6.2f} s, beyond two steady "
+                          f"steps {extra:6.2f} s")
+    print("\ngoals: CNN tl/tensorflow >= 1.0x (quiet machine); CNN start-up (build, trace, "
+          "passes, codegen, first calls) beyond steady steps < 0.5 s")
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--samples", type=int, default=60000)
-    parser.add_argument("--cnn-batches", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batches", type=int, default=6)
+    parser.add_argument("--models", default="cnn,mlp,lstm")
+    parser.add_argument("--numpy-loop", action="store_true")
+    parser.add_argument("--samples", type=int, default=60000)
     args = parser.parse_args()
+    compare(args.models.split(","), args.repeats, args.batches)
+    if not args.numpy_loop:
+        return
     x, y = mnist_like(args.samples)
-    print(f"MLP 784-128-10, Adam, {args.samples} samples (seconds per epoch, median of "
+    print(f"\nMLP 784-128-10, Adam, {args.samples} samples (seconds per epoch, median of "
           f"{args.repeats})")
     for batch in (32, 256):
         ref = statistics.median(numpy_mlp_epoch(x, y, batch) for _ in range(args.repeats))
         tl = statistics.median(tensorlite_mlp_epoch(x, y, batch) for _ in range(args.repeats))
         print(f"  batch {batch:3d}: NumPy loop {ref:6.2f} s   tensorlite fit {tl:6.2f} s   "
               f"ratio {tl / ref:5.2f}x (goal <= 1.2)")
-        for name, value in torch_figures(x, y, batch, args.cnn_batches).items():
-            print(f"  {name}: {value:.2f}")
-    rate = statistics.median(tensorlite_cnn_images_per_s(args.cnn_batches)
-                             for _ in range(args.repeats))
-    print(f"seed 002 CIFAR CNN, RMSprop, batch 256: tensorlite {rate:.0f} images/s "
-          f"({rate / 901:.2f} of PyTorch's 901 images/s measured here; goal >= 0.5)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """`tf.config`: functions run eagerly or as graphs, graph optimizer switches, devices."""
+from tensorlite.framework import blas_threads as _blas_threads
 from tensorlite.graph import function as _function
 from tensorlite.graph import options as _options
 
@@ -55,18 +56,23 @@ class optimizer:  # noqa: N801 - TensorFlow's namespace name
 
 
 class threading:  # noqa: N801
-    @staticmethod
-    def get_inter_op_parallelism_threads():
-        return 0
+    """Thread settings as TF's: 0 means the default (every core). The intra-op setting caps
+    the BLAS threads one kernel uses (tensorlite.framework.blas_threads picks below it by
+    measurement); ops run one at a time, so the inter-op setting is recorded only. Unlike
+    TF, both may be changed after ops have run."""
 
     @staticmethod
-    def set_inter_op_parallelism_threads(n):
-        pass
+    def get_inter_op_parallelism_threads():
+        return _blas_threads.get_setting("inter")
+
+    @staticmethod
+    def set_inter_op_parallelism_threads(num_threads):
+        _blas_threads.set_inter_op(num_threads)
 
     @staticmethod
     def get_intra_op_parallelism_threads():
-        return 0
+        return _blas_threads.get_setting("intra")
 
     @staticmethod
-    def set_intra_op_parallelism_threads(n):
-        pass
+    def set_intra_op_parallelism_threads(num_threads):
+        _blas_threads.set_intra_op(num_threads)

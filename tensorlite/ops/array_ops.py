@@ -328,6 +328,9 @@ def rank(input, name=None):  # noqa: A002
 
 
 # -- concat / stack / unstack -----------------------------------------------------------------
+_concatenate = np.concatenate
+
+
 def _concat_fwd(*xs, axis):
     try:
         return np.concatenate(xs, axis=axis)
@@ -360,6 +363,15 @@ def _same_dtype(op_name, values):
 @composite_aware("concat")
 def concat(values, axis, name="concat"):
     """`tf.concat`: joins tensors along an existing axis."""
+    if not OBSERVERS and type(axis) is int and type(values) in (list, tuple) and \
+            len(values) > 1 and type(values[0]) is Tensor:
+        dt, nd = values[0]._dtype, values[0]._value.ndim
+        if -nd <= axis < nd and all(type(v) is Tensor and v._dtype is dt and
+                                    v._value.ndim == nd for v in values):
+            try:
+                return wrap(_concatenate([v._value for v in values], axis=axis))
+            except ValueError:  # mismatched shapes: the general path words the error
+                pass
     xs = _same_dtype("ConcatV2", values)
     if not xs:
         raise ValueError("concat needs at least one tensor")
@@ -606,6 +618,16 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
     >>> tf.gather(tf.constant([10, 20, 30]), [2, 0]).numpy()
     array([30, 10], dtype=int32)"""
+    if not OBSERVERS and batch_dims == 0 and (axis is None or type(axis) is int and axis == 0) \
+            and type(params) is Tensor and type(indices) is Tensor \
+            and indices._dtype.kind in "iu" and params._value.ndim:
+        v = indices._value
+        # np.take raises past the end; TF also refuses negatives, which NumPy would wrap
+        if v.size and v.min() >= 0:
+            try:
+                return wrap(np.take(params._value, v, axis=0))
+            except IndexError:  # the general path names the bad index
+                pass
     p = to_tensor(params)
     i = _index_tensor("GatherV2", indices)
     nd, ni = p._value.ndim, i._value.ndim

@@ -194,6 +194,29 @@ def norm_axis(axis, ndim, op_name="op"):
     return tuple(sorted(out))
 
 
+_AXES = {}
+
+
+def cached_axes(axis, ndim, op_name="op"):
+    """norm_axis for the common forms (None, an int, a tuple or list of ints), remembered
+    per (axis, rank); anything else, and every error, goes through norm_axis each time.
+
+    >>> cached_axes(-1, 3, "Sum")
+    (2,)"""
+    t = type(axis)
+    if t is list:
+        axis, t = tuple(axis), tuple
+    if axis is None or t is int or (t is tuple and all(type(a) is int for a in axis)):
+        key = (axis, ndim)  # type checks above keep True from hitting the cache as 1
+        hit = _AXES.get(key)
+        if hit is None:
+            hit = norm_axis(axis, ndim, op_name)
+            if len(_AXES) < 4096:
+                _AXES[key] = hit
+        return hit
+    return norm_axis(axis, ndim, op_name)
+
+
 def int_list(v, what="value"):
     """A Python list of ints from a list, tuple, TensorShape, ndarray or Tensor."""
     if isinstance(v, Tensor) or getattr(v, "_is_variable", False):

@@ -22,11 +22,14 @@ Example:
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from tensorlite.framework import blas_threads
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, declare, input_needs_grad, register
+from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
+from tensorlite.ops import conv_select, numba_conv, winograd
 from tensorlite.ops.math_ops import reduce_sum
 
 __all__ = []
@@ -38,6 +41,9 @@ _FEW_CHANNELS = 16
 # Scratch per run of images (im2col rows, per-tap products): about what L2/L3 keeps hot.
 _CHUNK_BYTES = 4 << 20
 _NARROW_K = 64  # patch rows narrower than this are not chunked (see _patch_chunks)
+# Winograd's transforms are passes over the image that only pay back with enough channels
+# to make the 16 matmuls the larger cost.
+_WINOGRAD_MIN_CHANNELS = 8
 
 
 # -- geometry -----------------------------------------------------------------------------
@@ -91,9 +97,11 @@ def _patch_view(xp, k_hw, out_hw, strides, dilations):
     """[N, Hp, Wp, C] -> read-only strided view [N, OH, OW, KH, KW, C] of every patch."""
     n, _, _, c = xp.shape
     sn, sh, sw, sc = xp.strides
-    return as_strided(xp, (n, out_hw[0], out_hw[1], k_hw[0], k_hw[1], c),
-                      (sn, sh * strides[0], sw * strides[1], sh * dilations[0],
-                       sw * dilations[1], sc), writeable=False)
+    shape = (n, out_hw[0], out_hw[1], k_hw[0], k_hw[1], c)
+    st = (sn, sh * strides[0], sw * strides[1], sh * dilations[0], sw * dilations[1], sc)
+    if xp.flags.c_contiguous and xp.size:  # a plain ndarray over the buffer: 10x cheaper
+        return np.ndarray(shape, xp.dtype, buffer=xp, strides=st)
+    return as_strided(xp, shape, st, writeable=False)
 
 
 def _im2col(x4, k_hw, strides, dilations, pads):
@@ -157,14 +165,41 @@ def _conv_fwd(x, w, strides, dilations, pads):
         out = np.matmul(cols.reshape(lx + (n * oh * ow, kh * kw * c)),
                         w.reshape(lw + (kh * kw * c, o)))
         return out.reshape(out.shape[:-2] + (n, oh, ow, o))
-    h, wd = x.shape[-3:-1]
-    oh = _out_len(h, kh, strides[0], dilations[0], pads[0], pads[1])
-    ow = _out_len(wd, kw, strides[1], dilations[1], pads[2], pads[3])
+    out = conv_select.conv(x4, w, strides, dilations, pads)
+    return out.reshape(lx + (n,) + out.shape[1:]) if lx else out
+
+
+@conv_select.algorithm("im2col", lambda *geo: True)
+def _conv_im2col(x4, w, strides, dilations, pads):
+    """Patch rows of cache-sized runs of images, each run one matmul."""
+    kh, kw, c, o = w.shape
+    oh = _out_len(x4.shape[1], kh, strides[0], dilations[0], pads[0], pads[1])
+    ow = _out_len(x4.shape[2], kw, strides[1], dilations[1], pads[2], pads[3])
     w2 = np.ascontiguousarray(w.reshape(kh * kw * c, o))
-    out = np.empty((x4.shape[0] * oh * ow, o), x.dtype)
+    out = np.empty((x4.shape[0] * oh * ow, o), x4.dtype)
     for rows, s, e in _patch_chunks(x4, (kh, kw), strides, dilations, pads):
         np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
-    return out.reshape(lx + (n, oh, ow, o))
+    return out.reshape(x4.shape[0], oh, ow, o)
+
+
+@conv_select.algorithm("gemm1x1", lambda xs, ws, s, d, pads, dt: ws[:2] == (1, 1) and
+                       not any(pads) and s != (1, 1))
+def _conv_gemm1x1(x4, w, strides, dilations, pads):
+    """A strided 1x1 convolution: the strided pixels meet the filter in one matmul (the
+    unstrided one is already a single matmul in im2col, which copies nothing there)."""
+    xs = np.ascontiguousarray(x4[:, ::strides[0], ::strides[1]])
+    return np.matmul(xs, w[0, 0])
+
+
+@conv_select.algorithm("winograd", lambda xs, ws, s, d, pads, dt: ws[:2] == (3, 3) and
+                       s == (1, 1) and d == (1, 1) and xs[-1] >= _WINOGRAD_MIN_CHANNELS)
+def _conv_winograd(x4, w, strides, dilations, pads):
+    return winograd.conv3x3(x4, w, pads)
+
+
+@conv_select.algorithm("numba", numba_conv.eligible)
+def _conv_numba(x4, w, strides, dilations, pads):
+    return numba_conv.conv(x4, w, strides, dilations, pads, _pad)
 
 
 def _col2im(tap_fn, dxp, k_hw, out_hw, strides, dilations):
@@ -404,7 +439,17 @@ class _ConvFamily:
                 _sum_to(self.conv(x, c, geo), nb, gs))
 
 
-CONV2D = _ConvFamily("Conv2D", _conv_fwd, _conv_bi_fwd, _conv_bf_fwd,
+def _bi_threaded(g, w, input_hw, strides, dilations, pads):
+    macs = g.size * w.size // max(w.shape[-1], 1)
+    return blas_threads.run(macs, _conv_bi_fwd, g, w, input_hw, strides, dilations, pads)
+
+
+def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
+    macs = g.size * x.shape[-1] * filter_hw[0] * filter_hw[1]
+    return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads)
+
+
+CONV2D = _ConvFamily("Conv2D", _conv_fwd, _bi_threaded, _bf_threaded,
                      lambda ws: ws[-1], lambda c, o: (c, o))
 DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", _dw_fwd, _dw_bi_fwd, _dw_bf_fwd,
                         lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],
@@ -651,9 +696,34 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
            name=None):
     """`tf.nn.conv2d`: 2-D cross-correlation of [N, H, W, C] input with [KH, KW, C, O]
     filters; padding 'SAME', 'VALID' or explicit [[0, 0], [t, b], [l, r], [0, 0]]."""
+    key = _geo_key(input, filters, strides, padding, data_format, dilations)
+    geo = _GEO.get(key) if key is not None else None
+    if geo is not None and data_format == "NHWC":
+        return CONV2D.conv(input, filters, geo)
     x, w, geo = _conv_prep("Conv2D", input, filters, strides, padding, data_format, dilations,
                            False)
+    if key is not None:
+        if len(_GEO) >= 1024:
+            _GEO.clear()
+        _GEO[key] = geo
     return _from_nhwc(CONV2D.conv(x, w, geo), data_format)
+
+
+_GEO = {}  # checked geometry of conv2d calls on Tensors, by shapes, dtypes and arguments
+
+
+def _geo_key(x, w, *args):
+    """A key for _GEO when both operands are Tensors and the arguments hashable, else None:
+    a hit means _conv_prep already accepted these exact shapes, dtypes and arguments."""
+    if type(x) is not Tensor or type(w) is not Tensor:
+        return None
+    key = (x._value.shape, w._value.shape, x._dtype, w._dtype) + tuple(
+        tuple(a) if type(a) is list else a for a in args)
+    try:
+        hash(key)
+    except TypeError:  # explicit paddings as nested lists
+        return None
+    return key
 
 
 def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002

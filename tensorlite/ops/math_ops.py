@@ -5,7 +5,7 @@ cotangents with leading batch dimensions) and shape rule.
 """
 import numpy as np
 
-from tensorlite.framework import dtypes, errors
+from tensorlite.framework import blas_threads, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, get as get_op,
                                            input_needs_grad, register)
@@ -13,8 +13,8 @@ from tensorlite.ops.batching import elementwise, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
-                                   check_kind, composite_aware, norm_axis, tensor_args,
-                                   to_tensor, unary,
+                                   cached_axes, check_kind, composite_aware, norm_axis,
+                                   tensor_args, to_tensor, unary,
                                    unbroadcast)
 
 __all__ = [
@@ -374,20 +374,32 @@ def _reduce_shape(x, axis, keepdims):
     return Spec(shape, x.dtype)
 
 
+_add_reduce = np.add.reduce  # np.sum less its Python wrapper
+
+
 def _defreduce(name, fwd, grad, kinds):
     op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd))
+    fwd = op.forward
 
     @composite_aware(name)
     def fn(input_tensor, axis=None, keepdims=False, name=None):
-        x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
-        axes = norm_axis(axis, x._value.ndim, op.name)
+        if type(input_tensor) is Tensor and input_tensor._dtype.kind in kinds:
+            x = input_tensor
+        else:
+            x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
+        axes = cached_axes(axis, x._value.ndim, op.name)
+        if not OBSERVERS:
+            try:
+                return wrap(fwd(x._value, axes, bool(keepdims)))
+            except Exception:  # noqa: BLE001, S110 - execute below reports it as TF does
+                pass
         return execute(op, (x,), {"axis": axes, "keepdims": bool(keepdims)})
     fn.__name__ = name
     return op, fn
 
 
 SUM, reduce_sum = _defreduce(
-    "Sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
+    "Sum", lambda x, axis, keepdims: _add_reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
     lambda g, ans, x, axis, keepdims: _expand_to_input(g, ans, x, axis), NUMERIC)
 
 
@@ -568,7 +580,7 @@ def _matmul_fwd(a, b, transpose_a, transpose_b):
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                       f"{list(b.shape)}; the inner dimensions must match (check transpose_a/"
                       f"transpose_b)")
-    return np.matmul(a, b)
+    return blas_threads.matmul(a, b)
 
 
 def _matmul_grad(g, ans, a, b, transpose_a, transpose_b):
@@ -612,7 +624,7 @@ MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
     "BatchMatMulV2": lambda ins, a: matmul(ins[0], ins[1], adjoint_a=a.get("adj_x", False),
                                            adjoint_b=a.get("adj_y", False))},
     batch=elementwise(_matmul_fwd))
-_matmul = np.matmul
+_matmul = blas_threads.matmul
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

@@ -19,6 +19,7 @@ from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.batching import elementwise
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
                                    norm_axis, tensor_args, to_tensor)
@@ -143,15 +144,25 @@ def gelu(features, approximate=False, name=None):
 
 
 # -- softmax family ---------------------------------------------------------------------------
+# The ufuncs' own reduce, in place where possible: np.max/np.sum's Python wrappers and the
+# extra temporaries were most of a small softmax's time.
+_max_reduce, _add_reduce = np.maximum.reduce, np.add.reduce
+
+
 def _softmax_fwd(x, axis):
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    e /= np.sum(e, axis=axis, keepdims=True)
+    if axis == -1:
+        out = numba_softmax.rows(x)
+        if out is not None:
+            return out
+    e = np.subtract(x, _max_reduce(x, axis=axis, keepdims=True))
+    np.exp(e, out=e)
+    e /= _add_reduce(e, axis=axis, keepdims=True)
     return e
 
 
 def _log_softmax_fwd(x, axis):
-    s = x - np.max(x, axis=axis, keepdims=True)
-    s -= np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    s = np.subtract(x, _max_reduce(x, axis=axis, keepdims=True))
+    s -= np.log(_add_reduce(np.exp(s), axis=axis, keepdims=True))
     return s
 
 

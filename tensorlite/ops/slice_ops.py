@@ -7,9 +7,9 @@ import builtins
 
 import numpy as np
 
-from tensorlite.framework.dispatch import execute, invalid
+from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import declare, register
-from tensorlite.framework.tensor import Tensor
+from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.common import int_list, to_tensor
 
 __all__ = ["slice", "strided_slice"]
@@ -105,9 +105,33 @@ def _check(x, key):
         dim += 1
 
 
+def _plain_key(key, shape):
+    """True for the common keys (ints in range, slices of ints, up to the rank) that need no
+    normalising and no check beyond these: NumPy indexes them exactly as TF does."""
+    if type(key) is not tuple:
+        key = (key,)
+    if len(key) > len(shape):
+        return False
+    for k, d in zip(key, shape):
+        t = type(k)
+        if t is int:
+            if not -d <= k < d:
+                return False
+        elif t is builtins.slice:
+            a, b, c = k.start, k.stop, k.step
+            if not ((a is None or type(a) is int) and (b is None or type(b) is int) and
+                    (c is None or (type(c) is int and c != 0))):
+                return False
+        else:
+            return False
+    return True
+
+
 def getitem(tensor, key):
     """`tensor[key]`, differentiable. A boolean array or tensor as the whole key selects
     as `tf.boolean_mask` (TF's rule)."""
+    if not OBSERVERS and type(tensor) is Tensor and _plain_key(key, tensor._value.shape):
+        return wrap(tensor._value[key])
     x = to_tensor(tensor)
     if _is_bool_mask(key):
         from tensorlite.ops.array_ops import boolean_mask  # noqa: PLC0415 - imports us

@@ -1,0 +1,120 @@
+"""Per-shape choice among the convolution forward algorithms, by measurement.
+
+Each algorithm is a function ``f(x4, w, strides, dilations, pads) -> [N, OH, OW, O]`` with
+an eligibility rule. The first call for a shape (input, filter, geometry, dtype) with more
+than one eligible algorithm times each on the real input once and remembers the fastest,
+as cuDNN's benchmark mode does; later calls are a dict lookup. Small convolutions are
+timed a few times each (the best run counts), so a compiled kernel's first-call cost and
+the timer's noise do not decide.
+
+`forced(name)` (tests, benchmarks) or TENSORLITE_CONV_ALGO=name makes every eligible
+shape use one algorithm; shapes it cannot handle keep the choice.
+
+Example:
+    >>> with forced("winograd"):
+    ...     y = tf.nn.conv2d(x, w, 1, "SAME")   # 3x3 stride 1: Winograd F(2x2, 3x3)
+"""
+import contextlib
+import os
+import time
+
+from tensorlite.framework import blas_threads
+
+# name -> (eligible(x_shape, w_shape, strides, dilations, pads, dtype_char), run)
+ALGORITHMS = {}
+_CHOICE = {}
+_CACHE_LIMIT = 1024
+_FORCED = [os.environ.get("TENSORLITE_CONV_ALGO") or None]
+# Below this many multiply-adds a convolution is timed SMALL_REPEATS times per algorithm.
+MEASURE_MIN_MACS = 2_000_000
+SMALL_REPEATS = 3
+SAMPLE_IMAGES = 4
+STATS = {"measured": 0, "hits": 0}
+
+
+def algorithm(name, eligible):
+    """Decorator registering a forward algorithm under `name`."""
+    def register(run):
+        ALGORITHMS[name] = (eligible, run)
+        return run
+    return register
+
+
+@contextlib.contextmanager
+def forced(name):
+    """Runs a block with every eligible convolution using algorithm `name`."""
+    if name is not None and name not in ALGORITHMS:
+        raise ValueError(f"unknown convolution algorithm {name!r}; choose one of "
+                         f"{sorted(ALGORITHMS)}")
+    saved = _FORCED[0]
+    _FORCED[0] = name
+    try:
+        yield
+    finally:
+        _FORCED[0] = saved
+
+
+def eligible(x_shape, w_shape, strides, dilations, pads, dtype_char):
+    """Names of the algorithms that can run this convolution, in preference order."""
+    return [n for n, (ok, _) in ALGORITHMS.items()
+            if ok(x_shape, w_shape, strides, dilations, pads, dtype_char)]
+
+
+def _time(run, args):
+    start = time.perf_counter()
+    out = run(*args)
+    return time.perf_counter() - start, out
+
+
+def _measure(names, args, macs):
+    """(fastest name, the convolution's output). Small convolutions are cheap to time: the
+    best of a few runs, past any first-call costs (a compiled kernel's compilation,
+    first-touch page faults). Large batches are timed on their first SAMPLE_IMAGES images, twice each,
+    so that choosing costs a fraction of one full convolution; the winner then runs."""
+    x4 = args[0]
+    reps, sample = SMALL_REPEATS, args
+    if macs >= MEASURE_MIN_MACS:
+        reps = 1
+        if x4.shape[0] > 2 * SAMPLE_IMAGES:
+            reps, sample = 2, (x4[:SAMPLE_IMAGES],) + args[1:]
+    timed = [(min((_time(ALGORITHMS[nm][1], sample) for _ in range(reps)),
+                  key=lambda t: t[0]), nm) for nm in names]
+    (_, out), best = min(timed, key=lambda t: t[0][0])
+    if sample is not args:
+        out = ALGORITHMS[best][1](*args)
+    return best, out
+
+
+def conv(x4, w, strides, dilations, pads):
+    """The convolution by the algorithm chosen for its shape."""
+    key = (x4.shape, w.shape, strides, dilations, pads, x4.dtype.char)
+    forced_name = _FORCED[0]
+    n, h, wd, _ = x4.shape
+    macs = n * h * wd * w.size // (strides[0] * strides[1])
+    args = (x4, w, strides, dilations, pads)
+    if forced_name is not None:
+        entry = ALGORITHMS.get(forced_name)
+        if entry is None:  # only the environment variable can name an unknown one
+            raise ValueError(f"TENSORLITE_CONV_ALGO={forced_name!r} names no convolution "
+                             f"algorithm; choose one of {sorted(ALGORITHMS)} or unset it")
+        if entry[0](*key):
+            return blas_threads.run(macs, entry[1], *args)
+    name = _CHOICE.get(key)
+    if name is not None:
+        STATS["hits"] += 1
+        return blas_threads.run(macs, ALGORITHMS[name][1], *args)
+    names = eligible(*key)
+    if len(names) == 1:
+        best, out = names[0], ALGORITHMS[names[0]][1](*args)
+    else:
+        STATS["measured"] += 1
+        best, out = _measure(names, args, macs)
+    if len(_CHOICE) >= _CACHE_LIMIT:
+        _CHOICE.clear()
+    _CHOICE[key] = best
+    return out
+
+
+def choice(x_shape, w_shape, strides, dilations, pads, dtype_char):
+    """The algorithm remembered for a shape, or None before its first call."""
+    return _CHOICE.get((tuple(x_shape), tuple(w_shape), strides, dilations, pads, dtype_char))

@@ -1,0 +1,93 @@
+"""Winograd F(2x2, 3x3): a 3x3 stride-1 convolution in NHWC with 16 [tiles, C] @ [C, O]
+matmuls instead of one [pixels, 9C] @ [9C, O], so 2.25x fewer multiplications and a
+transformed input 4x (not im2col's 9x) the size of the image.
+
+Each 4x4 input tile d (stride 2) becomes V = Bt d B, each 3x3 filter U = G g Gt, and each
+2x2 output tile Y = At (U * V) A, with
+    Bt = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
+    G  = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]]
+    At = [[1, 1, 1, 0], [0, 1, -1, -1]]
+(Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2015). The
+transforms are additions of strided views of the padded image, so no tile is copied twice.
+
+Example:
+    >>> x = np.ones((1, 4, 4, 1), np.float32); w = np.ones((3, 3, 1, 1), np.float32)
+    >>> conv3x3(x, w, (1, 1, 1, 1))[0, :, :, 0]
+    array([[4., 6., 6., 4.], [6., 9., 9., 6.], [6., 9., 9., 6.], [4., 6., 6., 4.]], ...)
+"""
+import numpy as np
+
+_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
+# Scratch per run of images (transformed tiles and products): about what L2/L3 keeps hot.
+CHUNK_BYTES = 4 << 20
+
+
+def filter_transform(w):
+    """[3, 3, C, O] -> U [16, C, O] (row-major over the 4x4 transformed tap)."""
+    g = _G.astype(w.dtype)
+    c, o = w.shape[2:]
+    rows = (g @ w.reshape(3, 3 * c * o)).reshape(4, 3, c * o)  # G along the filter rows
+    u = np.matmul(g, rows)  # and along its columns: [4, 4, C*O]
+    return u.reshape(16, c, o)
+
+
+def _pair_transform(a0, a1, a2, a3):
+    """Bt applied along one axis to the four strided rows of every tile."""
+    return a0 - a2, a1 + a2, a2 - a1, a1 - a3
+
+
+def _input_tiles(xp, th, tw, out):
+    """Padded [n, 2th+2, 2tw+2, C] -> V [16, n*th*tw, C] written into `out`."""
+    n, c = xp.shape[0], xp.shape[-1]
+    rows = [xp[:, a:a + 2 * th:2] for a in range(4)]  # each [n, th, Wp, C]
+    v = out.reshape(4, 4, n, th, tw, c)
+    for a, r in enumerate(_pair_transform(*rows)):
+        cols = [r[:, :, b:b + 2 * tw:2] for b in range(4)]
+        c0, c1, c2, c3 = cols
+        np.subtract(c0, c2, out=v[a, 0])
+        np.add(c1, c2, out=v[a, 1])
+        np.subtract(c2, c1, out=v[a, 2])
+        np.subtract(c1, c3, out=v[a, 3])
+
+
+def _output_tiles(m, n, th, tw, out):
+    """M [16, n*th*tw, O] -> At M A into `out` [n, 2th, 2tw, O]."""
+    o = m.shape[-1]
+    m = m.reshape(4, 4, n, th, tw, o)
+    s0 = m[0] + m[1] + m[2]  # [4, n, th, tw, O]: At along the tile rows
+    s1 = m[1] - m[2] - m[3]
+    for i, s in enumerate((s0, s1)):
+        np.add(s[0] + s[1], s[2], out=out[:, i::2, 0::2])
+        np.subtract(s[1] - s[2], s[3], out=out[:, i::2, 1::2])
+
+
+def conv3x3(x, w, pads, u=None):
+    """3x3 stride-1 cross-correlation of [N, H, W, C] with [3, 3, C, O] under pads
+    (top, bottom, left, right); `u` is filter_transform(w) when already known."""
+    n, h, wd, c = x.shape
+    o = w.shape[-1]
+    pt, pb, pl, pr = pads
+    oh, ow = h + pt + pb - 2, wd + pl + pr - 2
+    th, tw = -(-oh // 2), -(-ow // 2)
+    u = filter_transform(w) if u is None else u
+    out = np.empty((n, oh, ow, o), x.dtype)
+    if n == 0 or oh <= 0 or ow <= 0:
+        return out
+    # Every tile row/column needs 4 input pixels: pad the odd remainder with zeros too.
+    hp, wp = 2 * th + 2, 2 * tw + 2
+    per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
+    per = min(per, n)
+    padded = np.zeros((per, hp, wp, c), x.dtype)
+    v = np.empty((16, per * th * tw, c), x.dtype)
+    m = np.empty((16, per * th * tw, o), x.dtype)
+    y = np.empty((per, 2 * th, 2 * tw, o), x.dtype)
+    for s in range(0, n, per):
+        e = min(s + per, n)
+        k = e - s
+        padded[:k, pt:pt + h, pl:pl + wd] = x[s:e]
+        vk, mk = v[:, :k * th * tw], m[:, :k * th * tw]
+        _input_tiles(padded[:k], th, tw, vk)
+        np.matmul(vk, u, out=mk)
+        _output_tiles(mk, k, th, tw, y[:k])
+        out[s:e] = y[:k, :oh, :ow]
+    return out

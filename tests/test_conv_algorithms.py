@@ -1,0 +1,177 @@
+"""Every convolution algorithm the selector can choose, forced in turn: values against the
+loop reference, gradients against finite differences (orders 1 and 2) through op_check,
+and the selector's own bookkeeping."""
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.ops import conv_ops, conv_select, numba_backend, numba_conv, winograd
+from tests.op_check import check_op, rand
+from tests.test_conv_ops import ref_conv2d
+
+# (input shape, filter shape, strides, padding, the algorithms eligible for it)
+SHAPES = [
+    ((2, 5, 6, 8), (3, 3, 8, 3), (1, 1), "SAME", {"im2col", "winograd"}),
+    ((1, 6, 5, 9), (3, 3, 9, 2), (1, 1), "VALID", {"im2col", "winograd"}),
+    ((1, 7, 7, 8), (3, 3, 8, 2), (1, 1), [[0, 0], [2, 0], [1, 2], [0, 0]],
+     {"im2col", "winograd"}),
+    ((2, 5, 7, 4), (1, 1, 4, 3), (2, 2), "VALID", {"im2col", "gemm1x1"}),
+    ((1, 6, 6, 3), (1, 1, 3, 5), (1, 3), "SAME", {"im2col", "gemm1x1"}),
+    ((2, 5, 5, 3), (3, 3, 3, 2), (2, 1), "SAME", {"im2col"}),
+]
+# The compiled direct kernel joins every small float shape when numba is installed.
+NUMBA = {"numba"} if numba_conv.available() else set()
+CASES = [(algo, s) for s in SHAPES for algo in sorted(s[4] | NUMBA)]
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Counts the calls each algorithm gets."""
+    counts = {}
+    for name, (ok, run) in list(conv_select.ALGORITHMS.items()):
+        def counted(*a, _run=run, _name=name):
+            counts[_name] = counts.get(_name, 0) + 1
+            return _run(*a)
+        monkeypatch.setitem(conv_select.ALGORITHMS, name, (ok, counted))
+    return counts
+
+
+def _geometry(xs, ws, strides, padding):
+    x, w = tf.zeros(xs), tf.zeros(ws)
+    _, _, geo = conv_ops._conv_prep("Conv2D", x, w, list(strides), padding, "NHWC", None,
+                                    False)
+    return geo
+
+
+@pytest.mark.parametrize("xs,ws,strides,padding,names", SHAPES)
+def test_eligibility(xs, ws, strides, padding, names):
+    geo = _geometry(xs, ws, strides, padding)
+    assert set(conv_select.eligible(xs, ws, geo["strides"], geo["dilations"],
+                                    geo["pads"], "d")) == names | NUMBA
+    assert "numba" not in conv_select.eligible(xs, ws, geo["strides"], geo["dilations"],
+                                               geo["pads"], "e")  # float16: NumPy only
+
+
+@pytest.mark.parametrize("algo,shape", CASES, ids=[f"{a}-{i}" for i, (a, _) in
+                                                   enumerate(CASES)])
+def test_forced_algorithm_matches_reference_and_gradients(algo, shape, calls):
+    xs, ws, strides, padding, _ = shape
+    x, w = rand(*xs, seed=31), rand(*ws, seed=32)
+    with conv_select.forced(algo):
+        check_op(lambda a, b: tf.nn.conv2d(a, b, list(strides), padding),
+                 lambda a, b: ref_conv2d(a, b, strides, padding), [x, w])
+    assert calls.get(algo, 0) > 0, f"{algo} never ran: {calls}"
+    if algo != "im2col":
+        assert "im2col" not in calls or calls[algo] >= 1
+
+
+@pytest.mark.parametrize("algo", ["im2col", "winograd"])
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-4), (np.float64, 1e-10)])
+def test_forced_algorithm_larger_shapes(algo, dtype, tol, calls):
+    """Several chunks of images (a tiny chunk budget) and odd output sizes."""
+    x = rand(5, 9, 11, 16, seed=33).astype(dtype)
+    w = rand(3, 3, 16, 12, seed=34).astype(dtype)
+    saved = winograd.CHUNK_BYTES
+    winograd.CHUNK_BYTES = 1  # one image per chunk
+    try:
+        with conv_select.forced(algo):
+            for padding in ("SAME", "VALID"):
+                got = tf.nn.conv2d(tf.constant(x), tf.constant(w), 1, padding)
+                want = ref_conv2d(x, w, (1, 1), padding)
+                np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol * 10)
+    finally:
+        winograd.CHUNK_BYTES = saved
+    assert calls[algo] == 2
+
+
+def test_input_gradient_of_stride1_runs_through_winograd(calls):
+    x, w = tf.constant(rand(2, 6, 6, 16, seed=35)), tf.constant(rand(3, 3, 16, 16, seed=36))
+    with conv_select.forced("winograd"), tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.nn.conv2d(x, w, 1, "SAME")
+    g = tf.constant(rand(*y.shape, seed=37))
+    with conv_select.forced("winograd"):
+        dx = tape.gradient(y, x, output_gradients=g)
+    calls_forward = calls["winograd"]
+    assert calls_forward == 2  # the forward and the input gradient
+    with conv_select.forced("im2col"):
+        want = tf.nn.conv2d_transpose(g, w, x.shape, 1, "SAME")
+    np.testing.assert_allclose(dx.numpy(), want.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_selector_measures_once_per_shape(monkeypatch, calls):
+    monkeypatch.setattr(conv_select, "_CHOICE", {})
+    monkeypatch.setattr(conv_select, "SMALL_REPEATS", 1)
+    x, w = tf.constant(rand(2, 8, 8, 8, seed=38)), tf.constant(rand(3, 3, 8, 8, seed=39))
+    before = conv_select.STATS["measured"]
+    first = tf.nn.conv2d(x, w, 1, "SAME")
+    assert conv_select.STATS["measured"] == before + 1
+    names = {"im2col", "winograd"} | NUMBA
+    assert calls == {n: 1 for n in names}  # each candidate timed once
+    chosen = conv_select.choice((2, 8, 8, 8), (3, 3, 8, 8), (1, 1), (1, 1), (1, 1, 1, 1), "d")
+    assert chosen in names
+    second = tf.nn.conv2d(x, w, 1, "SAME")
+    assert conv_select.STATS["measured"] == before + 1
+    assert calls[chosen] == 2
+    np.testing.assert_allclose(first.numpy(), second.numpy(), rtol=1e-12)
+
+
+def test_large_batches_are_timed_on_a_sample(monkeypatch, calls):
+    monkeypatch.setattr(conv_select, "_CHOICE", {})
+    monkeypatch.setattr(conv_select, "MEASURE_MIN_MACS", 0)
+    monkeypatch.setattr(conv_select, "SAMPLE_IMAGES", 1)
+    x, w = rand(5, 6, 6, 8, seed=42), rand(3, 3, 8, 4, seed=43)
+    got = tf.nn.conv2d(tf.constant(x), tf.constant(w), 1, "SAME")
+    np.testing.assert_allclose(got.numpy(), ref_conv2d(x, w), rtol=1e-10, atol=1e-10)
+    names = {"im2col", "winograd"} | NUMBA
+    chosen = conv_select.choice(x.shape, w.shape, (1, 1), (1, 1), (1, 1, 1, 1), "d")
+    # two timed runs each on one image, then the winner on all five
+    assert calls == {n: 2 + (n == chosen) for n in names}
+
+
+def test_small_convolutions_are_timed_several_times(monkeypatch, calls):
+    monkeypatch.setattr(conv_select, "_CHOICE", {})
+    tf.nn.conv2d(tf.ones([1, 4, 4, 8]), tf.ones([3, 3, 8, 2]), 1, "SAME")
+    reps = conv_select.SMALL_REPEATS
+    assert calls == {n: reps for n in {"im2col", "winograd"} | NUMBA}
+    calls.clear()
+    tf.nn.conv2d(tf.ones([1, 4, 4, 8]), tf.ones([3, 3, 8, 2]), 1, "SAME")
+    assert sum(calls.values()) == 1
+
+
+def test_unknown_algorithm_in_the_environment_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(conv_select, "_FORCED", ["fft"])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="TENSORLITE_CONV_ALGO"):
+        tf.nn.conv2d(tf.ones([1, 4, 4, 1]), tf.ones([3, 3, 1, 1]), 1, "SAME")
+
+
+def test_numba_switched_off_is_never_eligible(monkeypatch):
+    monkeypatch.setattr(numba_backend, "_STATE", {})
+    monkeypatch.setenv("TENSORLITE_NUMBA", "0")
+    assert not numba_conv.available()
+    assert "numba" not in conv_select.eligible((1, 4, 4, 8), (3, 3, 8, 2), (1, 1), (1, 1),
+                                               (1, 1, 1, 1), "d")
+
+
+def test_forcing_an_unknown_algorithm_names_the_choices():
+    with pytest.raises(ValueError, match="winograd"):
+        with conv_select.forced("fft"):
+            pass
+
+
+def test_winograd_filter_transform_is_exact_on_a_delta():
+    """A filter that is 1 at its centre tap copies the input through (SAME)."""
+    w = np.zeros((3, 3, 2, 2))
+    w[1, 1] = np.eye(2)
+    x = rand(1, 5, 4, 2, seed=40)
+    np.testing.assert_allclose(winograd.conv3x3(x, w, (1, 1, 1, 1)), x, atol=1e-14)
+
+
+def test_numba_conv_without_a_kernel_falls_back_to_numpy(monkeypatch):
+    """A numba that fails to build: the same convolution from NumPy, one matmul per tap."""
+    monkeypatch.setattr(numba_conv, "compiled", lambda name, build: None)
+    x, w = rand(2, 7, 6, 3, seed=45), rand(3, 2, 3, 4, seed=46)
+    for s, d, pad in [((1, 1), (1, 1), "SAME"), ((2, 1), (1, 2), "VALID")]:
+        got = numba_conv.conv(x, w, s, d, _geometry(x.shape, w.shape, s, pad)["pads"]
+                              if d == (1, 1) else (0, 0, 0, 0), conv_ops._pad)
+        np.testing.assert_allclose(got, ref_conv2d(x, w, s, pad, d), rtol=1e-12, atol=1e-12)
