@@ -40,19 +40,19 @@ def optimized(f, *args):
     return f.get_concrete_function(*args), out
 
 
-def assert_same(a, b, exact=False):
+def assert_same(a, b, exact=False, atol=1e-6):
     for x, y in zip(tf.nest.flatten(a), tf.nest.flatten(b)):
         assert x.dtype == y.dtype and x.shape == y.shape
         if exact:
             np.testing.assert_array_equal(x.numpy(), y.numpy())
         else:
-            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-6, atol=atol)
 
 
-def check_against_eager(fn, *args, exact=False):
+def check_against_eager(fn, *args, exact=False, atol=1e-6):
     """Compiled graph (optimised) vs the Python function run eagerly; returns cf."""
     cf, out = optimized(tf.function(fn), *args)
-    assert_same(out, fn(*args), exact)
+    assert_same(out, fn(*args), exact, atol)
     return cf
 
 
@@ -349,7 +349,9 @@ def test_parallel_wraps_two_big_independent_matmuls():
     assert new.op_counts() == {"ParallelBranches": 1}
     assert sorted(lines) == ["wrapped BatchMatMulV2", "wrapped BatchMatMulV2+Tanh"]
     tf.config.optimizer.set_experimental_options({"parallel_branches": True})
-    cf = check_against_eager(two_matmuls, *args, exact=True)
+    # not bit-exact: a branch's matmul may run on another BLAS thread count than eager's,
+    # summing its 256 float32 products in another order
+    cf = check_against_eager(two_matmuls, *args, atol=1e-4)
     assert cf.optimized_graph.op_counts() == {"ParallelBranches": 1}
 
 
@@ -367,7 +369,7 @@ def test_parallel_branches_with_a_shared_input_and_a_join():
     assert sorted(lines) == ["wrapped BatchMatMulV2", "wrapped BatchMatMulV2+Mul"]
     tf.config.optimizer.set_experimental_options({"parallel_branches": True,
                                                   "remapping": False})
-    cf = check_against_eager(fn, x, exact=True)
+    cf = check_against_eager(fn, x, atol=1e-4)  # BLAS thread counts may differ from eager's
     assert cf.optimized_graph.op_counts()["ParallelBranches"] == 1
 
 

@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from tensorlite.framework.atomic_files import write_bytes, write_with
 from tensorlite.autodiff.tape import GradientTape
 from tensorlite.distribute.distribute_lib import should_write_checkpoint
 from tensorlite.estimator.run_config import RunConfig
@@ -284,10 +285,8 @@ class Estimator:
         name = f"model.ckpt-{self._global_step}.npz"
         arrays = {f"v{i}": _as_numpy(v) for i, v in enumerate(self._store.variables)}
         arrays["global_step"] = np.int64(self._global_step)
-        _atomic_write(os.path.join(self._model_dir, name),
-                      lambda f: np.savez(f, **arrays))
-        _atomic_write(os.path.join(self._model_dir, "checkpoint"),
-                      lambda f: f.write(name.encode()))
+        write_with(os.path.join(self._model_dir, name), lambda tmp: _savez(tmp, arrays))
+        write_bytes(os.path.join(self._model_dir, "checkpoint"), name.encode())
 
     def _maybe_restore(self, checkpoint_path=None):
         """Loads the latest checkpoint into the variables once they exist."""
@@ -310,13 +309,9 @@ class Estimator:
         self._restored = True
 
 
-def _atomic_write(path, write):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def _savez(path, arrays):
+    with open(path, "wb") as f:  # a file object: np.savez would append .npz to a name
+        np.savez(f, **arrays)
 
 
 def _as_optimizer(train_op):

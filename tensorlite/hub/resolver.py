@@ -61,7 +61,7 @@ def resolve(handle):
     _clear_dead(root)
     if os.path.isdir(target):
         return target
-    tmp = f"{target}.tmp-{os.getpid()}"
+    tmp = atomic.temp_name(target)
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     try:

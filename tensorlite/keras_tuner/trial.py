@@ -4,6 +4,8 @@ import json
 import os
 import socket
 
+from tensorlite.framework.atomic_files import write_bytes
+
 __all__ = ["Trial", "TrialStatus", "write_json", "read_json"]
 
 
@@ -17,12 +19,8 @@ class TrialStatus:
 
 
 def write_json(path, data):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Writes `data` as JSON atomically (the old or the new file after a kill)."""
+    write_bytes(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def read_json(path):

@@ -5,7 +5,7 @@ import os
 import onnx
 from onnx import helper
 
-from tensorlite.checkpoint.checkpoint import _atomic_write
+from tensorlite.framework.atomic_files import write_bytes
 from tensorlite.framework import errors
 from tensorlite.graph.capture import capture
 from tensorlite.onnx.context import OnnxContext, ir_version, value_info
@@ -75,5 +75,5 @@ def export(model_or_function, path=None, input_signature=None, opset=DEFAULT_OPS
     model = to_model(capture(model_or_function, input_signature), opset,
                      getattr(model_or_function, "name", None) or "tensorlite")
     if path is not None:
-        _atomic_write(os.fspath(path), model.SerializeToString())
+        write_bytes(os.fspath(path), model.SerializeToString())
     return model

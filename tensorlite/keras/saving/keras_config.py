@@ -101,13 +101,8 @@ def from_keras(entry, custom_objects=None, safe_mode=True):
         shape = config.get("batch_shape") or config.get("batch_input_shape")
         return cls(batch_input_shape=shape, dtype=_plain(config.get("dtype")),
                    name=config.get("name"))
-    config = _layer_config(cls, class_name, config)
-    if hasattr(cls, "from_config"):
-        try:
-            return cls.from_config(config, custom_objects=custom_objects)
-        except TypeError:
-            return cls.from_config(config)
-    return cls(**config)
+    from tensorlite.keras.saving.registry import instantiate  # noqa: PLC0415
+    return instantiate(cls, _layer_config(cls, class_name, config), custom_objects)
 
 
 def _sequential(config, custom_objects, safe_mode):

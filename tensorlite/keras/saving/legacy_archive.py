@@ -14,7 +14,7 @@ from tensorlite.framework import errors
 
 def load(z, config, path, custom_objects=None, compile=True):  # noqa: A002
     """The model of an open tensorlite-keras-1 archive."""
-    from tensorlite.keras.saving.registry import get_class  # noqa: PLC0415
+    from tensorlite.keras.saving.registry import get_class, instantiate  # noqa: PLC0415
     try:
         with np.load(io.BytesIO(z.read("weights.npz")), allow_pickle=False) as weights:
             arrays = [weights[f"arr_{i}"] for i in range(len(weights.files))]
@@ -23,13 +23,8 @@ def load(z, config, path, custom_objects=None, compile=True):  # noqa: A002
         raise errors.DataLossError(None, None, f"{path} is not a complete tensorlite model "
                                    f"archive: {e}") from None
     cls = get_class(entry["class_name"], custom_objects)
-    if entry.get("config") is not None and hasattr(cls, "from_config"):
-        try:
-            model = cls.from_config(entry["config"], custom_objects=custom_objects)
-        except TypeError:
-            model = cls.from_config(entry["config"])
-    else:
-        model = cls()
+    model = instantiate(cls, entry["config"], custom_objects) \
+        if entry.get("config") is not None and hasattr(cls, "from_config") else cls()
     if not model.built:
         if entry.get("build_input_shape") is None:
             raise ValueError(f"Cannot rebuild {entry['class_name']}: its input shape was not "

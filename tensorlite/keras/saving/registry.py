@@ -44,7 +44,12 @@ def layer_from_config(entry, custom_objects=None):
             or not isinstance(entry.get("config", {}), dict):
         raise ValueError(f"Malformed layer entry in a model config: {str(entry)[:200]}")
     cls = get_class(entry["class_name"], custom_objects, entry.get("registered_name"))
-    config = dict(entry.get("config") or {})
+    return instantiate(cls, dict(entry.get("config") or {}), custom_objects)
+
+
+def instantiate(cls, config, custom_objects=None):
+    """`cls.from_config(config)` (passing custom_objects where it takes them), or
+    `cls(**config)` for classes without from_config."""
     if hasattr(cls, "from_config"):
         try:
             return cls.from_config(config, custom_objects=custom_objects)

@@ -121,6 +121,6 @@ def convert(saved_model_dir=None, output_tflite=None, model=None, output_tflit=N
         TFLiteConverter.from_saved_model(saved_model_dir)
     data = converter.convert()
     if output_tflite is not None:
-        from tensorlite.checkpoint.checkpoint import _atomic_write  # noqa: PLC0415
-        _atomic_write(str(output_tflite), data)
+        from tensorlite.framework.atomic_files import write_bytes  # noqa: PLC0415
+        write_bytes(str(output_tflite), data)
     return data
