@@ -119,3 +119,33 @@ def test_matmul_values_unchanged_on_any_thread_count(fresh):
     for _ in range(3):
         np.testing.assert_allclose(tf.matmul(tf.constant(a), tf.constant(b)).numpy(), a @ b,
                                    rtol=1e-12)
+
+
+def test_a_fork_waits_for_a_running_threaded_kernel():
+    """OpenBLAS deadlocks when a process forks while its pool runs a kernel (its at-fork
+    handler stops the pool under the GEMM): tf.data's worker forks wait for such kernels,
+    and kernels started meanwhile wait for the fork."""
+    import threading
+    import time
+    inside, release, order = threading.Event(), threading.Event(), []
+
+    def kernel():
+        with blas_threads._threaded_kernel():
+            inside.set()
+            release.wait(10)
+            order.append("kernel done")
+
+    def fork():
+        with blas_threads.safe_to_fork():
+            order.append("forked")
+    k = threading.Thread(target=kernel)
+    k.start()
+    assert inside.wait(10)
+    f = threading.Thread(target=fork)
+    f.start()
+    time.sleep(0.2)
+    assert order == []  # the fork is held while the kernel runs
+    release.set()
+    k.join(10)
+    f.join(10)
+    assert order == ["kernel done", "forked"]

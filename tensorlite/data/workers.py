@@ -17,7 +17,7 @@ from time import perf_counter_ns
 import numpy as np
 
 from tensorlite.data import structure
-from tensorlite.framework import nest
+from tensorlite.framework import blas_threads, nest
 from tensorlite.framework.tensor import wrap
 
 SLOTS_PER_WORKER = 2
@@ -158,7 +158,8 @@ class Worker:
         self.name = name  # its row in the profiler's trace
         self.proc = ctx.Process(target=_worker_main, args=(child, fn, seed), daemon=True,
                                 name=name)
-        self.proc.start()
+        with blas_threads.safe_to_fork():  # never fork under a running BLAS thread pool
+            self.proc.start()
         self.pid = self.proc.pid
         child.close()
         self.inputs = [_Segment(_MIN_SLOT) for _ in range(SLOTS_PER_WORKER)]

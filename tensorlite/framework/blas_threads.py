@@ -24,9 +24,11 @@ kernel left (threadpoolctl's `threadpool_limits` pins it for a block of one's ow
 Example:
     >>> run(256 ** 3, np.matmul, a, b)   # a 256x256 GEMM on the thread count measured best
 """
+import contextlib
 import ctypes
 import glob
 import os
+import threading
 import time
 
 import numpy as np
@@ -161,6 +163,45 @@ def choose(macs):
     return _pick(macs.bit_length(), most)[0]
 
 
+# A fork while OpenBLAS's thread pool runs a kernel deadlocks: its at-fork handler shuts the
+# pool down under the running GEMM, which then waits forever for its threads. Multi-threaded
+# kernels and forks (tf.data worker processes) therefore exclude each other.
+_fork_cv = threading.Condition()
+_fork_state = {"kernels": 0, "forking": False}
+
+
+@contextlib.contextmanager
+def _threaded_kernel():
+    with _fork_cv:
+        while _fork_state["forking"]:
+            _fork_cv.wait()
+        _fork_state["kernels"] += 1
+    try:
+        yield
+    finally:
+        with _fork_cv:
+            _fork_state["kernels"] -= 1
+            if not _fork_state["kernels"]:
+                _fork_cv.notify_all()
+
+
+@contextlib.contextmanager
+def safe_to_fork():
+    """Holds multi-threaded BLAS kernels off (waiting for running ones to finish) while the
+    block forks a process; the pool runs on 1 thread meanwhile."""
+    with _fork_cv:
+        while _fork_state["forking"] or _fork_state["kernels"]:
+            _fork_cv.wait()
+        _fork_state["forking"] = True
+    try:
+        set_threads(1, force=True)  # also for NumPy calls made outside run()
+        yield
+    finally:
+        with _fork_cv:
+            _fork_state["forking"] = False
+            _fork_cv.notify_all()
+
+
 def run(macs, fn, *args):
     """fn(*args) on the thread count measured best for kernels of this size."""
     most = intra_op_threads()
@@ -168,6 +209,16 @@ def run(macs, fn, *args):
         set_threads(1)
         return fn(*args)
     n, entry = _pick(macs.bit_length(), most)
+    if n > 1:
+        with _threaded_kernel():
+            try:
+                return _timed(macs, n, entry, fn, args)
+            finally:  # BLAS calls outside run() stay single-threaded, hence fork-safe
+                set_threads(1)
+    return _timed(macs, n, entry, fn, args)
+
+
+def _timed(macs, n, entry, fn, args):
     if not set_threads(n):
         return fn(*args)
     start = time.perf_counter()
