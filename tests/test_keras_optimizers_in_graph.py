@@ -6,6 +6,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.keras.optimizers import schedules
+from tests.test_graph_function import _my_optimizer_class
 
 RNG = np.random.default_rng(1)
 X = RNG.standard_normal((32, 5)).astype("float32")
@@ -67,25 +68,8 @@ def test_graph_step_matches_eager(name):
     assert not np.allclose(graph[0], W0[0])  # it trained
 
 
-class PowerOptimizer(tf.keras.optimizers.Optimizer):
-    """Seed 001's MyOptimizer, as written there (with the compiled update)."""
-
-    def __init__(self, lr, power, avg):
-        super().__init__(name="MyOptimizer")
-        self.lrate, self.pow, self.avg = lr, power, avg
-
-    def get_config(self):
-        pass
-
-    def _create_slots(self, var_list):
-        for v in var_list:
-            self.add_slot(v, "accum", tf.zeros_like(v))
-
-    @tf.function(experimental_compile=True)
-    def _resource_apply_dense(self, grad, var, apply_state=None):
-        acc = self.get_slot(var, "accum")
-        acc.assign(self.avg * tf.pow(grad, self.pow) + (1 - self.avg) * acc)
-        return var.assign_sub(self.lrate * grad / tf.pow(acc, self.pow))
+# Seed 001's MyOptimizer, as written there (with the compiled update): one copy, shared
+PowerOptimizer = _my_optimizer_class()
 
 
 class LrStateOptimizer(tf.keras.optimizers.Optimizer):

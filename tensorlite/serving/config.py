@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pb2, text_format, wrappers_pb2
 
-from tensorlite.train.example import POOL, _F, _field, _message, _message_class
+from tensorlite.train.example import POOL, _F, _field, _message, _message_class, add_files
 
 _PKG = "tensorflow/serving/"
 
@@ -91,12 +91,7 @@ def _batching_file():
     return file
 
 
-for _make in (_wrappers_file, _storage_path_file, _model_server_config_file, _batching_file):
-    _proto = _make()
-    try:
-        POOL.FindFileByName(_proto.name)
-    except KeyError:
-        POOL.Add(_proto)
+add_files(_wrappers_file, _storage_path_file, _model_server_config_file, _batching_file)
 
 ModelServerConfig = _message_class(POOL.FindMessageTypeByName("tensorflow.serving.ModelServerConfig"))
 BatchingParametersProto = _message_class(
