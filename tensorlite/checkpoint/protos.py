@@ -23,7 +23,7 @@ except ImportError as e:  # protobuf is an optional extra
                       ) from e
 
 from tensorlite.summary import graph_def as _graph_def  # noqa: F401 - versions.proto in POOL
-from tensorlite.train.example import POOL, _F, _field, _message, _message_class, add_files
+from tensorlite.train.example import POOL, _F, _field, _message, message_class, add_files
 
 _WRAPPERS = "google/protobuf/wrappers.proto"
 _BUNDLE = "tensorflow/core/protobuf/tensor_bundle.proto"
@@ -107,10 +107,9 @@ def _wrappers_file():
 
 
 add_files(_wrappers_file, _bundle_file, _object_graph_file, _state_file)
-BundleHeaderProto = _message_class(POOL.FindMessageTypeByName("tensorflow.BundleHeaderProto"))
-BundleEntryProto = _message_class(POOL.FindMessageTypeByName("tensorflow.BundleEntryProto"))
-TrackableObjectGraph = _message_class(
-    POOL.FindMessageTypeByName("tensorflow.TrackableObjectGraph"))
-CheckpointState = _message_class(POOL.FindMessageTypeByName("tensorflow.CheckpointState"))
+BundleHeaderProto = message_class("tensorflow.BundleHeaderProto")
+BundleEntryProto = message_class("tensorflow.BundleEntryProto")
+TrackableObjectGraph = message_class("tensorflow.TrackableObjectGraph")
+CheckpointState = message_class("tensorflow.CheckpointState")
 
 __all__ = ["BundleHeaderProto", "BundleEntryProto", "TrackableObjectGraph", "CheckpointState"]

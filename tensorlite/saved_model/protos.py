@@ -15,7 +15,7 @@ from google.protobuf import descriptor_pb2
 
 from tensorlite.checkpoint import protos as _checkpoint_protos  # noqa: F401 - in POOL
 from tensorlite.summary import graph_def as _graph_def  # noqa: F401 - GraphDef in POOL
-from tensorlite.train.example import (POOL, _F, _field, _map_field, _message, _message_class,
+from tensorlite.train.example import (POOL, _F, _field, _map_field, _message, message_class,
                                       add_files)
 
 _PB = "tensorflow/core/protobuf/"
@@ -181,17 +181,15 @@ add_files(_struct_file, _object_graph_file, _meta_graph_file, _saved_model_file,
           _fingerprint_file)
 
 
-def _by_name(name):
-    return _message_class(POOL.FindMessageTypeByName(f"tensorflow.{name}"))
 
 
-SavedModel = _by_name("SavedModel")
-MetaGraphDef = _by_name("MetaGraphDef")
-SignatureDef = _by_name("SignatureDef")
-TensorInfo = _by_name("TensorInfo")
-SavedObjectGraph = _by_name("SavedObjectGraph")
-StructuredValue = _by_name("StructuredValue")
-FingerprintDef = _by_name("FingerprintDef")
+SavedModel = message_class("SavedModel")
+MetaGraphDef = message_class("MetaGraphDef")
+SignatureDef = message_class("SignatureDef")
+TensorInfo = message_class("TensorInfo")
+SavedObjectGraph = message_class("SavedObjectGraph")
+StructuredValue = message_class("StructuredValue")
+FingerprintDef = message_class("FingerprintDef")
 
 __all__ = ["SavedModel", "MetaGraphDef", "SignatureDef", "TensorInfo", "SavedObjectGraph",
            "StructuredValue", "FingerprintDef"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pb2, text_format, wrappers_pb2
 
-from tensorlite.train.example import POOL, _F, _field, _message, _message_class, add_files
+from tensorlite.train.example import POOL, _F, _field, _message, message_class, add_files
 
 _PKG = "tensorflow/serving/"
 
@@ -93,9 +93,8 @@ def _batching_file():
 
 add_files(_wrappers_file, _storage_path_file, _model_server_config_file, _batching_file)
 
-ModelServerConfig = _message_class(POOL.FindMessageTypeByName("tensorflow.serving.ModelServerConfig"))
-BatchingParametersProto = _message_class(
-    POOL.FindMessageTypeByName("tensorflow.serving.BatchingParameters"))
+ModelServerConfig = message_class("tensorflow.serving.ModelServerConfig")
+BatchingParametersProto = message_class("tensorflow.serving.BatchingParameters")
 
 
 @dataclass

@@ -22,7 +22,7 @@ import numpy as np
 from tensorlite.data.tfrecord import TFRecordWriter
 from tensorlite.framework import errors
 from tensorlite.train.example import (DATA_TYPES, POOL, TensorProto, _F, _field, _message,
-                                      _message_class)
+                                      message_class)
 from google.protobuf import descriptor_pb2
 
 FILE_VERSION = "brain.Event:2"
@@ -86,8 +86,6 @@ def _event_file():
     return file
 
 
-def _message_by_name(name):
-    return _message_class(POOL.FindMessageTypeByName(f"tensorflow.{name}"))
 
 
 try:  # a second import of this module (reload) finds the files already in the pool
@@ -96,10 +94,10 @@ except KeyError:
     POOL.Add(_summary_file())
     POOL.Add(_event_file())
 
-HistogramProto = _message_by_name("HistogramProto")
-SummaryMetadata = _message_by_name("SummaryMetadata")
-Summary = _message_by_name("Summary")
-Event = _message_by_name("Event")
+HistogramProto = message_class("HistogramProto")
+SummaryMetadata = message_class("SummaryMetadata")
+Summary = message_class("Summary")
+Event = message_class("Event")
 
 _NUMERIC_DT = {np.dtype(np.float16): "DT_HALF", np.dtype(np.float32): "DT_FLOAT",
                np.dtype(np.float64): "DT_DOUBLE", np.dtype(np.int8): "DT_INT8",

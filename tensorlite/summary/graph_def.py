@@ -34,7 +34,7 @@ import numpy as np
 from tensorlite.framework import dtypes
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.train.example import (DATA_TYPES, POOL, _F, _field, _map_field, _message,
-                                      _message_class, add_files)
+                                      message_class, add_files)
 from google.protobuf import descriptor_pb2
 
 MAX_CONST_BYTES = 1 << 20  # larger captured values are written without their contents
@@ -196,20 +196,18 @@ add_files(_attr_value_file, _node_def_file, _versions_file, _op_def_file, _funct
           _graph_file, _config_file)
 
 
-def _message_by_name(name):
-    return _message_class(POOL.FindMessageTypeByName(f"tensorflow.{name}"))
 
 
-AttrValue = _message_by_name("AttrValue")
-NameAttrList = _message_by_name("NameAttrList")
-NodeDef = _message_by_name("NodeDef")
-VersionDef = _message_by_name("VersionDef")
-GraphDef = _message_by_name("GraphDef")
-RunMetadata = _message_by_name("RunMetadata")
-OpDef = _message_by_name("OpDef")
-FunctionDef = _message_by_name("FunctionDef")
-FunctionDefLibrary = _message_by_name("FunctionDefLibrary")
-TensorShapeProto = _message_by_name("TensorShapeProto")
+AttrValue = message_class("AttrValue")
+NameAttrList = message_class("NameAttrList")
+NodeDef = message_class("NodeDef")
+VersionDef = message_class("VersionDef")
+GraphDef = message_class("GraphDef")
+RunMetadata = message_class("RunMetadata")
+OpDef = message_class("OpDef")
+FunctionDef = message_class("FunctionDef")
+FunctionDefLibrary = message_class("FunctionDefLibrary")
+TensorShapeProto = message_class("TensorShapeProto")
 
 # tensorlite dtype name -> TensorFlow's DataType enum value
 _DT = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE",

@@ -168,17 +168,24 @@ def add_files(*makers):
             POOL.Add(file)
 
 
-BytesList = _message_class(POOL.FindMessageTypeByName("tensorflow.BytesList"))
-FloatList = _message_class(POOL.FindMessageTypeByName("tensorflow.FloatList"))
-Int64List = _message_class(POOL.FindMessageTypeByName("tensorflow.Int64List"))
-Feature = _message_class(POOL.FindMessageTypeByName("tensorflow.Feature"))
-Features = _message_class(POOL.FindMessageTypeByName("tensorflow.Features"))
-FeatureList = _message_class(POOL.FindMessageTypeByName("tensorflow.FeatureList"))
-FeatureLists = _message_class(POOL.FindMessageTypeByName("tensorflow.FeatureLists"))
-Example = _message_class(POOL.FindMessageTypeByName("tensorflow.Example"))
-SequenceExample = _message_class(POOL.FindMessageTypeByName("tensorflow.SequenceExample"))
-TensorShapeProto = _message_class(POOL.FindMessageTypeByName("tensorflow.TensorShapeProto"))
-TensorProto = _message_class(POOL.FindMessageTypeByName("tensorflow.TensorProto"))
+def message_class(name):
+    """The message class of `name` in POOL ("Example" for tensorflow.Example, or a full
+    name with its package, "tensorflow.serving.ModelServerConfig")."""
+    full = name if "." in name else f"{_PKG}.{name}"
+    return _message_class(POOL.FindMessageTypeByName(full))
+
+
+BytesList = message_class("BytesList")
+FloatList = message_class("FloatList")
+Int64List = message_class("Int64List")
+Feature = message_class("Feature")
+Features = message_class("Features")
+FeatureList = message_class("FeatureList")
+FeatureLists = message_class("FeatureLists")
+Example = message_class("Example")
+SequenceExample = message_class("SequenceExample")
+TensorShapeProto = message_class("TensorShapeProto")
+TensorProto = message_class("TensorProto")
 
 __all__ = ["BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList",
            "FeatureLists", "Example", "SequenceExample", "TensorShapeProto", "TensorProto"]
