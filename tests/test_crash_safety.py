@@ -16,7 +16,7 @@ from tensorlite.framework import errors
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Makes the child SIGKILL itself at its first rename (os.replace) of a finished temp file.
-_KILL_AT_PUBLISH = """
+_KILL_AT_RENAME = """
 import os, signal
 _replace = os.replace
 _calls = [0]
@@ -32,7 +32,7 @@ os.replace = replace
 def _run_child(code, kill_at=None, timeout=60):
     prologue = "import tensorlite as tf\nimport numpy as np\n"
     if kill_at is not None:
-        prologue += _KILL_AT_PUBLISH.replace("KILL_AT", str(kill_at))
+        prologue += _KILL_AT_RENAME.replace("KILL_AT", str(kill_at))
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", prologue + textwrap.dedent(code)], env=env,
                           capture_output=True, text=True, timeout=timeout)

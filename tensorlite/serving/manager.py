@@ -20,8 +20,6 @@ import threading
 
 from tensorlite.framework import errors
 
-STATES = ("START", "LOADING", "AVAILABLE", "UNLOADING", "END")
-
 
 class VersionState:
     __slots__ = ("version", "state", "error", "servable", "fingerprint")
@@ -142,7 +140,6 @@ class ServedModel:
                 return  # keep serving what we have until a replacement is ready
             for v, st in self._versions.items():
                 if v not in aspired and st.state == "AVAILABLE":
-                    st.state = "UNLOADING"
                     st.servable = None  # requests in flight keep their own reference
                     st.state = "END"
                 elif v not in aspired and st.state == "END" and st.error is not None:
