@@ -75,6 +75,19 @@ def test_restore_matches_objects_not_key_spelling(tmp_path):
         tf.train.Checkpoint(net=Net(), extra=tf.Variable(1.0)).read(path).assert_consumed()
 
 
+def test_restored_variables_share_no_memory(tmp_path):
+    """A restore adopts the array it read instead of copying it: two restores of the same
+    checkpoint, and the variable after later assigns, must still be independent."""
+    path = tf.train.Checkpoint(v=tf.Variable([1.0, 2.0])).write(str(tmp_path / "c"))
+    a, b = tf.Variable([0.0, 0.0]), tf.Variable([0.0, 0.0])
+    tf.train.Checkpoint(v=a).read(path)
+    tf.train.Checkpoint(v=b).read(path)
+    a.assign_add([10.0, 10.0])
+    np.testing.assert_array_equal(b.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(a.numpy(), [11.0, 12.0])
+    assert not np.shares_memory(a.numpy(), b.numpy())
+
+
 def test_shape_mismatch_names_the_key(tmp_path):
     path = tf.train.Checkpoint(v=tf.Variable([1.0, 2.0])).write(str(tmp_path / "c"))
     with pytest.raises(tf.errors.InvalidArgumentError, match="v/.ATTRIBUTES.*shape"):

@@ -59,7 +59,11 @@ def assign(obj, values, where):
                 None, None, f"checkpoint value for {where} has shape {list(value.shape)} but "
                 f"the variable has shape {obj.shape}; restore into a model of the same "
                 f"architecture")
-        obj.assign(value.astype(obj.dtype.as_numpy_dtype, copy=False))
+        value = value.astype(obj.dtype.as_numpy_dtype, copy=False)
+        if isinstance(values[og.VARIABLE_VALUE], np.ndarray) and hasattr(obj, "_assign_owned"):
+            obj._assign_owned(value)  # read from the file just now: nothing else holds it
+        else:
+            obj.assign(value)
     else:
         obj._restore_from_tensors(values)
 
