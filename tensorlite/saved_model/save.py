@@ -482,8 +482,9 @@ def _remove_dead_temps(parent, base):
                 shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
 
 
-def write(export_dir, meta, tensors):
-    """Writes the SavedModel directory atomically: the old or the new complete one."""
+def write(export_dir, meta, tensors, extra=None):
+    """Writes the SavedModel directory atomically: the old or the new complete one;
+    `extra(tmp_dir)` may add files before it appears."""
     export_dir = os.path.abspath(os.fspath(export_dir))
     parent, base = os.path.split(export_dir)
     os.makedirs(parent, exist_ok=True)
@@ -491,6 +492,8 @@ def write(export_dir, meta, tensors):
     tmp = os.path.join(parent, f"{base}{_TMP}{os.getpid()}-{id(meta)}")
     try:
         _write_directory(tmp, meta, tensors)
+        if extra is not None:
+            extra(tmp)
         if not os.path.exists(export_dir):
             os.rename(tmp, export_dir)
         elif os.path.isdir(export_dir) and _exchange(tmp, export_dir):
