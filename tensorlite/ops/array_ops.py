@@ -1468,7 +1468,7 @@ declare(RESHAPE, tf=_reshape_tf)
 declare(TRANSPOSE, tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]))
 declare(IDENTITY, tf="Identity")
 declare(CONCAT, tf=lambda a, specs: ("ConcatV2", {"N": len(specs)},
-                                     list(range(len(specs))) + [_i32([a["axis"]])[0]]))
+                                     list(_pyrange(len(specs))) + [_i32([a["axis"]])[0]]))
 declare(STACK, tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}))
 declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]))
 declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]))

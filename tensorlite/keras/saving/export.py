@@ -1,4 +1,4 @@
-"""Keras models as serving SavedModels, in TensorFlow's layout (tensorlite/saved_model/save.py).
+"""Keras models as serving SavedModels, in TensorFlow's layout (tensorlite/saved_model/writer.py).
 
 - `model.export(dir)` (Keras 3): a SavedModel whose root holds the model's variables
   (`variables`, `trainable_variables`, `non_trainable_variables`) and a `serve` tf.function
@@ -40,7 +40,7 @@ class ExportArchive:
 def export(model, filepath, input_signature=None, extra=None):
     """Writes `model` as a serving SavedModel at `filepath`; `extra(tmp_dir)` may add files
     before the directory appears."""
-    from tensorlite.saved_model.save import build, write  # noqa: PLC0415
+    from tensorlite.saved_model.writer import build, write  # noqa: PLC0415
     if not model.built:
         raise ValueError("This model has not yet been built. Build the model first by calling "
                          "`build()` or by calling the model on a batch of data.")
