@@ -1440,3 +1440,37 @@ declare(STACK, tflite=lambda ctx, node: ctx.op(
     "PACK", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
     options=("PackOptions", {"values_count": len(node.inputs),
                              "axis": int(node.attrs["axis"])})))
+
+
+# -- export rules: TensorFlow's ops (the rule's form: tensorlite/saved_model/function_def.py):
+# attributes TensorFlow takes as input tensors become int32 constant inputs.
+def _i32(values):
+    return np.asarray(list(values), np.int32)
+
+
+def _reshape_tf(attrs, in_specs):
+    shape = list(attrs["shape"])
+    if shape.count(None) + shape.count(-1) > 1:
+        raise errors.UnimplementedError(None, None, f"Reshape to {shape} (None: sizes that "
+                                        f"follow the batch size) has no TensorFlow form with "
+                                        f"one inferred dimension")
+    return "Reshape", {}, [0, _i32(-1 if d is None else d for d in shape)]
+
+
+def _gather_tf(attrs, in_specs):
+    params = in_specs[0]
+    axis = len(params.shape) - attrs["rank"] + attrs["axis"]
+    return "GatherV2", {"Tparams": params.dtype, "Tindices": in_specs[1].dtype,
+                        "batch_dims": attrs["batch_dims"], "T": None}, [0, 1, _i32([axis])[0]]
+
+
+declare(RESHAPE, tf=_reshape_tf)
+declare(TRANSPOSE, tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]))
+declare(IDENTITY, tf="Identity")
+declare(CONCAT, tf=lambda a, specs: ("ConcatV2", {"N": len(specs)},
+                                     list(_pyrange(len(specs))) + [_i32([a["axis"]])[0]]))
+declare(STACK, tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}))
+declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]))
+declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]))
+declare(SHAPE, tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}))
+declare(GATHER, tf=_gather_tf)

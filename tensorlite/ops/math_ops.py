@@ -71,14 +71,14 @@ def _ushape_bool(x):
 
 
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
-    # tf_import "plain": TensorFlow's op of the same name, with no attributes but T
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain",
+    # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
                  batch=elementwise(fwd))
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain",
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
                  batch=elementwise(fwd))
     return op, unary(op, kinds)
 
@@ -307,7 +307,8 @@ def _select_shape(c, x, y):
     return Spec(_broadcast_spec(c, Spec(_broadcast_spec(x, y), x.dtype)), x.dtype)
 
 
-SELECT = register("SelectV2", np.where, grad=_select_grad, shape=_select_shape)
+SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape),
+                 tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}))
 
 
 def where(condition, x=None, y=None, name=None):
@@ -342,8 +343,10 @@ def _cast_fwd(x, dtype):
     return x.astype(dtype.as_numpy_dtype)
 
 
-CAST = register("Cast", _cast_fwd, grad=_cast_grad,
-                shape=lambda x, dtype: Spec(x.shape, dtype))
+CAST = declare(register("Cast", _cast_fwd, grad=_cast_grad,
+                       shape=lambda x, dtype: Spec(x.shape, dtype)),
+               tf=lambda attrs, specs: ("Cast", {"SrcT": specs[0].dtype, "DstT": attrs["dtype"],
+                                                 "T": None}))
 
 
 @composite_aware("cast")
@@ -377,8 +380,15 @@ def _reduce_shape(x, axis, keepdims):
 _add_reduce = np.add.reduce  # np.sum less its Python wrapper
 
 
+def _reduce_tf(attrs, in_specs, name):
+    """TensorFlow's reductions take their axes as an input tensor."""
+    return name, {"keep_dims": bool(attrs["keepdims"])}, \
+        [0, np.asarray(attrs["axis"], np.int32)]
+
+
 def _defreduce(name, fwd, grad, kinds):
-    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd))
+    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd),
+                 tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name))
     fwd = op.forward
 
     @composite_aware(name)
@@ -491,7 +501,8 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
 
 
-STOP_GRADIENT = register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE, shape=_ushape)
+STOP_GRADIENT = declare(register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE,
+                                 shape=_ushape), tf="StopGradient")
 
 
 def stop_gradient_t(x):
@@ -513,7 +524,9 @@ def _arg_fn(name, npfn):
     fn.__name__ = name
     # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
     declare(op, tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
-                                            a.get("output_type") or dtypes.int64))
+                                            a.get("output_type") or dtypes.int64),
+            tf=lambda a, specs: (name, {"output_type": a["output_type"]},
+                                 [0, np.asarray(a["axis"], np.int32)]))
     return fn
 
 
@@ -720,8 +733,9 @@ def _einsum_grad(g, ans, *xs, equation):
     return tuple(grads)
 
 
-EINSUM = register("Einsum", lambda *xs, equation: np.einsum(equation, *xs, optimize=True)
-                  .astype(xs[0].dtype, copy=False), grad=_einsum_grad)
+EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
+    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_einsum_grad),
+    tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}))
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -732,9 +746,11 @@ def einsum(equation, *inputs, **kwargs):
 
 
 # -- n-ary ------------------------------------------------------------------------------------
-ADD_N = register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
-                 if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
-                 grad=lambda g, ans, *xs: tuple(g for _ in xs))
+ADD_N = declare(register(
+    "AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
+    if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
+    grad=lambda g, ans, *xs: tuple(g for _ in xs)),
+    tf=lambda attrs, specs: ("AddN", {"N": len(specs)}))
 
 
 def add_n(inputs, name=None):
