@@ -134,8 +134,9 @@ class ConcreteFunction:
         return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_specs)]
 
     def __call__(self, *args, **kwargs):
+        from tensorlite.saved_model.resources import bound_value  # noqa: PLC0415
         inputs = self._flat_inputs(args, dict(kwargs))
-        outputs = self._runner.run(self.name, inputs + self._bound)
+        outputs = self._runner.run(self.name, inputs + [bound_value(b) for b in self._bound])
         if self.structured_outputs is None:
             return outputs[0] if len(outputs) == 1 else outputs
         return nest.pack_like(self.structured_outputs, outputs)
@@ -162,7 +163,8 @@ class RestoredFunction:
                          f"{[f.name for f in self.concrete_functions]} for the given inputs")
 
 
-def _make_object(proto, runner, graph, objects):
+def _make_object(proto, meta, export_dir):
+    from tensorlite.saved_model import resources  # noqa: PLC0415
     kind = proto.WhichOneof("kind")
     if kind == "variable":
         from tensorlite.framework.variables import Variable  # noqa: PLC0415
@@ -182,7 +184,13 @@ def _make_object(proto, runner, graph, objects):
         if identifier in ("trackable_dict_wrapper", "signature_map"):
             return {}
         return Loaded()
-    return None  # constants, assets, resources: not restored (no tensorlite counterpart)
+    if kind == "resource":
+        return resources.RestoredResource()
+    if kind == "constant":
+        return resources.constant(proto, meta)
+    if kind == "asset":
+        return resources.asset(proto, meta, export_dir)
+    return None
 
 
 def _link(graph, objects, runner):
@@ -195,10 +203,11 @@ def _link(graph, objects, runner):
         return concrete[name]
 
     for i, proto in enumerate(graph.nodes):
-        if objects[i] == "function":
+        kind = proto.WhichOneof("kind")  # objects[i] may be a tensor: compare kinds
+        if kind == "function":
             objects[i] = RestoredFunction([concrete_fn(n) for n in
                                            proto.function.concrete_functions])
-        elif objects[i] == "bare":
+        elif kind == "bare_concrete_function":
             objects[i] = concrete_fn(proto.bare_concrete_function.concrete_function_name)
     for i, proto in enumerate(graph.nodes):
         obj = objects[i]
@@ -246,10 +255,12 @@ def load(export_dir, tags=None, options=None):
     runner = Runner(meta.graph_def.library)
     objects = [None] * len(graph.nodes)
     for i, proto in enumerate(graph.nodes):
-        objects[i] = _make_object(proto, runner, graph, objects)
+        objects[i] = _make_object(proto, meta, export_dir)
     _link(graph, objects, runner)
     root = objects[0]
     _restore_variables(export_dir, root, graph)
+    from tensorlite.saved_model.resources import initialize_all  # noqa: PLC0415
+    initialize_all(objects)
     if isinstance(root, Loaded) and "signatures" not in root.__dict__:
         object.__setattr__(root, "signatures", {})
     return root
