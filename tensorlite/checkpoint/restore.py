@@ -54,7 +54,7 @@ def assign(obj, values, where):
     """Restores one leaf object from {attribute: value}."""
     if og.is_variable(obj):
         value = np.asarray(values[og.VARIABLE_VALUE])
-        if tuple(obj.shape.as_list()) != tuple(value.shape):
+        if not obj.shape.is_compatible_with(value.shape):
             raise errors.InvalidArgumentError(
                 None, None, f"checkpoint value for {where} has shape {list(value.shape)} but "
                 f"the variable has shape {obj.shape}; restore into a model of the same "

@@ -67,3 +67,17 @@ def _import_dense(ins, attrs):
 
 
 declare(DENSE_BINCOUNT, tf_import=_import_dense)
+
+
+def _import_ragged(ins, attrs):
+    """TensorFlow's RaggedBincount(splits, values, size, weights), unweighted."""
+    splits, ids, size, weights = ins
+    if weights.shape.num_elements():
+        raise errors.UnimplementedError(None, None, "SavedModel: RaggedBincount with weights "
+                                        "is not supported")
+    return RAGGED_BINCOUNT(splits, ids, size=int(size.numpy()),
+                           binary_output=bool(attrs.get("binary_output", False)),
+                           out_dtype=weights.dtype.name)
+
+
+declare(RAGGED_BINCOUNT, tf_import=_import_ragged)

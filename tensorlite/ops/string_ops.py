@@ -419,3 +419,27 @@ declare(TO_HASH_BUCKET_STRONG, tf_import=lambda ins, a: TO_HASH_BUCKET_STRONG(
     ins[0], num_buckets=a["num_buckets"], key=tuple(a["key"])))
 declare(TO_HASH_BUCKET, tf_import=lambda ins, a: TO_HASH_BUCKET(ins[0],
                                                                 num_buckets=a["num_buckets"]))
+
+
+def _unsorted_segment_join_fwd(x, ids, num_segments, separator):
+    """Joins the strings of each segment in their order in `x` (TensorFlow's
+    UnsortedSegmentJoin over the first `ids.ndim` dimensions)."""
+    flat_ids = ids.reshape(-1).tolist()
+    rows = x.reshape((len(flat_ids), -1)).tolist() if x.size else [[]] * len(flat_ids)
+    inner = x.shape[ids.ndim:]
+    groups = [[] for _ in range(num_segments)]
+    for i, row in zip(flat_ids, rows):
+        if 0 <= i < num_segments:
+            groups[i].append(row)
+    width = int(np.prod(inner, dtype=np.int64))
+    out = strings_array([separator.join(g[c] for g in group) for group in groups
+                         for c in range(width)])
+    return out.reshape((num_segments,) + inner)
+
+
+SEGMENT_JOIN_UNSORTED = _register(
+    "UnsortedSegmentJoin", _unsorted_segment_join_fwd,
+    lambda x, i, num_segments, separator: Spec((num_segments,) + tuple(x.shape[len(i.shape):]),
+                                               dtypes.string))
+declare(SEGMENT_JOIN_UNSORTED, tf_import=lambda ins, a: SEGMENT_JOIN_UNSORTED(
+    ins[0], ins[1], num_segments=int(ins[2].numpy()), separator=_b(a.get("separator", ""))))

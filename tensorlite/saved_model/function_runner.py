@@ -49,6 +49,7 @@ def import_rules():
     import tensorlite.lookup  # noqa: F401, PLC0415 - declares the table ops' rules
     import tensorlite.ragged  # noqa: F401, PLC0415 - the text families are lazy in tensorlite:
     import tensorlite.strings  # noqa: F401, PLC0415 - their ops register on first import
+    import tensorlite.ops.bincount_ops  # noqa: F401, PLC0415
     rules = {}
     for op in registry.REGISTRY.values():
         rule = getattr(op, "tf_import", None)

@@ -171,8 +171,11 @@ def _make_object(proto, meta, export_dir):
         v = proto.variable
         dtype = dtype_from_datatype(v.dtype)
         shape = [max(d.size, 0) for d in v.shape.dim]
+        # a dimension TensorFlow saved as unknown (-1) takes the checkpoint's size
+        known = None if v.shape.unknown_rank else [None if d.size < 0 else d.size
+                                                   for d in v.shape.dim]
         return Variable(np.zeros(shape, dtype=dtype.as_numpy_dtype), trainable=v.trainable,
-                        name=v.name or None)
+                        name=v.name or None, shape=known)
     if kind == "function":
         return "function"  # made once every variable exists (they are bound inputs)
     if kind == "bare_concrete_function":
