@@ -577,10 +577,29 @@ def _import_reduce(fn):
                              keepdims=a.get("keep_dims", False))
 
 
-for _op, _fn in ((SUM, reduce_sum), (MEAN, reduce_mean), (MAX, reduce_max),
-                 (MIN, reduce_min), (PROD, reduce_prod), (ANY_OP, reduce_any),
-                 (ALL_OP, reduce_all)):
+def _import_extreme(fn, ufunc, lowest):
+    """TensorFlow's Max/Min of an empty set is the dtype's lowest/highest value (its graphs
+    for ragged row partitions rely on it), where reduce_max refuses."""
+    reduce = _import_reduce(fn)
+
+    def rule(ins, a):
+        x = ins[0]._value
+        if x.size:
+            return reduce(ins, a)
+        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+        axes = tuple(int(i) % max(x.ndim, 1) for i in np.ravel(ins[1].numpy()))
+        edge = -np.inf if x.dtype.kind == "f" and lowest else np.inf if x.dtype.kind == "f" \
+            else info.min if lowest else info.max
+        return wrap(ufunc.reduce(x, axis=axes, keepdims=a.get("keep_dims", False),
+                                 initial=edge))
+    return rule
+
+
+for _op, _fn in ((SUM, reduce_sum), (MEAN, reduce_mean), (PROD, reduce_prod),
+                 (ANY_OP, reduce_any), (ALL_OP, reduce_all)):
     declare(_op, tf_import=_import_reduce(_fn))
+declare(MAX, tf_import=_import_extreme(reduce_max, np.maximum, True))
+declare(MIN, tf_import=_import_extreme(reduce_min, np.minimum, False))
 for _op, _fn in ((CUMSUM, cumsum), (CUMPROD, cumprod)):
     declare(_op, tf_import=lambda ins, a, _fn=_fn: _fn(
         ins[0], int(ins[1].numpy()), exclusive=a.get("exclusive", False),

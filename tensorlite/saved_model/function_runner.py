@@ -153,8 +153,9 @@ class Runner:
             if hasattr(inputs[0], "resource_handle"):  # a table or variable handle passes
                 return [inputs[0]]
             return [identity(inputs[0])]
-        if op == "ReadVariableOp":
-            return [inputs[0].read_value()]
+        if op == "ReadVariableOp":  # (a tensor: the value a caller read for this run)
+            x = inputs[0]
+            return [x.read_value() if hasattr(x, "read_value") else x]
         if op in ("StatefulPartitionedCall", "PartitionedCall"):
             return self.run(attrs["f"], inputs)
         rule = self.rules.get(op)

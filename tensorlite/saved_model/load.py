@@ -134,12 +134,35 @@ class ConcreteFunction:
         return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_specs)]
 
     def __call__(self, *args, **kwargs):
+        from tensorlite.graph import tracing  # noqa: PLC0415
         from tensorlite.saved_model.resources import bound_value  # noqa: PLC0415
         inputs = self._flat_inputs(args, dict(kwargs))
-        outputs = self._runner.run(self.name, inputs + [bound_value(b) for b in self._bound])
+        bound = [bound_value(b) for b in self._bound]
+        if tracing.is_tracing():
+            outputs = self._run_as_node(inputs, bound)
+        else:
+            outputs = self._runner.run(self.name, inputs + bound)
         if self.structured_outputs is None:
             return outputs[0] if len(outputs) == 1 else outputs
         return nest.pack_like(self.structured_outputs, outputs)
+
+    def _run_as_node(self, inputs, bound):
+        """Inside a tf.function: the whole function as one differentiable py_function node
+        that runs on every call of the graph. TensorFlow's graphs compute shapes from values
+        (a ragged tensor's row partitions, a sentence's word count), which a tensorlite trace
+        would freeze at their first values. The captured variables enter as inputs, so
+        gradients reach them."""
+        from tensorlite.ops.script_ops import py_function  # noqa: PLC0415
+        slots = [i for i, b in enumerate(bound) if getattr(b, "_is_variable", False)]
+
+        def func(*tensors):
+            feed = list(bound)
+            for i, t in zip(slots, tensors[len(inputs):]):
+                feed[i] = t  # the variable's value, read by the graph that calls this node
+            return self._runner.run(self.name, list(tensors[:len(inputs)]) + feed)
+        tout = [dtype_from_datatype(a.type) for a in self.function_def.signature.output_arg]
+        outputs = py_function(func, inputs + [bound[i].read_value() for i in slots], tout)
+        return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
 
     def matches(self, args, kwargs):
         try:
