@@ -1301,11 +1301,26 @@ def unique(x, out_idx=dtypes.int32, name=None):
 # documents the rule form): inputs TensorFlow passes as tensors become our arguments.
 declare(RESHAPE, tf_import={
     "Reshape": lambda ins, a: reshape(ins[0], np.asarray(ins[1].numpy())),
-    "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None)})
+    "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None),
+    "ExpandDims": lambda ins, a: expand_dims(ins[0], int(ins[1].numpy()))})
 declare(SHAPE, tf_import=lambda ins, a: shape(ins[0], out_type=a.get("out_type",
                                                                      dtypes.int32)))
 declare(CONCAT, tf_import=lambda ins, a: concat(list(ins[:-1]), int(ins[-1].numpy())))
 declare(STACK, tf_import=lambda ins, a: stack(list(ins), axis=a.get("axis", 0)))
+declare(BROADCAST_TO, tf_import=lambda ins, a: broadcast_to(ins[0], ins[1].numpy()))
+declare(SIZE, tf_import=lambda ins, a: size(ins[0], out_type=a.get("out_type", dtypes.int32)))
+declare(TRANSPOSE, tf_import=lambda ins, a: transpose(ins[0], ins[1].numpy()))
+declare(TILE, tf_import=lambda ins, a: tile(ins[0], ins[1].numpy()))
+declare(RANGE, tf_import=lambda ins, a: range(*ins, dtype=a.get("Tidx")))
+# ResourceGather reads a captured variable: the gather of its value, so the tape sees it
+declare(GATHER, tf_import={
+    "GatherV2": lambda ins, a: gather(ins[0], ins[1], axis=int(ins[2].numpy()),
+                                      batch_dims=a.get("batch_dims", 0)),
+    "ResourceGather": lambda ins, a: gather(ins[0], ins[1], batch_dims=a.get("batch_dims", 0))})
+declare(ZEROS_LIKE, tf_import={
+    "ZerosLike": lambda ins, a: zeros_like(ins[0]),
+    "OnesLike": lambda ins, a: ones_like(ins[0]),
+    "Fill": lambda ins, a: fill(ins[0].numpy(), ins[1])})
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------

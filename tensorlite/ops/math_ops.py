@@ -583,6 +583,54 @@ cumsum = _cum_entry(CUMSUM)
 cumprod = _cum_entry(CUMPROD)
 
 
+# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py);
+# the reduction axes and the cumulative axis arrive as input tensors
+def _import_reduce(fn):
+    return lambda ins, a: fn(ins[0], axis=[int(i) for i in np.ravel(ins[1].numpy())],
+                             keepdims=a.get("keep_dims", False))
+
+
+def _import_extreme(fn, ufunc, lowest):
+    """TensorFlow's Max/Min of an empty set is the dtype's lowest/highest value (its graphs
+    for ragged row partitions rely on it), where reduce_max refuses."""
+    reduce = _import_reduce(fn)
+
+    def rule(ins, a):
+        x = ins[0]._value
+        if x.size:
+            return reduce(ins, a)
+        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+        axes = tuple(int(i) % max(x.ndim, 1) for i in np.ravel(ins[1].numpy()))
+        edge = -np.inf if x.dtype.kind == "f" and lowest else np.inf if x.dtype.kind == "f" \
+            else info.min if lowest else info.max
+        return wrap(ufunc.reduce(x, axis=axes, keepdims=a.get("keep_dims", False),
+                                 initial=edge))
+    return rule
+
+
+for _op, _fn in ((SUM, reduce_sum), (MEAN, reduce_mean), (PROD, reduce_prod),
+                 (ANY_OP, reduce_any), (ALL_OP, reduce_all)):
+    declare(_op, tf_import=_import_reduce(_fn))
+declare(MAX, tf_import=_import_extreme(reduce_max, np.maximum, True))
+declare(MIN, tf_import=_import_extreme(reduce_min, np.minimum, False))
+for _op, _fn in ((CUMSUM, cumsum), (CUMPROD, cumprod)):
+    declare(_op, tf_import=lambda ins, a, _fn=_fn: _fn(
+        ins[0], int(ins[1].numpy()), exclusive=a.get("exclusive", False),
+        reverse=a.get("reverse", False)))
+declare(CAST, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
+
+
+def _import_select(ins, attrs):
+    """TF1's Select: a vector condition picks whole rows of higher-rank operands."""
+    c, x, y = ins
+    if c.shape.rank == 1 and x.shape.rank > 1:
+        c = reshape(c, [-1] + [1] * (x.shape.rank - 1))
+    return where(c, x, y)
+
+
+declare(SELECT, tf_import={"SelectV2": lambda ins, a: where(*ins), "Select": _import_select})
+
+
 # -- matmul -----------------------------------------------------------------------------------
 def _matmul_fwd(a, b, transpose_a, transpose_b):
     if transpose_a:
@@ -859,6 +907,7 @@ ARGSORT = register("ArgSort", _argsort_fwd, grad=NOT_DIFFERENTIABLE,
 WHERE_INDICES = register("Where", lambda c: np.argwhere(c).astype(np.int64),
                          grad=NOT_DIFFERENTIABLE,  # how many are true is known only at run time
                          shape=lambda c: Spec((None, len(c.shape)), dtypes.int64))
+declare(WHERE_INDICES, tf_import=lambda ins, a: where(ins[0]))
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):

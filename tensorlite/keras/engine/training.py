@@ -367,7 +367,8 @@ class Model(Layer):
 
         def zeros(shape):
             dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
-            return array_ops.zeros([1 if d is None else d for d in dims], dtype=self.dtype)
+            return array_ops.zeros([1 if d is None else d for d in dims],
+                                   dtype=getattr(self, "_input_dtype", None) or self.dtype)
         if isinstance(input_shape, dict):
             probe = {k: zeros(v) for k, v in input_shape.items()}
         elif isinstance(input_shape, (list, tuple)) and input_shape and \
