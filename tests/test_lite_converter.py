@@ -62,12 +62,10 @@ def test_from_concrete_functions():
     _close(run(litert(data), x), f(tf.constant(x)).numpy())
 
 
-def test_from_saved_model_names_the_missing_loader():
-    import importlib.util  # noqa: PLC0415
-    if importlib.util.find_spec("tensorlite.saved_model") is not None:
-        pytest.skip("tensorlite.saved_model exists in this build")
-    with pytest.raises(NotImplementedError, match="SavedModel loader"):
-        tf.lite.TFLiteConverter.from_saved_model("/nonexistent")
+def test_from_saved_model_without_a_savedmodel(tmp_path):
+    # converting SavedModels TensorFlow wrote: tests/interop/test_lite_interop.py
+    with pytest.raises(errors.NotFoundError, match="SavedModel file does not exist"):
+        tf.lite.TFLiteConverter.from_saved_model(str(tmp_path))
 
 
 def test_op_without_mapping_names_op_and_node():
