@@ -139,3 +139,13 @@ def test_command_line(tmp_path):
     session = _session(tmp_path / "m.onnx")
     got = session.run(None, {session.get_inputs()[0].name: x})[0]
     np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_reshape_to_a_shape_read_from_the_input(tmp_path):
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 4])])
+    def f(x):
+        y = x * 2.0
+        return tf.reshape(y, tf.stack([tf.shape(y)[0], -1]))
+
+    proto = _check(f, RNG.normal(size=(3, 3, 4)).astype("float32"), tmp_path, call=f)
+    assert [n.op_type for n in proto.graph.node] == ["Mul", "Reshape", "Identity"]
