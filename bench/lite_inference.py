@@ -123,6 +123,9 @@ def main(argv=None):
     parser.add_argument("--number", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
+    # tensorlite's own kernels pick their BLAS thread count per GEMM (blas_threads.py), up
+    # to this limit: the same count as every other engine here
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.random.set_seed(0)
     model = generate_model()
     x = np.random.default_rng(0).normal(size=(1, 32, 32, 3)).astype("float32")

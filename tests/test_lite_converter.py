@@ -62,12 +62,10 @@ def test_from_concrete_functions():
     _close(run(litert(data), x), f(tf.constant(x)).numpy())
 
 
-def test_from_saved_model_names_the_missing_loader():
-    import importlib.util  # noqa: PLC0415
-    if importlib.util.find_spec("tensorlite.saved_model") is not None:
-        pytest.skip("tensorlite.saved_model exists in this build")
-    with pytest.raises(NotImplementedError, match="SavedModel loader"):
-        tf.lite.TFLiteConverter.from_saved_model("/nonexistent")
+def test_from_saved_model_without_a_savedmodel(tmp_path):
+    # converting SavedModels TensorFlow wrote: tests/interop/test_lite_interop.py
+    with pytest.raises(errors.NotFoundError, match="SavedModel file does not exist"):
+        tf.lite.TFLiteConverter.from_saved_model(str(tmp_path))
 
 
 def test_op_without_mapping_names_op_and_node():
@@ -103,3 +101,21 @@ def test_lstm_text_classifier_in_litert_and_ours():
     for batch in (x[:1], x):  # the zero state, written at batch 1, broadcasts to batch 3
         _close(run(litert(data), batch), model(batch).numpy())
         _close(run(ours, batch), model(batch).numpy())
+
+
+def test_reshape_to_a_shape_read_from_the_input():
+    # a SavedModel's Flatten: Reshape(x, Pack(StridedSlice(Shape(x)), -1)); the shape read
+    # fixes the Reshape's target in each trace and is itself dead in the file
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 4])])
+    def f(x):
+        y = x * 2.0
+        return tf.reshape(y, tf.stack([tf.shape(y)[0], -1]))
+
+    data = tf.lite.convert_savedmodel.convert(model=f)
+    assert builtin_ops(data) == ["MUL", "RESHAPE"]
+    x = np.random.default_rng(4).normal(size=(3, 3, 4)).astype("float32")
+    interpreter = litert(data)
+    for batch in (x[:1], x):
+        _close(run(interpreter, batch), f(batch).numpy())
+    assert f(x[:2]).shape == (2, 12)  # the polymorphic tf.function: one graph per shape
+    assert "one graph per input shape" in f.retrace_log[-1]

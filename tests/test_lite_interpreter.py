@@ -188,6 +188,8 @@ def test_tensor_errors(mlp_file):
     index = ours.get_input_details()[0]["index"]
     with pytest.raises(RuntimeError, match="allocate_tensors"):
         ours.invoke()
+    with pytest.raises(ValueError, match=r"Run allocate_tensors\(\) first"):
+        ours.get_tensor(index)
     ours.allocate_tensors()
     with pytest.raises(ValueError, match="Invalid tensor index 999"):
         ours.get_tensor(999)

@@ -181,6 +181,18 @@ class Capture:
     def output_slots(self):
         return self.graph.output_slots()
 
+    def exported_nodes(self):
+        """The nodes an exporter writes: those computed from the inputs that some output
+        needs (a shape read only to fix a Reshape's target, traced into an attribute, is
+        dead and dropped: a SavedModel's Flatten)."""
+        needed = set(self.output_slots())
+        live = []
+        for node in reversed(self.graph.nodes):
+            if any(o in needed for o in node.outputs):
+                needed.update(node.inputs)
+                live.append(node)
+        return [n for n in reversed(live) if not all(self.is_constant(s) for s in n.outputs)]
+
 
 def _differs(a, b):
     try:

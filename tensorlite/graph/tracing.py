@@ -24,6 +24,7 @@ from tensorlite.graph.ir import ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph
 from tensorlite.ops import script_ops
 
 _VARYING = CALLBACKS | {"PyFuncStateless"}  # outputs never frozen into the graph
+_SHAPE_OPS = {"Shape", "Size", "Rank"}  # outputs follow the inputs' shapes, not their values
 
 _ACTIVE = []  # tracers, innermost last
 
@@ -36,6 +37,9 @@ class Tracer:
         self.slot_of = {}  # id(tensor) -> slot
         self.keep = []  # tensors whose ids are in slot_of (keeps the ids valid)
         self.dependent = set()  # slots computed from placeholders
+        # dependent slots computed from the placeholders' shapes only (tf.shape(x)[0]): a
+        # trace at fixed shapes may read them as Python values, as it may read x.shape
+        self.shape_derived = set()
         self.depth = script_ops.callback_depth()  # ops of callbacks running deeper: not ours
         self.restore = None  # [(variable, value before)] when the trace is not a call
         self.shape_read = None  # where the user's code read a computed tensor's shape
@@ -73,12 +77,17 @@ class Tracer:
         outs = outputs if type(outputs) is tuple else (outputs,)
         out_slots = []
         dep = op.name in _VARYING or any(s in self.dependent for s in in_slots)
+        static = dep and op.name not in _VARYING and (
+            op.name in _SHAPE_OPS or all(s in self.shape_derived or s not in self.dependent
+                                         for s in in_slots))
         for o in outs:
             s = self.graph.new_slot()
             self._bind(o, s)
             out_slots.append(s)
             if dep:
                 self.dependent.add(s)
+            if static:
+                self.shape_derived.add(s)
         self.graph.nodes.append(Node(op, in_slots, attrs, out_slots, user_location(3),
                                      current_scope()))
 
@@ -109,17 +118,22 @@ class Tracer:
         s = self.slot_of.get(id(tensor))
         caller = sys._getframe(3).f_code.co_filename
         if s is not None and s in self.dependent and not caller.startswith(_PKG_DIR):
-            where = user_location(3)
-            tracer = self
-            while tracer is not None:  # a branch's trace tells the traces around it
-                if tracer.shape_read is None:
-                    tracer.shape_read = where
-                tracer = getattr(tracer, "outer", None)
+            self._shape_was_read(user_location(3))
+
+    def _shape_was_read(self, where):
+        tracer = self
+        while tracer is not None:  # a branch's trace tells the traces around it
+            if tracer.shape_read is None:
+                tracer.shape_read = where
+            tracer = getattr(tracer, "outer", None)
 
     def on_numpy(self, tensor):
         if self.ignores():
             return
         s = self.slot_of.get(id(tensor))
+        if s in self.shape_derived:  # a static shape read: a polymorphic trace specialises
+            self._shape_was_read(user_location(3))
+            return
         if s is not None and s in self.dependent:
             raise errors.InvalidArgumentError(
                 None, None, f"in tf.function {self.name!r}: a tensor computed from the "

@@ -187,7 +187,7 @@ class Interpreter:
 
     def array(self, index):
         if self._arrays is None:
-            raise RuntimeError("tensors are not allocated: call allocate_tensors() first")
+            raise ValueError("Tensor data is null. Run allocate_tensors() first")  # TF's
         return self._arrays[index]
 
     # -- planning -------------------------------------------------------------------------

@@ -42,9 +42,7 @@ def to_model(cap, opset=DEFAULT_OPSET, name="tensorlite"):
         ctx.names[slot] = in_name
         inputs.append(value_info(in_name, ctx.dtype(slot), ctx.shape(slot),
                                  cap.dynamic_dims(slot)))
-    for node in graph.nodes:
-        if all(cap.is_constant(s) for s in node.outputs):
-            continue  # folded: its values become initializers where they are used
+    for node in cap.exported_nodes():  # the rest are folded into initializers, or dead
         _emit_node(ctx, node)
     outputs = []
     for slot, out_name in zip(cap.output_slots(), cap.output_names):

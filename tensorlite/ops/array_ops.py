@@ -1324,15 +1324,25 @@ declare(ZEROS_LIKE, tf_import={
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
-def _onnx_reshape(ctx, node):
+def _export_reshape_target(ctx, node):
+    """A Reshape's target in a file with a dynamic batch: -1 at the one dimension that
+    follows the batch size (an attribute entry traced from tf.shape(x), or the output's),
+    the output's fixed sizes elsewhere."""
     shape = list(node.attrs["shape"])
-    varying = ctx.varying(node, "shape")
-    if len(varying) + shape.count(-1) > 1:
-        ctx.unsupported(node, f"reshapes to {shape} with {len(varying)} dimensions that "
+    out = node.outputs[0]
+    dynamic = set(ctx.varying(node, "shape")) | ctx.capture.dynamic_dims(out)
+    if len(dynamic) > 1:
+        ctx.unsupported(node, f"reshapes to {shape} with dimensions {sorted(dynamic)} that "
                               f"follow the batch size; only one can be inferred")
-    for i in varying:
-        shape[i] = -1
-    return ctx.emit("Reshape", [ctx.inputs(node)[0], ctx.ints(shape)])
+    if not dynamic:
+        return shape
+    fixed = ctx.capture.value(out).shape
+    return [-1 if i in dynamic else int(fixed[i]) for i, _ in enumerate(shape)]
+
+
+def _onnx_reshape(ctx, node):
+    return ctx.emit("Reshape", [ctx.inputs(node)[0], ctx.ints(_export_reshape_target(ctx,
+                                                                                      node))])
 
 
 def _onnx_gather(ctx, node):
@@ -1403,12 +1413,7 @@ declare(SHAPE, onnx=lambda ctx, node: ctx.emit(
 
 # -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
 def _tflite_reshape(ctx, node):
-    shape = list(node.attrs["shape"])
-    for i in ctx.varying(node, "shape"):
-        shape[i] = -1
-    if shape.count(-1) > 1:
-        ctx.unsupported(node, f"reshapes to {shape}: only one dimension can be inferred")
-    new_shape = np.asarray(shape, np.int32)
+    new_shape = np.asarray(_export_reshape_target(ctx, node), np.int32)
     ctx.op("RESHAPE", [ctx.tensor(node.inputs[0]), ctx.const(new_shape, "shape")],
            [ctx.output(node)], options=("ReshapeOptions", {"new_shape": new_shape}))
 

@@ -1065,3 +1065,5 @@ declare(MEAN, tflite=_tflite_reduce("MEAN"))
 declare(SUM, tflite=_tflite_reduce("SUM"))
 declare(MAX, tflite=_tflite_reduce("REDUCE_MAX"))
 declare(MIN, tflite=_tflite_reduce("REDUCE_MIN"))
+declare(EINSUM, tflite=lambda ctx, node: ctx.einsum(
+    node, *_einsum_parse(node.attrs["equation"], len(node.inputs))))

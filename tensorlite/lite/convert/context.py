@@ -5,6 +5,7 @@ import numpy as np
 from tensorlite.framework import errors
 from tensorlite.graph.capture import ExportContext
 from tensorlite.lite import schema
+from tensorlite.lite.convert.einsum import lower_einsum
 
 # NumPy dtype name -> TFLite TensorType
 TENSOR_TYPES = {"float32": "FLOAT32", "float16": "FLOAT16", "int32": "INT32",
@@ -155,6 +156,11 @@ class LiteContext(ExportContext):
         self.options_of(operator)[act_key] = activation
         self.slots[node.outputs[0]] = self.slots[x]
         return True
+
+    def einsum(self, node, ins, out):
+        """Writes a two-operand einsum (operand labels `ins`, output labels `out`) as
+        BATCH_MATMUL or FULLY_CONNECTED with TRANSPOSE and RESHAPE around (einsum.py)."""
+        lower_einsum(self, node, ins, out)
 
     @staticmethod
     def options_of(operator):

@@ -28,9 +28,7 @@ _NEEDS_BIAS = {"CONV_2D", "DEPTHWISE_CONV_2D"}
 
 def _count_consumers(cap):
     counts = {}
-    for node in cap.graph.nodes:
-        if all(cap.is_constant(s) for s in node.outputs):
-            continue
+    for node in cap.exported_nodes():
         for s in node.inputs:
             counts[s] = counts.get(s, 0) + 1
     for s in cap.output_slots():
@@ -73,9 +71,8 @@ def lower(cap, passes=()):
                                           for a, d in enumerate(shape)])
         ctx.slots[slot] = index
         ctx.input_tensors.append(index)
-    for node in cap.graph.nodes:
-        if not all(cap.is_constant(s) for s in node.outputs):
-            _emit(ctx, node)
+    for node in cap.exported_nodes():
+        _emit(ctx, node)
     ctx.output_tensors = [ctx.tensor(s) for s in cap.output_slots()]
     _finish_biases(ctx)
     for p in passes:

@@ -7,9 +7,8 @@ Example:
     >>> open("model.tflite", "wb").write(converter.convert())  # doctest: +SKIP
 """
 import enum
-import importlib.util
 
-from tensorlite.framework import dtypes
+from tensorlite.framework import dtypes, nest
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph.capture import Capture, capture
 from tensorlite.lite import flatbuf
@@ -48,6 +47,32 @@ def _concrete_capture(concrete):
     return Capture([graph, graph], signature)
 
 
+def _saved_model_capture(saved_model_dir, key, tags):
+    """(Capture, output names) of a SavedModel's signature function."""
+    from tensorlite.saved_model.load import _Spec, load  # noqa: PLC0415
+    loaded = load(saved_model_dir, tags)
+    signatures = getattr(loaded, "signatures", None) or {}
+    if key not in signatures:
+        raise ValueError(f"Invalid signature key '{key}' found. Valid keys are "
+                         f"'{', '.join(sorted(signatures))}' (SavedModel {saved_model_dir})")
+    fn = signatures[key]
+    args, kwargs = fn.structured_input_signature or ((), {})
+    names = sorted(kwargs)  # a signature function takes keyword arguments only
+    if any(isinstance(a, _Spec) for a in nest.flatten(args)) or \
+            not all(isinstance(kwargs[n], _Spec) for n in names):
+        raise NotImplementedError(f"signature '{key}' of {saved_model_dir} takes positional "
+                                  f"or nested arguments; TFLite conversion takes one tensor "
+                                  f"per keyword")
+    signature = [TensorSpec(kwargs[n].shape, kwargs[n].dtype, name=n) for n in names]
+
+    def call(*xs):
+        return fn(**dict(zip(names, xs)))
+
+    outputs = fn.structured_outputs
+    out_names = sorted(outputs) if isinstance(outputs, dict) else None
+    return capture(call, signature), out_names
+
+
 class TFLiteConverter:
     """Converts a Keras model or concrete functions to TensorFlow Lite's FlatBuffer."""
 
@@ -84,16 +109,17 @@ class TFLiteConverter:
 
     @classmethod
     def from_saved_model(cls, saved_model_dir, signature_keys=None, tags=None):
-        """Needs tensorlite.saved_model's loader (the SavedModel issue)."""
-        if importlib.util.find_spec("tensorlite.saved_model") is None:
-            raise NotImplementedError(
-                "TFLiteConverter.from_saved_model needs tensorlite.saved_model.load, the "
-                "SavedModel loader, which this build lacks; convert the Keras model with "
-                "from_keras_model or a tf.function with from_concrete_functions")
-        from tensorlite import saved_model  # noqa: PLC0415
-        loaded = saved_model.load(saved_model_dir)
-        key = (signature_keys or ["serving_default"])[0]
-        return cls.from_concrete_functions([loaded.signatures[key]])
+        """A converter for one signature (default "serving_default") of a SavedModel
+        directory, as TensorFlow writes it (tf.saved_model.save, Keras's model.export):
+        loaded by tensorlite.saved_model.load and traced with a dynamic batch dimension.
+        The file's signature keeps the SavedModel's input and output names."""
+        keys = list(signature_keys or ["serving_default"])
+        if len(keys) != 1:
+            raise NotImplementedError(f"TFLiteConverter.from_saved_model converts one "
+                                      f"signature into one subgraph; got signature_keys="
+                                      f"{keys}: convert each separately")
+        captured = _saved_model_capture(saved_model_dir, keys[0], tags)
+        return cls(lambda: captured[0], captured[1])
 
     def _quantization_passes(self):
         from tensorlite.lite.convert import quantize  # noqa: PLC0415

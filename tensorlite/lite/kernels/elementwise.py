@@ -7,8 +7,8 @@ from tensorlite.lite.kernels.fixed_point import (multiply_by_quantized_multiplie
 from tensorlite.lite.kernels.nn import apply_activation
 
 
-def _float_only(ctx, node):
-    for i in node.inputs:
+def _float_only(ctx, node, inputs=None):
+    for i in node.inputs if inputs is None else inputs:
         if i >= 0 and ctx.dtype(i) != np.float32:
             raise NotImplementedError(f"{node.name} on {np.dtype(ctx.dtype(i)).name} tensors "
                                       f"is not implemented in tensorlite's interpreter (float32 "
@@ -87,7 +87,7 @@ def _reduce(name, fn):
     class Reduce:
         @staticmethod
         def prepare(ctx, node):
-            _float_only(ctx, node)
+            _float_only(ctx, node, node.inputs[:1])  # the second input: int32 axes
             axes = node.data["axes"] = _axes(ctx, node)
             keep = bool(node.options.get("keep_dims", False))
             shape = ctx.shape(node.inputs[0])

@@ -74,6 +74,26 @@ def patches(x, kh, kw, options, geo, pad_value, cache=None):
                       (s[0], s[1] * sh, s[2] * sw, s[1] * dh, s[2] * dw, s[3]), writeable=False)
 
 
+def _im2col(cols, cache, ones=False):
+    """The [N*OH*OW, KH*KW*C] matrix of `patches`, written into a buffer kept in `cache`
+    (the node's data): a fresh megabyte-sized temporary per call costs page faults. With
+    `ones`, one more column of ones, so that a bias row under the weights is added by the
+    matrix product itself rather than by another pass over the output."""
+    n, oh, ow, kh, kw, c = cols.shape
+    if not ones and kh == kw == 1 and \
+            cols.strides[1:3] == (cols.strides[2] * ow, c * cols.itemsize):
+        return cols.reshape(n * oh * ow, c)  # a 1x1 stride-1 convolution: already a matrix
+    key = ("im2col", cols.shape, cols.dtype.str, ones)
+    buf = cache.get(key)
+    if buf is None:
+        buf = cache[key] = np.empty((n * oh * ow, kh * kw * c + ones), cols.dtype)
+        buf[:, kh * kw * c:] = 1
+    row, item = buf.strides
+    np.copyto(as_strided(buf, cols.shape, (oh * ow * row, ow * row, row, kw * c * item,
+                                           c * item, item)), cols)
+    return buf
+
+
 def _quantized(ctx, node, i):
     """True for int8/uint8 activations; float32 is the other kind the kernels know."""
     dtype = ctx.dtype(i)
@@ -151,6 +171,11 @@ class _Conv:
             dtype = np.float32 if weights.dtype == np.float32 else np.float64
             node.data["wmat"] = np.ascontiguousarray(weights.reshape(len(weights), -1).T,
                                                      dtype=dtype)
+            bias = ctx.const(node.inputs[2]) if len(node.inputs) > 2 and \
+                node.inputs[2] >= 0 else np.zeros(channels, np.float32)
+            if dtype == np.float32 and ctx.dtype(x) == np.float32 and bias is not None and \
+                    bias.dtype == np.float32:  # the bias as the product's last weight row
+                node.data["wmat_bias"] = np.concatenate([node.data["wmat"], bias[None]])
         if _quantized(ctx, node, x):
             _requant_data(ctx, node, x, w, node.outputs[0])
         return [(ctx.shape(x)[0], geo[0], geo[1], channels)]
@@ -165,12 +190,12 @@ class _Conv:
                 out[...] = cls._hybrid(ctx, node, x, w)
             else:
                 cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], 0.0, d)
-                if "wmat" in d and w.dtype == np.float32:
-                    flat = cols.reshape(-1, d["wmat"].shape[0])
-                    np.matmul(flat, d["wmat"], out=out.reshape(-1, out.shape[-1]))
+                if "wmat_bias" in d:
+                    np.matmul(_im2col(cols, d, ones=True), d["wmat_bias"],
+                              out=out.reshape(-1, out.shape[-1]))
                 else:
                     out[...] = cls._product(cols, w.astype(np.float32), np.float32)
-                out += _bias(ctx, node, out.shape[-1], np.float32)
+                    out += _bias(ctx, node, out.shape[-1], np.float32)
             apply_activation(out, node.options.get("fused_activation_function", 0))
             return
         cols = patches(x, d["kh"], d["kw"], node.options, d["geo"], d["in_zp"], d)
@@ -252,11 +277,15 @@ class MaxPool(_Pool):
         x, out, o = ctx.array(node.inputs[0]), ctx.array(node.outputs[0]), node.options
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         cols = patches(x, o["filter_height"], o["filter_width"], o, node.data["geo"], low)
-        y = cols.max(axis=(3, 4))
-        if x.dtype.kind == "f":
-            out[...] = apply_activation(y.astype(np.float32), o.get("fused_activation_function",
-                                                                    0))
+        if x.dtype.kind == "f":  # one maximum per window tap: NumPy's max over the
+            out[...] = cols[:, :, :, 0, 0]  # strided window axes walks memory far slower
+            for i in range(cols.shape[3]):
+                for j in range(cols.shape[4]):
+                    if i or j:
+                        np.maximum(out, cols[:, :, :, i, j], out=out)
+            apply_activation(out, o.get("fused_activation_function", 0))
         else:
+            y = cols.max(axis=(3, 4))
             out[...] = np.clip(y, *node.data["clamp"])
 
 
@@ -310,15 +339,15 @@ class FullyConnected:
         if wmat is None:
             wmat = w.T.astype(np.float32 if w.dtype == np.float32 else np.float64)
         if x.dtype == np.float32:
+            y = out.reshape(-1, w.shape[0])
             if w.dtype == np.int8:
                 q, row_scale = _hybrid_quantize(rows)
-                y = (q @ wmat).astype(np.float32)
+                y[...] = q @ wmat
                 y *= row_scale * ctx.quant(node.inputs[1])[0].astype(np.float32)
             else:
-                y = rows @ wmat
+                np.matmul(rows, wmat, out=y)
             y += _bias(ctx, node, w.shape[0], np.float32)
-            out[...] = apply_activation(y, node.options.get("fused_activation_function",
-                                                            0)).reshape(out.shape)
+            apply_activation(y, node.options.get("fused_activation_function", 0))
             return
         d = node.data
         acc = (rows.astype(np.float64) - d["in_zp"]) @ wmat
