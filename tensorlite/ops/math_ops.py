@@ -9,7 +9,7 @@ from tensorlite.framework import blas_threads, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, get as get_op,
                                            input_needs_grad, register)
-from tensorlite.ops.batching import elementwise, reduction
+from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
@@ -307,7 +307,8 @@ def _select_shape(c, x, y):
     return Spec(_broadcast_spec(c, Spec(_broadcast_spec(x, y), x.dtype)), x.dtype)
 
 
-SELECT = register("SelectV2", np.where, grad=_select_grad, shape=_select_shape)
+SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape),
+                 batch=leading(np.where))  # np.where broadcasts: the batch axis lines up
 
 
 def where(condition, x=None, y=None, name=None):

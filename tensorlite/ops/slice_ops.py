@@ -10,6 +10,7 @@ import numpy as np
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import declare, register
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops.batching import leading
 from tensorlite.ops.common import int_list, to_tensor
 
 __all__ = ["slice", "strided_slice"]
@@ -43,6 +44,8 @@ def _slice_grad_grad(gg, ans, g, key, shape):
 
 STRIDED_SLICE = register("StridedSlice", _slice_fwd, grad=_slice_grad)
 SLICE_GRAD = register("StridedSliceGrad", _slice_grad_fwd, grad=_slice_grad_grad)
+declare(STRIDED_SLICE, batch=leading(_slice_fwd))  # both take leading batch dims
+declare(SLICE_GRAD, batch=leading(_slice_grad_fwd))
 
 
 def _index_value(k):
