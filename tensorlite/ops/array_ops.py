@@ -436,7 +436,21 @@ def _stack_grad(g, ans, *xs, axis):
     return unstack(g, axis=axis + batch_dims(g, ans))
 
 
-STACK = declare(register("Pack", _stack_fwd, grad=_stack_grad), batch=along_axis(_stack_fwd))
+def _stack_shape(*xs, axis):
+    from tensorlite.ops.math_ops import _merged_shape  # noqa: PLC0415 - import cycle
+    shape = list(_merged_shape(xs))
+    shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, len(xs))
+    return Spec(tuple(shape), xs[0].dtype)
+
+
+def _unstack_shape(x, axis):
+    shape = list(x.shape)
+    n = shape.pop(axis)
+    return [Spec(tuple(shape), x.dtype)] * n
+
+
+STACK = declare(register("Pack", _stack_fwd, grad=_stack_grad, shape=_stack_shape),
+                batch=along_axis(_stack_fwd))
 
 
 @composite_aware("stack")
@@ -460,8 +474,8 @@ def _unstack_grad(g, ans, x, axis):
     return stack(list(g), axis=axis + nb)
 
 
-UNSTACK = declare(register("Unpack", _unstack_fwd, grad=_unstack_grad, multi_output=True),
-                  batch=along_axis(_unstack_fwd))
+UNSTACK = declare(register("Unpack", _unstack_fwd, grad=_unstack_grad, multi_output=True,
+                           shape=_unstack_shape), batch=along_axis(_unstack_fwd))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):

@@ -501,7 +501,9 @@ def stop_gradient_t(x):
 
 def _arg_fn(name, npfn):
     op = register(name, lambda x, axis, output_type: npfn(x, axis=axis).astype(
-        output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE)
+        output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE,
+        shape=lambda x, axis, output_type: Spec(
+            tuple(d for i, d in enumerate(x.shape) if i != axis), output_type))
 
     def fn(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
         x = check_kind(op.name, to_tensor(input), REAL, "input")
@@ -735,7 +737,14 @@ def einsum(equation, *inputs, **kwargs):
 # -- n-ary ------------------------------------------------------------------------------------
 ADD_N = register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
                  if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
-                 grad=lambda g, ans, *xs: tuple(g for _ in xs))
+                 grad=lambda g, ans, *xs: tuple(g for _ in xs),
+                 shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype))
+
+
+def _merged_shape(specs):
+    """The one shape of several same-shaped inputs, known where any input knows it."""
+    return tuple(next((d for d in dims if d is not None), None) for dims in zip(
+        *[s.shape for s in specs]))
 
 
 def add_n(inputs, name=None):
