@@ -129,6 +129,13 @@ class ConcreteFunction:
                     f"expected to be a {dtype.name} tensor but is a {t.dtype.name} tensor; "
                     f"pass a {dtype.name} tensor (tf.cast) or call the tf.function itself, "
                     f"which traces a new graph for new dtypes")
+            static = (getattr(self.graph, "symbolic_shapes", None) or {}).get(s)
+            if static is not None and not _fits_shape(static, t._value.shape):
+                raise TypeError(
+                    f"{self.name}: input #{i} has shape {list(t._value.shape)}, which is "
+                    f"incompatible with this concrete function's "
+                    f"{list(TensorShape(list(static)).as_list())} (None: any size); call the "
+                    f"tf.function itself, which traces a graph for other shapes")
         return self._call_flat(tensors)
 
     def _call_flat(self, tensors):
@@ -577,12 +584,14 @@ def _shape_text(shape):
     return None if shape is None or shape.rank is None else tuple(shape.as_list())
 
 
+def _fits_shape(static, shape):
+    return len(static) == len(shape) and all(d is None or d == e for d, e in zip(static, shape))
+
+
 def _fits_key(k, x):
     if k[0] != "T*":
         return k == _leaf_key(x)
-    if not isinstance(x, Tensor) or x._dtype.name != k[2] or x._value.ndim != len(k[1]):
-        return False
-    return all(d is None or d == e for d, e in zip(k[1], x._value.shape))
+    return isinstance(x, Tensor) and x._dtype.name == k[2] and _fits_shape(k[1], x._value.shape)
 
 
 def _declared_shapes(signature):
