@@ -30,6 +30,10 @@ from tensorlite.ops.array_ops import reshape, stack, transpose
 from tensorlite.ops.common import to_tensor
 
 _ACTIVE = []  # recording tapes, innermost last
+# The vectorizer (tensorlite/graph/vectorize.py, a layer above) installs here the function
+# that runs one backward pass for every cotangent row at once by the ops' batching rules:
+# pfor(backward, rows) -> [gradient per source, each with the rows as axis 0, or None].
+PFOR = []
 
 READ_VARIABLE = register("ReadVariableOp", lambda v: v, grad=lambda g, ans, v: g)
 
@@ -270,10 +274,20 @@ class GradientTape:
         return reshape(g, (b,) + y._value.shape[1:] + xshape[1:])
 
     def _batched_backward(self, y, cot, sources, use_pfor):
+        """{id(source): gradient with cot's rows as axis 0}: with `use_pfor`, the backward
+        pass of one row vectorized over all rows by the ops' batching rules (one run); where
+        a tape or a tf.function trace watches (the jacobian must then be made of recorded
+        ops) the rows go through the gradient rules together (they take leading batch
+        dimensions); otherwise, or for a rule that cannot, one backward pass per row."""
+        if use_pfor and PFOR and not dispatch.OBSERVERS and len(cot):
+            def row_backward(c):
+                grads = self._backward([y], [c], sources)
+                return [grads.get(id(s)) for s in sources]
+            rows = PFOR[0](row_backward, wrap(np.ascontiguousarray(cot)))
+            return {id(s): g for s, g in zip(sources, rows) if g is not None}
         entries = self._relevant(sources)
         if use_pfor and all(e[OP].batchable for e in entries):
             return self._backward([y], [wrap(np.ascontiguousarray(cot))], sources)
-        # A rule that cannot take batched cotangents: one backward pass per row.
         rows = [self._backward([y], [wrap(np.ascontiguousarray(c))], sources) for c in cot]
         out = {}
         for s in sources:

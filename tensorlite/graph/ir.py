@@ -37,6 +37,7 @@ class Graph:
         self.outputs = None  # a structure of slot ids (or None leaves)
         self.n_slots = 0
         self.name = "graph"
+        self.unknown_shape_ops = set()  # ops of a polymorphic trace whose shape rule failed
 
     def new_slot(self):
         self.n_slots += 1

@@ -14,7 +14,8 @@ import numpy as np
 from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
-from tensorlite.ops.batching import reshape_rule, transpose_rule
+from tensorlite.ops.batching import (with_batch_axis, along_axis, broadcast_to_rule,
+                                     reshape_rule, transpose_rule)
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
@@ -212,8 +213,9 @@ def _broadcast_fwd(x, shape):
                       f"shape {list(shape)}; each dimension must match or be 1") from None
 
 
-BROADCAST_TO = register("BroadcastTo", _broadcast_fwd, grad=_broadcast_grad,
-                        shape=lambda x, shape: Spec(tuple(shape), x.dtype))
+BROADCAST_TO = declare(register("BroadcastTo", _broadcast_fwd, grad=_broadcast_grad,
+                                shape=lambda x, shape: Spec(tuple(shape), x.dtype)),
+                       batch=broadcast_to_rule)
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -352,7 +354,8 @@ def _concat_shape(*xs, axis):
     return Spec(tuple(shape), xs[0].dtype)
 
 
-CONCAT = register("ConcatV2", _concat_fwd, grad=_concat_grad, shape=_concat_shape)
+CONCAT = declare(register("ConcatV2", _concat_fwd, grad=_concat_grad, shape=_concat_shape),
+                 batch=along_axis(_concat_fwd))
 
 
 def _same_dtype(op_name, values):
@@ -433,7 +436,21 @@ def _stack_grad(g, ans, *xs, axis):
     return unstack(g, axis=axis + batch_dims(g, ans))
 
 
-STACK = register("Pack", _stack_fwd, grad=_stack_grad)
+def _stack_shape(*xs, axis):
+    from tensorlite.ops.math_ops import _merged_shape  # noqa: PLC0415 - import cycle
+    shape = list(_merged_shape(xs))
+    shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, len(xs))
+    return Spec(tuple(shape), xs[0].dtype)
+
+
+def _unstack_shape(x, axis):
+    shape = list(x.shape)
+    n = shape.pop(axis)
+    return [Spec(tuple(shape), x.dtype)] * n
+
+
+STACK = declare(register("Pack", _stack_fwd, grad=_stack_grad, shape=_stack_shape),
+                batch=along_axis(_stack_fwd))
 
 
 @composite_aware("stack")
@@ -457,7 +474,8 @@ def _unstack_grad(g, ans, x, axis):
     return stack(list(g), axis=axis + nb)
 
 
-UNSTACK = register("Unpack", _unstack_fwd, grad=_unstack_grad, multi_output=True)
+UNSTACK = declare(register("Unpack", _unstack_fwd, grad=_unstack_grad, multi_output=True,
+                           shape=_unstack_shape), batch=along_axis(_unstack_fwd))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -985,7 +1003,19 @@ def _one_hot_shape(i, on, off, depth, axis):
     return Spec(tuple(shape), on.dtype)
 
 
-ONE_HOT = register("OneHot", _one_hot_fwd, grad=NOT_DIFFERENTIABLE, shape=_one_hot_shape)
+def _one_hot_batch(arrays, batched, depth, axis):
+    indices, on, off = with_batch_axis(arrays, batched)
+    axis = axis + 1 if axis >= 0 else axis
+    if not (batched[1] or batched[2]):
+        return _one_hot_fwd(indices, arrays[1], arrays[2], depth, axis)
+    hot = _one_hot_fwd(indices, np.array(True), np.array(False), depth, axis)
+    lift = (-1,) + (1,) * (hot.ndim - 1)  # one on/off value per example
+    return np.where(hot, on.reshape(lift), off.reshape(lift))
+
+
+_one_hot_batch.kind = "leading"
+ONE_HOT = declare(register("OneHot", _one_hot_fwd, grad=NOT_DIFFERENTIABLE,
+                           shape=_one_hot_shape), batch=_one_hot_batch)
 
 
 def _one_hot_dtypes(on_value, off_value, dtype):

@@ -25,6 +25,7 @@ from numpy.lib.stride_tricks import as_strided
 from tensorlite.framework import blas_threads, errors
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, declare, input_needs_grad, register
+from tensorlite.ops.batching import cotangent_leading, leading
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
@@ -407,6 +408,8 @@ class _ConvFamily:
                               shape=_bi_shape)
         self.bf_op = register(name + "BackpropFilter", bf_fwd, grad=self._bf_grad,
                               shape=_bf_shape(filter_tail))
+        for op in (self.fwd, self.bi_op, self.bf_op):  # forwards take leading batch dims
+            declare(op, batch=leading(op.forward))
 
     def conv(self, x, w, geo):
         return execute(self.fwd, (x, w), geo)
@@ -585,6 +588,10 @@ AVG_POOL = register(
 AVG_POOL_GRAD = register(
     "AvgPoolGrad", _avg_pool_grad_fwd, shape=_avg_pool_grad_shape,
     grad=lambda c, ans, g, input_hw, **a: execute(AVG_POOL, (c,), a))
+for _op in (MAX_POOL, AVG_POOL, AVG_POOL_GRAD):
+    declare(_op, batch=leading(_op.forward))  # forwards take leading batch dims
+for _op in (MAX_POOL_GRAD, MAX_POOL_GRAD_GRAD):
+    declare(_op, batch=cotangent_leading(_op.forward))
 
 
 # -- argument handling ----------------------------------------------------------------------

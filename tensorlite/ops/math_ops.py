@@ -9,7 +9,7 @@ from tensorlite.framework import blas_threads, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, get as get_op,
                                            input_needs_grad, register)
-from tensorlite.ops.batching import elementwise, reduction
+from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
@@ -308,7 +308,8 @@ def _select_shape(c, x, y):
 
 
 SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape),
-                 tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}))
+                 tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}),
+                 batch=leading(np.where))  # np.where broadcasts: the batch axis lines up
 
 
 def where(condition, x=None, y=None, name=None):
@@ -511,7 +512,9 @@ def stop_gradient_t(x):
 
 def _arg_fn(name, npfn):
     op = register(name, lambda x, axis, output_type: npfn(x, axis=axis).astype(
-        output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE)
+        output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE,
+        shape=lambda x, axis, output_type: Spec(
+            tuple(d for i, d in enumerate(x.shape) if i != axis), output_type))
 
     def fn(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
         x = check_kind(op.name, to_tensor(input), REAL, "input")
@@ -794,11 +797,17 @@ def einsum(equation, *inputs, **kwargs):
 
 
 # -- n-ary ------------------------------------------------------------------------------------
-ADD_N = declare(register(
-    "AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
-    if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
-    grad=lambda g, ans, *xs: tuple(g for _ in xs)),
-    tf=lambda attrs, specs: ("AddN", {"N": len(specs)}))
+ADD_N = declare(register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
+                 if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
+                 grad=lambda g, ans, *xs: tuple(g for _ in xs),
+                 shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype)),
+                tf=lambda attrs, specs: ("AddN", {"N": len(specs)}))
+
+
+def _merged_shape(specs):
+    """The one shape of several same-shaped inputs, known where any input knows it."""
+    return tuple(next((d for d in dims if d is not None), None) for dims in zip(
+        *[s.shape for s in specs]))
 
 
 def add_n(inputs, name=None):

@@ -17,7 +17,7 @@ import numpy as np
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
-from tensorlite.ops.batching import elementwise
+from tensorlite.ops.batching import axis_attr, elementwise, per_batch
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
@@ -175,6 +175,8 @@ LOG_SOFTMAX = register(
     "LogSoftmax", _log_softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: subtract(
         g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))))
+declare(SOFTMAX, batch=axis_attr(_softmax_fwd))
+declare(LOG_SOFTMAX, batch=axis_attr(_log_softmax_fwd))
 
 
 def _softmax_entry(op):
@@ -228,6 +230,7 @@ def _sparse_xent_grad(g, ans, logits, labels):
 SPARSE_XENT = register("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_fwd,
                        grad=_sparse_xent_grad,
                        shape=lambda logits, labels: Spec(labels.shape, logits.dtype))
+declare(SPARSE_XENT, batch=per_batch(_sparse_xent_fwd))
 
 
 def _check_labels(labels, n):
