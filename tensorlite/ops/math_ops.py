@@ -1016,3 +1016,20 @@ declare(MEAN, tflite=_tflite_reduce("MEAN"))
 declare(SUM, tflite=_tflite_reduce("SUM"))
 declare(MAX, tflite=_tflite_reduce("REDUCE_MAX"))
 declare(MIN, tflite=_tflite_reduce("REDUCE_MIN"))
+
+
+# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py):
+# the reductions' axes arrive as an input tensor.
+def _reduce_import(fn):
+    return lambda ins, a: fn(ins[0], axis=[int(v) for v in np.ravel(ins[1].numpy())],
+                             keepdims=bool(a.get("keep_dims", False)))
+
+
+for _op, _fn in ((SUM, reduce_sum), (MEAN, reduce_mean), (MAX, reduce_max), (MIN, reduce_min),
+                 (PROD, reduce_prod), (ANY_OP, reduce_any), (ALL_OP, reduce_all)):
+    declare(_op, tf_import=_reduce_import(_fn))
+declare(CAST, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
+declare(SELECT, tf_import=lambda ins, a: where(ins[0], ins[1], ins[2]))
+declare(STOP_GRADIENT, tf_import=lambda ins, a: stop_gradient_t(ins[0]))
+declare(ADD_N, tf_import=lambda ins, a: add_n(list(ins)))
+declare(EINSUM, tf_import=lambda ins, a: einsum(a["equation"], *ins))
