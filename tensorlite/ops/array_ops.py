@@ -1524,3 +1524,13 @@ declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]))
 declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]))
 declare(SHAPE, tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}))
 declare(GATHER, tf=_gather_tf)
+declare(UNSTACK, tf=lambda a, specs: ("Unpack", {"num": specs[0].shape[a["axis"]],
+                                                 "axis": a["axis"]}))
+declare(SPLIT, tf=lambda a, specs: ("SplitV", {"num_split": len(a["sizes"]),
+                                               "Tlen": dtypes.int32},
+                                    [0, _i32(a["sizes"]), _i32([a["axis"]])[0]]))
+declare(UNSTACK, tf_import=lambda ins, a: unstack(ins[0], axis=a.get("axis", 0)))
+declare(SPLIT, tf_import=lambda ins, a: split(ins[0], [int(s) for s in ins[1].numpy()],
+                                              axis=int(ins[2].numpy())))
+declare(PAD, tf_import=lambda ins, a: pad(ins[0], ins[1].numpy().tolist(),
+                                          constant_values=ins[2]))

@@ -1076,3 +1076,9 @@ declare(MAX, tflite=_tflite_reduce("REDUCE_MAX"))
 declare(MIN, tflite=_tflite_reduce("REDUCE_MIN"))
 declare(EINSUM, tflite=lambda ctx, node: ctx.einsum(
     node, *_einsum_parse(node.attrs["equation"], len(node.inputs))))
+
+
+# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
+declare(STOP_GRADIENT, tf_import=lambda ins, a: stop_gradient_t(ins[0]))
+declare(ADD_N, tf_import=lambda ins, a: add_n(list(ins)))
+declare(EINSUM, tf_import=lambda ins, a: einsum(a["equation"], *ins))
