@@ -75,7 +75,11 @@ class DataParallelStep:
         x, y, sw = data_adapter.unpack(batch)
         if not self._synced:
             self._sync_initial_weights(_first_part(strategy, (x, y, sw)))
-        step_fn = model._loss_and_grads_step()
+        # Eager forward and backward where the strategy overlaps the all-reduce with the
+        # backward pass: the tape reports each final gradient; a compiled graph yields all
+        # of them at its end.
+        step_fn = model._loss_and_grads_eager if strategy._reduces_during_backward() else \
+            model._loss_and_grads_step()
         variables = model.trainable_variables
         n_per = len(model.compiled_loss.metrics) - 1
 
