@@ -187,9 +187,11 @@ class Strategy:
     def _broadcast_from_chief(self, arrays):
         return arrays
 
-    def _reduces_during_backward(self):
-        """True when _overlapped_reduction is used (the step should then run eagerly)."""
-        return False
+    def _overlap_plan(self, grad_shapes, grad_dtypes):
+        """The overlap.BucketPlan when gradients of these shapes are all-reduced during the
+        backward pass (the step must then run eagerly, for the tape to report them), else
+        None: they are summed after it."""
+        return None
 
     def _overlapped_reduction(self, grad_shapes, grad_dtypes, weight):
         """An OverlappedReduction summing one replica's gradients over the workers during

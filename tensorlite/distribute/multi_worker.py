@@ -58,14 +58,22 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
     def _cross_worker_sum(self, arrays):
         return self._reducer.sum([np.asarray(a) for a in arrays])
 
-    def _reduces_during_backward(self):
-        return self._size > 1
-
-    def _overlapped_reduction(self, grad_shapes, grad_dtypes, weight):
+    def _overlap_plan(self, grad_shapes, grad_dtypes):
+        # One bucket is full only when the backward pass ends: nothing to overlap, and the
+        # compiled step (faster than the eager one the tape's hooks need) sums after it.
         if self._size == 1:
             return None
-        plan = overlap.BucketPlan(grad_shapes, grad_dtypes, self._reducer.bucket_bytes)
-        plan = self._plans.setdefault(plan.key(), plan)
+        key = tuple((tuple(s), np.dtype(d)) for s, d in zip(grad_shapes, grad_dtypes))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = overlap.BucketPlan(grad_shapes, grad_dtypes,
+                                                         self._reducer.bucket_bytes)
+        return plan if len(plan.buckets) > 1 else None
+
+    def _overlapped_reduction(self, grad_shapes, grad_dtypes, weight):
+        plan = self._overlap_plan(grad_shapes, grad_dtypes)
+        if plan is None:
+            return None
         self.last_reduction = overlap.OverlappedReduction(self._comm, plan, weight,
                                                           record_events=True)
         return self.last_reduction

@@ -10,7 +10,9 @@ and copied into its bucket's flat buffer, and when a bucket is full its non-bloc
 start in plan order on every rank (MPI needs collectives in the same order everywhere).
 MPICH has no progress thread here (one would steal a core from the backward pass on a
 small machine), so every later hook call drives the pending reductions with `Testall`;
-`finish` waits for them before the optimizer applies the sums.
+`finish` waits for them before the optimizer applies the sums. A model whose gradients fit
+in one bucket has nothing to overlap (the bucket is full when the backward pass ends), so
+MultiWorkerMirroredStrategy then runs the compiled step and one fused all-reduce after it.
 
 Example (under `mpiexec -n 2`):
     >>> plan = BucketPlan([(3,), (2,)], [np.float32, np.float32], bucket_bytes=8)
@@ -55,8 +57,6 @@ class BucketPlan:
     def _close(self, dtype, size, members):
         self.buckets.append((dtype, size, members))
 
-    def key(self):
-        return tuple(zip(self.shapes, self.dtypes))
 
 
 class OverlappedReduction:
