@@ -73,13 +73,14 @@ class BucketAllReducer:
     def sum(self, arrays):
         """The elementwise sum over ranks of each array (same shapes and dtypes on every
         rank, as data-parallel gradients are)."""
+        if len(arrays) == 1 and self._size > 1:   # one buffer: no bucketing, least Python
+            send = np.asarray(arrays[0], order="C")
+            recv = np.empty_like(send)
+            self.comm.Allreduce(send, recv, op=self._sum_op)
+            return [recv]
         arrays = [np.asarray(a, order="C") for a in arrays]
         if self._size == 1 or not arrays:
             return arrays
-        if len(arrays) == 1:   # the common single-buffer case, without bucketing
-            recv = np.empty_like(arrays[0])
-            self.comm.Allreduce(arrays[0], recv, op=self._sum_op)
-            return [recv]
         MPI = mpi_module()
         out = [None] * len(arrays)
         for _, idx in self._buckets(arrays):

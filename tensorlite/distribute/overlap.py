@@ -136,8 +136,8 @@ class OverlappedReduction:
                 self._put(i, None if grads is None else grads[i])
         scalar_buf = np.array([values_lib.to_numpy(s) for s in scalars], np.float64)
         if self._mpi is not None:
-            self._requests.append(self._comm.Iallreduce(self._mpi.IN_PLACE, scalar_buf,
-                                                        op=self._mpi.SUM))
+            if scalars:   # every rank sums them here: a blocking collective is in order
+                self._comm.Allreduce(self._mpi.IN_PLACE, scalar_buf, op=self._mpi.SUM)
             self._mpi.Request.Waitall(self._requests)
         self._event("done", -1)
         out = []
