@@ -1,4 +1,5 @@
-"""Shared by the TF Lite tests: the seed models and running a .tflite file in LiteRT."""
+"""Shared by the TF Lite (and ONNX) tests: the seed models and running a .tflite file in
+LiteRT."""
 import os
 import sys
 
@@ -92,3 +93,14 @@ def dequantize_output(y, detail):
         return y
     scale, zero = detail["quantization"]
     return (y.astype(np.float32) - zero) * scale
+
+
+def attention_model():
+    """Keras's Attention and MultiHeadAttention (its einsums), LayerNormalization, pooling."""
+    inp = tf.keras.Input((6, 8))
+    a = tf.keras.layers.Attention()([inp, inp])
+    b = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp)
+    x = tf.keras.layers.Concatenate()([a, b])
+    x = tf.keras.layers.LayerNormalization()(x)
+    x = tf.keras.layers.GlobalAveragePooling1D()(x)
+    return tf.keras.Model(inp, tf.keras.layers.Dense(3, activation="softmax")(x))

@@ -10,7 +10,7 @@ from tensorlite.framework import errors
 from tensorlite.lite.interpreter import Interpreter
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
-from tests.lite_helpers import builtin_ops, litert  # noqa: E402
+from tests.lite_helpers import attention_model, builtin_ops, litert  # noqa: E402
 
 RNG = np.random.default_rng(7)
 SIZES = dict(zip("abcdeijkz", [2, 3, 4, 2, 3, 5, 4, 3, 2]))
@@ -100,17 +100,6 @@ def test_einsum_without_a_tflite_form_names_the_equation():
     concrete = f.get_concrete_function(tf.TensorSpec([3, 3], tf.float32))
     with pytest.raises(errors.UnimplementedError, match=r"Einsum.*test_lite_einsum.*'ii->i'"):
         tf.lite.TFLiteConverter.from_concrete_functions([concrete]).convert()
-
-
-def attention_model():
-    """Keras's Attention and MultiHeadAttention (its einsums), LayerNormalization, pooling."""
-    inp = tf.keras.Input((6, 8))
-    a = tf.keras.layers.Attention()([inp, inp])
-    b = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp)
-    x = tf.keras.layers.Concatenate()([a, b])
-    x = tf.keras.layers.LayerNormalization()(x)
-    x = tf.keras.layers.GlobalAveragePooling1D()(x)
-    return tf.keras.Model(inp, tf.keras.layers.Dense(3, activation="softmax")(x))
 
 
 def test_attention_model_in_litert_and_ours():

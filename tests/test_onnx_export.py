@@ -16,6 +16,7 @@ from tensorlite.onnx import export  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from seed_models import SequentialModel, generate_model  # noqa: E402
+from tests.lite_helpers import attention_model  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -76,14 +77,7 @@ def test_gru_stack(tmp_path):
 
 
 def test_attention_functional_model(tmp_path):
-    inp = tf.keras.Input((6, 8))
-    a = tf.keras.layers.Attention()([inp, inp])
-    b = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp)
-    x = tf.keras.layers.Concatenate()([a, b])
-    x = tf.keras.layers.LayerNormalization()(x)
-    x = tf.keras.layers.GlobalAveragePooling1D()(x)
-    out = tf.keras.layers.Dense(3, activation="softmax")(x)
-    _check(tf.keras.Model(inp, out), RNG.normal(size=(4, 6, 8)).astype("float32"), tmp_path)
+    _check(attention_model(), RNG.normal(size=(4, 6, 8)).astype("float32"), tmp_path)
 
 
 def test_norm_depthwise_and_pooling(tmp_path):
