@@ -39,6 +39,7 @@ class Graph:
         self.name = "graph"
         self.unknown_shape_ops = set()  # ops of a polymorphic trace whose shape rule failed
         self.input_names = {}  # placeholder slot -> the argument's name, where known
+        self.symbolic_shapes = None  # slot -> shape with None dims (a polymorphic trace)
 
     def new_slot(self):
         self.n_slots += 1
