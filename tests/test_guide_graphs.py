@@ -440,7 +440,7 @@ def test_perf_python_global_and_free_variables(capsys):
     assert int(recommended_add(scope["foo"])) == 101
 
 
-def test_perf_variable_creation_rules():
+def test_perf_variable_created_on_every_call_is_an_error():
     @tf.function
     def f(x):
         v = tf.Variable(1.0)
@@ -448,16 +448,3 @@ def test_perf_variable_creation_rules():
 
     with pytest.raises(ValueError, match="singleton tf.Variables"):
         f(1.0)
-
-    class Count(tf.Module):
-        def __init__(self):
-            self.count = None
-
-        @tf.function
-        def __call__(self):
-            if self.count is None:
-                self.count = tf.Variable(0)
-            return self.count.assign_add(1)
-
-    c = Count()
-    assert int(c()) == 1 and int(c()) == 2
