@@ -128,3 +128,27 @@ def test_concrete_function_called_with_another_batch_and_wrong_rank():
         cf(tf.ones([2, 3, 1]))
     with pytest.raises(TypeError, match="incompatible"):
         cf(tf.ones([2, 2]))
+
+
+def test_branches_and_loops_see_none_dims_and_keep_one_graph():
+    seen = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        if tf.reduce_sum(x) > 0:
+            seen.append(x.shape.as_list())
+            y = x * 2.0
+        else:
+            y = -x
+        i = tf.constant(0)
+        while i < 3:
+            seen.append(y.shape.as_list())
+            y = y + 1.0
+            i += 1
+        return y
+    for n in (1, 4, 9):
+        x = RNG.uniform(size=(n, 3)).astype(np.float32)
+        np.testing.assert_allclose(f(tf.constant(x)).numpy(), x * 2 + 3, rtol=1e-6)
+    assert seen and all(s == [None, 3] for s in seen)
+    assert f.experimental_get_tracing_count() == 1 and len(f._cache) == 1
+    assert f.last_concrete_function.output_shapes.as_list() == [None, 3]

@@ -153,7 +153,10 @@ class Tensor:
         return iter(_UNSTACK[0](self))
 
     def __format__(self, format_spec):
-        """As TensorFlow: the NumPy value formatted, so f"{loss:2.5f}" works on a scalar."""
+        """As TensorFlow: the NumPy value formatted, so f"{loss:2.5f}" works on a scalar;
+        a graph tensor (inside tf.function) formats as its str, f"{x}" included."""
+        if not format_spec and GRAPH_TENSOR_INFO and _graph_tensor_info(self) is not None:
+            return str(self)
         return self.numpy().__format__(format_spec)
 
     def __str__(self):

@@ -207,6 +207,18 @@ class ConcreteFunction:
     def inputs(self):
         return list(self.graph.placeholders)
 
+    def pretty_printed_signature(self, verbose=True):
+        """This function's signature as `Function.pretty_printed_concrete_signatures`
+        prints it."""
+        return _signature_text(self.name, None, self)
+
+    def __str__(self):
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.pretty_printed_signature().splitlines()[0]} at " \
+               f"{hex(id(self))}>"
+
     @property
     def output_dtypes(self):
         """The outputs' dtypes, in the outputs' structure (None for a Python value)."""
@@ -376,6 +388,7 @@ class Function:
             key = self._key(nest.flatten([list(args), kwargs], expand_composites=True))
         concrete = self._cache[key] = ConcreteFunction(graph, self._name,
                                                        self._jit or _JIT_DEFAULT[0])
+        concrete.parameters = self._parameters(args, kwargs)
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
@@ -430,6 +443,22 @@ class Function:
                 continue
             return _first_difference(graph, other)
         return f"the function fails at other sizes its None dimensions allow ({failure})"
+
+    def _parameters(self, args, kwargs):
+        """[(name, labels of its tensor leaves, or None and its Python value)] for the
+        signature text: tensor arguments are listed, Python ones shown as name=value."""
+        out = []
+        items = [(_arg_name(self._fn, i), a) for i, a in enumerate(args)] + \
+            sorted(kwargs.items())
+        for name, value in items:
+            leaves = nest.flatten([value], expand_composites=True)
+            n = sum(isinstance(x, Tensor) for x in leaves)
+            if n:
+                out.append((name, [name] if n == 1 else [f"{name}[{j}]" for j in range(n)],
+                            None))
+            else:
+                out.append((name, None, value))
+        return out
 
     def _tensor_names(self, args, kwargs, leaves):
         labels = self._leaf_labels(args, kwargs)
@@ -558,16 +587,18 @@ class _StaticSpecs:
 
 def _signature_text(name, fn, concrete):
     graph = concrete.graph
-    try:
-        params = [p for p in inspect.signature(fn).parameters][:len(graph.placeholders)]
-    except (TypeError, ValueError):
-        params = []
-    params += [f"arg{i}" for i in range(len(params), len(graph.placeholders))]
-    lines = [f"{name}({', '.join(params)})", "  Args:"]
+    params = getattr(concrete, "parameters", None) or [
+        (f"arg{i}", [f"arg{i}"], None) for i in range(len(graph.placeholders))]
+    head = ", ".join(p if labels is not None else f"{p}={value!r}"
+                     for p, labels, value in params)
+    labels = [label for _, ls, _ in params if ls is not None for label in ls]
+    lines = [f"{name}({head})"]
     specs = _StaticSpecs(graph)
-    for p, s in zip(params, graph.placeholders):
-        lines.append(f"    {p}: {graph.specs[s][1].name} Tensor, "
-                     f"shape={_shape_text(specs.shape(s))}")
+    if labels:
+        lines.append("  Args:")
+        for label, s in zip(labels, graph.placeholders):
+            lines.append(f"    {label}: {graph.specs[s][1].name} Tensor, "
+                         f"shape={_shape_text(specs.shape(s))}")
 
     def describe(slot):
         if not isinstance(slot, int):

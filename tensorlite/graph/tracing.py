@@ -281,6 +281,7 @@ def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
             variable._t = value
     graph.outputs = outputs
     graph.symbolic_shapes = tracer.symbolic
+    graph.input_names = {s: n[:-2] for s, n in tracer.names.items()}
     return graph, result
 
 
