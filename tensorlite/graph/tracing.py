@@ -175,8 +175,9 @@ class Tracer:
         if self.ignores():
             return
         s = self.slot_of.get(id(tensor))
-        if s in self.shape_derived:  # a static shape read: a polymorphic trace specialises
-            self._shape_was_read(user_location(3))
+        if s in self.shape_derived:
+            # a static shape read: allowed; in a polymorphic trace the size-check trace
+            # (function.py) sees the baked size and specialises the function per shape
             return
         if s is not None and s in self.dependent:
             raise errors.InvalidArgumentError(
