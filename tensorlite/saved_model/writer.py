@@ -4,8 +4,10 @@ layout, which TensorFlow's `tf.saved_model.load` restores.
 - `saved_model.pb`: one MetaGraphDef (tags {"serve"}) holding
   - the function library: one FunctionDef per traced concrete function (function_def.py),
     and one `signature_wrapper` per signature that calls it and returns a dict;
-  - the outer graph as TensorFlow writes it: a `VarHandleOp` per variable, and per
-    signature its input `Placeholder`s and a `StatefulPartitionedCall` of its wrapper;
+  - the outer graph as TensorFlow writes it: a `VarHandleOp` per variable, per signature
+    its input `Placeholder`s and a `StatefulPartitionedCall` of its wrapper, and the saver
+    (saver_functions.py: `saver_filename`, save and restore calls, the SaverDef) through
+    which TensorFlow 1 loaders and TensorFlow Serving's C++ loader restore the variables;
   - the SignatureDefs (`serving_default` and any given), whose tensor names are those nodes;
   - the SavedObjectGraph: the object tree as the checkpoint sees it (user objects, lists,
     dicts, variables, by the same child names), plus each `tf.function` (its concrete
@@ -17,8 +19,7 @@ layout, which TensorFlow's `tf.saved_model.load` restores.
 
 The directory is written under a temporary name and swapped in atomically (renameat2's
 RENAME_EXCHANGE over an existing one): after a crash the old or the new complete SavedModel is
-at `export_dir`. Not written: the saver functions (`__inference__traced_save/restore` and
-`saver_def`), which only TensorFlow 1 loaders and TensorFlow Serving's C++ loader use.
+at `export_dir`.
 
 Example:
     >>> tf.saved_model.save(module, "/tmp/m", signatures=module.f)
@@ -30,7 +31,8 @@ import shutil
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
 from tensorlite.framework.atomic_files import fsync_dir, pid_alive
-from tensorlite.saved_model.function_def import arg_name, function_def
+from tensorlite.saved_model.function_def import arg_name, call_node, function_def
+from tensorlite.saved_model.saver_functions import add_saver
 from tensorlite.saved_model.trace import TracedGraph
 from tensorlite.summary.graph_def import datatype, shape_proto
 
@@ -254,7 +256,7 @@ class _Builder:
             fdef.signature.input_arg.add(name=n, type=datatype(spec.dtype))
         for r in resources:
             fdef.signature.input_arg.add(name=r, type=datatype_resource())
-        call = _call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
+        call = call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
                           names + resources, [datatype(s.dtype) for s in signature] +
                           [datatype_resource()] * len(bound),
                           [datatype(o.dtype) for o in outputs])
@@ -304,9 +306,9 @@ class _Builder:
         handles = [self.handle(b) for b in bound]
         call_name = "StatefulPartitionedCall" + (f"_{call_index}" if call_index else "")
         from tensorlite.saved_model.function_def import datatype_resource  # noqa: PLC0415
-        _call_node(graph.node.add(), call_name, wrapper, inputs + handles,
+        call_node(graph.node.add(), call_name, wrapper, inputs + handles,
                    [datatype(s.dtype) for s in signature] + [datatype_resource()] * len(bound),
-                   [datatype(outputs[i].dtype) for i in order], graph_input=True)
+                   [datatype(outputs[i].dtype) for i in order])
         for k, i in enumerate(order):
             info = sig.outputs[keys[i]]
             info.name, info.dtype = f"{call_name}:{k}", datatype(outputs[i].dtype)
@@ -331,19 +333,6 @@ class _Builder:
 def _spec_of(spec):
     from tensorlite.framework.registry import Spec  # noqa: PLC0415
     return Spec(tuple(spec.shape.as_list()), spec.dtype)
-
-
-def _call_node(node, name, function, inputs, tin, tout, graph_input=False):
-    node.name, node.op = name, "StatefulPartitionedCall"
-    node.input.extend(inputs)
-    node.attr["f"].func.name = function
-    node.attr["Tin"].list.type.extend(tin)
-    node.attr["Tin"].list.SetInParent()
-    node.attr["Tout"].list.type.extend(tout)
-    node.attr["Tout"].list.SetInParent()
-    for key in ("config", "config_proto", "executor_type"):
-        node.attr[key].s = b""
-    return node
 
 
 def _signature_functions(obj, signatures):
@@ -408,6 +397,10 @@ def build(obj, signatures=None):
     for i, (key, (fn, signature)) in enumerate(_signature_functions(obj, signatures).items()):
         builder.signature(key, fn, signature, map_id, i)
     meta = builder.meta
+    variables = [i for i, v in enumerate(builder.graph.nodes) if og.is_variable(v)]
+    add_saver(meta, [(builder.graph.key(i, og.VARIABLE_VALUE), builder.graph.nodes[i])
+                     for i in variables], [builder.handle(i) for i in variables],
+              builder._new_name)
     init = meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"]
     meta.graph_def.node.add(name="NoOp", op="NoOp")
     init.name = "NoOp"

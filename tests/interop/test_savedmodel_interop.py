@@ -162,3 +162,17 @@ def test_tensorflow_inspects_tensorlite_signatures(tensorlite_written):
     assert module["inputs"]["x"][1:] == [1, [-1, 3]]
     assert sorted(module["outputs"]) == ["probs", "score"]
     assert module["outputs"]["score"][2] == [-1] and module["outputs"]["probs"][2] == [-1, 4]
+
+
+def test_tensorflow1_loader_restores_through_the_saver_and_runs_signatures(tensorlite_written):
+    """What TensorFlow Serving's C++ loader does: restore variables through the SaverDef,
+    then run the SignatureDef's tensors by name; saving through the SaverDef works too."""
+    _, facts, got, expected = tensorlite_written
+    for name in ("mlp", "cnn"):
+        np.testing.assert_allclose(got[f"{name}.tf1.serving_default.output_0"], expected[name],
+                                   rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["module.tf1.serving_default.score"],
+                               expected["call"]["score"].numpy(), rtol=1e-5, atol=1e-6)
+    assert facts["module.resaved"] == ["b/.ATTRIBUTES/VARIABLE_VALUE",
+                                       "scale/.ATTRIBUTES/VARIABLE_VALUE",
+                                       "w/.ATTRIBUTES/VARIABLE_VALUE"]
