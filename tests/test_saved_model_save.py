@@ -214,3 +214,25 @@ def test_sigkill_during_save_leaves_old_or_new_complete_savedmodel(tmp_path):
     tf.saved_model.save(Scorer(), target)  # a later save sweeps the dead writers' temporaries
     assert os.listdir(tmp_path) == ["m"]
     assert len(seen) > 1  # the kills landed at different saves
+
+
+def test_stateful_function_and_keras_default_signature_round_trip(tmp_path):
+    class Counter(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.count = tf.Variable(0, dtype=tf.int64)
+
+        @tf.function(input_signature=[])
+        def bump(self):
+            self.count.assign_add(2)
+            return self.count.read_value()
+    tf.saved_model.save(Counter(), str(tmp_path / "c"))
+    counter = tf.saved_model.load(str(tmp_path / "c"))
+    assert int(counter.bump()) == 2 and int(counter.bump()) == 4
+    assert int(counter.count.numpy()) == 4
+    model = mlp()
+    tf.saved_model.save(model, str(tmp_path / "k"))  # a Keras model: serving_default from it
+    x = np.ones((2, 8), np.float32)
+    served = tf.saved_model.load(str(tmp_path / "k")).signatures["serving_default"]
+    np.testing.assert_allclose(served(inputs=x)["output_0"].numpy(),
+                               model.predict(x, verbose=0), rtol=1e-6)

@@ -1,7 +1,8 @@
 """Runs a TensorFlow FunctionDef (from a SavedModel's function library) eagerly on tensorlite
 tensors, so that the tape sees every op and a loaded model can be fine-tuned.
 
-Structure (arguments, `Const`, `ReadVariableOp` of captured variables, `Identity`,
+Structure (arguments, `Const`, `ReadVariableOp` and `Assign*VariableOp` of captured
+variables, `Identity`,
 `NoOp`, calls through `StatefulPartitionedCall`/`PartitionedCall`) is handled here. Every
 other TensorFlow op runs through the rule its tensorlite op declares beside its
 registration, `registry.declare(OP, tf_import=RULE)`, where RULE is
@@ -27,8 +28,10 @@ import numpy as np
 from tensorlite.framework import errors, registry
 from tensorlite.summary.graph_def import dtype_from_datatype
 
+_ASSIGN = {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",
+           "AssignSubVariableOp": "assign_sub"}
 _STRUCTURAL = {"NoOp", "Identity", "Const", "ReadVariableOp", "StatefulPartitionedCall",
-               "PartitionedCall"}
+               "PartitionedCall", *_ASSIGN}
 
 
 def import_rules():
@@ -134,6 +137,9 @@ class Runner:
             return [identity(inputs[0])]
         if op == "ReadVariableOp":
             return [inputs[0].read_value()]
+        if op in _ASSIGN:  # a function that updates its variables (counters, running sums)
+            getattr(inputs[0], _ASSIGN[op])(inputs[1])
+            return []
         if op in ("StatefulPartitionedCall", "PartitionedCall"):
             return self.run(attrs["f"], inputs)
         rule = self.rules.get(op)

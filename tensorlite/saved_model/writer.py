@@ -342,7 +342,8 @@ def _signature_functions(obj, signatures):
     from tensorlite.graph.function import Function  # noqa: PLC0415
     if signatures is None:
         candidates = [f for _, f in _functions(obj) if f._signature is not None]
-        signatures = candidates[0] if len(candidates) == 1 else {}
+        signatures = candidates[0] if len(candidates) == 1 else \
+            _keras_serving(obj) if not candidates else {}
     if not isinstance(signatures, dict):
         signatures = {SIGNATURE_KEY: signatures}
     out = {}
@@ -359,6 +360,37 @@ def _signature_functions(obj, signatures):
             raise ValueError(f"signature {key!r}: expected a tf.function or a concrete "
                              f"function, got {type(fn).__name__}")
     return out
+
+
+def _keras_serving(obj):
+    """A Keras model's inference call as its default signature (as TensorFlow saves one),
+    or no signature for other objects."""
+    if not (hasattr(obj, "call") and hasattr(obj, "trainable_variables")
+            and getattr(obj, "built", False)):
+        return {}
+    try:
+        return inference_function(obj)
+    except ValueError:  # inputs unknown (a subclassed model never called): no signature
+        return {}
+
+
+def inference_function(model, signature=None):
+    """A tf.function calling a Keras model in inference mode, with an input signature from
+    the model's inputs (None batch dimension) unless given.
+
+    Example:
+        >>> inference_function(model)(x)  # model(x, training=False)
+    """
+    from tensorlite.graph.capture import input_signature  # noqa: PLC0415
+    from tensorlite.graph.function import function  # noqa: PLC0415
+    signature = input_signature(model, signature)
+    if len(signature) == 1:
+        def serve(inputs):
+            return model(inputs, training=False)
+    else:
+        def serve(*inputs):
+            return model(list(inputs), training=False)
+    return function(serve, input_signature=signature)
 
 
 def _concrete_origin(obj, concrete):
@@ -518,4 +550,4 @@ def save(obj, export_dir, signatures=None, options=None):
     write(export_dir, meta, tensors)
 
 
-__all__ = ["save", "build", "write", "SIGNATURE_KEY"]
+__all__ = ["save", "build", "write", "inference_function", "SIGNATURE_KEY"]

@@ -11,7 +11,7 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.interop.shared_data import X, images
+from tests.interop.shared_data import X, images, keras_models
 
 pytestmark = pytest.mark.interop
 
@@ -98,6 +98,21 @@ class TwoFunctions(tf.Module):
         return tf.concat([tf.tanh(x), tf.reshape(tf.reduce_mean(x, axis=1), [-1, 1])], 1)
 
 
+class Counter(tf.Module):
+    """A tf.function that updates variables (assign_add, assign)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = tf.Variable(0, dtype=tf.int64)
+        self.total = tf.Variable(np.zeros(3, np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([3], tf.float32)])
+    def add(self, x):
+        self.count.assign_add(1)
+        self.total.assign(self.total + x)
+        return self.total.read_value() * 2.0
+
+
 @pytest.fixture(scope="module")
 def tensorlite_written(tmp_path_factory):
     from tests.lite_helpers import fitted_cifar_cnn, mlp as lite_mlp, template_images
@@ -112,7 +127,11 @@ def tensorlite_written(tmp_path_factory):
     mlp.export(str(directory / "mlp"))
     cnn.save(str(directory / "cnn"))  # tf.keras 2's SavedModel directory
     tf.saved_model.save(module, str(directory / "module"), signatures=module.__call__)
-    np.savez(directory / "inputs.npz", x8=x8, img=img, X=X)
+    _, bn_cnn = keras_models(tf.keras)  # BatchNormalization, Dropout, two heads concatenated
+    tf.saved_model.save(bn_cnn, str(directory / "bn_cnn"))  # a Keras model: default signature
+    tf.saved_model.save(Counter(), str(directory / "counter"))
+    np.savez(directory / "inputs.npz", x8=x8, img=img, X=X, images=images(),
+             ones3=np.ones(3, np.float32))
     manifest = {
         "mlp": {"functions": {"serve": ["x8"]}, "signatures": {"serving_default":
                                                               {"inputs": "x8"}}},
@@ -120,12 +139,15 @@ def tensorlite_written(tmp_path_factory):
                                                                {"inputs": "img"}}},
         "module": {"functions": {"__call__": ["X"], "features": ["X"]},
                    "signatures": {"serving_default": {"x": "X"}},
-                   "variables": ["w", "b", "scale"]}}
+                   "variables": ["w", "b", "scale"]},
+        "bn_cnn": {"signatures": {"serving_default": {"inputs": "images"}}},
+        "counter": {"functions": {"add": ["ones3"]}, "variables": ["count", "total"]}}
     (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
     facts = run_tf("savedmodel_read", directory, legacy_keras=False)
     expected = {"mlp": mlp.predict(x8, verbose=0), "cnn": cnn.predict(img, verbose=0),
                 "call": module(X), "features": module.features(X).numpy(),
-                "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy()}
+                "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy(),
+                "bn_cnn": bn_cnn(images(), training=False).numpy()}
     return directory, facts, np.load(directory / "tf_read.npz"), expected
 
 
@@ -176,3 +198,14 @@ def test_tensorflow1_loader_restores_through_the_saver_and_runs_signatures(tenso
     assert facts["module.resaved"] == ["b/.ATTRIBUTES/VARIABLE_VALUE",
                                        "scale/.ATTRIBUTES/VARIABLE_VALUE",
                                        "w/.ATTRIBUTES/VARIABLE_VALUE"]
+
+
+def test_tensorflow_runs_keras_model_default_signature_and_stateful_functions(
+        tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for prefix in ("bn_cnn.sig.serving_default.output_0",
+                   "bn_cnn.tf1.serving_default.output_0"):
+        np.testing.assert_allclose(got[prefix], expected["bn_cnn"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got["counter.add"], [2.0, 2.0, 2.0])
+    assert got["counter.var.count"] == 1  # TensorFlow ran the assign_add once
+    np.testing.assert_array_equal(got["counter.var.total"], [1.0, 1.0, 1.0])
