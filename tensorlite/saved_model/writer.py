@@ -58,24 +58,25 @@ def _functions(obj):
 
 
 def _traces(function):
-    """The input signatures to export a tf.function with: its input_signature, else the
-    shapes it was traced with."""
+    """(input signature, graph or None) to export a tf.function with: its input_signature
+    (traced afresh), else each graph its calls traced."""
     if function._signature is not None:
-        return [list(function._signature)]
+        return [(list(function._signature), None)]
+    return [(_placeholder_specs(c.graph), c.graph)
+            for c in dict.fromkeys(function._cache.values())]
+
+
+def _placeholder_specs(graph):
     from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
-    out = []
-    for concrete in dict.fromkeys(function._cache.values()):
-        graph = concrete.graph
-        out.append([TensorSpec(graph.specs[s][0], graph.specs[s][1])
-                    for s in graph.placeholders])
-    return out
+    return [TensorSpec(graph.specs[s][0], graph.specs[s][1]) for s in graph.placeholders]
 
 
 def _arg_names(function, n):
     import inspect  # noqa: PLC0415
     try:
-        params = [p.name for p in inspect.signature(function.python_function).parameters
-                  .values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        parameters = inspect.signature(getattr(function, "python_function", None)).parameters
+        params = [p.name for p in parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
     params = params[:n] + [f"args_{i}" for i in range(len(params), n)]
@@ -173,10 +174,10 @@ class _Builder:
         return f"__inference_{arg_name(base)}_{self.counter}"
 
     # -- functions -----------------------------------------------------------------------
-    def concrete(self, function, signature, base):
+    def concrete(self, function, signature, base, graph=None):
         """Writes one concrete function; returns (name, captured variable node ids,
         traced graph, arg names, output Specs)."""
-        traced = TracedGraph(function, signature)
+        traced = TracedGraph(function, signature, graph)
         names = _arg_names(function, len(signature))
         name = self._new_name(base)
         fdef, captured, outputs = function_def(traced, name, names)
@@ -213,21 +214,24 @@ class _Builder:
         proto = self.objects.nodes.add()
         saved = proto.function
         names = None
-        for signature in traces:
-            name, _, _, names, _ = self.concrete(function, signature, attr)
+        for signature, graph in traces:
+            name, _, _, names, _ = self.concrete(function, signature, attr, graph)
             saved.concrete_functions.append(name)
         _fullargspec(saved.function_spec.fullargspec, names)
         if function._signature is not None:
-            _structure(saved.function_spec.input_signature, tuple(range(len(traces[0]))),
-                       lambda i: _spec_of(traces[0][i]), "args")
+            first = traces[0][0]
+            _structure(saved.function_spec.input_signature, tuple(range(len(first))),
+                       lambda i: _spec_of(first[i]), "args")
+        else:
+            saved.function_spec.input_signature.none_value.SetInParent()
         self.objects.nodes[parent_id].children.add(node_id=node_id, local_name=attr)
         return node_id
 
     # -- signatures ----------------------------------------------------------------------
-    def signature(self, key, function, signature, map_id, call_index):
+    def signature(self, key, function, signature, map_id, call_index, graph=None):
         """A signature: the traced function, a wrapper returning a dict, its SignatureDef
         and the outer graph's placeholders and call."""
-        inner, bound, traced, names, outputs = self.concrete(function, signature, key)
+        inner, bound, traced, names, outputs = self.concrete(function, signature, key, graph)
         structure = traced.graph.outputs
         flat = nest.flatten(structure)
         if isinstance(structure, dict):
@@ -353,7 +357,7 @@ def _signature_functions(obj, signatures):
                 raise ValueError(f"signature {key!r}: a tf.function given as a signature needs "
                                  f"an input_signature (or pass fn.get_concrete_function("
                                  f"tf.TensorSpec(...)))")
-            out[key] = (fn, list(fn._signature))
+            out[key] = (fn, list(fn._signature), None)
         elif hasattr(fn, "graph") and hasattr(fn, "_call_flat"):
             out[key] = _concrete_origin(obj, fn)
         else:
@@ -394,23 +398,17 @@ def inference_function(model, signature=None):
 
 
 def _concrete_origin(obj, concrete):
-    """(function, signature) of a ConcreteFunction: the tf.function (of any saved object)
-    that traced it, with its input_signature where it has one."""
-    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    """(function, signature, graph) of a ConcreteFunction: the tf.function of a saved object
+    that traced it, retraced from its input_signature where it has one (so a None batch
+    dimension stays None), else the concrete function's own graph."""
+    graph = concrete.graph
     for node in og.gather(obj).nodes:
         for _, fn in _functions(node):
             if any(c is concrete for c in fn._cache.values()):
                 if fn._signature is not None:
-                    return fn, list(fn._signature)
-    graph = concrete.graph
-    from tensorlite.graph.function import Function  # noqa: PLC0415
-    origin = Function(lambda *xs: None)
-    for node in og.gather(obj).nodes:
-        for _, fn in _functions(node):
-            if any(c is concrete for c in fn._cache.values()):
-                origin = fn
-    return origin, [TensorSpec(graph.specs[s][0], graph.specs[s][1])
-                    for s in graph.placeholders]
+                    return fn, list(fn._signature), None
+                return fn, _placeholder_specs(graph), graph
+    return concrete, _placeholder_specs(graph), graph
 
 
 def build(obj, signatures=None):
@@ -426,8 +424,9 @@ def build(obj, signatures=None):
     sig_map.identifier = "signature_map"
     sig_map.version.producer = sig_map.version.min_consumer = 1
     builder.objects.nodes[0].children.add(node_id=map_id, local_name="signatures")
-    for i, (key, (fn, signature)) in enumerate(_signature_functions(obj, signatures).items()):
-        builder.signature(key, fn, signature, map_id, i)
+    for i, (key, (fn, signature, graph)) in enumerate(
+            _signature_functions(obj, signatures).items()):
+        builder.signature(key, fn, signature, map_id, i, graph)
     meta = builder.meta
     variables = [i for i, v in enumerate(builder.graph.nodes) if og.is_variable(v)]
     add_saver(meta, [(builder.graph.key(i, og.VARIABLE_VALUE), builder.graph.nodes[i])

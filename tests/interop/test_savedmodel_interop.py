@@ -113,6 +113,18 @@ class Counter(tf.Module):
         return self.total.read_value() * 2.0
 
 
+class Traced(tf.Module):
+    """A tf.function without an input signature: its traced graphs are what is saved."""
+
+    def __init__(self):
+        super().__init__()
+        self.v = tf.Variable(3.0)
+
+    @tf.function
+    def f(self, x):
+        return x * self.v
+
+
 @pytest.fixture(scope="module")
 def tensorlite_written(tmp_path_factory):
     from tests.lite_helpers import fitted_cifar_cnn, mlp as lite_mlp, template_images
@@ -130,8 +142,13 @@ def tensorlite_written(tmp_path_factory):
     _, bn_cnn = keras_models(tf.keras)  # BatchNormalization, Dropout, two heads concatenated
     tf.saved_model.save(bn_cnn, str(directory / "bn_cnn"))  # a Keras model: default signature
     tf.saved_model.save(Counter(), str(directory / "counter"))
+    traced = Traced()
+    traced.f(tf.ones((4, 2)))
+    five = traced.f.get_concrete_function(tf.TensorSpec([5], tf.float32))
+    tf.saved_model.save(traced, str(directory / "traced"), signatures={"five": five})
     np.savez(directory / "inputs.npz", x8=x8, img=img, X=X, images=images(),
-             ones3=np.ones(3, np.float32))
+             ones3=np.ones(3, np.float32), ones42=np.ones((4, 2), np.float32),
+             ones5=np.ones(5, np.float32))
     manifest = {
         "mlp": {"functions": {"serve": ["x8"]}, "signatures": {"serving_default":
                                                               {"inputs": "x8"}}},
@@ -141,7 +158,8 @@ def tensorlite_written(tmp_path_factory):
                    "signatures": {"serving_default": {"x": "X"}},
                    "variables": ["w", "b", "scale"]},
         "bn_cnn": {"signatures": {"serving_default": {"inputs": "images"}}},
-        "counter": {"functions": {"add": ["ones3"]}, "variables": ["count", "total"]}}
+        "counter": {"functions": {"add": ["ones3"]}, "variables": ["count", "total"]},
+        "traced": {"functions": {"f": ["ones42"]}, "signatures": {"five": {"x": "ones5"}}}}
     (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
     facts = run_tf("savedmodel_read", directory, legacy_keras=False)
     expected = {"mlp": mlp.predict(x8, verbose=0), "cnn": cnn.predict(img, verbose=0),
@@ -209,3 +227,11 @@ def test_tensorflow_runs_keras_model_default_signature_and_stateful_functions(
     np.testing.assert_array_equal(got["counter.add"], [2.0, 2.0, 2.0])
     assert got["counter.var.count"] == 1  # TensorFlow ran the assign_add once
     np.testing.assert_array_equal(got["counter.var.total"], [1.0, 1.0, 1.0])
+
+
+def test_tensorflow_runs_traced_functions_and_concrete_function_signatures(
+        tensorlite_written):
+    _, facts, got, _ = tensorlite_written
+    np.testing.assert_array_equal(got["traced.f"], np.full((4, 2), 3.0))
+    np.testing.assert_array_equal(got["traced.sig.five.output_0"], np.full(5, 3.0))
+    assert facts["traced"]["five"]["inputs"]["x"][1:] == [1, [5]]
