@@ -148,6 +148,7 @@ class _Builder:
         self.library = self.meta.graph_def.library
         self.counter = 0
         self.handles = {}  # variable node id -> VarHandleOp name
+        self.written = {}  # (function, graph, signature) -> what concrete() returned
         for node_id, obj in enumerate(self.graph.nodes):
             self._object(node_id, obj)
 
@@ -177,6 +178,10 @@ class _Builder:
     def concrete(self, function, signature, base, graph=None):
         """Writes one concrete function; returns (name, captured variable node ids,
         traced graph, arg names, output Specs)."""
+        key = (id(function), id(graph), tuple((tuple(s.shape.as_list()), s.dtype.name)
+                                              for s in signature))
+        if key in self.written:  # a signature of an already saved function: written once
+            return self.written[key]
         traced = TracedGraph(function, signature, graph)
         names = _arg_names(function, len(signature))
         name = self._new_name(base)
@@ -203,7 +208,8 @@ class _Builder:
         flat = nest.flatten(traced.graph.outputs)
         leaf_specs = {s: o for s, o in zip(flat, outputs)}
         _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
-        return name, bound, traced, names, outputs
+        self.written[key] = name, bound, traced, names, outputs
+        return self.written[key]
 
     def function(self, parent_id, attr, function):
         """A tf.function attribute: a function node with its concrete functions."""
@@ -442,7 +448,7 @@ def build(obj, signatures=None):
     info.tensorflow_version = VERSION
     info.tensorflow_git_version = f"tensorlite-{TENSORLITE_VERSION}"
     info.stripped_default_attrs = True
-    meta.graph_def.versions.producer = 1994  # TensorFlow 2.16's GraphDef version
+    meta.graph_def.versions.producer = 1994  # a GraphDef version all of TF 2.16+ reads
     meta.graph_def.versions.min_consumer = 12
     tensors = list(builder.graph.tensors())
     tensors.append((og.OBJECT_GRAPH_KEY, builder.graph.proto().SerializeToString()))
