@@ -125,6 +125,36 @@ class Traced(tf.Module):
         return x * self.v
 
 
+class Ops(tf.Module):
+    """Many ops' tf rules at once: TensorFlow checks each node's attributes at load and
+    computes with its own kernels."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(0)
+        self.dw = tf.Variable(rng.normal(size=(3, 3, 2, 2)).astype(np.float32))
+        self.table = tf.Variable(rng.normal(size=(5, 3)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 6, 6, 2], tf.float32),
+                                  tf.TensorSpec([None], tf.int32)])
+    def many(self, img, idx):
+        h = tf.nn.depthwise_conv2d(img, self.dw, [1, 1, 1, 1], "SAME")
+        h = tf.nn.avg_pool2d(h, 2, 2, "VALID")
+        h = tf.nn.leaky_relu(h, 0.1) + tf.nn.elu(h) + tf.nn.selu(h) + tf.nn.softplus(h)
+        flat = tf.reshape(h, [-1, 18])
+        parts = tf.split(flat, [6, 12], axis=1)
+        p = tf.pad(tf.gather(self.table, idx), [[0, 0], [1, 2]], constant_values=0.5)
+        st = tf.stack(tf.unstack(p, axis=1)[:2], axis=0)
+        e = tf.einsum("ij,jk->ik", tf.transpose(st), st)
+        w = tf.where(flat > 0.0, flat, tf.zeros_like(flat) - 1.0)
+        return {"t": tf.transpose(tf.tile(parts[0], [1, 2])),
+                "e": e - tf.reduce_max(e, axis=1, keepdims=True),
+                "a": tf.cast(tf.argmax(flat, axis=1), tf.float32),
+                "w": tf.add_n([w, w, flat]), "ls": tf.nn.log_softmax(flat),
+                "mean": tf.reduce_mean(flat, axis=[1]),
+                "sq": tf.math.squared_difference(flat, 1.0) / 3.0 + tf.sqrt(tf.abs(flat))}
+
+
 @pytest.fixture(scope="module")
 def tensorlite_written(tmp_path_factory):
     from tests.lite_helpers import fitted_cifar_cnn, mlp as lite_mlp, template_images
@@ -146,9 +176,13 @@ def tensorlite_written(tmp_path_factory):
     traced.f(tf.ones((4, 2)))
     five = traced.f.get_concrete_function(tf.TensorSpec([5], tf.float32))
     tf.saved_model.save(traced, str(directory / "traced"), signatures={"five": five})
+    ops = Ops()
+    tf.saved_model.save(ops, str(directory / "ops"))
+    img6 = np.random.default_rng(1).normal(size=(3, 6, 6, 2)).astype(np.float32)
+    idx = np.array([0, 4, 2], np.int32)
     np.savez(directory / "inputs.npz", x8=x8, img=img, X=X, images=images(),
              ones3=np.ones(3, np.float32), ones42=np.ones((4, 2), np.float32),
-             ones5=np.ones(5, np.float32))
+             ones5=np.ones(5, np.float32), img6=img6, idx=idx)
     manifest = {
         "mlp": {"functions": {"serve": ["x8"]}, "signatures": {"serving_default":
                                                               {"inputs": "x8"}}},
@@ -159,13 +193,15 @@ def tensorlite_written(tmp_path_factory):
                    "variables": ["w", "b", "scale"]},
         "bn_cnn": {"signatures": {"serving_default": {"inputs": "images"}}},
         "counter": {"functions": {"add": ["ones3"]}, "variables": ["count", "total"]},
-        "traced": {"functions": {"f": ["ones42"]}, "signatures": {"five": {"x": "ones5"}}}}
+        "traced": {"functions": {"f": ["ones42"]}, "signatures": {"five": {"x": "ones5"}}},
+        "ops": {"functions": {"many": ["img6", "idx"]}}}
     (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
     facts = run_tf("savedmodel_read", directory, legacy_keras=False)
     expected = {"mlp": mlp.predict(x8, verbose=0), "cnn": cnn.predict(img, verbose=0),
                 "call": module(X), "features": module.features(X).numpy(),
                 "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy(),
-                "bn_cnn": bn_cnn(images(), training=False).numpy()}
+                "bn_cnn": bn_cnn(images(), training=False).numpy(),
+                "ops": {k: v.numpy() for k, v in ops.many(img6, idx).items()}}
     return directory, facts, np.load(directory / "tf_read.npz"), expected
 
 
@@ -235,3 +271,9 @@ def test_tensorflow_runs_traced_functions_and_concrete_function_signatures(
     np.testing.assert_array_equal(got["traced.f"], np.full((4, 2), 3.0))
     np.testing.assert_array_equal(got["traced.sig.five.output_0"], np.full(5, 3.0))
     assert facts["traced"]["five"]["inputs"]["x"][1:] == [1, [5]]
+
+
+def test_tensorflow_runs_many_ops_tensorlite_wrote(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for key, want in expected["ops"].items():
+        np.testing.assert_allclose(got[f"ops.many.{key}"], want, rtol=1e-5, atol=1e-5)
