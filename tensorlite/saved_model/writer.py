@@ -435,9 +435,10 @@ def build(obj, signatures=None):
         builder.signature(key, fn, signature, map_id, i, graph)
     meta = builder.meta
     variables = [i for i, v in enumerate(builder.graph.nodes) if og.is_variable(v)]
-    add_saver(meta, [(builder.graph.key(i, og.VARIABLE_VALUE), builder.graph.nodes[i])
-                     for i in variables], [builder.handle(i) for i in variables],
-              builder._new_name)
+    if variables:  # (SaveV2/RestoreV2 need at least one tensor)
+        add_saver(meta, [(builder.graph.key(i, og.VARIABLE_VALUE), builder.graph.nodes[i])
+                         for i in variables], [builder.handle(i) for i in variables],
+                  builder._new_name)
     init = meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"]
     meta.graph_def.node.add(name="NoOp", op="NoOp")
     init.name = "NoOp"

@@ -155,6 +155,15 @@ class Ops(tf.Module):
                 "sq": tf.math.squared_difference(flat, 1.0) / 3.0 + tf.sqrt(tf.abs(flat))}
 
 
+class Slicer(tf.Module):
+    """Python indexing (StridedSlice masks), and no variables at all."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 5], tf.float32)])
+    def f(self, x):
+        return {"a": x[:, -1, ::2], "b": x[0, 1:3, None], "c": x[..., 2:],
+                "d": x[:, ::-1, -2]}
+
+
 @pytest.fixture(scope="module")
 def tensorlite_written(tmp_path_factory):
     from tests.lite_helpers import fitted_cifar_cnn, mlp as lite_mlp, template_images
@@ -178,11 +187,14 @@ def tensorlite_written(tmp_path_factory):
     tf.saved_model.save(traced, str(directory / "traced"), signatures={"five": five})
     ops = Ops()
     tf.saved_model.save(ops, str(directory / "ops"))
+    slicer = Slicer()
+    tf.saved_model.save(slicer, str(directory / "slicer"))
+    x235 = np.arange(30, dtype=np.float32).reshape(2, 3, 5)
     img6 = np.random.default_rng(1).normal(size=(3, 6, 6, 2)).astype(np.float32)
     idx = np.array([0, 4, 2], np.int32)
     np.savez(directory / "inputs.npz", x8=x8, img=img, X=X, images=images(),
              ones3=np.ones(3, np.float32), ones42=np.ones((4, 2), np.float32),
-             ones5=np.ones(5, np.float32), img6=img6, idx=idx)
+             ones5=np.ones(5, np.float32), img6=img6, idx=idx, x235=x235)
     manifest = {
         "mlp": {"functions": {"serve": ["x8"]}, "signatures": {"serving_default":
                                                               {"inputs": "x8"}}},
@@ -194,14 +206,16 @@ def tensorlite_written(tmp_path_factory):
         "bn_cnn": {"signatures": {"serving_default": {"inputs": "images"}}},
         "counter": {"functions": {"add": ["ones3"]}, "variables": ["count", "total"]},
         "traced": {"functions": {"f": ["ones42"]}, "signatures": {"five": {"x": "ones5"}}},
-        "ops": {"functions": {"many": ["img6", "idx"]}}}
+        "ops": {"functions": {"many": ["img6", "idx"]}},
+        "slicer": {"functions": {"f": ["x235"]}}}
     (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
     facts = run_tf("savedmodel_read", directory, legacy_keras=False)
     expected = {"mlp": mlp.predict(x8, verbose=0), "cnn": cnn.predict(img, verbose=0),
                 "call": module(X), "features": module.features(X).numpy(),
                 "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy(),
                 "bn_cnn": bn_cnn(images(), training=False).numpy(),
-                "ops": {k: v.numpy() for k, v in ops.many(img6, idx).items()}}
+                "ops": {k: v.numpy() for k, v in ops.many(img6, idx).items()},
+                "slicer": {k: v.numpy() for k, v in slicer.f(x235).items()}}
     return directory, facts, np.load(directory / "tf_read.npz"), expected
 
 
@@ -277,3 +291,9 @@ def test_tensorflow_runs_many_ops_tensorlite_wrote(tensorlite_written):
     _, _, got, expected = tensorlite_written
     for key, want in expected["ops"].items():
         np.testing.assert_allclose(got[f"ops.many.{key}"], want, rtol=1e-5, atol=1e-5)
+
+
+def test_tensorflow_runs_strided_slices_of_a_module_without_variables(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for key, want in expected["slicer"].items():
+        np.testing.assert_array_equal(got[f"slicer.f.{key}"], want)

@@ -205,6 +205,8 @@ def _tf1_session_run(name, path, spec, inputs, out, directory):
             for out_key, value in sess.run({k: v.name for k, v in sig.outputs.items()},
                                            feed).items():
                 out[f"{name}.tf1.{key}.{out_key}"] = value
+        if not meta.HasField("saver_def"):  # no variables, nothing to save
+            return None
         prefix = os.path.join(directory, f"{name}_resaved", "ckpt")
         os.makedirs(os.path.dirname(prefix), exist_ok=True)
         sess.run(meta.saver_def.save_tensor_name, {meta.saver_def.filename_tensor_name: prefix})
