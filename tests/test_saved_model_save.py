@@ -236,3 +236,20 @@ def test_stateful_function_and_keras_default_signature_round_trip(tmp_path):
     served = tf.saved_model.load(str(tmp_path / "k")).signatures["serving_default"]
     np.testing.assert_allclose(served(inputs=x)["output_0"].numpy(),
                                model.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_load_model_of_a_savedmodel_without_keras_model_says_what_to_do(tmp_path):
+    tf.saved_model.save(Scorer(), str(tmp_path / "m"))
+    with pytest.raises(ValueError, match=r"SavedModel format is not supported by `load_model"
+                                         r"\(\)`.*tf.saved_model.load"):
+        tf.keras.models.load_model(str(tmp_path / "m"))
+
+
+def test_ops_without_a_tensorflow_form_are_errors(tmp_path):
+    class Bad(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3, 4], tf.float32)])
+        def softmax_first_axis(self, x):
+            return tf.nn.softmax(x, axis=1)
+    with pytest.raises(tf.errors.UnimplementedError, match="Softmax over axis"):
+        tf.saved_model.save(Bad(), str(tmp_path / "b"))
+    assert os.listdir(tmp_path) == []
