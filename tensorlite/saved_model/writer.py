@@ -508,7 +508,7 @@ def _exchange(a, b):
 def _remove_dead_temps(parent, base):
     for entry in os.listdir(parent):
         if entry.startswith(f"{base}{_TMP}"):
-            pid = entry.rsplit("-", 2)[-2]
+            pid = entry[len(base) + len(_TMP):].split("-")[0]  # NAME.tmp-saved_model-PID-N
             if not (pid.isdigit() and pid_alive(int(pid))):
                 shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
 
