@@ -241,6 +241,10 @@ class _Builder:
         structure = traced.graph.outputs
         flat = nest.flatten(structure)
         if isinstance(structure, dict):
+            if len(flat) != len(structure):
+                raise ValueError(f"signature {key!r}: a signature returns a flat dict of "
+                                 f"tensors (or tensors); got nested values under "
+                                 f"{sorted(structure)}")
             keys = [str(k) for k in sorted(structure)]
         else:
             keys = [f"output_{i}" for i in range(len(flat))]
