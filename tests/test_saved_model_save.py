@@ -253,3 +253,20 @@ def test_ops_without_a_tensorflow_form_are_errors(tmp_path):
     with pytest.raises(tf.errors.UnimplementedError, match="Softmax over axis"):
         tf.saved_model.save(Bad(), str(tmp_path / "b"))
     assert os.listdir(tmp_path) == []
+
+
+def test_a_loaded_savedmodel_fine_tuned_and_saved_again(tmp_path):
+    module = Scorer()
+    tf.saved_model.save(module, str(tmp_path / "a"), signatures=module.__call__)
+    loaded = tf.saved_model.load(str(tmp_path / "a"))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(loaded(X)["score"] ** 2)
+    loaded.w.assign_sub(0.01 * tape.gradient(loss, loaded.w))
+    want = loaded(X)["score"].numpy()
+    tf.saved_model.save(loaded, str(tmp_path / "b"))  # functions and signatures kept
+    again = tf.saved_model.load(str(tmp_path / "b"))
+    np.testing.assert_array_equal(again(X)["score"].numpy(), want)
+    np.testing.assert_array_equal(again.signatures["serving_default"](x=X)["score"].numpy(),
+                                  want)
+    np.testing.assert_array_equal(again.features(X).numpy(), module.features(X).numpy())
+    assert not np.array_equal(again.w.numpy(), module.w.numpy())

@@ -32,6 +32,7 @@ from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
 from tensorlite.framework.atomic_files import fsync_dir, pid_alive
 from tensorlite.saved_model.function_def import arg_name, call_node, function_def
+from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
 from tensorlite.saved_model.trace import TracedGraph
 from tensorlite.summary.graph_def import datatype, shape_proto
@@ -50,11 +51,50 @@ def _functions(obj):
         for name, value in vars(klass).items():
             if isinstance(value, Function):
                 found[name] = getattr(obj, name)
-    if not hasattr(obj, "_trackable_children"):  # Keras objects: train_function & co. are not API
-        for name, value in getattr(obj, "__dict__", {}).items():
-            if isinstance(name, str) and isinstance(value, Function):
-                found[name] = value
+    own = not hasattr(obj, "_trackable_children")  # Keras: train_function & co. are not API
+    for name, value in getattr(obj, "__dict__", {}).items():
+        if isinstance(name, str) and isinstance(value, Function) and own:
+            found[name] = value
+        elif isinstance(name, str) and isinstance(value, RestoredFunction):
+            found[name] = _retraced(value)
     return sorted(found.items())
+
+
+def _spec(spec):
+    """A TensorSpec of a loaded function's signature leaf."""
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    return TensorSpec(spec.shape, spec.dtype, spec.name)
+
+
+def _retraced(restored):
+    """A function of a loaded SavedModel as a tf.function (its FunctionDefs run on
+    tensorlite ops, so tracing it gives graph IR again): re-saving a loaded, perhaps
+    fine-tuned, model. Made once per restored function."""
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    made = restored.__dict__.get("_as_tf_function")
+    if made is None:
+        args, kwargs = restored.concrete_functions[0].structured_input_signature or ((), {})
+        if kwargs:
+            raise errors.UnimplementedError(None, None, "re-saving a loaded function with "
+                                            "keyword-only tensor arguments")
+        made = Function(lambda *xs: restored(*xs), input_signature=[_spec(a) for a in args])
+        restored._as_tf_function = made
+    return made
+
+
+def _retraced_signature(concrete):
+    """A loaded signature (keyword arguments, dict outputs) as a tf.function whose
+    parameters are named as the signature's inputs."""
+    import inspect  # noqa: PLC0415
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    specs = concrete.structured_input_signature[1]
+    names = sorted(specs)
+
+    def call(*xs):
+        return concrete(**dict(zip(names, xs)))
+    call.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return Function(call, input_signature=[_spec(specs[n]) for n in names])
 
 
 def _traces(function):
@@ -354,6 +394,9 @@ def _signature_functions(obj, signatures):
     input_signature, a ConcreteFunction, or a dict of them; None: the object's only
     tf.function with an input_signature, if it has exactly one."""
     from tensorlite.graph.function import Function  # noqa: PLC0415
+    if signatures is None and isinstance(getattr(obj, "signatures", None), dict) and \
+            isinstance(obj, Loaded):  # re-saving a loaded SavedModel keeps its signatures
+        signatures = {k: _retraced_signature(c) for k, c in obj.signatures.items()}
     if signatures is None:
         candidates = [f for _, f in _functions(obj) if f._signature is not None]
         signatures = candidates[0] if len(candidates) == 1 else \

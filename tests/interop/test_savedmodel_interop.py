@@ -187,6 +187,9 @@ def tensorlite_written(tmp_path_factory):
     tf.saved_model.save(traced, str(directory / "traced"), signatures={"five": five})
     ops = Ops()
     tf.saved_model.save(ops, str(directory / "ops"))
+    reloaded = tf.saved_model.load(str(directory / "module"))  # fine-tuned, saved again
+    reloaded.b.assign_add(tf.ones([4]))
+    tf.saved_model.save(reloaded, str(directory / "resaved"))
     slicer = Slicer()
     tf.saved_model.save(slicer, str(directory / "slicer"))
     x235 = np.arange(30, dtype=np.float32).reshape(2, 3, 5)
@@ -207,7 +210,9 @@ def tensorlite_written(tmp_path_factory):
         "counter": {"functions": {"add": ["ones3"]}, "variables": ["count", "total"]},
         "traced": {"functions": {"f": ["ones42"]}, "signatures": {"five": {"x": "ones5"}}},
         "ops": {"functions": {"many": ["img6", "idx"]}},
-        "slicer": {"functions": {"f": ["x235"]}}}
+        "slicer": {"functions": {"f": ["x235"]}},
+        "resaved": {"functions": {"__call__": ["X"]},
+                    "signatures": {"serving_default": {"x": "X"}}}}
     (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
     facts = run_tf("savedmodel_read", directory, legacy_keras=False)
     expected = {"mlp": mlp.predict(x8, verbose=0), "cnn": cnn.predict(img, verbose=0),
@@ -215,7 +220,8 @@ def tensorlite_written(tmp_path_factory):
                 "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy(),
                 "bn_cnn": bn_cnn(images(), training=False).numpy(),
                 "ops": {k: v.numpy() for k, v in ops.many(img6, idx).items()},
-                "slicer": {k: v.numpy() for k, v in slicer.f(x235).items()}}
+                "slicer": {k: v.numpy() for k, v in slicer.f(x235).items()},
+                "resaved": reloaded(X)["score"].numpy()}
     return directory, facts, np.load(directory / "tf_read.npz"), expected
 
 
@@ -297,3 +303,10 @@ def test_tensorflow_runs_strided_slices_of_a_module_without_variables(tensorlite
     _, _, got, expected = tensorlite_written
     for key, want in expected["slicer"].items():
         np.testing.assert_array_equal(got[f"slicer.f.{key}"], want)
+
+
+def test_tensorflow_runs_a_loaded_fine_tuned_and_resaved_module(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for key in ("resaved.__call__.score", "resaved.sig.serving_default.score"):
+        np.testing.assert_allclose(got[key], expected["resaved"], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(expected["resaved"], expected["call"]["score"].numpy())
