@@ -1,7 +1,17 @@
-"""SavedModels written by real TensorFlow load in tensorlite: Keras 3's exported MLP and CNN
-(BatchNormalization included) and a tf.Module saved with tf.saved_model.save give TF's
-outputs; gradients through a loaded function equal TensorFlow's (so fine-tuning works); an op
-tensorlite lacks is an error naming op and node; `show` reports TF's signatures."""
+"""SavedModels between tensorlite and real TensorFlow, both ways.
+
+TensorFlow writes, tensorlite reads: Keras 3's exported MLP and CNN (BatchNormalization
+included) and a tf.Module saved with tf.saved_model.save give TF's outputs; gradients through
+a loaded function equal TensorFlow's (so fine-tuning works); an op tensorlite lacks is an error
+naming op and node; `show` reports TF's signatures.
+
+tensorlite writes, TensorFlow reads (tf_side.py savedmodel_read): an MLP and seed 002's CIFAR
+CNN exported, tf.Modules with two tf.functions, stateful functions, traced functions, many ops
+and slices, a Keras model's default signature and a loaded-then-fine-tuned module saved
+again: TensorFlow's tf.saved_model.load runs the functions and signatures (rtol 1e-5), reads
+the variables, TF1's graph loader restores through the SaverDef and runs signatures by tensor
+name (as TF Serving's C++ loader does), and the SignatureDefs read as saved_model_cli shows
+them (names, dtypes, -1 batch)."""
 import re
 import subprocess
 import sys

@@ -5,6 +5,10 @@ conftest.run_tf, never imported by tensorlite or pytest.
                                   into DIR/expected.npz, for tensorlite to read
     python tf_side.py read DIR    TensorFlow reads what tensorlite wrote into DIR and dumps
                                   what it found into DIR/tf_read.npz
+    python tf_side.py savedmodel_read DIR
+                                  TensorFlow loads the SavedModels tensorlite wrote (as
+                                  DIR/manifest.json lists them) and dumps what they compute
+                                  into DIR/tf_read.npz
 
 The last line printed is a JSON object of facts the test compares (key lists, paths).
 The models here and in test_checkpoint_interop.py are the same architecture.
