@@ -214,3 +214,59 @@ def test_sigkill_during_save_leaves_old_or_new_complete_savedmodel(tmp_path):
     tf.saved_model.save(Scorer(), target)  # a later save sweeps the dead writers' temporaries
     assert os.listdir(tmp_path) == ["m"]
     assert len(seen) > 1  # the kills landed at different saves
+
+
+def test_stateful_function_and_keras_default_signature_round_trip(tmp_path):
+    class Counter(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.count = tf.Variable(0, dtype=tf.int64)
+
+        @tf.function(input_signature=[])
+        def bump(self):
+            self.count.assign_add(2)
+            return self.count.read_value()
+    tf.saved_model.save(Counter(), str(tmp_path / "c"))
+    counter = tf.saved_model.load(str(tmp_path / "c"))
+    assert int(counter.bump()) == 2 and int(counter.bump()) == 4
+    assert int(counter.count.numpy()) == 4
+    model = mlp()
+    tf.saved_model.save(model, str(tmp_path / "k"))  # a Keras model: serving_default from it
+    x = np.ones((2, 8), np.float32)
+    served = tf.saved_model.load(str(tmp_path / "k")).signatures["serving_default"]
+    np.testing.assert_allclose(served(inputs=x)["output_0"].numpy(),
+                               model.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_load_model_of_a_savedmodel_without_keras_model_says_what_to_do(tmp_path):
+    tf.saved_model.save(Scorer(), str(tmp_path / "m"))
+    with pytest.raises(ValueError, match=r"SavedModel format is not supported by `load_model"
+                                         r"\(\)`.*tf.saved_model.load"):
+        tf.keras.models.load_model(str(tmp_path / "m"))
+
+
+def test_ops_without_a_tensorflow_form_are_errors(tmp_path):
+    class Bad(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3, 4], tf.float32)])
+        def softmax_first_axis(self, x):
+            return tf.nn.softmax(x, axis=1)
+    with pytest.raises(tf.errors.UnimplementedError, match="Softmax over axis"):
+        tf.saved_model.save(Bad(), str(tmp_path / "b"))
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_loaded_savedmodel_fine_tuned_and_saved_again(tmp_path):
+    module = Scorer()
+    tf.saved_model.save(module, str(tmp_path / "a"), signatures=module.__call__)
+    loaded = tf.saved_model.load(str(tmp_path / "a"))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(loaded(X)["score"] ** 2)
+    loaded.w.assign_sub(0.01 * tape.gradient(loss, loaded.w))
+    want = loaded(X)["score"].numpy()
+    tf.saved_model.save(loaded, str(tmp_path / "b"))  # functions and signatures kept
+    again = tf.saved_model.load(str(tmp_path / "b"))
+    np.testing.assert_array_equal(again(X)["score"].numpy(), want)
+    np.testing.assert_array_equal(again.signatures["serving_default"](x=X)["score"].numpy(),
+                                  want)
+    np.testing.assert_array_equal(again.features(X).numpy(), module.features(X).numpy())
+    assert not np.array_equal(again.w.numpy(), module.w.numpy())

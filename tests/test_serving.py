@@ -363,3 +363,27 @@ def test_a_half_copied_version_never_loads(tmp_path):
     (partial / "variables" / "variables.data-00000-of-00001").write_bytes(data[:len(data) // 2])
     with pytest.raises(tf_errors.DataLossError):
         load_servable(str(partial))
+
+
+def test_serves_a_savedmodel_tensorlite_wrote(tmp_path):
+    """A Keras MLP exported by tensorlite (tf.saved_model's layout) is served and predicts
+    over loopback as the model itself does."""
+    import tensorlite as tf
+    from tests.lite_helpers import mlp
+    tf.random.set_seed(7)
+    model = mlp()
+    model.export(str(tmp_path / "tl" / "1"), verbose=False)
+    running = _Running([ModelSpec("tl", str(tmp_path / "tl"), ("latest", 1), {})])
+    try:
+        x = np.random.default_rng(8).normal(size=(3, 8)).astype(np.float32)
+        r = requests.post(f"{running.url}/v1/models/tl:predict",
+                          json={"instances": x.tolist()})
+        assert r.status_code == 200, r.text
+        np.testing.assert_allclose(np.array(r.json()["predictions"]),
+                                   model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+        doc = requests.get(f"{running.url}/v1/models/tl/metadata").json()
+        default = doc["metadata"]["signature_def"]["signature_def"]["serving_default"]
+        assert [d["size"] for d in default["inputs"]["inputs"]["tensor_shape"]["dim"]] == \
+            ["-1", "8"]
+    finally:
+        running.close()

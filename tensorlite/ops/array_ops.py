@@ -1511,7 +1511,8 @@ def _gather_tf(attrs, in_specs):
     params = in_specs[0]
     axis = len(params.shape) - attrs["rank"] + attrs["axis"]
     return "GatherV2", {"Tparams": params.dtype, "Tindices": in_specs[1].dtype,
-                        "batch_dims": attrs["batch_dims"], "T": None}, [0, 1, _i32([axis])[0]]
+                        "Taxis": dtypes.int32, "batch_dims": attrs["batch_dims"], "T": None}, \
+        [0, 1, _i32([axis])[0]]
 
 
 declare(RESHAPE, tf=_reshape_tf)
@@ -1534,3 +1535,18 @@ declare(SPLIT, tf_import=lambda ins, a: split(ins[0], [int(s) for s in ins[1].nu
                                               axis=int(ins[2].numpy())))
 declare(PAD, tf_import=lambda ins, a: pad(ins[0], ins[1].numpy().tolist(),
                                           constant_values=ins[2]))
+
+
+def _fill_like_tf(name):
+    def rule(attrs, in_specs):
+        if attrs["dtype"] != in_specs[0].dtype:
+            raise errors.UnimplementedError(None, None, f"{name} to {attrs['dtype'].name} of a "
+                                            f"{in_specs[0].dtype.name} tensor has no "
+                                            f"TensorFlow op; cast first")
+        return name, {}
+    return rule
+
+
+declare(ZEROS_LIKE, tf=_fill_like_tf("ZerosLike"),
+        tf_import=lambda ins, a: zeros_like(ins[0]))
+declare(ONES_LIKE, tf=_fill_like_tf("OnesLike"), tf_import=lambda ins, a: ones_like(ins[0]))

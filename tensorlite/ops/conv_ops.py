@@ -908,9 +908,20 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # no
 
 
 # TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
+def _import_padding(a):
+    """TensorFlow's padding attribute, EXPLICIT as its [[0, 0], [t, b], [l, r], [0, 0]]."""
+    if a["padding"] != "EXPLICIT":
+        return a["padding"]
+    p = list(a["explicit_paddings"])
+    return [p[i:i + 2] for i in range(0, 8, 2)]
+
+
 declare(CONV2D.fwd, tf_import=lambda ins, a: conv2d(
-    ins[0], ins[1], a["strides"], a["padding"], a.get("data_format") or "NHWC",
+    ins[0], ins[1], a["strides"], _import_padding(a), a.get("data_format") or "NHWC",
     a.get("dilations")))
+declare(DEPTHWISE.fwd, tf_import=lambda ins, a: depthwise_conv2d(
+    ins[0], ins[1], a["strides"], _import_padding(a), a.get("data_format") or "NHWC",
+    a.get("dilations")[1:3] if a.get("dilations") else None))
 declare(MAX_POOL, tf_import=lambda ins, a: max_pool2d(
     ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
 declare(AVG_POOL, tf_import=lambda ins, a: avg_pool2d(

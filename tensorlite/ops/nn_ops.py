@@ -550,6 +550,7 @@ def _softmax_tf(name):
     return rule
 
 
+declare(LEAKY_RELU, tf_import=lambda ins, a: leaky_relu(ins[0], a.get("alpha", 0.2)))
 declare(SOFTMAX, tf=_softmax_tf("Softmax"))
 declare(LOG_SOFTMAX, tf=_softmax_tf("LogSoftmax"))
 # BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)

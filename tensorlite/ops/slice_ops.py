@@ -7,6 +7,7 @@ import builtins
 
 import numpy as np
 
+from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
@@ -267,3 +268,38 @@ def _onnx_strided_slice(ctx, node):
 
 
 declare(STRIDED_SLICE, onnx=_onnx_strided_slice)
+
+
+# -- export rule: TensorFlow's StridedSlice (the rule's form: saved_model/function_def.py) ---
+def _strided_slice_tf(attrs, in_specs):
+    key, rank = attrs["key"], attrs["rank"]
+    key = key if isinstance(key, tuple) else (key,)
+    if rank != len(in_specs[0].shape):
+        raise errors.UnimplementedError(None, None, "StridedSlice of a batched (vectorized) "
+                                        "tensor has no TensorFlow form")
+    begin, end, strides = [], [], []
+    masks = dict.fromkeys(("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                           "shrink_axis_mask"), 0)
+    for i, k in enumerate(key):
+        bit = 1 << i
+        if k is Ellipsis or k is None:
+            masks["ellipsis_mask" if k is Ellipsis else "new_axis_mask"] |= bit
+            entry = (0, 0, 1)
+        elif isinstance(k, builtins.slice):  # `slice` here is tf.slice
+            masks["begin_mask"] |= bit if k.start is None else 0
+            masks["end_mask"] |= bit if k.stop is None else 0
+            entry = (k.start or 0, k.stop or 0, 1 if k.step is None else k.step)
+        elif isinstance(k, (int, np.integer)):
+            masks["shrink_axis_mask"] |= bit
+            entry = (int(k), int(k) + 1, 1)
+        else:
+            raise errors.UnimplementedError(None, None, f"StridedSlice with index {k!r} has no "
+                                            f"TensorFlow form here")
+        begin.append(entry[0])
+        end.append(entry[1])
+        strides.append(entry[2])
+    ints = [np.asarray(v, np.int32) for v in (begin, end, strides)]
+    return "StridedSlice", {"Index": dtypes.int32, **masks}, [0, *ints]
+
+
+declare(STRIDED_SLICE, tf=_strided_slice_tf)

@@ -227,6 +227,20 @@ def datatype_resource():
     return DATA_TYPES["DT_RESOURCE"]
 
 
+def call_node(node, name, function, inputs, tin, tout):
+    """Fills `node` as a StatefulPartitionedCall of library function `function`."""
+    node.name, node.op = name, "StatefulPartitionedCall"
+    node.input.extend(inputs)
+    node.attr["f"].func.name = function
+    node.attr["Tin"].list.type.extend(tin)
+    node.attr["Tin"].list.SetInParent()
+    node.attr["Tout"].list.type.extend(tout)
+    node.attr["Tout"].list.SetInParent()
+    for key in ("config", "config_proto", "executor_type"):
+        node.attr[key].s = b""
+    return node
+
+
 def function_def(cap, name, arg_names):
     """(FunctionDef, captured variables in resource-argument order, output Specs) of a
     captured graph (`cap`: a TracedGraph)."""
@@ -235,4 +249,4 @@ def function_def(cap, name, arg_names):
     return writer.fdef, writer.captured, outputs
 
 
-__all__ = ["function_def", "arg_name", "strict_attr"]
+__all__ = ["function_def", "arg_name", "strict_attr", "call_node", "datatype_resource"]

@@ -1,7 +1,8 @@
 """Runs a TensorFlow FunctionDef (from a SavedModel's function library) eagerly on tensorlite
 tensors, so that the tape sees every op and a loaded model can be fine-tuned.
 
-Structure (arguments, `Const`, `ReadVariableOp` of captured variables, `Identity`,
+Structure (arguments, `Const`, `ReadVariableOp` and `Assign*VariableOp` of captured
+variables, `Identity`,
 `NoOp`, calls through `StatefulPartitionedCall`/`PartitionedCall`) is handled here. Every
 other TensorFlow op runs through the rule its tensorlite op declares beside its
 registration, `registry.declare(OP, tf_import=RULE)`, where RULE is
@@ -40,8 +41,10 @@ _OUTPUT_ARGS = {
     "RaggedGather": (("output_nested_splits", "OUTPUT_RAGGED_RANK"), "output_dense_values"),
 }
 
+_ASSIGN = {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",
+           "AssignSubVariableOp": "assign_sub"}
 _STRUCTURAL = {"NoOp", "Identity", "Const", "ReadVariableOp", "StatefulPartitionedCall",
-               "PartitionedCall"}
+               "PartitionedCall", *_ASSIGN}
 
 
 def import_rules():
@@ -156,6 +159,9 @@ class Runner:
         if op == "ReadVariableOp":  # (a tensor: the value a caller read for this run)
             x = inputs[0]
             return [x.read_value() if hasattr(x, "read_value") else x]
+        if op in _ASSIGN:  # a function that updates its variables (counters, running sums)
+            getattr(inputs[0], _ASSIGN[op])(inputs[1])
+            return []
         if op in ("StatefulPartitionedCall", "PartitionedCall"):
             return self.run(attrs["f"], inputs)
         rule = self.rules.get(op)

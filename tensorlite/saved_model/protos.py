@@ -5,7 +5,7 @@ descriptors written here with the field names and numbers of TensorFlow's public
 `tensorflow/core/protobuf/{saved_model,meta_graph,saved_object_graph,struct,fingerprint}
 .proto`, in the private pool of `tensorlite.train.example` (reusing GraphDef, TensorProto,
 TensorShapeProto, DataType, VersionDef and the checkpoint's TrackableObjectGraph).
-Fields tensorlite does not use (a MetaGraphDef's saver and collections, sparse and
+Fields tensorlite does not use (a MetaGraphDef's collections, sparse and
 composite TensorInfos, type specs) are left out; protobuf keeps them as unknown fields.
 
 Example:
@@ -127,11 +127,11 @@ def _object_graph_file():
 
 
 def _meta_graph_file():
-    """meta_graph.proto: MetaGraphDef (without saver_def and collection_def), MetaInfoDef,
+    """meta_graph.proto: MetaGraphDef (without collection_def), MetaInfoDef,
     SignatureDef, TensorInfo (dense tensors), AssetFileDef."""
     file = _file("meta_graph.proto", _FW + "graph.proto", _FW + "op_def.proto",
                  _FW + "tensor_shape.proto", _FW + "types.proto",
-                 _PB + "saved_object_graph.proto")
+                 _PB + "saved_object_graph.proto", _PB + "saver.proto")
     meta = _message(file, "MetaGraphDef")
     info = meta.nested_type.add(name="MetaInfoDef")
     _field(info, "meta_graph_version", 1, _F.TYPE_STRING)
@@ -143,6 +143,7 @@ def _meta_graph_file():
     _map_field(info, "function_aliases", 8, None, value_kind=_F.TYPE_STRING,
                scope="MetaGraphDef.MetaInfoDef")
     _field(meta, "meta_info_def", 1, _F.TYPE_MESSAGE, type_name="MetaGraphDef.MetaInfoDef")
+    _field(meta, "saver_def", 3, _F.TYPE_MESSAGE, type_name="SaverDef")
     _field(meta, "graph_def", 2, _F.TYPE_MESSAGE, type_name="GraphDef")
     _map_field(meta, "signature_def", 5, "SignatureDef")
     _field(meta, "asset_file_def", 6, _F.TYPE_MESSAGE, _F.LABEL_REPEATED,
@@ -160,6 +161,20 @@ def _meta_graph_file():
     asset = _message(file, "AssetFileDef")
     _field(asset, "tensor_info", 1, _F.TYPE_MESSAGE, type_name="TensorInfo")
     _field(asset, "filename", 2, _F.TYPE_STRING)
+    return file
+
+
+def _saver_file():
+    """saver.proto: SaverDef (its CheckpointFormatVersion enum as the int it encodes)."""
+    file = _file("saver.proto")
+    saver = _message(file, "SaverDef")
+    for name, number, kind in (("filename_tensor_name", 1, _F.TYPE_STRING),
+                               ("save_tensor_name", 2, _F.TYPE_STRING),
+                               ("restore_op_name", 3, _F.TYPE_STRING),
+                               ("max_to_keep", 4, _F.TYPE_INT32), ("sharded", 5, _F.TYPE_BOOL),
+                               ("keep_checkpoint_every_n_hours", 6, _F.TYPE_FLOAT),
+                               ("version", 7, _F.TYPE_INT32)):
+        _field(saver, name, number, kind)
     return file
 
 
@@ -183,7 +198,7 @@ def _fingerprint_file():
     return file
 
 
-add_files(_struct_file, _object_graph_file, _meta_graph_file, _saved_model_file,
+add_files(_struct_file, _object_graph_file, _saver_file, _meta_graph_file, _saved_model_file,
           _fingerprint_file)
 
 

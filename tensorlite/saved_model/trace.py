@@ -4,7 +4,8 @@ follow the batch size as None, and the attributes that follow it.
 With a None batch dimension in the input signature the function is traced twice
 (tensorlite/graph/capture.py) and the two traces say which dimensions and attribute entries
 follow the batch size; with fixed shapes one trace suffices, and its shapes come from the
-ops' shape rules (so functions that assign variables export too).
+ops' shape rules (so functions that assign variables export too). A tf.function without an
+input signature exports the graphs its calls traced, as they are.
 
 Example:
     >>> traced = TracedGraph(module.f, [tf.TensorSpec([None, 3], tf.float32)])
@@ -23,14 +24,17 @@ from tensorlite.framework.tensor_spec import TensorSpec
 class TracedGraph:
     """`graph`, `signature` (the input TensorSpecs), `spec(slot)` and `attrs(node)`."""
 
-    def __init__(self, function, signature):
+    def __init__(self, function, signature, graph=None):
         from tensorlite.graph.function import Function, function as tf_function  # noqa: PLC0415
         self.signature = [s if isinstance(s, TensorSpec) else TensorSpec(s.shape, s.dtype)
                           for s in signature]
         fn = function.python_function if isinstance(function, Function) else function
         dynamic = any(d is None for s in self.signature for d in s.shape.as_list())
         self._capture = None
-        if dynamic:
+        if graph is not None:  # an existing trace (a tf.function called without signature)
+            from tensorlite.graph.passes import Specs  # noqa: PLC0415
+            self.graph, self._specs = graph, Specs(graph)
+        elif dynamic:
             from tensorlite.graph.capture import capture  # noqa: PLC0415
             self._capture = capture(fn, self.signature)
             self.graph = self._capture.graph

@@ -4,8 +4,10 @@ layout, which TensorFlow's `tf.saved_model.load` restores.
 - `saved_model.pb`: one MetaGraphDef (tags {"serve"}) holding
   - the function library: one FunctionDef per traced concrete function (function_def.py),
     and one `signature_wrapper` per signature that calls it and returns a dict;
-  - the outer graph as TensorFlow writes it: a `VarHandleOp` per variable, and per
-    signature its input `Placeholder`s and a `StatefulPartitionedCall` of its wrapper;
+  - the outer graph as TensorFlow writes it: a `VarHandleOp` per variable, per signature
+    its input `Placeholder`s and a `StatefulPartitionedCall` of its wrapper, and the saver
+    (saver_functions.py: `saver_filename`, save and restore calls, the SaverDef) through
+    which TensorFlow 1 loaders and TensorFlow Serving's C++ loader restore the variables;
   - the SignatureDefs (`serving_default` and any given), whose tensor names are those nodes;
   - the SavedObjectGraph: the object tree as the checkpoint sees it (user objects, lists,
     dicts, variables, by the same child names), plus each `tf.function` (its concrete
@@ -17,8 +19,7 @@ layout, which TensorFlow's `tf.saved_model.load` restores.
 
 The directory is written under a temporary name and swapped in atomically (renameat2's
 RENAME_EXCHANGE over an existing one): after a crash the old or the new complete SavedModel is
-at `export_dir`. Not written: the saver functions (`__inference__traced_save/restore` and
-`saver_def`), which only TensorFlow 1 loaders and TensorFlow Serving's C++ loader use.
+at `export_dir`.
 
 Example:
     >>> tf.saved_model.save(module, "/tmp/m", signatures=module.f)
@@ -30,7 +31,9 @@ import shutil
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
 from tensorlite.framework.atomic_files import fsync_dir, pid_alive
-from tensorlite.saved_model.function_def import arg_name, function_def
+from tensorlite.saved_model.function_def import arg_name, call_node, function_def
+from tensorlite.saved_model.load import Loaded, RestoredFunction
+from tensorlite.saved_model.saver_functions import add_saver
 from tensorlite.saved_model.trace import TracedGraph
 from tensorlite.summary.graph_def import datatype, shape_proto
 
@@ -48,32 +51,72 @@ def _functions(obj):
         for name, value in vars(klass).items():
             if isinstance(value, Function):
                 found[name] = getattr(obj, name)
-    if not hasattr(obj, "_trackable_children"):  # Keras objects: train_function & co. are not API
-        for name, value in getattr(obj, "__dict__", {}).items():
-            if isinstance(name, str) and isinstance(value, Function):
-                found[name] = value
+    own = not hasattr(obj, "_trackable_children")  # Keras: train_function & co. are not API
+    for name, value in getattr(obj, "__dict__", {}).items():
+        if isinstance(name, str) and isinstance(value, Function) and own:
+            found[name] = value
+        elif isinstance(name, str) and isinstance(value, RestoredFunction):
+            found[name] = _retraced(value)
     return sorted(found.items())
 
 
-def _traces(function):
-    """The input signatures to export a tf.function with: its input_signature, else the
-    shapes it was traced with."""
-    if function._signature is not None:
-        return [list(function._signature)]
+def _spec(spec):
+    """A TensorSpec of a loaded function's signature leaf."""
     from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
-    out = []
-    for concrete in dict.fromkeys(function._cache.values()):
-        graph = concrete.graph
-        out.append([TensorSpec(graph.specs[s][0], graph.specs[s][1])
-                    for s in graph.placeholders])
-    return out
+    return TensorSpec(spec.shape, spec.dtype, spec.name)
+
+
+def _retraced(restored):
+    """A function of a loaded SavedModel as a tf.function (its FunctionDefs run on
+    tensorlite ops, so tracing it gives graph IR again): re-saving a loaded, perhaps
+    fine-tuned, model. Made once per restored function."""
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    made = restored.__dict__.get("_as_tf_function")
+    if made is None:
+        args, kwargs = restored.concrete_functions[0].structured_input_signature or ((), {})
+        if kwargs:
+            raise errors.UnimplementedError(None, None, "re-saving a loaded function with "
+                                            "keyword-only tensor arguments")
+        made = Function(lambda *xs: restored(*xs), input_signature=[_spec(a) for a in args])
+        restored._as_tf_function = made
+    return made
+
+
+def _retraced_signature(concrete):
+    """A loaded signature (keyword arguments, dict outputs) as a tf.function whose
+    parameters are named as the signature's inputs."""
+    import inspect  # noqa: PLC0415
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    specs = concrete.structured_input_signature[1]
+    names = sorted(specs)
+
+    def call(*xs):
+        return concrete(**dict(zip(names, xs)))
+    call.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return Function(call, input_signature=[_spec(specs[n]) for n in names])
+
+
+def _traces(function):
+    """(input signature, graph or None) to export a tf.function with: its input_signature
+    (traced afresh), else each graph its calls traced."""
+    if function._signature is not None:
+        return [(list(function._signature), None)]
+    return [(_placeholder_specs(c.graph), c.graph)
+            for c in dict.fromkeys(function._cache.values())]
+
+
+def _placeholder_specs(graph):
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    return [TensorSpec(graph.specs[s][0], graph.specs[s][1]) for s in graph.placeholders]
 
 
 def _arg_names(function, n):
     import inspect  # noqa: PLC0415
     try:
-        params = [p.name for p in inspect.signature(function.python_function).parameters
-                  .values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        parameters = inspect.signature(getattr(function, "python_function", None)).parameters
+        params = [p.name for p in parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
     params = params[:n] + [f"args_{i}" for i in range(len(params), n)]
@@ -145,6 +188,7 @@ class _Builder:
         self.library = self.meta.graph_def.library
         self.counter = 0
         self.handles = {}  # variable node id -> VarHandleOp name
+        self.written = {}  # (function, graph, signature) -> what concrete() returned
         for node_id, obj in enumerate(self.graph.nodes):
             self._object(node_id, obj)
 
@@ -171,10 +215,14 @@ class _Builder:
         return f"__inference_{arg_name(base)}_{self.counter}"
 
     # -- functions -----------------------------------------------------------------------
-    def concrete(self, function, signature, base):
+    def concrete(self, function, signature, base, graph=None):
         """Writes one concrete function; returns (name, captured variable node ids,
         traced graph, arg names, output Specs)."""
-        traced = TracedGraph(function, signature)
+        key = (id(function), id(graph), tuple((tuple(s.shape.as_list()), s.dtype.name)
+                                              for s in signature))
+        if key in self.written:  # a signature of an already saved function: written once
+            return self.written[key]
+        traced = TracedGraph(function, signature, graph)
         names = _arg_names(function, len(signature))
         name = self._new_name(base)
         fdef, captured, outputs = function_def(traced, name, names)
@@ -200,7 +248,8 @@ class _Builder:
         flat = nest.flatten(traced.graph.outputs)
         leaf_specs = {s: o for s, o in zip(flat, outputs)}
         _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
-        return name, bound, traced, names, outputs
+        self.written[key] = name, bound, traced, names, outputs
+        return self.written[key]
 
     def function(self, parent_id, attr, function):
         """A tf.function attribute: a function node with its concrete functions."""
@@ -211,24 +260,31 @@ class _Builder:
         proto = self.objects.nodes.add()
         saved = proto.function
         names = None
-        for signature in traces:
-            name, _, _, names, _ = self.concrete(function, signature, attr)
+        for signature, graph in traces:
+            name, _, _, names, _ = self.concrete(function, signature, attr, graph)
             saved.concrete_functions.append(name)
         _fullargspec(saved.function_spec.fullargspec, names)
         if function._signature is not None:
-            _structure(saved.function_spec.input_signature, tuple(range(len(traces[0]))),
-                       lambda i: _spec_of(traces[0][i]), "args")
+            first = traces[0][0]
+            _structure(saved.function_spec.input_signature, tuple(range(len(first))),
+                       lambda i: _spec_of(first[i]), "args")
+        else:
+            saved.function_spec.input_signature.none_value.SetInParent()
         self.objects.nodes[parent_id].children.add(node_id=node_id, local_name=attr)
         return node_id
 
     # -- signatures ----------------------------------------------------------------------
-    def signature(self, key, function, signature, map_id, call_index):
+    def signature(self, key, function, signature, map_id, call_index, graph=None):
         """A signature: the traced function, a wrapper returning a dict, its SignatureDef
         and the outer graph's placeholders and call."""
-        inner, bound, traced, names, outputs = self.concrete(function, signature, key)
+        inner, bound, traced, names, outputs = self.concrete(function, signature, key, graph)
         structure = traced.graph.outputs
         flat = nest.flatten(structure)
         if isinstance(structure, dict):
+            if len(flat) != len(structure):
+                raise ValueError(f"signature {key!r}: a signature returns a flat dict of "
+                                 f"tensors (or tensors); got nested values under "
+                                 f"{sorted(structure)}")
             keys = [str(k) for k in sorted(structure)]
         else:
             keys = [f"output_{i}" for i in range(len(flat))]
@@ -254,7 +310,7 @@ class _Builder:
             fdef.signature.input_arg.add(name=n, type=datatype(spec.dtype))
         for r in resources:
             fdef.signature.input_arg.add(name=r, type=datatype_resource())
-        call = _call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
+        call = call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
                           names + resources, [datatype(s.dtype) for s in signature] +
                           [datatype_resource()] * len(bound),
                           [datatype(o.dtype) for o in outputs])
@@ -304,9 +360,9 @@ class _Builder:
         handles = [self.handle(b) for b in bound]
         call_name = "StatefulPartitionedCall" + (f"_{call_index}" if call_index else "")
         from tensorlite.saved_model.function_def import datatype_resource  # noqa: PLC0415
-        _call_node(graph.node.add(), call_name, wrapper, inputs + handles,
+        call_node(graph.node.add(), call_name, wrapper, inputs + handles,
                    [datatype(s.dtype) for s in signature] + [datatype_resource()] * len(bound),
-                   [datatype(outputs[i].dtype) for i in order], graph_input=True)
+                   [datatype(outputs[i].dtype) for i in order])
         for k, i in enumerate(order):
             info = sig.outputs[keys[i]]
             info.name, info.dtype = f"{call_name}:{k}", datatype(outputs[i].dtype)
@@ -333,27 +389,18 @@ def _spec_of(spec):
     return Spec(tuple(spec.shape.as_list()), spec.dtype)
 
 
-def _call_node(node, name, function, inputs, tin, tout, graph_input=False):
-    node.name, node.op = name, "StatefulPartitionedCall"
-    node.input.extend(inputs)
-    node.attr["f"].func.name = function
-    node.attr["Tin"].list.type.extend(tin)
-    node.attr["Tin"].list.SetInParent()
-    node.attr["Tout"].list.type.extend(tout)
-    node.attr["Tout"].list.SetInParent()
-    for key in ("config", "config_proto", "executor_type"):
-        node.attr[key].s = b""
-    return node
-
-
 def _signature_functions(obj, signatures):
     """{key: (tf.function, input signature)} of `signatures`: a tf.function with an
     input_signature, a ConcreteFunction, or a dict of them; None: the object's only
     tf.function with an input_signature, if it has exactly one."""
     from tensorlite.graph.function import Function  # noqa: PLC0415
+    if signatures is None and isinstance(getattr(obj, "signatures", None), dict) and \
+            isinstance(obj, Loaded):  # re-saving a loaded SavedModel keeps its signatures
+        signatures = {k: _retraced_signature(c) for k, c in obj.signatures.items()}
     if signatures is None:
         candidates = [f for _, f in _functions(obj) if f._signature is not None]
-        signatures = candidates[0] if len(candidates) == 1 else {}
+        signatures = candidates[0] if len(candidates) == 1 else \
+            _keras_serving(obj) if not candidates else {}
     if not isinstance(signatures, dict):
         signatures = {SIGNATURE_KEY: signatures}
     out = {}
@@ -363,7 +410,7 @@ def _signature_functions(obj, signatures):
                 raise ValueError(f"signature {key!r}: a tf.function given as a signature needs "
                                  f"an input_signature (or pass fn.get_concrete_function("
                                  f"tf.TensorSpec(...)))")
-            out[key] = (fn, list(fn._signature))
+            out[key] = (fn, list(fn._signature), None)
         elif hasattr(fn, "graph") and hasattr(fn, "_call_flat"):
             out[key] = _concrete_origin(obj, fn)
         else:
@@ -372,24 +419,49 @@ def _signature_functions(obj, signatures):
     return out
 
 
+def _keras_serving(obj):
+    """A Keras model's inference call as its default signature (as TensorFlow saves one),
+    or no signature for other objects."""
+    if not (hasattr(obj, "call") and hasattr(obj, "trainable_variables")
+            and getattr(obj, "built", False)):
+        return {}
+    try:
+        return inference_function(obj)
+    except ValueError:  # inputs unknown (a subclassed model never called): no signature
+        return {}
+
+
+def inference_function(model, signature=None):
+    """A tf.function calling a Keras model in inference mode, with an input signature from
+    the model's inputs (None batch dimension) unless given.
+
+    Example:
+        >>> inference_function(model)(x)  # model(x, training=False)
+    """
+    from tensorlite.graph.capture import input_signature  # noqa: PLC0415
+    from tensorlite.graph.function import function  # noqa: PLC0415
+    signature = input_signature(model, signature)
+    if len(signature) == 1:
+        def serve(inputs):
+            return model(inputs, training=False)
+    else:
+        def serve(*inputs):
+            return model(list(inputs), training=False)
+    return function(serve, input_signature=signature)
+
+
 def _concrete_origin(obj, concrete):
-    """(function, signature) of a ConcreteFunction: the tf.function (of any saved object)
-    that traced it, with its input_signature where it has one."""
-    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    """(function, signature, graph) of a ConcreteFunction: the tf.function of a saved object
+    that traced it, retraced from its input_signature where it has one (so a None batch
+    dimension stays None), else the concrete function's own graph."""
+    graph = concrete.graph
     for node in og.gather(obj).nodes:
         for _, fn in _functions(node):
             if any(c is concrete for c in fn._cache.values()):
                 if fn._signature is not None:
-                    return fn, list(fn._signature)
-    graph = concrete.graph
-    from tensorlite.graph.function import Function  # noqa: PLC0415
-    origin = Function(lambda *xs: None)
-    for node in og.gather(obj).nodes:
-        for _, fn in _functions(node):
-            if any(c is concrete for c in fn._cache.values()):
-                origin = fn
-    return origin, [TensorSpec(graph.specs[s][0], graph.specs[s][1])
-                    for s in graph.placeholders]
+                    return fn, list(fn._signature), None
+                return fn, _placeholder_specs(graph), graph
+    return concrete, _placeholder_specs(graph), graph
 
 
 def build(obj, signatures=None):
@@ -405,9 +477,15 @@ def build(obj, signatures=None):
     sig_map.identifier = "signature_map"
     sig_map.version.producer = sig_map.version.min_consumer = 1
     builder.objects.nodes[0].children.add(node_id=map_id, local_name="signatures")
-    for i, (key, (fn, signature)) in enumerate(_signature_functions(obj, signatures).items()):
-        builder.signature(key, fn, signature, map_id, i)
+    for i, (key, (fn, signature, graph)) in enumerate(
+            _signature_functions(obj, signatures).items()):
+        builder.signature(key, fn, signature, map_id, i, graph)
     meta = builder.meta
+    variables = [i for i, v in enumerate(builder.graph.nodes) if og.is_variable(v)]
+    if variables:  # (SaveV2/RestoreV2 need at least one tensor)
+        add_saver(meta, [(builder.graph.key(i, og.VARIABLE_VALUE), builder.graph.nodes[i])
+                         for i in variables], [builder.handle(i) for i in variables],
+                  builder._new_name)
     init = meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"]
     meta.graph_def.node.add(name="NoOp", op="NoOp")
     init.name = "NoOp"
@@ -418,7 +496,7 @@ def build(obj, signatures=None):
     info.tensorflow_version = VERSION
     info.tensorflow_git_version = f"tensorlite-{TENSORLITE_VERSION}"
     info.stripped_default_attrs = True
-    meta.graph_def.versions.producer = 1994  # TensorFlow 2.16's GraphDef version
+    meta.graph_def.versions.producer = 1994  # a GraphDef version all of TF 2.16+ reads
     meta.graph_def.versions.min_consumer = 12
     tensors = list(builder.graph.tensors())
     tensors.append((og.OBJECT_GRAPH_KEY, builder.graph.proto().SerializeToString()))
@@ -477,7 +555,7 @@ def _exchange(a, b):
 def _remove_dead_temps(parent, base):
     for entry in os.listdir(parent):
         if entry.startswith(f"{base}{_TMP}"):
-            pid = entry.rsplit("-", 2)[-2]
+            pid = entry[len(base) + len(_TMP):].split("-")[0]  # NAME.tmp-saved_model-PID-N
             if not (pid.isdigit() and pid_alive(int(pid))):
                 shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
 
@@ -525,4 +603,4 @@ def save(obj, export_dir, signatures=None, options=None):
     write(export_dir, meta, tensors)
 
 
-__all__ = ["save", "build", "write", "SIGNATURE_KEY"]
+__all__ = ["save", "build", "write", "inference_function", "SIGNATURE_KEY"]

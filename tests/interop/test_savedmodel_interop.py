@@ -1,7 +1,17 @@
-"""SavedModels written by real TensorFlow load in tensorlite: Keras 3's exported MLP and CNN
-(BatchNormalization included) and a tf.Module saved with tf.saved_model.save give TF's
-outputs; gradients through a loaded function equal TensorFlow's (so fine-tuning works); an op
-tensorlite lacks is an error naming op and node; `show` reports TF's signatures."""
+"""SavedModels between tensorlite and real TensorFlow, both ways.
+
+TensorFlow writes, tensorlite reads: Keras 3's exported MLP and CNN (BatchNormalization
+included) and a tf.Module saved with tf.saved_model.save give TF's outputs; gradients through
+a loaded function equal TensorFlow's (so fine-tuning works); an op tensorlite lacks is an error
+naming op and node; `show` reports TF's signatures.
+
+tensorlite writes, TensorFlow reads (tf_side.py savedmodel_read): an MLP and seed 002's CIFAR
+CNN exported, tf.Modules with two tf.functions, stateful functions, traced functions, many ops
+and slices, a Keras model's default signature and a loaded-then-fine-tuned module saved
+again: TensorFlow's tf.saved_model.load runs the functions and signatures (rtol 1e-5), reads
+the variables, TF1's graph loader restores through the SaverDef and runs signatures by tensor
+name (as TF Serving's C++ loader does), and the SignatureDefs read as saved_model_cli shows
+them (names, dtypes, -1 batch)."""
 import re
 import subprocess
 import sys
@@ -11,7 +21,7 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.interop.shared_data import X, images
+from tests.interop.shared_data import X, images, keras_models
 
 pytestmark = pytest.mark.interop
 
@@ -98,6 +108,72 @@ class TwoFunctions(tf.Module):
         return tf.concat([tf.tanh(x), tf.reshape(tf.reduce_mean(x, axis=1), [-1, 1])], 1)
 
 
+class Counter(tf.Module):
+    """A tf.function that updates variables (assign_add, assign)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = tf.Variable(0, dtype=tf.int64)
+        self.total = tf.Variable(np.zeros(3, np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([3], tf.float32)])
+    def add(self, x):
+        self.count.assign_add(1)
+        self.total.assign(self.total + x)
+        return self.total.read_value() * 2.0
+
+
+class Traced(tf.Module):
+    """A tf.function without an input signature: its traced graphs are what is saved."""
+
+    def __init__(self):
+        super().__init__()
+        self.v = tf.Variable(3.0)
+
+    @tf.function
+    def f(self, x):
+        return x * self.v
+
+
+class Ops(tf.Module):
+    """Many ops' tf rules at once: TensorFlow checks each node's attributes at load and
+    computes with its own kernels."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(0)
+        self.dw = tf.Variable(rng.normal(size=(3, 3, 2, 2)).astype(np.float32))
+        self.table = tf.Variable(rng.normal(size=(5, 3)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 6, 6, 2], tf.float32),
+                                  tf.TensorSpec([None], tf.int32)])
+    def many(self, img, idx):
+        h = tf.nn.depthwise_conv2d(img, self.dw, [1, 1, 1, 1], "SAME")
+        h = tf.nn.avg_pool2d(h, 2, 2, "VALID")
+        h = tf.nn.leaky_relu(h, 0.1) + tf.nn.elu(h) + tf.nn.selu(h) + tf.nn.softplus(h)
+        flat = tf.reshape(h, [-1, 18])
+        parts = tf.split(flat, [6, 12], axis=1)
+        p = tf.pad(tf.gather(self.table, idx), [[0, 0], [1, 2]], constant_values=0.5)
+        st = tf.stack(tf.unstack(p, axis=1)[:2], axis=0)
+        e = tf.einsum("ij,jk->ik", tf.transpose(st), st)
+        w = tf.where(flat > 0.0, flat, tf.zeros_like(flat) - 1.0)
+        return {"t": tf.transpose(tf.tile(parts[0], [1, 2])),
+                "e": e - tf.reduce_max(e, axis=1, keepdims=True),
+                "a": tf.cast(tf.argmax(flat, axis=1), tf.float32),
+                "w": tf.add_n([w, w, flat]), "ls": tf.nn.log_softmax(flat),
+                "mean": tf.reduce_mean(flat, axis=[1]),
+                "sq": tf.math.squared_difference(flat, 1.0) / 3.0 + tf.sqrt(tf.abs(flat))}
+
+
+class Slicer(tf.Module):
+    """Python indexing (StridedSlice masks), and no variables at all."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 5], tf.float32)])
+    def f(self, x):
+        return {"a": x[:, -1, ::2], "b": x[0, 1:3, None], "c": x[..., 2:],
+                "d": x[:, ::-1, -2]}
+
+
 @pytest.fixture(scope="module")
 def tensorlite_written(tmp_path_factory):
     from tests.lite_helpers import fitted_cifar_cnn, mlp as lite_mlp, template_images
@@ -112,7 +188,26 @@ def tensorlite_written(tmp_path_factory):
     mlp.export(str(directory / "mlp"))
     cnn.save(str(directory / "cnn"))  # tf.keras 2's SavedModel directory
     tf.saved_model.save(module, str(directory / "module"), signatures=module.__call__)
-    np.savez(directory / "inputs.npz", x8=x8, img=img, X=X)
+    _, bn_cnn = keras_models(tf.keras)  # BatchNormalization, Dropout, two heads concatenated
+    tf.saved_model.save(bn_cnn, str(directory / "bn_cnn"))  # a Keras model: default signature
+    tf.saved_model.save(Counter(), str(directory / "counter"))
+    traced = Traced()
+    traced.f(tf.ones((4, 2)))
+    five = traced.f.get_concrete_function(tf.TensorSpec([5], tf.float32))
+    tf.saved_model.save(traced, str(directory / "traced"), signatures={"five": five})
+    ops = Ops()
+    tf.saved_model.save(ops, str(directory / "ops"))
+    reloaded = tf.saved_model.load(str(directory / "module"))  # fine-tuned, saved again
+    reloaded.b.assign_add(tf.ones([4]))
+    tf.saved_model.save(reloaded, str(directory / "resaved"))
+    slicer = Slicer()
+    tf.saved_model.save(slicer, str(directory / "slicer"))
+    x235 = np.arange(30, dtype=np.float32).reshape(2, 3, 5)
+    img6 = np.random.default_rng(1).normal(size=(3, 6, 6, 2)).astype(np.float32)
+    idx = np.array([0, 4, 2], np.int32)
+    np.savez(directory / "inputs.npz", x8=x8, img=img, X=X, images=images(),
+             ones3=np.ones(3, np.float32), ones42=np.ones((4, 2), np.float32),
+             ones5=np.ones(5, np.float32), img6=img6, idx=idx, x235=x235)
     manifest = {
         "mlp": {"functions": {"serve": ["x8"]}, "signatures": {"serving_default":
                                                               {"inputs": "x8"}}},
@@ -120,12 +215,23 @@ def tensorlite_written(tmp_path_factory):
                                                                {"inputs": "img"}}},
         "module": {"functions": {"__call__": ["X"], "features": ["X"]},
                    "signatures": {"serving_default": {"x": "X"}},
-                   "variables": ["w", "b", "scale"]}}
+                   "variables": ["w", "b", "scale"]},
+        "bn_cnn": {"signatures": {"serving_default": {"inputs": "images"}}},
+        "counter": {"functions": {"add": ["ones3"]}, "variables": ["count", "total"]},
+        "traced": {"functions": {"f": ["ones42"]}, "signatures": {"five": {"x": "ones5"}}},
+        "ops": {"functions": {"many": ["img6", "idx"]}},
+        "slicer": {"functions": {"f": ["x235"]}},
+        "resaved": {"functions": {"__call__": ["X"]},
+                    "signatures": {"serving_default": {"x": "X"}}}}
     (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
     facts = run_tf("savedmodel_read", directory, legacy_keras=False)
     expected = {"mlp": mlp.predict(x8, verbose=0), "cnn": cnn.predict(img, verbose=0),
                 "call": module(X), "features": module.features(X).numpy(),
-                "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy()}
+                "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy(),
+                "bn_cnn": bn_cnn(images(), training=False).numpy(),
+                "ops": {k: v.numpy() for k, v in ops.many(img6, idx).items()},
+                "slicer": {k: v.numpy() for k, v in slicer.f(x235).items()},
+                "resaved": reloaded(X)["score"].numpy()}
     return directory, facts, np.load(directory / "tf_read.npz"), expected
 
 
@@ -162,3 +268,55 @@ def test_tensorflow_inspects_tensorlite_signatures(tensorlite_written):
     assert module["inputs"]["x"][1:] == [1, [-1, 3]]
     assert sorted(module["outputs"]) == ["probs", "score"]
     assert module["outputs"]["score"][2] == [-1] and module["outputs"]["probs"][2] == [-1, 4]
+
+
+def test_tensorflow1_loader_restores_through_the_saver_and_runs_signatures(tensorlite_written):
+    """What TensorFlow Serving's C++ loader does: restore variables through the SaverDef,
+    then run the SignatureDef's tensors by name; saving through the SaverDef works too."""
+    _, facts, got, expected = tensorlite_written
+    for name in ("mlp", "cnn"):
+        np.testing.assert_allclose(got[f"{name}.tf1.serving_default.output_0"], expected[name],
+                                   rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["module.tf1.serving_default.score"],
+                               expected["call"]["score"].numpy(), rtol=1e-5, atol=1e-6)
+    assert facts["module.resaved"] == ["b/.ATTRIBUTES/VARIABLE_VALUE",
+                                       "scale/.ATTRIBUTES/VARIABLE_VALUE",
+                                       "w/.ATTRIBUTES/VARIABLE_VALUE"]
+
+
+def test_tensorflow_runs_keras_model_default_signature_and_stateful_functions(
+        tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for prefix in ("bn_cnn.sig.serving_default.output_0",
+                   "bn_cnn.tf1.serving_default.output_0"):
+        np.testing.assert_allclose(got[prefix], expected["bn_cnn"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got["counter.add"], [2.0, 2.0, 2.0])
+    assert got["counter.var.count"] == 1  # TensorFlow ran the assign_add once
+    np.testing.assert_array_equal(got["counter.var.total"], [1.0, 1.0, 1.0])
+
+
+def test_tensorflow_runs_traced_functions_and_concrete_function_signatures(
+        tensorlite_written):
+    _, facts, got, _ = tensorlite_written
+    np.testing.assert_array_equal(got["traced.f"], np.full((4, 2), 3.0))
+    np.testing.assert_array_equal(got["traced.sig.five.output_0"], np.full(5, 3.0))
+    assert facts["traced"]["five"]["inputs"]["x"][1:] == [1, [5]]
+
+
+def test_tensorflow_runs_many_ops_tensorlite_wrote(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for key, want in expected["ops"].items():
+        np.testing.assert_allclose(got[f"ops.many.{key}"], want, rtol=1e-5, atol=1e-5)
+
+
+def test_tensorflow_runs_strided_slices_of_a_module_without_variables(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for key, want in expected["slicer"].items():
+        np.testing.assert_array_equal(got[f"slicer.f.{key}"], want)
+
+
+def test_tensorflow_runs_a_loaded_fine_tuned_and_resaved_module(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for key in ("resaved.__call__.score", "resaved.sig.serving_default.score"):
+        np.testing.assert_allclose(got[key], expected["resaved"], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(expected["resaved"], expected["call"]["score"].numpy())

@@ -5,6 +5,10 @@ conftest.run_tf, never imported by tensorlite or pytest.
                                   into DIR/expected.npz, for tensorlite to read
     python tf_side.py read DIR    TensorFlow reads what tensorlite wrote into DIR and dumps
                                   what it found into DIR/tf_read.npz
+    python tf_side.py savedmodel_read DIR
+                                  TensorFlow loads the SavedModels tensorlite wrote (as
+                                  DIR/manifest.json lists them) and dumps what they compute
+                                  into DIR/tf_read.npz
 
 The last line printed is a JSON object of facts the test compares (key lists, paths).
 The models here and in test_checkpoint_interop.py are the same architecture.
@@ -192,6 +196,27 @@ def _flat_outputs(prefix, value, out):
         out[prefix] = value.numpy()
 
 
+def _tf1_session_run(name, path, spec, inputs, out, directory):
+    """TensorFlow 1's loader (as TensorFlow Serving's C++ one does): restores through the
+    SaverDef, runs each signature's tensors by name, then saves through the SaverDef;
+    returns the saved checkpoint's keys."""
+    graph = tf.Graph()
+    with tf.compat.v1.Session(graph=graph) as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], path)
+        for key, kwargs in spec.get("signatures", {}).items():
+            sig = meta.signature_def[key]
+            feed = {sig.inputs[k].name: inputs[v] for k, v in kwargs.items()}
+            for out_key, value in sess.run({k: v.name for k, v in sig.outputs.items()},
+                                           feed).items():
+                out[f"{name}.tf1.{key}.{out_key}"] = value
+        if not meta.HasField("saver_def"):  # no variables, nothing to save
+            return None
+        prefix = os.path.join(directory, f"{name}_resaved", "ckpt")
+        os.makedirs(os.path.dirname(prefix), exist_ok=True)
+        sess.run(meta.saver_def.save_tensor_name, {meta.saver_def.filename_tensor_name: prefix})
+    return sorted(k for k, _ in tf.train.list_variables(prefix))
+
+
 def savedmodel_read(directory):
     """TensorFlow loads the SavedModels tensorlite wrote, as manifest.json lists them: calls
     their functions and signatures on inputs.npz, reads their variables, and inspects their
@@ -215,6 +240,7 @@ def savedmodel_read(directory):
             for part in attr.split("."):
                 value = value[int(part)] if part.isdigit() else getattr(value, part)
             out[f"{name}.var.{attr}"] = value.numpy()
+        facts[f"{name}.resaved"] = _tf1_session_run(name, path, spec, inputs, out, directory)
         meta = saved_model_utils.get_meta_graph_def(path, "serve")
         facts[name] = {
             key: {"inputs": {k: [v.name, v.dtype, [d.size for d in v.tensor_shape.dim]]

@@ -22,19 +22,11 @@ class ExportArchive:
     plain object: tf.Module's `variables` is a property, here it is a saved list)."""
 
     def __init__(self, model, input_signature=None):
-        from tensorlite.graph.capture import input_signature as find  # noqa: PLC0415
-        from tensorlite.graph.function import function  # noqa: PLC0415
-        signature = find(model, input_signature)
+        from tensorlite.saved_model.writer import inference_function  # noqa: PLC0415
         self.variables = list(model.variables)
         self.trainable_variables = list(model.trainable_variables)
         self.non_trainable_variables = list(model.non_trainable_variables)
-        if len(signature) == 1:
-            def serve(inputs):
-                return model(inputs, training=False)
-        else:
-            def serve(*inputs):
-                return model(list(inputs), training=False)
-        self.serve = function(serve, input_signature=signature)
+        self.serve = inference_function(model, input_signature)
 
 
 def export(model, filepath, input_signature=None, extra=None):

@@ -67,6 +67,13 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
     tensorlite's classes and `custom_objects`/registered ones; Lambda layers are refused
     unless `safe_mode=False`."""
     path = _archive_path(filepath, creating=False)
+    if not os.path.exists(path) and os.path.exists(os.path.join(os.fspath(filepath),
+                                                                 "saved_model.pb")):
+        raise ValueError(  # Keras 3's answer for a SavedModel without a Keras model inside
+            f"File format not supported: filepath={os.fspath(filepath)}. Keras 3 only supports "
+            f"V3 `.keras` files and legacy H5 format files (`.h5` extension). Note that the "
+            f"legacy SavedModel format is not supported by `load_model()` in Keras 3. Load "
+            f"it for inference with tf.saved_model.load({os.fspath(filepath)!r}).")
     if not os.path.exists(path):
         raise errors.NotFoundError(None, None, f"No model found at {os.fspath(filepath)} "
                                    f"(expected {path}); save one with model.save()")
