@@ -38,6 +38,31 @@ def test_split_against_python():
     assert S.split([["a b", "c"]]).shape.as_list() == [1, None, None]
 
 
+def _random_batch(rng, alphabet, n):
+    items = [bytes(rng.choice(alphabet, size=int(rng.integers(0, 14))).tolist())
+             for _ in range(n)]
+    return items, np.array(items + [b""], dtype=object)[:-1]  # a 1-D array of bytes
+
+
+@pytest.mark.parametrize("alphabet", [b" \t\x0b\x0c\rAbz.,!\x1c\x08\x0e\xc3\xa9",
+                                      b" \nab.,\x01"], ids=["no-newline", "newlines"])
+def test_whole_batch_split_and_punctuation_stripping_against_python(alphabet):
+    """Batches of >= 16 strings run joined into one bytes object (one split, one translate);
+    strings holding a newline take the per-string path. Both equal Python's."""
+    rng = np.random.default_rng(0)
+    keras_punct = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
+    for n in (0, 1, 15, 16, 17, 100):
+        items, batch = _random_batch(rng, list(alphabet), n)
+        got = S.split(tf.constant(batch)) if n else None
+        if n:
+            assert got.to_list() == [b.split() for b in items]
+        for pattern, rewrite in ((keras_punct, ""), (r"[.,!]+", ""), (r"\.", ""),
+                                 (r"[.,!]+", "_"), (r"[\n.]", ""), (r"z", "")):
+            got = S.regex_replace(tf.constant(batch, tf.string), pattern, rewrite).numpy()
+            want = [re.sub(pattern.encode(), rewrite.encode(), b) for b in items]
+            assert got.tolist() == want, (pattern, rewrite)
+
+
 def test_join_and_reduce_join():
     got = run(lambda a, b: S.join([a, b, "!"], separator="-"), tf.constant(LINES),
               tf.constant("x"))
