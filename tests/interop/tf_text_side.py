@@ -22,13 +22,19 @@ CORPUS = ["The cat sat on the mat.", "A dog ate my homework!", "the CAT and the 
 TEXTS = CORPUS + ["unknown words here", "", "  spaces   between  ", "CAT cat Cat"]
 
 
+def vocabulary_table(vocab_file, num_oov_buckets):
+    """Word -> its line number in `vocab_file` (saved as an asset), OOV words hashed into
+    `num_oov_buckets` ids after the vocabulary."""
+    init = tf.lookup.TextFileInitializer(vocab_file, tf.string,
+                                         tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+                                         tf.lookup.TextFileIndex.LINE_NUMBER)
+    return tf.lookup.StaticVocabularyTable(init, num_oov_buckets=num_oov_buckets)
+
+
 class Ops(tf.Module):
     def __init__(self, vocab_file):
         super().__init__()
-        init = tf.lookup.TextFileInitializer(vocab_file, tf.string,
-                                             tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
-                                             tf.lookup.TextFileIndex.LINE_NUMBER)
-        self.vocab = tf.lookup.StaticVocabularyTable(init, num_oov_buckets=3)
+        self.vocab = vocabulary_table(vocab_file, 3)
         self.counts = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
         self.counts.insert(tf.constant(["the", "cat"]), tf.constant([10, 20], tf.int64))
 
