@@ -4,8 +4,8 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import errors
-from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_rows, ref_to_dense,
-                                to_ragged)
+from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_reduce, ref_rows,
+                                ref_to_dense, to_ragged)
 
 ROWS = [[1.0, 2.0, 3.0], [], [4.0], [5.0, -6.0]]
 ROWS_B = [[0.5, 1.5, -1.0], [], [2.0], [3.0, 0.25]]
@@ -113,6 +113,33 @@ def test_reductions():
                  lambda r: [[sum(x) for x in row] for row in r], NESTED, grad=True)
     assert np.isnan(tf.reduce_mean(tf.ragged.constant([[1.0], []]), axis=1).numpy()[1])
     del nan
+
+
+NESTED_B = [[[1.0, 2.0], [3.0]], [[4.0], [], [5.0, 6.0, 7.0]], []]  # TF's doc-like example
+
+
+@pytest.mark.parametrize("rows", [NESTED, NESTED_B], ids=["nested", "nested_b"])
+@pytest.mark.parametrize("axis", [0, 1, -2])
+def test_reductions_over_outer_ragged_axes_of_nested_rows(rows, axis):
+    """ragged_rank 2: axis 0 and 1 reduce sub-rows position by position (TensorFlow's
+    segment aggregation), with gradients."""
+    for reducer, fn, grad in ((tf.reduce_sum, sum, True), (tf.reduce_mean, ref_mean, True),
+                              (tf.reduce_max, max, False), (tf.reduce_min, min, False)):
+        check_ragged(lambda r: reducer(r, axis=axis),
+                     lambda r: ref_reduce(r, axis % 3, fn, 3), rows, grad=grad)
+
+
+def test_reductions_keepdims():
+    check_ragged(lambda r: tf.reduce_sum(r, axis=1, keepdims=True),
+                 lambda r: [[sum(x)] for x in r], ROWS, grad=True)
+    check_ragged(lambda r: tf.reduce_sum(r, axis=0, keepdims=True),
+                 lambda r: [ref_reduce(r, 0, sum, 2)], ROWS)
+    check_ragged(lambda r: tf.reduce_max(r, keepdims=True),
+                 lambda r: [[max(max(x) for x in r if x)]], ROWS)
+    check_ragged(lambda r: tf.reduce_mean(r, axis=0, keepdims=True),
+                 lambda r: [ref_reduce(r, 0, ref_mean, 3)], NESTED_B, grad=True)
+    check_ragged(lambda r: tf.reduce_sum(r, axis=2, keepdims=True),
+                 lambda r: [[[sum(x)] for x in row] for row in r], NESTED_B, grad=True)
 
 
 def test_structure_ops():

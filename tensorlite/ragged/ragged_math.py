@@ -117,10 +117,23 @@ def _segment(rt, reducer):
         return math_ops.divide(total, count)  # an empty row is 0/0 = NaN, as in TensorFlow
 
 
+def _segment_aggregate(data, ids, num_segments, reducer):
+    """Rows of `data` (dense or ragged) reduced by segment id, as TensorFlow's
+    _ragged_segment_aggregate: ragged rows of one segment are reduced position by position,
+    the output row as long as the longest of them."""
+    if isinstance(data, RaggedTensor):
+        splits, positions = rops.RAGGED_SEGMENT_LAYOUT(data.row_splits, ids, num_segments)
+        values = _segment_aggregate(data.values, positions, splits[-1], reducer)
+        return RaggedTensor(values, splits, internal=True)
+    splits, order = rops.RAGGED_SEGMENT_ORDER(ids, num_segments)
+    return _segment(RaggedTensor(take(data, order), splits, internal=True), reducer)
+
+
 def _columns(rt, reducer):
-    """axis=0 of a ragged_rank-1 tensor: reduce each column over the rows that have it."""
+    """axis=0: reduce each column over the rows that have it."""
     if rt.ragged_rank != 1:
-        raise NotImplementedError("ragged reduce over axis 0 with ragged_rank > 1")
+        positions, longest = rops.RAGGED_POSITIONS(rt.row_splits)
+        return _segment_aggregate(rt.values, positions, longest, reducer)
     if reducer == "mean":
         total = _columns(rt, "sum")
         ones = rt.with_flat_values(array_ops.ones_like(rt.flat_values))
@@ -144,22 +157,25 @@ def _reduce_one(rt, reducer, axis):
         return _drop_innermost(rt, _segment(rt, reducer))
     if axis > rt.ragged_rank:
         return rt.with_flat_values(_DENSE[reducer](rt.flat_values, axis=axis - rt.ragged_rank))
-    raise NotImplementedError(f"ragged reduce over axis {axis} (an outer ragged dimension of "
-                              f"a tensor with ragged_rank {rt.ragged_rank})")
+    if axis == 1:  # an outer ragged axis: each row's sub-rows reduced column by column
+        return _segment_aggregate(rt.values, rt.value_rowids(), rt.nrows(), reducer)
+    return rt.with_values(_reduce_one(rt.values, reducer, axis - 1))
 
 
 def reducer_fn(reducer):
     def reduce(input_tensor, axis=None, keepdims=False, name=None):
         rt = input_tensor
-        if keepdims:
-            raise NotImplementedError("keepdims=True for a ragged reduction")
-        if axis is None:
+        rank = rt.shape.rank
+        if axis is None and not keepdims:
             return _DENSE[reducer](rt.flat_values)
-        axes = [int(a) for a in np.atleast_1d(np.asarray(axis))]
-        axes = sorted({a + rt.shape.rank if a < 0 else a for a in axes}, reverse=True)
+        axes = range(rank) if axis is None else [int(a) for a in np.atleast_1d(np.asarray(axis))]
+        axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
         out = rt
         for a in axes:
             out = _reduce_one(out, reducer, a)
+        for a in reversed(axes) if keepdims else ():  # TF: expand_dims at each reduced axis
+            out = expand_dims(out, a) if isinstance(out, RaggedTensor) else \
+                array_ops.expand_dims(out, a)
         return out
     reduce.__name__ = f"reduce_{reducer}"
     return reduce
