@@ -142,6 +142,34 @@ def test_reductions_keepdims():
                  lambda r: [[[sum(x)] for x in row] for row in r], NESTED_B, grad=True)
 
 
+def test_inner_axis_concat_stack_expand_dims_and_batch_gather():
+    """Axes inside the rows, as TensorFlow does them (outputs checked against TF 2.x)."""
+    nested_c = [[[5.0], [6.0]], [[7.0, 8.0], [], [9.0]]]
+    check_ragged(lambda a, b: tf.concat([a, b], axis=2),
+                 lambda a, b: [[x + y for x, y in zip(r, s)] for r, s in zip(a, b)],
+                 NESTED_B[:2], nested_c, grad=True)
+    check_ragged(lambda a, b: tf.stack([a, b], axis=2),
+                 lambda a, b: [[[x, y] for x, y in zip(r, s)] for r, s in zip(a, b)],
+                 ROWS, ROWS, grad=True)
+    check_ragged(lambda a, b: tf.stack([a, b], axis=-1),
+                 lambda a, b: [[[[x, y] for x, y in zip(u, v)] for u, v in zip(r, s)]
+                               for r, s in zip(a, b)], NESTED_B, NESTED_B)
+    check_ragged(lambda a: tf.expand_dims(a, 2), lambda a: [[[x] for x in r] for r in a],
+                 NESTED_B)
+    indices = tf.ragged.constant([[0, 2], [], [0], [1, 1, 0]], dtype=tf.int64)
+    check_ragged(lambda a: tf.gather(a, indices, batch_dims=1),
+                 lambda a: [[r[i] for i in ix] for r, ix in zip(a, indices.to_list())],
+                 ROWS, grad=True)
+    check_ragged(lambda a: tf.gather(a, [[1, 0], [0, 0]], batch_dims=1),
+                 lambda a: [[r[i] for i in ix] for r, ix in zip(a, [[1, 0], [0, 0]])],
+                 NESTED_B[:2], grad=True)
+    dense_rows = tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[2], [0]],
+                           batch_dims=1)
+    assert isinstance(dense_rows, tf.Tensor) and dense_rows.numpy().tolist() == [[3.0], [7.0]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"index 3 in row 0 is not in "):
+        tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[3], [0]], batch_dims=1)
+
+
 def test_structure_ops():
     check_ragged(lambda a, b: tf.concat([a, b], axis=0), lambda a, b: a + b, ROWS, ROWS_B,
                  grad=True)

@@ -320,6 +320,25 @@ def _segment_order_fwd(ids, num_segments):
             np.argsort(ids, kind="stable").astype(_I64))
 
 
+def _batch_positions_fwd(params_splits, index_splits, index_values):
+    """gather(..., batch_dims=1): where each row's indices point into the params' values
+    (out-of-range indices are an error; TensorFlow reads whatever lies there)."""
+    nrows = params_splits.shape[0] - 1
+    if index_splits.shape[0] - 1 != nrows:
+        raise _bad("RaggedGather", f"batch_dims=1 needs as many index rows as params rows; got "
+                   f"{index_splits.shape[0] - 1} and {nrows}")
+    rowids = np.repeat(np.arange(nrows), np.diff(index_splits))
+    lengths = np.diff(params_splits)[rowids]
+    idx = index_values.astype(_I64)
+    bad = (idx < 0) | (idx >= lengths)
+    if np.any(bad):
+        k = int(np.argmax(bad))
+        raise _bad("RaggedGather", f"batch_dims=1: index {idx[k]} in row {rowids[k]} is not "
+                   f"in [0, {lengths[k]}) (that row's length)")
+    return params_splits[:-1][rowids] + idx
+
+
+RAGGED_BATCH_POSITIONS = _int_op("RaggedBatchGatherPositions", _batch_positions_fwd)
 _SCALAR_PAIR = (lambda *s, **_: [Spec((None,), dtypes.int64), Spec((), dtypes.int64)])
 RAGGED_POSITIONS = _int_op("RaggedPositionsInRows", _positions_fwd, _SCALAR_PAIR, True)
 RAGGED_SEGMENT_LAYOUT = _int_op("RaggedSegmentLayout", _segment_layout_fwd, _PAIR, True)

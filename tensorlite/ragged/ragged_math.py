@@ -189,9 +189,13 @@ def _as_ragged(x, ragged_rank=1):
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """`tf.gather` with ragged params (rows) or ragged indices (result ragged like them)."""
+    """`tf.gather` with ragged params (rows) or ragged indices (result ragged like them);
+    `batch_dims=1` gathers within each row."""
+    if batch_dims == 1 and axis in (None, 1):
+        return _batch_gather(params, indices)
     if (axis not in (None, 0)) or batch_dims:
-        raise NotImplementedError("ragged tf.gather with axis or batch_dims other than 0")
+        raise NotImplementedError("ragged tf.gather with axis other than 0 or batch_dims "
+                                  "other than 0 and 1")
     if isinstance(indices, RaggedTensor):
         if isinstance(params, RaggedTensor):
             raise NotImplementedError("tf.gather of ragged params at ragged indices")
@@ -205,6 +209,34 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     for n in reversed(idx.shape.as_list()[1:]):
         rows = RaggedTensor.from_uniform_row_length(rows, n)
     return rows
+
+
+def _batch_gather(params, indices):
+    """gather(params, indices, batch_dims=1): row i of the result is params[i] gathered at
+    indices[i]; ragged like the indices (dense [B, k] indices give [B, k, ...])."""
+    p = _as_ragged(params)
+    if isinstance(indices, RaggedTensor):
+        if indices.ragged_rank != 1:
+            raise NotImplementedError("ragged tf.gather(batch_dims=1) with indices of "
+                                      "ragged_rank > 1")
+        splits, flat = indices.row_splits, indices.values
+    else:
+        idx = convert_to_tensor(indices)
+        if idx.shape.rank != 2:
+            raise NotImplementedError("ragged tf.gather(batch_dims=1) with dense indices of "
+                                      "rank other than 2")
+        splits = convert_to_tensor(np.arange(0, idx.shape[0] * idx.shape[1] + 1,
+                                             max(idx.shape[1], 1), dtype=np.int64)
+                                   [:idx.shape[0] + 1])
+        flat = array_ops.reshape(idx, [-1])
+    positions = rops.RAGGED_BATCH_POSITIONS(p.row_splits, splits,
+                                            math_ops.cast(flat, dtypes.int64))
+    values = take(p.values, positions)
+    if isinstance(indices, RaggedTensor):
+        return RaggedTensor.from_row_splits(values, indices.row_splits, validate=False)
+    if isinstance(values, RaggedTensor):
+        return RaggedTensor.from_uniform_row_length(values, idx.shape[1])
+    return array_ops.reshape(values, idx.shape.as_list() + values.shape.as_list()[1:])
 
 
 def _concat0(items):
@@ -235,8 +267,13 @@ def concat(values, axis, name=None):
         splits, positions = rops.RAGGED_CONCAT_ROWS(*[rt.row_splits for rt in items])
         return RaggedTensor(take(_concat0([rt.values for rt in items]), positions), splits,
                             internal=True)
-    raise NotImplementedError(f"ragged tf.concat along axis {axis} (axes 0 and 1 are "
-                              f"implemented)")
+    # an inner axis: rows must line up (same row splits); concatenate inside the values
+    for rt in items[1:]:
+        rops.RAGGED_SAME_SPLITS(items[0].row_splits, rt.row_splits)
+    values = [rt.values for rt in items]
+    inner = concat(values, axis - 1) if isinstance(values[0], RaggedTensor) else \
+        array_ops.concat(values, axis - 1)
+    return RaggedTensor(inner, items[0].row_splits, internal=True)
 
 
 def stack(values, axis=0, name=None):
@@ -246,10 +283,8 @@ def stack(values, axis=0, name=None):
     if axis == 0:
         outer = np.cumsum([0] + [len(rt) for rt in items]).astype(np.int64)
         return RaggedTensor.from_row_splits(_concat0(items), outer, validate=False)
-    if axis == 1:
-        return concat([expand_dims(rt, 1) for rt in items], axis=1)
-    raise NotImplementedError(f"ragged tf.stack along axis {axis} (axes 0 and 1 are "
-                              f"implemented)")
+    axis = axis + items[0].shape.rank + 1 if axis < 0 else axis
+    return concat([expand_dims(rt, axis) for rt in items], axis=axis)
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002 - TF's argument name
@@ -262,11 +297,10 @@ def expand_dims(input, axis, name=None):  # noqa: A002 - TF's argument name
     if axis == 1:
         return RaggedTensor.from_row_splits(rt, np.arange(len(rt) + 1, dtype=np.int64),
                                             validate=False)
-    if axis > rt.ragged_rank:
-        return rt.with_flat_values(array_ops.expand_dims(rt.flat_values,
-                                                         axis - rt.ragged_rank))
-    raise NotImplementedError(f"ragged tf.expand_dims at axis {axis} (inside the ragged "
-                              f"dimensions)")
+    values = rt.values  # axis > 1: a new dimension inside each row's values
+    inner = expand_dims(values, axis - 1) if isinstance(values, RaggedTensor) else \
+        array_ops.expand_dims(values, axis - 1)
+    return RaggedTensor(inner, rt.row_splits, internal=True)
 
 
 def tile(input, multiples, name=None):  # noqa: A002
