@@ -59,6 +59,11 @@ class Ops(tf.Module):
             "codepoint_sum": tf.reduce_sum(chars, axis=1),
             "first_word": tf.gather(words.to_tensor(""), [0], axis=1)[:, 0],
             "table_size": self.counts.size(),
+            "reversed_rows": tf.gather(words, tf.range(tf.shape(x)[0] - 1, -1, -1)).to_tensor(
+                ""),
+            "reencoded": tf.strings.unicode_encode(chars, "UTF-8"),
+            "numbers": tf.strings.to_number(tf.strings.as_string(tf.strings.length(x)),
+                                            tf.int64),
         }
 
 
