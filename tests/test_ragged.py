@@ -118,6 +118,13 @@ def test_reductions():
 NESTED_B = [[[1.0, 2.0], [3.0]], [[4.0], [], [5.0, 6.0, 7.0]], []]  # TF's doc-like example
 
 
+def ref_map2(rows, mask):
+    """The values of nested `rows` where the same-shaped nested `mask` is True."""
+    if rows and not isinstance(rows[0], list):
+        return [x for x, k in zip(rows, mask) if k]
+    return [ref_map2(r, m) for r, m in zip(rows, mask)]
+
+
 @pytest.mark.parametrize("rows", [NESTED, NESTED_B], ids=["nested", "nested_b"])
 @pytest.mark.parametrize("axis", [0, 1, -2])
 def test_reductions_over_outer_ragged_axes_of_nested_rows(rows, axis):
@@ -163,6 +170,14 @@ def test_inner_axis_concat_stack_expand_dims_and_batch_gather():
     check_ragged(lambda a: tf.gather(a, [[1, 0], [0, 0]], batch_dims=1),
                  lambda a: [[r[i] for i in ix] for r, ix in zip(a, [[1, 0], [0, 0]])],
                  NESTED_B[:2], grad=True)
+    mask_rows = tf.ragged.constant([[True, False], [False, True, True], []])
+    check_ragged(lambda a: tf.boolean_mask(a, mask_rows),
+                 lambda a: [[x for x, k in zip(r, m) if k] for r, m in
+                            zip(a, mask_rows.to_list())], NESTED_B, grad=True)
+    mask_values = tf.ragged.constant([[[True, False], [True]],
+                                      [[False], [], [True, False, True]], []])
+    check_ragged(lambda a: tf.ragged.boolean_mask(a, mask_values),
+                 lambda a: ref_map2(a, mask_values.to_list()), NESTED_B, grad=True)
     dense_rows = tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[2], [0]],
                            batch_dims=1)
     assert isinstance(dense_rows, tf.Tensor) and dense_rows.numpy().tolist() == [[3.0], [7.0]]

@@ -319,19 +319,26 @@ def tile(input, multiples, name=None):  # noqa: A002
 
 
 def boolean_mask(tensor, mask, axis=None, name=None):
-    """`tf.boolean_mask` of a ragged tensor by a dense row mask or a ragged value mask."""
+    """`tf.boolean_mask` (`tf.ragged.boolean_mask`) of a ragged tensor by a dense row mask
+    or a ragged mask: a mask of the data's shape drops single values, a shorter ragged mask
+    drops whole sub-rows (the mask's row partitions must be the data's outer ones)."""
     if axis not in (None, 0):
-        raise NotImplementedError("ragged tf.boolean_mask with axis != 0")
+        raise ValueError("tf.boolean_mask of a ragged tensor masks from axis 0 (TensorFlow's "
+                         "ragged boolean_mask has no axis); pass a ragged mask of the data's "
+                         "outer shape to mask inner dimensions")
     if isinstance(mask, RaggedTensor):
-        if not isinstance(tensor, RaggedTensor) or tensor.ragged_rank != 1:
-            raise NotImplementedError("tf.boolean_mask with a ragged mask needs ragged data "
-                                      "of ragged_rank 1")
-        _common_splits([tensor, mask])
-        keep = mask.flat_values
+        if not isinstance(tensor, RaggedTensor) or tensor.ragged_rank < mask.ragged_rank:
+            raise ValueError("tf.boolean_mask with a ragged mask needs ragged data of at "
+                             "least the mask's ragged rank")
+        rops.RAGGED_SAME_SPLITS(tensor.row_splits, mask.row_splits)
+        if mask.ragged_rank > 1:  # mask inside each row
+            return RaggedTensor(boolean_mask(tensor.values, mask.values), tensor.row_splits,
+                                internal=True)
+        keep = mask.values
         lengths = rops.RAGGED_SEGMENT_REDUCE(math_ops.cast(keep, dtypes.int64),
                                              mask.row_splits, reducer="sum")
-        return RaggedTensor.from_row_lengths(array_ops.boolean_mask(tensor.values, keep),
-                                             lengths, validate=False)
+        kept = take(tensor.values, array_ops.reshape(math_ops.where(keep), [-1]))
+        return RaggedTensor.from_row_lengths(kept, lengths, validate=False)
     rows = array_ops.reshape(math_ops.where(convert_to_tensor(mask)), [-1])
     return gather_rows(tensor, rows)
 
