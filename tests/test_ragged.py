@@ -178,6 +178,8 @@ def test_inner_axis_concat_stack_expand_dims_and_batch_gather():
                                       [[False], [], [True, False, True]], []])
     check_ragged(lambda a: tf.ragged.boolean_mask(a, mask_values),
                  lambda a: ref_map2(a, mask_values.to_list()), NESTED_B, grad=True)
+    check_ragged(lambda a: tf.tile(a, [2, 2, 3]),
+                 lambda a: [[x * 3 for x in r] * 2 for r in a] * 2, NESTED_B, grad=True)
     dense_rows = tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[2], [0]],
                            batch_dims=1)
     assert isinstance(dense_rows, tf.Tensor) and dense_rows.numpy().tolist() == [[3.0], [7.0]]

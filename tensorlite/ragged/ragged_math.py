@@ -309,13 +309,12 @@ def tile(input, multiples, name=None):  # noqa: A002
     if len(m) != rt.shape.rank:
         raise ValueError(f"tf.tile: multiples {m} must have one entry per dimension of the "
                          f"ragged tensor (rank {rt.shape.rank})")
-    if rt.ragged_rank != 1:
-        raise NotImplementedError("ragged tf.tile with ragged_rank > 1")
+    values = rt.values
+    if any(v != 1 for v in m[2:]):  # inner axes first: each value row tiled (recursively)
+        values = tile(values, [1] + m[2:]) if isinstance(values, RaggedTensor) else \
+            array_ops.tile(values, [1] + m[2:])
     splits, positions = rops.RAGGED_TILE_ROWS(rt.row_splits, rows=m[0], cols=m[1])
-    values = take(rt.values, positions)
-    if any(v != 1 for v in m[2:]):
-        values = array_ops.tile(values, [1] + m[2:])
-    return RaggedTensor(values, splits, internal=True)
+    return RaggedTensor(take(values, positions), splits, internal=True)
 
 
 def boolean_mask(tensor, mask, axis=None, name=None):
