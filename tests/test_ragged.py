@@ -180,6 +180,8 @@ def test_inner_axis_concat_stack_expand_dims_and_batch_gather():
                  lambda a: ref_map2(a, mask_values.to_list()), NESTED_B, grad=True)
     check_ragged(lambda a: tf.tile(a, [2, 2, 3]),
                  lambda a: [[x * 3 for x in r] * 2 for r in a] * 2, NESTED_B, grad=True)
+    check_ragged(lambda a: tf.gather(a, indices),
+                 lambda a: [[a[i] for i in ix] for ix in indices.to_list()], ROWS, grad=True)
     dense_rows = tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[2], [0]],
                            batch_dims=1)
     assert isinstance(dense_rows, tf.Tensor) and dense_rows.numpy().tolist() == [[3.0], [7.0]]

@@ -197,8 +197,11 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
         raise NotImplementedError("ragged tf.gather with axis other than 0 or batch_dims "
                                   "other than 0 and 1")
     if isinstance(indices, RaggedTensor):
-        if isinstance(params, RaggedTensor):
-            raise NotImplementedError("tf.gather of ragged params at ragged indices")
+        if isinstance(params, RaggedTensor):  # rows of params, nested like the indices
+            rows = gather(params, indices.flat_values)
+            for splits in reversed(indices.nested_row_splits):
+                rows = RaggedTensor(rows, splits, internal=True)
+            return rows
         return indices.with_flat_values(array_ops.gather(params, indices.flat_values))
     idx = math_ops.cast(convert_to_tensor(indices), dtypes.int64)
     if idx.shape.rank == 0:
