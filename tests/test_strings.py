@@ -9,6 +9,7 @@ import tensorlite as tf
 from tensorlite.framework import errors
 from tensorlite.ops import string_hash
 from tests.op_check import check_shape_rules
+from tests.ragged_check import ref_reduce
 
 S = tf.strings
 LINES = ["Hello, World!", "  two  spaces ", "", "tab\tand\nnewline", "héllo wörld ☃",
@@ -221,6 +222,21 @@ def test_hashes_equal_tensorflow():
     assert string_hash.siphash24(b"", k0, k1) == 0x726FDB47DD0E0E31
     assert string_hash.siphash24(bytes(range(15)), k0, k1) == 0xA129CA6149BE45E5
     assert string_hash.siphash24(bytes(range(8)), k0, k1) == 0x93F5F5799A932462
+
+
+@pytest.mark.parametrize("axis", [-1, 2, 1, 0, None])
+def test_reduce_join_of_nested_ragged_against_reference(axis):
+    """Any axis of a ragged_rank-2 tensor (outputs checked against TF 2.x), keepdims too."""
+    rows = [[[b"a", b"b"], [b"c"]], [[b"d"], [], [b"e", b"f", b"g"]], []]
+    rt = tf.ragged.constant(rows)
+    got = S.reduce_join(rt, axis=axis, separator=".")
+    if axis is None:
+        assert got.numpy() == b"a.b.c.d.e.f.g"
+        return
+    want = ref_reduce(rows, axis % 3, b".".join, 3)
+    assert got.to_list() == want
+    kept = S.reduce_join(rt, axis=axis, keepdims=True, separator=".")
+    assert kept.shape.rank == 3
 
 
 def test_ragged_inputs_map_over_flat_values():

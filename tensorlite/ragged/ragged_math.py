@@ -97,6 +97,21 @@ _DENSE = {"sum": math_ops.reduce_sum, "prod": math_ops.reduce_prod, "max": math_
           "mean": math_ops.reduce_mean}
 
 
+class Reducer:
+    """A reduction beside the registry's numeric ones (tf.strings.reduce_join): `dense(x,
+    axis)` reduces a dense tensor over one axis (all axes when None), `segment(values,
+    splits)` each row of a ragged_rank-1 layout."""
+
+    def __init__(self, name, dense, segment):
+        self.name, self.dense, self.segment = name, dense, segment
+
+
+def _dense(reducer, x, axis=None):
+    if isinstance(reducer, Reducer):
+        return reducer.dense(x, axis)
+    return _DENSE[reducer](x, axis=axis)
+
+
 def _drop_innermost(rt, new_flat):
     """`rt` without its innermost ragged dimension, with `new_flat` as flat values."""
     if rt.ragged_rank == 1:
@@ -106,6 +121,8 @@ def _drop_innermost(rt, new_flat):
 
 def _segment(rt, reducer):
     flat, splits = rt.flat_values, rt.nested_row_splits[-1]
+    if isinstance(reducer, Reducer):
+        return reducer.segment(flat, splits)
     if reducer != "mean":
         return rops.RAGGED_SEGMENT_REDUCE(flat, splits, reducer=reducer)
     total = rops.RAGGED_SEGMENT_REDUCE(flat, splits, reducer="sum")
@@ -131,7 +148,7 @@ def _segment_aggregate(data, ids, num_segments, reducer):
 
 def _columns(rt, reducer):
     """axis=0: reduce each column over the rows that have it."""
-    if rt.ragged_rank != 1:
+    if rt.ragged_rank != 1 or isinstance(reducer, Reducer):
         positions, longest = rops.RAGGED_POSITIONS(rt.row_splits)
         return _segment_aggregate(rt.values, positions, longest, reducer)
     if reducer == "mean":
@@ -148,7 +165,7 @@ def _columns(rt, reducer):
 
 def _reduce_one(rt, reducer, axis):
     if not isinstance(rt, RaggedTensor):
-        return _DENSE[reducer](rt, axis=axis)
+        return _dense(reducer, rt, axis)
     rank = rt.shape.rank
     axis = axis + rank if axis < 0 else axis
     if axis == 0:
@@ -156,7 +173,7 @@ def _reduce_one(rt, reducer, axis):
     if axis == rt.ragged_rank:
         return _drop_innermost(rt, _segment(rt, reducer))
     if axis > rt.ragged_rank:
-        return rt.with_flat_values(_DENSE[reducer](rt.flat_values, axis=axis - rt.ragged_rank))
+        return rt.with_flat_values(_dense(reducer, rt.flat_values, axis - rt.ragged_rank))
     if axis == 1:  # an outer ragged axis: each row's sub-rows reduced column by column
         return _segment_aggregate(rt.values, rt.value_rowids(), rt.nrows(), reducer)
     return rt.with_values(_reduce_one(rt.values, reducer, axis - 1))
@@ -167,7 +184,7 @@ def reducer_fn(reducer):
         rt = input_tensor
         rank = rt.shape.rank
         if axis is None and not keepdims:
-            return _DENSE[reducer](rt.flat_values)
+            return _dense(reducer, rt.flat_values)
         axes = range(rank) if axis is None else [int(a) for a in np.atleast_1d(np.asarray(axis))]
         axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
         out = rt
@@ -177,7 +194,7 @@ def reducer_fn(reducer):
             out = expand_dims(out, a) if isinstance(out, RaggedTensor) else \
                 array_ops.expand_dims(out, a)
         return out
-    reduce.__name__ = f"reduce_{reducer}"
+    reduce.__name__ = f"reduce_{getattr(reducer, 'name', reducer)}"
     return reduce
 
 
