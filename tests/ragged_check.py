@@ -109,3 +109,12 @@ def _ref_combine(items, fn, depth):
     width = max((len(x) for x in items), default=0)
     return [_ref_combine([x[i] for x in items if len(x) > i], fn, depth - 1)
             for i in range(width)]
+
+
+def ref_merge_dims(rows, outer, inner):
+    """Nested lists with levels `outer..inner` flattened into one."""
+    if outer > 0:
+        return [ref_merge_dims(r, outer - 1, inner - 1) for r in rows]
+    if inner == 0:
+        return rows
+    return ref_merge_dims([x for r in rows for x in r], 0, inner - 1)

@@ -4,8 +4,8 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import errors
-from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_reduce, ref_rows,
-                                ref_to_dense, to_ragged)
+from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_merge_dims, ref_reduce,
+                                ref_rows, ref_to_dense, to_ragged)
 
 ROWS = [[1.0, 2.0, 3.0], [], [4.0], [5.0, -6.0]]
 ROWS_B = [[0.5, 1.5, -1.0], [], [2.0], [3.0, 0.25]]
@@ -134,6 +134,25 @@ def test_reductions_over_outer_ragged_axes_of_nested_rows(rows, axis):
                               (tf.reduce_max, max, False), (tf.reduce_min, min, False)):
         check_ragged(lambda r: reducer(r, axis=axis),
                      lambda r: ref_reduce(r, axis % 3, fn, 3), rows, grad=grad)
+
+
+NESTED_3 = [[[[1.0], [2.0, 3.0]], [[4.0]]], [[[5.0, 6.0]]], []]
+
+
+@pytest.mark.parametrize("outer,inner", [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3),
+                                         (1, -1), (0, -1)])
+def test_merge_dims_any_range(outer, inner):
+    check_ragged(lambda r: r.merge_dims(outer, inner),
+                 lambda r: ref_merge_dims(r, outer, inner % 4), NESTED_3, grad=True)
+
+
+def test_stack_dynamic_partitions():
+    check_ragged(lambda r: tf.ragged.stack_dynamic_partitions(r, [1, 0, 1, 3], 4),
+                 lambda r: [[r[1]], [r[0], r[2]], [], [r[3]]], ROWS, grad=True)
+    got = tf.ragged.stack_dynamic_partitions(["a", "b", "c", "d", "e"], [3, 0, 2, 2, 3], 5)
+    assert got.to_list() == [[b"b"], [], [b"c", b"d"], [b"a", b"e"], []]  # TF 2.x's
+    with pytest.raises(tf.errors.InvalidArgumentError, match="less than num_partitions"):
+        tf.ragged.stack_dynamic_partitions(["a", "b"], [3, 0], 2)
 
 
 def test_reductions_keepdims():

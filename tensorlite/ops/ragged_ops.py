@@ -313,9 +313,13 @@ def _segment_layout_fwd(data_splits, ids, num_segments):
                         np.arange(data_splits[-1], dtype=_I64))
 
 
-def _segment_order_fwd(ids, num_segments):
+def _segment_order_fwd(ids, num_segments, check_range=False):
     """Row splits of the segments and a stable order that groups the rows by segment."""
     ids = ids.astype(_I64)
+    if check_range and ids.size and (ids.min() < 0 or ids.max() >= num_segments):
+        bad = ids[(ids < 0) | (ids >= num_segments)][0]
+        raise _bad("StackDynamicPartitions", f"partition {bad} is not in [0, "
+                   f"{int(num_segments)}); partitions must be less than num_partitions")
     return (_lengths_to_splits(np.bincount(ids, minlength=int(num_segments))),
             np.argsort(ids, kind="stable").astype(_I64))
 
