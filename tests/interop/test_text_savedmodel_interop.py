@@ -37,6 +37,15 @@ def test_text_vectorization_models_give_tensorflows_outputs(written, name):
     np.testing.assert_allclose(signature_out.numpy(), expected[name], rtol=1e-6)
 
 
+def test_text_classifier_gives_tensorflows_predictions(written):
+    """TextVectorization -> Embedding -> GlobalAveragePooling1D -> Dense, trained and saved
+    by TensorFlow: a SavedModel with a string input."""
+    directory, facts, expected = written
+    model = tf.saved_model.load(str(directory / "classifier"))
+    got = model(tf.constant(facts["texts"]))
+    np.testing.assert_allclose(got.numpy(), expected["classifier"], rtol=1e-5, atol=1e-6)
+
+
 def test_string_lookup_reads_its_vocabulary_asset(written):
     directory, _, expected = written
     model = tf.saved_model.load(str(directory / "lookup"))

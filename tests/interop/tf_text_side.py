@@ -67,6 +67,24 @@ class Ops(tf.Module):
         }
 
 
+def text_classifier(directory, texts):
+    """The text-classification tutorial's model (TextVectorization -> Embedding ->
+    GlobalAveragePooling1D -> Dense), trained a few steps on CORPUS and saved; its outputs
+    for `texts`."""
+    layer = tf.keras.layers.TextVectorization(max_tokens=40, output_sequence_length=10)
+    layer.adapt(CORPUS)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(), dtype=tf.string), layer,
+                                 tf.keras.layers.Embedding(40, 8),
+                                 tf.keras.layers.GlobalAveragePooling1D(),
+                                 tf.keras.layers.Dense(4, activation="relu"),
+                                 tf.keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer="adam", loss="binary_crossentropy")
+    model.fit(tf.constant(CORPUS), tf.constant([1.0, 0.0, 1.0, 0.0, 1.0]), epochs=3,
+              verbose=0)
+    model.save(os.path.join(directory, "classifier"), save_format="tf")
+    return model(texts).numpy()
+
+
 def write(directory):
     out, facts = {}, {}
     tf.keras.utils.set_random_seed(0)
@@ -81,6 +99,7 @@ def write(directory):
         out[name] = model(texts).numpy()
         facts[f"{name}_vocabulary"] = [w if isinstance(w, str) else w.decode()
                                        for w in layer.get_vocabulary()]
+    out["classifier"] = text_classifier(directory, texts)
     vocab_file = os.path.join(directory, "vocab.txt")
     with open(vocab_file, "w", encoding="utf-8") as f:
         f.write("the\ncat\ndog\nmat\nzebras\n")
