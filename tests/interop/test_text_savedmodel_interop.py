@@ -1,10 +1,10 @@
-"""SavedModels of text models written by real TensorFlow (tf.keras 2) load in tensorlite and
-give TensorFlow's outputs: TextVectorization layers (int with bigrams, multi_hot, tf_idf)
-with their adapted vocabularies in lookup tables, a StringLookup whose vocabulary file is an
-asset, and a tf.Module of string, unicode, ragged and lookup-table ops whose
-MutableHashTable was filled before saving (restored from the checkpoint) and whose
-StaticVocabularyTable reads its assets/ file with OOV buckets by Fingerprint64
-(tests/interop/tf_text_side.py writes them)."""
+"""SavedModels of text models written by real TensorFlow (tf.keras 2, and Keras 3's export)
+load in tensorlite and give TensorFlow's outputs: TextVectorization layers (int with bigrams,
+multi_hot, tf_idf) with their adapted vocabularies in lookup tables, the text-classification
+tutorial's model, a StringLookup whose vocabulary file is an asset, and a tf.Module of
+string, unicode, ragged and lookup-table ops whose MutableHashTable was filled before saving
+(restored from the checkpoint) and whose StaticVocabularyTable reads its assets/ file with
+OOV buckets by Fingerprint64 (tests/interop/tf_text_side.py writes them)."""
 import shutil
 
 import numpy as np
@@ -44,6 +44,14 @@ def test_text_classifier_gives_tensorflows_predictions(written):
     model = tf.saved_model.load(str(directory / "classifier"))
     got = model(tf.constant(facts["texts"]))
     np.testing.assert_allclose(got.numpy(), expected["classifier"], rtol=1e-5, atol=1e-6)
+
+
+def test_keras3_exported_text_vectorization(tmp_path):
+    facts = run_tf("keras3_write", tmp_path, legacy_keras=False,
+                   script=TF_SIDE.with_name("tf_text_side.py"))
+    model = tf.saved_model.load(str(tmp_path / "keras3_tv"))
+    got = model.serve(tf.constant(facts["texts"]))
+    np.testing.assert_array_equal(got.numpy(), np.load(tmp_path / "keras3_expected.npz")["tv"])
 
 
 def test_string_lookup_reads_its_vocabulary_asset(written):

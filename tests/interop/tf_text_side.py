@@ -118,6 +118,18 @@ def write(directory):
     return facts
 
 
+def keras3_write(directory):
+    """Keras 3 (TF_USE_LEGACY_KERAS=0) exports a TextVectorization model with model.export."""
+    layer = tf.keras.layers.TextVectorization(max_tokens=20, output_sequence_length=6)
+    layer.adapt(CORPUS)
+    inputs = tf.keras.Input(shape=(), dtype="string")
+    model = tf.keras.Model(inputs, layer(inputs))
+    model.export(os.path.join(directory, "keras3_tv"))
+    np.savez(os.path.join(directory, "keras3_expected.npz"),
+             tv=model(tf.constant(TEXTS)).numpy())
+    return {"texts": TEXTS}
+
+
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
-    print(json.dumps({"write": write}[command](directory)))
+    print(json.dumps({"write": write, "keras3_write": keras3_write}[command](directory)))
