@@ -36,13 +36,10 @@ def emap(fn, x, otype=_OBJ):
 _JOIN_MIN = 16
 
 
-def joined(flat, sep=b"\n"):
-    """`sep.join(flat)` when no string contains `sep` (so it splits back into them), else
-    None."""
-    if len(flat) < _JOIN_MIN:
-        return None
-    text = sep.join(flat)
-    return text if text.count(sep) == len(flat) - 1 else None
+def joined(flat):
+    """The strings joined by newlines (None for a small batch); the caller checks that it
+    splits back into as many strings (no string held a newline)."""
+    return b"\n".join(flat) if len(flat) >= _JOIN_MIN else None
 
 
 def strings_array(items):
@@ -85,10 +82,12 @@ def _split_whitespace_joined(flat):
     if text is None:
         return None
     b = np.frombuffer(text, dtype=np.uint8)
+    newlines = np.flatnonzero(b == 10)
+    if newlines.size != len(flat) - 1:  # a string held a newline
+        return None
     space = (b == 32) | ((b - 9) < 5)  # " \t\n\x0b\x0c\r": bytes.split's and TF's (absl)
     starts = ~space
     starts[1:] &= space[:-1]
-    newlines = np.flatnonzero(b == 10)
     rows = np.searchsorted(newlines, np.flatnonzero(starts))
     lengths = np.bincount(rows, minlength=len(flat))
     return strings_array(text.split()), splits_from_lengths(lengths)
@@ -171,7 +170,9 @@ def _regex_replace_fwd(x, pattern, rewrite, replace_global):
     if deleted is not None:
         text = joined(x.reshape(-1).tolist()) if b"\n" not in deleted else None
         if text is not None:
-            return strings_array(text.translate(None, deleted).split(b"\n")).reshape(x.shape)
+            parts = text.translate(None, deleted).split(b"\n")
+            if len(parts) == x.size:  # no string held a newline
+                return strings_array(parts).reshape(x.shape)
         return emap(lambda s: s.translate(None, deleted), x)
     return emap(compiled.subber(template, count), x)
 
