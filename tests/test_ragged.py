@@ -73,6 +73,20 @@ def test_indexing_and_slicing():
         rt[7]
 
 
+def test_indexing_with_ellipsis_and_newaxis():
+    """Results equal TensorFlow 2.x's for these keys."""
+    check_ragged(lambda r: r[...], lambda r: r, NESTED_B)
+    check_ragged(lambda r: r[0, ...], lambda r: r[0], NESTED_B, grad=True)
+    check_ragged(lambda r: r[tf.newaxis], lambda r: [r], NESTED_B)
+    check_ragged(lambda r: r[0, tf.newaxis], lambda r: [r[0]], NESTED_B)
+    check_ragged(lambda r: r[:, tf.newaxis], lambda r: [[x] for x in r], NESTED_B, grad=True)
+    check_ragged(lambda r: r[1:, ..., tf.newaxis],
+                 lambda r: [[[[v] for v in x] for x in row] for row in r[1:]], NESTED_B)
+    check_ragged(lambda r: r[:, tf.newaxis, 0:1], lambda r: [[x[0:1]] for x in r], NESTED_B)
+    with pytest.raises(ValueError, match="single ellipsis"):
+        to_ragged(ROWS)[..., ...]
+
+
 def test_elementwise_dispatch_over_flat_values():
     check_ragged(lambda a, b: a * b + 1.0, lambda a, b: [[x * y + 1.0 for x, y in zip(r, s)]
                                                        for r, s in zip(a, b)],
