@@ -73,6 +73,25 @@ def test_indexing_and_slicing():
         rt[7]
 
 
+def test_from_tensor_with_padding_or_nested_lengths_for_ragged_rank_2():
+    """Padding strips the innermost ragged dimension only; nested lengths cut each level
+    (outputs equal TF 2.x's)."""
+    t = tf.constant([[[1, 0, 0], [2, 3, 0]], [[0, 0, 0], [4, 5, 6]]])
+    assert tf.RaggedTensor.from_tensor(t, padding=0, ragged_rank=2).to_list() == \
+        [[[1], [2, 3]], [[], [4, 5, 6]]]
+    assert tf.RaggedTensor.from_tensor(t, lengths=([1, 2], [1, 2, 3]),
+                                       ragged_rank=2).to_list() == [[[1]], [[0, 0], [4, 5, 6]]]
+    a = np.arange(24, dtype=np.int32).reshape(2, 3, 2, 2)
+    a[0, 1, 1] = [0, 1]
+    got = tf.RaggedTensor.from_tensor(tf.constant(a), padding=tf.constant([0, 1]),
+                                      ragged_rank=2)
+    want = a.tolist()
+    want[0][1] = want[0][1][:1]
+    assert got.to_list() == want
+    with pytest.raises(ValueError, match="lengths"):
+        tf.RaggedTensor.from_tensor(t, lengths=[[1, 2]], ragged_rank=2)
+
+
 def test_indexing_with_ellipsis_and_newaxis():
     """Results equal TensorFlow 2.x's for these keys."""
     check_ragged(lambda r: r[...], lambda r: r, NESTED_B)
