@@ -234,6 +234,13 @@ def test_inner_axis_concat_stack_expand_dims_and_batch_gather():
                  lambda a: [[x * 3 for x in r] * 2 for r in a] * 2, NESTED_B, grad=True)
     check_ragged(lambda a: tf.gather(a, indices),
                  lambda a: [[a[i] for i in ix] for ix in indices.to_list()], ROWS, grad=True)
+    check_ragged(lambda a: tf.gather(a, [1, 0], axis=1),
+                 lambda a: [[r[1], r[0]] for r in a], NESTED_B[:2], grad=True)
+    check_ragged(lambda a: tf.gather(a, [[0, 0]], axis=-1),
+                 lambda a: [[[r[0], r[0]]] for r in a], [[1.0, 2.0], [7.0], [4.0, 5.0]])
+    check_ragged(lambda a: tf.gather(a, [[[0]], [[0]], [[1]]], batch_dims=1),
+                 lambda a: [[[a[0][0]]], [[a[1][0]]], [[a[2][1]]]],
+                 [[1.0, 2.0], [7.0], [4.0, 5.0]], grad=True)
     dense_rows = tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[2], [0]],
                            batch_dims=1)
     assert isinstance(dense_rows, tf.Tensor) and dense_rows.numpy().tolist() == [[3.0], [7.0]]

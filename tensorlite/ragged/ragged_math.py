@@ -207,12 +207,22 @@ def _as_ragged(x, ragged_rank=1):
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """`tf.gather` with ragged params (rows) or ragged indices (result ragged like them);
-    `batch_dims=1` gathers within each row."""
+    `batch_dims=1` gathers within each row, `axis=1` the same indices in every row (an
+    index past a row's end is InvalidArgumentError; TensorFlow reads the next row)."""
+    rank = params.shape.rank
+    axis = None if axis is None else int(axis) + rank if int(axis) < 0 else int(axis)
     if batch_dims == 1 and axis in (None, 1):
         return _batch_gather(params, indices)
+    if batch_dims == 0 and axis == 1 and isinstance(params, RaggedTensor) and \
+            not isinstance(indices, RaggedTensor):
+        idx = convert_to_tensor(indices)
+        every_row = array_ops.tile(array_ops.expand_dims(idx, 0),
+                                   [len(params)] + [1] * idx.shape.rank)
+        return _batch_gather(params, every_row)
     if (axis not in (None, 0)) or batch_dims:
-        raise NotImplementedError("ragged tf.gather with axis other than 0 or batch_dims "
-                                  "other than 0 and 1")
+        raise NotImplementedError("ragged tf.gather with batch_dims other than 0 and 1, or "
+                                  "along an axis other than 0 and 1 (or axis=1 with ragged "
+                                  "indices)")
     if isinstance(indices, RaggedTensor):
         if isinstance(params, RaggedTensor):  # rows of params, nested like the indices
             rows = gather(params, indices.flat_values)
@@ -242,12 +252,11 @@ def _batch_gather(params, indices):
         splits, flat = indices.row_splits, indices.values
     else:
         idx = convert_to_tensor(indices)
-        if idx.shape.rank != 2:
-            raise NotImplementedError("ragged tf.gather(batch_dims=1) with dense indices of "
-                                      "rank other than 2")
-        splits = convert_to_tensor(np.arange(0, idx.shape[0] * idx.shape[1] + 1,
-                                             max(idx.shape[1], 1), dtype=np.int64)
-                                   [:idx.shape[0] + 1])
+        if idx.shape.rank < 2:
+            raise ValueError(f"tf.gather(batch_dims=1): indices must have rank >= 2 (a row "
+                             f"of indices per params row), got shape {idx.shape}")
+        per_row = int(np.prod(idx.shape.as_list()[1:]))
+        splits = convert_to_tensor(np.arange(idx.shape[0] + 1, dtype=np.int64) * per_row)
         flat = array_ops.reshape(idx, [-1])
     positions = rops.RAGGED_BATCH_POSITIONS(p.row_splits, splits,
                                             math_ops.cast(flat, dtypes.int64))
@@ -255,7 +264,9 @@ def _batch_gather(params, indices):
     if isinstance(indices, RaggedTensor):
         return RaggedTensor.from_row_splits(values, indices.row_splits, validate=False)
     if isinstance(values, RaggedTensor):
-        return RaggedTensor.from_uniform_row_length(values, idx.shape[1])
+        for n in reversed(idx.shape.as_list()[1:]):
+            values = RaggedTensor.from_uniform_row_length(values, n)
+        return values
     return array_ops.reshape(values, idx.shape.as_list() + values.shape.as_list()[1:])
 
 
