@@ -54,6 +54,22 @@ def test_keras3_exported_text_vectorization(tmp_path):
     np.testing.assert_array_equal(got.numpy(), np.load(tmp_path / "keras3_expected.npz")["tv"])
 
 
+@pytest.mark.parametrize("name", ["integer_lookup", "hashing", "hashing_salted",
+                                  "category_count", "text_count_bigrams", "lookup_one_hot"])
+def test_preprocessing_layer_models_give_tensorflows_outputs(written, name):
+    directory, _, expected = written
+    model = tf.saved_model.load(str(directory / name))
+    x = expected[f"layer_{name}_input"]
+    np.testing.assert_allclose(model(tf.constant(x)).numpy(), expected[f"layer_{name}"])
+
+
+def test_category_encoding_out_of_range_is_tensorflows_assertion(written):
+    directory, _, _ = written
+    model = tf.saved_model.load(str(directory / "category_count"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="values < num_tokens"):
+        model(tf.constant([[1, 9]], dtype=tf.int64))
+
+
 def test_string_lookup_reads_its_vocabulary_asset(written):
     directory, _, expected = written
     model = tf.saved_model.load(str(directory / "lookup"))

@@ -67,6 +67,26 @@ class Ops(tf.Module):
         }
 
 
+# Keras preprocessing layers alone in a model: (layer, input dtype, input shape, input)
+def preprocessing_layers():
+    words = [["the", "zebras", "owl"], ["cat", "cat", "ant"]]
+    counting = tf.keras.layers.TextVectorization(output_mode="count", ngrams=2, max_tokens=10)
+    counting.adapt(CORPUS)
+    return {
+        "integer_lookup": (tf.keras.layers.IntegerLookup(vocabulary=[12, 36, 1138, 42]),
+                           tf.int64, (None,), [[12, 1138, 5], [42, 42, 7]]),
+        "hashing": (tf.keras.layers.Hashing(num_bins=7), tf.string, (None,), words),
+        "hashing_salted": (tf.keras.layers.Hashing(num_bins=7, salt=133), tf.string, (None,),
+                           words),
+        "category_count": (tf.keras.layers.CategoryEncoding(num_tokens=6, output_mode="count"),
+                           tf.int64, (None,), [[1, 2, 2], [5, 0, 0]]),
+        "text_count_bigrams": (counting, tf.string, (), TEXTS),
+        "lookup_one_hot": (tf.keras.layers.StringLookup(vocabulary=["the", "cat"],
+                                                        output_mode="one_hot"),
+                           tf.string, (), ["the", "owl", "cat"]),
+    }
+
+
 def text_classifier(directory, texts):
     """The text-classification tutorial's model (TextVectorization -> Embedding ->
     GlobalAveragePooling1D -> Dense), trained a few steps on CORPUS and saved; its outputs
@@ -100,6 +120,11 @@ def write(directory):
         facts[f"{name}_vocabulary"] = [w if isinstance(w, str) else w.decode()
                                        for w in layer.get_vocabulary()]
     out["classifier"] = text_classifier(directory, texts)
+    for name, (layer, dtype, shape, x) in preprocessing_layers().items():
+        model = tf.keras.Sequential([tf.keras.Input(shape=shape, dtype=dtype), layer])
+        tf.saved_model.save(model, os.path.join(directory, name))
+        out[f"layer_{name}"] = model(tf.constant(x, dtype=dtype)).numpy()
+        out[f"layer_{name}_input"] = np.array(x, dtype=object if dtype == tf.string else None)
     vocab_file = os.path.join(directory, "vocab.txt")
     with open(vocab_file, "w", encoding="utf-8") as f:
         f.write("the\ncat\ndog\nmat\nzebras\n")
