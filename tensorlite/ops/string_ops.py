@@ -49,7 +49,8 @@ def strings_array(items):
 
 def splits_from_lengths(lengths):
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out[1:])
+    out[1:] = lengths  # then accumulate in place: np.cumsum(list) would wrap the list first
+    np.add.accumulate(out[1:], out=out[1:])
     return out
 
 
