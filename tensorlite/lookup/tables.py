@@ -249,11 +249,14 @@ class DenseHashTable(MutableHashTable):
 # in ops/lookup_ops.py, because creating a table needs this module's classes; they hang on the
 # family's find op (registry.declare allows one tf_import dict per op).
 def _new_table(cls, attrs, value_shape=()):
+    """An empty table of class `cls` (its initializer, if any, runs later as graph ops); the
+    graph passes the default value to each LookupTableFindV2, so the stored one is unused."""
     table = _Table.__new__(cls)
     value_dtype = dtypes.as_dtype(attrs["value_dtype"])
     _Table.__init__(table, attrs["key_dtype"], value_dtype,
                     np.zeros(value_shape, dtype=object if value_dtype.is_string else
                              value_dtype.as_numpy_dtype), value_shape)
+    table._initializer = None  # StaticHashTable.initializer: filled by the graph instead
     return table
 
 
