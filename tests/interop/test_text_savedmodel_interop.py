@@ -103,3 +103,18 @@ def test_missing_asset_is_a_clear_error(written, tmp_path):
     (copy / "assets" / "vocab.txt").unlink()
     with pytest.raises(tf.errors.NotFoundError, match=r"asset 'vocab.txt' is not a file"):
         tf.saved_model.load(str(copy))
+
+
+
+def test_asset_path_outside_assets_is_refused(written, tmp_path):
+    """An asset file name may not leave the SavedModel's assets/ directory."""
+    from tensorlite.saved_model.load import read_saved_model
+    directory, _, _ = written
+    copy = tmp_path / "lookup"
+    shutil.copytree(directory / "lookup", copy)
+    (tmp_path / "outside.txt").write_text("the\ncat\n")
+    model = read_saved_model(str(copy))
+    model.meta_graphs[0].asset_file_def[0].filename = "../../outside.txt"
+    (copy / "saved_model.pb").write_bytes(model.SerializeToString())
+    with pytest.raises(tf.errors.NotFoundError, match=r"is not a file in .*assets"):
+        tf.saved_model.load(str(copy))
