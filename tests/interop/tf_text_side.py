@@ -37,6 +37,10 @@ class Ops(tf.Module):
         self.vocab = vocabulary_table(vocab_file, 3)
         self.counts = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
         self.counts.insert(tf.constant(["the", "cat"]), tf.constant([10, 20], tf.int64))
+        self.dense = tf.lookup.experimental.DenseHashTable(
+            tf.string, tf.int64, default_value=-1, empty_key="<e>", deleted_key="<d>")
+        self.dense.insert(tf.constant(["the", "dog", "mat"]), tf.constant([1, 2, 3], tf.int64))
+        self.dense.erase(tf.constant(["dog"]))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def __call__(self, x):
@@ -59,6 +63,9 @@ class Ops(tf.Module):
             "codepoint_sum": tf.reduce_sum(chars, axis=1),
             "first_word": tf.gather(words.to_tensor(""), [0], axis=1)[:, 0],
             "table_size": self.counts.size(),
+            "dense_table": words.with_flat_values(self.dense.lookup(words.flat_values)).to_tensor(
+                default_value=0),
+            "dense_table_size": self.dense.size(),
             "reversed_rows": tf.gather(words, tf.range(tf.shape(x)[0] - 1, -1, -1)).to_tensor(
                 ""),
             "reencoded": tf.strings.unicode_encode(chars, "UTF-8"),
