@@ -91,3 +91,30 @@ def ref_map(rows, fn):
 def ref_to_dense(rows, default=0, width=None):
     width = max((len(r) for r in rows), default=0) if width is None else width
     return [list(r[:width]) + [default] * (width - len(r[:width])) for r in rows]
+
+
+def ref_reduce(rows, axis, fn, depth):
+    """A nested list (`depth` levels of lists) reduced over `axis` with `fn` (a function of
+    the list of contributing numbers), as TensorFlow's ragged reductions: over axis 0 the
+    i-th output element combines the i-th elements of every row that has one, row by row
+    for nested rows (so the output row is as long as the longest)."""
+    if axis > 0:
+        return [ref_reduce(r, axis - 1, fn, depth - 1) for r in rows]
+    return _ref_combine(rows, fn, depth - 1)
+
+
+def _ref_combine(items, fn, depth):
+    if depth == 0:
+        return fn(list(items))
+    width = max((len(x) for x in items), default=0)
+    return [_ref_combine([x[i] for x in items if len(x) > i], fn, depth - 1)
+            for i in range(width)]
+
+
+def ref_merge_dims(rows, outer, inner):
+    """Nested lists with levels `outer..inner` flattened into one."""
+    if outer > 0:
+        return [ref_merge_dims(r, outer - 1, inner - 1) for r in rows]
+    if inner == 0:
+        return rows
+    return ref_merge_dims([x for r in rows for x in r], 0, inner - 1)

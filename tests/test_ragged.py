@@ -4,8 +4,8 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import errors
-from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_rows, ref_to_dense,
-                                to_ragged)
+from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_merge_dims, ref_reduce,
+                                ref_rows, ref_to_dense, to_ragged)
 
 ROWS = [[1.0, 2.0, 3.0], [], [4.0], [5.0, -6.0]]
 ROWS_B = [[0.5, 1.5, -1.0], [], [2.0], [3.0, 0.25]]
@@ -73,6 +73,39 @@ def test_indexing_and_slicing():
         rt[7]
 
 
+def test_from_tensor_with_padding_or_nested_lengths_for_ragged_rank_2():
+    """Padding strips the innermost ragged dimension only; nested lengths cut each level
+    (outputs equal TF 2.x's)."""
+    t = tf.constant([[[1, 0, 0], [2, 3, 0]], [[0, 0, 0], [4, 5, 6]]])
+    assert tf.RaggedTensor.from_tensor(t, padding=0, ragged_rank=2).to_list() == \
+        [[[1], [2, 3]], [[], [4, 5, 6]]]
+    assert tf.RaggedTensor.from_tensor(t, lengths=([1, 2], [1, 2, 3]),
+                                       ragged_rank=2).to_list() == [[[1]], [[0, 0], [4, 5, 6]]]
+    a = np.arange(24, dtype=np.int32).reshape(2, 3, 2, 2)
+    a[0, 1, 1] = [0, 1]
+    got = tf.RaggedTensor.from_tensor(tf.constant(a), padding=tf.constant([0, 1]),
+                                      ragged_rank=2)
+    want = a.tolist()
+    want[0][1] = want[0][1][:1]
+    assert got.to_list() == want
+    with pytest.raises(ValueError, match="lengths"):
+        tf.RaggedTensor.from_tensor(t, lengths=[[1, 2]], ragged_rank=2)
+
+
+def test_indexing_with_ellipsis_and_newaxis():
+    """Results equal TensorFlow 2.x's for these keys."""
+    check_ragged(lambda r: r[...], lambda r: r, NESTED_B)
+    check_ragged(lambda r: r[0, ...], lambda r: r[0], NESTED_B, grad=True)
+    check_ragged(lambda r: r[tf.newaxis], lambda r: [r], NESTED_B)
+    check_ragged(lambda r: r[0, tf.newaxis], lambda r: [r[0]], NESTED_B)
+    check_ragged(lambda r: r[:, tf.newaxis], lambda r: [[x] for x in r], NESTED_B, grad=True)
+    check_ragged(lambda r: r[1:, ..., tf.newaxis],
+                 lambda r: [[[[v] for v in x] for x in row] for row in r[1:]], NESTED_B)
+    check_ragged(lambda r: r[:, tf.newaxis, 0:1], lambda r: [[x[0:1]] for x in r], NESTED_B)
+    with pytest.raises(ValueError, match="single ellipsis"):
+        to_ragged(ROWS)[..., ...]
+
+
 def test_elementwise_dispatch_over_flat_values():
     check_ragged(lambda a, b: a * b + 1.0, lambda a, b: [[x * y + 1.0 for x, y in zip(r, s)]
                                                        for r, s in zip(a, b)],
@@ -113,6 +146,106 @@ def test_reductions():
                  lambda r: [[sum(x) for x in row] for row in r], NESTED, grad=True)
     assert np.isnan(tf.reduce_mean(tf.ragged.constant([[1.0], []]), axis=1).numpy()[1])
     del nan
+
+
+NESTED_B = [[[1.0, 2.0], [3.0]], [[4.0], [], [5.0, 6.0, 7.0]], []]  # TF's doc-like example
+
+
+def ref_map2(rows, mask):
+    """The values of nested `rows` where the same-shaped nested `mask` is True."""
+    if rows and not isinstance(rows[0], list):
+        return [x for x, k in zip(rows, mask) if k]
+    return [ref_map2(r, m) for r, m in zip(rows, mask)]
+
+
+@pytest.mark.parametrize("rows", [NESTED, NESTED_B], ids=["nested", "nested_b"])
+@pytest.mark.parametrize("axis", [0, 1, -2])
+def test_reductions_over_outer_ragged_axes_of_nested_rows(rows, axis):
+    """ragged_rank 2: axis 0 and 1 reduce sub-rows position by position (TensorFlow's
+    segment aggregation), with gradients."""
+    for reducer, fn, grad in ((tf.reduce_sum, sum, True), (tf.reduce_mean, ref_mean, True),
+                              (tf.reduce_max, max, False), (tf.reduce_min, min, False)):
+        check_ragged(lambda r: reducer(r, axis=axis),
+                     lambda r: ref_reduce(r, axis % 3, fn, 3), rows, grad=grad)
+
+
+NESTED_3 = [[[[1.0], [2.0, 3.0]], [[4.0]]], [[[5.0, 6.0]]], []]
+
+
+@pytest.mark.parametrize("outer,inner", [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3),
+                                         (1, -1), (0, -1)])
+def test_merge_dims_any_range(outer, inner):
+    check_ragged(lambda r: r.merge_dims(outer, inner),
+                 lambda r: ref_merge_dims(r, outer, inner % 4), NESTED_3, grad=True)
+
+
+def test_stack_dynamic_partitions():
+    check_ragged(lambda r: tf.ragged.stack_dynamic_partitions(r, [1, 0, 1, 3], 4),
+                 lambda r: [[r[1]], [r[0], r[2]], [], [r[3]]], ROWS, grad=True)
+    got = tf.ragged.stack_dynamic_partitions(["a", "b", "c", "d", "e"], [3, 0, 2, 2, 3], 5)
+    assert got.to_list() == [[b"b"], [], [b"c", b"d"], [b"a", b"e"], []]  # TF 2.x's
+    with pytest.raises(tf.errors.InvalidArgumentError, match="less than num_partitions"):
+        tf.ragged.stack_dynamic_partitions(["a", "b"], [3, 0], 2)
+
+
+def test_reductions_keepdims():
+    check_ragged(lambda r: tf.reduce_sum(r, axis=1, keepdims=True),
+                 lambda r: [[sum(x)] for x in r], ROWS, grad=True)
+    check_ragged(lambda r: tf.reduce_sum(r, axis=0, keepdims=True),
+                 lambda r: [ref_reduce(r, 0, sum, 2)], ROWS)
+    check_ragged(lambda r: tf.reduce_max(r, keepdims=True),
+                 lambda r: [[max(max(x) for x in r if x)]], ROWS)
+    check_ragged(lambda r: tf.reduce_mean(r, axis=0, keepdims=True),
+                 lambda r: [ref_reduce(r, 0, ref_mean, 3)], NESTED_B, grad=True)
+    check_ragged(lambda r: tf.reduce_sum(r, axis=2, keepdims=True),
+                 lambda r: [[[sum(x)] for x in row] for row in r], NESTED_B, grad=True)
+
+
+def test_inner_axis_concat_stack_expand_dims_and_batch_gather():
+    """Axes inside the rows, as TensorFlow does them (outputs checked against TF 2.x)."""
+    nested_c = [[[5.0], [6.0]], [[7.0, 8.0], [], [9.0]]]
+    check_ragged(lambda a, b: tf.concat([a, b], axis=2),
+                 lambda a, b: [[x + y for x, y in zip(r, s)] for r, s in zip(a, b)],
+                 NESTED_B[:2], nested_c, grad=True)
+    check_ragged(lambda a, b: tf.stack([a, b], axis=2),
+                 lambda a, b: [[[x, y] for x, y in zip(r, s)] for r, s in zip(a, b)],
+                 ROWS, ROWS, grad=True)
+    check_ragged(lambda a, b: tf.stack([a, b], axis=-1),
+                 lambda a, b: [[[[x, y] for x, y in zip(u, v)] for u, v in zip(r, s)]
+                               for r, s in zip(a, b)], NESTED_B, NESTED_B)
+    check_ragged(lambda a: tf.expand_dims(a, 2), lambda a: [[[x] for x in r] for r in a],
+                 NESTED_B)
+    indices = tf.ragged.constant([[0, 2], [], [0], [1, 1, 0]], dtype=tf.int64)
+    check_ragged(lambda a: tf.gather(a, indices, batch_dims=1),
+                 lambda a: [[r[i] for i in ix] for r, ix in zip(a, indices.to_list())],
+                 ROWS, grad=True)
+    check_ragged(lambda a: tf.gather(a, [[1, 0], [0, 0]], batch_dims=1),
+                 lambda a: [[r[i] for i in ix] for r, ix in zip(a, [[1, 0], [0, 0]])],
+                 NESTED_B[:2], grad=True)
+    mask_rows = tf.ragged.constant([[True, False], [False, True, True], []])
+    check_ragged(lambda a: tf.boolean_mask(a, mask_rows),
+                 lambda a: [[x for x, k in zip(r, m) if k] for r, m in
+                            zip(a, mask_rows.to_list())], NESTED_B, grad=True)
+    mask_values = tf.ragged.constant([[[True, False], [True]],
+                                      [[False], [], [True, False, True]], []])
+    check_ragged(lambda a: tf.ragged.boolean_mask(a, mask_values),
+                 lambda a: ref_map2(a, mask_values.to_list()), NESTED_B, grad=True)
+    check_ragged(lambda a: tf.tile(a, [2, 2, 3]),
+                 lambda a: [[x * 3 for x in r] * 2 for r in a] * 2, NESTED_B, grad=True)
+    check_ragged(lambda a: tf.gather(a, indices),
+                 lambda a: [[a[i] for i in ix] for ix in indices.to_list()], ROWS, grad=True)
+    check_ragged(lambda a: tf.gather(a, [1, 0], axis=1),
+                 lambda a: [[r[1], r[0]] for r in a], NESTED_B[:2], grad=True)
+    check_ragged(lambda a: tf.gather(a, [[0, 0]], axis=-1),
+                 lambda a: [[[r[0], r[0]]] for r in a], [[1.0, 2.0], [7.0], [4.0, 5.0]])
+    check_ragged(lambda a: tf.gather(a, [[[0]], [[0]], [[1]]], batch_dims=1),
+                 lambda a: [[[a[0][0]]], [[a[1][0]]], [[a[2][1]]]],
+                 [[1.0, 2.0], [7.0], [4.0, 5.0]], grad=True)
+    dense_rows = tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[2], [0]],
+                           batch_dims=1)
+    assert isinstance(dense_rows, tf.Tensor) and dense_rows.numpy().tolist() == [[3.0], [7.0]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"index 3 in row 0 is not in "):
+        tf.gather(tf.ragged.constant([[1.0, 2.0, 3.0], [7.0]]), [[3], [0]], batch_dims=1)
 
 
 def test_structure_ops():

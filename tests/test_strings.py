@@ -9,6 +9,7 @@ import tensorlite as tf
 from tensorlite.framework import errors
 from tensorlite.ops import string_hash
 from tests.op_check import check_shape_rules
+from tests.ragged_check import ref_reduce
 
 S = tf.strings
 LINES = ["Hello, World!", "  two  spaces ", "", "tab\tand\nnewline", "héllo wörld ☃",
@@ -36,6 +37,31 @@ def test_split_against_python():
     assert got.to_list() == [b.split(b" ") if b else [] for b in B]
     assert S.split("a,b,,c", sep=",", maxsplit=2).numpy().tolist() == b"a,b,,c".split(b",", 2)
     assert S.split([["a b", "c"]]).shape.as_list() == [1, None, None]
+
+
+def _random_batch(rng, alphabet, n):
+    items = [bytes(rng.choice(alphabet, size=int(rng.integers(0, 14))).tolist())
+             for _ in range(n)]
+    return items, np.array(items + [b""], dtype=object)[:-1]  # a 1-D array of bytes
+
+
+@pytest.mark.parametrize("alphabet", [b" \t\x0b\x0c\rAbz.,!\x1c\x08\x0e\xc3\xa9",
+                                      b" \nab.,\x01"], ids=["no-newline", "newlines"])
+def test_whole_batch_split_and_punctuation_stripping_against_python(alphabet):
+    """Batches of >= 16 strings run joined into one bytes object (one split, one translate);
+    strings holding a newline take the per-string path. Both equal Python's."""
+    rng = np.random.default_rng(0)
+    keras_punct = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
+    for n in (0, 1, 15, 16, 17, 100):
+        items, batch = _random_batch(rng, list(alphabet), n)
+        got = S.split(tf.constant(batch)) if n else None
+        if n:
+            assert got.to_list() == [b.split() for b in items]
+        for pattern, rewrite in ((keras_punct, ""), (r"[.,!]+", ""), (r"\.", ""),
+                                 (r"[.,!]+", "_"), (r"[\n.]", ""), (r"z", "")):
+            got = S.regex_replace(tf.constant(batch, tf.string), pattern, rewrite).numpy()
+            want = [re.sub(pattern.encode(), rewrite.encode(), b) for b in items]
+            assert got.tolist() == want, (pattern, rewrite)
 
 
 def test_join_and_reduce_join():
@@ -196,6 +222,21 @@ def test_hashes_equal_tensorflow():
     assert string_hash.siphash24(b"", k0, k1) == 0x726FDB47DD0E0E31
     assert string_hash.siphash24(bytes(range(15)), k0, k1) == 0xA129CA6149BE45E5
     assert string_hash.siphash24(bytes(range(8)), k0, k1) == 0x93F5F5799A932462
+
+
+@pytest.mark.parametrize("axis", [-1, 2, 1, 0, None])
+def test_reduce_join_of_nested_ragged_against_reference(axis):
+    """Any axis of a ragged_rank-2 tensor (outputs checked against TF 2.x), keepdims too."""
+    rows = [[[b"a", b"b"], [b"c"]], [[b"d"], [], [b"e", b"f", b"g"]], []]
+    rt = tf.ragged.constant(rows)
+    got = S.reduce_join(rt, axis=axis, separator=".")
+    if axis is None:
+        assert got.numpy() == b"a.b.c.d.e.f.g"
+        return
+    want = ref_reduce(rows, axis % 3, b".".join, 3)
+    assert got.to_list() == want
+    kept = S.reduce_join(rt, axis=axis, keepdims=True, separator=".")
+    assert kept.shape.rank == 3
 
 
 def test_ragged_inputs_map_over_flat_values():

@@ -242,18 +242,35 @@ class DenseHashTable(MutableHashTable):
         self._guard(keys)
         super()._remove(keys)
 
+    def _import(self, keys, values):
+        """TensorFlow's export of a DenseHashTable is every bucket ([buckets, 1] keys, the
+        empty ones holding empty_key): only the real entries are kept."""
+        keys = np.asarray(keys, dtype=object if self.key_dtype.is_string else None).reshape(-1)
+        values = np.asarray(values).reshape((keys.shape[0],) + self._value_shape)
+        keep = np.array([k not in self._reserved for k in keys.tolist()], dtype=bool)
+        super()._import(keys[keep] if keys.size else keys, values[keep] if keys.size else values)
+
 
 # -- the table ops of SavedModels written by TensorFlow ---------------------------------------
 # A graph's table is a resource: a creator function makes it (HashTableV2, ...), an initializer
 # fills it, and LookupTableFindV2 & co. take it as their first input. The rules live here, not
 # in ops/lookup_ops.py, because creating a table needs this module's classes; they hang on the
 # family's find op (registry.declare allows one tf_import dict per op).
+def _zeros(dtype, shape):
+    dtype = dtypes.as_dtype(dtype)
+    if dtype.is_string:
+        return np.full(tuple(shape or ()), b"", dtype=object)
+    return np.zeros(tuple(shape or ()), dtype=dtype.as_numpy_dtype)
+
+
 def _new_table(cls, attrs, value_shape=()):
+    """An empty table of class `cls` (its initializer, if any, runs later as graph ops); the
+    graph passes the default value to each LookupTableFindV2, so the stored one is unused."""
     table = _Table.__new__(cls)
     value_dtype = dtypes.as_dtype(attrs["value_dtype"])
-    _Table.__init__(table, attrs["key_dtype"], value_dtype,
-                    np.zeros(value_shape, dtype=object if value_dtype.is_string else
-                             value_dtype.as_numpy_dtype), value_shape)
+    _Table.__init__(table, attrs["key_dtype"], value_dtype, _zeros(value_dtype, value_shape),
+                    value_shape)
+    table._initializer = None  # StaticHashTable.initializer: filled by the graph instead
     return table
 
 
@@ -295,6 +312,9 @@ declare(lookup_ops.LOOKUP_FIND, tf_import={
     "MutableHashTableV2": lambda ins, a: _new_table(MutableHashTable, a),
     "MutableHashTableOfTensorsV2": lambda ins, a: _new_table(MutableHashTable, a,
                                                               tuple(a.get("value_shape") or ())),
+    "MutableDenseHashTableV2": lambda ins, a: DenseHashTable(
+        a["key_dtype"], a["value_dtype"], _zeros(a["value_dtype"], a.get("value_shape")),
+        empty_key=ins[0], deleted_key=ins[1]),
     "LookupTableImportV2": _import_rule("LookupTableImportV2"),
     "InitializeTableV2": _import_rule("InitializeTableV2"),
     "InitializeTableFromTextFileV2": _from_text_file,

@@ -556,6 +556,7 @@ declare(LOG_SOFTMAX, tf=_softmax_tf("LogSoftmax"))
 # BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)
 declare(math_ops.ADD, tf_import={
     "AddV2": lambda ins, a: add(ins[0], ins[1]),
+    "Add": lambda ins, a: add(ins[0], ins[1]),  # TF1's Add (strings concatenate)
     "BiasAdd": lambda ins, a: bias_add(ins[0], ins[1], data_format=a.get("data_format"))})
 
 

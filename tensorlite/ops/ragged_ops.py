@@ -291,6 +291,64 @@ RAGGED_SEGMENT_REDUCE = register(
     shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False)
 
 
+# -- segment aggregation (reductions over an outer ragged axis, as TensorFlow's
+# _ragged_segment_aggregate): rows of data grouped by a segment id per row -----------------------
+def _positions_fwd(splits):
+    """Each value's position in its row, and the longest row's length (a scalar)."""
+    lengths = np.diff(splits)
+    rowids = np.repeat(np.arange(lengths.shape[0]), lengths)
+    return (np.arange(splits[-1], dtype=_I64) - splits[:-1][rowids],
+            np.array(lengths.max(initial=0), dtype=_I64))
+
+
+def _segment_layout_fwd(data_splits, ids, num_segments):
+    """Output row splits when ragged data rows are aggregated by segment (each output row as
+    long as its segment's longest data row), and each data value's output position."""
+    lengths = np.diff(data_splits)
+    out_lengths = np.zeros(int(num_segments), dtype=_I64)
+    np.maximum.at(out_lengths, ids.astype(_I64), lengths)
+    out_splits = _lengths_to_splits(out_lengths)
+    start = out_splits[:-1][ids.astype(_I64)]
+    return out_splits, (np.repeat(start - data_splits[:-1], lengths) +
+                        np.arange(data_splits[-1], dtype=_I64))
+
+
+def _segment_order_fwd(ids, num_segments, check_range=False):
+    """Row splits of the segments and a stable order that groups the rows by segment."""
+    ids = ids.astype(_I64)
+    if check_range and ids.size and (ids.min() < 0 or ids.max() >= num_segments):
+        bad = ids[(ids < 0) | (ids >= num_segments)][0]
+        raise _bad("StackDynamicPartitions", f"partition {bad} is not in [0, "
+                   f"{int(num_segments)}); partitions must be less than num_partitions")
+    return (_lengths_to_splits(np.bincount(ids, minlength=int(num_segments))),
+            np.argsort(ids, kind="stable").astype(_I64))
+
+
+def _batch_positions_fwd(params_splits, index_splits, index_values):
+    """gather(..., batch_dims=1): where each row's indices point into the params' values
+    (out-of-range indices are an error; TensorFlow reads whatever lies there)."""
+    nrows = params_splits.shape[0] - 1
+    if index_splits.shape[0] - 1 != nrows:
+        raise _bad("RaggedGather", f"batch_dims=1 needs as many index rows as params rows; got "
+                   f"{index_splits.shape[0] - 1} and {nrows}")
+    rowids = np.repeat(np.arange(nrows), np.diff(index_splits))
+    lengths = np.diff(params_splits)[rowids]
+    idx = index_values.astype(_I64)
+    bad = (idx < 0) | (idx >= lengths)
+    if np.any(bad):
+        k = int(np.argmax(bad))
+        raise _bad("RaggedGather", f"batch_dims=1: index {idx[k]} in row {rowids[k]} is not "
+                   f"in [0, {lengths[k]}) (that row's length)")
+    return params_splits[:-1][rowids] + idx
+
+
+RAGGED_BATCH_POSITIONS = _int_op("RaggedBatchGatherPositions", _batch_positions_fwd)
+_SCALAR_PAIR = (lambda *s, **_: [Spec((None,), dtypes.int64), Spec((), dtypes.int64)])
+RAGGED_POSITIONS = _int_op("RaggedPositionsInRows", _positions_fwd, _SCALAR_PAIR, True)
+RAGGED_SEGMENT_LAYOUT = _int_op("RaggedSegmentLayout", _segment_layout_fwd, _PAIR, True)
+RAGGED_SEGMENT_ORDER = _int_op("RaggedSegmentOrder", _segment_order_fwd, _PAIR, True)
+
+
 # -- sparse ---------------------------------------------------------------------------------------
 def _to_sparse_fwd(flat_values, *splits):
     """Indices and dense shape of every flat value of a ragged tensor."""

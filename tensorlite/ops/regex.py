@@ -78,12 +78,18 @@ def _safe_on_bytes(pattern):
     return True
 
 
+# One pattern atom that matches exactly one byte (optionally repeated): a bracket class, an
+# escaped byte or \d \w \s, or a plain byte; zero-width escapes (\b \A \Z) are excluded.
+_ONE_ATOM = re.compile(rb"(?:\[(?:\\.|[^\\\]])+\]|\\[^bBAZzG0-9]|[^\\\[\]().*+?{}|^$])\+?")
+
+
 class Pattern:
     """A compiled RE2-meaning pattern that works on bytes (TensorFlow strings)."""
 
     def __init__(self, compiled, on_bytes):
         self._c = compiled
         self._on_bytes = on_bytes
+        self._deleted = {}  # (template, count) -> deleted_bytes
 
     def fullmatch(self, b):
         if self._on_bytes:
@@ -95,6 +101,19 @@ class Pattern:
             return self._c.sub(template.encode("utf-8", "surrogateescape"), b, count=count)
         out = self._c.sub(template, b.decode("utf-8", "surrogateescape"), count=count)
         return out.encode("utf-8", "surrogateescape")
+
+    def deleted_bytes(self, template, count):
+        """The bytes a replacement deletes when it is exactly "delete every byte of a
+        class" (a global replacement by "" of one single-byte atom, optionally `+`: Keras's
+        punctuation stripping), else None; bytes.translate then does it ~4x faster than
+        re.sub."""
+        key = (template, count)
+        if key not in self._deleted:
+            one = (not template and count == 0 and self._on_bytes
+                   and _ONE_ATOM.fullmatch(self._c.pattern) is not None)
+            self._deleted[key] = bytes(c for c in range(256) if self._c.fullmatch(
+                bytes([c]))) if one else None
+        return self._deleted[key]
 
     def subber(self, template, count=0):
         """A function bytes -> bytes doing `sub` (the hot loop of regex_replace)."""

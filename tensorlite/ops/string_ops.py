@@ -29,6 +29,19 @@ def emap(fn, x, otype=_OBJ):
     return np.fromiter(map(fn, flat), dtype=otype, count=len(flat)).reshape(x.shape)
 
 
+# Whole-batch kernels: a batch of strings with no newline joined by newlines is one bytes
+# object that bytes.translate and bytes.split handle in one C call instead of one call per
+# string (CPU per 1024 lines: punctuation stripping 375 -> ~95 us, whitespace split 500 ->
+# ~330 us). Small batches are not worth the join; bytes.lower is cheaper per string.
+_JOIN_MIN = 16
+
+
+def joined(flat):
+    """The strings joined by newlines (None for a small batch); the caller checks that it
+    splits back into as many strings (no string held a newline)."""
+    return b"\n".join(flat) if len(flat) >= _JOIN_MIN else None
+
+
 def strings_array(items):
     """A 1-D object array of bytes from a list (never a 2-D array of characters)."""
     return np.fromiter(items, dtype=_OBJ, count=len(items))
@@ -36,7 +49,8 @@ def strings_array(items):
 
 def splits_from_lengths(lengths):
     out = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out[1:])
+    out[1:] = lengths  # then accumulate in place: np.cumsum(list) would wrap the list first
+    np.add.accumulate(out[1:], out=out[1:])
     return out
 
 
@@ -61,8 +75,31 @@ def _bad(op, message):
 
 
 # -- split and join ----------------------------------------------------------------------------
+def _split_whitespace_joined(flat):
+    """Whitespace split of a whole batch: one bytes.split of the strings joined by newlines
+    gives the tokens; the row lengths are counted on the bytes with NumPy (a token starts
+    where a non-space byte follows a space; its row is the number of newlines before it)."""
+    text = joined(flat)
+    if text is None:
+        return None
+    b = np.frombuffer(text, dtype=np.uint8)
+    newlines = np.flatnonzero(b == 10)
+    if newlines.size != len(flat) - 1:  # a string held a newline
+        return None
+    space = (b == 32) | ((b - 9) < 5)  # " \t\n\x0b\x0c\r": bytes.split's and TF's (absl)
+    starts = ~space
+    starts[1:] &= space[:-1]
+    rows = np.searchsorted(newlines, np.flatnonzero(starts))
+    lengths = np.bincount(rows, minlength=len(flat))
+    return strings_array(text.split()), splits_from_lengths(lengths)
+
+
 def _split_fwd(x, sep, maxsplit):
     flat = x.reshape(-1).tolist()
+    if sep == b"" and maxsplit == -1:
+        done = _split_whitespace_joined(flat)
+        if done is not None:
+            return done
     if sep == b"":  # runs of whitespace, no empty tokens
         parts = [s.split(None, maxsplit) for s in flat]
     else:  # an empty string has no token (Python would give one empty string)
@@ -129,8 +166,16 @@ SEGMENT_JOIN = _register("RaggedReduceJoin", _segment_join_fwd,
 # -- regular expressions -----------------------------------------------------------------------
 def _regex_replace_fwd(x, pattern, rewrite, replace_global):
     compiled = regex.compile_pattern(pattern, "RegexReplace")
-    sub = compiled.subber(regex.rewrite_template(rewrite), 0 if replace_global else 1)
-    return emap(sub, x)
+    template, count = regex.rewrite_template(rewrite), 0 if replace_global else 1
+    deleted = compiled.deleted_bytes(template, count)
+    if deleted is not None:
+        text = joined(x.reshape(-1).tolist()) if b"\n" not in deleted else None
+        if text is not None:
+            parts = text.translate(None, deleted).split(b"\n")
+            if len(parts) == x.size:  # no string held a newline
+                return strings_array(parts).reshape(x.shape)
+        return emap(lambda s: s.translate(None, deleted), x)
+    return emap(compiled.subber(template, count), x)
 
 
 def _regex_full_match_fwd(x, pattern):

@@ -29,8 +29,23 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,  # noqa: A001 - 
     return constant(rows, dtype=dtype or convert_to_tensor(limits).dtype, ragged_rank=1)
 
 
-def stack_dynamic_partitions(*args, **kwargs):
-    raise NotImplementedError("tf.ragged.stack_dynamic_partitions is not implemented")
+def stack_dynamic_partitions(data, partitions, num_partitions, name=None):
+    """`tf.ragged.stack_dynamic_partitions`: row p holds the rows of `data` (dense or ragged)
+    whose partition is p, in their order.
+
+    >>> tf.ragged.stack_dynamic_partitions(["a", "b", "c"], [1, 0, 1], 2).to_list()
+    [[b'b'], [b'a', b'c']]"""
+    from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
+    from tensorlite.ops import ragged_ops  # noqa: PLC0415
+    from tensorlite.ragged.indexing import take  # noqa: PLC0415
+    if not isinstance(data, RaggedTensor):
+        data = convert_to_tensor(data)
+    parts = convert_to_tensor(partitions, dtype_hint="int64")
+    if parts.shape.rank != 1 or not parts.dtype.is_integer:
+        raise ValueError("stack_dynamic_partitions: partitions must be a vector of integers")
+    splits, order = ragged_ops.RAGGED_SEGMENT_ORDER(
+        parts, convert_to_tensor(int(num_partitions), dtype="int64"), check_range=True)
+    return RaggedTensor(take(data, order), splits, internal=True)
 
 
 def row_splits_to_segment_ids(splits, name=None, out_type=None):

@@ -21,10 +21,16 @@ def from_tensor(tensor, lengths=None, padding=None, ragged_rank=1):
                          f"rank {rank}, got {ragged_rank}")
     if lengths is not None and padding is not None:
         raise ValueError("from_tensor: specify lengths or padding, not both")
+    if ragged_rank > 1 and lengths is not None:
+        return _from_nested_lengths(t, lengths, ragged_rank)
+    if ragged_rank > 1 and padding is not None:
+        # padding strips the innermost ragged dimension only; the outer ones stay uniform
+        dims = t.shape.as_list()
+        flat = from_tensor(array_ops.reshape(t, [-1] + dims[ragged_rank:]), padding=padding)
+        for d in reversed(dims[1:ragged_rank]):
+            flat = RaggedTensor.from_uniform_row_length(flat, d)
+        return flat
     if ragged_rank > 1:
-        if lengths is not None or padding is not None:
-            raise NotImplementedError("RaggedTensor.from_tensor: lengths/padding with "
-                                      "ragged_rank > 1 is not implemented")
         d0, d1 = t.shape[0], t.shape[1]
         inner = from_tensor(array_ops.reshape(t, [d0 * d1] + t.shape.as_list()[2:]),
                             ragged_rank=ragged_rank - 1)
@@ -38,6 +44,25 @@ def from_tensor(tensor, lengths=None, padding=None, ragged_rank=1):
     lengths = math_ops.cast(convert_to_tensor(lengths), dtypes.int64)
     mask = array_ops.sequence_mask(lengths, maxlen=t.shape[1])
     return RaggedTensor.from_row_lengths(array_ops.boolean_mask(t, mask), lengths)
+
+
+def _from_nested_lengths(t, lengths, ragged_rank):
+    """from_tensor(t, lengths=(l1, l2, ...), ragged_rank=k): l1 keeps the first l1[i]
+    sub-rows of row i, l2 the first l2[j] entries of each kept sub-row j, and so on."""
+    if not isinstance(lengths, (list, tuple)) or len(lengths) != ragged_rank:
+        raise ValueError(f"from_tensor: with ragged_rank={ragged_rank}, lengths must be a "
+                         f"tuple of {ragged_rank} vectors of row lengths (one per ragged "
+                         f"dimension), got {lengths!r}")
+    values, nested = t, []
+    for level, lens in enumerate(lengths):
+        lens = math_ops.cast(convert_to_tensor(lens), dtypes.int64)
+        if lens.shape.rank != 1 or lens.shape[0] != values.shape[0]:
+            raise ValueError(f"from_tensor: lengths[{level}] must have one entry per row at "
+                             f"that level ({values.shape[0]}), got shape {lens.shape}")
+        mask = array_ops.sequence_mask(lens, maxlen=values.shape[1])
+        values = array_ops.boolean_mask(values, mask)
+        nested.append(lens)
+    return RaggedTensor.from_nested_row_lengths(values, nested)
 
 
 def to_sparse(rt):

@@ -41,9 +41,6 @@ def _index(k, what):
         return int(k._value)
     if isinstance(k, (int, np.integer)):
         return int(k)
-    if k is Ellipsis or k is None:
-        raise NotImplementedError(f"RaggedTensor indexing with {k!r} (Ellipsis or tf.newaxis) "
-                                  f"is not implemented; index each dimension explicitly")
     raise TypeError(f"RaggedTensor {what}: indices must be ints, slices or integer scalar "
                     f"tensors, got {type(k).__name__}")
 
@@ -51,6 +48,8 @@ def _index(k, what):
 def getitem(rt, key):
     """`rt[key]`; see the module docstring."""
     key = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis or k is None for k in key):
+        return _expanded_getitem(rt, key)
     if not key:
         return rt
     first, rest = key[0], key[1:]
@@ -67,6 +66,32 @@ def getitem(rt, key):
     _, positions = rops.RAGGED_GATHER_ROWS(rt.row_splits,
                                            convert_to_tensor(np.array([i], dtype=np.int64)))
     return _rows(take(rt.values, positions), rest)
+
+
+def _expanded_getitem(rt, key):
+    """Ellipsis (the full slices it stands for) and tf.newaxis (a size-1 dimension, added
+    with expand_dims where it lands in the result)."""
+    if sum(k is Ellipsis for k in key) > 1:
+        raise ValueError("RaggedTensor indexing: an index can only have a single ellipsis")
+    used = sum(k is not Ellipsis and k is not None for k in key)
+    expanded, new_axes, out_dims = [], [], 0
+    for k in key:
+        if k is Ellipsis:
+            fill = rt.shape.rank - used
+            expanded += [slice(None)] * fill
+            out_dims += fill
+        elif k is None:
+            new_axes.append(out_dims)
+            out_dims += 1
+        else:
+            expanded.append(k)
+            out_dims += isinstance(k, slice)
+    out = getitem(rt, tuple(expanded))
+    from tensorlite.ragged.ragged_math import expand_dims  # noqa: PLC0415 - it imports us
+    for axis in new_axes:
+        out = expand_dims(out, axis) if isinstance(out, RaggedTensor) else \
+            array_ops.expand_dims(out, axis)
+    return out
 
 
 def _rows(values, rest):

@@ -97,6 +97,21 @@ _DENSE = {"sum": math_ops.reduce_sum, "prod": math_ops.reduce_prod, "max": math_
           "mean": math_ops.reduce_mean}
 
 
+class Reducer:
+    """A reduction beside the registry's numeric ones (tf.strings.reduce_join): `dense(x,
+    axis)` reduces a dense tensor over one axis (all axes when None), `segment(values,
+    splits)` each row of a ragged_rank-1 layout."""
+
+    def __init__(self, name, dense, segment):
+        self.name, self.dense, self.segment = name, dense, segment
+
+
+def _dense(reducer, x, axis=None):
+    if isinstance(reducer, Reducer):
+        return reducer.dense(x, axis)
+    return _DENSE[reducer](x, axis=axis)
+
+
 def _drop_innermost(rt, new_flat):
     """`rt` without its innermost ragged dimension, with `new_flat` as flat values."""
     if rt.ragged_rank == 1:
@@ -106,6 +121,8 @@ def _drop_innermost(rt, new_flat):
 
 def _segment(rt, reducer):
     flat, splits = rt.flat_values, rt.nested_row_splits[-1]
+    if isinstance(reducer, Reducer):
+        return reducer.segment(flat, splits)
     if reducer != "mean":
         return rops.RAGGED_SEGMENT_REDUCE(flat, splits, reducer=reducer)
     total = rops.RAGGED_SEGMENT_REDUCE(flat, splits, reducer="sum")
@@ -117,10 +134,23 @@ def _segment(rt, reducer):
         return math_ops.divide(total, count)  # an empty row is 0/0 = NaN, as in TensorFlow
 
 
+def _segment_aggregate(data, ids, num_segments, reducer):
+    """Rows of `data` (dense or ragged) reduced by segment id, as TensorFlow's
+    _ragged_segment_aggregate: ragged rows of one segment are reduced position by position,
+    the output row as long as the longest of them."""
+    if isinstance(data, RaggedTensor):
+        splits, positions = rops.RAGGED_SEGMENT_LAYOUT(data.row_splits, ids, num_segments)
+        values = _segment_aggregate(data.values, positions, splits[-1], reducer)
+        return RaggedTensor(values, splits, internal=True)
+    splits, order = rops.RAGGED_SEGMENT_ORDER(ids, num_segments)
+    return _segment(RaggedTensor(take(data, order), splits, internal=True), reducer)
+
+
 def _columns(rt, reducer):
-    """axis=0 of a ragged_rank-1 tensor: reduce each column over the rows that have it."""
-    if rt.ragged_rank != 1:
-        raise NotImplementedError("ragged reduce over axis 0 with ragged_rank > 1")
+    """axis=0: reduce each column over the rows that have it."""
+    if rt.ragged_rank != 1 or isinstance(reducer, Reducer):
+        positions, longest = rops.RAGGED_POSITIONS(rt.row_splits)
+        return _segment_aggregate(rt.values, positions, longest, reducer)
     if reducer == "mean":
         total = _columns(rt, "sum")
         ones = rt.with_flat_values(array_ops.ones_like(rt.flat_values))
@@ -135,7 +165,7 @@ def _columns(rt, reducer):
 
 def _reduce_one(rt, reducer, axis):
     if not isinstance(rt, RaggedTensor):
-        return _DENSE[reducer](rt, axis=axis)
+        return _dense(reducer, rt, axis)
     rank = rt.shape.rank
     axis = axis + rank if axis < 0 else axis
     if axis == 0:
@@ -143,25 +173,28 @@ def _reduce_one(rt, reducer, axis):
     if axis == rt.ragged_rank:
         return _drop_innermost(rt, _segment(rt, reducer))
     if axis > rt.ragged_rank:
-        return rt.with_flat_values(_DENSE[reducer](rt.flat_values, axis=axis - rt.ragged_rank))
-    raise NotImplementedError(f"ragged reduce over axis {axis} (an outer ragged dimension of "
-                              f"a tensor with ragged_rank {rt.ragged_rank})")
+        return rt.with_flat_values(_dense(reducer, rt.flat_values, axis - rt.ragged_rank))
+    if axis == 1:  # an outer ragged axis: each row's sub-rows reduced column by column
+        return _segment_aggregate(rt.values, rt.value_rowids(), rt.nrows(), reducer)
+    return rt.with_values(_reduce_one(rt.values, reducer, axis - 1))
 
 
 def reducer_fn(reducer):
     def reduce(input_tensor, axis=None, keepdims=False, name=None):
         rt = input_tensor
-        if keepdims:
-            raise NotImplementedError("keepdims=True for a ragged reduction")
-        if axis is None:
-            return _DENSE[reducer](rt.flat_values)
-        axes = [int(a) for a in np.atleast_1d(np.asarray(axis))]
-        axes = sorted({a + rt.shape.rank if a < 0 else a for a in axes}, reverse=True)
+        rank = rt.shape.rank
+        if axis is None and not keepdims:
+            return _dense(reducer, rt.flat_values)
+        axes = range(rank) if axis is None else [int(a) for a in np.atleast_1d(np.asarray(axis))]
+        axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
         out = rt
         for a in axes:
             out = _reduce_one(out, reducer, a)
+        for a in reversed(axes) if keepdims else ():  # TF: expand_dims at each reduced axis
+            out = expand_dims(out, a) if isinstance(out, RaggedTensor) else \
+                array_ops.expand_dims(out, a)
         return out
-    reduce.__name__ = f"reduce_{reducer}"
+    reduce.__name__ = f"reduce_{getattr(reducer, 'name', reducer)}"
     return reduce
 
 
@@ -173,12 +206,29 @@ def _as_ragged(x, ragged_rank=1):
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """`tf.gather` with ragged params (rows) or ragged indices (result ragged like them)."""
+    """`tf.gather` with ragged params (rows) or ragged indices (result ragged like them);
+    `batch_dims=1` gathers within each row, `axis=1` the same indices in every row (an
+    index past a row's end is InvalidArgumentError; TensorFlow reads the next row)."""
+    rank = params.shape.rank
+    axis = None if axis is None else int(axis) + rank if int(axis) < 0 else int(axis)
+    if batch_dims == 1 and axis in (None, 1):
+        return _batch_gather(params, indices)
+    if batch_dims == 0 and axis == 1 and isinstance(params, RaggedTensor) and \
+            not isinstance(indices, RaggedTensor):
+        idx = convert_to_tensor(indices)
+        every_row = array_ops.tile(array_ops.expand_dims(idx, 0),
+                                   [len(params)] + [1] * idx.shape.rank)
+        return _batch_gather(params, every_row)
     if (axis not in (None, 0)) or batch_dims:
-        raise NotImplementedError("ragged tf.gather with axis or batch_dims other than 0")
+        raise NotImplementedError("ragged tf.gather with batch_dims other than 0 and 1, or "
+                                  "along an axis other than 0 and 1 (or axis=1 with ragged "
+                                  "indices)")
     if isinstance(indices, RaggedTensor):
-        if isinstance(params, RaggedTensor):
-            raise NotImplementedError("tf.gather of ragged params at ragged indices")
+        if isinstance(params, RaggedTensor):  # rows of params, nested like the indices
+            rows = gather(params, indices.flat_values)
+            for splits in reversed(indices.nested_row_splits):
+                rows = RaggedTensor(rows, splits, internal=True)
+            return rows
         return indices.with_flat_values(array_ops.gather(params, indices.flat_values))
     idx = math_ops.cast(convert_to_tensor(indices), dtypes.int64)
     if idx.shape.rank == 0:
@@ -189,6 +239,35 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     for n in reversed(idx.shape.as_list()[1:]):
         rows = RaggedTensor.from_uniform_row_length(rows, n)
     return rows
+
+
+def _batch_gather(params, indices):
+    """gather(params, indices, batch_dims=1): row i of the result is params[i] gathered at
+    indices[i]; ragged like the indices (dense [B, k] indices give [B, k, ...])."""
+    p = _as_ragged(params)
+    if isinstance(indices, RaggedTensor):
+        if indices.ragged_rank != 1:
+            raise NotImplementedError("ragged tf.gather(batch_dims=1) with indices of "
+                                      "ragged_rank > 1")
+        splits, flat = indices.row_splits, indices.values
+    else:
+        idx = convert_to_tensor(indices)
+        if idx.shape.rank < 2:
+            raise ValueError(f"tf.gather(batch_dims=1): indices must have rank >= 2 (a row "
+                             f"of indices per params row), got shape {idx.shape}")
+        per_row = int(np.prod(idx.shape.as_list()[1:]))
+        splits = convert_to_tensor(np.arange(idx.shape[0] + 1, dtype=np.int64) * per_row)
+        flat = array_ops.reshape(idx, [-1])
+    positions = rops.RAGGED_BATCH_POSITIONS(p.row_splits, splits,
+                                            math_ops.cast(flat, dtypes.int64))
+    values = take(p.values, positions)
+    if isinstance(indices, RaggedTensor):
+        return RaggedTensor.from_row_splits(values, indices.row_splits, validate=False)
+    if isinstance(values, RaggedTensor):
+        for n in reversed(idx.shape.as_list()[1:]):
+            values = RaggedTensor.from_uniform_row_length(values, n)
+        return values
+    return array_ops.reshape(values, idx.shape.as_list() + values.shape.as_list()[1:])
 
 
 def _concat0(items):
@@ -219,8 +298,13 @@ def concat(values, axis, name=None):
         splits, positions = rops.RAGGED_CONCAT_ROWS(*[rt.row_splits for rt in items])
         return RaggedTensor(take(_concat0([rt.values for rt in items]), positions), splits,
                             internal=True)
-    raise NotImplementedError(f"ragged tf.concat along axis {axis} (axes 0 and 1 are "
-                              f"implemented)")
+    # an inner axis: rows must line up (same row splits); concatenate inside the values
+    for rt in items[1:]:
+        rops.RAGGED_SAME_SPLITS(items[0].row_splits, rt.row_splits)
+    values = [rt.values for rt in items]
+    inner = concat(values, axis - 1) if isinstance(values[0], RaggedTensor) else \
+        array_ops.concat(values, axis - 1)
+    return RaggedTensor(inner, items[0].row_splits, internal=True)
 
 
 def stack(values, axis=0, name=None):
@@ -230,10 +314,8 @@ def stack(values, axis=0, name=None):
     if axis == 0:
         outer = np.cumsum([0] + [len(rt) for rt in items]).astype(np.int64)
         return RaggedTensor.from_row_splits(_concat0(items), outer, validate=False)
-    if axis == 1:
-        return concat([expand_dims(rt, 1) for rt in items], axis=1)
-    raise NotImplementedError(f"ragged tf.stack along axis {axis} (axes 0 and 1 are "
-                              f"implemented)")
+    axis = axis + items[0].shape.rank + 1 if axis < 0 else axis
+    return concat([expand_dims(rt, axis) for rt in items], axis=axis)
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002 - TF's argument name
@@ -246,11 +328,10 @@ def expand_dims(input, axis, name=None):  # noqa: A002 - TF's argument name
     if axis == 1:
         return RaggedTensor.from_row_splits(rt, np.arange(len(rt) + 1, dtype=np.int64),
                                             validate=False)
-    if axis > rt.ragged_rank:
-        return rt.with_flat_values(array_ops.expand_dims(rt.flat_values,
-                                                         axis - rt.ragged_rank))
-    raise NotImplementedError(f"ragged tf.expand_dims at axis {axis} (inside the ragged "
-                              f"dimensions)")
+    values = rt.values  # axis > 1: a new dimension inside each row's values
+    inner = expand_dims(values, axis - 1) if isinstance(values, RaggedTensor) else \
+        array_ops.expand_dims(values, axis - 1)
+    return RaggedTensor(inner, rt.row_splits, internal=True)
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -259,29 +340,35 @@ def tile(input, multiples, name=None):  # noqa: A002
     if len(m) != rt.shape.rank:
         raise ValueError(f"tf.tile: multiples {m} must have one entry per dimension of the "
                          f"ragged tensor (rank {rt.shape.rank})")
-    if rt.ragged_rank != 1:
-        raise NotImplementedError("ragged tf.tile with ragged_rank > 1")
+    values = rt.values
+    if any(v != 1 for v in m[2:]):  # inner axes first: each value row tiled (recursively)
+        values = tile(values, [1] + m[2:]) if isinstance(values, RaggedTensor) else \
+            array_ops.tile(values, [1] + m[2:])
     splits, positions = rops.RAGGED_TILE_ROWS(rt.row_splits, rows=m[0], cols=m[1])
-    values = take(rt.values, positions)
-    if any(v != 1 for v in m[2:]):
-        values = array_ops.tile(values, [1] + m[2:])
-    return RaggedTensor(values, splits, internal=True)
+    return RaggedTensor(take(values, positions), splits, internal=True)
 
 
 def boolean_mask(tensor, mask, axis=None, name=None):
-    """`tf.boolean_mask` of a ragged tensor by a dense row mask or a ragged value mask."""
+    """`tf.boolean_mask` (`tf.ragged.boolean_mask`) of a ragged tensor by a dense row mask
+    or a ragged mask: a mask of the data's shape drops single values, a shorter ragged mask
+    drops whole sub-rows (the mask's row partitions must be the data's outer ones)."""
     if axis not in (None, 0):
-        raise NotImplementedError("ragged tf.boolean_mask with axis != 0")
+        raise ValueError("tf.boolean_mask of a ragged tensor masks from axis 0 (TensorFlow's "
+                         "ragged boolean_mask has no axis); pass a ragged mask of the data's "
+                         "outer shape to mask inner dimensions")
     if isinstance(mask, RaggedTensor):
-        if not isinstance(tensor, RaggedTensor) or tensor.ragged_rank != 1:
-            raise NotImplementedError("tf.boolean_mask with a ragged mask needs ragged data "
-                                      "of ragged_rank 1")
-        _common_splits([tensor, mask])
-        keep = mask.flat_values
+        if not isinstance(tensor, RaggedTensor) or tensor.ragged_rank < mask.ragged_rank:
+            raise ValueError("tf.boolean_mask with a ragged mask needs ragged data of at "
+                             "least the mask's ragged rank")
+        rops.RAGGED_SAME_SPLITS(tensor.row_splits, mask.row_splits)
+        if mask.ragged_rank > 1:  # mask inside each row
+            return RaggedTensor(boolean_mask(tensor.values, mask.values), tensor.row_splits,
+                                internal=True)
+        keep = mask.values
         lengths = rops.RAGGED_SEGMENT_REDUCE(math_ops.cast(keep, dtypes.int64),
                                              mask.row_splits, reducer="sum")
-        return RaggedTensor.from_row_lengths(array_ops.boolean_mask(tensor.values, keep),
-                                             lengths, validate=False)
+        kept = take(tensor.values, array_ops.reshape(math_ops.where(keep), [-1]))
+        return RaggedTensor.from_row_lengths(kept, lengths, validate=False)
     rows = array_ops.reshape(math_ops.where(convert_to_tensor(mask)), [-1])
     return gather_rows(tensor, rows)
 

@@ -293,11 +293,33 @@ class RaggedTensor:
         return to_sparse(self)
 
     def merge_dims(self, outer_axis, inner_axis):
-        if (outer_axis, inner_axis) not in ((0, 1), (0, -1)) or self.ragged_rank != 1 and \
-                inner_axis == -1:
-            raise NotImplementedError("RaggedTensor.merge_dims: only merge_dims(0, 1) (all rows "
-                                      "into one) is implemented")
-        return self._values
+        """Dimensions `outer_axis..inner_axis` merged into one (ragged, or dense when the
+        outer dimension is merged away), as TensorFlow's.
+
+        >>> tf.ragged.constant([[[1], [2, 3]], [[4]]]).merge_dims(1, 2).to_list()
+        [[1, 2, 3], [4]]"""
+        rank = self.shape.rank
+        outer = outer_axis + rank if outer_axis < 0 else outer_axis
+        inner = inner_axis + rank if inner_axis < 0 else inner_axis
+        if not 0 <= outer <= inner < rank:
+            raise ValueError(f"merge_dims: need 0 <= outer_axis <= inner_axis < rank {rank}, "
+                             f"got ({outer_axis}, {inner_axis})")
+        if outer == inner:
+            return self
+        if outer > 1:
+            return self.with_values(_merge(self._values, outer - 1, inner - 1))
+        if outer == 0:
+            return _merge(self._values, 0, inner - 1) if inner > 1 else self._values
+        # outer == 1: each row's elements in dims 1..inner become one row; its bounds are
+        # the row splits carried down through every merged dimension
+        splits, values = self._row_splits, self._values
+        for _ in range(inner - 1):
+            if isinstance(values, RaggedTensor):
+                splits, values = array_ops.gather(values.row_splits, splits), values.values
+            else:
+                splits = math_ops.multiply(splits, np.int64(values.shape[1]))
+                values = array_ops.reshape(values, [-1] + values.shape.as_list()[2:])
+        return RaggedTensor(values, splits, internal=True)
 
     # -- composite protocol (nest.flatten(expand_composites=True): tf.function) ---------------
     def _tl_components(self):
@@ -330,6 +352,14 @@ class RaggedTensor:
         return f"<tf.RaggedTensor {_list_text(self.to_list())}>"
 
     __str__ = __repr__
+
+
+def _merge(x, outer, inner):
+    """merge_dims of a ragged or dense tensor."""
+    if isinstance(x, RaggedTensor):
+        return x.merge_dims(outer, inner)
+    shape = x.shape.as_list()
+    return array_ops.reshape(x, shape[:outer] + [-1] + shape[inner + 1:])
 
 
 def _list_text(rows):

@@ -41,6 +41,13 @@ _OUTPUT_ARGS = {
     "RaggedGather": (("output_nested_splits", "OUTPUT_RAGGED_RANK"), "output_dense_values"),
 }
 
+# Ops whose outputs' shapes follow the values of their inputs (a split's word count, a
+# ragged tensor's row partitions): a function using them cannot be traced into a tensorlite
+# graph, whose shapes are fixed when traced (load.py runs it as one node instead).
+VALUE_SHAPED = {"StringSplitV2", "StringNGrams", "UnicodeDecode", "UnicodeDecodeWithOffsets",
+                "RaggedGather", "RaggedTensorToTensor", "RaggedBincount", "Where", "Unique",
+                "UnsortedSegmentSum", "UnsortedSegmentJoin"}
+
 _ASSIGN = {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",
            "AssignSubVariableOp": "assign_sub"}
 _STRUCTURAL = {"NoOp", "Identity", "Const", "ReadVariableOp", "StatefulPartitionedCall",
@@ -121,6 +128,19 @@ class Runner:
     def __init__(self, library):
         self.functions = {f.signature.name: f for f in library.function}
         self.rules = import_rules()
+
+    def value_shaped(self, name, seen=None):
+        """Whether function `name` or one it calls uses a VALUE_SHAPED op."""
+        seen = set() if seen is None else seen
+        if name in seen or name not in self.functions:
+            return False
+        seen.add(name)
+        for node in self.functions[name].node_def:
+            if node.op in VALUE_SHAPED:
+                return True
+            if "f" in node.attr and self.value_shaped(node.attr["f"].func.name, seen):
+                return True
+        return False
 
     def run(self, name, inputs):
         """The outputs (a list) of function `name` called on `inputs`."""

@@ -114,6 +114,7 @@ class ConcreteFunction:
         self.structured_input_signature = decode(saved.canonicalized_input_signature)
         self.structured_outputs = decode(saved.output_signature)
         self.function_def = runner.functions.get(name)
+        self._value_shaped = runner.value_shaped(name)
 
     def _flat_inputs(self, args, kwargs):
         sig_args, sig_kwargs = self.structured_input_signature or ((), {})
@@ -138,7 +139,7 @@ class ConcreteFunction:
         from tensorlite.saved_model.resources import bound_value  # noqa: PLC0415
         inputs = self._flat_inputs(args, dict(kwargs))
         bound = [bound_value(b) for b in self._bound]
-        if tracing.is_tracing():
+        if tracing.is_tracing() and self._value_shaped:
             outputs = self._run_as_node(inputs, bound)
         else:
             outputs = self._runner.run(self.name, inputs + bound)
@@ -147,11 +148,12 @@ class ConcreteFunction:
         return nest.pack_like(self.structured_outputs, outputs)
 
     def _run_as_node(self, inputs, bound):
-        """Inside a tf.function: the whole function as one differentiable py_function node
-        that runs on every call of the graph. TensorFlow's graphs compute shapes from values
-        (a ragged tensor's row partitions, a sentence's word count), which a tensorlite trace
-        would freeze at their first values. The captured variables enter as inputs, so
-        gradients reach them."""
+        """Inside a tf.function, a function with VALUE_SHAPED ops (function_runner.py) runs
+        as one differentiable py_function node, on every call of the graph: TensorFlow's
+        graphs compute shapes from values (a ragged tensor's row partitions, a sentence's
+        word count), which a tensorlite trace would freeze at their first values. Other
+        functions are traced op by op. The captured variables enter as inputs, so gradients
+        reach them."""
         from tensorlite.ops.script_ops import py_function  # noqa: PLC0415
         slots = [i for i, b in enumerate(bound) if getattr(b, "_is_variable", False)]
 

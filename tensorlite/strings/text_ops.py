@@ -14,6 +14,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.ops import array_ops
 from tensorlite.ops import string_ops as so
 from tensorlite.ragged import RaggedTensor
+from tensorlite.ragged.ragged_math import Reducer, reducer_fn
 from tensorlite.strings.common import _ragged, _strings, _text, elementwise
 
 
@@ -47,12 +48,15 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
 
     >>> tf.strings.reduce_join([["a", "b"], ["c", "d"]], axis=1, separator=" ").numpy()
     array([b'a b', b'c d'], dtype=object)"""
-    if isinstance(inputs, RaggedTensor):
-        if axis in (1, -1) and inputs.ragged_rank == 1 and inputs.shape.rank == 2:
-            return so.SEGMENT_JOIN(_strings(inputs.values, "ReduceJoin", "inputs"),
-                                   inputs.row_splits, separator=_text(separator))
-        raise NotImplementedError("tf.strings.reduce_join of a ragged tensor is implemented "
-                                  "for axis=1 of a 2-D ragged tensor only")
+    if isinstance(inputs, RaggedTensor):  # any axis, as the ragged numeric reductions
+        sep = _text(separator)
+        _strings(inputs.flat_values, "ReduceJoin", "inputs")
+
+        def dense(x, ax):
+            axes = tuple(range(x.shape.rank)) if ax is None else (int(ax) % x.shape.rank,)
+            return so.REDUCE_JOIN(x, axis=axes, keepdims=False, separator=sep)
+        join = Reducer("join", dense, lambda v, s: so.SEGMENT_JOIN(v, s, separator=sep))
+        return reducer_fn(join)(inputs, axis=axis, keepdims=keepdims)
     x = _strings(inputs, "ReduceJoin", "inputs")
     rank = x.shape.rank
     if axis is None:

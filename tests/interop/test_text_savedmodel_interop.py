@@ -1,10 +1,10 @@
-"""SavedModels of text models written by real TensorFlow (tf.keras 2) load in tensorlite and
-give TensorFlow's outputs: TextVectorization layers (int with bigrams, multi_hot, tf_idf)
-with their adapted vocabularies in lookup tables, a StringLookup whose vocabulary file is an
-asset, and a tf.Module of string, unicode, ragged and lookup-table ops whose
-MutableHashTable was filled before saving (restored from the checkpoint) and whose
-StaticVocabularyTable reads its assets/ file with OOV buckets by Fingerprint64
-(tests/interop/tf_text_side.py writes them)."""
+"""SavedModels of text models written by real TensorFlow (tf.keras 2, and Keras 3's export)
+load in tensorlite and give TensorFlow's outputs: TextVectorization layers (int with bigrams,
+multi_hot, tf_idf) with their adapted vocabularies in lookup tables, the text-classification
+tutorial's model, a StringLookup whose vocabulary file is an asset, and a tf.Module of
+string, unicode, ragged and lookup-table ops whose MutableHashTable was filled before saving
+(restored from the checkpoint) and whose StaticVocabularyTable reads its assets/ file with
+OOV buckets by Fingerprint64 (tests/interop/tf_text_side.py writes them)."""
 import shutil
 
 import numpy as np
@@ -35,6 +35,39 @@ def test_text_vectorization_models_give_tensorflows_outputs(written, name):
     (arg,) = serve.structured_input_signature[1]  # signatures take keyword arguments only
     (signature_out,) = serve(**{arg: texts}).values()
     np.testing.assert_allclose(signature_out.numpy(), expected[name], rtol=1e-6)
+
+
+def test_text_classifier_gives_tensorflows_predictions(written):
+    """TextVectorization -> Embedding -> GlobalAveragePooling1D -> Dense, trained and saved
+    by TensorFlow: a SavedModel with a string input."""
+    directory, facts, expected = written
+    model = tf.saved_model.load(str(directory / "classifier"))
+    got = model(tf.constant(facts["texts"]))
+    np.testing.assert_allclose(got.numpy(), expected["classifier"], rtol=1e-5, atol=1e-6)
+
+
+def test_keras3_exported_text_vectorization(tmp_path):
+    facts = run_tf("keras3_write", tmp_path, legacy_keras=False,
+                   script=TF_SIDE.with_name("tf_text_side.py"))
+    model = tf.saved_model.load(str(tmp_path / "keras3_tv"))
+    got = model.serve(tf.constant(facts["texts"]))
+    np.testing.assert_array_equal(got.numpy(), np.load(tmp_path / "keras3_expected.npz")["tv"])
+
+
+@pytest.mark.parametrize("name", ["integer_lookup", "hashing", "hashing_salted",
+                                  "category_count", "text_count_bigrams", "lookup_one_hot"])
+def test_preprocessing_layer_models_give_tensorflows_outputs(written, name):
+    directory, _, expected = written
+    model = tf.saved_model.load(str(directory / name))
+    x = expected[f"layer_{name}_input"]
+    np.testing.assert_allclose(model(tf.constant(x)).numpy(), expected[f"layer_{name}"])
+
+
+def test_category_encoding_out_of_range_is_tensorflows_assertion(written):
+    directory, _, _ = written
+    model = tf.saved_model.load(str(directory / "category_count"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="values < num_tokens"):
+        model(tf.constant([[1, 9]], dtype=tf.int64))
 
 
 def test_string_lookup_reads_its_vocabulary_asset(written):
@@ -69,4 +102,19 @@ def test_missing_asset_is_a_clear_error(written, tmp_path):
     shutil.copytree(directory / "lookup", copy)
     (copy / "assets" / "vocab.txt").unlink()
     with pytest.raises(tf.errors.NotFoundError, match=r"asset 'vocab.txt' is not a file"):
+        tf.saved_model.load(str(copy))
+
+
+
+def test_asset_path_outside_assets_is_refused(written, tmp_path):
+    """An asset file name may not leave the SavedModel's assets/ directory."""
+    from tensorlite.saved_model.load import read_saved_model
+    directory, _, _ = written
+    copy = tmp_path / "lookup"
+    shutil.copytree(directory / "lookup", copy)
+    (tmp_path / "outside.txt").write_text("the\ncat\n")
+    model = read_saved_model(str(copy))
+    model.meta_graphs[0].asset_file_def[0].filename = "../../outside.txt"
+    (copy / "saved_model.pb").write_bytes(model.SerializeToString())
+    with pytest.raises(tf.errors.NotFoundError, match=r"is not a file in .*assets"):
         tf.saved_model.load(str(copy))

@@ -22,15 +22,25 @@ CORPUS = ["The cat sat on the mat.", "A dog ate my homework!", "the CAT and the 
 TEXTS = CORPUS + ["unknown words here", "", "  spaces   between  ", "CAT cat Cat"]
 
 
+def vocabulary_table(vocab_file, num_oov_buckets):
+    """Word -> its line number in `vocab_file` (saved as an asset), OOV words hashed into
+    `num_oov_buckets` ids after the vocabulary."""
+    init = tf.lookup.TextFileInitializer(vocab_file, tf.string,
+                                         tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+                                         tf.lookup.TextFileIndex.LINE_NUMBER)
+    return tf.lookup.StaticVocabularyTable(init, num_oov_buckets=num_oov_buckets)
+
+
 class Ops(tf.Module):
     def __init__(self, vocab_file):
         super().__init__()
-        init = tf.lookup.TextFileInitializer(vocab_file, tf.string,
-                                             tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
-                                             tf.lookup.TextFileIndex.LINE_NUMBER)
-        self.vocab = tf.lookup.StaticVocabularyTable(init, num_oov_buckets=3)
+        self.vocab = vocabulary_table(vocab_file, 3)
         self.counts = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
         self.counts.insert(tf.constant(["the", "cat"]), tf.constant([10, 20], tf.int64))
+        self.dense = tf.lookup.experimental.DenseHashTable(
+            tf.string, tf.int64, default_value=-1, empty_key="<e>", deleted_key="<d>")
+        self.dense.insert(tf.constant(["the", "dog", "mat"]), tf.constant([1, 2, 3], tf.int64))
+        self.dense.erase(tf.constant(["dog"]))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def __call__(self, x):
@@ -53,7 +63,53 @@ class Ops(tf.Module):
             "codepoint_sum": tf.reduce_sum(chars, axis=1),
             "first_word": tf.gather(words.to_tensor(""), [0], axis=1)[:, 0],
             "table_size": self.counts.size(),
+            "dense_table": words.with_flat_values(self.dense.lookup(words.flat_values)).to_tensor(
+                default_value=0),
+            "dense_table_size": self.dense.size(),
+            "reversed_rows": tf.gather(words, tf.range(tf.shape(x)[0] - 1, -1, -1)).to_tensor(
+                ""),
+            "reencoded": tf.strings.unicode_encode(chars, "UTF-8"),
+            "numbers": tf.strings.to_number(tf.strings.as_string(tf.strings.length(x)),
+                                            tf.int64),
         }
+
+
+# Keras preprocessing layers alone in a model: (layer, input dtype, input shape, input)
+def preprocessing_layers():
+    words = [["the", "zebras", "owl"], ["cat", "cat", "ant"]]
+    counting = tf.keras.layers.TextVectorization(output_mode="count", ngrams=2, max_tokens=10)
+    counting.adapt(CORPUS)
+    return {
+        "integer_lookup": (tf.keras.layers.IntegerLookup(vocabulary=[12, 36, 1138, 42]),
+                           tf.int64, (None,), [[12, 1138, 5], [42, 42, 7]]),
+        "hashing": (tf.keras.layers.Hashing(num_bins=7), tf.string, (None,), words),
+        "hashing_salted": (tf.keras.layers.Hashing(num_bins=7, salt=133), tf.string, (None,),
+                           words),
+        "category_count": (tf.keras.layers.CategoryEncoding(num_tokens=6, output_mode="count"),
+                           tf.int64, (None,), [[1, 2, 2], [5, 0, 0]]),
+        "text_count_bigrams": (counting, tf.string, (), TEXTS),
+        "lookup_one_hot": (tf.keras.layers.StringLookup(vocabulary=["the", "cat"],
+                                                        output_mode="one_hot"),
+                           tf.string, (), ["the", "owl", "cat"]),
+    }
+
+
+def text_classifier(directory, texts):
+    """The text-classification tutorial's model (TextVectorization -> Embedding ->
+    GlobalAveragePooling1D -> Dense), trained a few steps on CORPUS and saved; its outputs
+    for `texts`."""
+    layer = tf.keras.layers.TextVectorization(max_tokens=40, output_sequence_length=10)
+    layer.adapt(CORPUS)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(), dtype=tf.string), layer,
+                                 tf.keras.layers.Embedding(40, 8),
+                                 tf.keras.layers.GlobalAveragePooling1D(),
+                                 tf.keras.layers.Dense(4, activation="relu"),
+                                 tf.keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer="adam", loss="binary_crossentropy")
+    model.fit(tf.constant(CORPUS), tf.constant([1.0, 0.0, 1.0, 0.0, 1.0]), epochs=3,
+              verbose=0)
+    model.save(os.path.join(directory, "classifier"), save_format="tf")
+    return model(texts).numpy()
 
 
 def write(directory):
@@ -70,6 +126,12 @@ def write(directory):
         out[name] = model(texts).numpy()
         facts[f"{name}_vocabulary"] = [w if isinstance(w, str) else w.decode()
                                        for w in layer.get_vocabulary()]
+    out["classifier"] = text_classifier(directory, texts)
+    for name, (layer, dtype, shape, x) in preprocessing_layers().items():
+        model = tf.keras.Sequential([tf.keras.Input(shape=shape, dtype=dtype), layer])
+        tf.saved_model.save(model, os.path.join(directory, name))
+        out[f"layer_{name}"] = model(tf.constant(x, dtype=dtype)).numpy()
+        out[f"layer_{name}_input"] = np.array(x, dtype=object if dtype == tf.string else None)
     vocab_file = os.path.join(directory, "vocab.txt")
     with open(vocab_file, "w", encoding="utf-8") as f:
         f.write("the\ncat\ndog\nmat\nzebras\n")
@@ -88,6 +150,18 @@ def write(directory):
     return facts
 
 
+def keras3_write(directory):
+    """Keras 3 (TF_USE_LEGACY_KERAS=0) exports a TextVectorization model with model.export."""
+    layer = tf.keras.layers.TextVectorization(max_tokens=20, output_sequence_length=6)
+    layer.adapt(CORPUS)
+    inputs = tf.keras.Input(shape=(), dtype="string")
+    model = tf.keras.Model(inputs, layer(inputs))
+    model.export(os.path.join(directory, "keras3_tv"))
+    np.savez(os.path.join(directory, "keras3_expected.npz"),
+             tv=model(tf.constant(TEXTS)).numpy())
+    return {"texts": TEXTS}
+
+
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
-    print(json.dumps({"write": write}[command](directory)))
+    print(json.dumps({"write": write, "keras3_write": keras3_write}[command](directory)))
