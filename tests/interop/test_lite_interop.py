@@ -70,3 +70,17 @@ def test_unknown_signature_key_and_several_keys(written):
     with pytest.raises(NotImplementedError, match="one signature"):
         tf.lite.TFLiteConverter.from_saved_model(str(directory / "mlp"),
                                                  signature_keys=["a", "b"])
+
+
+def test_full_integer_savedmodel_in_litert(written):
+    # the CNN's heads (TANH at its fixed 1/128 scale, a linear Dense) meet in an int8
+    # CONCATENATION, which needs both inputs requantized to its own scale
+    directory, expected = written
+    x = images()
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(directory / "cnn"))
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([x[i:i + 1]] for i in range(len(x)))
+    interpreter = litert(converter.convert())
+    assert "CONCATENATION" in [d["op_name"] for d in interpreter._get_ops_details()]
+    got = run(interpreter, x)
+    assert np.max(np.abs(got - expected["cnn_pred"])) < 0.05

@@ -276,6 +276,30 @@ def _io_boundaries(ctx, input_type, output_type):
     ctx.operators.extend(tail)
 
 
+def _same_params(a, b):
+    return all(np.array_equal(a[k], b[k]) for k in ("scale", "zero_point"))
+
+
+def _concat_requantize(ctx):
+    """TFLite's int8 CONCATENATION reads its inputs at its output's scale and zero point:
+    an input quantized otherwise (a TANH's fixed 1/128, a branch of narrower range) goes
+    through a QUANTIZE op (int8 -> int8) to the output's parameters first."""
+    ops = []
+    for operator in ctx.operators:
+        if _code(ctx, operator) == "CONCATENATION":
+            wanted = ctx.tensors[operator["outputs"][0]]["quantization"]
+            for k, index in enumerate(operator["inputs"]):
+                tensor = ctx.tensors[index]
+                if _same_params(tensor["quantization"], wanted):
+                    continue
+                ctx.tensors.append(dict(tensor, name=tensor["name"] + "_requantized",
+                                        buffer=0, quantization=dict(wanted)))
+                operator["inputs"][k] = len(ctx.tensors) - 1
+                ops.append(_detached(ctx, "QUANTIZE", [index], [operator["inputs"][k]]))
+        ops.append(operator)
+    ctx.operators[:] = ops
+
+
 def _detached(ctx, builtin, inputs, outputs):
     ctx.op(builtin, inputs, outputs)
     return ctx.operators.pop()
@@ -295,4 +319,5 @@ def full_integer(ctx, converter):
     ranges = _calibrate(ctx.capture, converter.representative_dataset)
     _activation_params(ctx, ranges)
     _quantize_constants(ctx, ranges)
+    _concat_requantize(ctx)
     _io_boundaries(ctx, input_type, output_type)

@@ -142,11 +142,25 @@ class Transpose:
                                                        node.data["perm"])
 
 
+def _same_quantization(ctx, node):
+    """An integer CONCATENATION copies values: TFLite requires every input at the
+    output's scale and zero point (the converter requantizes the others first)."""
+    out = ctx.quant(node.outputs[0])
+    for i in node.inputs:
+        q = ctx.quant(i)
+        if ctx.dtype(i) != ctx.dtype(node.outputs[0]) or q is None or \
+                not (np.array_equal(q[0], out[0]) and np.array_equal(q[1], out[1])):
+            raise ValueError(f"{node.name}: input tensor {i} is not quantized as the output "
+                             f"(scale {out[0]}, zero point {out[1]}); TFLite's integer "
+                             f"CONCATENATION needs the same parameters on every input")
+
+
 @kernel("CONCATENATION")
 class Concatenation:
     @staticmethod
     def prepare(ctx, node):
-        _float_only(ctx, node)
+        if ctx.dtype(node.outputs[0]) != np.float32:
+            _same_quantization(ctx, node)
         shapes = [ctx.shape(i) for i in node.inputs]
         axis = node.data["axis"] = node.options.get("axis", 0) % len(shapes[0])
         out = list(shapes[0])
