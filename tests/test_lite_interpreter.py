@@ -254,3 +254,36 @@ def test_int8_concatenation_requantizes_its_inputs():
     got = run(interpreter, x)
     np.testing.assert_array_equal(run(_ours(data), x), got)
     assert np.max(np.abs(got - model(x).numpy())) < 0.05
+
+
+def test_int8_add_sub_mul_bit_identical_to_litert():
+    # a residual ADD, an elementwise MUL and SUB of two branches, and a per-channel
+    # scale and shift by constants (a BatchNormalization after its activation)
+    tf.random.set_seed(5)
+    inp = tf.keras.Input((6,))
+    h = tf.keras.layers.Dense(8, activation="relu")(inp)
+    g = tf.keras.layers.Dense(8)(inp)
+    y = tf.keras.layers.Multiply()([tf.keras.layers.Add()([h, g]),
+                                    tf.keras.layers.Dense(8)(inp)])
+    y = tf.keras.layers.Subtract()([y, g])
+    y = y * tf.constant(np.linspace(0.5, 2, 8).astype("float32")) + \
+        tf.constant(np.linspace(-1, 1, 8).astype("float32"))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3, activation="softmax")(y))
+    rng = np.random.default_rng(6)
+
+    def representative():
+        for _ in range(32):
+            yield [rng.normal(size=(1, 6)).astype("float32")]
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    data = converter.convert()
+    ours = _ours(data)
+    ops = {d["op_name"] for d in litert(data)._get_ops_details()}
+    assert {"ADD", "SUB", "MUL"} <= ops
+    x = quantize_input(rng.normal(size=(64, 6)).astype("float32"),
+                       ours.get_input_details()[0])
+    got, want = run(ours, x), run(litert(data), x)
+    assert got.dtype == want.dtype == np.int8
+    np.testing.assert_array_equal(got, want)

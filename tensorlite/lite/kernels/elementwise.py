@@ -2,8 +2,9 @@
 import numpy as np
 
 from tensorlite.lite.kernels import kernel
-from tensorlite.lite.kernels.fixed_point import (multiply_by_quantized_multiplier,
-                                                 quantize_multiplier, round_half_away)
+from tensorlite.lite.kernels.fixed_point import (
+    activation_range, multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_double_rounding, quantize_multiplier, round_half_away)
 from tensorlite.lite.kernels.nn import apply_activation
 
 
@@ -23,16 +24,64 @@ def _broadcast_shape(ctx, node):
 def _binary(name, fn, fused):
     @kernel(name)
     class Binary:
-        prepare = staticmethod(_broadcast_shape)
+        @staticmethod
+        def prepare(ctx, node):
+            if name in _INTEGER_BINARY and ctx.dtype(node.outputs[0]) in (np.int8, np.uint8):
+                _integer_binary_data(ctx, node, name)
+                return [np.broadcast_shapes(*[ctx.shape(i) for i in node.inputs])]
+            return _broadcast_shape(ctx, node)
 
         @staticmethod
         def invoke(ctx, node):
             a, b = (ctx.array(i) for i in node.inputs)
             out = ctx.array(node.outputs[0])
+            if "integer" in node.data:
+                out[...] = _integer_binary(a, b, name, node.data)
+                return
             out[...] = fn(a, b)
             if fused:
                 apply_activation(out, node.options.get("fused_activation_function", 0))
     return Binary
+
+
+# -- int8 ADD / SUB / MUL: TFLite's reference arithmetic (add.cc, sub.cc, mul.cc) -----------
+_INTEGER_BINARY = {"ADD", "SUB", "MUL"}
+_ADD_LEFT_SHIFT = 20  # int8 inputs are widened by 2**20 before rescaling to a common scale
+
+
+def _integer_binary_data(ctx, node, name):
+    ends = []
+    for i in (*node.inputs[:2], node.outputs[0]):
+        if ctx.dtype(i) != ctx.dtype(node.outputs[0]) or ctx.quant(i) is None:
+            raise NotImplementedError(f"{node.name}: integer {name} needs both inputs "
+                                      f"quantized as {np.dtype(ctx.dtype(node.outputs[0]))}")
+        scale, zero = ctx.quant(i)[:2]
+        ends.append((np.float32(scale[0]), int(zero[0])))
+    (sa, za), (sb, zb), (sy, zy) = ends
+    if name == "MUL":  # the scales multiply in float, as TFLite's Prepare does
+        multipliers = [quantize_multiplier(np.float64(sa * sb / sy))]
+    else:
+        twice = np.float64(np.float32(2) * max(sa, sb))
+        multipliers = [quantize_multiplier(np.float64(sa) / twice),
+                       quantize_multiplier(np.float64(sb) / twice),
+                       quantize_multiplier(twice / np.float64(
+                           np.float32(1 << _ADD_LEFT_SHIFT) * sy))]
+    node.data.update(integer=multipliers, zeros=(za, zb, zy), clamp=activation_range(
+        node.options.get("fused_activation_function", 0), sy, zy, ctx.dtype(node.outputs[0])))
+
+
+def _integer_binary(a, b, name, d):
+    za, zb, zy = d["zeros"]
+    xa, xb = a.astype(np.int64) - za, b.astype(np.int64) - zb
+    rescale = multiply_by_quantized_multiplier_double_rounding
+    if name == "MUL":
+        acc = rescale(xa * xb, *d["integer"][0])
+    else:
+        (ma, sa), (mb, sb), (my, sy) = d["integer"]
+        ya = rescale(xa << _ADD_LEFT_SHIFT, ma, sa)
+        yb = rescale(xb << _ADD_LEFT_SHIFT, mb, sb)
+        acc = rescale(ya + yb if name == "ADD" else ya - yb, my, sy)
+    return np.clip(acc + zy, *d["clamp"])
 
 
 _binary("ADD", np.add, True)
