@@ -287,3 +287,36 @@ def test_int8_add_sub_mul_bit_identical_to_litert():
     got, want = run(ours, x), run(litert(data), x)
     assert got.dtype == want.dtype == np.int8
     np.testing.assert_array_equal(got, want)
+
+
+def test_int8_mean_bit_identical_to_litert():
+    # GlobalAveragePooling2D/1D: integer MEAN with 1/count folded into the multiplier
+    from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType  # noqa: PLC0415
+    tf.random.set_seed(5)
+    inp = tf.keras.Input((6, 6, 3))
+    h = tf.keras.layers.Conv2D(8, 3, activation="relu")(inp)
+    a = tf.keras.layers.GlobalAveragePooling2D()(h)
+    b = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Reshape((16, 8))(h))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(tf.keras.layers.Concatenate()([a, b])))
+    rng = np.random.default_rng(6)
+
+    def representative():
+        for _ in range(32):
+            yield [rng.normal(size=(1, 6, 6, 3)).astype("float32")]
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    data = converter.convert()
+    theirs = LiteRT(model_content=data, experimental_preserve_all_tensors=True,
+                    experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    ours = Interpreter(model_content=data, experimental_preserve_all_tensors=True)
+    x = quantize_input(rng.normal(size=(16, 6, 6, 3)).astype("float32"),
+                       ours.get_input_details()[0])
+    run(theirs, x), run(ours, x)
+    means = [d["index"] for d in theirs.get_tensor_details() if d["name"].startswith("mean")]
+    assert len(means) == 2
+    for index in means + [theirs.get_output_details()[0]["index"]]:
+        want = theirs.get_tensor(index)
+        assert want.dtype == np.int8 and int(want.max()) - int(want.min()) > 100
+        np.testing.assert_array_equal(ours.get_tensor(index), want)

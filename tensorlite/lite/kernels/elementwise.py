@@ -136,18 +136,53 @@ def _reduce(name, fn):
     class Reduce:
         @staticmethod
         def prepare(ctx, node):
-            _float_only(ctx, node, node.inputs[:1])  # the second input: int32 axes
             axes = node.data["axes"] = _axes(ctx, node)
             keep = bool(node.options.get("keep_dims", False))
+            if name == "MEAN" and ctx.dtype(node.inputs[0]) in (np.int8, np.uint8):
+                _integer_mean_data(ctx, node, axes, keep)
+            else:
+                _float_only(ctx, node, node.inputs[:1])  # the second input: int32 axes
             shape = ctx.shape(node.inputs[0])
             return [tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else
                     tuple(d for i, d in enumerate(shape) if i not in axes)]
 
         @staticmethod
         def invoke(ctx, node):
-            out = ctx.array(node.outputs[0])
-            out[...] = fn(ctx.array(node.inputs[0]), axis=node.data["axes"]).reshape(out.shape)
+            out, x = ctx.array(node.outputs[0]), ctx.array(node.inputs[0])
+            if "mean" in node.data:
+                out[...] = _integer_mean(x, node.data).reshape(out.shape)
+                return
+            out[...] = fn(x, axis=node.data["axes"]).reshape(out.shape)
     return Reduce
+
+
+def _integer_mean_data(ctx, node, axes, keep):
+    """TFLite's reference int8 MEAN (reduce.cc, reference/reduce.h): the integer sum less
+    the zero points, rescaled by in_scale / out_scale with 1/count folded into the
+    multiplier; at equal scales and zero points, the sum divided by the count."""
+    if keep and len(ctx.shape(node.inputs[0])) == 4 and set(axes) == {1, 2}:
+        raise NotImplementedError(f"{node.name}: integer MEAN over the spatial axes with "
+                                  f"keep_dims (TFLite's specialised kernel) is not implemented "
+                                  f"in tensorlite's interpreter")
+    (s_in, z_in), (s_out, z_out) = [(q[0][0], int(q[1][0])) for q in
+                                    (ctx.quant(node.inputs[0]), ctx.quant(node.outputs[0]))]
+    count = int(np.prod([ctx.shape(node.inputs[0])[a] for a in axes], dtype=np.int64))
+    info = np.iinfo(ctx.dtype(node.outputs[0]))
+    node.data.update(mean=(count, z_in, z_out), clamp=(info.min, info.max), same=bool(
+        s_in == s_out and z_in == z_out))
+    mult, shift = quantize_multiplier(np.float64(s_in) / np.float64(s_out))
+    fold = min(count.bit_length() - 1, 32, 31 + shift)
+    node.data["multiplier"] = (((mult << fold) // count), shift - fold)
+
+
+def _integer_mean(x, d):
+    count, z_in, z_out = d["mean"]
+    total = x.astype(np.int64).sum(axis=d["axes"])
+    if d["same"]:  # C's integer division truncates toward zero
+        return np.sign(total) * (np.abs(total) // count)
+    q = multiply_by_quantized_multiplier_double_rounding(total - z_in * count,
+                                                         *d["multiplier"])
+    return np.clip(q + z_out, *d["clamp"])
 
 
 _reduce("MEAN", np.mean)
