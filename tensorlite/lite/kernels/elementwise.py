@@ -99,13 +99,40 @@ def _unary(name, fn):
     class Unary:
         @staticmethod
         def prepare(ctx, node):
-            _float_only(ctx, node)
+            if name in _RELU_BOUNDS and ctx.dtype(node.inputs[0]) in (np.int8, np.uint8):
+                _integer_relu_data(ctx, node, *_RELU_BOUNDS[name])
+            else:
+                _float_only(ctx, node)
             return [ctx.shape(node.inputs[0])]
 
         @staticmethod
         def invoke(ctx, node):
-            ctx.array(node.outputs[0])[...] = fn(ctx.array(node.inputs[0]), node.options)
+            x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+            if "relu" in node.data:
+                (z_in, z_out, mult, shift), clamp = node.data["relu"], node.data["clamp"]
+                q = multiply_by_quantized_multiplier_double_rounding(
+                    x.astype(np.int64) - z_in, mult, shift)
+                out[...] = np.clip(q + z_out, *clamp)
+                return
+            out[...] = fn(x, node.options)
     return Unary
+
+
+_RELU_BOUNDS = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+def _integer_relu_data(ctx, node, low, high):
+    """TFLite's int8 ReLU family (activations.cc QuantizedReluX): requantize from the
+    input's parameters to the output's, then clamp at the bounds in the output's terms."""
+    (s_in, z_in), (s_out, z_out) = [(q[0][0], int(q[1][0])) for q in
+                                    (ctx.quant(node.inputs[0]), ctx.quant(node.outputs[0]))]
+    info = np.iinfo(ctx.dtype(node.outputs[0]))
+
+    def bound(v):  # roundf(v / scale) in float32, as the kernel computes it
+        return z_out + int(round_half_away(np.float32(v) / np.float32(s_out)))
+    clamp = (max(info.min, bound(low)), info.max if high is None else min(info.max, bound(high)))
+    node.data.update(relu=(z_in, z_out) + quantize_multiplier(np.float64(s_in) /
+                                                              np.float64(s_out)), clamp=clamp)
 
 
 for _name, _fn in {
