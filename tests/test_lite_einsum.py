@@ -114,3 +114,20 @@ def test_attention_model_in_litert_and_ours():
         for interpreter in (litert(data), litert(data, reference=False), ours):
             np.testing.assert_allclose(_run_all(interpreter, [x]), want, rtol=1e-5,
                                        atol=1e-6)
+
+
+def test_multi_head_attention_dynamic_range():
+    # projections of >= 1024 weights become int8 FULLY_CONNECTED (hybrid) weights
+    tf.random.set_seed(1)
+    inp = tf.keras.Input((10, 64))
+    out = tf.keras.layers.MultiHeadAttention(num_heads=4, key_dim=16)(inp, inp)
+    model = tf.keras.Model(inp, tf.keras.layers.GlobalAveragePooling1D()(out))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    data = converter.convert()
+    interpreter = litert(data)
+    assert sum(d["dtype"] == np.int8 for d in interpreter.get_tensor_details()) >= 4
+    x = RNG.normal(size=(2, 10, 64)).astype("float32")
+    want = model(x).numpy()
+    for got in (_run_all(interpreter, [x]), _run_all(Interpreter(model_content=data), [x])):
+        assert np.max(np.abs(got - want)) < 0.01  # outputs up to about 0.2
