@@ -20,7 +20,8 @@ import sys
 from tensorlite.framework.tensor import _ON_NUMPY, _ON_SHAPE, Tensor
 from tensorlite.framework.user_frame import _PKG_DIR, user_location
 from tensorlite.framework.name_scope import current_scope
-from tensorlite.graph.ir import ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node
+from tensorlite.graph.ir import (ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node,
+                                 is_stateful)
 from tensorlite.ops import script_ops
 
 _VARYING = CALLBACKS | {"PyFuncStateless"}  # outputs never frozen into the graph
@@ -77,7 +78,7 @@ class Tracer:
         outs = outputs if type(outputs) is tuple else (outputs,)
         out_slots = []
         dep = op.name in _VARYING or any(s in self.dependent for s in in_slots)
-        static = dep and op.name not in _VARYING and (
+        static = dep and op.name not in _VARYING and not is_stateful(op) and (
             op.name in _SHAPE_OPS or all(s in self.shape_derived or s not in self.dependent
                                          for s in in_slots))
         for o in outs:
