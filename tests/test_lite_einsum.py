@@ -10,7 +10,9 @@ from tensorlite.framework import errors
 from tensorlite.lite.interpreter import Interpreter
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
-from tests.lite_helpers import attention_model, builtin_ops, litert  # noqa: E402
+from tests.lite_helpers import (attention_model, builtin_ops, dequantize_output,  # noqa: E402
+                                every_int8_tensor_matches, full_integer, litert,
+                                quantize_input, spread)
 
 RNG = np.random.default_rng(7)
 SIZES = dict(zip("abcdeijkz", [2, 3, 4, 2, 3, 5, 4, 3, 2]))
@@ -131,3 +133,29 @@ def test_multi_head_attention_dynamic_range():
     want = model(x).numpy()
     for got in (_run_all(interpreter, [x]), _run_all(Interpreter(model_content=data), [x])):
         assert np.max(np.abs(got - want)) < 0.01  # outputs up to about 0.2
+
+
+def test_full_integer_attention_bit_identical_to_litert():
+    # int8 BATCH_MATMUL, TRANSPOSE and SOFTMAX around the einsums (without LayerNorm,
+    # whose RSQRT has no int8 kernel here)
+    tf.random.set_seed(3)
+    inp = tf.keras.Input((6, 8))
+    a = tf.keras.layers.Attention()([inp, inp])
+    b = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp)
+    x = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Concatenate()([a, b]))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(x))
+    data, xq = full_integer(model, (6, 8))
+    assert builtin_ops(data).count("BATCH_MATMUL") == 4
+    seen = every_int8_tensor_matches(data, xq)
+    assert sum(k.startswith(("einsum", "batchmatmul")) and spread(v) > 100
+               for k, v in seen.items()) >= 4
+    interpreter = litert(data, reference=False)
+    detail = interpreter.get_input_details()[0]
+    x = np.random.default_rng(8).normal(size=(64, 6, 8)).astype("float32")
+    got = dequantize_output(_run_all(interpreter, [quantize_input(x, detail)]),
+                            interpreter.get_output_details()[0])
+    want = model(x).numpy()
+    # int8 activations at every step (softmax at 1/256); inputs beyond the calibrated
+    # range clip, so a few outputs are off by more
+    err = np.abs(got - want) / np.max(np.abs(want))
+    assert np.mean(err) < 0.02 and np.percentile(err, 95) < 0.06

@@ -13,8 +13,9 @@ from tensorlite.lite import flatbuf
 from tensorlite.lite.interpreter import Interpreter
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
-from tests.lite_helpers import (builtin_ops, fitted_cifar_cnn, generate_model,  # noqa: E402
-                                litert, mlp, quantize_input, run, template_images)
+from tests.lite_helpers import (builtin_ops, every_int8_tensor_matches,  # noqa: E402
+                                fitted_cifar_cnn, full_integer, generate_model, litert, mlp,
+                                quantize_input, run, spread, template_images)
 
 
 def _ours(data):
@@ -256,42 +257,6 @@ def test_int8_concatenation_requantizes_its_inputs():
     assert np.max(np.abs(got - model(x).numpy())) < 0.05
 
 
-def _full_integer(model, input_shape, seed=6):
-    """The model's full-int8 file (int8 ends) and an int8 batch for it."""
-    rng = np.random.default_rng(seed)
-
-    def representative():
-        for _ in range(32):
-            yield [rng.normal(size=(1,) + input_shape).astype("float32")]
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = representative
-    converter.inference_input_type = converter.inference_output_type = tf.int8
-    data = converter.convert()
-    x = rng.normal(size=(16,) + input_shape).astype("float32")
-    return data, quantize_input(x, _ours(data).get_input_details()[0])
-
-
-def _every_int8_tensor_matches(data, x):
-    """Runs LiteRT's reference kernels and ours keeping every tensor; asserts each int8
-    tensor equal; returns {tensor name: its LiteRT value}."""
-    from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType  # noqa: PLC0415
-    theirs = LiteRT(model_content=data, experimental_preserve_all_tensors=True,
-                    experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-    ours = Interpreter(model_content=data, experimental_preserve_all_tensors=True)
-    run(theirs, x), run(ours, x)
-    seen = {}
-    for d in theirs.get_tensor_details():
-        if d["dtype"] == np.int8:
-            seen[d["name"]] = want = theirs.get_tensor(d["index"])
-            np.testing.assert_array_equal(ours.get_tensor(d["index"]), want, d["name"])
-    return seen
-
-
-def _spread(values):
-    return int(values.max()) - int(values.min())
-
-
 def test_int8_mean_bit_identical_to_litert():
     # GlobalAveragePooling2D/1D: integer MEAN with 1/count folded into the multiplier
     tf.random.set_seed(5)
@@ -300,9 +265,9 @@ def test_int8_mean_bit_identical_to_litert():
     a = tf.keras.layers.GlobalAveragePooling2D()(h)
     b = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Reshape((16, 8))(h))
     model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(tf.keras.layers.Concatenate()([a, b])))
-    seen = _every_int8_tensor_matches(*_full_integer(model, (6, 6, 3)))
+    seen = every_int8_tensor_matches(*full_integer(model, (6, 6, 3)))
     means = [v for k, v in seen.items() if k.startswith("mean")]
-    assert len(means) == 2 and all(_spread(v) > 100 for v in means)
+    assert len(means) == 2 and all(spread(v) > 100 for v in means)
 
 
 def test_int8_standalone_relu_and_relu6_bit_identical_to_litert():
@@ -315,9 +280,9 @@ def test_int8_standalone_relu_and_relu6_bit_identical_to_litert():
     r = tf.keras.layers.Concatenate()([tf.keras.layers.Activation("relu")(c),
                                        tf.keras.layers.Activation("relu6")(c)])
     model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(r))
-    data, x = _full_integer(model, (6,))
+    data, x = full_integer(model, (6,))
     assert {"RELU", "RELU6"} <= set(builtin_ops(data))
-    seen = _every_int8_tensor_matches(data, x)
+    seen = every_int8_tensor_matches(data, x)
     assert sum(k.startswith("relu") for k in seen) >= 2
 
 
@@ -334,8 +299,8 @@ def test_int8_add_sub_mul_bit_identical_to_litert():
     y = y * tf.constant(np.linspace(0.5, 2, 8).astype("float32")) + \
         tf.constant(np.linspace(-1, 1, 8).astype("float32"))
     model = tf.keras.Model(inp, tf.keras.layers.Dense(3, activation="softmax")(y))
-    data, x = _full_integer(model, (6,))
+    data, x = full_integer(model, (6,))
     assert {"ADD", "SUB", "MUL"} <= set(builtin_ops(data))
-    seen = _every_int8_tensor_matches(data, x)
-    assert sum(k.startswith(("addv2", "sub", "mul")) and _spread(v) > 100
+    seen = every_int8_tensor_matches(data, x)
+    assert sum(k.startswith(("addv2", "sub", "mul")) and spread(v) > 100
                for k, v in seen.items()) >= 4

@@ -25,11 +25,11 @@ from tensorlite.graph.capture import run_graph
 
 MIN_WEIGHTS = 1024  # smaller weight tensors stay float, as TensorFlow's converter does
 _WEIGHT_AXIS = {"FULLY_CONNECTED": 0, "CONV_2D": 0, "DEPTHWISE_CONV_2D": 3}
-_SAME_SCALE = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD"}
+_SAME_SCALE = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD", "TRANSPOSE"}
 _FIXED_OUTPUT = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128),
                  "TANH": (1 / 128, 0)}
 _INT8_OPS = {"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
-             "MEAN", "CONCATENATION"} | _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"}
+             "MEAN", "CONCATENATION", "BATCH_MATMUL"} | _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"}
 
 
 def passes_for(converter):
@@ -178,6 +178,9 @@ def _tensor_ranges(ctx, ranges):
     for slot, index in sorted(ctx.slots.items()):
         if slot in ranges:
             out[index] = ranges[slot]
+    for index, slot in ctx.range_slots.items():
+        if slot in ranges:
+            out.setdefault(index, ranges[slot])
     return out
 
 

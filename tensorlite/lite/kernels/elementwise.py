@@ -3,8 +3,8 @@ import numpy as np
 
 from tensorlite.lite.kernels import kernel
 from tensorlite.lite.kernels.fixed_point import (
-    activation_range, multiply_by_quantized_multiplier,
-    multiply_by_quantized_multiplier_double_rounding, quantize_multiplier, round_half_away)
+    activation_range, multiply_by_quantized_multiplier_double_rounding, quantize_multiplier,
+    round_half_away)
 from tensorlite.lite.kernels.nn import apply_activation
 
 
@@ -306,7 +306,16 @@ class Pad:
 class BatchMatMul:
     @staticmethod
     def prepare(ctx, node):
-        _float_only(ctx, node)
+        if ctx.dtype(node.outputs[0]) in (np.int8, np.uint8):
+            # TFLite's reference: the exact integer sum of (a - za) * (b - zb), rescaled by
+            # scale_a * scale_b / scale_out (batch_matmul.cc)
+            (sa, za), (sb, zb), (so, zo) = [(np.float64(q[0][0]), int(q[1][0])) for q in (
+                ctx.quant(i) for i in (*node.inputs, node.outputs[0]))]
+            info = np.iinfo(ctx.dtype(node.outputs[0]))
+            node.data.update(integer=quantize_multiplier(sa * sb / so), zeros=(za, zb, zo),
+                             clamp=(info.min, info.max))
+        else:
+            _float_only(ctx, node)
         a, b = (list(ctx.shape(i)) for i in node.inputs)
         if node.options.get("adj_x"):
             a[-1], a[-2] = a[-2], a[-1]
@@ -321,6 +330,13 @@ class BatchMatMul:
             a = np.swapaxes(a, -1, -2)
         if node.options.get("adj_y"):
             b = np.swapaxes(b, -1, -2)
+        if "integer" in node.data:  # float64 products of int8 offsets: exact sums
+            za, zb, zo = node.data["zeros"]
+            acc = (a.astype(np.float64) - za) @ (b.astype(np.float64) - zb)
+            q = multiply_by_quantized_multiplier_double_rounding(acc.astype(np.int64),
+                                                                 *node.data["integer"])
+            ctx.array(node.outputs[0])[...] = np.clip(q + zo, *node.data["clamp"])
+            return
         ctx.array(node.outputs[0])[...] = a @ b
 
 
@@ -343,8 +359,9 @@ class Quantize:
         scale, zp = node.data["out"]
         info = np.iinfo(out.dtype)
         if "requant" in node.data:
-            mult, shift, in_zp = node.data["requant"]
-            q = multiply_by_quantized_multiplier(x.astype(np.int64) - in_zp, mult, shift) + zp
+            mult, shift, in_zp = node.data["requant"]  # reference_ops::Requantize
+            q = multiply_by_quantized_multiplier_double_rounding(x.astype(np.int64) - in_zp,
+                                                                 mult, shift) + zp
         else:
             q = round_half_away(x / scale) + zp
         out[...] = np.clip(q, info.min, info.max)
