@@ -7,7 +7,8 @@ overhead per element.
 1. A CPU-bound pure-Python pipeline (range -> map(py_function burning ~1 ms)): elements/s
    locally (one process), through the service (distributed_epoch) with 1 and with 2 workers,
    and the ceiling: two independent processes each running half the pipeline locally at the
-   same time. Goal: 2 workers at least 0.85x of the ceiling.
+   same time. Goal: 2 workers at least 0.85x of the ceiling. Also the fixed cost of an
+   epoch over the service (a 64-element epoch of a trivial pipeline: job, leases, splits).
 2. Overhead: 1 KB elements (float32[256]) in batches of 32, a trivial pipeline: the
    consumer's wall time per element through the service minus locally (goal: < 50 us), and
    the consumer process's own CPU time per element on the service path.
@@ -23,7 +24,7 @@ import time
 import numpy as np
 
 HERE = os.path.abspath(__file__)
-N = 600
+N = 1200     # ~1.2 s of work: the per-epoch start-up (below) is a small part of it
 
 
 def burn(x):
@@ -88,7 +89,9 @@ def main():
         for target in targets.values():   # warm-up: workers import and fetch the pipeline
             sum(1 for _ in cpu_pipeline(tf, 40).distribute(target))
             sum(1 for _ in small_pipeline(tf, 64).distribute(target))
-        res = {k: [] for k in ("local", "ceiling", "svc1", "svc2", "ovh_local", "ovh_svc", "cpu_svc")}
+        res = {k: [] for k in ("local", "ceiling", "svc1", "svc2", "ovh_local", "ovh_svc",
+                               "cpu_svc", "epoch")}
+        tiny = tf.data.Dataset.range(64).distribute(targets[2])
         n_small = 32 * 400
         for _ in range(3):
             res["local"].append(_rate(cpu_pipeline(tf), N)[0])
@@ -99,6 +102,7 @@ def main():
             _, wall, cpu = _rate(small_pipeline(tf, n_small).distribute(targets[2]), n_small)
             res["ovh_svc"].append(wall / n_small)
             res["cpu_svc"].append(cpu / n_small)
+            res["epoch"].append(_rate(tiny, 64)[1])
         med = {k: statistics.median(v) for k, v in res.items()}
     finally:
         for s in reversed(servers):
@@ -111,6 +115,8 @@ def main():
           f"({med['svc1'] / med['local']:.2f}x local)")
     print(f"  service, 2 Dask workers  {med['svc2']:8.0f} elements/s "
           f"({med['svc2'] / med['ceiling']:.2f}x the ceiling; goal >= 0.85x)")
+    print(f"  fixed cost of an epoch over the service (64 trivial elements, 2 workers): "
+          f"{med['epoch'] * 1e3:.0f} ms")
     overhead = (med["ovh_svc"] - med["ovh_local"]) * 1e6
     print(f"1 KB elements in batches of 32 ({n_small} elements): local "
           f"{med['ovh_local'] * 1e6:.1f} us/element, service {med['ovh_svc'] * 1e6:.1f} "

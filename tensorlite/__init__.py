@@ -48,6 +48,7 @@ from tensorlite import linalg, math, nn, random  # noqa: A004
 from tensorlite import bitwise, config
 from tensorlite.graph.context import executing_eagerly
 from tensorlite.graph.function import function
+from tensorlite.graph.vectorize import vectorized_map  # also gives the tape its pfor jacobian
 from tensorlite.ops.control_flow_ops import case, cond, switch_case, while_loop
 from tensorlite import test
 from tensorlite import debugging, version
@@ -81,9 +82,6 @@ def __getattr__(name):
         module = importlib.import_module(f"tensorlite.keras.{name}")
         globals()[name] = module
         return module
-    if name == "vectorized_map":
-        from tensorlite.graph.vectorize import vectorized_map  # noqa: PLC0415
-        return vectorized_map
     if name in ("Graph", "gradients"):  # TF1 graphs (tf.compat.v1), loaded when used
         from tensorlite.compat import v1  # noqa: PLC0415
         return getattr(v1, name)

@@ -1,6 +1,7 @@
 """Run under `mpiexec -n N` by test_distribute_multi_worker.py: Keras fit under
 MultiWorkerMirroredStrategy from given initial weights, recording the weights after every
-step; each rank saves its record, and tries to save a checkpoint (only the chief may)."""
+step; each rank saves its record and the last step's all-reduce events, and tries to save a
+checkpoint (only the chief may). An optional 4th argument sets the fusion bucket size."""
 import sys
 
 import numpy as np
@@ -9,9 +10,10 @@ import tensorlite as tf
 from distribute_fixtures import WeightRecorder, small_classifier   # beside this script
 
 
-def main(data_path, out_dir, shuffle):
+def main(data_path, out_dir, shuffle, bytes_per_pack=0):
     data = np.load(data_path)
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    options = tf.distribute.experimental.CommunicationOptions(bytes_per_pack=bytes_per_pack)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     rank = strategy.cluster_resolver.task_id
     with strategy.scope():
         tf.random.set_seed(100 + rank)          # different on each rank: the chief's win
@@ -24,7 +26,17 @@ def main(data_path, out_dir, shuffle):
     model.save_weights(f"{out_dir}/ckpt_rank{rank}.weights")
     np.savez(f"{out_dir}/rank{rank}.npz", steps=np.stack(recorder.steps),
              loss=np.array(hist.history["loss"]), size=strategy.num_replicas_in_sync,
-             collectives=collectives(strategy))
+             collectives=collectives(strategy), **events(strategy.last_reduction))
+
+
+def events(reduction):
+    """The last step's (what, index, time) all-reduce events as three arrays (none when the
+    gradients were summed after the backward pass: a single bucket)."""
+    if reduction is None:
+        return {}
+    kinds, index, times = zip(*reduction.events)
+    return {"event_kind": np.array(kinds), "event_index": np.array(index),
+            "event_time": np.array(times)}
 
 
 def collectives(strategy):
@@ -42,4 +54,5 @@ def collectives(strategy):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3] == "shuffle")
+    main(sys.argv[1], sys.argv[2], sys.argv[3] == "shuffle",
+         int(sys.argv[4]) if len(sys.argv) > 4 else 0)

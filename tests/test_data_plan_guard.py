@@ -72,3 +72,52 @@ def test_threads_that_pay_off_are_kept():
         lambda x: tf.numpy_function(wait, [x], tf.int64),
         num_parallel_calls=tf.data.AUTOTUNE))
     assert [int(v) for v in it] == list(range(60))
+
+
+def test_a_plan_is_not_judged_on_its_ramp_up(fast_windows):
+    """Forking workers and filling the pipeline make the first elements slow: those are
+    skipped, the plan is judged on its steady cost."""
+    g = PlanGuard(sequential_cost=1e-3)
+    g.start_parallel(5)
+    assert [g.observe(1.0, True) for _ in range(5)] == [None] * 5
+    assert [g.observe(0.5e-3, True) for _ in range(8)] == [None] * 8
+    assert g.fallbacks == 0 and g.par_cost == pytest.approx(0.5e-3)
+
+
+def test_retry_reuses_the_worker_processes(fast_windows, monkeypatch):
+    from tensorlite.data import parallel_map, workers
+    original = PlanGuard.__init__
+
+    def never_worth_it(self, sequential_cost):
+        original(self, 0.0)
+    monkeypatch.setattr(PlanGuard, "__init__", never_worth_it)
+    seen = []
+    monkeypatch.setattr(PlanGuard, "observe", _no_sequential_update(PlanGuard.observe, seen))
+    # The function is GIL-bound: AUTOTUNE's plan is worker processes (chosen directly here,
+    # whatever the machine's load makes the thread probe measure).
+    monkeypatch.setattr(parallel_map.ParallelMapIterator, "_probe_threads",
+                        lambda self, n, latency, moved: self._set_mode("process", n, "test"))
+    forks = []
+    init = workers.Worker.__init__
+
+    def counted(self, *args, **kwargs):
+        forks.append(1)
+        init(self, *args, **kwargs)
+    monkeypatch.setattr(workers.Worker, "__init__", counted)
+    ds = tf.data.Dataset.range(150).map(lambda x: np.int64(slow_python(x)),
+                                        num_parallel_calls=tf.data.AUTOTUNE)
+    assert [int(v) for v in ds] == [int(slow_python(i)) for i in range(150)]
+    assert seen.count("retry") >= 1 and seen.count("fallback") >= 2
+    assert len(forks) == parallel_map.cpu_count()  # forked once, reused by every retry
+
+
+def test_closed_workers_exit_without_blocking_the_consumer():
+    from tensorlite.data import workers
+    w = workers.Worker(lambda e, i: e, 0)
+    proc = w.proc
+    w.close()
+    assert any(p is proc for _, p in workers._EXITING)
+    proc.join(5)
+    assert not proc.is_alive()
+    workers.reap_exited()
+    assert all(p is not proc for _, p in workers._EXITING)

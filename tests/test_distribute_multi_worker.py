@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.distribute import launch, mpi_comm
+from tensorlite.distribute import launch, mpi_comm, overlap
 from tests.distribute_fixtures import WeightRecorder, small_classifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -18,10 +18,10 @@ MPIEXEC = launch.find_mpiexec()
 needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec: pip install mpich mpi4py")
 
 
-def _run_ranks(n, data_path, out_dir, shuffle):
+def _run_ranks(n, data_path, out_dir, shuffle, bytes_per_pack=0):
     cmd = [sys.executable, "-m", "tensorlite.distribute.launch", "-n", str(n),
            os.path.join(HERE, "mpi_fit_worker.py"), str(data_path), str(out_dir),
-           "shuffle" if shuffle else "ordered"]
+           "shuffle" if shuffle else "ordered", str(bytes_per_pack)]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     env.pop("TF_CONFIG", None)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
@@ -57,6 +57,7 @@ def test_two_rank_fit_equals_single_process_step_by_step(tmp_path):
     ranks = _run_ranks(2, path, tmp_path, shuffle=False)
     single, loss = _single_process_steps(data)
     assert int(ranks[0]["size"]) == 2
+    assert "event_kind" not in ranks[0]   # one 25 MB bucket: summed after the backward pass
     assert ranks[0]["steps"].shape == single.shape == (6, single.shape[1])
     np.testing.assert_array_equal(ranks[0]["steps"], ranks[1]["steps"])
     np.testing.assert_allclose(ranks[0]["steps"], single, rtol=1e-5, atol=1e-6)
@@ -67,6 +68,27 @@ def test_two_rank_fit_equals_single_process_step_by_step(tmp_path):
     # chief-only checkpoint writes
     written = sorted(p for p in os.listdir(tmp_path) if p.startswith("ckpt_"))
     assert written and all(p.startswith("ckpt_rank0") for p in written)
+
+
+@needs_mpi
+def test_bucketed_all_reduce_overlaps_the_backward_pass(tmp_path):
+    # 64-byte buckets: each of the 4 variables (Dense(5->6), Dense(6->3)) is its own bucket.
+    path, data = _data(tmp_path)
+    ranks = _run_ranks(2, path, tmp_path, shuffle=False, bytes_per_pack=64)
+    single, _ = _single_process_steps(data)
+    np.testing.assert_array_equal(ranks[0]["steps"], ranks[1]["steps"])
+    np.testing.assert_allclose(ranks[0]["steps"], single, rtol=1e-5, atol=1e-6)
+    for r in ranks:
+        kinds, index = list(r["event_kind"]), list(r["event_index"])
+        grads = [i for k, i in zip(kinds, index) if k == "grad"]
+        assert grads == [3, 2, 1, 0]          # the backward pass: last layer's first
+        starts = [i for k, i in zip(kinds, index) if k == "start"]
+        assert starts == [0, 1, 2, 3]
+        # the first bucket's all-reduce starts before the backward pass ends (the last
+        # gradient is produced), and the step waits for all of them at the end
+        assert kinds.index("start") < max(j for j, k in enumerate(kinds) if k == "grad")
+        assert kinds[-1] == "done"
+        assert np.all(np.diff(r["event_time"]) >= 0)
 
 
 @pytest.mark.slow
@@ -108,3 +130,39 @@ def test_bucketing_groups_by_dtype_and_size():
     buckets = r._buckets(arrays)
     assert buckets == [(np.dtype(np.float32), [0, 1]), (np.dtype(np.float32), [2]),
                        (np.dtype(np.int64), [3])]
+
+
+def test_bucket_plan_reverses_variables_and_cuts_by_size_and_dtype():
+    plan = overlap.BucketPlan([(3, 2), (4,), (2,), (5,)],
+                              [np.float32, np.float32, np.float64, np.float64], bucket_bytes=24)
+    # reversed: (5,) f64 = 40 bytes alone; (2,) f64 = 16; then the float32s: 16 + 24 > 24
+    assert [(d.name, n, m) for d, n, m in plan.buckets] == \
+        [("float64", 5, [3]), ("float64", 2, [2]), ("float32", 4, [1]), ("float32", 6, [0])]
+
+
+def test_overlapped_reduction_feeds_buckets_from_the_tape():
+    v = [tf.Variable(np.ones((3, 2), np.float32)), tf.Variable(np.ones(4, np.float32))]
+    plan = overlap.BucketPlan([(3, 2), (4,)], [np.float32] * 2, bucket_bytes=16)
+    reduction = overlap.OverlappedReduction(_FakeOneRankComm(), plan, weight=0.25,
+                                            record_events=True)
+    with reduction.listening():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v[0] * 2.0) + tf.reduce_sum(v[1] * 3.0)
+        tape.gradient(loss, v)
+        with tf.GradientTape() as other:      # a second gradient() call is not ours
+            tf.reduce_sum(v[1] * 100.0)
+            other.gradient(tf.reduce_sum(v[1] * 100.0), v[1])
+    grads, scalars = reduction.finish(None, [np.float32(1.5)])
+    np.testing.assert_array_equal(grads[0], np.full((3, 2), 0.5, np.float32))
+    np.testing.assert_array_equal(grads[1], np.full(4, 0.75, np.float32))
+    assert scalars == [1.5]
+    assert [(k, i) for k, i, _ in reduction.events] == \
+        [("grad", 1), ("start", 0), ("grad", 0), ("start", 1), ("done", -1)]
+
+
+def test_overlapped_reduction_takes_gradients_it_did_not_see():
+    plan = overlap.BucketPlan([(2,), (2,)], [np.float32] * 2, bucket_bytes=1 << 20)
+    reduction = overlap.OverlappedReduction(_FakeOneRankComm(), plan, weight=0.5)
+    grads, _ = reduction.finish([np.array([2.0, 4.0], np.float32), None])
+    np.testing.assert_array_equal(grads[0], [1.0, 2.0])
+    np.testing.assert_array_equal(grads[1], [0.0, 0.0])

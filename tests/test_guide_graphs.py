@@ -54,7 +54,7 @@ def test_intro_simple_relu_python_control_flow():
     code = tf.autograph.to_code(simple_relu)
     assert "ag__.if_stmt" in code and "def simple_relu(x):" in code
     graph = tf_simple_relu.get_concrete_function(tf.constant(1)).graph
-    assert "If" in graph.as_graph_def()
+    assert "StatelessIf" in [node.op for node in graph.as_graph_def().node]
 
 
 def test_intro_polymorphism(capsys):
@@ -69,6 +69,13 @@ def test_intro_polymorphism(capsys):
     my_relu(tf.constant(-2.5))  # same signature: no new trace
     my_relu(tf.constant([-1., 1.]))
     assert my_relu.experimental_get_tracing_count() == 3
+    print(my_relu.pretty_printed_concrete_signatures())
+    assert capsys.readouterr().out == (
+        "my_relu(x)\n  Args:\n    x: float32 Tensor, shape=()\n  Returns:\n"
+        "    float32 Tensor, shape=()\n\n"
+        "my_relu(x=[1, -1])\n  Returns:\n    float32 Tensor, shape=(2,)\n\n"
+        "my_relu(x)\n  Args:\n    x: float32 Tensor, shape=(2,)\n  Returns:\n"
+        "    float32 Tensor, shape=(2,)\n")
 
 
 def test_intro_python_side_effects_once_per_trace(capsys):
@@ -333,3 +340,111 @@ def test_perf_looping_over_python_data_unrolls():
     g_big = train.get_concrete_function(ds_big).graph
     assert len(g_small.nodes) == len(g_big.nodes)  # a dataset is a loop in the graph
     assert int(train(ds_big)) == 20
+
+
+def test_run_functions_eagerly_doc_example(capsys):
+    def my_func(a):
+        print(f'a: {a}')
+        return a + a
+
+    a_fn = tf.function(my_func)
+    assert int(a_fn(tf.constant(1))) == 2  # traced: `a` printed with shape and dtype only
+    assert int(a_fn(tf.constant(2))) == 4  # the graph runs: no Python print
+    tf.config.run_functions_eagerly(True)
+    try:
+        assert int(a_fn(tf.constant(2))) == 4  # eager: the actual value
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert capsys.readouterr().out == 'a: Tensor("a:0", shape=(), dtype=int32)\na: 2\n'
+
+
+def test_perf_obtaining_concrete_functions_and_graphs(capsys):
+    @tf.function
+    def double(a):
+        print("Tracing with", a)
+        return a + a
+
+    double(tf.constant(1))
+    double_strings = double.get_concrete_function(tf.constant("a"))
+    print(double_strings)
+    assert double_strings(tf.constant("c")).numpy() == b"cc"
+    spec_cf = double.get_concrete_function(tf.TensorSpec(shape=[], dtype=tf.string))
+    assert spec_cf(tf.constant("d")).numpy() == b"dd"
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        double_strings(tf.constant(1))
+    out = capsys.readouterr().out
+    assert 'Tracing with Tensor("a:0", shape=(), dtype=string)' in out
+    assert "ConcreteFunction double(a)\n  Args:\n    a: string Tensor, shape=()\n" \
+        "  Returns:\n    string Tensor, shape=()" in out
+    graph = double_strings.graph
+    lines = [f'{node.input} -> {node.name}' for node in graph.as_graph_def().node]
+    assert lines[0] == "[] -> a" and lines[1].startswith("['a', 'a'] -> ")
+    assert double.experimental_get_tracing_count() == 2
+
+
+def test_perf_input_signature_traces_once_with_a_none_dimension(capsys):
+    @tf.function(input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
+    def next_collatz(x):
+        print("Tracing with", x)
+        return tf.where(x % 2 == 0, x // 2, 3 * x + 1)
+
+    assert next_collatz(tf.constant([1, 2])).numpy().tolist() == [4, 1]
+    assert next_collatz(tf.constant([5, 6, 7])).numpy().tolist() == [16, 3, 22]
+    assert capsys.readouterr().out == \
+        'Tracing with Tensor("x:0", shape=(None,), dtype=int32)\n'
+    assert next_collatz.experimental_get_tracing_count() == 1
+
+
+def test_perf_reduce_retracing(capsys):
+    @tf.function(reduce_retracing=True)
+    def g(x):
+        print('Tracing with', x)
+        return x
+
+    for n in (3, 5, 7, 9):
+        assert g(tf.constant(list(range(1, n + 1)))).shape == (n,)
+    # TensorFlow traces twice here (first exactly, then generalised); tensorlite's first
+    # trace is already the general one: every size of the batch dimension shares it.
+    assert capsys.readouterr().out == \
+        'Tracing with Tensor("x:0", shape=(None,), dtype=int32)\n'
+    assert g.experimental_get_tracing_count() == 1
+
+
+def test_perf_python_global_and_free_variables(capsys):
+    external_list = []
+
+    @tf.function
+    def side_effect(x):
+        print('Python side effect')
+        external_list.append(x)
+
+    side_effect(1)
+    side_effect(1)
+    side_effect(1)
+    assert len(external_list) == 1  # the side effect ran once, while tracing
+    assert capsys.readouterr().out == "Python side effect\n"
+
+    scope = {"foo": 1}
+
+    @tf.function
+    def buggy_add():
+        return 1 + scope["foo"]
+
+    @tf.function
+    def recommended_add(foo):
+        return 1 + foo
+
+    assert int(buggy_add()) == 2 and int(recommended_add(scope["foo"])) == 2
+    scope["foo"] = 100
+    assert int(buggy_add()) == 2  # did not change: the graph captured the old value
+    assert int(recommended_add(scope["foo"])) == 101
+
+
+def test_perf_variable_created_on_every_call_is_an_error():
+    @tf.function
+    def f(x):
+        v = tf.Variable(1.0)
+        return v
+
+    with pytest.raises(ValueError, match="singleton tf.Variables"):
+        f(1.0)

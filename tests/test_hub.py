@@ -22,11 +22,11 @@ FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "
 EXPECTED = np.load(os.path.join(os.path.dirname(FIXTURE), "hub_module_expected.npz"))["y"]
 
 
-def _tarball(members=None):
+def _tarball(members=None, root=FIXTURE):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         if members is None:
-            tar.add(FIXTURE, arcname=".")
+            tar.add(root, arcname=".")
         else:
             for info, data in members:
                 tar.addfile(info, io.BytesIO(data) if data is not None else None)

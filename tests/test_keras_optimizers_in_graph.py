@@ -1,6 +1,8 @@
 """Keras optimizers and metrics inside `tf.function` train steps (the TF 2 quickstart's
 custom training loop): every optimizer, schedule and clipping option, and seed 001's
-subclassing API, give the same weights as the same steps run eagerly."""
+subclassing API, give the same weights as the same steps run eagerly, and trace into real
+graph ops (no host callback): the fused update op, variable assignments, the schedule on
+the traced `iterations`."""
 import numpy as np
 import pytest
 
@@ -55,7 +57,25 @@ OPTIMIZERS = {
     "cosine": lambda: tf.keras.optimizers.SGD(schedules.CosineDecay(0.5, 4)),
     "cosine_restarts": lambda: tf.keras.optimizers.SGD(schedules.CosineDecayRestarts(0.5, 2)),
     "callable_lr": lambda: tf.keras.optimizers.SGD(lambda: 0.05),
+    "sgd_momentum": lambda: tf.keras.optimizers.SGD(0.1, momentum=0.9),
+    "rmsprop": lambda: tf.keras.optimizers.RMSprop(0.01),
+    "rmsprop_centered": lambda: tf.keras.optimizers.RMSprop(0.01, centered=True),
+    "adadelta": lambda: tf.keras.optimizers.Adadelta(1.0),
+    "adamax": lambda: tf.keras.optimizers.Adamax(0.05),
+    "nadam": lambda: tf.keras.optimizers.Nadam(0.05),
+    "ftrl": lambda: tf.keras.optimizers.Ftrl(0.5, l1_regularization_strength=0.001,
+                                             l2_shrinkage_regularization_strength=0.01),
+    "lion": lambda: tf.keras.optimizers.Lion(0.01),
+    "adamw_cosine_warmup_clip": lambda: tf.keras.optimizers.AdamW(
+        schedules.CosineDecay(0.01, 4, warmup_target=0.05, warmup_steps=2),
+        global_clipnorm=0.5),
 }
+
+FUSED = {"sgd": "ApplyGradientDescent", "sgd_momentum_nesterov": "ApplyKerasMomentum",
+         "adam": "ApplyAdam", "adamw": "ApplyAdam", "adagrad": "ApplyAdagradV2",
+         "rmsprop_centered_momentum": "ApplyRMSProp", "adadelta": "ApplyAdadelta",
+         "adamax": "ApplyAdaMax", "nadam": "KerasNadamUpdate", "ftrl": "ApplyFtrlV2",
+         "lion": "KerasLionUpdate"}
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
@@ -66,6 +86,58 @@ def test_graph_step_matches_eager(name):
     for a, b in zip(eager, graph):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     assert not np.allclose(graph[0], W0[0])  # it trained
+
+
+def _train_graph(make):
+    ws = [tf.Variable(w) for w in W0]
+    opt = make()
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(x, ws[0]) + ws[1]
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        opt.apply_gradients(zip(tape.gradient(loss, ws), ws))
+        return loss
+
+    x, y = tf.constant(X[:8]), tf.constant(Y[:8])
+    step(x, y)
+    return step, step.get_concrete_function(x, y).graph, ws, opt, (x, y)
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_update_is_real_graph_ops(name):
+    from tensorlite.graph.ir import CALLBACKS
+    _, graph, _, _, _ = _train_graph(OPTIMIZERS[name])
+    counts = graph.op_counts()
+    assert not set(counts) & CALLBACKS, counts  # no host callback runs the update
+    assert counts["AssignVariableOp"] >= 3  # both weights and iterations
+    if name in FUSED:
+        assert counts[FUSED[name]] == 2  # one fused update op per variable
+
+
+def test_schedule_and_learning_rate_are_graph_values():
+    """The schedule is evaluated on the traced `iterations` and the learning rate variable
+    is read on each run: a callback's change after tracing reaches the graph."""
+    step, graph, ws, opt, args = _train_graph(
+        lambda: tf.keras.optimizers.SGD(schedules.PiecewiseConstantDecay([2], [0.1, 0.0])))
+    assert "Select" in graph.op_counts() or "SelectV2" in graph.op_counts()
+    step(*args)
+    before = ws[0].numpy()
+    step(*args)  # iterations == 2: still 0.1
+    assert not np.allclose(ws[0].numpy(), before)
+    before = ws[0].numpy()
+    step(*args)  # iterations == 3: learning rate 0
+    np.testing.assert_array_equal(ws[0].numpy(), before)
+    assert step.experimental_get_tracing_count() == 1
+
+    step, _, ws, opt, args = _train_graph(lambda: tf.keras.optimizers.Adam(0.1))
+    opt.learning_rate = 0.0
+    before = [w.numpy() for w in ws]
+    step(*args)
+    for a, b in zip(before, ws):
+        np.testing.assert_array_equal(b.numpy(), a)
+    assert int(opt.iterations) == 2 and step.experimental_get_tracing_count() == 1
 
 
 # Seed 001's MyOptimizer, as written there (with the compiled update): one copy, shared
@@ -178,3 +250,15 @@ def test_metric_state_in_graph_each_call():
     assert (float(mean), float(a)) == (2.0, 0.5)
     m.reset_state()
     assert float(f(tf.constant(5.0), tf.constant([0]), tf.constant([[1.0, 0.0]]))[0]) == 5.0
+
+
+@pytest.mark.parametrize("make", [lambda: PowerOptimizer(0.01, 2, 0.5),
+                                  lambda: LrStateOptimizer(
+                                      schedules.ExponentialDecay(0.3, 1, 0.5))],
+                         ids=["seed001_compiled", "apply_state_schedule"])
+def test_subclassed_optimizer_traces_into_graph_ops(make):
+    from tensorlite.graph.ir import CALLBACKS
+    _, graph, _, opt, _ = _train_graph(make)
+    counts = graph.op_counts()
+    assert not set(counts) & CALLBACKS, counts
+    assert counts["AssignVariableOp"] >= 3

@@ -66,8 +66,3 @@ def test_call_of_a_missing_function_is_not_found(tmp_path):
     model = tf.saved_model.load(_write(tmp_path, _function_model("PartitionedCall", "nope")))
     with pytest.raises(tf.errors.NotFoundError, match="function nope"):
         model(np.ones(2, np.float32))
-
-
-def test_save_says_what_is_missing():
-    with pytest.raises(NotImplementedError, match="FunctionDefs in TensorFlow's op names"):
-        tf.saved_model.save(tf.Module(), "/nonexistent")

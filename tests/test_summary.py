@@ -667,7 +667,7 @@ def test_graph_def_attributes_control_flow_and_large_constants(monkeypatch):
     assert [f.name for f in nodes["StatelessIf"].attr["branches"].list.func] == \
         ["cond_true", "cond_false"]
     assert nodes["StatelessWhile"].attr["body"].func.name == "while_body"
-    assert nodes["Cast"].attr["dtype"].type == 2  # DT_DOUBLE, the attribute as given
+    assert nodes["Cast"].attr["DstT"].type == 2  # DT_DOUBLE, as TensorFlow's Cast names it
     (large,) = [n for n in graph.node if n.op == "Const" and
                 [d.size for d in n.attr["value"].tensor.tensor_shape.dim] == [100]]
     assert large.attr["value"].tensor.tensor_content == b""  # over MAX_CONST_BYTES

@@ -291,3 +291,44 @@ def test_watch_rejects_non_tensors():
     with tf.GradientTape() as tape:
         with pytest.raises(ValueError, match="not tf.Tensor or tf.Variable"):
             tape.watch([1.0])
+
+
+def test_gradient_hooks_see_each_final_gradient_during_the_backward_pass():
+    from tensorlite.autodiff import tape as tape_lib
+    w = [tf.Variable(float(i + 2)) for i in range(3)]
+    unused = tf.Variable(1.0)
+    x = tf.constant(1.5)
+    seen = []
+
+    def hook(sources, i, grad):
+        seen.append((i, None if grad is None else float(grad)))
+    tape_lib.GRADIENT_HOOKS.append(hook)
+    try:
+        with tf.GradientTape() as tape:
+            y = w[2] * tf.tanh(w[1] * tf.sin(w[0] * x))
+        grads = tape.gradient(y, w + [unused])
+    finally:
+        tape_lib.GRADIENT_HOOKS.remove(hook)
+    # the last layer's gradient is final first; the unconnected one is reported last
+    assert [i for i, _ in seen] == [2, 1, 0, 3]
+    assert seen[3][1] is None
+    for i, g in seen[:3]:
+        assert g == float(grads[i])   # what the hook saw is the result, not a partial sum
+
+
+def test_gradient_hooks_wait_for_every_use_of_a_source():
+    from tensorlite.autodiff import tape as tape_lib
+    v = tf.Variable(2.0)
+    seen = []
+
+    def hook(sources, i, grad):
+        seen.append(float(grad))
+    tape_lib.GRADIENT_HOOKS.append(hook)
+    try:
+        with tf.GradientTape() as tape:
+            y = v * v + tf.sin(v) * v     # v read several times; its gradient sums them all
+        g = tape.gradient(y, v)
+    finally:
+        tape_lib.GRADIENT_HOOKS.remove(hook)
+    expected = 2 * 2.0 + np.cos(2.0) * 2.0 + np.sin(2.0)
+    assert seen == [pytest.approx(expected)] and float(g) == pytest.approx(expected)

@@ -30,8 +30,21 @@ from tensorlite.ops.array_ops import reshape, stack, transpose
 from tensorlite.ops.common import to_tensor
 
 _ACTIVE = []  # recording tapes, innermost last
+# The vectorizer (tensorlite/graph/vectorize.py, a layer above) installs here the function
+# that runs one backward pass for every cotangent row at once by the ops' batching rules:
+# pfor(backward, rows) -> [gradient per source, each with the rows as axis 0, or None].
+PFOR = []
 
 READ_VARIABLE = register("ReadVariableOp", lambda v: v, grad=lambda g, ans, v: g)
+
+
+# Observers of `gradient()`: each is called as hook(sources, i, grad) once per position i of
+# the flattened sources, as soon as that source's gradient is final during the backward pass
+# (grad is a Tensor, or None when no gradient reaches it). A data-parallel trainer starts
+# reducing the last layers' gradients while the first layers' are still being computed
+# (Horovod's overlap); the result of `gradient()` is unchanged. Lower layers never import
+# the observers: they append themselves here.
+GRADIENT_HOOKS = []
 
 
 class UnconnectedGradients(enum.Enum):
@@ -208,10 +221,13 @@ class GradientTape:
             cots = [math_ops.ones_like_t(t) if c is None else to_tensor(c, t._dtype)
                     for t, c in zip(targets, structure.flatten(output_gradients))]
         recorded_reads = self._recording  # a target variable's read above is on the tape
-        grads = self._backward(targets, cots, flat_sources)
+        on_final = _final_gradient_notifier(flat_sources, structure.flatten(target))
+        grads = self._backward(targets, cots, flat_sources, on_final)
         for t, c in zip(structure.flatten(target), cots):
             if _is_var(t) and id(t) in self._tracked and not recorded_reads:
                 _accumulate(grads, id(t), c)  # d v / d v: TF matches the variable's handle
+        if on_final is not None:
+            on_final.flush(grads)
         out = [_finish(grads.get(id(s)), s, unconnected) for s in flat_sources]
         if not self._persistent:  # as TF: a used non-persistent tape lets go of its record
             self._entries.clear()
@@ -270,10 +286,20 @@ class GradientTape:
         return reshape(g, (b,) + y._value.shape[1:] + xshape[1:])
 
     def _batched_backward(self, y, cot, sources, use_pfor):
+        """{id(source): gradient with cot's rows as axis 0}: with `use_pfor`, the backward
+        pass of one row vectorized over all rows by the ops' batching rules (one run); where
+        a tape or a tf.function trace watches (the jacobian must then be made of recorded
+        ops) the rows go through the gradient rules together (they take leading batch
+        dimensions); otherwise, or for a rule that cannot, one backward pass per row."""
+        if use_pfor and PFOR and not dispatch.OBSERVERS and len(cot):
+            def row_backward(c):
+                grads = self._backward([y], [c], sources)
+                return [grads.get(id(s)) for s in sources]
+            rows = PFOR[0](row_backward, wrap(np.ascontiguousarray(cot)))
+            return {id(s): g for s, g in zip(sources, rows) if g is not None}
         entries = self._relevant(sources)
         if use_pfor and all(e[OP].batchable for e in entries):
             return self._backward([y], [wrap(np.ascontiguousarray(cot))], sources)
-        # A rule that cannot take batched cotangents: one backward pass per row.
         rows = [self._backward([y], [wrap(np.ascontiguousarray(c))], sources) for c in cot]
         out = {}
         for s in sources:
@@ -299,38 +325,47 @@ class GradientTape:
                     break
         return rel
 
-    def _backward(self, targets, cotangents, sources):
+    def _backward(self, targets, cotangents, sources, on_final=None):
         reach = set()
         entries = self._relevant(sources, reach)
         keep = {id(s) for s in sources}
         grads = {}
         for t, c in zip(targets, cotangents):
             _accumulate(grads, id(t), c)
-        for op, inputs, attrs, outs, where in reversed(entries):
-            gs = [grads.get(id(o)) if id(o) in keep else grads.pop(id(o), None) for o in outs]
-            if all(g is None for g in gs):
-                continue
-            if op.grad is None:
-                raise LookupError(f"No gradient defined for operation '{op.name}' (op type: "
-                                  f"{op.name}), recorded at {where}; register a gradient "
-                                  f"rule for it or wrap the computation in tf.custom_gradient")
-            set_needed_inputs(tuple(id(i) in reach for i in inputs))
-            if op.multi_output or len(outs) > 1:
-                lead = next(g for g in gs if g is not None)._value.shape
-                lead = lead[:len(lead) - next(o for o, g in zip(outs, gs)
-                                              if g is not None)._value.ndim]
-                gs = [wrap(np.zeros(lead + o._value.shape, dtype=o._value.dtype))
-                      if g is None else g for o, g in zip(outs, gs)]
-                in_grads = op.grad(tuple(gs), outs, *inputs, **(attrs or {}))
-            else:
-                in_grads = op.grad(gs[0], outs[0], *inputs, **(attrs or {}))
-            set_needed_inputs(None)
-            if type(in_grads) not in (tuple, list):
-                in_grads = (in_grads,)
-            for inp, ig in zip(inputs, in_grads):
-                if ig is not None and id(inp) in self._tracked:
-                    _accumulate(grads, id(inp), ig)
+        if on_final is not None:
+            on_final.plan(entries)
+        for k in range(len(entries) - 1, -1, -1):
+            self._apply_rule(entries[k], grads, keep, reach)
+            if on_final is not None and k in on_final.final_after:
+                on_final.fire(k, grads)
         return grads
+
+    def _apply_rule(self, entry, grads, keep, reach):
+        """Pushes the cotangents of one recorded op's outputs to its inputs."""
+        op, inputs, attrs, outs, where = entry
+        gs = [grads.get(id(o)) if id(o) in keep else grads.pop(id(o), None) for o in outs]
+        if all(g is None for g in gs):
+            return
+        if op.grad is None:
+            raise LookupError(f"No gradient defined for operation '{op.name}' (op type: "
+                              f"{op.name}), recorded at {where}; register a gradient "
+                              f"rule for it or wrap the computation in tf.custom_gradient")
+        set_needed_inputs(tuple(id(i) in reach for i in inputs))
+        if op.multi_output or len(outs) > 1:
+            lead = next(g for g in gs if g is not None)._value.shape
+            lead = lead[:len(lead) - next(o for o, g in zip(outs, gs)
+                                          if g is not None)._value.ndim]
+            gs = [wrap(np.zeros(lead + o._value.shape, dtype=o._value.dtype))
+                  if g is None else g for o, g in zip(outs, gs)]
+            in_grads = op.grad(tuple(gs), outs, *inputs, **(attrs or {}))
+        else:
+            in_grads = op.grad(gs[0], outs[0], *inputs, **(attrs or {}))
+        set_needed_inputs(None)
+        if type(in_grads) not in (tuple, list):
+            in_grads = (in_grads,)
+        for inp, ig in zip(inputs, in_grads):
+            if ig is not None and id(inp) in self._tracked:
+                _accumulate(grads, id(inp), ig)
 
     # -- explanations (beyond TensorFlow) ------------------------------------------------
     def explain(self, target, sources):
@@ -379,6 +414,51 @@ class GradientTape:
         if not reasons:
             reasons.append("the target does not depend on it")
         return "; ".join(reasons)
+
+
+def _final_gradient_notifier(sources, targets):
+    """A _FinalGradients for this gradient() call, or None (no cost) when nobody listens."""
+    if not GRADIENT_HOOKS:
+        return None
+    # d v / d v is added after the backward pass for a variable that is also a target.
+    late = {id(t) for t in targets if _is_var(t)}
+    return _FinalGradients(sources, late)
+
+
+class _FinalGradients:
+    """Tells GRADIENT_HOOKS when each source's gradient is final: after the backward pass
+    has processed the earliest recorded op that reads the source, nothing adds to it."""
+
+    def __init__(self, sources, late_ids):
+        self._sources = sources
+        self._late = late_ids
+        self._pending = set(range(len(sources)))
+        self.final_after = {}   # entry index -> source positions final once it is processed
+
+    def plan(self, entries):
+        positions = {}
+        for i, s in enumerate(self._sources):
+            if id(s) not in self._late:
+                positions.setdefault(id(s), []).append(i)
+        for k, entry in enumerate(entries):
+            for t in entry[INPUTS]:
+                if id(t) in positions:
+                    self.final_after.setdefault(k, []).extend(positions.pop(id(t)))
+
+    def fire(self, k, grads):
+        for i in self.final_after[k]:
+            self._notify(i, grads)
+
+    def flush(self, grads):
+        """The sources not yet notified: unconnected ones, and targets' own variables."""
+        for i in sorted(self._pending):
+            self._notify(i, grads)
+
+    def _notify(self, i, grads):
+        self._pending.discard(i)
+        g = grads.get(id(self._sources[i]))
+        for hook in list(GRADIENT_HOOKS):
+            hook(self._sources, i, g)
 
 
 class _StopRecording:

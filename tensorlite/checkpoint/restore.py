@@ -54,7 +54,7 @@ def assign(obj, values, where):
     """Restores one leaf object from {attribute: value}."""
     if og.is_variable(obj):
         value = np.asarray(values[og.VARIABLE_VALUE])
-        if tuple(obj.shape.as_list()) != tuple(value.shape):
+        if not obj.shape.is_compatible_with(value.shape):
             raise errors.InvalidArgumentError(
                 None, None, f"checkpoint value for {where} has shape {list(value.shape)} but "
                 f"the variable has shape {obj.shape}; restore into a model of the same "
@@ -135,16 +135,31 @@ class _Matcher:
                       if og.has_values(o) and id(o) not in restored]
         return Status(set(self.reader.entries) - self.used, unrestored)
 
+    def attribute_values(self, attribute):
+        """{name: value} of one saved attribute. A saveable of several tensors (a
+        MutableHashTable's `table`) is stored under its key plus each tensor's suffix
+        (`table-keys`, `table-values`), as TensorFlow writes it."""
+        key = attribute.checkpoint_key
+        if key in self.reader.entries:
+            self.used.add(key)
+            return {attribute.name: _value(self.reader, key)}
+        parts = {k: k[len(key):] for k in self.reader.entries if k.startswith(key + "-")}
+        if not parts:
+            _value(self.reader, key)  # the NotFoundError naming the key
+        self.used.update(parts)
+        return {attribute.name + suffix: _value(self.reader, k) for k, suffix in parts.items()}
+
     def restore_node(self, node_id, obj):
         node = self.saved.nodes[node_id]
         if node.attributes:
-            values = {a.name: _value(self.reader, a.checkpoint_key) for a in node.attributes}
+            values = {}
+            for a in node.attributes:
+                values.update(self.attribute_values(a))
             where = node.attributes[0].checkpoint_key
             if og.is_variable(obj) and og.VARIABLE_VALUE not in values:
                 raise errors.InvalidArgumentError(None, None, f"checkpoint {self.reader.prefix}"
                                                   f": {where} is not a variable's value")
             assign(obj, values, where)
-            self.used.update(a.checkpoint_key for a in node.attributes)
         restore_slot = getattr(obj, "_restore_slot_variable", None)
         for ref in node.slot_variables:
             variable = self.matched.get(ref.original_variable_node_id)

@@ -34,6 +34,17 @@ _CHUNK_SECONDS = 5e-3  # work per message to a worker process: amortises ~0.1 ms
 _THREAD_CHUNK_SECONDS = 1e-3  # work per thread task: amortises ~30 us of future handling
 
 
+def _runqueue_wait():
+    """Seconds this thread has spent runnable but waiting for a core (Linux schedstat),
+    or 0.0 where the kernel does not say: under load from other programs a CPU-bound
+    function's wall time exceeds its CPU time by this much, which is not waiting on I/O."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            return int(f.read().split()[1]) * 1e-9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def cpu_count():
     try:
         return len(os.sched_getaffinity(0))
@@ -150,21 +161,23 @@ class ParallelMapIterator(RawIterator):
                 break
             element, index = item
             in_bytes = element_nbytes(element)
-            wall0, cpu0 = time.perf_counter(), time.thread_time()
+            wall0, cpu0, rq0 = time.perf_counter(), time.thread_time(), _runqueue_wait()
             try:
                 out = self._run_one(element, index)
             except BaseException as e:  # noqa: BLE001 - delivered in order later
                 self._store(index, e)
                 continue
-            probe.append((time.perf_counter() - wall0, time.thread_time() - cpu0,
-                          in_bytes + element_nbytes(out)))
+            wall = time.perf_counter() - wall0
+            probe.append((wall, time.thread_time() - cpu0, in_bytes + element_nbytes(out),
+                          min(_runqueue_wait() - rq0, wall)))
             self._store(index, out)
         if not probe:
             self._set_mode("inline", 1, "input ended or failed while probing")
             return
         latency = sorted(p[0] for p in probe)[len(probe) // 2]
         self._latency = latency
-        cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] for p in probe), 1e-9)
+        # CPU time over the time the function was not kept off a core by other programs
+        cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] - p[3] for p in probe), 1e-9)
         moved = max(p[2] for p in probe)
         if self._forced:
             self._set_mode(self._forced, n, "forced by options.threading.worker_mechanism")
@@ -212,13 +225,15 @@ class ParallelMapIterator(RawIterator):
         if self._requested == AUTOTUNE and self._mode in ("thread", "process") and \
                 not self._forced:
             self._guard = PlanGuard(latency)
+            self._guard.start_parallel(self._window())
             self._plan = (self._mode, self._n, self._stats.choice)
 
     def _fall_back(self):
         while self._pending:
             self._collect(block=True)
         why = self._guard.explain(f"{self._plan[0]} x{self._plan[1]}")
-        self._shutdown()
+        # Idle worker processes cost nothing: they are kept for the retry (no new fork).
+        self._shutdown_pool()
         self._mode, self._n = "inline", 1
         self._stats.parallelism = 1
         self._stats.choice = f"inline x1 ({why})"
@@ -227,6 +242,7 @@ class ParallelMapIterator(RawIterator):
         mode, n, choice = self._plan
         self._set_mode(mode, n, "AUTOTUNE retry")
         self._stats.choice = choice
+        self._guard.start_parallel(self._window())
 
     def _set_mode(self, mode, n, why):
         self._mode, self._n = mode, n
@@ -246,8 +262,9 @@ class ParallelMapIterator(RawIterator):
             self._chunk = max(1, min(64, int(_CHUNK_SECONDS / max(self._latency, 1e-6))))
             self._stats.choice += f", {self._chunk} elements per message"
             what = f"{self._trace[0] if self._trace else self._stage} worker process"
-            self._workers = [Worker(self._fn, self._ctx.seed, thread_name(what))
-                             for _ in range(n)]
+            self._workers = [w for w in self._workers if w.proc.is_alive()][:n]
+            self._workers += [Worker(self._fn, self._ctx.seed, thread_name(what))
+                              for _ in range(n - len(self._workers))]
 
     # -- submitting and collecting -------------------------------------------------------
     def _window(self):

@@ -8,6 +8,9 @@ windows, for the parallel plan and for the inline loop, each measured recently:
   * parallel slower than inline -> fall back to inline;
   * while inline, retry the parallel plan after a back-off (doubling on each failed retry,
     reset by a success), so a plan that pays off again when the load goes away comes back.
+A parallel plan's ramp-up (forking workers, filling the pipeline: the elements in flight)
+is a one-off cost, not its steady per-element cost: `start_parallel(warmup)` skips those
+elements before the first window, so a plan is never judged, and dropped, on its start.
 
 Example (what a pipeline's stats say after a fall-back):
     >>> stats.choice  # doctest: +SKIP
@@ -30,7 +33,13 @@ class PlanGuard:
         self._count, self._spent, self._start = 0, 0.0, time.perf_counter()
         self._retry_after = _FIRST_RETRY_S
         self._retry_at = None
+        self._skip = 0
         self.fallbacks = 0
+
+    def start_parallel(self, warmup):
+        """A parallel plan (re)starts: its first `warmup` elements are not measured."""
+        self._skip = warmup
+        self._reset_window()
 
     def _window_done(self):
         return self._count >= _WINDOW_ELEMENTS and \
@@ -43,6 +52,11 @@ class PlanGuard:
         """Records one element's cost in the current plan. Returns "fallback" (parallel
         measured slower than inline), "retry" (time to try the parallel plan again) or
         None."""
+        if parallel and self._skip > 0:
+            self._skip -= 1
+            if self._skip == 0:
+                self._reset_window()
+            return None
         self._count += 1
         self._spent += cost
         if parallel:

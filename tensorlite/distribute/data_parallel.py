@@ -45,8 +45,13 @@ def replicated_step(strategy, batch, compute, grad_shapes, n_scalars, grad_dtype
 
     def replica_fn(part):
         return compute(part) if part_size(part) else None
-    results = strategy._run_replicas(replica_fn, (values_lib.PerReplica(parts),), {}, weights)
     dtypes_ = grad_dtypes or [np.float32] * len(grad_shapes)
+    reduction = strategy._overlapped_reduction(grad_shapes, dtypes_, weights[0]) \
+        if len(parts) == 1 else None
+    if reduction is not None:
+        return _overlapped_step(strategy, reduction, replica_fn, parts, local_sizes,
+                                global_size, n_scalars)
+    results = strategy._run_replicas(replica_fn, (values_lib.PerReplica(parts),), {}, weights)
     grads = [np.zeros(s, d) for s, d in zip(grad_shapes, dtypes_)]
     scalars = [np.zeros((), np.float64) for _ in range(n_scalars)]
     for result, w in zip(results, weights):
@@ -63,3 +68,19 @@ def replicated_step(strategy, batch, compute, grad_shapes, n_scalars, grad_dtype
     extras = [None if r is None else r[2] for r in results]
     return ReplicatedStep(reduced[len(grads):], reduced[:len(grads)], parts, local_sizes,
                           extras, global_size)
+
+
+def _overlapped_step(strategy, reduction, replica_fn, parts, sizes, global_size, n_scalars):
+    """The one-replica-per-worker step whose gradients are all-reduced bucket by bucket while
+    its backward pass runs (the tape feeds `reduction`; see distribute/overlap.py)."""
+    with reduction.listening():
+        result = strategy._run_replicas(replica_fn, (values_lib.PerReplica(parts),), {},
+                                        [sizes[0] / global_size])[0]
+    w = sizes[0] / global_size
+    scalars, grads = [0.0] * n_scalars, None
+    if result is not None:
+        scalars = [0.0 if s is None else w * values_lib.to_numpy(s) for s in result[0]]
+        grads = [None if g is None else values_lib.to_numpy(g) for g in result[1]]
+    grads, scalars = reduction.finish(grads, scalars)
+    return ReplicatedStep([np.asarray(s) for s in scalars], grads, parts, sizes,
+                          [None if result is None else result[2]], global_size)

@@ -187,6 +187,17 @@ class Strategy:
     def _broadcast_from_chief(self, arrays):
         return arrays
 
+    def _overlap_plan(self, grad_shapes, grad_dtypes):
+        """The overlap.BucketPlan when gradients of these shapes are all-reduced during the
+        backward pass (the step must then run eagerly, for the tape to report them), else
+        None: they are summed after it."""
+        return None
+
+    def _overlapped_reduction(self, grad_shapes, grad_dtypes, weight):
+        """An OverlappedReduction summing one replica's gradients over the workers during
+        its backward pass, or None where gradients are summed after it (one worker)."""
+        return None
+
     def _run_replicas(self, fn, args, kwargs, grad_weights):
         """Runs fn once per local replica; returns the list of results."""
         ctx = ReplicaContext(self, 0, grad_weights[0] if grad_weights else 1.0)

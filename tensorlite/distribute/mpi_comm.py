@@ -4,10 +4,9 @@ bucketed gradient all-reduce MultiWorkerMirroredStrategy uses.
 Gradients are packed, per dtype, into contiguous buckets of up to `bucket_bytes` (Horovod's
 tensor fusion: one collective for many small tensors instead of one each), each reduced by
 one MPI_Allreduce (in place for a fused bucket); the reduction algorithm (ring or recursive
-doubling, by size) is the MPI library's own. Overlap with the backward pass (Horovod starts a
-bucket's reduction as soon as its gradients exist) is not done: fit's backward is one
-compiled graph that yields all gradients at once. Measured in bench/allreduce.py: MPICH's
-non-blocking Iallreduce was slower than its blocking Allreduce here.
+doubling, by size) is the MPI library's own. Keras fit's gradients take the overlapped
+path instead (distribute/overlap.py: buckets start during the backward pass); this reducer
+serves the other collectives (strategy.reduce, ReplicaContext.all_reduce, custom steps).
 
 Example (under `mpiexec -n 2`):
     >>> reducer = BucketAllReducer(comm_world())
@@ -38,10 +37,15 @@ def mpi_module():
     return MPI
 
 
+# Horovod's and PyTorch DDP's default fusion size: large enough that per-collective latency
+# is amortised, small enough that the first buckets of a large model start early.
+BUCKET_BYTES = 25 << 20
+
+
 class BucketAllReducer:
     """Sums lists of arrays over every rank of `comm`, fused into buckets."""
 
-    def __init__(self, comm, bucket_bytes=32 << 20):
+    def __init__(self, comm, bucket_bytes=BUCKET_BYTES):
         self.comm = comm
         self.bucket_bytes = bucket_bytes
         self._size = comm.Get_size()
@@ -69,13 +73,14 @@ class BucketAllReducer:
     def sum(self, arrays):
         """The elementwise sum over ranks of each array (same shapes and dtypes on every
         rank, as data-parallel gradients are)."""
+        if len(arrays) == 1 and self._size > 1:   # one buffer: no bucketing, least Python
+            send = np.asarray(arrays[0], order="C")
+            recv = np.empty_like(send)
+            self.comm.Allreduce(send, recv, op=self._sum_op)
+            return [recv]
         arrays = [np.asarray(a, order="C") for a in arrays]
         if self._size == 1 or not arrays:
             return arrays
-        if len(arrays) == 1:   # the common single-buffer case, without bucketing
-            recv = np.empty_like(arrays[0])
-            self.comm.Allreduce(arrays[0], recv, op=self._sum_op)
-            return [recv]
         MPI = mpi_module()
         out = [None] * len(arrays)
         for _, idx in self._buckets(arrays):

@@ -4,7 +4,8 @@ Launch with `mpiexec -n 2 python train.py` (the pip-installed MPICH provides `mp
 `tensorlite-launch -n 2 train.py`; on a cluster, `mpiexec -f hostfile -n 64 ...`. Each rank
 builds the same model; variables created in scope() take the chief's (rank 0's) initial
 values; Keras fit splits every global batch among the ranks and sums the gradients with a
-fused all-reduce; only the chief writes checkpoints and saved models.
+fused all-reduce that starts bucket by bucket during the backward pass
+(distribute/overlap.py); only the chief writes checkpoints and saved models.
 
 Example:
     >>> strategy = tf.distribute.MultiWorkerMirroredStrategy()   # under mpiexec -n 2
@@ -15,7 +16,7 @@ import contextlib
 
 import numpy as np
 
-from tensorlite.distribute import distribute_lib, mpi_comm, tf_config
+from tensorlite.distribute import distribute_lib, mpi_comm, overlap, tf_config
 from tensorlite.distribute.cluster_resolver import SimpleClusterResolver, \
     TFConfigClusterResolver
 from tensorlite.framework.variables import variable_creator_scope
@@ -28,8 +29,10 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
         super().__init__()
         self._comm = mpi_comm.comm_world()
         self._rank, self._size = self._comm.Get_rank(), self._comm.Get_size()
-        bucket = getattr(communication_options, "bytes_per_pack", 0) or (32 << 20)
+        bucket = getattr(communication_options, "bytes_per_pack", 0) or mpi_comm.BUCKET_BYTES
         self._reducer = mpi_comm.BucketAllReducer(self._comm, bucket)
+        self._plans = {}
+        self.last_reduction = None   # the last step's OverlappedReduction (its events)
         self.cluster_resolver = cluster_resolver or self._resolve_cluster()
         self._devices = (f"/job:worker/replica:0/task:{self._rank}/device:CPU:0",)
         distribute_lib.set_worker_strategy(self)
@@ -54,6 +57,26 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
 
     def _cross_worker_sum(self, arrays):
         return self._reducer.sum([np.asarray(a) for a in arrays])
+
+    def _overlap_plan(self, grad_shapes, grad_dtypes):
+        # One bucket is full only when the backward pass ends: nothing to overlap, and the
+        # compiled step (faster than the eager one the tape's hooks need) sums after it.
+        if self._size == 1:
+            return None
+        key = tuple((tuple(s), np.dtype(d)) for s, d in zip(grad_shapes, grad_dtypes))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = overlap.BucketPlan(grad_shapes, grad_dtypes,
+                                                         self._reducer.bucket_bytes)
+        return plan if len(plan.buckets) > 1 else None
+
+    def _overlapped_reduction(self, grad_shapes, grad_dtypes, weight):
+        plan = self._overlap_plan(grad_shapes, grad_dtypes)
+        if plan is None:
+            return None
+        self.last_reduction = overlap.OverlappedReduction(self._comm, plan, weight,
+                                                          record_events=True)
+        return self.last_reduction
 
     def _cross_worker_gather(self, arrays):
         return self._reducer.gather(arrays)

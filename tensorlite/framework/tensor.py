@@ -34,27 +34,24 @@ class Tensor:
 
     @property
     def shape(self):
-        if _ON_SHAPE:
-            for hook in _ON_SHAPE:
-                hook(self)
-        if GRAPH_TENSOR_INFO:  # a TF1 graph tensor: its inferred static shape
-            info = GRAPH_TENSOR_INFO[0](self)
+        if GRAPH_TENSOR_INFO:  # a graph tensor: its static shape (None: unknown dims)
+            info = _graph_tensor_info(self)
             if info is not None:
                 return info.shape
         return TensorShape(self._value.shape)
 
     @property
     def graph(self):
-        """The tf.Graph of a TF1 graph tensor (undefined for eager tensors, as in TF)."""
+        """The graph of a graph tensor (undefined for eager tensors, as in TF)."""
         return self._graph_info("graph").graph
 
     @property
     def op(self):
-        """The Operation computing a TF1 graph tensor."""
+        """The Operation computing a graph tensor."""
         return self._graph_info("op").op
 
     def _graph_info(self, what):
-        info = GRAPH_TENSOR_INFO[0](self) if GRAPH_TENSOR_INFO else None
+        info = _graph_tensor_info(self) if GRAPH_TENSOR_INFO else None
         if info is None:
             raise AttributeError(f"Tensor.{what} is undefined when eager execution is "
                                  f"enabled.")
@@ -156,14 +153,23 @@ class Tensor:
         return iter(_UNSTACK[0](self))
 
     def __format__(self, format_spec):
-        """As TensorFlow: the NumPy value formatted, so f"{loss:2.5f}" works on a scalar."""
+        """As TensorFlow: the NumPy value formatted, so f"{loss:2.5f}" works on a scalar;
+        a graph tensor (inside tf.function) formats as its str, f"{x}" included."""
+        if not format_spec and GRAPH_TENSOR_INFO and _graph_tensor_info(self) is not None:
+            return str(self)
         return self.numpy().__format__(format_spec)
 
     def __str__(self):
+        info = _graph_tensor_info(self) if GRAPH_TENSOR_INFO else None
+        if info is not None:  # as TF prints a symbolic tensor (inside tf.function too)
+            return f'Tensor("{info.name}", shape={info.shape}, dtype={self._dtype.name})'
         return f"tf.Tensor({_newline(_format(self._value))}, shape={self.shape}, " \
                f"dtype={self._dtype.name})"
 
     def __repr__(self):
+        info = _graph_tensor_info(self) if GRAPH_TENSOR_INFO else None
+        if info is not None:
+            return f"<tf.Tensor '{info.name}' shape={info.shape} dtype={self._dtype.name}>"
         return (f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, "
                 f"numpy={_newline(_repr_value(self._value))}>")
 
@@ -216,12 +222,19 @@ class _Reference:
 # Hooks called when a tensor leaves for NumPy (the tape uses this to explain a None
 # gradient caused by a path broken through NumPy). Empty means no cost.
 _ON_NUMPY = []
-# Hooks h(tensor) told when code reads a tensor's static shape: a shape-polymorphic trace
-# (graph/tracing.py) must know whether the user's code baked a size into the graph.
-_ON_SHAPE = []
-# Installed by tf.compat.v1 graphs: [f(tensor) -> info with .graph, .op, .name, .shape, or
-# None for a tensor no TF1 graph computed].
+# Providers f(tensor) -> info with .graph, .op, .name, .shape (a TensorShape, None where a
+# dimension is unknown), or None for a tensor the provider's graph did not compute:
+# tf.compat.v1 graphs and tf.function traces (graph/tracing.py) install theirs. Empty means
+# no cost.
 GRAPH_TENSOR_INFO = []
+
+
+def _graph_tensor_info(t):
+    for provider in GRAPH_TENSOR_INFO:
+        info = provider(t)
+        if info is not None:
+            return info
+    return None
 # Filled by ops: unstack, so that iteration over a tensor is differentiable.
 _UNSTACK = []
 

@@ -54,13 +54,15 @@ class SubTracer(tracing.Tracer):
         self._read_slot = {}  # id(variable) -> hoisted placeholder slot
         self._assigned = set()
         self.restore = []  # (variable, its value before the branch first assigned it)
+        if getattr(outer, "symbolic", None) is not None:  # a polymorphic trace's branch
+            self.symbolic = {}
 
     def slot_for(self, t):
         s = self.slot_of.get(id(t))
         if s is not None:
             return s
         if varies_outside(self.outer, t):
-            s = self.add_placeholder(t)
+            s = self.add_placeholder(t, shape=static_shape(self.outer, t))
             self.extra.append(("tensor", t))
             return s
         return super().slot_for(t)
@@ -134,6 +136,17 @@ def outer_tracer():
     return tracing._ACTIVE[-1] if tracing._ACTIVE else None
 
 
+def static_shape(tracer, t):
+    """`t`'s static shape in `tracer` or a trace enclosing it (None dims in a polymorphic
+    trace); None when none of them computed it."""
+    while tracer is not None:
+        info = tracer.info(t)
+        if info is not None:
+            return tuple(info.shape.as_list())
+        tracer = getattr(tracer, "outer", None)
+    return None
+
+
 def varies_outside(tracer, t):
     """Whether `tracer` or a trace enclosing it (branches nest) computes `t` in its graph,
     rather than holding it as a constant or never having seen it."""
@@ -174,8 +187,8 @@ def trace_sub(fn, args, name, no_hoist=()):
     graph.name = name
     tracer = SubTracer(graph, name, outer, no_hoist)
     inner = [wrap(a._value) for a in args]  # fresh objects: the outer ids stay the outer's
-    for t in inner:
-        tracer.add_placeholder(t)
+    for a, t in zip(args, inner):
+        tracer.add_placeholder(t, shape=static_shape(outer, a))
     try:
         # Tracing a branch is no run of it: its tf.print and tf.summary act when the node
         # runs the branch (now, for the trace's own call, and on every later call).
@@ -185,6 +198,7 @@ def trace_sub(fn, args, name, no_hoist=()):
             graph.outputs = [tracer.slot_for(t) for t in flat]
     finally:
         tracer.roll_back()
+    graph.symbolic_shapes = tracer.symbolic
     return Traced(graph, tracer.extra, result, flat, [v for v, _ in tracer.restore])
 
 
@@ -230,7 +244,9 @@ class Branch:
         self.graph = traced.graph
         self.index = list(index)
         self.name = name
-        self.out_specs = [Spec(tuple(t._value.shape), t._dtype) for t in traced.values]
+        static = traced.graph.symbolic_shapes or {}  # a polymorphic trace's None dims
+        self.out_specs = [Spec(static.get(slot, tuple(t._value.shape)), t._dtype)
+                          for slot, t in zip(traced.graph.outputs, traced.values)]
         self._run = None
 
     @property
@@ -517,7 +533,10 @@ def build_while(cond, body, loop_vars, flat, limit, shape_invariants, name):
     extra, (ci, bi) = operands([c, b])
     cond_b = Branch(c, list(range(n)) + [n + i for i in ci], f"{name}_cond")
     body_b = Branch(b, list(range(n)) + [n + i for i in bi], f"{name}_body")
-    body_b.out_specs = loop_specs(flat, b.values)
+    outer = outer_tracer()
+    body_b.out_specs = merge_specs([
+        [Spec(static_shape(outer, t) or tuple(t._value.shape), t._dtype) for t in flat],
+        body_b.out_specs])
     stateful = cond_b.stateful() or body_b.stateful()
     op = WHILE if stateful else STATELESS_WHILE
     head = () if limit is None else (limit,)
@@ -546,11 +565,6 @@ def check_loop_vars(before, after, shape_invariants):
                     f"iteration (allowed: {allowed}). To allow the shape to vary across "
                     f"iterations, use the `shape_invariants` argument of tf.while_loop to "
                     f"specify a less-specific shape.")
-
-
-def loop_specs(before, after):
-    return merge_specs([[Spec(tuple(t._value.shape), t._dtype) for t in before],
-                        [Spec(tuple(t._value.shape), t._dtype) for t in after]])
 
 
 # -- structures ----------------------------------------------------------------------------------

@@ -2,10 +2,14 @@
 
 Concrete functions are cached by the arguments' signature, with TensorFlow's rules: a
 tensor contributes its shape and dtype, a Python value its value, any other object its
-identity. With `input_signature`, arguments must match the declared TensorSpecs (None
-dimensions accept any size) and each distinct shape is specialised internally without
-counting as a retrace. Every trace says which argument changed and how; too many traces
-warn as TensorFlow does. `jit_compile=True` (or `experimental_compile=True`) compiles the
+identity. With `input_signature`, arguments must match the declared TensorSpecs; its None
+dimensions (and, with `reduce_retracing=True`, the first dimension of every tensor) make
+the function shape-polymorphic: one graph serves every size, and inside it those
+dimensions are None, as in TensorFlow. A second, silent trace at other sizes checks that
+the graph does not depend on them (code that turns a size into a constant, e.g. a gradient
+rule's broadcast); if it does, each shape gets its own graph (internally, not counted as a
+retrace) and `shape_specialised` says which op. Every trace says which argument changed
+and how; too many traces warn as TensorFlow does. `jit_compile=True` (or `experimental_compile=True`) compiles the
 graph into fused kernels (see compiler.py).
 
 Example:
@@ -15,8 +19,10 @@ Example:
     >>> f(tf.zeros([2])).numpy()
     array([1.6931472, 1.6931472], dtype=float32)
 """
+import contextlib
 import functools
 import inspect
+import io
 import re
 import warnings
 
@@ -24,10 +30,11 @@ import numpy as np
 
 from tensorlite.framework import errors, nest
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.framework.tensor import Tensor
+from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import executor
-from tensorlite.graph.ir import CALLBACKS
+from tensorlite.graph.ir import CALLBACKS, Graph
 from tensorlite.graph.tracing import trace
 
 _RUN_EAGERLY = [False]
@@ -55,11 +62,12 @@ def _describe_leaf(x):
     return f"Python value {x!r:.40}"
 
 
-def _relaxed_key(x):
-    """A tensor's key in a shape-polymorphic function: its rank and dtype only."""
-    if isinstance(x, Tensor):
-        return ("T*", x._value.ndim, x._dtype.name)
-    return _leaf_key(x)
+def _relaxed_shape(shape, declared):
+    """A tensor's static shape in a polymorphic trace: the declared TensorSpec's (None
+    dims), or with reduce_retracing (declared None) its own with the first dim None."""
+    if declared is not None:
+        return declared
+    return (None,) + tuple(shape[1:]) if len(shape) else ()
 
 
 _VARIABLE_ON_NON_FIRST_CALL = (
@@ -121,6 +129,13 @@ class ConcreteFunction:
                     f"expected to be a {dtype.name} tensor but is a {t.dtype.name} tensor; "
                     f"pass a {dtype.name} tensor (tf.cast) or call the tf.function itself, "
                     f"which traces a new graph for new dtypes")
+            static = (getattr(self.graph, "symbolic_shapes", None) or {}).get(s)
+            if static is not None and not _fits_shape(static, t._value.shape):
+                raise TypeError(
+                    f"{self.name}: input #{i} has shape {list(t._value.shape)}, which is "
+                    f"incompatible with this concrete function's "
+                    f"{list(TensorShape(list(static)).as_list())} (None: any size); call the "
+                    f"tf.function itself, which traces a graph for other shapes")
         return self._call_flat(tensors)
 
     def _call_flat(self, tensors):
@@ -192,9 +207,31 @@ class ConcreteFunction:
     def inputs(self):
         return list(self.graph.placeholders)
 
+    def pretty_printed_signature(self, verbose=True):
+        """This function's signature as `Function.pretty_printed_concrete_signatures`
+        prints it."""
+        return _signature_text(self.name, None, self)
+
+    def __str__(self):
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.pretty_printed_signature().splitlines()[0]} at " \
+               f"{hex(id(self))}>"
+
     @property
     def output_dtypes(self):
-        return nest.map_structure(lambda s: None, self.graph.outputs, expand_composites=True)
+        """The outputs' dtypes, in the outputs' structure (None for a Python value)."""
+        specs = _StaticSpecs(self.graph)
+        return nest.map_structure(lambda s: specs.dtype(s), self.graph.outputs,
+                                  expand_composites=True)
+
+    @property
+    def output_shapes(self):
+        """The outputs' static shapes (None where a size varies), in their structure."""
+        specs = _StaticSpecs(self.graph)
+        return nest.map_structure(lambda s: specs.shape(s), self.graph.outputs,
+                                  expand_composites=True)
 
 
 class Function:
@@ -215,10 +252,10 @@ class Function:
         self._reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
         # One graph for all sizes (None dimensions) unless the function reads a static
         # shape it computed (then: one graph per shape, and `shape_specialised` says where).
+        self._declared = _declared_shapes(self._signature)
         self._polymorphic = not self._jit and (self._reduce_retracing or any(
-            isinstance(s, TensorSpec) and None in s.shape.as_list()
-            for s in self._signature or ()))
-        self.shape_specialised = None
+            None in d for d in self._declared or ()))
+        self.shape_specialised = None  # why each shape gets its own graph, if it does
         self._made_variables = False
         self._cache = {}
         self._keys = []  # signature keys in trace order, for retrace messages
@@ -282,15 +319,50 @@ class Function:
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
         key = self._key(leaves)
         concrete = self._cache.get(key)
+        if concrete is None and self._cache:
+            concrete = self._compatible(leaves)
         if concrete is not None:
             return concrete._call_flat([x for x in leaves if isinstance(x, Tensor)])
         return self._trace_and_call(key, args, kwargs)
 
-    def _key(self, leaves):
-        relaxed = self._polymorphic and self.shape_specialised is None
-        return tuple((_relaxed_key if relaxed else _leaf_key)(x) for x in leaves)
+    def _key(self, leaves, declared=None):
+        shapes = self._static_shapes(leaves, declared)
+        if shapes is None:
+            return tuple(_leaf_key(x) for x in leaves)
+        shapes = iter(shapes)
+        return tuple(("T*", next(shapes), x._dtype.name) if isinstance(x, Tensor)
+                     else _leaf_key(x) for x in leaves)
 
-    def _trace_and_call(self, key, args, kwargs, call=True):
+    def _static_shapes(self, leaves, declared=None):
+        """The tensor leaves' static shapes for a polymorphic trace (None dims may vary):
+        `declared` (get_concrete_function's TensorSpecs), else the input_signature's, else
+        with reduce_retracing the first dim relaxed. None: one graph per exact shape."""
+        if self._jit or self.shape_specialised is not None:
+            return None
+        tensors = [x for x in leaves if isinstance(x, Tensor)]
+        n = len(tensors)
+        declared = declared if declared is not None and len(declared) == n else [None] * n
+        own = self._declared if self._declared is not None and len(self._declared) == n \
+            else [None] * n
+        out = []
+        for t, d, o in zip(tensors, declared, own):
+            shape = tuple(t._value.shape)
+            d = d if d is not None else o if o is not None else \
+                _relaxed_shape(shape, None) if self._reduce_retracing else shape
+            out.append(tuple(d))
+        return out if any(None in d for d in out) else None
+
+    def _compatible(self, leaves):
+        """A cached polymorphic ConcreteFunction these arguments fit (a call after
+        get_concrete_function(tf.TensorSpec([None, 3])) uses it, as TF's subtyping does)."""
+        for key, concrete in self._cache.items():
+            if len(key) != len(leaves) or not any(k[0] == "T*" for k in key):
+                continue
+            if all(_fits_key(k, x) for k, x in zip(key, leaves)):
+                return concrete
+        return None
+
+    def _trace_and_call(self, key, args, kwargs, call=True, declared=None):
         shape_only = self._keys and (self._signature is not None or
                                      self.shape_specialised is not None)
         if not shape_only:
@@ -306,24 +378,26 @@ class Function:
                     f"shapes, (3) passing Python objects instead of tensors. This time: "
                     f"{reason}", stacklevel=3)
         self._keys.append(key)
-        graph, result = self._trace_checking_variables(args, kwargs, call)
-        if self._polymorphic and self.shape_specialised is None and graph.shape_read:
-            self.shape_specialised = graph.shape_read
+        graph, result = self._trace_checking_variables(args, kwargs, call, declared)
+        if graph.size_dependent is not None:
+            self.shape_specialised = graph.size_dependent
             self.retrace_log.append(
-                f"{self._name}: one graph per input shape, because the code reads a "
-                f"tensor's static shape at {graph.shape_read} (use tf.shape(x) for a graph "
-                f"that serves every size)")
-            key = self._key(nest.flatten([list(args), kwargs]))
+                f"{self._name}: one graph per input shape, because the graph depends on the "
+                f"sizes its None dimensions take: {graph.size_dependent} (use tf.shape(x) "
+                f"for a size the graph needs)")
+            key = self._key(nest.flatten([list(args), kwargs], expand_composites=True))
         concrete = self._cache[key] = ConcreteFunction(graph, self._name,
                                                        self._jit or _JIT_DEFAULT[0])
+        concrete.parameters = self._parameters(args, kwargs)
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
         return result
 
-    def _trace_checking_variables(self, args, kwargs, call):
+    def _trace_checking_variables(self, args, kwargs, call, declared=None):
         """Traces; as in TensorFlow, only the first trace may create variables, and once it
-        has, a second trace (not a call) must create none."""
+        has, a second trace (not a call) must create none. A polymorphic trace is traced a
+        second time at other sizes: `graph.size_dependent` says where the two differ."""
         from tensorlite.framework.variables import variable_creator_scope  # noqa: PLC0415
         created = []
 
@@ -331,18 +405,67 @@ class Function:
             created.append(True)
             return next_creator(**kw)
         fn = self._traced_function()
+        leaves = nest.flatten([list(args), kwargs], expand_composites=True)
+        shapes = self._static_shapes(leaves, declared)
+        names = self._tensor_names(args, kwargs, leaves)
+        vary = shapes is not None and any(None in s for s in shapes)
         with variable_creator_scope(creator):
-            graph, result = trace(fn, args, kwargs, self._name, call=call,
-                                  watch_shapes=self._polymorphic)
+            graph, result = trace(fn, args, kwargs, self._name, call=call, shapes=shapes,
+                                  names=names)
+            graph.size_dependent = None
             if created and self._made_variables:
                 raise ValueError(_VARIABLE_ON_NON_FIRST_CALL)
             if created:
                 self._made_variables = True
-                first = len(created)
+            first = len(created)
+            if vary:
+                graph.size_dependent = self._check_sizes(fn, graph, args, kwargs, shapes,
+                                                         names)
+            elif created:
                 trace(fn, args, kwargs, self._name, call=False)
-                if len(created) > first:
-                    raise ValueError(_VARIABLE_ON_NON_FIRST_CALL)
+            if len(created) > first:
+                raise ValueError(_VARIABLE_ON_NON_FIRST_CALL)
         return graph, result
+
+    def _check_sizes(self, fn, graph, args, kwargs, shapes, names):
+        """Traces again (silently, not a call) with the None dimensions one longer: every
+        one of them, else only each tensor's first; returns where the graphs differ (None:
+        one graph serves every size)."""
+        failure = None
+        for leading_only in (False, True):
+            other_args, other_kwargs = _resized(args, kwargs, shapes, leading_only)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):  # a check the user never sees
+                    other, _ = trace(fn, other_args, other_kwargs, self._name, call=False,
+                                     shapes=shapes, names=names)
+            except Exception as e:  # noqa: BLE001 - these sizes are not valid inputs
+                failure = e
+                continue
+            return _first_difference(graph, other)
+        return f"the function fails at other sizes its None dimensions allow ({failure})"
+
+    def _parameters(self, args, kwargs):
+        """[(name, labels of its tensor leaves, or None and its Python value)] for the
+        signature text: tensor arguments are listed, Python ones shown as name=value."""
+        out = []
+        items = [(_arg_name(self._fn, i), a) for i, a in enumerate(args)] + \
+            sorted(kwargs.items())
+        for name, value in items:
+            leaves = nest.flatten([value], expand_composites=True)
+            n = sum(isinstance(x, Tensor) for x in leaves)
+            if n:
+                out.append((name, [name] if n == 1 else [f"{name}[{j}]" for j in range(n)],
+                            None))
+            else:
+                out.append((name, None, value))
+        return out
+
+    def _tensor_names(self, args, kwargs, leaves):
+        labels = self._leaf_labels(args, kwargs)
+        if len(labels) != len(leaves):
+            return None
+        return [re.sub(r"\W+", "_", label).strip("_") or "arg"
+                for label, x in zip(labels, leaves) if isinstance(x, Tensor)]
 
     def _traced_function(self):
         """What tracing runs: the AutoGraph-converted function unless autograph=False."""
@@ -367,9 +490,7 @@ class Function:
             if a != b:
                 what = {"T": "tensor", "T*": "tensor", "V": "variable", "P": "Python value",
                         "O": "object"}
-                if a[0] == b[0] == "T*":
-                    change = f"rank/dtype {a[2]} rank {a[1]} -> {b[2]} rank {b[1]}"
-                elif a[0] == b[0] == "T":
+                if a[0] in ("T", "T*") and b[0] in ("T", "T*"):
                     change = f"shape/dtype {a[2]}{list(a[1])} -> {b[2]}{list(b[1])}"
                 elif a[0] == b[0] == "P":
                     change = f"value {a[2]!r} -> {b[2]!r}"
@@ -394,7 +515,16 @@ class Function:
         return labels
 
     def get_concrete_function(self, *args, **kwargs):
-        """The ConcreteFunction for these arguments (TensorSpecs trace with zeros)."""
+        """The ConcreteFunction for these arguments. TensorSpecs trace on zeros (size 1 for
+        a None dimension), and their None dimensions make the function shape-polymorphic:
+        it runs on any size and its outputs' static shapes have None where TF's do.
+
+        Example:
+            >>> cf = tf.function(lambda x: x * 2).get_concrete_function(
+            ...     tf.TensorSpec([None, 3]))
+            >>> cf.output_shapes
+            TensorShape([None, 3])
+        """
         def materialise(x):
             if isinstance(x, TensorSpec):
                 from tensorlite.ops.array_ops import zeros  # noqa: PLC0415
@@ -402,14 +532,18 @@ class Function:
             return x
         if not args and not kwargs and self._signature is not None:
             args = tuple(self._signature)
+        declared = [tuple(x.shape.as_list()) if isinstance(x, TensorSpec) and
+                    x.shape.rank is not None else None
+                    for x in nest.flatten([list(args), kwargs]) if
+                    isinstance(x, (TensorSpec, Tensor))]
         args = tuple(materialise(a) for a in args)
         kwargs = {k: materialise(v) for k, v in kwargs.items()}
         args, kwargs = self._bind(args, kwargs)
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
-        key = self._key(leaves)
+        key = self._key(leaves, declared)
         if key not in self._cache:  # a trace, not a call: tf.print/tf.summary stay silent
-            self._trace_and_call(key, args, kwargs, call=False)
-        return self._cache[self._key(leaves)]
+            self._trace_and_call(key, args, kwargs, call=False, declared=declared)
+        return self._cache.get(self._key(leaves, declared)) or self.last_concrete_function
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         """The traced signatures, one block each, as TensorFlow prints them:
@@ -427,29 +561,136 @@ class Function:
         return f"<tf.function {self._name}>"
 
 
+class _StaticSpecs:
+    """Slots' static shapes: a polymorphic trace's (None dims), else by the shape rules."""
+
+    def __init__(self, graph):
+        from tensorlite.graph.passes import Specs  # noqa: PLC0415
+        self.graph = graph
+        self.specs = Specs(graph)
+
+    def _spec(self, slot):
+        return self.specs[slot] if isinstance(slot, int) else None
+
+    def shape(self, slot):
+        static = getattr(self.graph, "symbolic_shapes", None) or {}
+        if isinstance(slot, int) and slot in static:
+            return TensorShape(list(static[slot]))
+        spec = self._spec(slot)
+        return None if spec is None else TensorShape(
+            None if spec.shape is None else list(spec.shape))
+
+    def dtype(self, slot):
+        spec = self._spec(slot)
+        return None if spec is None else spec.dtype
+
+
 def _signature_text(name, fn, concrete):
-    from tensorlite.graph.passes import Specs  # noqa: PLC0415
     graph = concrete.graph
-    try:
-        params = [p for p in inspect.signature(fn).parameters][:len(graph.placeholders)]
-    except (TypeError, ValueError):
-        params = []
-    params += [f"arg{i}" for i in range(len(params), len(graph.placeholders))]
-    lines = [f"{name}({', '.join(params)})", "  Args:"]
-    for p, s in zip(params, graph.placeholders):
-        shape, dtype = graph.specs[s]
-        lines.append(f"    {p}: {dtype.name} Tensor, shape={tuple(shape)}")
-    specs = Specs(graph)
+    params = getattr(concrete, "parameters", None) or [
+        (f"arg{i}", [f"arg{i}"], None) for i in range(len(graph.placeholders))]
+    head = ", ".join(p if labels is not None else f"{p}={value!r}"
+                     for p, labels, value in params)
+    labels = [label for _, ls, _ in params if ls is not None for label in ls]
+    lines = [f"{name}({head})"]
+    specs = _StaticSpecs(graph)
+    if labels:
+        lines.append("  Args:")
+        for label, s in zip(labels, graph.placeholders):
+            lines.append(f"    {label}: {graph.specs[s][1].name} Tensor, "
+                         f"shape={_shape_text(specs.shape(s))}")
 
     def describe(slot):
         if not isinstance(slot, int):
             return repr(getattr(slot, "value", slot))
-        spec = specs[slot]
-        return "Tensor" if spec is None else \
-            f"{spec.dtype.name} Tensor, shape={None if spec.shape is None else tuple(spec.shape)}"
+        dtype = specs.dtype(slot)
+        return "Tensor" if dtype is None else \
+            f"{dtype.name} Tensor, shape={_shape_text(specs.shape(slot))}"
     out = nest.map_structure(describe, graph.outputs)
     lines += ["  Returns:", f"    {out}"]
     return "\n".join(lines)
+
+
+def _shape_text(shape):
+    return None if shape is None or shape.rank is None else tuple(shape.as_list())
+
+
+def _fits_shape(static, shape):
+    return len(static) == len(shape) and all(d is None or d == e for d, e in zip(static, shape))
+
+
+def _fits_key(k, x):
+    if k[0] != "T*":
+        return k == _leaf_key(x)
+    return isinstance(x, Tensor) and x._dtype.name == k[2] and _fits_shape(k[1], x._value.shape)
+
+
+def _declared_shapes(signature):
+    """The input_signature's TensorSpec shapes (tuples with None), or None."""
+    if signature is None:
+        return None
+    specs = nest.flatten(signature)
+    if not all(isinstance(s, TensorSpec) and s.shape.rank is not None for s in specs):
+        return None
+    return [tuple(s.shape.as_list()) for s in specs]
+
+
+def _resized(args, kwargs, shapes, leading_only=False):
+    """args/kwargs with every tensor's None dimensions (or only its first one) one longer
+    (its slices repeated), for the check trace: the same size maps to the same new size,
+    so inputs that must agree still do."""
+    shapes = iter(shapes)
+
+    def grow(x):
+        if not isinstance(x, Tensor):
+            return x
+        v = x._value
+        axes = [a for a, d in enumerate(next(shapes)) if d is None]
+        for axis in axes[:1] if leading_only else axes:
+            n = v.shape[axis]
+            v = np.take(v, np.arange(n + 1) % n, axis=axis) if n else \
+                np.zeros(v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype)
+        return wrap(v)
+    flat = [grow(x) for x in nest.flatten([list(args), kwargs], expand_composites=True)]
+    new_args, new_kwargs = nest.pack_like([list(args), kwargs], flat, expand_composites=True)
+    return tuple(new_args), new_kwargs
+
+
+def _first_difference(a, b):
+    """Where graphs `a` and `b` (traces of one function at two sizes) differ: "Op created
+    at file:line", or None when they are the same program."""
+    if len(a.nodes) != len(b.nodes):
+        node = a.nodes[min(len(a.nodes), len(b.nodes)) - 1] if a.nodes else None
+        return "the number of ops" + (f" (after {node.op.name} created at {node.where})"
+                                      if node else "")
+    for x, y in zip(a.nodes, b.nodes):
+        if x.op is not y.op or x.inputs != y.inputs or not _same_attrs(x.attrs, y.attrs):
+            return f"{x.op.name} created at {x.where}"
+    for (s, u), (t, v) in zip(sorted(a.constants.items()), sorted(b.constants.items())):
+        if s != t or np.shape(u) != np.shape(v):
+            user = next((n for n in a.nodes if s in n.inputs), None)
+            return f"a constant of shape {list(np.shape(u))}" + (
+                f" used by {user.op.name} created at {user.where}" if user else "")
+    return None
+
+
+def _same_attrs(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and np.array_equal(a, b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_attrs(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_attrs(x, y) for x, y in zip(a, b))
+    sub_a, sub_b = getattr(a, "graph", None), getattr(b, "graph", None)
+    if isinstance(sub_a, Graph) and isinstance(sub_b, Graph):  # control-flow branches
+        return _first_difference(sub_a, sub_b) is None and \
+            getattr(a, "index", None) == getattr(b, "index", None)
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - objects without a value comparison
+        return False
 
 
 def _arg_name(fn, i):

@@ -37,6 +37,9 @@ class Graph:
         self.outputs = None  # a structure of slot ids (or None leaves)
         self.n_slots = 0
         self.name = "graph"
+        self.unknown_shape_ops = set()  # ops of a polymorphic trace whose shape rule failed
+        self.input_names = {}  # placeholder slot -> the argument's name, where known
+        self.symbolic_shapes = None  # slot -> shape with None dims (a polymorphic trace)
 
     def new_slot(self):
         self.n_slots += 1
@@ -57,6 +60,7 @@ class Graph:
         g.outputs = self.outputs
         g.n_slots = self.n_slots
         g.name = self.name
+        g.input_names = dict(self.input_names)
         return g
 
     # -- viewing ---------------------------------------------------------------------------
@@ -81,25 +85,61 @@ class Graph:
         return "\n".join(lines)
 
     def as_graph_def(self):
-        """A GraphDef-like text: node blocks with name, op, inputs and attributes."""
-        out = []
+        """A GraphDef view: `.node` lists NodeDefs (`name`, `op`, `input`) as TensorFlow's
+        GraphDef does; its text is node blocks with name, op, inputs and attributes."""
+        names, nodes, used = {}, [], {}
+
+        def unique(base):
+            n = used.get(base, 0)
+            used[base] = n + 1
+            return base if n == 0 else f"{base}_{n}"
         for s in self.placeholders:
-            out.append(f'node {{\n  name: "arg{s}"\n  op: "Placeholder"\n  attr {{ dtype: '
-                       f'{self.specs[s][1].name} shape: {list(self.specs[s][0])} }}\n}}')
+            names[s] = unique(self.input_names.get(s, f"arg{s}"))
+            nodes.append(NodeDef(names[s], "Placeholder", [], {
+                "dtype": self.specs[s][1].name, "shape": list(self.specs[s][0])}))
         for s, v in self.constants.items():
-            out.append(f'node {{\n  name: "const{s}"\n  op: "Const"\n  attr {{ value: '
-                       f'{_short(v)} }}\n}}')
-        for i, n in enumerate(self.nodes):
-            inputs = "".join(f'\n  input: "%{s}"' for s in n.inputs)
-            out.append(f'node {{\n  name: "{n.op.name.lower()}_{i}"\n  op: "{n.op.name}"'
-                       f"{inputs}\n  attr {{ {_attrs(n.attrs)} }}\n}}")
-        return "\n".join(out)
+            names[s] = unique("Const")
+            nodes.append(NodeDef(names[s], "Const", [], {"value": _short(v)}))
+        for n in self.nodes:
+            name = unique(n.op.name)
+            for k, o in enumerate(n.outputs):
+                names[o] = name if k == 0 else f"{name}:{k}"
+            nodes.append(NodeDef(name, n.op.name, [names.get(i, f"%{i}") for i in n.inputs],
+                                 {k: _attr(v) for k, v in n.attrs.items() if k != "variable"}))
+        return GraphDefView(nodes)
 
     def op_counts(self):
         counts = {}
         for n in self.nodes:
             counts[n.op.name] = counts.get(n.op.name, 0) + 1
         return counts
+
+
+class NodeDef:
+    """One node of `Graph.as_graph_def()`: `name`, `op`, `input` (producers' names), `attr`."""
+
+    __slots__ = ("name", "op", "input", "attr")
+
+    def __init__(self, name, op, inputs, attr):
+        self.name, self.op, self.input, self.attr = name, op, list(inputs), dict(attr)
+
+    def __str__(self):
+        inputs = "".join(f'\n  input: "{i}"' for i in self.input)
+        attrs = " ".join(f"{k}: {v}" for k, v in self.attr.items())
+        return f'node {{\n  name: "{self.name}"\n  op: "{self.op}"{inputs}\n  attr {{ {attrs} }}\n}}'
+
+
+class GraphDefView:
+    """What `as_graph_def()` returns: `.node` as in TensorFlow's GraphDef; prints as text."""
+
+    def __init__(self, nodes):
+        self.node = nodes
+
+    def __str__(self):
+        return "\n".join(str(n) for n in self.node)
+
+    def __contains__(self, text):
+        return text in str(self)
 
 
 def _short(v):
@@ -109,10 +149,6 @@ def _short(v):
 
 def _attr(v):
     return getattr(v, "name", None) if hasattr(v, "is_floating") else repr(v)
-
-
-def _attrs(attrs):
-    return " ".join(f"{k}: {_attr(v)}" for k, v in attrs.items() if k != "variable")
 
 
 def _outs(outputs):

@@ -13,12 +13,20 @@ Python callbacks (tf.py_function, tf.numpy_function, tf.print, tf.summary) are s
 the ops a callback runs are its own business, so a tracer records only the ops made at the
 callback depth it started at (ops/script_ops.py), and the callbacks' outputs count as
 computed (their values change from call to call).
+
+A shape-polymorphic trace (`shapes=`: an input_signature with None dimensions, or
+reduce_retracing) still runs on the real arguments, but every tensor computed from the
+inputs carries a static shape by the registry's shape rules from the declared shapes, so
+`x.shape` inside the function shows None where the size may vary, as in TensorFlow
+(`graph.unknown_shape_ops` names ops whose rule could not tell; their outputs keep only
+their rank). Inside any trace a computed tensor prints as TensorFlow's symbolic tensors do,
+`Tensor("x:0", shape=(None, 3), dtype=float32)`.
 """
 from tensorlite.framework import dispatch, errors, nest, variables
-import sys
-
-from tensorlite.framework.tensor import _ON_NUMPY, _ON_SHAPE, Tensor
-from tensorlite.framework.user_frame import _PKG_DIR, user_location
+from tensorlite.framework.registry import Spec
+from tensorlite.framework.tensor import _ON_NUMPY, GRAPH_TENSOR_INFO, Tensor
+from tensorlite.framework.tensor_shape import TensorShape
+from tensorlite.framework.user_frame import user_location
 from tensorlite.framework.name_scope import current_scope
 from tensorlite.graph.ir import (ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node,
                                  is_stateful)
@@ -43,15 +51,22 @@ class Tracer:
         self.shape_derived = set()
         self.depth = script_ops.callback_depth()  # ops of callbacks running deeper: not ours
         self.restore = None  # [(variable, value before)] when the trace is not a call
-        self.shape_read = None  # where the user's code read a computed tensor's shape
+        self.symbolic = None  # slot -> static shape (None dims) in a polymorphic trace
+        self.names = {}  # placeholder slot -> its tensor name ("x:0")
 
     # -- slots -----------------------------------------------------------------------------
-    def add_placeholder(self, t):
+    def add_placeholder(self, t, shape=None, name=None):
+        """A function input; `shape` (a tuple with None dims) is its declared static shape
+        in a polymorphic trace."""
         s = self.graph.new_slot()
         self.graph.placeholders.append(s)
         self.graph.specs[s] = (tuple(t._value.shape), t._dtype)
         self._bind(t, s)
         self.dependent.add(s)
+        if name is not None:
+            self.names[s] = name
+        if shape is not None and self.symbolic is not None:
+            self.symbolic[s] = tuple(shape)
         return s
 
     def _bind(self, t, s):
@@ -91,6 +106,52 @@ class Tracer:
                 self.shape_derived.add(s)
         self.graph.nodes.append(Node(op, in_slots, attrs, out_slots, user_location(3),
                                      current_scope()))
+        if self.symbolic is not None and dep:
+            self._infer_static(op, in_slots, inputs, attrs, outs, out_slots)
+
+    def _infer_static(self, op, in_slots, inputs, attrs, outs, out_slots):
+        """Static output shapes by the op's shape rule from its inputs' static shapes; an
+        output whose shape the rule cannot tell keeps its rank only."""
+        static = self.symbolic
+        if not any(s in static for s in in_slots):
+            return  # every input fully known: the real shapes are the static ones
+        specs = [Spec(static.get(s, tuple(t._value.shape)), t._dtype)
+                 for s, t in zip(in_slots, inputs)]
+        try:
+            out = op.infer(*specs, **(attrs or {}))
+            got = list(out) if op.multi_output else [out]
+            shapes = [tuple(g.shape) for g in got]
+            if len(shapes) != len(outs) or not all(
+                    _fits(shape, o._value.shape) for shape, o in zip(shapes, outs)):
+                raise ValueError("the shape rule disagrees with the computed value")
+        except Exception:  # noqa: BLE001 - no rule for unknown dims: keep the rank only
+            self.graph.unknown_shape_ops.add(op.name)
+            shapes = [(None,) * o._value.ndim for o in outs]
+        for s, shape in zip(out_slots, shapes):
+            if None in shape:
+                static[s] = shape
+
+    def info(self, tensor):
+        """What a tensor of this trace knows symbolically (None: not computed here)."""
+        s = self.slot_of.get(id(tensor))
+        if s is None or s not in self.dependent or self.ignores():
+            return None
+        shape = None if self.symbolic is None else self.symbolic.get(s)
+        return TracedTensorInfo(self.graph, self._name_of(s), TensorShape(
+            tensor._value.shape if shape is None else shape))
+
+    def _name_of(self, slot):
+        name = self.names.get(slot)
+        if name is not None:
+            return name
+        counts = {}
+        for node in self.graph.nodes:  # TF's names: Op, Op_1, ... in creation order
+            n = counts.get(node.op.name, 0)
+            counts[node.op.name] = n + 1
+            if slot in node.outputs:
+                base = node.op.name if n == 0 else f"{node.op.name}_{n}"
+                return f"{base}:{node.outputs.index(slot)}"
+        return f"Placeholder_{slot}:0"
 
     def on_read(self, variable, tensor):
         if self.ignores():
@@ -111,29 +172,13 @@ class Tracer:
                                                              "mode": mode}, [s],
                                      user_location(3)))
 
-    def on_shape(self, tensor):
-        """The user's code read a computed tensor's static shape: in a shape-polymorphic
-        trace, its size may now be baked into the graph (TF would give None there)."""
-        if self.shape_read is not None or self.ignores():
-            return
-        s = self.slot_of.get(id(tensor))
-        caller = sys._getframe(3).f_code.co_filename
-        if s is not None and s in self.dependent and not caller.startswith(_PKG_DIR):
-            self._shape_was_read(user_location(3))
-
-    def _shape_was_read(self, where):
-        tracer = self
-        while tracer is not None:  # a branch's trace tells the traces around it
-            if tracer.shape_read is None:
-                tracer.shape_read = where
-            tracer = getattr(tracer, "outer", None)
-
     def on_numpy(self, tensor):
         if self.ignores():
             return
         s = self.slot_of.get(id(tensor))
-        if s in self.shape_derived:  # a static shape read: a polymorphic trace specialises
-            self._shape_was_read(user_location(3))
+        if s in self.shape_derived:
+            # a static shape read: allowed; in a polymorphic trace the size-check trace
+            # (function.py) sees the baked size and specialises the function per shape
             return
         if s is not None and s in self.dependent:
             raise errors.InvalidArgumentError(
@@ -161,25 +206,55 @@ def _numpy_hook(tensor):
         tr.on_numpy(tensor)
 
 
-def _shape_hook(tensor):
-    if _ACTIVE:
-        _ACTIVE[-1].on_shape(tensor)
+def _fits(static, shape):
+    return len(static) == len(shape) and all(d is None or d == e for d, e in zip(static, shape))
 
 
-def trace(fn, args, kwargs, name, call=True, watch_shapes=False):
+class TracedTensorInfo:
+    """A traced tensor's graph, name and static shape (its `.op` is the graph's node)."""
+
+    __slots__ = ("graph", "name", "shape")
+
+    def __init__(self, graph, name, shape):
+        self.graph, self.name, self.shape = graph, name, shape
+
+    @property
+    def op(self):
+        raise AttributeError("Tensor.op of a tensor inside tf.function is not available here; "
+                             "inspect the graph with get_concrete_function(...).graph")
+
+
+def _info_hook(tensor):
+    """GRAPH_TENSOR_INFO provider: the innermost trace (or the traces its branch is nested
+    in) that computed `tensor`."""
+    for tracer in reversed(_ACTIVE):
+        while tracer is not None:
+            info = tracer.info(tensor)
+            if info is not None:
+                return info
+            tracer = getattr(tracer, "outer", None)
+    return None
+
+
+def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
     """Runs fn(*args, **kwargs) recording a Graph; returns (graph, result). Tensor leaves
     of args/kwargs (in nest order) are the placeholders. With call=False the trace is not
     a call of the function (get_concrete_function): tf.print and tf.summary stay silent and
-    the variables it assigns get their values back. With watch_shapes, graph.shape_read
-    says where (if anywhere) the function read the static shape of a computed tensor."""
+    the variables it assigns get their values back. `shapes` (one tuple per tensor leaf,
+    None for a dimension that may vary) makes the trace shape-polymorphic: graph.symbolic_shapes
+    then holds every varying slot's static shape. `names` name the tensor leaves."""
     graph = Graph()
     graph.name = name
     tracer = Tracer(graph, name)
+    if shapes is not None:
+        tracer.symbolic = {}
     if not call:
         tracer.restore = []
-    for leaf in nest.flatten([list(args), kwargs], expand_composites=True):
-        if isinstance(leaf, Tensor):
-            tracer.add_placeholder(leaf)
+    tensors = [leaf for leaf in nest.flatten([list(args), kwargs], expand_composites=True)
+               if isinstance(leaf, Tensor)]
+    for i, leaf in enumerate(tensors):
+        tracer.add_placeholder(leaf, None if shapes is None else shapes[i],
+                               None if names is None else f"{names[i]}:0")
     _ACTIVE.append(tracer)
     dispatch.OBSERVERS.append(tracer)
     # The hooks fan out to every active tracer, so they are installed once (nested
@@ -187,7 +262,7 @@ def trace(fn, args, kwargs, name, call=True, watch_shapes=False):
     hooks = [(lst, h) for lst, h in ((variables.READ_HOOKS, _read_hook),
                                      (variables.ASSIGN_HOOKS, _assign_hook),
                                      (_ON_NUMPY, _numpy_hook),
-                                     (_ON_SHAPE if watch_shapes else [], _shape_hook))
+                                     (GRAPH_TENSOR_INFO, _info_hook))
              if h not in lst]
     for lst, h in hooks:
         lst.append(h)
@@ -207,7 +282,8 @@ def trace(fn, args, kwargs, name, call=True, watch_shapes=False):
         for variable, value in reversed(tracer.restore or ()):  # no call: no assignment
             variable._t = value
     graph.outputs = outputs
-    graph.shape_read = tracer.shape_read
+    graph.symbolic_shapes = tracer.symbolic
+    graph.input_names = {s: n[:-2] for s, n in tracer.names.items()}
     return graph, result
 
 

@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from tensorlite.autodiff import tape
 from tensorlite.framework import errors, nest
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.convert import convert_to_tensor
@@ -33,7 +34,12 @@ class StatefulFunction(ValueError):
 
 def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True, stateless_only=False):
     """`fn` applied to each slice of `elems` along axis 0 (a tensor or a nest of them),
-    computed once for the whole batch by the ops' batching rules."""
+    computed once for the whole batch by the ops' batching rules.
+
+    Example:
+        >>> tf.vectorized_map(lambda x: tf.reduce_sum(x * x), tf.ones([3, 2])).numpy()
+        array([2., 2., 2.], dtype=float32)
+    """
     flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
     if not flat:
         raise ValueError("vectorized_map: elems must hold at least one tensor")
@@ -42,15 +48,24 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True, stateless_
         raise errors.InvalidArgumentError(
             None, None, f"vectorized_map: every tensor in elems needs the same leading "
             f"(batch) dimension; got shapes {[t.shape.as_list() for t in flat]}")
-    n = sizes.pop()
+    return pfor(fn, elems, flat, "vectorized_map", fallback_to_while_loop,
+                warn, stateless_only, stacklevel=3)
+
+
+def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,
+         stacklevel=2):
+    """The vectorizer: traces `fn` on the first slice of `elems` (whose flattened tensors
+    are `flat`, all with the same leading size) and runs the graph once on the batch. `who`
+    names the caller in messages ("vectorized_map", "tape.jacobian")."""
+    n = int(flat[0]._value.shape[0])
     first = [wrap(t._value[0]) for t in flat]
     packed = nest.pack_like(elems, first) if isinstance(elems, (list, tuple, dict)) \
         else first[0]
-    graph, _ = trace(lambda x: fn(x), [packed], {}, "vectorized_map", call=False)
+    graph, _ = trace(lambda x: fn(x), [packed], {}, who, call=False)
     if stateless_only:
         stateful = sorted({nd.op.name for nd in graph.nodes if is_stateful(nd.op)})
         if stateful:
-            raise StatefulFunction(f"vectorized_map: fn has stateful ops {stateful}")
+            raise StatefulFunction(f"{who}: fn has stateful ops {stateful}")
     values, batched = {}, {}
     for s, t in zip(graph.placeholders, flat):
         values[s], batched[s] = t._value, True
@@ -58,15 +73,15 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True, stateless_
         values[s], batched[s] = v, False
     fallback = []
     for node in graph.nodes:
-        _run_node(node, values, batched, n, fallback, fallback_to_while_loop)
+        _run_node(node, values, batched, n, fallback, allow_loop, who)
     LAST["fallback_ops"] = sorted(set(fallback))
     if fallback and warn:
-        key = tuple(LAST["fallback_ops"])
+        key = (who,) + tuple(LAST["fallback_ops"])
         if key not in _WARNED:
             _WARNED.add(key)
-            warnings.warn(f"vectorized_map: no batching rule for {', '.join(key)}; these ops "
+            warnings.warn(f"{who}: no batching rule for {', '.join(key[1:])}; these ops "
                           f"ran once per example (declare a batch rule beside each op to "
-                          f"vectorize it)", stacklevel=2)
+                          f"vectorize it)", stacklevel=stacklevel)
 
     def out(s):
         if isinstance(s, PythonValue):
@@ -76,11 +91,20 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True, stateless_
     return nest.map_structure(out, graph.outputs)
 
 
-def _run_node(node, values, batched, n, fallback, allow_loop):
+def _jacobian_rows(backward, cotangents):
+    """The tape's pfor jacobian: `backward(row)` (one VJP) for every row of `cotangents`
+    at once, by the batching rules of the ops the backward pass runs."""
+    return pfor(backward, cotangents, [cotangents], "tape.jacobian", stacklevel=5)
+
+
+tape.PFOR[:] = [_jacobian_rows]
+
+
+def _run_node(node, values, batched, n, fallback, allow_loop, who):
     op = node.op
     if op is ASSIGN_VARIABLE:
-        raise NotImplementedError("vectorized_map: assigning a variable inside fn is not "
-                                  "supported (each example would race to write it)")
+        raise NotImplementedError(f"{who}: assigning a variable inside fn is not "
+                                  f"supported (each example would race to write it)")
     ins = [values[s] for s in node.inputs]
     flags = [batched[s] for s in node.inputs]
     if op is READ_VARIABLE:
@@ -94,7 +118,7 @@ def _run_node(node, values, batched, n, fallback, allow_loop):
     else:
         if not allow_loop:
             raise errors.InvalidArgumentError(
-                None, None, f"vectorized_map: op {op.name} has no batching rule and "
+                None, None, f"{who}: op {op.name} has no batching rule and "
                 f"fallback_to_while_loop=False")
         fallback.append(op.name)
         per = [op.forward(*[a[i] if b else a for a, b in zip(ins, flags)], **node.attrs)

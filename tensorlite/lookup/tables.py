@@ -17,6 +17,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.framework.registry import declare
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops import lookup_ops, string_hash
 
@@ -88,6 +89,12 @@ class _Table:
     def _remove(self, keys):
         for k in _key_list(keys):
             self._data.pop(k, None)
+
+    def _import(self, keys, values):
+        """Replaces the contents (TensorFlow's LookupTableImportV2)."""
+        self._data.clear()
+        self._insert(np.asarray(keys, dtype=object if self.key_dtype.is_string else None),
+                     np.asarray(values, dtype=self._np_value_dtype()))
 
     def _size(self):
         return len(self._data)
@@ -234,3 +241,70 @@ class DenseHashTable(MutableHashTable):
     def _remove(self, keys):
         self._guard(keys)
         super()._remove(keys)
+
+
+# -- the table ops of SavedModels written by TensorFlow ---------------------------------------
+# A graph's table is a resource: a creator function makes it (HashTableV2, ...), an initializer
+# fills it, and LookupTableFindV2 & co. take it as their first input. The rules live here, not
+# in ops/lookup_ops.py, because creating a table needs this module's classes; they hang on the
+# family's find op (registry.declare allows one tf_import dict per op).
+def _new_table(cls, attrs, value_shape=()):
+    table = _Table.__new__(cls)
+    value_dtype = dtypes.as_dtype(attrs["value_dtype"])
+    _Table.__init__(table, attrs["key_dtype"], value_dtype,
+                    np.zeros(value_shape, dtype=object if value_dtype.is_string else
+                             value_dtype.as_numpy_dtype), value_shape)
+    return table
+
+
+def _table_arg(ins, op):
+    table = ins[0]
+    if not isinstance(table, _Table):
+        raise errors.InvalidArgumentError(None, None, f"SavedModel: {op}'s first input is not a "
+                                          f"lookup table (got {type(table).__name__})")
+    return table
+
+
+def _import_rule(op):
+    def rule(ins, attrs):
+        table = _table_arg(ins, op)
+        table._import(ins[1]._value, ins[2]._value)
+        return []
+    return rule
+
+
+def _from_text_file(ins, attrs):
+    from tensorlite.lookup.initializers import TextFileInitializer  # noqa: PLC0415
+    table = _table_arg(ins, "InitializeTableFromTextFileV2")
+    size = attrs.get("vocab_size", -1)
+    init = TextFileInitializer(ins[1].numpy().decode(), table.key_dtype, attrs["key_index"],
+                               table.value_dtype, attrs["value_index"],
+                               None if size == -1 else size, attrs.get("delimiter", "\t"),
+                               value_index_offset=attrs.get("offset", 0))
+    table._import(*init._pairs())
+    return []
+
+
+def _find_rule(ins, attrs):
+    table = _table_arg(ins, "LookupTableFindV2")
+    return lookup_ops.LOOKUP_FIND(table._check_keys(ins[1]), ins[2], table=table)
+
+
+declare(lookup_ops.LOOKUP_FIND, tf_import={
+    "HashTableV2": lambda ins, a: _new_table(StaticHashTable, a),
+    "MutableHashTableV2": lambda ins, a: _new_table(MutableHashTable, a),
+    "MutableHashTableOfTensorsV2": lambda ins, a: _new_table(MutableHashTable, a,
+                                                              tuple(a.get("value_shape") or ())),
+    "LookupTableImportV2": _import_rule("LookupTableImportV2"),
+    "InitializeTableV2": _import_rule("InitializeTableV2"),
+    "InitializeTableFromTextFileV2": _from_text_file,
+    "LookupTableFindV2": _find_rule,
+    "LookupTableSizeV2": lambda ins, a: lookup_ops.LOOKUP_SIZE(
+        table=_table_arg(ins, "LookupTableSizeV2")),
+    "LookupTableInsertV2": lambda ins, a: lookup_ops.LOOKUP_INSERT(
+        ins[1], ins[2], table=_table_arg(ins, "LookupTableInsertV2")),
+    "LookupTableRemoveV2": lambda ins, a: lookup_ops.LOOKUP_REMOVE(
+        ins[1], table=_table_arg(ins, "LookupTableRemoveV2")),
+    "LookupTableExportV2": lambda ins, a: lookup_ops.LOOKUP_EXPORT(
+        table=_table_arg(ins, "LookupTableExportV2")),
+})

@@ -14,7 +14,8 @@ import numpy as np
 from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
-from tensorlite.ops.batching import reshape_rule, transpose_rule
+from tensorlite.ops.batching import (with_batch_axis, along_axis, broadcast_to_rule,
+                                     reshape_rule, transpose_rule)
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
@@ -212,8 +213,9 @@ def _broadcast_fwd(x, shape):
                       f"shape {list(shape)}; each dimension must match or be 1") from None
 
 
-BROADCAST_TO = register("BroadcastTo", _broadcast_fwd, grad=_broadcast_grad,
-                        shape=lambda x, shape: Spec(tuple(shape), x.dtype))
+BROADCAST_TO = declare(register("BroadcastTo", _broadcast_fwd, grad=_broadcast_grad,
+                                shape=lambda x, shape: Spec(tuple(shape), x.dtype)),
+                       batch=broadcast_to_rule)
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -352,7 +354,8 @@ def _concat_shape(*xs, axis):
     return Spec(tuple(shape), xs[0].dtype)
 
 
-CONCAT = register("ConcatV2", _concat_fwd, grad=_concat_grad, shape=_concat_shape)
+CONCAT = declare(register("ConcatV2", _concat_fwd, grad=_concat_grad, shape=_concat_shape),
+                 batch=along_axis(_concat_fwd))
 
 
 def _same_dtype(op_name, values):
@@ -433,7 +436,21 @@ def _stack_grad(g, ans, *xs, axis):
     return unstack(g, axis=axis + batch_dims(g, ans))
 
 
-STACK = register("Pack", _stack_fwd, grad=_stack_grad)
+def _stack_shape(*xs, axis):
+    from tensorlite.ops.math_ops import _merged_shape  # noqa: PLC0415 - import cycle
+    shape = list(_merged_shape(xs))
+    shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, len(xs))
+    return Spec(tuple(shape), xs[0].dtype)
+
+
+def _unstack_shape(x, axis):
+    shape = list(x.shape)
+    n = shape.pop(axis)
+    return [Spec(tuple(shape), x.dtype)] * n
+
+
+STACK = declare(register("Pack", _stack_fwd, grad=_stack_grad, shape=_stack_shape),
+                batch=along_axis(_stack_fwd))
 
 
 @composite_aware("stack")
@@ -457,7 +474,8 @@ def _unstack_grad(g, ans, x, axis):
     return stack(list(g), axis=axis + nb)
 
 
-UNSTACK = register("Unpack", _unstack_fwd, grad=_unstack_grad, multi_output=True)
+UNSTACK = declare(register("Unpack", _unstack_fwd, grad=_unstack_grad, multi_output=True,
+                           shape=_unstack_shape), batch=along_axis(_unstack_fwd))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -985,7 +1003,19 @@ def _one_hot_shape(i, on, off, depth, axis):
     return Spec(tuple(shape), on.dtype)
 
 
-ONE_HOT = register("OneHot", _one_hot_fwd, grad=NOT_DIFFERENTIABLE, shape=_one_hot_shape)
+def _one_hot_batch(arrays, batched, depth, axis):
+    indices, on, off = with_batch_axis(arrays, batched)
+    axis = axis + 1 if axis >= 0 else axis
+    if not (batched[1] or batched[2]):
+        return _one_hot_fwd(indices, arrays[1], arrays[2], depth, axis)
+    hot = _one_hot_fwd(indices, np.array(True), np.array(False), depth, axis)
+    lift = (-1,) + (1,) * (hot.ndim - 1)  # one on/off value per example
+    return np.where(hot, on.reshape(lift), off.reshape(lift))
+
+
+_one_hot_batch.kind = "leading"
+ONE_HOT = declare(register("OneHot", _one_hot_fwd, grad=NOT_DIFFERENTIABLE,
+                           shape=_one_hot_shape), batch=_one_hot_batch)
 
 
 def _one_hot_dtypes(on_value, off_value, dtype):
@@ -1301,11 +1331,26 @@ def unique(x, out_idx=dtypes.int32, name=None):
 # documents the rule form): inputs TensorFlow passes as tensors become our arguments.
 declare(RESHAPE, tf_import={
     "Reshape": lambda ins, a: reshape(ins[0], np.asarray(ins[1].numpy())),
-    "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None)})
+    "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None),
+    "ExpandDims": lambda ins, a: expand_dims(ins[0], int(ins[1].numpy()))})
 declare(SHAPE, tf_import=lambda ins, a: shape(ins[0], out_type=a.get("out_type",
                                                                      dtypes.int32)))
 declare(CONCAT, tf_import=lambda ins, a: concat(list(ins[:-1]), int(ins[-1].numpy())))
 declare(STACK, tf_import=lambda ins, a: stack(list(ins), axis=a.get("axis", 0)))
+declare(BROADCAST_TO, tf_import=lambda ins, a: broadcast_to(ins[0], ins[1].numpy()))
+declare(SIZE, tf_import=lambda ins, a: size(ins[0], out_type=a.get("out_type", dtypes.int32)))
+declare(TRANSPOSE, tf_import=lambda ins, a: transpose(ins[0], ins[1].numpy()))
+declare(TILE, tf_import=lambda ins, a: tile(ins[0], ins[1].numpy()))
+declare(RANGE, tf_import=lambda ins, a: range(*ins, dtype=a.get("Tidx")))
+# ResourceGather reads a captured variable: the gather of its value, so the tape sees it
+declare(GATHER, tf_import={
+    "GatherV2": lambda ins, a: gather(ins[0], ins[1], axis=int(ins[2].numpy()),
+                                      batch_dims=a.get("batch_dims", 0)),
+    "ResourceGather": lambda ins, a: gather(ins[0], ins[1], batch_dims=a.get("batch_dims", 0))})
+declare(ZEROS_LIKE, tf_import={
+    "ZerosLike": lambda ins, a: zeros_like(ins[0]),
+    "OnesLike": lambda ins, a: ones_like(ins[0]),
+    "Fill": lambda ins, a: fill(ins[0].numpy(), ins[1])})
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
@@ -1445,3 +1490,47 @@ declare(STACK, tflite=lambda ctx, node: ctx.op(
     "PACK", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
     options=("PackOptions", {"values_count": len(node.inputs),
                              "axis": int(node.attrs["axis"])})))
+
+
+# -- export rules: TensorFlow's ops (the rule's form: tensorlite/saved_model/function_def.py):
+# attributes TensorFlow takes as input tensors become int32 constant inputs.
+def _i32(values):
+    return np.asarray(list(values), np.int32)
+
+
+def _reshape_tf(attrs, in_specs):
+    shape = list(attrs["shape"])
+    if shape.count(None) + shape.count(-1) > 1:
+        raise errors.UnimplementedError(None, None, f"Reshape to {shape} (None: sizes that "
+                                        f"follow the batch size) has no TensorFlow form with "
+                                        f"one inferred dimension")
+    return "Reshape", {}, [0, _i32(-1 if d is None else d for d in shape)]
+
+
+def _gather_tf(attrs, in_specs):
+    params = in_specs[0]
+    axis = len(params.shape) - attrs["rank"] + attrs["axis"]
+    return "GatherV2", {"Tparams": params.dtype, "Tindices": in_specs[1].dtype,
+                        "batch_dims": attrs["batch_dims"], "T": None}, [0, 1, _i32([axis])[0]]
+
+
+declare(RESHAPE, tf=_reshape_tf)
+declare(TRANSPOSE, tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]))
+declare(IDENTITY, tf="Identity")
+declare(CONCAT, tf=lambda a, specs: ("ConcatV2", {"N": len(specs)},
+                                     list(_pyrange(len(specs))) + [_i32([a["axis"]])[0]]))
+declare(STACK, tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}))
+declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]))
+declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]))
+declare(SHAPE, tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}))
+declare(GATHER, tf=_gather_tf)
+declare(UNSTACK, tf=lambda a, specs: ("Unpack", {"num": specs[0].shape[a["axis"]],
+                                                 "axis": a["axis"]}))
+declare(SPLIT, tf=lambda a, specs: ("SplitV", {"num_split": len(a["sizes"]),
+                                               "Tlen": dtypes.int32},
+                                    [0, _i32(a["sizes"]), _i32([a["axis"]])[0]]))
+declare(UNSTACK, tf_import=lambda ins, a: unstack(ins[0], axis=a.get("axis", 0)))
+declare(SPLIT, tf_import=lambda ins, a: split(ins[0], [int(s) for s in ins[1].numpy()],
+                                              axis=int(ins[2].numpy())))
+declare(PAD, tf_import=lambda ins, a: pad(ins[0], ins[1].numpy().tolist(),
+                                          constant_values=ins[2]))

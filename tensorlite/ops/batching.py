@@ -44,6 +44,71 @@ def reduction(forward):
     return rule
 
 
+def leading(forward):
+    """Rule for ops whose forward already takes extra leading (batch) dimensions on any
+    input and broadcasts them (convolutions, pooling and their gradients, which the tape's
+    batched jacobian drives that way): pad, then one call."""
+    def rule(arrays, batched, **attrs):
+        return forward(*_align(arrays, batched), **attrs)
+    rule.kind = "leading"
+    return rule
+
+
+def with_batch_axis(arrays, batched):
+    """Every input with the batch as axis 0 (shared inputs as broadcast views)."""
+    n = next(a.shape[0] for a, b in zip(arrays, batched) if b)
+    return [a if b else np.broadcast_to(a, (n,) + np.shape(a)) for a, b in zip(arrays, batched)]
+
+
+def per_batch(forward):
+    """Rule for ops whose forward treats leading dimensions as batch dimensions when every
+    input has them (softmax cross-entropy: the class axis is the last)."""
+    def rule(arrays, batched, **attrs):
+        return forward(*with_batch_axis(arrays, batched), **attrs)
+    rule.kind = "leading"
+    return rule
+
+
+def cotangent_leading(forward):
+    """Rule for gradient ops whose forward takes extra leading dimensions on its last
+    input (the cotangent) only (max pooling's gradients): shared other inputs keep one
+    call; otherwise every input gets the batch axis."""
+    def rule(arrays, batched, **attrs):
+        if not any(batched[:-1]):
+            return forward(*arrays, **attrs)
+        return forward(*with_batch_axis(arrays, batched), **attrs)
+    rule.kind = "leading"
+    return rule
+
+
+def along_axis(forward):
+    """Rule for ops joining or splitting along an `axis` attr (concat, stack, unstack):
+    every input gets the batch axis, a non-negative axis moves one up."""
+    def rule(arrays, batched, axis, **attrs):
+        return forward(*with_batch_axis(arrays, batched), axis=axis + 1 if axis >= 0
+                       else axis, **attrs)
+    rule.kind = "leading"
+    return rule
+
+
+def axis_attr(forward):
+    """Rule for one-input ops with an `axis` attr (softmax): a non-negative axis moves one
+    up, a negative one already counts from the end."""
+    def rule(arrays, batched, axis, **attrs):
+        return forward(arrays[0], axis=axis + 1 if axis >= 0 else axis, **attrs)
+    rule.kind = "leading"
+    return rule
+
+
+def broadcast_to_rule(arrays, batched, shape):
+    x = arrays[0]
+    x = x.reshape(x.shape[:1] + (1,) * (len(shape) - x.ndim + 1) + x.shape[1:])
+    return np.broadcast_to(x, x.shape[:1] + tuple(shape))
+
+
+broadcast_to_rule.kind = "leading"
+
+
 def reshape_rule(arrays, batched, shape):
     x = arrays[0]
     return x.reshape((x.shape[0],) + tuple(shape))

@@ -9,7 +9,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 
 
 def _count(rowids, ids, nrows, size, weights, binary_output, dtype):
@@ -53,3 +53,31 @@ WEIGHTED_BINCOUNT = register(
     grad=NOT_DIFFERENTIABLE,
     shape=lambda ids, w, size, binary_output, out_dtype="float32": Spec(
         (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))
+
+
+def _import_dense(ins, attrs):
+    """TensorFlow's DenseBincount(input, size, weights): empty weights count ones; the
+    output has the weights' dtype T."""
+    ids, size, weights = ins
+    kw = {"size": int(size.numpy()), "binary_output": bool(attrs.get("binary_output", False)),
+          "out_dtype": weights.dtype.name}
+    if weights.shape.num_elements() == 0:
+        return DENSE_BINCOUNT(ids, **kw)
+    return WEIGHTED_BINCOUNT(ids, weights, **kw)
+
+
+declare(DENSE_BINCOUNT, tf_import=_import_dense)
+
+
+def _import_ragged(ins, attrs):
+    """TensorFlow's RaggedBincount(splits, values, size, weights), unweighted."""
+    splits, ids, size, weights = ins
+    if weights.shape.num_elements():
+        raise errors.UnimplementedError(None, None, "SavedModel: RaggedBincount with weights "
+                                        "is not supported")
+    return RAGGED_BINCOUNT(splits, ids, size=int(size.numpy()),
+                           binary_output=bool(attrs.get("binary_output", False)),
+                           out_dtype=weights.dtype.name)
+
+
+declare(RAGGED_BINCOUNT, tf_import=_import_ragged)

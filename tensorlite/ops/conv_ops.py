@@ -22,9 +22,10 @@ Example:
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from tensorlite.framework import blas_threads
+from tensorlite.framework import blas_threads, errors
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, declare, input_needs_grad, register
+from tensorlite.ops.batching import cotangent_leading, leading
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
@@ -407,6 +408,8 @@ class _ConvFamily:
                               shape=_bi_shape)
         self.bf_op = register(name + "BackpropFilter", bf_fwd, grad=self._bf_grad,
                               shape=_bf_shape(filter_tail))
+        for op in (self.fwd, self.bi_op, self.bf_op):  # forwards take leading batch dims
+            declare(op, batch=leading(op.forward))
 
     def conv(self, x, w, geo):
         return execute(self.fwd, (x, w), geo)
@@ -585,6 +588,10 @@ AVG_POOL = register(
 AVG_POOL_GRAD = register(
     "AvgPoolGrad", _avg_pool_grad_fwd, shape=_avg_pool_grad_shape,
     grad=lambda c, ans, g, input_hw, **a: execute(AVG_POOL, (c,), a))
+for _op in (MAX_POOL, AVG_POOL, AVG_POOL_GRAD):
+    declare(_op, batch=leading(_op.forward))  # forwards take leading batch dims
+for _op in (MAX_POOL_GRAD, MAX_POOL_GRAD_GRAD):
+    declare(_op, batch=cotangent_leading(_op.forward))
 
 
 # -- argument handling ----------------------------------------------------------------------
@@ -908,6 +915,46 @@ declare(MAX_POOL, tf_import=lambda ins, a: max_pool2d(
     ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
 declare(AVG_POOL, tf_import=lambda ins, a: avg_pool2d(
     ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
+
+
+# -- export rules: TensorFlow's ops (the rule's form: tensorlite/saved_model/function_def.py)
+def _tf_padding(pads, hw, ksize, strides, dilations):
+    """TensorFlow's padding attributes of our explicit pads: "VALID", "SAME" where they are
+    SAME's pads for this input size, else "EXPLICIT" with NHWC explicit_paddings."""
+    if not any(pads):
+        return {"padding": "VALID"}
+    if None not in hw and all(
+            (pads[2 * i], pads[2 * i + 1]) == _same_pads(hw[i], ksize[i], strides[i],
+                                                         dilations[i]) for i in (0, 1)):
+        return {"padding": "SAME"}
+    return {"padding": "EXPLICIT", "explicit_paddings": [0, 0, *pads, 0, 0]}
+
+
+def _conv_tf(op_name):
+    def rule(attrs, in_specs):
+        x, w = in_specs
+        s, d, pads = attrs["strides"], attrs["dilations"], attrs["pads"]
+        return op_name, {"strides": [1, *s, 1], "dilations": [1, *d, 1], "data_format": "NHWC",
+                         **_tf_padding(pads, x.shape[-3:-1], w.shape[:2], s, d)}
+    return rule
+
+
+def _pool_tf(op_name):
+    def rule(attrs, in_specs):
+        k, s, pads = attrs["ksize"], attrs["strides"], attrs["pads"]
+        padding = _tf_padding(pads, in_specs[0].shape[-3:-1], k, s, (1, 1))
+        if padding["padding"] == "EXPLICIT":
+            raise errors.UnimplementedError(None, None, f"{op_name} with explicit pads {pads} "
+                                            f"has no TensorFlow form (SAME or VALID only)")
+        return op_name, {"ksize": [1, *k, 1], "strides": [1, *s, 1], "data_format": "NHWC",
+                         **padding}
+    return rule
+
+
+declare(CONV2D.fwd, tf=_conv_tf("Conv2D"))
+declare(DEPTHWISE.fwd, tf=_conv_tf("DepthwiseConv2dNative"))
+declare(MAX_POOL, tf=_pool_tf("MaxPool"))
+declare(AVG_POOL, tf=_pool_tf("AvgPool"))
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------

@@ -9,7 +9,7 @@ from tensorlite.framework import blas_threads, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, get as get_op,
                                            input_needs_grad, register)
-from tensorlite.ops.batching import elementwise, reduction
+from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
@@ -71,14 +71,14 @@ def _ushape_bool(x):
 
 
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
-    # tf_import "plain": TensorFlow's op of the same name, with no attributes but T
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain",
+    # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
                  batch=elementwise(fwd))
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf_import="plain",
+    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
                  batch=elementwise(fwd))
     return op, unary(op, kinds)
 
@@ -307,7 +307,9 @@ def _select_shape(c, x, y):
     return Spec(_broadcast_spec(c, Spec(_broadcast_spec(x, y), x.dtype)), x.dtype)
 
 
-SELECT = register("SelectV2", np.where, grad=_select_grad, shape=_select_shape)
+SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape),
+                 tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}),
+                 batch=leading(np.where))  # np.where broadcasts: the batch axis lines up
 
 
 def where(condition, x=None, y=None, name=None):
@@ -342,8 +344,10 @@ def _cast_fwd(x, dtype):
     return x.astype(dtype.as_numpy_dtype)
 
 
-CAST = register("Cast", _cast_fwd, grad=_cast_grad,
-                shape=lambda x, dtype: Spec(x.shape, dtype))
+CAST = declare(register("Cast", _cast_fwd, grad=_cast_grad,
+                       shape=lambda x, dtype: Spec(x.shape, dtype)),
+               tf=lambda attrs, specs: ("Cast", {"SrcT": specs[0].dtype, "DstT": attrs["dtype"],
+                                                 "T": None}))
 
 
 @composite_aware("cast")
@@ -377,8 +381,15 @@ def _reduce_shape(x, axis, keepdims):
 _add_reduce = np.add.reduce  # np.sum less its Python wrapper
 
 
+def _reduce_tf(attrs, in_specs, name):
+    """TensorFlow's reductions take their axes as an input tensor."""
+    return name, {"keep_dims": bool(attrs["keepdims"])}, \
+        [0, np.asarray(attrs["axis"], np.int32)]
+
+
 def _defreduce(name, fwd, grad, kinds):
-    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd))
+    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd),
+                 tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name))
     fwd = op.forward
 
     @composite_aware(name)
@@ -491,7 +502,8 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
 
 
-STOP_GRADIENT = register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE, shape=_ushape)
+STOP_GRADIENT = declare(register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE,
+                                 shape=_ushape), tf="StopGradient")
 
 
 def stop_gradient_t(x):
@@ -500,7 +512,9 @@ def stop_gradient_t(x):
 
 def _arg_fn(name, npfn):
     op = register(name, lambda x, axis, output_type: npfn(x, axis=axis).astype(
-        output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE)
+        output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE,
+        shape=lambda x, axis, output_type: Spec(
+            tuple(d for i, d in enumerate(x.shape) if i != axis), output_type))
 
     def fn(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
         x = check_kind(op.name, to_tensor(input), REAL, "input")
@@ -513,7 +527,9 @@ def _arg_fn(name, npfn):
     fn.__name__ = name
     # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
     declare(op, tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
-                                            a.get("output_type") or dtypes.int64))
+                                            a.get("output_type") or dtypes.int64),
+            tf=lambda a, specs: (name, {"output_type": a["output_type"]},
+                                 [0, np.asarray(a["axis"], np.int32)]))
     return fn
 
 
@@ -568,6 +584,54 @@ def _cum_entry(op):
 
 cumsum = _cum_entry(CUMSUM)
 cumprod = _cum_entry(CUMPROD)
+
+
+# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py);
+# the reduction axes and the cumulative axis arrive as input tensors
+def _import_reduce(fn):
+    return lambda ins, a: fn(ins[0], axis=[int(i) for i in np.ravel(ins[1].numpy())],
+                             keepdims=a.get("keep_dims", False))
+
+
+def _import_extreme(fn, ufunc, lowest):
+    """TensorFlow's Max/Min of an empty set is the dtype's lowest/highest value (its graphs
+    for ragged row partitions rely on it), where reduce_max refuses."""
+    reduce = _import_reduce(fn)
+
+    def rule(ins, a):
+        x = ins[0]._value
+        if x.size:
+            return reduce(ins, a)
+        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+        axes = tuple(int(i) % max(x.ndim, 1) for i in np.ravel(ins[1].numpy()))
+        edge = -np.inf if x.dtype.kind == "f" and lowest else np.inf if x.dtype.kind == "f" \
+            else info.min if lowest else info.max
+        return wrap(ufunc.reduce(x, axis=axes, keepdims=a.get("keep_dims", False),
+                                 initial=edge))
+    return rule
+
+
+for _op, _fn in ((SUM, reduce_sum), (MEAN, reduce_mean), (PROD, reduce_prod),
+                 (ANY_OP, reduce_any), (ALL_OP, reduce_all)):
+    declare(_op, tf_import=_import_reduce(_fn))
+declare(MAX, tf_import=_import_extreme(reduce_max, np.maximum, True))
+declare(MIN, tf_import=_import_extreme(reduce_min, np.minimum, False))
+for _op, _fn in ((CUMSUM, cumsum), (CUMPROD, cumprod)):
+    declare(_op, tf_import=lambda ins, a, _fn=_fn: _fn(
+        ins[0], int(ins[1].numpy()), exclusive=a.get("exclusive", False),
+        reverse=a.get("reverse", False)))
+declare(CAST, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
+
+
+def _import_select(ins, attrs):
+    """TF1's Select: a vector condition picks whole rows of higher-rank operands."""
+    c, x, y = ins
+    if c.shape.rank == 1 and x.shape.rank > 1:
+        c = reshape(c, [-1] + [1] * (x.shape.rank - 1))
+    return where(c, x, y)
+
+
+declare(SELECT, tf_import={"SelectV2": lambda ins, a: where(*ins), "Select": _import_select})
 
 
 # -- matmul -----------------------------------------------------------------------------------
@@ -720,8 +784,9 @@ def _einsum_grad(g, ans, *xs, equation):
     return tuple(grads)
 
 
-EINSUM = register("Einsum", lambda *xs, equation: np.einsum(equation, *xs, optimize=True)
-                  .astype(xs[0].dtype, copy=False), grad=_einsum_grad)
+EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
+    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_einsum_grad),
+    tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}))
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -732,9 +797,17 @@ def einsum(equation, *inputs, **kwargs):
 
 
 # -- n-ary ------------------------------------------------------------------------------------
-ADD_N = register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
+ADD_N = declare(register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
                  if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
-                 grad=lambda g, ans, *xs: tuple(g for _ in xs))
+                 grad=lambda g, ans, *xs: tuple(g for _ in xs),
+                 shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype)),
+                tf=lambda attrs, specs: ("AddN", {"N": len(specs)}))
+
+
+def _merged_shape(specs):
+    """The one shape of several same-shaped inputs, known where any input knows it."""
+    return tuple(next((d for d in dims if d is not None), None) for dims in zip(
+        *[s.shape for s in specs]))
 
 
 def add_n(inputs, name=None):
@@ -843,6 +916,7 @@ ARGSORT = register("ArgSort", _argsort_fwd, grad=NOT_DIFFERENTIABLE,
 WHERE_INDICES = register("Where", lambda c: np.argwhere(c).astype(np.int64),
                          grad=NOT_DIFFERENTIABLE,  # how many are true is known only at run time
                          shape=lambda c: Spec((None, len(c.shape)), dtypes.int64))
+declare(WHERE_INDICES, tf_import=lambda ins, a: where(ins[0]))
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):
@@ -1002,3 +1076,9 @@ declare(MAX, tflite=_tflite_reduce("REDUCE_MAX"))
 declare(MIN, tflite=_tflite_reduce("REDUCE_MIN"))
 declare(EINSUM, tflite=lambda ctx, node: ctx.einsum(
     node, *_einsum_parse(node.attrs["equation"], len(node.inputs))))
+
+
+# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
+declare(STOP_GRADIENT, tf_import=lambda ins, a: stop_gradient_t(ins[0]))
+declare(ADD_N, tf_import=lambda ins, a: add_n(list(ins)))
+declare(EINSUM, tf_import=lambda ins, a: einsum(a["equation"], *ins))

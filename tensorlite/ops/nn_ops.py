@@ -14,10 +14,10 @@ import numbers
 
 import numpy as np
 
-from tensorlite.framework import dtypes
+from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
-from tensorlite.ops.batching import elementwise
+from tensorlite.ops.batching import axis_attr, elementwise, per_batch
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
@@ -65,7 +65,7 @@ def _piecewise_linear(name, fwd, scaled):
         batch=elementwise(scaled))
     return declare(register(name, fwd, shape=_same,
                             grad=lambda c, ans, x, **a: execute(grad_op, (c, x), a or None)),
-                   tf_import="plain", batch=elementwise(fwd))
+                   tf=name, tf_import="plain", batch=elementwise(fwd))
 
 
 def _leaky_slope(x, alpha, dtype):
@@ -175,6 +175,8 @@ LOG_SOFTMAX = register(
     "LogSoftmax", _log_softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: subtract(
         g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))))
+declare(SOFTMAX, batch=axis_attr(_softmax_fwd))
+declare(LOG_SOFTMAX, batch=axis_attr(_log_softmax_fwd))
 
 
 def _softmax_entry(op):
@@ -228,6 +230,7 @@ def _sparse_xent_grad(g, ans, logits, labels):
 SPARSE_XENT = register("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_fwd,
                        grad=_sparse_xent_grad,
                        shape=lambda logits, labels: Spec(labels.shape, logits.dtype))
+declare(SPARSE_XENT, batch=per_batch(_sparse_xent_fwd))
 
 
 def _check_labels(labels, n):
@@ -531,8 +534,24 @@ def in_top_k(targets, predictions, k, name=None):
 # TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
 declare(SOFTMAX, tf_import=lambda ins, a: softmax(ins[0]))
 for _op in (ELU, SELU, SOFTPLUS, SOFTSIGN):
-    declare(_op, tf_import="plain")
+    declare(_op, tf=_op.name, tf_import="plain")
 declare(LOG_SOFTMAX, tf_import=lambda ins, a: log_softmax(ins[0]))
+
+
+def _softmax_tf(name):
+    """TensorFlow's Softmax/LogSoftmax act on the last axis only."""
+    def rule(attrs, in_specs):
+        rank = len(in_specs[0].shape)
+        if attrs["axis"] not in (-1, rank - 1):
+            raise errors.UnimplementedError(None, None, f"{name} over axis {attrs['axis']} "
+                                            f"of a rank-{rank} tensor has no TensorFlow op "
+                                            f"(it takes the last axis); transpose first")
+        return name, {}
+    return rule
+
+
+declare(SOFTMAX, tf=_softmax_tf("Softmax"))
+declare(LOG_SOFTMAX, tf=_softmax_tf("LogSoftmax"))
 # BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)
 declare(math_ops.ADD, tf_import={
     "AddV2": lambda ins, a: add(ins[0], ins[1]),

@@ -15,7 +15,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops import array_ops, math_ops
 
 _I64 = np.int64
@@ -339,3 +339,75 @@ def _same_splits_fwd(a, b):
 
 
 RAGGED_SAME_SPLITS = _int_op("RaggedAssertSameSplits", _same_splits_fwd)
+
+
+# -- TensorFlow's ragged ops as SavedModel graphs spell them ------------------------------------
+# (rule form: tensorlite/saved_model/function_runner.py)
+def _partition_splits(partitions, types):
+    """Row splits (int64 tensors) from RaggedTensorToTensor's row partition tensors."""
+    splits, nrows = [], None
+    for tensor, kind in zip(partitions, types):
+        if kind == "FIRST_DIM_SIZE":
+            nrows = int(tensor.numpy())
+        elif kind == "ROW_SPLITS":
+            splits.append(math_ops.cast(tensor, dtypes.int64))
+        elif kind == "VALUE_ROWIDS":
+            if splits:
+                nrows = int(splits[-1].numpy()[-1])
+            splits.append(RAGGED_SPLITS_FROM_ROWIDS(math_ops.cast(tensor, dtypes.int64),
+                                                    nrows=nrows))
+        else:
+            raise errors.UnimplementedError(None, None, f"RaggedTensorToTensor: row partition "
+                                            f"type {kind} is not supported")
+    return splits
+
+
+def _import_to_dense(ins, a):
+    types = a["row_partition_types"]
+    shape = np.asarray(ins[0].numpy())
+    shape = None if shape.ndim == 0 else [None if d < 0 else int(d) for d in shape]
+    return RAGGED_TO_DENSE(ins[1], ins[2], *_partition_splits(ins[3:], types), shape=shape)
+
+
+def _import_gather(ins, a):
+    """RaggedGather of whole rows by a vector of indices (indices of rank > 1 add uniform
+    dimensions, not supported)."""
+    k = a["PARAMS_RAGGED_RANK"]
+    splits, values, indices = ins[:k], ins[k], ins[k + 1]
+    if indices.shape.rank != 1:
+        raise errors.UnimplementedError(None, None, f"RaggedGather with indices of rank "
+                                        f"{indices.shape.rank} (only a vector is supported)")
+    out, positions = [], math_ops.cast(indices, dtypes.int64)
+    for s in splits:
+        new_splits, positions = RAGGED_GATHER_ROWS(math_ops.cast(s, dtypes.int64), positions)
+        out.append(math_ops.cast(new_splits, a.get("Tsplits") or dtypes.int64))
+    return out + [array_ops.gather(values, positions)]
+
+
+declare(RAGGED_TO_DENSE, tf_import=_import_to_dense)
+declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather})
+
+
+# TensorFlow's ragged reductions (reduce_sum/mean over a ragged dimension) are
+# UnsortedSegmentSum over the row ids of the values
+def _segment_sum_fwd(data, ids, num_segments):
+    ids = ids.astype(_I64, copy=False)
+    out = np.zeros((num_segments,) + data.shape[ids.ndim:], dtype=data.dtype)
+    keep = (ids >= 0) & (ids < num_segments)  # TF drops the values of out-of-range ids
+    np.add.at(out, ids[keep], data[keep])
+    return out
+
+
+def _segment_sum_grad(g, ans, data, ids, num_segments):
+    idx = ids._value.astype(_I64)
+    keep = (idx >= 0) & (idx < num_segments)
+    picked = array_ops.gather(g, np.where(keep, idx, 0))
+    mask = keep.reshape(keep.shape + (1,) * (g._value.ndim - 1)).astype(g._value.dtype)
+    return [math_ops.multiply(picked, mask), None]
+
+
+SEGMENT_SUM = register("UnsortedSegmentSum", _segment_sum_fwd, grad=_segment_sum_grad,
+                       shape=lambda d, i, num_segments: Spec(
+                           (num_segments,) + tuple(d.shape[len(i.shape):]), d.dtype))
+declare(SEGMENT_SUM, tf_import=lambda ins, a: SEGMENT_SUM(ins[0], ins[1],
+                                                          num_segments=int(ins[2].numpy())))

@@ -8,8 +8,9 @@ import builtins
 import numpy as np
 
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import declare, register
+from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops.batching import leading
 from tensorlite.ops.common import int_list, to_tensor
 
 __all__ = ["slice", "strided_slice"]
@@ -41,8 +42,28 @@ def _slice_grad_grad(gg, ans, g, key, shape):
     return execute(STRIDED_SLICE, (gg,), {"key": key, "rank": len(shape)})
 
 
-STRIDED_SLICE = register("StridedSlice", _slice_fwd, grad=_slice_grad)
-SLICE_GRAD = register("StridedSliceGrad", _slice_grad_fwd, grad=_slice_grad_grad)
+# Two stand-in sizes for an unknown dimension: an output dimension that follows them is
+# unknown; the index arithmetic runs on zero-stride views, so nothing is allocated.
+_STAND_INS = (2 ** 20 + 1, 2 ** 20 + 7)
+
+
+def _slice_shape(x, key, rank):
+    outs = [np.broadcast_to(np.zeros((), np.int8), tuple(n if d is None else d
+                                                         for d in x.shape))[
+        _batched(key, len(x.shape) - rank)].shape for n in _STAND_INS]
+    return Spec(tuple(a if a == b else None for a, b in zip(*outs)), x.dtype)
+
+
+def _slice_grad_shape(g, key, shape):
+    sliced_ndim = np.broadcast_to(np.zeros((), np.int8), shape)[key].ndim
+    return Spec(tuple(g.shape[:len(g.shape) - sliced_ndim]) + tuple(shape), g.dtype)
+
+
+STRIDED_SLICE = register("StridedSlice", _slice_fwd, grad=_slice_grad, shape=_slice_shape)
+SLICE_GRAD = register("StridedSliceGrad", _slice_grad_fwd, grad=_slice_grad_grad,
+                      shape=_slice_grad_shape)
+declare(STRIDED_SLICE, batch=leading(_slice_fwd))  # both take leading batch dims
+declare(SLICE_GRAD, batch=leading(_slice_grad_fwd))
 
 
 def _index_value(k):

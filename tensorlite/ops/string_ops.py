@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops import regex, string_hash
 
 _OBJ = object
@@ -336,3 +336,110 @@ TO_HASH_BUCKET_STRONG = _register("StringToHashBucketStrong", _strong_fwd, _hash
 TO_HASH_BUCKET = _register("StringToHashBucket",
                            lambda x, num_buckets: _buckets(x, num_buckets, string_hash.murmur64),
                            _hash_shape)
+
+
+# -- TensorFlow's string ops as SavedModel graphs spell them -------------------------------------
+# (rule form: tensorlite/saved_model/function_runner.py). String attributes arrive decoded as
+# text; the kernels here take bytes.
+def _b(text):
+    return text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+
+
+def _scalar_bytes(t):
+    return np.asarray(t._value).reshape(()).item()
+
+
+def _sparse_split(ins, attrs):
+    """StringSplitV2's outputs are a SparseTensor's (indices, values, dense_shape)."""
+    from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
+    values, splits = STRING_SPLIT(ins[0], sep=_scalar_bytes(ins[1]),
+                                  maxsplit=int(attrs.get("maxsplit", -1)))
+    b = np.asarray(splits._value)
+    lengths = np.diff(b)
+    rowids = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    cols = np.arange(b[-1], dtype=np.int64) - b[:-1][rowids]
+    shape = np.array([lengths.size, lengths.max(initial=0)], dtype=np.int64)
+    return [convert_to_tensor(np.stack([rowids, cols], axis=1).reshape(-1, 2)), values,
+            convert_to_tensor(shape)]
+
+
+def _splits_dtype(splits, attrs):
+    from tensorlite.ops.math_ops import cast  # noqa: PLC0415
+    return cast(splits, attrs.get("Tsplits") or dtypes.int64)
+
+
+def _import_ngrams(ins, a):
+    values, splits = STRING_NGRAMS(
+        ins[0], ins[1], widths=tuple(a["ngram_widths"]), separator=_b(a["separator"]),
+        left_pad=_b(a["left_pad"]), right_pad=_b(a["right_pad"]), pad_width=a["pad_width"],
+        preserve_short=a["preserve_short_sequences"])
+    return [values, _splits_dtype(splits, a)]
+
+
+def _import_reduce_join(ins, a):
+    axes = tuple(sorted({int(i) % max(ins[0].shape.rank, 1)
+                         for i in np.ravel(ins[1].numpy())}))
+    return REDUCE_JOIN(ins[0], axis=axes, keepdims=a.get("keep_dims", False),
+                       separator=_b(a.get("separator", "")))
+
+
+def _regex_replace(pattern, rewrite):
+    return lambda ins, a: REGEX_REPLACE(ins[0], pattern=pattern(ins, a), rewrite=rewrite(ins, a),
+                                        replace_global=a.get("replace_global", True))
+
+
+declare(STRING_SPLIT, tf_import=_sparse_split)
+declare(STRING_JOIN, tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
+declare(REDUCE_JOIN, tf_import=_import_reduce_join)
+declare(REGEX_REPLACE, tf_import={
+    "RegexReplace": _regex_replace(lambda ins, a: _scalar_bytes(ins[1]),
+                                   lambda ins, a: _scalar_bytes(ins[2])),
+    "StaticRegexReplace": _regex_replace(lambda ins, a: _b(a["pattern"]),
+                                         lambda ins, a: _b(a["rewrite"]))})
+declare(REGEX_FULL_MATCH, tf_import={
+    "RegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_scalar_bytes(ins[1])),
+    "StaticRegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_b(a["pattern"]))})
+declare(STRING_LENGTH, tf_import=lambda ins, a: STRING_LENGTH(ins[0], unit=a.get("unit",
+                                                                                 "BYTE")))
+declare(STRING_LOWER, tf_import=lambda ins, a: STRING_LOWER(ins[0], encoding=a.get("encoding",
+                                                                                   "")))
+declare(STRING_UPPER, tf_import=lambda ins, a: STRING_UPPER(ins[0], encoding=a.get("encoding",
+                                                                                   "")))
+declare(STRING_STRIP, tf_import=lambda ins, a: STRING_STRIP(ins[0]))
+declare(SUBSTR, tf_import=lambda ins, a: SUBSTR(*ins, unit=a.get("unit", "BYTE")))
+declare(STRING_TO_NUMBER, tf_import=lambda ins, a: STRING_TO_NUMBER(
+    ins[0], out_type=dtypes.as_dtype(a.get("out_type", dtypes.float32)).name))
+declare(AS_STRING, tf_import=lambda ins, a: AS_STRING(
+    ins[0], precision=a.get("precision", -1), scientific=a.get("scientific", False),
+    shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", "")))
+declare(STRING_NGRAMS, tf_import=_import_ngrams)
+declare(TO_HASH_BUCKET_FAST, tf_import=lambda ins, a: TO_HASH_BUCKET_FAST(
+    ins[0], num_buckets=a["num_buckets"]))
+declare(TO_HASH_BUCKET_STRONG, tf_import=lambda ins, a: TO_HASH_BUCKET_STRONG(
+    ins[0], num_buckets=a["num_buckets"], key=tuple(a["key"])))
+declare(TO_HASH_BUCKET, tf_import=lambda ins, a: TO_HASH_BUCKET(ins[0],
+                                                                num_buckets=a["num_buckets"]))
+
+
+def _unsorted_segment_join_fwd(x, ids, num_segments, separator):
+    """Joins the strings of each segment in their order in `x` (TensorFlow's
+    UnsortedSegmentJoin over the first `ids.ndim` dimensions)."""
+    flat_ids = ids.reshape(-1).tolist()
+    rows = x.reshape((len(flat_ids), -1)).tolist() if x.size else [[]] * len(flat_ids)
+    inner = x.shape[ids.ndim:]
+    groups = [[] for _ in range(num_segments)]
+    for i, row in zip(flat_ids, rows):
+        if 0 <= i < num_segments:
+            groups[i].append(row)
+    width = int(np.prod(inner, dtype=np.int64))
+    out = strings_array([separator.join(g[c] for g in group) for group in groups
+                         for c in range(width)])
+    return out.reshape((num_segments,) + inner)
+
+
+SEGMENT_JOIN_UNSORTED = _register(
+    "UnsortedSegmentJoin", _unsorted_segment_join_fwd,
+    lambda x, i, num_segments, separator: Spec((num_segments,) + tuple(x.shape[len(i.shape):]),
+                                               dtypes.string))
+declare(SEGMENT_JOIN_UNSORTED, tf_import=lambda ins, a: SEGMENT_JOIN_UNSORTED(
+    ins[0], ins[1], num_segments=int(ins[2].numpy()), separator=_b(a.get("separator", ""))))

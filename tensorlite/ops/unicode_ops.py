@@ -16,7 +16,7 @@ import codecs
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.string_ops import emap, splits_from_lengths, strings_array
 
 _ENCODINGS = {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be"}
@@ -141,3 +141,25 @@ UNICODE_ENCODE = register("UnicodeEncode", _encode_fwd, grad=NOT_DIFFERENTIABLE,
                           shape=lambda p, s, **_: Spec((None,), dtypes.string))
 UNICODE_TRANSCODE = register("UnicodeTranscode", _transcode_fwd, grad=NOT_DIFFERENTIABLE,
                              shape=lambda x, **_: Spec(x.shape, dtypes.string))
+
+
+# -- TensorFlow's unicode ops as SavedModel graphs spell them (rule form:
+# tensorlite/saved_model/function_runner.py): TensorFlow returns the row splits first
+def _import_decode(op, ins, a):
+    from tensorlite.ops.math_ops import cast  # noqa: PLC0415
+    outs = op(ins[0], input_encoding=a["input_encoding"], errors=a.get("errors", "replace"),
+              replacement_char=a.get("replacement_char", 65533),
+              replace_control_characters=a.get("replace_control_characters", False))
+    return [cast(outs[-1], a.get("Tsplits") or dtypes.int64)] + list(outs[:-1])
+
+
+declare(UNICODE_DECODE, tf_import=lambda ins, a: _import_decode(UNICODE_DECODE, ins, a))
+declare(UNICODE_DECODE_WITH_OFFSETS, tf_import=lambda ins, a: _import_decode(
+    UNICODE_DECODE_WITH_OFFSETS, ins, a))
+declare(UNICODE_ENCODE, tf_import=lambda ins, a: UNICODE_ENCODE(
+    ins[0], ins[1], output_encoding=a["output_encoding"], errors=a.get("errors", "replace"),
+    replacement_char=a.get("replacement_char", 65533)))
+declare(UNICODE_TRANSCODE, tf_import=lambda ins, a: UNICODE_TRANSCODE(
+    ins[0], input_encoding=a["input_encoding"], output_encoding=a["output_encoding"],
+    errors=a.get("errors", "replace"), replacement_char=a.get("replacement_char", 65533),
+    replace_control_characters=a.get("replace_control_characters", False)))

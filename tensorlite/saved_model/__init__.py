@@ -4,23 +4,24 @@
 functions and signatures, run on tensorlite. `python -m tensorlite.saved_model show --dir DIR
 --all` prints what a SavedModel holds, as `saved_model_cli show` does (show.py).
 
-Writing SavedModels is not built yet: `save` raises NotImplementedError saying so.
+`save(obj, dir, signatures=...)` writes one in TensorFlow's layout (writer.py).
 """
 from tensorlite.saved_model.load import load  # noqa: F401
+
+
+def save(obj, export_dir, signatures=None, options=None):
+    """`tf.saved_model.save` (see writer.py).
+
+    Example:
+        >>> tf.saved_model.save(module, "/tmp/m", signatures=module.f)  # doctest: +SKIP
+    """
+    from tensorlite.saved_model.writer import save as _save  # noqa: PLC0415 - protobuf
+    return _save(obj, export_dir, signatures, options)
+
 
 SERVING = "serve"
 TRAINING = "train"
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
-
-
-def save(obj, export_dir, signatures=None, options=None):
-    """`tf.saved_model.save`: not built yet in tensorlite."""
-    raise NotImplementedError(
-        "tf.saved_model.save is not implemented in tensorlite yet: exporting needs "
-        "FunctionDefs in TensorFlow's op names and attrs for every op (tf rules are declared "
-        "for MatMul/BatchMatMulV2 and ReadVariableOp only), a SavedObjectGraph with the "
-        "concrete functions' signatures, and the serving_default SignatureDef. Save weights "
-        "with tf.train.Checkpoint or model.save('m.keras'), which TensorFlow reads.")
 
 
 __all__ = ["load", "save", "SERVING", "TRAINING", "DEFAULT_SERVING_SIGNATURE_DEF_KEY"]

@@ -27,12 +27,29 @@ import numpy as np
 from tensorlite.framework import errors, registry
 from tensorlite.summary.graph_def import dtype_from_datatype
 
+# The output arguments of TensorFlow's ops with several of them, whose rules return one flat
+# list: an input `node:values:0` is the first tensor of argument `values`. A list argument
+# names the attribute holding its length. Ops with one output argument need no entry.
+_OUTPUT_ARGS = {
+    "StringSplitV2": ("indices", "values", "shape"),
+    "StringNGrams": ("ngrams", "ngrams_splits"),
+    "UnicodeDecode": ("row_splits", "char_values"),
+    "UnicodeDecodeWithOffsets": ("row_splits", "char_values", "char_to_byte_starts"),
+    "LookupTableExportV2": ("keys", "values"),
+    "Unique": ("y", "idx"),
+    "RaggedGather": (("output_nested_splits", "OUTPUT_RAGGED_RANK"), "output_dense_values"),
+}
+
 _STRUCTURAL = {"NoOp", "Identity", "Const", "ReadVariableOp", "StatefulPartitionedCall",
                "PartitionedCall"}
 
 
 def import_rules():
     """TensorFlow op name -> import callable, from every op's `tf_import` declaration."""
+    import tensorlite.lookup  # noqa: F401, PLC0415 - declares the table ops' rules
+    import tensorlite.ragged  # noqa: F401, PLC0415 - the text families are lazy in tensorlite:
+    import tensorlite.strings  # noqa: F401, PLC0415 - their ops register on first import
+    import tensorlite.ops.bincount_ops  # noqa: F401, PLC0415
     rules = {}
     for op in registry.REGISTRY.values():
         rule = getattr(op, "tf_import", None)
@@ -117,9 +134,11 @@ class Runner:
         done = {}
         for node_name in _order(nodes, [fdef.ret[a.name] for a in fdef.signature.output_arg]):
             node = nodes[node_name]
-            ins = [_lookup(ref, values, done) for ref in node.input if not ref.startswith("^")]
+            ins = [_lookup(ref, values, done, nodes) for ref in node.input
+                   if not ref.startswith("^")]
             done[node_name] = self.node(node, ins, name)
-        return [_lookup(fdef.ret[a.name], values, done) for a in fdef.signature.output_arg]
+        return [_lookup(fdef.ret[a.name], values, done, nodes)
+                for a in fdef.signature.output_arg]
 
     def node(self, node, inputs, function):
         op = node.op
@@ -131,9 +150,12 @@ class Runner:
             return [convert_to_tensor(attrs["value"])]
         if op == "Identity":
             from tensorlite.ops.array_ops import identity  # noqa: PLC0415
+            if hasattr(inputs[0], "resource_handle"):  # a table or variable handle passes
+                return [inputs[0]]
             return [identity(inputs[0])]
-        if op == "ReadVariableOp":
-            return [inputs[0].read_value()]
+        if op == "ReadVariableOp":  # (a tensor: the value a caller read for this run)
+            x = inputs[0]
+            return [x.read_value() if hasattr(x, "read_value") else x]
         if op in ("StatefulPartitionedCall", "PartitionedCall"):
             return self.run(attrs["f"], inputs)
         rule = self.rules.get(op)
@@ -157,14 +179,27 @@ def _plain_op(op):
     return run
 
 
-def _lookup(ref, values, done):
+def _lookup(ref, values, done, nodes):
     """The value of an input reference: an argument name or `node:out_arg:index`."""
     if ref in values:
         return values[ref]
     parts = ref.split(":")
     outputs = done[parts[0]]
     index = int(parts[-1]) if len(parts) > 1 else 0
+    if len(parts) == 3:
+        index += _arg_offset(nodes[parts[0]], parts[1])
     return outputs[index]
+
+
+def _arg_offset(node, arg):
+    """Where output argument `arg` of `node` starts in its flat list of outputs."""
+    offset = 0
+    for spec in _OUTPUT_ARGS.get(node.op, ()):
+        name, length_attr = spec if isinstance(spec, tuple) else (spec, None)
+        if name == arg:
+            return offset
+        offset += node.attr[length_attr].i if length_attr else 1
+    return 0
 
 
 def _order(nodes, wanted):

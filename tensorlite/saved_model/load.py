@@ -134,11 +134,35 @@ class ConcreteFunction:
         return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_specs)]
 
     def __call__(self, *args, **kwargs):
+        from tensorlite.graph import tracing  # noqa: PLC0415
+        from tensorlite.saved_model.resources import bound_value  # noqa: PLC0415
         inputs = self._flat_inputs(args, dict(kwargs))
-        outputs = self._runner.run(self.name, inputs + self._bound)
+        bound = [bound_value(b) for b in self._bound]
+        if tracing.is_tracing():
+            outputs = self._run_as_node(inputs, bound)
+        else:
+            outputs = self._runner.run(self.name, inputs + bound)
         if self.structured_outputs is None:
             return outputs[0] if len(outputs) == 1 else outputs
         return nest.pack_like(self.structured_outputs, outputs)
+
+    def _run_as_node(self, inputs, bound):
+        """Inside a tf.function: the whole function as one differentiable py_function node
+        that runs on every call of the graph. TensorFlow's graphs compute shapes from values
+        (a ragged tensor's row partitions, a sentence's word count), which a tensorlite trace
+        would freeze at their first values. The captured variables enter as inputs, so
+        gradients reach them."""
+        from tensorlite.ops.script_ops import py_function  # noqa: PLC0415
+        slots = [i for i, b in enumerate(bound) if getattr(b, "_is_variable", False)]
+
+        def func(*tensors):
+            feed = list(bound)
+            for i, t in zip(slots, tensors[len(inputs):]):
+                feed[i] = t  # the variable's value, read by the graph that calls this node
+            return self._runner.run(self.name, list(tensors[:len(inputs)]) + feed)
+        tout = [dtype_from_datatype(a.type) for a in self.function_def.signature.output_arg]
+        outputs = py_function(func, inputs + [bound[i].read_value() for i in slots], tout)
+        return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
 
     def matches(self, args, kwargs):
         try:
@@ -162,15 +186,19 @@ class RestoredFunction:
                          f"{[f.name for f in self.concrete_functions]} for the given inputs")
 
 
-def _make_object(proto, runner, graph, objects):
+def _make_object(proto, meta, export_dir):
+    from tensorlite.saved_model import resources  # noqa: PLC0415
     kind = proto.WhichOneof("kind")
     if kind == "variable":
         from tensorlite.framework.variables import Variable  # noqa: PLC0415
         v = proto.variable
         dtype = dtype_from_datatype(v.dtype)
         shape = [max(d.size, 0) for d in v.shape.dim]
+        # a dimension TensorFlow saved as unknown (-1) takes the checkpoint's size
+        known = None if v.shape.unknown_rank else [None if d.size < 0 else d.size
+                                                   for d in v.shape.dim]
         return Variable(np.zeros(shape, dtype=dtype.as_numpy_dtype), trainable=v.trainable,
-                        name=v.name or None)
+                        name=v.name or None, shape=known)
     if kind == "function":
         return "function"  # made once every variable exists (they are bound inputs)
     if kind == "bare_concrete_function":
@@ -182,7 +210,13 @@ def _make_object(proto, runner, graph, objects):
         if identifier in ("trackable_dict_wrapper", "signature_map"):
             return {}
         return Loaded()
-    return None  # constants, assets, resources: not restored (no tensorlite counterpart)
+    if kind == "resource":
+        return resources.RestoredResource()
+    if kind == "constant":
+        return resources.constant(proto, meta)
+    if kind == "asset":
+        return resources.asset(proto, meta, export_dir)
+    return None
 
 
 def _link(graph, objects, runner):
@@ -195,10 +229,11 @@ def _link(graph, objects, runner):
         return concrete[name]
 
     for i, proto in enumerate(graph.nodes):
-        if objects[i] == "function":
+        kind = proto.WhichOneof("kind")  # objects[i] may be a tensor: compare kinds
+        if kind == "function":
             objects[i] = RestoredFunction([concrete_fn(n) for n in
                                            proto.function.concrete_functions])
-        elif objects[i] == "bare":
+        elif kind == "bare_concrete_function":
             objects[i] = concrete_fn(proto.bare_concrete_function.concrete_function_name)
     for i, proto in enumerate(graph.nodes):
         obj = objects[i]
@@ -246,10 +281,12 @@ def load(export_dir, tags=None, options=None):
     runner = Runner(meta.graph_def.library)
     objects = [None] * len(graph.nodes)
     for i, proto in enumerate(graph.nodes):
-        objects[i] = _make_object(proto, runner, graph, objects)
+        objects[i] = _make_object(proto, meta, export_dir)
     _link(graph, objects, runner)
     root = objects[0]
     _restore_variables(export_dir, root, graph)
+    from tensorlite.saved_model.resources import initialize_all  # noqa: PLC0415
+    initialize_all(objects)
     if isinstance(root, Loaded) and "signatures" not in root.__dict__:
         object.__setattr__(root, "signatures", {})
     return root

@@ -85,7 +85,9 @@ def _object_graph_file():
                                     ("function", 6, "SavedFunction"),
                                     ("variable", 7, "SavedVariable"),
                                     ("bare_concrete_function", 8, "SavedBareConcreteFunction"),
-                                    ("constant", 9, "SavedConstant")):
+                                    ("constant", 9, "SavedConstant"),
+                                    ("resource", 10, "SavedResource"),
+                                    ("captured_tensor", 12, "CapturedTensor")):
         _field(obj, name, number, _F.TYPE_MESSAGE, type_name=type_name, oneof=0)
     _field(obj, "registered_name", 13, _F.TYPE_STRING)
     user = _message(file, "SavedUserObject")
@@ -107,6 +109,10 @@ def _object_graph_file():
     _field(bare, "allowed_positional_arguments", 3, _F.TYPE_INT64)
     _field(bare, "function_spec", 4, _F.TYPE_MESSAGE, type_name="FunctionSpec")
     _field(_message(file, "SavedConstant"), "operation", 1, _F.TYPE_STRING)
+    _field(_message(file, "SavedResource"), "device", 1, _F.TYPE_STRING)
+    captured = _message(file, "CapturedTensor")
+    _field(captured, "name", 1, _F.TYPE_STRING)
+    _field(captured, "concrete_function", 2, _F.TYPE_STRING)
     variable = _message(file, "SavedVariable")
     _field(variable, "dtype", 1, _F.TYPE_ENUM, type_name="DataType")
     _field(variable, "shape", 2, _F.TYPE_MESSAGE, type_name="TensorShapeProto")

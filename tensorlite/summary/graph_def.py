@@ -487,22 +487,31 @@ def tf_rule(op, attrs, in_specs):
     `registry.declare(OP, tf=RULE)`, is either
     - a string: TensorFlow's op name, the node's attributes written as they are
       (`declare(READ_VARIABLE, tf="ReadVariableOp")`); or
-    - a callable `RULE(attrs, in_specs) -> (op_name, attrs)` for ops whose TensorFlow form
-      depends on their attributes or input shapes (MatMul for matrices, BatchMatMulV2 for
-      batches); `in_specs` are the inputs' Specs (shape, dtype) or None where unknown.
+    - a callable `RULE(attrs, in_specs) -> (op_name, attrs[, inputs])` for ops whose
+      TensorFlow form depends on their attributes or input shapes (MatMul for matrices,
+      BatchMatMulV2 for batches); `in_specs` are the inputs' Specs (shape, dtype) or None
+      where unknown. The full form (with `inputs`, what SavedModel export writes) is
+      documented in tensorlite/saved_model/function_def.py; here the inputs a rule moves
+      out of the attributes stay attributes.
     """
     rule = getattr(op, "tf", None)
     if rule is None:
         return None
     if isinstance(rule, str):
         return rule, dict(attrs)
-    return rule(dict(attrs), in_specs)
+    found = rule(dict(attrs), in_specs)
+    if len(found) > 2:  # inputs as TensorFlow passes them: here they stay attributes
+        return found[0], {**attrs, **found[1]}
+    return found[0], found[1]
 
 
 def _tf_op(node, in_specs):
     """TensorFlow's op name and attributes for an IR node: its declared rule, else the
     registry name (most are TensorFlow's)."""
-    found = tf_rule(node.op, node.attrs, in_specs)
+    try:
+        found = tf_rule(node.op, node.attrs, in_specs)
+    except Exception:  # noqa: BLE001 - a rule that needs what TensorBoard's view lacks
+        found = None
     if found is not None:
         return found
     if node.op.name.startswith("CustomGradient:"):  # tf.custom_gradient's forward, as TF

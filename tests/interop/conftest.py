@@ -35,16 +35,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=_MISSING))
 
 
-def run_tf(command, directory, legacy_keras=True):
-    """Runs `tf_side.py COMMAND DIRECTORY` under real TensorFlow, with tf.keras 2 (tf_keras)
-    or Keras 3 as tf.keras; returns the JSON object it prints last."""
+def run_tf(command, directory, legacy_keras=True, script=TF_SIDE):
+    """Runs `tf_side.py COMMAND DIRECTORY` (or another `script` of this directory) under real
+    TensorFlow, with tf.keras 2 (tf_keras) or Keras 3 as tf.keras; returns the JSON object it
+    prints last."""
     if tf_python() is None:
         raise AssertionError(_MISSING)
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1" if legacy_keras else "0",
                TF_CPP_MIN_LOG_LEVEL="3",
                CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
     env.pop("PYTHONPATH", None)  # TensorFlow's side must not import tensorlite
-    proc = subprocess.run([tf_python(), str(TF_SIDE), command, str(directory)],
+    proc = subprocess.run([tf_python(), str(script), command, str(directory)],
                           capture_output=True, text=True, timeout=TF_TIMEOUT_S, env=env,
                           cwd=str(directory))
     if proc.returncode != 0:

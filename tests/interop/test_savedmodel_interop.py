@@ -75,3 +75,90 @@ def test_show_lists_tensorflows_signatures(written):
     (name, (_, shape)), = facts["cnn_outputs"].items()
     assert re.search(rf"outputs\['{name}'\] tensor_info:\s+dtype: DT_FLOAT\s+"
                      rf"shape: \(-1, 5\)", out)
+
+
+# -- tensorlite writes, TensorFlow reads -------------------------------------------------------
+class TwoFunctions(tf.Module):
+    """A tf.Module with two tf.functions (one of them __call__, returning a dict)."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(5)
+        self.w = tf.Variable(rng.normal(size=(3, 4)).astype(np.float32), name="w")
+        self.b = tf.Variable(rng.normal(size=(4,)).astype(np.float32), name="b")
+        self.scale = tf.Variable(np.float32(1.5), name="scale", trainable=False)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        h = tf.nn.relu(tf.matmul(x, self.w) + self.b)
+        return {"score": tf.reduce_sum(h, axis=1) * self.scale, "probs": tf.nn.softmax(h)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def features(self, x):
+        return tf.concat([tf.tanh(x), tf.reshape(tf.reduce_mean(x, axis=1), [-1, 1])], 1)
+
+
+@pytest.fixture(scope="module")
+def tensorlite_written(tmp_path_factory):
+    from tests.lite_helpers import fitted_cifar_cnn, mlp as lite_mlp, template_images
+    directory = tmp_path_factory.mktemp("tl_savedmodels")
+    tf.random.set_seed(3)
+    mlp = lite_mlp()
+    mlp.compile("adam", "mse")
+    cnn = fitted_cifar_cnn()
+    module = TwoFunctions()
+    x8 = np.random.default_rng(1).normal(size=(5, 8)).astype(np.float32)
+    img = template_images(4, 7)[0]
+    mlp.export(str(directory / "mlp"))
+    cnn.save(str(directory / "cnn"))  # tf.keras 2's SavedModel directory
+    tf.saved_model.save(module, str(directory / "module"), signatures=module.__call__)
+    np.savez(directory / "inputs.npz", x8=x8, img=img, X=X)
+    manifest = {
+        "mlp": {"functions": {"serve": ["x8"]}, "signatures": {"serving_default":
+                                                              {"inputs": "x8"}}},
+        "cnn": {"functions": {"serve": ["img"]}, "signatures": {"serving_default":
+                                                               {"inputs": "img"}}},
+        "module": {"functions": {"__call__": ["X"], "features": ["X"]},
+                   "signatures": {"serving_default": {"x": "X"}},
+                   "variables": ["w", "b", "scale"]}}
+    (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
+    facts = run_tf("savedmodel_read", directory, legacy_keras=False)
+    expected = {"mlp": mlp.predict(x8, verbose=0), "cnn": cnn.predict(img, verbose=0),
+                "call": module(X), "features": module.features(X).numpy(),
+                "w": module.w.numpy(), "b": module.b.numpy(), "scale": module.scale.numpy()}
+    return directory, facts, np.load(directory / "tf_read.npz"), expected
+
+
+def test_tensorflow_runs_tensorlite_keras_exports(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for name in ("mlp", "cnn"):
+        np.testing.assert_allclose(got[f"{name}.serve"], expected[name], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[f"{name}.sig.serving_default.output_0"], expected[name],
+                                   rtol=1e-5, atol=1e-6)
+    assert expected["cnn"].shape == (4, 10)
+
+
+def test_tensorflow_runs_tensorlite_module_functions_and_variables(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    for key in ("score", "probs"):
+        want = expected["call"][key].numpy()
+        np.testing.assert_allclose(got[f"module.__call__.{key}"], want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[f"module.sig.serving_default.{key}"], want, rtol=1e-5,
+                                   atol=1e-6)
+    np.testing.assert_allclose(got["module.features"], expected["features"], rtol=1e-5,
+                               atol=1e-6)
+    for name in ("w", "b", "scale"):
+        np.testing.assert_array_equal(got[f"module.var.{name}"], expected[name])
+
+
+def test_tensorflow_inspects_tensorlite_signatures(tensorlite_written):
+    _, facts, _, _ = tensorlite_written
+    cnn = facts["cnn"]["serving_default"]
+    assert cnn["method_name"] == "tensorflow/serving/predict"
+    (name, dtype, shape), = cnn["inputs"].values()
+    assert dtype == 1 and shape == [-1, 32, 32, 3] and name.endswith(":0")  # DT_FLOAT
+    assert list(cnn["outputs"]) == ["output_0"] and cnn["outputs"]["output_0"][1:] == [1, [-1, 10]]
+    module = facts["module"]["serving_default"]
+    assert module["inputs"]["x"][1:] == [1, [-1, 3]]
+    assert sorted(module["outputs"]) == ["probs", "score"]
+    assert module["outputs"]["score"][2] == [-1] and module["outputs"]["probs"][2] == [-1, 4]

@@ -184,8 +184,52 @@ def savedmodel_write(directory):
                             for k, v in sig.structured_outputs.items()}}
 
 
+def _flat_outputs(prefix, value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out[f"{prefix}.{k}"] = v.numpy()
+    else:
+        out[prefix] = value.numpy()
+
+
+def savedmodel_read(directory):
+    """TensorFlow loads the SavedModels tensorlite wrote, as manifest.json lists them: calls
+    their functions and signatures on inputs.npz, reads their variables, and inspects their
+    SignatureDefs as saved_model_cli does."""
+    from tensorflow.python.tools import saved_model_utils
+    manifest = json.load(open(os.path.join(directory, "manifest.json")))
+    inputs = np.load(os.path.join(directory, "inputs.npz"))
+    out, facts = {}, {}
+    for name, spec in manifest.items():
+        path = os.path.join(directory, name)
+        loaded = tf.saved_model.load(path)
+        for fn, args in spec.get("functions", {}).items():
+            target = loaded if fn == "__call__" else getattr(loaded, fn)
+            _flat_outputs(f"{name}.{fn}", target(*[inputs[a] for a in args]), out)
+        for key, kwargs in spec.get("signatures", {}).items():
+            result = loaded.signatures[key](**{k: tf.constant(inputs[v])
+                                               for k, v in kwargs.items()})
+            _flat_outputs(f"{name}.sig.{key}", result, out)
+        for attr in spec.get("variables", []):
+            value = loaded
+            for part in attr.split("."):
+                value = value[int(part)] if part.isdigit() else getattr(value, part)
+            out[f"{name}.var.{attr}"] = value.numpy()
+        meta = saved_model_utils.get_meta_graph_def(path, "serve")
+        facts[name] = {
+            key: {"inputs": {k: [v.name, v.dtype, [d.size for d in v.tensor_shape.dim]]
+                             for k, v in sig.inputs.items()},
+                  "outputs": {k: [v.name, v.dtype, [d.size for d in v.tensor_shape.dim]]
+                              for k, v in sig.outputs.items()},
+                  "method_name": sig.method_name}
+            for key, sig in meta.signature_def.items() if not key.startswith("__")}
+    np.savez(os.path.join(directory, "tf_read.npz"), **out)
+    return facts
+
+
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
     result = {"write": write, "read": read, "keras_write": keras_write,
-              "keras_read": keras_read, "savedmodel_write": savedmodel_write}[command](directory)
+              "keras_read": keras_read, "savedmodel_write": savedmodel_write,
+              "savedmodel_read": savedmodel_read}[command](directory)
     print(json.dumps(result))

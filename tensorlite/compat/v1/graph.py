@@ -72,7 +72,8 @@ def _tensor_info(t):
     return graph._tracer.info.get(id(t))
 
 
-_tensor.GRAPH_TENSOR_INFO[:] = [_tensor_info]
+if _tensor_info not in _tensor.GRAPH_TENSOR_INFO:
+    _tensor.GRAPH_TENSOR_INFO.append(_tensor_info)
 
 
 class GraphKeys:

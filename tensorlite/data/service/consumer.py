@@ -231,39 +231,54 @@ class ServiceIterator(RawIterator):
         fut.add_done_callback(self._done.put)
 
     def _fill_distributed(self):
-        if not self._finished and len(self._inflight) < self._max_inflight:
-            lease = dispatcher.call(self._client, "lease", job_id=self._job,
-                                    consumer=self._consumer,
-                                    n=self._max_inflight - len(self._inflight),
-                                    consumer_index=self._ds._consumer_index)
-            for split in lease["splits"]:
-                self._submit_split(split, 0)
-            self._finished = lease["finished"]
-        if not self._inflight:
-            if self._finished:
-                raise StopIteration
-            time.sleep(0.05)   # other consumers hold the remaining splits
-            return
-        for fut in self._first_done():
-            split, attempts = self._inflight.pop(fut)
-            try:
-                elements = fut.result()
-            except Exception as e:  # noqa: BLE001 - a lost worker is retried, others raise
-                if not _worker_lost(e):
-                    raise
-                if attempts >= MAX_RESUBMITS:
-                    raise errors.UnavailableError(
-                        None, None, f"tf.data service: split {split} failed on "
-                        f"{attempts + 1} workers in a row ({e}); the workers keep dying"
-                    ) from None
-                self._submit_split(split, attempts + 1)
-                continue
-            finally:
+        """Collects finished splits, then commits them and tops the leases up in one round
+        trip: workers stay busy while the consumer works through the buffer."""
+        results = {}
+        if self._inflight:
+            done = self._first_done()
+            # the finished ones fetched together: one concurrent round trip to the workers
+            ok = [f for f in done if f.status == "finished"]
+            values = self._client.gather(ok, errors="skip") if ok else []
+            # a worker lost since: skipped values; each future is then fetched on its own
+            fetched = dict(zip(ok, values)) if len(values) == len(ok) else {}
+            for fut in done:
+                split, attempts = self._inflight.pop(fut)
+                elements = fetched[fut] if fut in fetched else \
+                    self._split_result(fut, split, attempts)
                 fut.release()
-            if dispatcher.call(self._client, "commit", job_id=self._job,
-                               consumer=self._consumer, split=split):
-                self._buffer.extend(elements)
-                self._delivered.append(split)
+                if elements is not None:
+                    results[split] = elements
+        elif self._finished:
+            raise StopIteration
+        want = 0 if self._finished else self._max_inflight - len(self._inflight)
+        if not results and not want:
+            return
+        reply = dispatcher.call(self._client, "commit_and_lease", job_id=self._job,
+                                consumer=self._consumer, splits=list(results), n=want,
+                                consumer_index=self._ds._consumer_index)
+        for split in reply["committed"]:
+            self._buffer.extend(results[split])
+            self._delivered.append(split)
+        for split in reply["splits"]:
+            self._submit_split(split, 0)
+        self._finished = reply["finished"]
+        if not self._inflight and not self._finished and not results:
+            time.sleep(0.05)   # other consumers hold the remaining splits
+
+    def _split_result(self, fut, split, attempts):
+        """The split's elements, or None when its worker was lost (it is resubmitted)."""
+        try:
+            return fut.result()
+        except Exception as e:  # noqa: BLE001 - a lost worker is retried, others raise
+            if not _worker_lost(e):
+                raise
+            if attempts >= MAX_RESUBMITS:
+                raise errors.UnavailableError(
+                    None, None, f"tf.data service: split {split} failed on "
+                    f"{attempts + 1} workers in a row ({e}); the workers keep dying"
+                ) from None
+            self._submit_split(split, attempts + 1)
+            return None
 
     def _first_done(self):
         """The in-flight futures that have finished (waits up to a second for one)."""

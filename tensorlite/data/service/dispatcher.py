@@ -110,6 +110,12 @@ class DispatcherState:
         job.commits += 1
         return True
 
+    def commit_and_lease(self, job_id, consumer, splits, n, consumer_index=None):
+        """Commits the consumer's finished `splits` and leases up to n more in one round
+        trip: {"committed": the splits it may deliver, "splits": new leases, "finished"}."""
+        committed = [s for s in splits if self.commit(job_id, consumer, s)]
+        return dict(self.lease(job_id, consumer, n, consumer_index), committed=committed)
+
     def release(self, job_id, consumer):
         """Returns the consumer's uncommitted splits to pending (an iterator closed early)."""
         job = self.jobs.get(job_id)

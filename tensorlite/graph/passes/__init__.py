@@ -79,6 +79,7 @@ def derive(graph, nodes, mapping=None, constants=None):
             expand_composites=True)
     g.n_slots = graph.n_slots
     g.name = graph.name
+    g.input_names = dict(getattr(graph, "input_names", {}))
     cache = getattr(graph, "slot_specs", None)
     g.slot_specs = {} if cache is None else cache
     return g

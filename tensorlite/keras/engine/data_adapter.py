@@ -17,7 +17,11 @@ def _to_array(v):
         return v._value
     if getattr(v, "_is_variable", False):
         return v.numpy()
-    return np.asarray(v)
+    a = np.asarray(v)
+    if a.dtype.kind in "US" or (a.dtype == object and a.size and isinstance(a.flat[0], str)):
+        from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
+        return convert_to_tensor(a)._value  # text as the bytes objects tf.string holds
+    return a
 
 
 def unpack(data):

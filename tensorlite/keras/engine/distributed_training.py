@@ -75,16 +75,21 @@ class DataParallelStep:
         x, y, sw = data_adapter.unpack(batch)
         if not self._synced:
             self._sync_initial_weights(_first_part(strategy, (x, y, sw)))
-        step_fn = model._loss_and_grads_step()
         variables = model.trainable_variables
+        shapes = [tuple(v.shape) for v in variables]
+        dtypes = [np.asarray(v.numpy()).dtype for v in variables]
+        # Eager forward and backward where the strategy overlaps the all-reduce with the
+        # backward pass: the tape reports each final gradient; a compiled graph yields all
+        # of them at its end.
+        step_fn = model._loss_and_grads_eager if strategy._overlap_plan(shapes, dtypes) \
+            else model._loss_and_grads_step()
         n_per = len(model.compiled_loss.metrics) - 1
 
         def compute(part):
             total, per_output, y_pred, grads = step_fn(*part)
             return [total] + [p for p in per_output][:n_per], grads, y_pred
-        step = data_parallel.replicated_step(
-            strategy, (x, y, sw), compute, [tuple(v.shape) for v in variables], 1 + n_per,
-            [np.asarray(v.numpy()).dtype for v in variables])
+        step = data_parallel.replicated_step(strategy, (x, y, sw), compute, shapes, 1 + n_per,
+                                             dtypes)
         model.optimizer.apply_gradients(zip([wrap(g) for g in step.grads], variables))
         kept = [(p, e) for p, n, e in zip(step.parts, step.sizes, step.extras) if n]
         y_pred = _concat([e for _, e in kept])

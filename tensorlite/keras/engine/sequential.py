@@ -11,6 +11,7 @@ class Sequential(Model):
     def __init__(self, layers=None, name=None):
         super().__init__(name=name)
         self._input_batch_shape = None
+        self._input_dtype = None  # the probe's dtype when the input is not floating
         for layer in layers or []:
             self.add(layer)
 
@@ -23,6 +24,7 @@ class Sequential(Model):
         """Appends a layer (or an Input tensor fixing the input shape)."""
         if isinstance(layer, KerasTensor):
             self._input_batch_shape = tuple(layer.shape.as_list())
+            self._input_dtype = layer.dtype
             self._maybe_build_now()
             return
         if not isinstance(layer, Layer):
@@ -30,10 +32,11 @@ class Sequential(Model):
                             f"layer={layer} of type {type(layer)}.")
         if any(layer is t for t in self._tracked):
             raise ValueError(f"Layer {layer.name} is already in the model")
-        if isinstance(layer, InputLayer):
+        if isinstance(layer, InputLayer) or (not self.layers and
+                                             layer._batch_input_shape is not None):
+            # hub.KerasLayer(..., input_shape=[], dtype=tf.string) takes strings
             self._input_batch_shape = layer._batch_input_shape
-        elif not self.layers and layer._batch_input_shape is not None:
-            self._input_batch_shape = layer._batch_input_shape
+            self._input_dtype = layer._dtype
         if not isinstance(layer, InputLayer):
             self._tracked.append(layer)
         self.built = False

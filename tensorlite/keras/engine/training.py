@@ -4,6 +4,7 @@
 overriding them (seed 001) keeps the rest: callbacks, progress bar, History, validation.
 """
 import copy
+import os
 
 import numpy as np
 
@@ -366,7 +367,8 @@ class Model(Layer):
 
         def zeros(shape):
             dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
-            return array_ops.zeros([1 if d is None else d for d in dims], dtype=self.dtype)
+            return array_ops.zeros([1 if d is None else d for d in dims],
+                                   dtype=getattr(self, "_input_dtype", None) or self.dtype)
         if isinstance(input_shape, dict):
             probe = {k: zeros(v) for k, v in input_shape.items()}
         elif isinstance(input_shape, (list, tuple)) and input_shape and \
@@ -421,6 +423,20 @@ class Model(Layer):
         from tensorlite.keras.saving import save as saving  # noqa: PLC0415
         saving.save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer)
+
+    def export(self, filepath, format="tf_saved_model", verbose=True,  # noqa: A002
+               input_signature=None):
+        """Keras 3's `model.export`: a serving SavedModel (`serve` endpoint and the
+        `serving_default` signature) that TensorFlow loads (see keras/saving/export.py)."""
+        if format != "tf_saved_model":
+            raise ValueError(f"Unrecognized format={format!r}: tensorlite exports "
+                             f"format='tf_saved_model' (for ONNX: tf.onnx.export, for "
+                             f"TFLite: tf.lite.TFLiteConverter)")
+        from tensorlite.keras.saving.export import export  # noqa: PLC0415
+        export(self, filepath, input_signature)
+        if verbose:
+            print(f"Saved artifact at '{os.fspath(filepath)}'. The following endpoints are "
+                  f"available:\n\n* Endpoint 'serve'")
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
         from tensorlite.keras.saving import save as saving  # noqa: PLC0415

@@ -100,7 +100,9 @@ class Flatten(Layer):
         shape = inputs.shape.as_list()
         if len(shape) == 1:
             return array_ops.expand_dims(inputs, 1)
-        return array_ops.reshape(inputs, (shape[0], int(np.prod(shape[1:]))))
+        if None not in shape[1:] and shape[0] != 0:  # -1: any batch size (a None dim)
+            return array_ops.reshape(inputs, (-1, int(np.prod(shape[1:]))))
+        return array_ops.reshape(inputs, (inputs.ndim and len(inputs), -1))
 
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape).as_list()

@@ -1,5 +1,6 @@
-"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop, Adagrad, the `Optimizer` base class
-(OptimizerV2 API, for subclassing), learning-rate `schedules`, and `get`.
+"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Ftrl,
+Lion, the `Optimizer` base class (OptimizerV2 API, for subclassing), learning-rate
+`schedules`, and `get`.
 
 Example:
     >>> opt = tf.keras.optimizers.get("adam")
@@ -7,14 +8,20 @@ Example:
     ('Adam', 0.0010000000474974513)
 """
 from tensorlite.keras.optimizers import schedules  # noqa: F401
+from tensorlite.keras.optimizers.adadelta import Adadelta
 from tensorlite.keras.optimizers.adagrad import Adagrad
 from tensorlite.keras.optimizers.adam import Adam, AdamW
+from tensorlite.keras.optimizers.adamax import Adamax
+from tensorlite.keras.optimizers.ftrl import Ftrl
+from tensorlite.keras.optimizers.lion import Lion
+from tensorlite.keras.optimizers.nadam import Nadam
 from tensorlite.keras.optimizers.optimizer import Optimizer
 from tensorlite.keras.optimizers.rmsprop import RMSprop
 from tensorlite.keras.optimizers.sgd import SGD
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop,
-            "adagrad": Adagrad}
+            "adagrad": Adagrad, "adadelta": Adadelta, "adamax": Adamax, "nadam": Nadam,
+            "ftrl": Ftrl, "lion": Lion}
 
 
 def serialize(optimizer):
@@ -36,7 +43,8 @@ def deserialize(config, custom_objects=None):
 
 def get(identifier):
     """`tf.keras.optimizers.get`: an optimizer from an instance, a name ('adam', 'sgd',
-    'rmsprop', 'adagrad', 'adamw') or a config dict."""
+    'rmsprop', 'adagrad', 'adamw', 'adadelta', 'adamax', 'nadam', 'ftrl', 'lion') or a
+    config dict."""
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, dict):
@@ -53,8 +61,10 @@ def get(identifier):
 class legacy:  # noqa: N801 - TF's module name: tf.keras.optimizers.legacy.Adam, ...
     """`tf.keras.optimizers.legacy`: the same OptimizerV2 classes."""
     Optimizer, SGD, Adam, RMSprop, Adagrad = Optimizer, SGD, Adam, RMSprop, Adagrad
+    Adadelta, Adamax, Nadam, Ftrl = Adadelta, Adamax, Nadam, Ftrl
 
 
 class experimental:  # noqa: N801 - tf.keras.optimizers.experimental (has AdamW)
     """`tf.keras.optimizers.experimental`."""
     Optimizer, SGD, Adam, AdamW, RMSprop, Adagrad = Optimizer, SGD, Adam, AdamW, RMSprop, Adagrad
+    Adadelta, Adamax, Nadam, Ftrl, Lion = Adadelta, Adamax, Nadam, Ftrl, Lion

@@ -6,11 +6,9 @@
 Example:
     >>> opt = tf.keras.optimizers.Adagrad(learning_rate=0.1)
 """
-import numpy as np
-
 from tensorlite.keras import backend
-from tensorlite.keras.optimizers.optimizer import (Optimizer, subtract_rms_scaled, value_array,
-                                                   writable_array)
+from tensorlite.keras.optimizers.optimizer import Optimizer
+from tensorlite.ops import optimizer_ops
 
 
 class Adagrad(Optimizer):
@@ -34,19 +32,14 @@ class Adagrad(Optimizer):
         for var in var_list:
             self.add_slot(var, "accumulator", Constant(self._initial_accumulator_value))
 
+    def _update_config(self):
+        return optimizer_ops.ADAGRAD, ("accumulator",), {}
+
     def _prepare_local(self, var_device, var_dtype, apply_state):
         c = apply_state[(var_device, var_dtype)]
-        c["lr_t"] = self._decayed_lr_float()
+        c["lr_t"] = lr = self._lr_now(var_dtype)
         c["epsilon"] = float(self.epsilon)
-
-    def _resource_apply_dense(self, grad, var, apply_state=None):
-        c = self._coefficients(var, apply_state)
-        g = value_array(grad)
-        t = self._scratch_for(var, g)
-        acc = writable_array(self.get_slot(var, "accumulator"))
-        np.multiply(g, g, out=t)
-        np.add(acc, t, out=acc)
-        subtract_rms_scaled(var, g, acc, t, c["lr_t"], c["epsilon"])
+        c["_args"] = (lr, c["epsilon"])
 
     def get_config(self):
         config = super().get_config()

@@ -11,7 +11,6 @@ AdamW first decays the weights, decoupled from the gradient: w -= w * weight_dec
 Example:
     >>> opt = tf.keras.optimizers.Adam(learning_rate=1e-3)
 """
-import math
 import re
 
 import numpy as np
@@ -19,8 +18,9 @@ import numpy as np
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
-from tensorlite.keras.optimizers.optimizer import (Optimizer, exclusive_array, subtract_from,
-                                                   value_array, writable_array)
+from tensorlite.graph.tracing import is_tracing
+from tensorlite.keras.optimizers.optimizer import Optimizer, exclusive_array
+from tensorlite.ops import optimizer_ops
 
 
 class Adam(Optimizer):
@@ -47,39 +47,21 @@ class Adam(Optimizer):
             for var in var_list:
                 self.add_slot(var, "vhat")
 
+    def _update_config(self):
+        return optimizer_ops.ADAM, ("m", "v", "vhat") if self.amsgrad else ("m", "v"), {}
+
     def _prepare_local(self, var_device, var_dtype, apply_state):
         c = apply_state[(var_device, var_dtype)]
-        lr = self._decayed_lr_float()
-        b1, b2 = self._hyper_float("beta_1"), self._hyper_float("beta_2")
-        t = self._step() + 1
+        lr = self._lr_now(var_dtype)
+        b1, b2 = self._hyper_value("beta_1", var_dtype), self._hyper_value("beta_2", var_dtype)
+        t = self._step_value(var_dtype, 1)
         b1_power, b2_power = b1 ** t, b2 ** t
-        c.update(lr_t=lr, lr=lr * math.sqrt(1 - b2_power) / (1 - b1_power),
+        c.update(lr_t=lr, lr=lr * (1 - b2_power) ** 0.5 / (1 - b1_power),
                  epsilon=float(self.epsilon), beta_1_t=b1, beta_1_power=b1_power,
                  one_minus_beta_1_t=1 - b1, beta_2_t=b2, beta_2_power=b2_power,
                  one_minus_beta_2_t=1 - b2)
-
-    def _resource_apply_dense(self, grad, var, apply_state=None):
-        c = self._coefficients(var, apply_state)
-        g = value_array(grad)
-        t = self._scratch_for(var, g)
-        m = writable_array(self.get_slot(var, "m"))
-        v = writable_array(self.get_slot(var, "v"))
-        np.multiply(m, c["beta_1_t"], out=m)
-        np.multiply(g, c["one_minus_beta_1_t"], out=t)
-        np.add(m, t, out=m)
-        np.multiply(v, c["beta_2_t"], out=v)
-        np.multiply(g, g, out=t)
-        np.multiply(t, c["one_minus_beta_2_t"], out=t)
-        np.add(v, t, out=v)
-        if self.amsgrad:
-            vhat = writable_array(self.get_slot(var, "vhat"))
-            np.maximum(vhat, v, out=vhat)
-            v = vhat
-        np.sqrt(v, out=t)
-        np.add(t, c["epsilon"], out=t)
-        np.divide(m, t, out=t)
-        np.multiply(t, c["lr"], out=t)
-        subtract_from(var, t)
+        c["_args"] = (c["lr"], b1, c["one_minus_beta_1_t"], b2, c["one_minus_beta_2_t"],
+                      c["epsilon"])
 
     def get_config(self):
         config = super().get_config()
@@ -121,11 +103,12 @@ class AdamW(Adam):
         wd = float(np.asarray(self.weight_decay))
         if wd == 0:
             return
-        keep = 1.0 - wd * self._decayed_lr_float()
+        graph = is_tracing()
         for var in var_list:
             if not self._decays(var):
                 continue
-            if type(var) is not Variable:
+            keep = 1.0 - wd * apply_state[(var.device, var.dtype)]["lr_t"]
+            if graph or type(var) is not Variable:
                 var.assign(var * keep)
                 continue
             a = exclusive_array(var)

@@ -36,7 +36,9 @@ from tensorlite.framework import nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.variables import Variable
-from tensorlite.keras.host_state import host_call, is_tracing
+from tensorlite.graph.tracing import is_tracing
+from tensorlite.ops import math_ops
+from tensorlite.ops.optimizer_ops import ADD, SUB
 from tensorlite.keras.optimizers.schedules import LearningRateSchedule
 from tensorlite.keras.optimizers import schedules as _schedules
 
@@ -80,16 +82,6 @@ def writable_array(var):
         a = np.array(var._t._value, copy=True)
         var._t = wrap(a)
     return a
-
-
-def subtract_rms_scaled(var, g, second_moment, t, lr, epsilon):
-    """var -= lr * g / (sqrt(second_moment) + epsilon), computed in the scratch array `t`
-    (the update Adagrad and RMSprop share)."""
-    np.sqrt(second_moment, out=t)
-    np.add(t, epsilon, out=t)
-    np.divide(g, t, out=t)
-    np.multiply(t, lr, out=t)
-    subtract_from(var, t)
 
 
 def subtract_from(var, delta):
@@ -303,19 +295,40 @@ class Optimizer:
         it = self.iterations
         return int(it._t._value) if type(it) is Variable else int(np.asarray(it))
 
-    def _decayed_lr_float(self):
-        """This step's learning rate: the schedule (or callable) at `iterations`, divided by
-        1 + decay * iterations for the legacy `decay` argument."""
-        lr = self._hyper_float("learning_rate")
-        if self._initial_decay > 0:
-            decay = self._hyper_float("decay") if "decay" in self._hyper else self._initial_decay
-            lr = lr / (1.0 + decay * self._step())
-        return lr
-
     def _decayed_lr(self, var_dtype):
-        """`_decayed_lr` of OptimizerV2: the learning rate for this step as a Tensor."""
+        """`_decayed_lr` of OptimizerV2: the learning rate for this step as a Tensor (inside
+        a trace, computed in the graph from the hyperparameter and `iterations`)."""
         dt = dtypes.as_dtype(var_dtype)
-        return wrap(np.asarray(self._decayed_lr_float(), dtype=dt.as_numpy_dtype))
+        lr = self._lr_now(dt)
+        return lr if is_tracing() else wrap(np.asarray(lr, dtype=dt.as_numpy_dtype))
+
+    # Coefficients for `_prepare_local`: Python floats eagerly (fast scalar math), tensors of
+    # the variables' dtype inside a trace, so one formula serves both.
+    def _hyper_value(self, name, var_dtype):
+        """A hyperparameter's value for this step (a schedule at `iterations`)."""
+        if not is_tracing():
+            return self._hyper_float(name)
+        value = self._hyper[name]
+        if _is_schedule(value):
+            value = value(self.iterations)
+        elif callable(value) and not isinstance(value, Variable):
+            value = value()
+        return _as_tensor(value, var_dtype)
+
+    def _step_value(self, var_dtype, offset=0):
+        """`iterations` + offset: an int eagerly, a tensor of var_dtype in a trace."""
+        if not is_tracing():
+            return self._step() + offset
+        return math_ops.cast(self.iterations, var_dtype) + offset
+
+    def _lr_now(self, var_dtype):
+        """The learning rate of this step, with the legacy `decay` applied."""
+        lr = self._hyper_value("learning_rate", var_dtype)
+        if self._initial_decay > 0:
+            decay = self._hyper_value("decay", var_dtype) if "decay" in self._hyper \
+                else self._initial_decay
+            lr = lr / (1.0 + decay * self._step_value(var_dtype))
+        return lr
 
     # -- clipping settings ---------------------------------------------------------------
     @property
@@ -429,63 +442,134 @@ class Optimizer:
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies one update per (gradient, variable) pair; None gradients are skipped.
 
-        Inside a `tf.function` the update is one stateful node of the graph
-        (`KerasApplyGradients`) whose inputs are the gradients: every run of the graph
-        applies this same update, reading the learning rate, schedule and step then."""
+        Inside a `tf.function` the update is traced into the graph as ordinary ops: the
+        learning rate (a schedule evaluated on the traced `iterations`), the clipping, each
+        variable's fused update op (`ApplyAdam`, ...) and the assignments of the variable,
+        its slots and `iterations`; every run of the graph applies the update again."""
         if distribute_lib._replica_ctx() is not None:
             # Inside strategy.run: gradients are summed over the replicas, applied once.
             return distribute_lib.replica_apply_gradients(
                 list(grads_and_vars), lambda pairs: self.apply_gradients(
                     pairs, name, experimental_aggregate_gradients))
-        pairs = _filter_empty_gradients(grads_and_vars)
-        if is_tracing():
-            return self._apply_in_graph(pairs, experimental_aggregate_gradients)
-        return self._apply(pairs, experimental_aggregate_gradients)
-
-    def _apply_in_graph(self, pairs, aggregate):
-        """Records the update as one callback node. Slots are created now, at trace time,
-        as TensorFlow creates optimizer variables on the first trace only."""
-        var_list = [v for _, v in pairs]
-        grads = [g if isinstance(g, Tensor) else convert_to_tensor(g, dtype_hint=v.dtype)
-                 for g, v in pairs]
-        self._create_all_weights(var_list)
-        host_call("KerasApplyGradients",
-                  lambda *gs: self._apply(list(zip(gs, var_list)), aggregate), grads)
-        return self.iterations
+        return self._apply(_filter_empty_gradients(grads_and_vars),
+                           experimental_aggregate_gradients)
 
     def _apply(self, pairs, experimental_aggregate_gradients):
+        graph = is_tracing()
         var_list = [v for _, v in pairs]
+        # Slots are created on first use; inside a trace that is the first trace only, as
+        # TensorFlow creates optimizer variables.
         self._create_all_weights(var_list)
         if experimental_aggregate_gradients and self.gradient_aggregator is not None:
             pairs = list(self.gradient_aggregator(pairs))
-        pairs = self._transform_gradients(pairs)
+        pairs = self._transform_gradients(pairs, graph)
         apply_state = self._prepare(var_list)
         self._before_apply(var_list, apply_state)
-        takes_state = self._takes_apply_state
-        if takes_state is None:
-            takes_state = self._takes_apply_state = _accepts_apply_state(
-                self._resource_apply_dense)
-        for grad, var in pairs:
-            if takes_state:
-                self._resource_apply_dense(grad, var, apply_state=apply_state)
-            else:
-                self._resource_apply_dense(grad, var)
-            constraint = getattr(var, "constraint", None)
-            if constraint is not None:
-                var.assign(constraint(var))
-        it = self._iterations
-        if type(it) is Variable:
+        fused = self._fused_update()
+        if fused is not None and not graph:
+            self._eager_updates(pairs, apply_state, fused)
+        elif fused is not None:
+            for grad, var in pairs:
+                self._graph_update(grad, var, self._coefficients(var, apply_state), fused)
+                self._apply_constraint(var)
+        else:
+            takes_state = self._takes_apply_state
+            if takes_state is None:
+                takes_state = self._takes_apply_state = _accepts_apply_state(
+                    self._resource_apply_dense)
+            for grad, var in pairs:
+                if takes_state:
+                    self._resource_apply_dense(grad, var, apply_state=apply_state)
+                else:
+                    self._resource_apply_dense(grad, var)
+                self._apply_constraint(var)
+        it = self.iterations
+        if type(it) is Variable and not graph:
             it._t = wrap(np.asarray(int(it._t._value) + 1, dtype=np.int64))
         else:
             it.assign_add(1)
         return it
 
+    @staticmethod
+    def _apply_constraint(var):
+        constraint = getattr(var, "constraint", None)
+        if constraint is not None:
+            var.assign(constraint(var))
+
+    # -- the fused update of the built-in optimizers ---------------------------------------
+    def _update_config(self):
+        """(op, slot names, attrs) of a built-in optimizer's fused update (an op of
+        ops/optimizer_ops.py); None for an optimizer that writes its own
+        `_resource_apply_dense`. Its `_prepare_local` puts the op's coefficients, in order,
+        under the key "_args"."""
+        return None
+
+    def _fused_update(self):
+        """The fused update config, unless a subclass overrides `_resource_apply_dense`
+        (then its own update runs, eagerly and in graphs alike)."""
+        if type(self)._resource_apply_dense is not Optimizer._resource_apply_dense:
+            return None
+        return self._update_config()
+
+    def _eager_update(self, grad, var, c, fused):
+        """The kernel on one variable's arrays."""
+        self._eager_updates([(grad, var)], {(var.device, var.dtype): c}, fused)
+
+    def _eager_updates(self, pairs, apply_state, fused):
+        """The kernel on the arrays: slots updated in place, each variable in place when
+        nothing else refers to its array. (The per-variable loop of every eager step, so it
+        is kept free of calls that are not needed.)"""
+        op, slot_names, attrs = fused
+        kernel = op.kernel
+        # apply_state has exactly the keys of these variables: one key is every variable's.
+        only = next(iter(apply_state.values())) if len(apply_state) == 1 else None
+        all_slots, scratch = self._slots, self._scratch
+        for grad, var in pairs:
+            c = only if only is not None else self._coefficients(var, apply_state)
+            g = grad._value if type(grad) is Tensor else np.asarray(grad)
+            t = scratch.get(id(var))
+            if t is None or t.shape != g.shape or t.dtype != g.dtype:
+                t = self._scratch_for(var, g)
+            slots = all_slots[id(var)]
+            out, mode = kernel(value_array(var), [writable_array(slots[n]) for n in slot_names],
+                               g, t, *c["_args"], **attrs)
+            if mode is SUB:
+                subtract_from(var, out)
+            elif mode is ADD:
+                add_to(var, out)
+            elif type(var) is Variable:
+                var._t = wrap(out)
+            else:
+                var.assign(wrap(out))
+            if getattr(var, "constraint", None) is not None:
+                self._apply_constraint(var)
+
+    def _graph_update(self, grad, var, c, fused):
+        """The update as graph ops: read the variable and its slots, one fused op, assign
+        its outputs back."""
+        op, slot_names, attrs = fused
+        slots = [self.get_slot(var, n) for n in slot_names]
+        outs = op(var.read_value(), *(s.read_value() for s in slots), grad, *c["_args"],
+                  n_slots=len(slots), **attrs)
+        for target, value in zip([var] + slots, outs):
+            target.assign(value)
+
     def _before_apply(self, var_list, apply_state):
         """Hook run once per step before the per-variable updates (AdamW's weight decay)."""
 
-    def _transform_gradients(self, pairs):
-        """Converts gradients to tensors of their variable's shape and dtype, then clips."""
+    def _transform_gradients(self, pairs, graph=False):
+        """Converts gradients to tensors of their variable's shape and dtype, then clips
+        (with graph ops inside a trace: the norms are those of each run's gradients)."""
         pairs = [(_checked_gradient(self._name, g, v), v) for g, v in pairs]
+        if graph:
+            pairs = self._clip_in_graph(pairs)
+        else:
+            pairs = self._clip_eagerly(pairs)
+        for fn in self.gradient_transformers:
+            pairs = list(fn(pairs))
+        return pairs
+
+    def _clip_eagerly(self, pairs):
         if self._clipvalue is not None:
             c = float(self._clipvalue)
             pairs = [(wrap(np.clip(g._value, -c, c)), v) for g, v in pairs]
@@ -496,18 +580,33 @@ class Optimizer:
             c = float(self._global_clipnorm)
             total = float(np.sqrt(sum(_norm(g._value) ** 2 for g, _ in pairs)))
             pairs = [(_scaled(g, c, total), v) for g, v in pairs]
-        for fn in self.gradient_transformers:
-            pairs = list(fn(pairs))
+        return pairs
+
+    def _clip_in_graph(self, pairs):
+        if self._clipvalue is not None:
+            c = float(self._clipvalue)
+            pairs = [(math_ops.clip_by_value(g, -c, c), v) for g, v in pairs]
+        if self._clipnorm is not None:
+            pairs = [(math_ops.clip_by_norm(g, float(self._clipnorm)), v) for g, v in pairs]
+        if self._global_clipnorm is not None:
+            clipped, _ = math_ops.clip_by_global_norm([g for g, _ in pairs],
+                                                      float(self._global_clipnorm))
+            pairs = [(g, v) for g, (_, v) in zip(clipped, pairs)]
         return pairs
 
     def _prepare(self, var_list):
-        """Per-step coefficients, computed once: {(device, dtype): {name: value}}."""
+        """Per-step coefficients, computed once: {(device, dtype): {name: value}}; Python
+        floats eagerly, tensors of the variables' dtype inside a trace."""
         apply_state = {}
+        graph = is_tracing()
         for var in var_list:
             key = (var.device, var.dtype)
             if key not in apply_state:
                 apply_state[key] = {}
                 self._prepare_local(key[0], key[1], apply_state)
+                args = apply_state[key].get("_args")
+                if graph and args is not None:
+                    apply_state[key]["_args"] = tuple(_as_tensor(a, key[1]) for a in args)
         return apply_state
 
     def _prepare_local(self, var_device, var_dtype, apply_state):
@@ -534,8 +633,15 @@ class Optimizer:
         return self._fallback_apply_state(var.device, var.dtype)
 
     def _resource_apply_dense(self, grad, var, apply_state=None):
-        raise NotImplementedError(f"{type(self).__name__} must implement "
-                                  f"_resource_apply_dense(self, grad, var, apply_state=None)")
+        """The built-in optimizers' fused update (for subclasses calling super()); other
+        optimizers implement it."""
+        fused = self._update_config()
+        if fused is None:
+            raise NotImplementedError(f"{type(self).__name__} must implement "
+                                      f"_resource_apply_dense(self, grad, var, "
+                                      f"apply_state=None)")
+        update = self._graph_update if is_tracing() else self._eager_update
+        update(grad, var, self._coefficients(var, apply_state), fused)
 
     def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
         raise NotImplementedError(f"{type(self).__name__} has no sparse update; tensorlite "
@@ -644,6 +750,12 @@ def _checked_gradient(opt_name, grad, var):
             None, None, f"{opt_name}: the gradient for variable {var.name} has dtype "
             f"{g._dtype.name} but the variable has dtype {var.dtype.name}; tf.cast the gradient")
     return g
+
+
+def _as_tensor(value, dtype):
+    """A coefficient as a tensor of `dtype` (a variable is read, in the graph)."""
+    t = convert_to_tensor(value, dtype_hint=dtype)
+    return t if t._dtype is dtype else math_ops.cast(t, dtype)
 
 
 def _norm(a):

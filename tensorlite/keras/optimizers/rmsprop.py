@@ -11,13 +11,10 @@ learning rate lr / (1 + decay * iterations).
 Example:
     >>> opt = tf.keras.optimizers.RMSprop(lr=0.0001, decay=1e-6)
 """
-import numpy as np
-
 from tensorlite.framework.tensor import Tensor
 from tensorlite.keras import backend
-from tensorlite.keras.optimizers.optimizer import (Optimizer, subtract_from,
-                                                  subtract_rms_scaled, value_array,
-                                                   writable_array)
+from tensorlite.keras.optimizers.optimizer import Optimizer
+from tensorlite.ops import optimizer_ops
 
 
 class RMSprop(Optimizer):
@@ -47,41 +44,19 @@ class RMSprop(Optimizer):
             for var in var_list:
                 self.add_slot(var, "mg")
 
+    def _update_config(self):
+        slots = ("rms",) + (("momentum",) if self._momentum else ()) + \
+            (("mg",) if self.centered else ())
+        return optimizer_ops.RMSPROP, slots, {"centered": bool(self.centered),
+                                              "use_momentum": bool(self._momentum)}
+
     def _prepare_local(self, var_device, var_dtype, apply_state):
         c = apply_state[(var_device, var_dtype)]
-        rho = self._hyper_float("rho")
-        c.update(lr_t=self._decayed_lr_float(), rho=rho, one_minus_rho=1.0 - rho,
-                 momentum=self._hyper_float("momentum"), epsilon=float(self.epsilon))
-
-    def _resource_apply_dense(self, grad, var, apply_state=None):
-        c = self._coefficients(var, apply_state)
-        g = value_array(grad)
-        t = self._scratch_for(var, g)
-        rms = writable_array(self.get_slot(var, "rms"))
-        np.multiply(rms, c["rho"], out=rms)
-        np.multiply(g, g, out=t)
-        np.multiply(t, c["one_minus_rho"], out=t)
-        np.add(rms, t, out=rms)
-        denom = rms
-        if self.centered:
-            mg = writable_array(self.get_slot(var, "mg"))
-            np.multiply(mg, c["rho"], out=mg)
-            np.multiply(g, c["one_minus_rho"], out=t)
-            np.add(mg, t, out=mg)
-            np.multiply(mg, mg, out=t)
-            np.subtract(rms, t, out=t)
-            denom = t
-        if self._momentum:
-            np.add(denom, c["epsilon"], out=t)
-            np.sqrt(t, out=t)
-            np.divide(g, t, out=t)
-            np.multiply(t, c["lr_t"], out=t)
-            mom = writable_array(self.get_slot(var, "momentum"))
-            np.multiply(mom, c["momentum"], out=mom)
-            np.add(mom, t, out=mom)
-            subtract_from(var, mom)
-        else:
-            subtract_rms_scaled(var, g, denom, t, c["lr_t"], c["epsilon"])
+        rho = self._hyper_value("rho", var_dtype)
+        c.update(lr_t=self._lr_now(var_dtype), rho=rho, one_minus_rho=1.0 - rho,
+                 momentum=self._hyper_value("momentum", var_dtype),
+                 epsilon=float(self.epsilon))
+        c["_args"] = (c["lr_t"], rho, c["one_minus_rho"], c["momentum"], c["epsilon"])
 
     def get_config(self):
         config = super().get_config()

@@ -2,7 +2,10 @@
 
 A schedule is called with the step (an int, a Tensor or the optimizer's `iterations`
 variable) and returns a float32 scalar Tensor. Optimizers evaluate it at `iterations`
-before each update, so step 0 is the first update.
+before each update, so step 0 is the first update. Each formula is written once over a
+small math namespace: Python floats for an eager step (cheap scalar math), tensorlite ops
+when the step is a tensor inside a `tf.function` trace, so the schedule is part of the
+graph and follows the traced `iterations` on every run.
 
 Example:
     >>> s = tf.keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
@@ -13,16 +16,55 @@ import math
 
 import numpy as np
 
-from tensorlite.framework.tensor import wrap
+from tensorlite.framework import dtypes
+from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.graph.tracing import is_tracing
+from tensorlite.ops import math_ops
 
 
-def _step(step):
-    """The step as a Python float (schedules are evaluated on the host, once per update)."""
-    return float(np.asarray(step))
+class _HostMath:
+    """Scalar math on Python floats."""
+    floor, ceil, cos, log = math.floor, math.ceil, math.cos, math.log
+    minimum, maximum = min, max
+
+    @staticmethod
+    def step(step):
+        return float(np.asarray(step))
+
+    @staticmethod
+    def where(cond, a, b):
+        return a if cond else b
+
+    @staticmethod
+    def out(value):
+        return wrap(np.asarray(value, dtype=np.float32))
 
 
-def _out(value):
-    return wrap(np.asarray(value, dtype=np.float32))
+class _GraphMath:
+    """The same scalar math as float32 tensorlite ops (recorded by a trace)."""
+    floor, ceil, cos = math_ops.floor, math_ops.ceil, math_ops.cos
+    log, minimum, maximum = math_ops.log, math_ops.minimum, math_ops.maximum
+
+    @staticmethod
+    def step(step):
+        return math_ops.cast(convert_to_tensor(step), dtypes.float32)
+
+    @staticmethod
+    def where(cond, a, b):
+        return math_ops.where(cond, _GraphMath.out(a), _GraphMath.out(b))
+
+    @staticmethod
+    def out(value):
+        return math_ops.cast(convert_to_tensor(value, dtype_hint=dtypes.float32),
+                             dtypes.float32)
+
+
+def _math(step):
+    """Graph math for a tensor step inside a trace, host math otherwise."""
+    if is_tracing() and (isinstance(step, Tensor) or getattr(step, "_is_variable", False)):
+        return _GraphMath
+    return _HostMath
 
 
 class LearningRateSchedule:
@@ -55,9 +97,9 @@ class _StepDecay(LearningRateSchedule):
         self.staircase = staircase
         self.name = name
 
-    def _progress(self, step):
-        p = _step(step) / self.decay_steps
-        return math.floor(p) if self.staircase else p
+    def _progress(self, m, step):
+        p = m.step(step) / self.decay_steps
+        return m.floor(p) if self.staircase else p
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
@@ -69,8 +111,9 @@ class ExponentialDecay(_StepDecay):
     """initial_learning_rate * decay_rate ** (step / decay_steps), floored if staircase."""
 
     def __call__(self, step):
-        return _out(float(self.initial_learning_rate) *
-                    float(self.decay_rate) ** self._progress(step))
+        m = _math(step)
+        return m.out(float(self.initial_learning_rate) *
+                     float(self.decay_rate) ** self._progress(m, step))
 
 class PiecewiseConstantDecay(LearningRateSchedule):
     """values[0] while step <= boundaries[0], values[i] while step <= boundaries[i], then
@@ -87,11 +130,12 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         self.name = name
 
     def __call__(self, step):
-        s = _step(step)
-        for b, v in zip(self.boundaries, self.values):
-            if s <= b:
-                return _out(float(np.asarray(v)))
-        return _out(float(np.asarray(self.values[-1])))
+        m = _math(step)
+        s = m.step(step)
+        out = float(np.asarray(self.values[-1]))
+        for b, v in reversed(list(zip(self.boundaries, self.values))):
+            out = m.where(s <= float(b), float(np.asarray(v)), out)
+        return m.out(out)
 
     def get_config(self):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
@@ -113,13 +157,14 @@ class PolynomialDecay(LearningRateSchedule):
         self.name = name
 
     def __call__(self, step):
-        s, steps = _step(step), float(self.decay_steps)
+        m = _math(step)
+        s, steps = m.step(step), float(self.decay_steps)
         if self.cycle:
-            steps *= max(math.ceil(s / steps), 1.0)
+            steps = steps * m.maximum(m.ceil(s / steps), 1.0)
         else:
-            s = min(s, steps)
+            s = m.minimum(s, steps)
         start, end = float(self.initial_learning_rate), float(self.end_learning_rate)
-        return _out((start - end) * (1 - s / steps) ** self.power + end)
+        return m.out((start - end) * (1 - s / steps) ** self.power + end)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
@@ -131,8 +176,9 @@ class InverseTimeDecay(_StepDecay):
     """initial_learning_rate / (1 + decay_rate * step / decay_steps), floored if staircase."""
 
     def __call__(self, step):
-        return _out(float(self.initial_learning_rate) /
-                    (1 + float(self.decay_rate) * self._progress(step)))
+        m = _math(step)
+        return m.out(float(self.initial_learning_rate) /
+                     (1 + float(self.decay_rate) * self._progress(m, step)))
 
 class CosineDecay(LearningRateSchedule):
     """Optional linear warmup from initial_learning_rate to warmup_target over warmup_steps,
@@ -148,18 +194,18 @@ class CosineDecay(LearningRateSchedule):
         self.warmup_steps = warmup_steps
 
     def __call__(self, step):
-        s = _step(step)
+        m = _math(step)
+        s = m.step(step)
         start = float(self.initial_learning_rate)
-        if self.warmup_target is None:
-            peak = start
-        else:
-            peak = float(self.warmup_target)
-            if s < self.warmup_steps:
-                return _out(start + (peak - start) * s / self.warmup_steps)
-            s -= self.warmup_steps
-        s = min(s, float(self.decay_steps))
-        cosine = 0.5 * (1 + math.cos(math.pi * s / self.decay_steps))
-        return _out(peak * ((1 - self.alpha) * cosine + self.alpha))
+        peak = start if self.warmup_target is None else float(self.warmup_target)
+        decayed = m.minimum(s - self.warmup_steps if self.warmup_steps else s,
+                            float(self.decay_steps))
+        cosine = 0.5 * (1 + m.cos(math.pi * decayed / self.decay_steps))
+        out = peak * ((1 - self.alpha) * cosine + self.alpha)
+        if self.warmup_target is not None and self.warmup_steps:
+            out = m.where(s < float(self.warmup_steps),
+                          start + (peak - start) * s / self.warmup_steps, out)
+        return m.out(out)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
@@ -181,17 +227,19 @@ class CosineDecayRestarts(LearningRateSchedule):
         self.name = name
 
     def __call__(self, step):
-        frac = _step(step) / self.first_decay_steps
+        m = _math(step)
+        frac = m.step(step) / self.first_decay_steps
         t_mul, m_mul = float(self._t_mul), float(self._m_mul)
         if t_mul == 1.0:
-            i = math.floor(frac)
-            frac -= i
+            i = m.floor(frac)
+            frac = frac - i
         else:
-            i = math.floor(math.log(1 - frac * (1 - t_mul)) / math.log(t_mul))
+            i = m.floor(m.log(1 - frac * (1 - t_mul)) / math.log(t_mul))
             done = (1 - t_mul ** i) / (1 - t_mul)
             frac = (frac - done) / t_mul ** i
-        cosine = 0.5 * m_mul ** i * (1 + math.cos(math.pi * frac))
-        return _out(float(self.initial_learning_rate) * ((1 - self.alpha) * cosine + self.alpha))
+        cosine = 0.5 * m_mul ** i * (1 + m.cos(math.pi * frac))
+        return m.out(float(self.initial_learning_rate) *
+                     ((1 - self.alpha) * cosine + self.alpha))
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,

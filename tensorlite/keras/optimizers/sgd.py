@@ -6,11 +6,9 @@
 Example:
     >>> opt = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)
 """
-import numpy as np
-
 from tensorlite.framework.tensor import Tensor
-from tensorlite.keras.optimizers.optimizer import (Optimizer, add_to, subtract_from,
-                                                   value_array, writable_array)
+from tensorlite.keras.optimizers.optimizer import Optimizer
+from tensorlite.ops import optimizer_ops
 
 
 class SGD(Optimizer):
@@ -32,27 +30,16 @@ class SGD(Optimizer):
             for var in var_list:
                 self.add_slot(var, "momentum")
 
+    def _update_config(self):
+        if self._momentum:
+            return optimizer_ops.MOMENTUM, ("momentum",), {"nesterov": bool(self.nesterov)}
+        return optimizer_ops.SGD, (), {}
+
     def _prepare_local(self, var_device, var_dtype, apply_state):
         c = apply_state[(var_device, var_dtype)]
-        c["lr_t"] = self._decayed_lr_float()
-        c["momentum"] = self._hyper_float("momentum")
-
-    def _resource_apply_dense(self, grad, var, apply_state=None):
-        c = self._coefficients(var, apply_state)
-        g = value_array(grad)
-        t = self._scratch_for(var, g)
-        np.multiply(g, c["lr_t"], out=t)  # t = lr * g
-        if not self._momentum:
-            subtract_from(var, t)
-            return
-        vel = writable_array(self.get_slot(var, "momentum"))
-        np.multiply(vel, c["momentum"], out=vel)
-        np.subtract(vel, t, out=vel)
-        if self.nesterov:  # w += momentum * velocity - lr * g
-            np.subtract(t, np.multiply(vel, c["momentum"]), out=t)
-            subtract_from(var, t)
-        else:
-            add_to(var, vel)
+        c["lr_t"] = lr = self._lr_now(var_dtype)
+        c["momentum"] = momentum = self._hyper_value("momentum", var_dtype)
+        c["_args"] = (lr, momentum) if self._momentum else (lr,)
 
     def get_config(self):
         config = super().get_config()

@@ -1,9 +1,12 @@
 """Saving and loading Keras models, in Keras's own formats.
 
-- `model.save("m.keras")` (or a directory: `DIR/model.keras`): Keras 3's archive
+- `model.save("m.keras")`: Keras 3's archive
   (keras_archive.py), which TensorFlow's Keras loads, with the optimizer's state so that
   `load_model` then `fit` continues exactly;
 - `model.save("m.h5")`, `load_model("m.h5")`: Keras's legacy HDF5 file (legacy_h5.py);
+- `model.save(DIR)`: tf.keras 2's SavedModel directory (export.py), which TensorFlow's
+  `tf.saved_model.load` runs, holding the `.keras` archive as `DIR/model.keras` for
+  `load_model(DIR)`;
 - `save_weights(prefix)`: TensorFlow's checkpoint with tf.keras's object graph;
   `save_weights("w.weights.h5")`: Keras 3's weights file; `load_weights` reads all three.
 
@@ -49,6 +52,10 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         raise FileExistsError(f"{path} exists and overwrite=False")
     if _is_h5(path):
         legacy_h5.save_model(model, path, include_optimizer)
+    elif path != os.fspath(filepath):  # a directory: tf.keras 2's SavedModel, archive inside
+        from tensorlite.keras.saving.export import export  # noqa: PLC0415
+        export(model, filepath, extra=lambda tmp: keras_archive.write_archive(
+            model, os.path.join(tmp, os.path.basename(path)), include_optimizer))
     else:
         keras_archive.write_archive(model, path, include_optimizer)
 

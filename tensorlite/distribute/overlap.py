@@ -1,0 +1,147 @@
+"""Gradient all-reduce fused into buckets and overlapped with the backward pass, as Horovod
+and PyTorch DDP do it.
+
+Before a step, the trainable variables are grouped (in reverse order, since the backward
+pass produces the last layers' gradients first) into buckets of at most `bucket_bytes` of one
+dtype. During the backward pass the tape tells us (autodiff.tape.GRADIENT_HOOKS) as soon as
+a variable's gradient is final; it is scaled by this replica's share of the global batch
+and copied into its bucket's flat buffer, and when a bucket is full its non-blocking
+`Iallreduce` starts at once, while the tape goes on computing the earlier layers. Buckets
+start in plan order on every rank (MPI needs collectives in the same order everywhere).
+MPICH has no progress thread here (one would steal a core from the backward pass on a
+small machine), so every later hook call drives the pending reductions with `Testall`;
+`finish` waits for them before the optimizer applies the sums. A model whose gradients fit
+in one bucket has nothing to overlap (the bucket is full when the backward pass ends), so
+MultiWorkerMirroredStrategy then runs the compiled step and one fused all-reduce after it.
+
+Example (under `mpiexec -n 2`):
+    >>> plan = BucketPlan([(3,), (2,)], [np.float32, np.float32], bucket_bytes=8)
+    >>> reduction = OverlappedReduction(comm_world(), plan, weight=0.5)
+    >>> with reduction.listening():
+    ...     grads = tape.gradient(loss, [v0, v1])   # v1's bucket starts before v0's gradient
+    >>> summed, scalars = reduction.finish(grads, [loss_value])
+"""
+import contextlib
+import time
+
+import numpy as np
+
+from tensorlite.autodiff import tape as tape_lib
+from tensorlite.distribute import mpi_comm, values as values_lib
+
+
+class BucketPlan:
+    """Which bucket, and where in it, each gradient goes: variables in reverse order, cut
+    into buckets of one dtype and at most `bucket_bytes` (a larger variable is alone)."""
+
+    def __init__(self, shapes, dtypes, bucket_bytes):
+        self.shapes = [tuple(s) for s in shapes]
+        self.dtypes = [np.dtype(d) for d in dtypes]
+        self.buckets = []         # per bucket: (dtype, total elements, [variable positions])
+        self.where = {}           # variable position -> (bucket index, offset, size)
+        current, dtype, size = [], None, 0
+        for i in reversed(range(len(self.shapes))):
+            n = int(np.prod(self.shapes[i]))
+            nbytes = n * self.dtypes[i].itemsize
+            if current and (self.dtypes[i] != dtype or
+                            size * dtype.itemsize + nbytes > bucket_bytes):
+                self._close(dtype, size, current)
+                current, size = [], 0
+            dtype = self.dtypes[i]
+            self.where[i] = (len(self.buckets), size, n)
+            current.append(i)
+            size += n
+        if current:
+            self._close(dtype, size, current)
+
+    def _close(self, dtype, size, members):
+        self.buckets.append((dtype, size, members))
+
+
+
+class OverlappedReduction:
+    """One step's gradient sum over all ranks, started bucket by bucket during the
+    backward pass. `events` records (what, index, perf_counter time) for tests and bench:
+    ("grad", variable position), ("start", bucket), ("done", -1)."""
+
+    def __init__(self, comm, plan, weight, record_events=False):
+        self._comm = comm
+        self._plan = plan
+        self._weight = weight
+        self._mpi = mpi_comm.mpi_module() if comm.Get_size() > 1 else None
+        self._buffers = [np.empty(n, dtype) for dtype, n, _ in plan.buckets]
+        self._missing = [len(members) for _, _, members in plan.buckets]
+        self._received = set()
+        self._requests = []
+        self._next = 0           # the next bucket to start (plan order on every rank)
+        self._sources = None     # the gradient() call we listen to, once recognised
+        self.events = [] if record_events else None
+
+    def _event(self, what, index):
+        if self.events is not None:
+            self.events.append((what, index, time.perf_counter()))
+
+    @contextlib.contextmanager
+    def listening(self):
+        """While inside, every tape.gradient() over exactly the planned variables feeds its
+        final gradients into the buckets (the first such call only)."""
+        tape_lib.GRADIENT_HOOKS.append(self._on_gradient)
+        try:
+            yield self
+        finally:
+            tape_lib.GRADIENT_HOOKS.remove(self._on_gradient)
+
+    def _on_gradient(self, sources, i, grad):
+        if sources is not self._sources:
+            if self._sources is not None or not self._matches(sources):
+                return   # another gradient() call (a nested tape, a penalty term)
+            self._sources = sources
+        self._put(i, grad)
+        if self._requests:
+            self._mpi.Request.Testall(self._requests)   # MPICH progresses only inside MPI
+
+    def _matches(self, sources):
+        return (len(sources) == len(self._plan.shapes) and
+                all(tuple(s.shape.as_list()) == shape
+                    for s, shape in zip(sources, self._plan.shapes)))
+
+    def _put(self, i, grad):
+        if i in self._received:
+            return
+        self._received.add(i)
+        self._event("grad", i)
+        b, offset, n = self._plan.where[i]
+        view = self._buffers[b][offset:offset + n]
+        if grad is None:
+            view[:] = 0
+        else:
+            np.multiply(values_lib.to_numpy(grad).reshape(-1), self._weight, out=view)
+        self._missing[b] -= 1
+        while self._next < len(self._buffers) and self._missing[self._next] == 0:
+            self._start(self._next)
+            self._next += 1
+
+    def _start(self, b):
+        self._event("start", b)
+        if self._mpi is not None:
+            self._requests.append(self._comm.Iallreduce(self._mpi.IN_PLACE, self._buffers[b],
+                                                        op=self._mpi.SUM))
+
+    def finish(self, grads=None, scalars=()):
+        """Waits for every bucket and returns (summed gradients in variable order, summed
+        scalars). Gradients the hook never saw (the step ran as a compiled graph, or this
+        rank had no rows) come from `grads` (unweighted, None for zero) or are zero."""
+        for i in range(len(self._plan.shapes)):
+            if i not in self._received:
+                self._put(i, None if grads is None else grads[i])
+        scalar_buf = np.array([values_lib.to_numpy(s) for s in scalars], np.float64)
+        if self._mpi is not None:
+            if scalars:   # every rank sums them here: a blocking collective is in order
+                self._comm.Allreduce(self._mpi.IN_PLACE, scalar_buf, op=self._mpi.SUM)
+            self._mpi.Request.Waitall(self._requests)
+        self._event("done", -1)
+        out = []
+        for i, shape in enumerate(self._plan.shapes):
+            b, offset, n = self._plan.where[i]
+            out.append(self._buffers[b][offset:offset + n].reshape(shape))
+        return out, list(scalar_buf)

@@ -1,0 +1,279 @@
+"""Optimizer updates as registry ops: one fused op per optimizer family, TensorFlow's
+`ResourceApply*` kernels in functional form.
+
+Each update is written once, as an in-place NumPy *kernel*
+
+    kernel(w, slots, g, t, *coefficients, **attrs) -> (array, mode)
+
+that updates the slot arrays in place (using the scratch array `t` of g's shape) and says
+how the variable changes: `var -= array` (SUB), `var += array` (ADD) or `var = array`
+(SET). `w` (the variable's value) is only read. The Keras optimizers run the kernel on
+their own arrays when eager (slots updated in place: no allocation per step); inside a
+`tf.function` they call the op, whose forward runs the same kernel on copies and returns
+(new variable, new slots...), and assign those to the variables: so a graph holds ordinary
+`GraphReadVariableOp` -> `ApplyAdam` -> `AssignVariableOp` nodes that graph passes, the
+compiler and GraphDef export see, and graph and eager give the same numbers.
+
+The coefficients are 0-d values (the per-step learning rate, decay rates, epsilon) in the
+variable's dtype; inside a graph they are tensors computed from the hyperparameter
+variables and the optimizer's `iterations`, so schedules and callbacks act on every run.
+
+Example:
+    >>> w, m, v = ADAM.forward(np.ones(2, np.float32), np.zeros(2, np.float32),
+    ...                        np.zeros(2, np.float32), np.ones(2, np.float32),
+    ...                        0.1, 0.9, 0.1, 0.999, 0.001, 1e-7, n_slots=2)
+    >>> w
+    array([0.9968377, 0.9968377], dtype=float32)
+"""
+import numpy as np
+
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+
+SUB, ADD, SET = "sub", "add", "set"
+
+__all__ = ["SUB", "ADD", "SET", "SGD", "MOMENTUM", "ADAM", "RMSPROP", "ADAGRAD", "ADADELTA",
+           "ADAMAX", "NADAM", "FTRL", "LION", "rms_scaled"]
+
+
+def rms_scaled(g, second_moment, t, lr, epsilon):
+    """t = lr * g / (sqrt(second_moment) + epsilon): the step Adagrad and RMSprop share."""
+    np.sqrt(second_moment, out=t)
+    np.add(t, epsilon, out=t)
+    np.divide(g, t, out=t)
+    np.multiply(t, lr, out=t)
+    return t
+
+
+# -- kernels ---------------------------------------------------------------------------------
+def _sgd(w, slots, g, t, lr):
+    """w -= lr * g"""
+    return np.multiply(g, lr, out=t), SUB
+
+
+def _momentum(w, slots, g, t, lr, momentum, nesterov=False):
+    """velocity = momentum * velocity - lr * g; w += velocity (nesterov: w += momentum *
+    velocity - lr * g)."""
+    vel, = slots
+    np.multiply(g, lr, out=t)
+    np.multiply(vel, momentum, out=vel)
+    np.subtract(vel, t, out=vel)
+    if nesterov:
+        np.subtract(t, np.multiply(vel, momentum), out=t)
+        return t, SUB
+    return vel, ADD
+
+
+def _adam(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, epsilon):
+    """m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 (amsgrad: vhat = max(vhat, v));
+    w -= lr * m / (sqrt(v or vhat) + epsilon), lr already bias-corrected."""
+    m, v = slots[0], slots[1]
+    np.multiply(m, beta_1, out=m)
+    np.multiply(g, one_minus_beta_1, out=t)
+    np.add(m, t, out=m)
+    np.multiply(v, beta_2, out=v)
+    np.multiply(g, g, out=t)
+    np.multiply(t, one_minus_beta_2, out=t)
+    np.add(v, t, out=v)
+    if len(slots) == 3:  # amsgrad
+        np.maximum(slots[2], v, out=slots[2])
+        v = slots[2]
+    np.sqrt(v, out=t)
+    np.add(t, epsilon, out=t)
+    np.divide(m, t, out=t)
+    np.multiply(t, lr, out=t)
+    return t, SUB
+
+
+def _rmsprop(w, slots, g, t, lr, rho, one_minus_rho, momentum, epsilon, centered=False,
+             use_momentum=False):
+    """rms = rho rms + (1 - rho) g^2; denom = rms (centered: rms - mg^2 with mg = rho mg +
+    (1 - rho) g); momentum: mom = momentum mom + lr g / sqrt(denom + eps), w -= mom;
+    otherwise w -= lr g / (sqrt(denom) + eps). Slots: rms, [momentum], [mg]."""
+    rms = slots[0]
+    np.multiply(rms, rho, out=rms)
+    np.multiply(g, g, out=t)
+    np.multiply(t, one_minus_rho, out=t)
+    np.add(rms, t, out=rms)
+    denom = rms
+    if centered:
+        mg = slots[-1]
+        np.multiply(mg, rho, out=mg)
+        np.multiply(g, one_minus_rho, out=t)
+        np.add(mg, t, out=mg)
+        np.multiply(mg, mg, out=t)
+        np.subtract(rms, t, out=t)
+        denom = t
+    if not use_momentum:
+        return rms_scaled(g, denom, t, lr, epsilon), SUB
+    np.add(denom, epsilon, out=t)
+    np.sqrt(t, out=t)
+    np.divide(g, t, out=t)
+    np.multiply(t, lr, out=t)
+    mom = slots[1]
+    np.multiply(mom, momentum, out=mom)
+    np.add(mom, t, out=mom)
+    return mom, SUB
+
+
+def _adagrad(w, slots, g, t, lr, epsilon):
+    """accumulator += g^2; w -= lr g / (sqrt(accumulator) + epsilon)."""
+    acc, = slots
+    np.multiply(g, g, out=t)
+    np.add(acc, t, out=acc)
+    return rms_scaled(g, acc, t, lr, epsilon), SUB
+
+
+def _adadelta(w, slots, g, t, lr, rho, one_minus_rho, epsilon):
+    """accum = rho accum + (1 - rho) g^2; update = sqrt(accum_update + eps) /
+    sqrt(accum + eps) * g; accum_update = rho accum_update + (1 - rho) update^2;
+    w -= lr * update (TensorFlow's ApplyAdadelta)."""
+    acc, acc_update = slots
+    np.multiply(acc, rho, out=acc)
+    np.multiply(g, g, out=t)
+    np.multiply(t, one_minus_rho, out=t)
+    np.add(acc, t, out=acc)
+    update = np.add(acc_update, epsilon)
+    np.sqrt(update, out=update)
+    np.add(acc, epsilon, out=t)
+    np.sqrt(t, out=t)
+    np.divide(update, t, out=update)
+    np.multiply(update, g, out=update)
+    np.multiply(acc_update, rho, out=acc_update)
+    np.multiply(update, update, out=t)
+    np.multiply(t, one_minus_rho, out=t)
+    np.add(acc_update, t, out=acc_update)
+    return np.multiply(update, lr, out=update), SUB
+
+
+def _adamax(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, epsilon):
+    """m = b1 m + (1 - b1) g; v = max(b2 v, |g|); w -= lr * m / (v + epsilon), lr already
+    divided by 1 - b1^t (TensorFlow's ApplyAdaMax)."""
+    m, v = slots
+    np.multiply(m, beta_1, out=m)
+    np.multiply(g, one_minus_beta_1, out=t)
+    np.add(m, t, out=m)
+    np.multiply(v, beta_2, out=v)
+    np.abs(g, out=t)
+    np.maximum(v, t, out=v)
+    np.add(v, epsilon, out=t)
+    np.divide(m, t, out=t)
+    np.multiply(t, lr, out=t)
+    return t, SUB
+
+
+def _nadam(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2, epsilon,
+           one_minus_m_t, m_t_1, one_minus_m_schedule_new, one_minus_m_schedule_next,
+           v_t_prime_denominator):
+    """Keras's Nadam (Dozat 2015) with the momentum schedule coefficients of this step:
+    m_bar = (1 - m_t) g / (1 - prod m) + m_{t+1} m / (1 - prod_next m);
+    w -= lr * m_bar / (sqrt(v / (1 - b2^t)) + epsilon)."""
+    m, v = slots
+    np.multiply(m, beta_1, out=m)
+    np.multiply(g, one_minus_beta_1, out=t)
+    np.add(m, t, out=m)
+    np.multiply(v, beta_2, out=v)
+    np.multiply(g, g, out=t)
+    np.multiply(t, one_minus_beta_2, out=t)
+    np.add(v, t, out=v)
+    bar = np.multiply(g, one_minus_m_t / one_minus_m_schedule_new)
+    np.multiply(m, m_t_1 / one_minus_m_schedule_next, out=t)
+    np.add(bar, t, out=bar)
+    np.divide(v, v_t_prime_denominator, out=t)
+    np.sqrt(t, out=t)
+    np.add(t, epsilon, out=t)
+    np.divide(bar, t, out=t)
+    np.multiply(t, lr, out=t)
+    return t, SUB
+
+
+def _ftrl(w, slots, g, t, lr, l1, l2, lr_power, l2_shrinkage):
+    """TensorFlow's ApplyFtrlV2: accum_new = accum + g^2; linear += g + 2 l2_shrinkage w -
+    (accum_new^-p - accum^-p) / lr * w; quadratic = accum_new^-p / lr + 2 l2;
+    w = (sign(linear) l1 - linear) / quadratic where |linear| > l1, else 0."""
+    acc, linear = slots
+    new_acc = np.multiply(g, g)
+    np.add(new_acc, acc, out=new_acc)
+    np.power(new_acc, -lr_power, out=t)
+    sigma = np.power(acc, -lr_power)
+    np.subtract(t, sigma, out=sigma)
+    np.divide(sigma, lr, out=sigma)
+    np.multiply(sigma, w, out=sigma)
+    np.subtract(linear, sigma, out=linear)
+    np.add(linear, g, out=linear)
+    if l2_shrinkage:
+        np.add(linear, np.multiply(w, 2 * l2_shrinkage), out=linear)
+    np.divide(t, lr, out=t)
+    np.add(t, 2 * l2, out=t)  # quadratic
+    acc[...] = new_acc
+    out = np.sign(linear)
+    np.multiply(out, l1, out=out)
+    np.subtract(out, linear, out=out)
+    np.divide(out, t, out=out)
+    out[np.abs(linear) <= l1] = 0
+    return out, SET
+
+
+def _lion(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2):
+    """w -= lr * sign(b1 m + (1 - b1) g); m = b2 m + (1 - b2) g (Chen et al. 2023)."""
+    m, = slots
+    np.multiply(m, beta_1, out=t)
+    np.add(t, np.multiply(g, one_minus_beta_1), out=t)
+    np.sign(t, out=t)
+    np.multiply(t, lr, out=t)
+    np.multiply(m, beta_2, out=m)
+    np.add(m, np.multiply(g, one_minus_beta_2), out=m)
+    return t, SUB
+
+
+# -- the ops -----------------------------------------------------------------------------------
+def _functional(kernel):
+    """The op's forward: the kernel run on copies of the variable's and slots' values.
+    Inputs are (var, slot_0 .. slot_{n-1}, grad, coefficients...)."""
+    def forward(w, *rest, n_slots, **attrs):
+        slots = [np.array(s, copy=True) for s in rest[:n_slots]]
+        g = rest[n_slots]
+        out, mode = kernel(w, slots, g, np.empty_like(g), *rest[n_slots + 1:], **attrs)
+        if mode == SUB:
+            new = np.subtract(w, out)
+        elif mode == ADD:
+            new = np.add(w, out)
+        else:
+            new = out if out is not g and out.base is None else np.array(out, copy=True)
+        return (new.astype(w.dtype, copy=False), *slots)
+    forward.kernel = kernel
+    return forward
+
+
+def _shape(var, *rest, n_slots, **attrs):
+    return [Spec(var.shape, var.dtype)] + [Spec(s.shape, s.dtype) for s in rest[:n_slots]]
+
+
+def _update_op(name, kernel, tf_name):
+    op = register(name, _functional(kernel), grad=NOT_DIFFERENTIABLE, shape=_shape,
+                  multi_output=True)
+    op.kernel = kernel
+    return declare(op, tf=tf_name) if tf_name is not None else op
+
+
+def _tf_name(base):
+    """TensorFlow's op for an update, its attributes (n_slots is ours) dropped but for
+    use_nesterov."""
+    def rule(attrs, in_specs):
+        out = {"use_nesterov": attrs["nesterov"]} if "nesterov" in attrs else {}
+        return base(attrs) if callable(base) else base, out
+    return rule
+
+
+SGD = _update_op("ApplyGradientDescent", _sgd, _tf_name("ResourceApplyGradientDescent"))
+MOMENTUM = _update_op("ApplyKerasMomentum", _momentum, _tf_name("ResourceApplyKerasMomentum"))
+ADAM = _update_op("ApplyAdam", _adam, _tf_name(
+    lambda a: "ResourceApplyAdamWithAmsgrad" if a["n_slots"] == 3 else "ResourceApplyAdam"))
+RMSPROP = _update_op("ApplyRMSProp", _rmsprop, _tf_name(
+    lambda a: "ResourceApplyCenteredRMSProp" if a.get("centered") else "ResourceApplyRMSProp"))
+ADAGRAD = _update_op("ApplyAdagradV2", _adagrad, _tf_name("ResourceApplyAdagradV2"))
+ADADELTA = _update_op("ApplyAdadelta", _adadelta, _tf_name("ResourceApplyAdadelta"))
+ADAMAX = _update_op("ApplyAdaMax", _adamax, _tf_name("ResourceApplyAdaMax"))
+FTRL = _update_op("ApplyFtrlV2", _ftrl, _tf_name("ResourceApplyFtrlV2"))
+# Keras writes these two as elementwise math, TensorFlow has no fused kernel for them.
+NADAM = _update_op("KerasNadamUpdate", _nadam, None)
+LION = _update_op("KerasLionUpdate", _lion, None)

@@ -1,0 +1,238 @@
+"""One traced graph (tensorlite's IR) as a TensorFlow FunctionDef, the unit of a
+SavedModel's function library.
+
+Arguments become the FunctionDef's input args (lower-case names, as TensorFlow requires),
+captured values `Const` nodes, every variable the graph touches a `DT_RESOURCE` input arg
+read by `ReadVariableOp` and written by `AssignVariableOp` / `AssignAddVariableOp` /
+`AssignSubVariableOp` (chained by control inputs per variable, as TensorFlow's automatic
+control dependencies order them, and listed as control outputs so they always run), and every
+other node the TensorFlow op its registry op declares beside its registration:
+
+    declare(OP, tf=RULE)
+
+where RULE is
+- a string: TensorFlow's op name; the node's attributes are written as they are (ops whose
+  only attribute is the dtype `T`: `declare(RELU, tf="Relu")`); or
+- a callable `RULE(attrs, in_specs)` returning `(op_name, attrs)` or
+  `(op_name, attrs, inputs)`. `in_specs` are the inputs' `registry.Spec`s, None in the
+  dimensions that follow the batch size; entries of tuple attributes that follow the batch
+  size arrive as None too (a Flatten's `Reshape` to `(None, 2304)`), and a rule that cannot
+  write them must raise. `inputs` lists the TensorFlow node's inputs: an int is the IR node's
+  input at that position, a NumPy array becomes a `Const` input (a reduction's axes, a
+  reshape's shape). An attribute whose value is None is left out; `T` is the first input's
+  dtype unless the rule gives it (None: the op has no `T`).
+
+TensorFlow checks attributes against its OpDefs when it loads the file, so a rule gives
+exactly the attributes of TensorFlow's op. An op without a rule is an UnimplementedError
+naming the op and where the node was made. A node's outputs are named
+`node:ARG:index` with ARG from op_outputs.py.
+
+Example:
+    >>> fdef, captured, outputs = function_def(capture_of(fn, specs), "__inference_f_1", ["x"])
+"""
+import re
+
+import numpy as np
+
+from tensorlite.framework import dtypes, errors, nest
+from tensorlite.framework.registry import Spec
+from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE
+from tensorlite.saved_model.op_outputs import output_arg
+from tensorlite.summary.event_writer import tensor_proto
+from tensorlite.summary.graph_def import (FunctionDef, _Names, attr_value, datatype,
+                                          shape_proto)
+
+_ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
+              "sub": "AssignSubVariableOp"}
+
+
+def arg_name(name, taken=()):
+    """A FunctionDef argument name: TensorFlow's `[a-z][a-z0-9_]*`, unique among `taken`."""
+    base = re.sub(r"[^a-z0-9_]", "_", str(name).lower()).strip("_") or "arg"
+    base = base if base[0].isalpha() else f"arg_{base}"
+    out, i = base, 0
+    while out in taken:
+        i += 1
+        out = f"{base}_{i}"
+    return out
+
+
+def strict_attr(op_name, key, value):
+    """The AttrValue of one attribute a rule gave; an entry that follows the batch size
+    (None) or a value with no AttrValue form is an error naming op and attribute."""
+    if isinstance(value, (tuple, list)) and any(v is None for v in value):
+        raise errors.UnimplementedError(
+            None, None, f"SavedModel export: attribute {key}={list(value)} of {op_name} "
+                        f"changes with the batch size (None entries) and its tf rule cannot "
+                        f"write it; export with a fixed batch size in the input signature")
+    av = attr_value(list(value) if isinstance(value, tuple) else value)
+    if av is None:
+        raise errors.UnimplementedError(None, None, f"SavedModel export: attribute {key} of "
+                                        f"{op_name} ({type(value).__name__}) has no "
+                                        f"TensorFlow form")
+    return av
+
+
+class _Writer:
+    def __init__(self, cap, name, arg_names):
+        self.cap = cap
+        self.fdef = FunctionDef()
+        self.fdef.signature.name = name
+        self.arg_names = list(arg_names)
+        self.unique = _Names()
+        self.unique.taken.update(self.arg_names)
+        self.refs = {}  # slot -> "node:arg:k" or an argument name
+        self.resources = {}  # id(variable) -> resource argument name
+        self.captured = []  # the variables, in resource argument order
+        self.last_state = {}  # id(variable) -> the last node that read or wrote it
+        self.stateful = []  # node names: the control outputs
+
+    # -- nodes ----------------------------------------------------------------------------
+    def node(self, base, op, inputs=(), **attrs):
+        n = self.fdef.node_def.add(name=self.unique(base), op=op)
+        n.input.extend(inputs)
+        for key, value in attrs.items():
+            if value is not None:
+                n.attr[key].CopyFrom(strict_attr(op, key, value))
+        return n
+
+    def const(self, value, base="Const"):
+        array = np.asarray(value)
+        n = self.node(base, "Const")
+        n.attr["dtype"].type = datatype(dtypes.as_dtype(array.dtype))
+        n.attr["value"].tensor.CopyFrom(tensor_proto(array))
+        return f"{n.name}:output:0"
+
+    def resource(self, variable):
+        name = self.resources.get(id(variable))
+        if name is None:
+            base = str(getattr(variable, "name", "variable")).split(":")[0]
+            name = arg_name(f"{base}_resource", self.unique.taken)
+            self.unique.taken.add(name)
+            self.resources[id(variable)] = name
+            self.captured.append(variable)
+        return name
+
+    def after(self, variable):
+        last = self.last_state.get(id(variable))
+        return [f"^{last}"] if last else []
+
+    def variable_node(self, node):
+        variable = node.attrs["variable"]
+        handle = self.resource(variable)
+        base = f"{node.scope or ''}{getattr(variable, 'name', 'v').split(':')[0]}"
+        dtype = variable.dtype
+        if node.op is READ_VARIABLE:
+            n = self.node(f"{base}/ReadVariableOp", "ReadVariableOp",
+                          [handle] + self.after(variable), dtype=dtype)
+        else:
+            op = _ASSIGN_OP[node.attrs.get("mode", "set")]
+            write = self.node(f"{base}/{op}", op, [handle, self.refs[node.inputs[0]]] +
+                              self.after(variable), dtype=dtype)
+            self.stateful.append(write.name)
+            n = self.node(f"{base}/ReadVariableOp", "ReadVariableOp",
+                          [handle, f"^{write.name}"], dtype=dtype)
+        self.last_state[id(variable)] = n.name
+        self.stateful.append(n.name)
+        self.refs[node.outputs[0]] = f"{n.name}:value:0"
+
+    def op_node(self, node):
+        rule = node.op.tf
+        if rule is None:
+            raise errors.UnimplementedError(
+                None, None, f"SavedModel export: op {node.op.name} (node created at "
+                f"{node.where}) has no TensorFlow mapping; declare one beside its "
+                f"registration with registry.declare({node.op.name}, tf=rule)")
+        in_specs = [self.cap.spec(s) for s in node.inputs]
+        attrs = self.cap.attrs(node)
+        inputs = list(range(len(node.inputs)))
+        if isinstance(rule, str):
+            op_name = rule
+        else:
+            found = rule(attrs, in_specs)
+            op_name, attrs = found[0], found[1]
+            inputs = list(found[2]) if len(found) > 2 else inputs
+        if "T" not in attrs and in_specs:
+            attrs["T"] = in_specs[0].dtype
+        refs = [self.refs[node.inputs[i]] if isinstance(i, int) else self.const(i)
+                for i in inputs]
+        n = self.node(f"{node.scope or ''}{op_name}", op_name, refs, **attrs)
+        out = output_arg(op_name)
+        for k, slot in enumerate(node.outputs):
+            self.refs[slot] = f"{n.name}:{out}:{k}"
+
+    # -- the function ---------------------------------------------------------------------
+    def run(self):
+        graph = self.cap.graph
+        sig = self.fdef.signature
+        input_specs = []
+        for slot, name in zip(graph.placeholders, self.arg_names):
+            self.refs[slot] = name
+            spec = self.cap.spec(slot)
+            input_specs.append(spec)
+            sig.input_arg.add(name=name, type=datatype(spec.dtype))
+        for slot, value in graph.constants.items():
+            self.refs[slot] = self.const(value)
+        for node in graph.nodes:
+            if node.op is READ_VARIABLE or node.op is ASSIGN_VARIABLE:
+                self.variable_node(node)
+            else:
+                self.op_node(node)
+        for name in self.resources.values():
+            sig.input_arg.add(name=name, type=datatype_resource())
+        outputs = self.outputs(graph)
+        self.finish(input_specs)
+        return outputs
+
+    def outputs(self, graph):
+        """Identity nodes for the flat outputs (after every state change, through a NoOp
+        that depends on them, as TensorFlow writes it)."""
+        noop = None
+        if self.stateful:
+            noop = self.node("NoOp", "NoOp", [f"^{s}" for s in self.stateful]).name
+        specs = []
+        for k, slot in enumerate(nest.flatten(graph.outputs)):
+            spec = self.cap.spec(slot)
+            n = self.node("Identity", "Identity",
+                          [self.refs[slot]] + ([f"^{noop}"] if noop else []), T=spec.dtype)
+            ret = "identity" if k == 0 else f"identity_{k}"
+            self.fdef.signature.output_arg.add(name=ret, type=datatype(spec.dtype))
+            self.fdef.ret[ret] = f"{n.name}:output:0"
+            specs.append(spec)
+        return specs
+
+    def finish(self, input_specs):
+        sig = self.fdef.signature
+        if self.stateful:
+            sig.is_stateful = True
+        for name in self.stateful:
+            sig.control_output.append(name)
+            self.fdef.control_ret[name] = name
+        shapes = self.fdef.attr["_input_shapes"].list
+        for i, arg in enumerate(sig.input_arg):
+            user = self.fdef.arg_attr[i].attr
+            if i < len(input_specs):
+                shapes.shape.add().CopyFrom(shape_proto(input_specs[i].shape))
+                user["_user_specified_name"].s = arg.name.encode()
+                out = user["_output_shapes"].list
+                out.shape.add().CopyFrom(shape_proto(input_specs[i].shape))
+            else:
+                shapes.shape.add()  # a resource handle: a scalar
+                user["_user_specified_name"].s = b"resource"
+        self.fdef.attr["_construction_context"].s = b"kEagerRuntime"
+
+
+def datatype_resource():
+    from tensorlite.train.example import DATA_TYPES  # noqa: PLC0415
+    return DATA_TYPES["DT_RESOURCE"]
+
+
+def function_def(cap, name, arg_names):
+    """(FunctionDef, captured variables in resource-argument order, output Specs) of a
+    captured graph (`cap`: a TracedGraph)."""
+    writer = _Writer(cap, name, arg_names)
+    outputs = writer.run()
+    return writer.fdef, writer.captured, outputs
+
+
+__all__ = ["function_def", "arg_name", "strict_attr"]

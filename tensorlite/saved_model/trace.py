@@ -1,0 +1,74 @@
+"""A function traced for a SavedModel: its graph, each value's shape with the dimensions that
+follow the batch size as None, and the attributes that follow it.
+
+With a None batch dimension in the input signature the function is traced twice
+(tensorlite/graph/capture.py) and the two traces say which dimensions and attribute entries
+follow the batch size; with fixed shapes one trace suffices, and its shapes come from the
+ops' shape rules (so functions that assign variables export too).
+
+Example:
+    >>> traced = TracedGraph(module.f, [tf.TensorSpec([None, 3], tf.float32)])
+    >>> traced.spec(traced.graph.placeholders[0]).shape
+    (None, 3)
+"""
+import warnings
+
+import numpy as np
+
+from tensorlite.framework import dtypes, errors
+from tensorlite.framework.registry import Spec
+from tensorlite.framework.tensor_spec import TensorSpec
+
+
+class TracedGraph:
+    """`graph`, `signature` (the input TensorSpecs), `spec(slot)` and `attrs(node)`."""
+
+    def __init__(self, function, signature):
+        from tensorlite.graph.function import Function, function as tf_function  # noqa: PLC0415
+        self.signature = [s if isinstance(s, TensorSpec) else TensorSpec(s.shape, s.dtype)
+                          for s in signature]
+        fn = function.python_function if isinstance(function, Function) else function
+        dynamic = any(d is None for s in self.signature for d in s.shape.as_list())
+        self._capture = None
+        if dynamic:
+            from tensorlite.graph.capture import capture  # noqa: PLC0415
+            self._capture = capture(fn, self.signature)
+            self.graph = self._capture.graph
+        else:
+            self.graph = tf_function(fn).get_concrete_function(*self.signature).graph
+            from tensorlite.graph.passes import Specs  # noqa: PLC0415
+            self._specs = Specs(self.graph)
+
+    def spec(self, slot):
+        """The slot's Spec: shape with None where it follows the batch size."""
+        if slot in self.graph.specs:  # an argument: as the signature declares it
+            i = self.graph.placeholders.index(slot)
+            s = self.signature[i]
+            return Spec(tuple(s.shape.as_list()), s.dtype)
+        if self._capture is not None:
+            value = self._capture.value(slot)
+            dyn = self._capture.dynamic_dims(slot)
+            return Spec(tuple(None if i in dyn else int(d) for i, d in enumerate(value.shape)),
+                        dtypes.as_dtype(value.dtype))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            spec = self._specs[slot]
+        return Spec(tuple(spec.shape), spec.dtype)
+
+    def attrs(self, node):
+        """The node's attributes, tuple entries that follow the batch size as None."""
+        attrs = dict(node.attrs)
+        if self._capture is None:
+            return attrs
+        for key, positions in self._capture.varying_attrs(node).items():
+            value = attrs[key]
+            if not (isinstance(value, tuple) and positions):
+                raise errors.UnimplementedError(
+                    None, None, f"SavedModel export: attribute {key}={value!r} of "
+                    f"{node.op.name} (node created at {node.where}) changes with the batch "
+                    f"size; export with a fixed batch size in the input signature")
+            attrs[key] = tuple(None if i in positions else v for i, v in enumerate(value))
+        return attrs
+
+
+__all__ = ["TracedGraph"]

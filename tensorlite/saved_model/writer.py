@@ -1,0 +1,528 @@
+"""`tf.saved_model.save`: a tensorlite object as a SavedModel directory in TensorFlow's
+layout, which TensorFlow's `tf.saved_model.load` restores.
+
+- `saved_model.pb`: one MetaGraphDef (tags {"serve"}) holding
+  - the function library: one FunctionDef per traced concrete function (function_def.py),
+    and one `signature_wrapper` per signature that calls it and returns a dict;
+  - the outer graph as TensorFlow writes it: a `VarHandleOp` per variable, and per
+    signature its input `Placeholder`s and a `StatefulPartitionedCall` of its wrapper;
+  - the SignatureDefs (`serving_default` and any given), whose tensor names are those nodes;
+  - the SavedObjectGraph: the object tree as the checkpoint sees it (user objects, lists,
+    dicts, variables, by the same child names), plus each `tf.function` (its concrete
+    functions, FunctionSpec, input and output signatures) and the `signatures` map;
+- `variables/variables.{index,data-00000-of-00001}`: the tensor bundle of every variable with
+  TensorFlow's object-graph keys (the checkpoint writer's);
+- `assets/` (empty) and `fingerprint.pb` (its hashes are blake2b of the parts, not
+  TensorFlow's farmhash: TensorFlow only records them).
+
+The directory is written under a temporary name and swapped in atomically (renameat2's
+RENAME_EXCHANGE over an existing one): after a crash the old or the new complete SavedModel is
+at `export_dir`. Not written: the saver functions (`__inference__traced_save/restore` and
+`saver_def`), which only TensorFlow 1 loaders and TensorFlow Serving's C++ loader use.
+
+Example:
+    >>> tf.saved_model.save(module, "/tmp/m", signatures=module.f)
+"""
+import hashlib
+import os
+import shutil
+
+from tensorlite.checkpoint import object_graph as og
+from tensorlite.framework import errors, nest
+from tensorlite.framework.atomic_files import fsync_dir, pid_alive
+from tensorlite.saved_model.function_def import arg_name, function_def
+from tensorlite.saved_model.trace import TracedGraph
+from tensorlite.summary.graph_def import datatype, shape_proto
+
+SIGNATURE_KEY = "serving_default"
+_TMP = ".tmp-saved_model-"
+
+
+# -- finding functions --------------------------------------------------------------------------
+def _functions(obj):
+    """(attribute name, bound tf.function) of an object: its class's, and for objects that
+    do not name their own children (tf.Module, restored objects) its instance's too."""
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    found = {}
+    for klass in reversed(type(obj).__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, Function):
+                found[name] = getattr(obj, name)
+    if not hasattr(obj, "_trackable_children"):  # Keras objects: train_function & co. are not API
+        for name, value in getattr(obj, "__dict__", {}).items():
+            if isinstance(name, str) and isinstance(value, Function):
+                found[name] = value
+    return sorted(found.items())
+
+
+def _traces(function):
+    """The input signatures to export a tf.function with: its input_signature, else the
+    shapes it was traced with."""
+    if function._signature is not None:
+        return [list(function._signature)]
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    out = []
+    for concrete in dict.fromkeys(function._cache.values()):
+        graph = concrete.graph
+        out.append([TensorSpec(graph.specs[s][0], graph.specs[s][1])
+                    for s in graph.placeholders])
+    return out
+
+
+def _arg_names(function, n):
+    import inspect  # noqa: PLC0415
+    try:
+        params = [p.name for p in inspect.signature(function.python_function).parameters
+                  .values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    params = params[:n] + [f"args_{i}" for i in range(len(params), n)]
+    taken = set()
+    names = []
+    for p in params:
+        names.append(arg_name(p, taken))
+        taken.add(names[-1])
+    return names
+
+
+# -- structured values ---------------------------------------------------------------------------
+def _spec_value(value, name, spec):
+    s = value.tensor_spec_value
+    s.name = name
+    s.shape.CopyFrom(shape_proto(spec.shape))
+    s.dtype = datatype(spec.dtype)
+    return value
+
+
+def _structure(value, structure, leaf, name="output"):
+    """Writes `structure` (dicts, lists, tuples, None, leaves) into StructuredValue `value`;
+    `leaf(x)` gives a leaf's Spec."""
+    if structure is None:
+        value.none_value.SetInParent()
+    elif isinstance(structure, dict):
+        value.dict_value.SetInParent()
+        for k in sorted(structure):
+            _structure(value.dict_value.fields[str(k)], structure[k], leaf, str(k))
+    elif isinstance(structure, (list, tuple)):
+        target = value.list_value if isinstance(structure, list) else value.tuple_value
+        target.SetInParent()
+        for i, item in enumerate(structure):
+            _structure(target.values.add(), item, leaf, f"{name}_{i}")
+    else:
+        _spec_value(value, name, leaf(structure))
+    return value
+
+
+def _fullargspec(value, names):
+    spec = value.named_tuple_value
+    spec.name = "FullArgSpec"
+    for key in ("args", "varargs", "varkw", "defaults", "kwonlyargs", "kwonlydefaults",
+                "annotations"):
+        entry = spec.values.add(key=key).value
+        if key == "args":
+            entry.list_value.SetInParent()
+            for n in names:
+                entry.list_value.values.add().string_value = n
+        elif key == "kwonlyargs":
+            entry.list_value.SetInParent()
+        elif key == "annotations":
+            entry.dict_value.SetInParent()
+        else:
+            entry.none_value.SetInParent()
+
+
+# -- the builder ---------------------------------------------------------------------------------
+class _Builder:
+    def __init__(self, root):
+        from tensorlite.saved_model.protos import MetaGraphDef  # noqa: PLC0415
+        self.graph = og.gather(root)
+        n = min((s for slots in self.graph.slots.values() for _, _, s in slots),
+                default=len(self.graph.nodes))
+        del self.graph.nodes[n:], self.graph.paths[n:], self.graph.refs[n:]
+        self.graph.slots = {}  # optimizer slots stay out of an inference SavedModel
+        self.meta = MetaGraphDef()
+        self.objects = self.meta.object_graph_def
+        self.library = self.meta.graph_def.library
+        self.counter = 0
+        self.handles = {}  # variable node id -> VarHandleOp name
+        for node_id, obj in enumerate(self.graph.nodes):
+            self._object(node_id, obj)
+
+    def _object(self, node_id, obj):
+        proto = self.objects.nodes.add()
+        for name, child in self.graph.refs[node_id]:
+            proto.children.add(node_id=child, local_name=name)
+        if og.is_variable(obj):
+            v = proto.variable
+            v.dtype = datatype(obj.dtype)
+            v.shape.CopyFrom(shape_proto(obj.shape.as_list()))
+            v.trainable = bool(getattr(obj, "trainable", True))
+            v.name = str(obj.name).split(":")[0]
+            return
+        identifier = ("trackable_list_wrapper" if isinstance(obj, (list, tuple)) else
+                      "trackable_dict_wrapper" if isinstance(obj, dict) else
+                      "_generic_user_object")
+        proto.user_object.identifier = identifier
+        proto.user_object.version.producer = 1
+        proto.user_object.version.min_consumer = 1
+
+    def _new_name(self, base):
+        self.counter += 1
+        return f"__inference_{arg_name(base)}_{self.counter}"
+
+    # -- functions -----------------------------------------------------------------------
+    def concrete(self, function, signature, base):
+        """Writes one concrete function; returns (name, captured variable node ids,
+        traced graph, arg names, output Specs)."""
+        traced = TracedGraph(function, signature)
+        names = _arg_names(function, len(signature))
+        name = self._new_name(base)
+        fdef, captured, outputs = function_def(traced, name, names)
+        self.library.function.add().CopyFrom(fdef)
+        bound = []
+        for variable in captured:
+            node_id = self.graph.ids.get(id(variable))
+            if node_id is None:
+                raise errors.InvalidArgumentError(
+                    None, None, f"SavedModel export: {base} uses variable "
+                    f"{getattr(variable, 'name', variable)} which is not reachable from the "
+                    f"saved object; keep it as an attribute of the object (or of one it holds)")
+            bound.append(node_id)
+        saved = self.objects.concrete_functions[name]
+        saved.bound_inputs.extend(bound)
+        _structure(saved.canonicalized_input_signature.tuple_value.values.add(),
+                   tuple(range(len(signature))), lambda i: traced.spec(
+                       traced.graph.placeholders[i]), "args")
+        for value, n in zip(saved.canonicalized_input_signature.tuple_value.values[0]
+                            .tuple_value.values, names):
+            value.tensor_spec_value.name = n
+        saved.canonicalized_input_signature.tuple_value.values.add().dict_value.SetInParent()
+        flat = nest.flatten(traced.graph.outputs)
+        leaf_specs = {s: o for s, o in zip(flat, outputs)}
+        _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
+        return name, bound, traced, names, outputs
+
+    def function(self, parent_id, attr, function):
+        """A tf.function attribute: a function node with its concrete functions."""
+        traces = _traces(function)
+        if not traces:
+            return None
+        node_id = len(self.objects.nodes)
+        proto = self.objects.nodes.add()
+        saved = proto.function
+        names = None
+        for signature in traces:
+            name, _, _, names, _ = self.concrete(function, signature, attr)
+            saved.concrete_functions.append(name)
+        _fullargspec(saved.function_spec.fullargspec, names)
+        if function._signature is not None:
+            _structure(saved.function_spec.input_signature, tuple(range(len(traces[0]))),
+                       lambda i: _spec_of(traces[0][i]), "args")
+        self.objects.nodes[parent_id].children.add(node_id=node_id, local_name=attr)
+        return node_id
+
+    # -- signatures ----------------------------------------------------------------------
+    def signature(self, key, function, signature, map_id, call_index):
+        """A signature: the traced function, a wrapper returning a dict, its SignatureDef
+        and the outer graph's placeholders and call."""
+        inner, bound, traced, names, outputs = self.concrete(function, signature, key)
+        structure = traced.graph.outputs
+        flat = nest.flatten(structure)
+        if isinstance(structure, dict):
+            keys = [str(k) for k in sorted(structure)]
+        else:
+            keys = [f"output_{i}" for i in range(len(flat))]
+        order = sorted(range(len(keys)), key=lambda i: keys[i])  # TF flattens dicts sorted
+        wrapper = self._wrapper(inner, key, names, signature, traced, bound, outputs, keys,
+                                order)
+        node_id = len(self.objects.nodes)
+        bare = self.objects.nodes.add().bare_concrete_function
+        bare.concrete_function_name = wrapper
+        bare.argument_keywords.extend(names)
+        self.objects.nodes[map_id].children.add(node_id=node_id, local_name=key)
+        self._signature_def(key, wrapper, names, signature, bound, outputs, keys, order,
+                            call_index)
+
+    def _wrapper(self, inner, key, names, signature, traced, bound, outputs, keys, order):
+        from tensorlite.summary.graph_def import FunctionDef  # noqa: PLC0415
+        from tensorlite.saved_model.function_def import datatype_resource  # noqa: PLC0415
+        name = self._new_name(f"signature_wrapper_{key}")
+        fdef = FunctionDef()
+        fdef.signature.name = name
+        resources = [f"unknown_{i}" if i else "unknown" for i in range(len(bound))]
+        for n, spec in zip(names, signature):
+            fdef.signature.input_arg.add(name=n, type=datatype(spec.dtype))
+        for r in resources:
+            fdef.signature.input_arg.add(name=r, type=datatype_resource())
+        call = _call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
+                          names + resources, [datatype(s.dtype) for s in signature] +
+                          [datatype_resource()] * len(bound),
+                          [datatype(o.dtype) for o in outputs])
+        fdef.signature.is_stateful = True
+        fdef.signature.control_output.append(call.name)
+        fdef.control_ret[call.name] = call.name
+        for k, i in enumerate(order):
+            ident = fdef.node_def.add(name="Identity" if k == 0 else f"Identity_{k}",
+                                      op="Identity", input=[f"{call.name}:output:{i}"])
+            ident.attr["T"].type = datatype(outputs[i].dtype)
+            ret = "identity" if k == 0 else f"identity_{k}"
+            fdef.signature.output_arg.add(name=ret, type=datatype(outputs[i].dtype))
+            fdef.ret[ret] = f"{ident.name}:output:0"
+        shapes = fdef.attr["_input_shapes"].list
+        for spec in signature:
+            shapes.shape.add().CopyFrom(shape_proto(spec.shape.as_list()))
+        for _ in bound:
+            shapes.shape.add()
+        fdef.attr["_construction_context"].s = b"kEagerRuntime"
+        self.library.function.add().CopyFrom(fdef)
+        saved = self.objects.concrete_functions[name]
+        saved.bound_inputs.extend(bound)
+        args = saved.canonicalized_input_signature.tuple_value
+        args.values.add().tuple_value.SetInParent()
+        kwargs = args.values.add().dict_value
+        for n, spec in zip(names, signature):
+            _spec_value(kwargs.fields[n], n, _spec_of(spec))
+        out = saved.output_signature.dict_value
+        for k in keys:
+            _spec_value(out.fields[k], k, outputs[keys.index(k)])
+        return name
+
+    def _signature_def(self, key, wrapper, names, signature, bound, outputs, keys, order,
+                       call_index):
+        graph = self.meta.graph_def
+        sig = self.meta.signature_def[key]
+        sig.method_name = "tensorflow/serving/predict"
+        inputs = []
+        for n, spec in zip(names, signature):
+            ph = graph.node.add(name=f"{arg_name(key)}_{n}", op="Placeholder")
+            ph.attr["dtype"].type = datatype(spec.dtype)
+            ph.attr["shape"].shape.CopyFrom(shape_proto(spec.shape.as_list()))
+            inputs.append(ph.name)
+            info = sig.inputs[n]
+            info.name, info.dtype = f"{ph.name}:0", datatype(spec.dtype)
+            info.tensor_shape.CopyFrom(shape_proto(spec.shape.as_list()))
+        handles = [self.handle(b) for b in bound]
+        call_name = "StatefulPartitionedCall" + (f"_{call_index}" if call_index else "")
+        from tensorlite.saved_model.function_def import datatype_resource  # noqa: PLC0415
+        _call_node(graph.node.add(), call_name, wrapper, inputs + handles,
+                   [datatype(s.dtype) for s in signature] + [datatype_resource()] * len(bound),
+                   [datatype(outputs[i].dtype) for i in order], graph_input=True)
+        for k, i in enumerate(order):
+            info = sig.outputs[keys[i]]
+            info.name, info.dtype = f"{call_name}:{k}", datatype(outputs[i].dtype)
+            info.tensor_shape.CopyFrom(shape_proto(outputs[i].shape))
+
+    def handle(self, node_id):
+        """The outer graph's VarHandleOp of a variable (made once)."""
+        if node_id not in self.handles:
+            variable = self.graph.nodes[node_id]
+            name = "/".join(self.graph.paths[node_id]) or "variable"
+            node = self.meta.graph_def.node.add(name=name, op="VarHandleOp")
+            node.attr["dtype"].type = datatype(variable.dtype)
+            node.attr["shape"].shape.CopyFrom(shape_proto(variable.shape.as_list()))
+            node.attr["shared_name"].s = name.encode()
+            read = self.meta.graph_def.node.add(name=f"{name}/Read/ReadVariableOp",
+                                                op="ReadVariableOp", input=[name])
+            read.attr["dtype"].type = datatype(variable.dtype)
+            self.handles[node_id] = name
+        return self.handles[node_id]
+
+
+def _spec_of(spec):
+    from tensorlite.framework.registry import Spec  # noqa: PLC0415
+    return Spec(tuple(spec.shape.as_list()), spec.dtype)
+
+
+def _call_node(node, name, function, inputs, tin, tout, graph_input=False):
+    node.name, node.op = name, "StatefulPartitionedCall"
+    node.input.extend(inputs)
+    node.attr["f"].func.name = function
+    node.attr["Tin"].list.type.extend(tin)
+    node.attr["Tin"].list.SetInParent()
+    node.attr["Tout"].list.type.extend(tout)
+    node.attr["Tout"].list.SetInParent()
+    for key in ("config", "config_proto", "executor_type"):
+        node.attr[key].s = b""
+    return node
+
+
+def _signature_functions(obj, signatures):
+    """{key: (tf.function, input signature)} of `signatures`: a tf.function with an
+    input_signature, a ConcreteFunction, or a dict of them; None: the object's only
+    tf.function with an input_signature, if it has exactly one."""
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    if signatures is None:
+        candidates = [f for _, f in _functions(obj) if f._signature is not None]
+        signatures = candidates[0] if len(candidates) == 1 else {}
+    if not isinstance(signatures, dict):
+        signatures = {SIGNATURE_KEY: signatures}
+    out = {}
+    for key, fn in signatures.items():
+        if isinstance(fn, Function):
+            if fn._signature is None:
+                raise ValueError(f"signature {key!r}: a tf.function given as a signature needs "
+                                 f"an input_signature (or pass fn.get_concrete_function("
+                                 f"tf.TensorSpec(...)))")
+            out[key] = (fn, list(fn._signature))
+        elif hasattr(fn, "graph") and hasattr(fn, "_call_flat"):
+            out[key] = _concrete_origin(obj, fn)
+        else:
+            raise ValueError(f"signature {key!r}: expected a tf.function or a concrete "
+                             f"function, got {type(fn).__name__}")
+    return out
+
+
+def _concrete_origin(obj, concrete):
+    """(function, signature) of a ConcreteFunction: the tf.function (of any saved object)
+    that traced it, with its input_signature where it has one."""
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    for node in og.gather(obj).nodes:
+        for _, fn in _functions(node):
+            if any(c is concrete for c in fn._cache.values()):
+                if fn._signature is not None:
+                    return fn, list(fn._signature)
+    graph = concrete.graph
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    origin = Function(lambda *xs: None)
+    for node in og.gather(obj).nodes:
+        for _, fn in _functions(node):
+            if any(c is concrete for c in fn._cache.values()):
+                origin = fn
+    return origin, [TensorSpec(graph.specs[s][0], graph.specs[s][1])
+                    for s in graph.placeholders]
+
+
+def build(obj, signatures=None):
+    """The MetaGraphDef of `obj` and the bundle tensors of its variables."""
+    builder = _Builder(obj)
+    n_objects = len(builder.graph.nodes)
+    for node_id in range(n_objects):
+        if not og.is_variable(builder.graph.nodes[node_id]):
+            for attr, fn in _functions(builder.graph.nodes[node_id]):
+                builder.function(node_id, attr, fn)
+    map_id = len(builder.objects.nodes)
+    sig_map = builder.objects.nodes.add().user_object
+    sig_map.identifier = "signature_map"
+    sig_map.version.producer = sig_map.version.min_consumer = 1
+    builder.objects.nodes[0].children.add(node_id=map_id, local_name="signatures")
+    for i, (key, (fn, signature)) in enumerate(_signature_functions(obj, signatures).items()):
+        builder.signature(key, fn, signature, map_id, i)
+    meta = builder.meta
+    init = meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"]
+    meta.graph_def.node.add(name="NoOp", op="NoOp")
+    init.name = "NoOp"
+    init.tensor_shape.unknown_rank = True
+    info = meta.meta_info_def
+    info.tags.append("serve")
+    from tensorlite.version import TENSORLITE_VERSION, VERSION  # noqa: PLC0415
+    info.tensorflow_version = VERSION
+    info.tensorflow_git_version = f"tensorlite-{TENSORLITE_VERSION}"
+    info.stripped_default_attrs = True
+    meta.graph_def.versions.producer = 1994  # TensorFlow 2.16's GraphDef version
+    meta.graph_def.versions.min_consumer = 12
+    tensors = list(builder.graph.tensors())
+    tensors.append((og.OBJECT_GRAPH_KEY, builder.graph.proto().SerializeToString()))
+    return meta, tensors
+
+
+# -- writing -------------------------------------------------------------------------------------
+def _hash(data):
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def _write_file(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_directory(directory, meta, tensors):
+    from tensorlite.checkpoint.bundle import write_bundle  # noqa: PLC0415
+    from tensorlite.saved_model.protos import FingerprintDef, SavedModel  # noqa: PLC0415
+    os.makedirs(os.path.join(directory, "variables"))
+    os.makedirs(os.path.join(directory, "assets"))
+    write_bundle(os.path.join(directory, "variables", "variables"), tensors)
+    model = SavedModel(saved_model_schema_version=1)
+    model.meta_graphs.add().CopyFrom(meta)
+    data = model.SerializeToString()
+    fingerprint = FingerprintDef(
+        saved_model_checksum=_hash(data),
+        graph_def_program_hash=_hash(meta.graph_def.SerializeToString(deterministic=True)),
+        signature_def_hash=_hash(b"".join(meta.signature_def[k].SerializeToString()
+                                          for k in sorted(meta.signature_def))),
+        saved_object_graph_hash=_hash(meta.object_graph_def.SerializeToString()),
+        checkpoint_hash=_hash(open(os.path.join(directory, "variables", "variables.index"),
+                                   "rb").read()))
+    fingerprint.version.producer = 1
+    _write_file(os.path.join(directory, "fingerprint.pb"), fingerprint.SerializeToString())
+    _write_file(os.path.join(directory, "saved_model.pb"), data)  # written last
+    for sub in ("variables", "assets", ""):
+        fsync_dir(os.path.join(directory, sub))
+
+
+def _exchange(a, b):
+    """Atomically swaps two paths (Linux renameat2 RENAME_EXCHANGE); False where the
+    platform cannot."""
+    import ctypes  # noqa: PLC0415
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _remove_dead_temps(parent, base):
+    for entry in os.listdir(parent):
+        if entry.startswith(f"{base}{_TMP}"):
+            pid = entry.rsplit("-", 2)[-2]
+            if not (pid.isdigit() and pid_alive(int(pid))):
+                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+
+
+def write(export_dir, meta, tensors, extra=None):
+    """Writes the SavedModel directory atomically: the old or the new complete one;
+    `extra(tmp_dir)` may add files before it appears."""
+    export_dir = os.path.abspath(os.fspath(export_dir))
+    parent, base = os.path.split(export_dir)
+    os.makedirs(parent, exist_ok=True)
+    _remove_dead_temps(parent, base)
+    tmp = os.path.join(parent, f"{base}{_TMP}{os.getpid()}-{id(meta)}")
+    try:
+        _write_directory(tmp, meta, tensors)
+        if extra is not None:
+            extra(tmp)
+        if not os.path.exists(export_dir):
+            os.rename(tmp, export_dir)
+        elif os.path.isdir(export_dir) and _exchange(tmp, export_dir):
+            shutil.rmtree(tmp)  # now the old directory
+        else:  # no atomic swap here: move the old one aside first
+            os.rename(export_dir, tmp + "-old")
+            os.rename(tmp, export_dir)
+            shutil.rmtree(tmp + "-old", ignore_errors=True)
+        fsync_dir(parent)
+    finally:
+        if os.path.exists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def save(obj, export_dir, signatures=None, options=None):
+    """`tf.saved_model.save`: writes `obj` (a tf.Module, a Keras model, any object holding
+    variables and tf.functions) to `export_dir` in TensorFlow's SavedModel layout.
+
+    Example:
+        >>> class Scale(tf.Module):
+        ...     def __init__(self):
+        ...         self.w = tf.Variable(2.0)
+        ...     @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        ...     def __call__(self, x):
+        ...         return x * self.w
+        >>> tf.saved_model.save(Scale(), "/tmp/scale")  # doctest: +SKIP
+    """
+    meta, tensors = build(obj, signatures)
+    write(export_dir, meta, tensors)
+
+
+__all__ = ["save", "build", "write", "SIGNATURE_KEY"]

@@ -1,0 +1,154 @@
+"""Shape-polymorphic graphs: `input_signature` with None dimensions, `reduce_retracing=True`
+and `get_concrete_function(tf.TensorSpec([None, ...]))` give ONE graph for every batch size;
+inside it the varying dimensions are None (the registry's shape rules, not a stand-in
+shape), its outputs' static shapes have None where TensorFlow's do, and a graph that would
+bake a size into itself is caught by a second trace and specialised per shape."""
+import numpy as np
+import pytest
+
+import tensorlite as tf
+
+RNG = np.random.default_rng(0)
+W1 = tf.constant(RNG.normal(size=(3, 4)).astype(np.float32))
+B1 = tf.constant(RNG.normal(size=(4,)).astype(np.float32))
+K = tf.constant(RNG.normal(size=(3, 3, 1, 2)).astype(np.float32))
+W2 = tf.constant(RNG.normal(size=(8, 5)).astype(np.float32))
+
+
+def mlp(x):
+    return tf.nn.softmax(tf.nn.relu(tf.matmul(x, W1) + B1))
+
+
+def cnn(x):
+    h = tf.nn.max_pool2d(tf.nn.relu(tf.nn.conv2d(x, K, 1, "SAME")), 2, 2, "VALID")
+    return tf.matmul(tf.reshape(h, [-1, 8]), W2)
+
+
+def reduce(x):
+    return tf.reduce_sum(x, axis=0) + tf.reduce_mean(x) * tf.reduce_max(x, axis=1)[:1]
+
+
+# name: (function, input shape with None, its outputs' static shape)
+MODELS = {"mlp": (mlp, [None, 3], [None, 4]), "cnn": (cnn, [None, 4, 4, 1], [None, 5]),
+          "reduce": (reduce, [None, 3], [3])}
+
+
+def _make(name, how):
+    fn, spec, _ = MODELS[name]
+    if how == "input_signature":
+        return tf.function(fn, input_signature=[tf.TensorSpec(spec, tf.float32)])
+    return tf.function(fn, reduce_retracing=True)
+
+
+@pytest.mark.parametrize("how", ["input_signature", "reduce_retracing"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_one_trace_for_batch_sizes_1_7_32_and_eager_answers(name, how):
+    fn, spec, out_shape = MODELS[name]
+    f = _make(name, how)
+    for n in (1, 7, 32):
+        x = tf.constant(RNG.normal(size=[n] + spec[1:]).astype(np.float32))
+        np.testing.assert_allclose(f(x).numpy(), fn(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert f.experimental_get_tracing_count() == 1
+    assert len(f._cache) == 1 and f.shape_specialised is None
+    cf = f.last_concrete_function
+    assert cf.graph.unknown_shape_ops == set()  # every op's shape rule handled the None
+    assert cf.output_shapes.as_list() == out_shape
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_concrete_function_from_a_tensor_spec_has_none_dims_and_runs_on_any_size(name):
+    fn, spec, out_shape = MODELS[name]
+    f = tf.function(fn)
+    cf = f.get_concrete_function(tf.TensorSpec(spec, tf.float32))
+    assert cf.output_shapes.as_list() == out_shape
+    assert cf.output_dtypes == tf.float32
+    for n in (1, 7, 32):
+        x = tf.constant(RNG.normal(size=[n] + spec[1:]).astype(np.float32))
+        np.testing.assert_allclose(cf(x).numpy(), fn(x).numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(f(x).numpy(), fn(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert f.experimental_get_tracing_count() == 1  # calls reuse the general graph
+
+
+def test_keras_cnn_with_flatten_is_one_graph():
+    model = tf.keras.Sequential([
+        tf.keras.layers.Conv2D(4, 3, activation="relu", input_shape=(8, 8, 1)),
+        tf.keras.layers.MaxPooling2D(), tf.keras.layers.Flatten(), tf.keras.layers.Dense(5)])
+    f = tf.function(lambda x: model(x),
+                    input_signature=[tf.TensorSpec([None, 8, 8, 1], tf.float32)])
+    for n in (1, 7, 32):
+        x = RNG.normal(size=(n, 8, 8, 1)).astype(np.float32)
+        np.testing.assert_allclose(f(tf.constant(x)).numpy(), model(x).numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert f.experimental_get_tracing_count() == 1 and len(f._cache) == 1
+    assert f.shape_specialised is None
+    assert f.last_concrete_function.output_shapes.as_list() == [None, 5]
+
+
+def test_traced_tensors_are_symbolic_inside_the_function(capsys):
+    seen = {}
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        print("Tracing with", x)
+        y = tf.matmul(x, W1)
+        seen["x"], seen["y"] = x.shape.as_list(), y.shape.as_list()
+        seen["names"] = x.name, y.name
+        seen["rows"] = tf.shape(y)[0].shape.as_list()
+        return y
+    f(tf.ones([2, 3]))
+    f(tf.ones([5, 3]))
+    assert seen["x"] == [None, 3] and seen["y"] == [None, 4]
+    assert seen["names"] == ("x:0", "BatchMatMulV2:0") and seen["rows"] == []
+    out = capsys.readouterr().out
+    assert out == 'Tracing with Tensor("x:0", shape=(None, 3), dtype=float32)\n'
+
+
+def test_python_shape_arithmetic_on_a_none_dim_fails_as_in_tensorflow():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        return tf.reshape(x, [x.shape[0] * 2, -1])
+    with pytest.raises(TypeError):
+        f(tf.ones([4]))
+
+
+def test_pretty_printed_signature_shows_none_dims():
+    f = tf.function(mlp, input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    f(tf.ones([2, 3]))
+    text = f.pretty_printed_concrete_signatures()
+    assert "x: float32 Tensor, shape=(None, 3)" in text
+    assert "float32 Tensor, shape=(None, 4)" in text
+
+
+def test_concrete_function_called_with_another_batch_and_wrong_rank():
+    cf = tf.function(mlp).get_concrete_function(tf.TensorSpec([None, 3], tf.float32))
+    assert cf(tf.ones([9, 3])).shape == (9, 4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="float32"):
+        cf(tf.ones([2, 3], tf.int32))
+    with pytest.raises(TypeError, match=r"incompatible .*\[None, 3\]"):
+        cf(tf.ones([2, 3, 1]))
+    with pytest.raises(TypeError, match="incompatible"):
+        cf(tf.ones([2, 2]))
+
+
+def test_branches_and_loops_see_none_dims_and_keep_one_graph():
+    seen = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        if tf.reduce_sum(x) > 0:
+            seen.append(x.shape.as_list())
+            y = x * 2.0
+        else:
+            y = -x
+        i = tf.constant(0)
+        while i < 3:
+            seen.append(y.shape.as_list())
+            y = y + 1.0
+            i += 1
+        return y
+    for n in (1, 4, 9):
+        x = RNG.uniform(size=(n, 3)).astype(np.float32)
+        np.testing.assert_allclose(f(tf.constant(x)).numpy(), x * 2 + 3, rtol=1e-6)
+    assert seen and all(s == [None, 3] for s in seen)
+    assert f.experimental_get_tracing_count() == 1 and len(f._cache) == 1
+    assert f.last_concrete_function.output_shapes.as_list() == [None, 3]

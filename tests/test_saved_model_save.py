@@ -1,0 +1,216 @@
+"""tf.saved_model.save in TensorFlow's layout, checked from tensorlite's side: what it writes
+loads back (functions, signatures, variables, trainability), a loaded model fine-tunes, the
+FunctionDefs use TensorFlow's op names and attributes, a missing tf rule or an untracked
+variable is a clear error, overwriting is atomic, and a writer killed with SIGKILL at random
+moments leaves the old or the new complete SavedModel. Real TensorFlow loading these files is
+tested in tests/interop/test_savedmodel_interop.py."""
+import os
+import random
+import signal
+import time
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.saved_model.protos import SavedModel
+from tests.lite_helpers import generate_model, mlp
+
+
+class Scorer(tf.Module):
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(5)
+        self.w = tf.Variable(rng.normal(size=(3, 4)).astype(np.float32), name="w")
+        self.b = tf.Variable(rng.normal(size=(4,)).astype(np.float32), name="b")
+        self.scale = tf.Variable(np.float32(1.5), name="scale", trainable=False)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        h = tf.nn.relu(tf.matmul(x, self.w) + self.b)
+        return {"score": tf.reduce_sum(h, axis=1) * self.scale, "probs": tf.nn.softmax(h)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def features(self, x):
+        return tf.concat([tf.tanh(x), tf.reshape(tf.reduce_mean(x, axis=1), [-1, 1])], 1)
+
+
+X = np.random.default_rng(0).normal(size=(6, 3)).astype(np.float32)
+
+
+def _meta(directory):
+    model = SavedModel.FromString(open(os.path.join(directory, "saved_model.pb"), "rb").read())
+    return model.meta_graphs[0]
+
+
+def test_module_round_trip(tmp_path):
+    module = Scorer()
+    tf.saved_model.save(module, str(tmp_path / "m"), signatures=module.__call__)
+    assert sorted(os.listdir(tmp_path / "m")) == ["assets", "fingerprint.pb", "saved_model.pb",
+                                                   "variables"]
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    want = module(X)
+    for key in ("score", "probs"):
+        np.testing.assert_allclose(loaded(X)[key].numpy(), want[key].numpy(), rtol=1e-6)
+        np.testing.assert_allclose(loaded.signatures["serving_default"](x=X)[key].numpy(),
+                                   want[key].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(loaded.features(X[:2]).numpy(), module.features(X[:2]).numpy(),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(loaded.w.numpy(), module.w.numpy())
+    assert loaded.w.trainable and not loaded.scale.trainable
+    meta = _meta(tmp_path / "m")
+    assert list(meta.meta_info_def.tags) == ["serve"]
+    sig = meta.signature_def["serving_default"]
+    assert [d.size for d in sig.inputs["x"].tensor_shape.dim] == [-1, 3]
+    assert sorted(sig.outputs) == ["probs", "score"]
+
+
+def test_function_defs_use_tensorflows_ops(tmp_path):
+    model = generate_model()  # seed 002's CIFAR CNN
+    model.export(str(tmp_path / "cnn"), verbose=False)
+    meta = _meta(tmp_path / "cnn")
+    serve = next(f for f in meta.graph_def.library.function
+                 if "serve" in f.signature.name and "wrapper" not in f.signature.name)
+    nodes = {n.op: n for n in serve.node_def}
+    assert {"Conv2D", "MaxPool", "Relu", "Reshape", "MatMul", "Softmax", "ReadVariableOp",
+            "AddV2"} <= set(nodes)
+    assert not any(op.startswith("Graph") for op in nodes)
+    convs = [n for n in serve.node_def if n.op == "Conv2D"]
+    assert [c.attr["padding"].s for c in convs] == [b"SAME", b"VALID"] * 2
+    assert all(list(c.attr["strides"].list.i) == [1] * 4 for c in convs)
+    assert list(nodes["MaxPool"].attr["ksize"].list.i) == [1, 2, 2, 1]
+    resources = [a for a in serve.signature.input_arg if a.type == 20]  # DT_RESOURCE
+    assert len(resources) == len(model.variables)
+    shape_const = next(n for n in serve.node_def
+                       if n.name == nodes["Reshape"].input[1].split(":")[0])
+    assert shape_const.op == "Const"
+    loaded = tf.saved_model.load(str(tmp_path / "cnn"))
+    x = np.random.default_rng(2).normal(size=(3, 32, 32, 3)).astype(np.float32)
+    np.testing.assert_allclose(loaded.serve(x).numpy(), model.predict(x, verbose=0),
+                               rtol=1e-5, atol=1e-7)
+
+
+def test_loaded_model_fine_tunes(tmp_path):
+    model = mlp()
+    model.export(str(tmp_path / "mlp"), verbose=False)
+    loaded = tf.saved_model.load(str(tmp_path / "mlp"))
+    x = np.random.default_rng(3).normal(size=(16, 8)).astype(np.float32)
+    y = np.zeros((16, 3), np.float32)
+    opt = tf.keras.optimizers.SGD(0.05)
+    variables = loaded.trainable_variables
+    assert len(variables) == 4
+
+    def loss():
+        return tf.reduce_mean((loaded.serve(x) - y) ** 2)
+    before = float(loss())
+    for _ in range(5):
+        with tf.GradientTape() as tape:
+            value = loss()
+        opt.apply_gradients(zip(tape.gradient(value, variables), variables))
+    assert float(loss()) < 0.9 * before
+
+
+def test_keras_save_to_directory_is_a_savedmodel_and_a_keras_model(tmp_path):
+    model = mlp()
+    model.save(str(tmp_path / "m"))
+    x = np.random.default_rng(4).normal(size=(4, 8)).astype(np.float32)
+    want = model.predict(x, verbose=0)
+    np.testing.assert_allclose(tf.keras.models.load_model(str(tmp_path / "m")).predict(
+        x, verbose=0), want, rtol=1e-6)
+    served = tf.saved_model.load(str(tmp_path / "m")).signatures["serving_default"]
+    np.testing.assert_allclose(served(inputs=x)["output_0"].numpy(), want, rtol=1e-6)
+
+
+def test_lstm_exports(tmp_path):
+    model = tf.keras.Sequential([tf.keras.layers.LSTM(4, input_shape=(5, 3)),
+                                 tf.keras.layers.Dense(2)])
+    model.export(str(tmp_path / "lstm"), verbose=False)
+    x = np.random.default_rng(0).normal(size=(2, 5, 3)).astype(np.float32)
+    np.testing.assert_allclose(tf.saved_model.load(str(tmp_path / "lstm")).serve(x).numpy(),
+                               model.predict(x, verbose=0), rtol=1e-5, atol=1e-7)
+
+
+def test_op_without_tf_rule_is_an_error_naming_op_and_node(tmp_path):
+    class Cum(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def f(self, x):
+            return tf.math.cumprod(x, axis=1)
+    with pytest.raises(tf.errors.UnimplementedError,
+                       match=r"op Cumprod \(node created at .*test_saved_model_save.py"):
+        tf.saved_model.save(Cum(), str(tmp_path / "c"))
+    assert not os.path.exists(tmp_path / "c") and os.listdir(tmp_path) == []
+
+
+def test_untracked_variable_is_an_error(tmp_path):
+    hidden = tf.Variable(2.0)
+
+    class Holder(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+        def f(self, x):
+            return x * hidden
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not reachable"):
+        tf.saved_model.save(Holder(), str(tmp_path / "h"))
+
+
+def test_overwrite_replaces_the_directory_whole(tmp_path):
+    module = Scorer()
+    target = str(tmp_path / "m")
+    tf.saved_model.save(module, target)
+    (tmp_path / "m" / "stale.txt").write_text("old")
+    module.w.assign(np.ones((3, 4), np.float32))
+    tf.saved_model.save(module, target)
+    assert not os.path.exists(tmp_path / "m" / "stale.txt")
+    assert os.listdir(tmp_path) == ["m"]  # no temporary directories left
+    np.testing.assert_array_equal(tf.saved_model.load(target).w.numpy(), np.ones((3, 4)))
+
+
+def test_malformed_saved_model_pb_is_a_clear_error(tmp_path):
+    tf.saved_model.save(Scorer(), str(tmp_path / "m"))
+    pb = tmp_path / "m" / "saved_model.pb"
+    pb.write_bytes(pb.read_bytes()[:-7])  # truncated
+    with pytest.raises(tf.errors.DataLossError, match="not a valid SavedModel"):
+        tf.saved_model.load(str(tmp_path / "m"))
+
+
+# -- crash safety ---------------------------------------------------------------------------------
+def _writer(target, ready):
+    """A forked child: saves a module whose variables all hold the save number k, until
+    killed; writes to `ready` after the first save."""
+    try:
+        module = Scorer()
+        module.big = tf.Variable(np.zeros(200_000, np.float32))
+        for k in range(1, 10 ** 6):
+            for v in (module.w, module.b, module.big):
+                v.assign(np.full(v.shape, k, np.float32))
+            tf.saved_model.save(module, target)
+            if k == 1:
+                os.write(ready, b"1")
+    finally:
+        os._exit(0)
+
+
+def test_sigkill_during_save_leaves_old_or_new_complete_savedmodel(tmp_path):
+    rng = random.Random(13)
+    target = str(tmp_path / "m")
+    seen = set()
+    for trial in range(20):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            _writer(target, write)
+        os.close(write)
+        assert os.read(read, 1) == b"1"
+        os.close(read)
+        time.sleep(rng.uniform(0.0, 0.25))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        loaded = tf.saved_model.load(target)  # never torn: a complete one is always there
+        values = {float(x) for v in (loaded.w, loaded.b, loaded.big)
+                  for x in np.unique(v.numpy())}
+        assert len(values) == 1, f"trial {trial}: a torn SavedModel holds {values}"
+        np.testing.assert_allclose(loaded(X[:1])["score"].numpy().shape, (1,))
+        seen |= values
+    tf.saved_model.save(Scorer(), target)  # a later save sweeps the dead writers' temporaries
+    assert os.listdir(tmp_path) == ["m"]
+    assert len(seen) > 1  # the kills landed at different saves
