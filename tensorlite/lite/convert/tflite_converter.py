@@ -65,8 +65,8 @@ def _saved_model_capture(saved_model_dir, key, tags):
                                   f"per keyword")
     signature = [TensorSpec(kwargs[n].shape, kwargs[n].dtype, name=n) for n in names]
 
-    def call(*xs):
-        return fn(**dict(zip(names, xs)))
+    def call(*xs):  # op by op: a py_function node would be opaque to the converter
+        return fn.call_inline(**dict(zip(names, xs)))
 
     outputs = fn.structured_outputs
     out_names = sorted(outputs) if isinstance(outputs, dict) else None
