@@ -304,3 +304,17 @@ def test_int8_add_sub_mul_bit_identical_to_litert():
     seen = every_int8_tensor_matches(data, x)
     assert sum(k.startswith(("addv2", "sub", "mul")) and spread(v) > 100
                for k, v in seen.items()) >= 4
+
+
+def test_int8_tanh_and_logistic_tables_bit_identical_to_litert():
+    # TFLite's 8-bit TANH and LOGISTIC look their outputs up in a 256-entry table
+    tf.random.set_seed(5)
+    inp = tf.keras.Input((6,))
+    c = tf.keras.layers.Concatenate()([tf.keras.layers.Dense(8)(inp),
+                                       tf.keras.layers.Dense(4)(inp)])
+    r = tf.keras.layers.Concatenate()([tf.keras.layers.Activation("tanh")(c),
+                                       tf.keras.layers.Activation("sigmoid")(c)])
+    data, x = full_integer(tf.keras.Model(inp, tf.keras.layers.Dense(3)(r)), (6,))
+    assert {"TANH", "LOGISTIC"} <= set(builtin_ops(data))
+    seen = every_int8_tensor_matches(data, x)
+    assert spread(seen["tanh_8"]) > 200 and spread(seen["sigmoid_9"]) > 200

@@ -99,8 +99,11 @@ def _unary(name, fn):
     class Unary:
         @staticmethod
         def prepare(ctx, node):
-            if name in _RELU_BOUNDS and ctx.dtype(node.inputs[0]) in (np.int8, np.uint8):
+            integer = ctx.dtype(node.inputs[0]) in (np.int8, np.uint8)
+            if integer and name in _RELU_BOUNDS:
                 _integer_relu_data(ctx, node, *_RELU_BOUNDS[name])
+            elif integer and name in _TABLES:
+                node.data["table"] = _lookup_table(ctx, node, _TABLES[name])
             else:
                 _float_only(ctx, node)
             return [ctx.shape(node.inputs[0])]
@@ -108,6 +111,9 @@ def _unary(name, fn):
         @staticmethod
         def invoke(ctx, node):
             x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+            if "table" in node.data:  # indexed by the input's bits as uint8
+                out[...] = node.data["table"][x.view(np.uint8)]
+                return
             if "relu" in node.data:
                 (z_in, z_out, mult, shift), clamp = node.data["relu"], node.data["clamp"]
                 q = multiply_by_quantized_multiplier_double_rounding(
@@ -119,6 +125,23 @@ def _unary(name, fn):
 
 
 _RELU_BOUNDS = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+_TABLES = {"TANH": np.tanh,
+           "LOGISTIC": lambda v: np.float32(1) / (np.float32(1) + np.exp(-v))}
+
+
+def _lookup_table(ctx, node, transform):
+    """TFLite's 8-bit TANH / LOGISTIC: a 256-entry table of the float function at every
+    input value, rounded to the output's parameters in float32 (LUTPopulate)."""
+    dtype = np.dtype(ctx.dtype(node.inputs[0]))
+    (s_in, z_in), (s_out, z_out) = [(np.float32(q[0][0]), int(q[1][0])) for q in
+                                    (ctx.quant(node.inputs[0]), ctx.quant(node.outputs[0]))]
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1)
+    dequantized = s_in * (values - z_in).astype(np.float32)
+    rescaled = round_half_away(transform(dequantized).astype(np.float32) *
+                               (np.float32(1) / s_out)).astype(np.float32)
+    table = np.clip(rescaled.astype(np.int64) + z_out, info.min, info.max).astype(dtype)
+    return table[(values.astype(dtype).view(np.uint8)).argsort()]  # by the bits as uint8
 
 
 def _integer_relu_data(ctx, node, low, high):
