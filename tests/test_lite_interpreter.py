@@ -305,3 +305,23 @@ def test_int8_standalone_activations_bit_identical_to_litert(activations, builti
     assert builtins <= set(builtin_ops(data))
     seen = every_int8_tensor_matches(data, x)
     assert sum(k.startswith(activations) and spread(v) > 100 for k, v in seen.items()) >= 2
+
+
+def test_full_integer_lstm_text_classifier_bit_identical_to_litert():
+    # token ids stay int32 into an int8 embedding GATHER; the unrolled LSTM's SPLIT_V,
+    # LOGISTIC, TANH, MUL and ADD all int8
+    tf.random.set_seed(2)
+    tokens = tf.keras.Input((10,), dtype="int32")
+    h = tf.keras.layers.LSTM(16)(tf.keras.layers.Embedding(100, 8)(tokens))
+    model = tf.keras.Model(tokens, tf.keras.layers.Dense(2, activation="softmax")(h))
+    rng = np.random.default_rng(0)
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: (
+        [rng.integers(0, 100, size=(1, 10)).astype("int32")] for _ in range(16))
+    data = converter.convert()
+    assert {"GATHER", "SPLIT_V", "LOGISTIC", "TANH", "MUL"} <= set(builtin_ops(data))
+    x = rng.integers(0, 100, size=(8, 10)).astype("int32")
+    assert len(every_int8_tensor_matches(data, x)) > 100
+    got = run(litert(data), x)
+    assert np.max(np.abs(got - model(x).numpy())) < 0.02
