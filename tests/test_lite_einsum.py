@@ -64,6 +64,8 @@ def _model(equation, constant):
     ("zij,zkj->zik", set()),
     ("zi,zi->z", set()),             # a dot product per example: empty free groups
     ("zi,zj->zij", set()),           # an outer product: nothing contracted
+    ("zij,zik->jk", set()),          # the batch label contracted: -1 in the depth group
+    ("zb,zb->zb", set()),            # all labels batched: an elementwise product
     ("zij,jk->zk", {1}),             # i summed inside the first operand only (SUM)
     ("zbij,bjk->zbik", {1}),         # a constant batched operand
     ("zabcdij,abcdjk->zabcdik", {1}),  # five batch labels: merged for BATCH_MATMUL
