@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 import tensorlite as tf
+from tensorlite.lite.interpreter import Interpreter
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from seed_models import generate_model  # noqa: E402,F401
@@ -104,3 +105,39 @@ def attention_model():
     x = tf.keras.layers.LayerNormalization()(x)
     x = tf.keras.layers.GlobalAveragePooling1D()(x)
     return tf.keras.Model(inp, tf.keras.layers.Dense(3, activation="softmax")(x))
+
+
+def full_integer(model, input_shape, seed=6):
+    """The model's full-int8 file (int8 ends) and an int8 batch for it."""
+    rng = np.random.default_rng(seed)
+
+    def representative():
+        for _ in range(32):
+            yield [rng.normal(size=(1,) + input_shape).astype("float32")]
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    data = converter.convert()
+    x = rng.normal(size=(16,) + input_shape).astype("float32")
+    return data, quantize_input(x, Interpreter(model_content=data).get_input_details()[0])
+
+
+def every_int8_tensor_matches(data, x):
+    """Runs LiteRT's reference kernels and ours keeping every tensor; asserts each int8
+    tensor equal; returns {tensor name: its LiteRT value}."""
+    from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType  # noqa: PLC0415
+    theirs = LiteRT(model_content=data, experimental_preserve_all_tensors=True,
+                    experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    ours = Interpreter(model_content=data, experimental_preserve_all_tensors=True)
+    run(theirs, x), run(ours, x)
+    seen = {}
+    for d in theirs.get_tensor_details()[:len(ours.get_tensor_details())]:  # not scratch
+        if d["dtype"] == np.int8:
+            seen[d["name"]] = want = theirs.get_tensor(d["index"])
+            np.testing.assert_array_equal(ours.get_tensor(d["index"]), want, d["name"])
+    return seen
+
+
+def spread(values):
+    return int(values.max()) - int(values.min())

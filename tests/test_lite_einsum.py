@@ -10,7 +10,9 @@ from tensorlite.framework import errors
 from tensorlite.lite.interpreter import Interpreter
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
-from tests.lite_helpers import attention_model, builtin_ops, litert  # noqa: E402
+from tests.lite_helpers import (attention_model, builtin_ops, dequantize_output,  # noqa: E402
+                                every_int8_tensor_matches, full_integer, litert,
+                                quantize_input, spread)
 
 RNG = np.random.default_rng(7)
 SIZES = dict(zip("abcdeijkz", [2, 3, 4, 2, 3, 5, 4, 3, 2]))
@@ -62,6 +64,8 @@ def _model(equation, constant):
     ("zij,zkj->zik", set()),
     ("zi,zi->z", set()),             # a dot product per example: empty free groups
     ("zi,zj->zij", set()),           # an outer product: nothing contracted
+    ("zij,zik->jk", set()),          # the batch label contracted: -1 in the depth group
+    ("zb,zb->zb", set()),            # all labels batched: an elementwise product
     ("zij,jk->zk", {1}),             # i summed inside the first operand only (SUM)
     ("zbij,bjk->zbik", {1}),         # a constant batched operand
     ("zabcdij,abcdjk->zabcdik", {1}),  # five batch labels: merged for BATCH_MATMUL
@@ -114,3 +118,46 @@ def test_attention_model_in_litert_and_ours():
         for interpreter in (litert(data), litert(data, reference=False), ours):
             np.testing.assert_allclose(_run_all(interpreter, [x]), want, rtol=1e-5,
                                        atol=1e-6)
+
+
+def test_multi_head_attention_dynamic_range():
+    # projections of >= 1024 weights become int8 FULLY_CONNECTED (hybrid) weights
+    tf.random.set_seed(1)
+    inp = tf.keras.Input((10, 64))
+    out = tf.keras.layers.MultiHeadAttention(num_heads=4, key_dim=16)(inp, inp)
+    model = tf.keras.Model(inp, tf.keras.layers.GlobalAveragePooling1D()(out))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    data = converter.convert()
+    interpreter = litert(data)
+    assert sum(d["dtype"] == np.int8 for d in interpreter.get_tensor_details()) >= 4
+    x = RNG.normal(size=(2, 10, 64)).astype("float32")
+    want = model(x).numpy()
+    for got in (_run_all(interpreter, [x]), _run_all(Interpreter(model_content=data), [x])):
+        assert np.max(np.abs(got - want)) < 0.01  # outputs up to about 0.2
+
+
+def test_full_integer_attention_bit_identical_to_litert():
+    # int8 BATCH_MATMUL, TRANSPOSE and SOFTMAX around the einsums (without LayerNorm,
+    # whose RSQRT has no int8 kernel here)
+    tf.random.set_seed(3)
+    inp = tf.keras.Input((6, 8))
+    a = tf.keras.layers.Attention()([inp, inp])
+    b = tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(inp, inp)
+    x = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Concatenate()([a, b]))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(x))
+    data, xq = full_integer(model, (6, 8))
+    assert builtin_ops(data).count("BATCH_MATMUL") == 4
+    seen = every_int8_tensor_matches(data, xq)
+    assert sum(k.startswith(("einsum", "batchmatmul")) and spread(v) > 100
+               for k, v in seen.items()) >= 4
+    interpreter = litert(data, reference=False)
+    detail = interpreter.get_input_details()[0]
+    x = np.random.default_rng(8).normal(size=(64, 6, 8)).astype("float32")
+    got = dequantize_output(_run_all(interpreter, [quantize_input(x, detail)]),
+                            interpreter.get_output_details()[0])
+    want = model(x).numpy()
+    # int8 activations at every step (softmax at 1/256); inputs beyond the calibrated
+    # range clip, so a few outputs are off by more
+    err = np.abs(got - want) / np.max(np.abs(want))
+    assert np.mean(err) < 0.02 and np.percentile(err, 95) < 0.06

@@ -13,8 +13,9 @@ from tensorlite.lite import flatbuf
 from tensorlite.lite.interpreter import Interpreter
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
-from tests.lite_helpers import (fitted_cifar_cnn, generate_model, litert, mlp,  # noqa: E402
-                                quantize_input, run, template_images)
+from tests.lite_helpers import (builtin_ops, every_int8_tensor_matches,  # noqa: E402
+                                fitted_cifar_cnn, full_integer, generate_model, litert, mlp,
+                                quantize_input, run, spread, template_images)
 
 
 def _ours(data):
@@ -227,3 +228,100 @@ print("\\n".join(new))
     third_party = {m for m in out if not m.startswith("tensorlite") and not m.startswith("_")
                    and m not in sys.stdlib_module_names}
     assert third_party <= {"numpy", "flatbuffers"}, third_party
+
+
+def test_int8_concatenation_requantizes_its_inputs():
+    # TFLite's int8 CONCATENATION reads every input at its output's scale: the converter
+    # puts a QUANTIZE (int8 -> int8) before each branch quantized otherwise
+    tf.random.set_seed(5)
+    inp = tf.keras.Input((6,))
+    a = tf.keras.layers.Dense(4, activation="relu")(inp)
+    b = tf.keras.layers.Dense(3)(inp)
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3, activation="softmax")(
+        tf.keras.layers.Concatenate()([a, b])))
+    rng = np.random.default_rng(6)
+
+    def representative():
+        for _ in range(32):
+            yield [rng.normal(size=(1, 6)).astype("float32")]
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    data = converter.convert()
+    interpreter = litert(data)
+    ops = [d["op_name"] for d in interpreter._get_ops_details()]
+    assert ops.count("QUANTIZE") >= 2 and "CONCATENATION" in ops
+    x = rng.normal(size=(16, 6)).astype("float32")
+    got = run(interpreter, x)
+    np.testing.assert_array_equal(run(_ours(data), x), got)
+    assert np.max(np.abs(got - model(x).numpy())) < 0.05
+
+
+def test_int8_mean_bit_identical_to_litert():
+    # GlobalAveragePooling2D/1D: integer MEAN with 1/count folded into the multiplier
+    tf.random.set_seed(5)
+    inp = tf.keras.Input((6, 6, 3))
+    h = tf.keras.layers.Conv2D(8, 3, activation="relu")(inp)
+    a = tf.keras.layers.GlobalAveragePooling2D()(h)
+    b = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Reshape((16, 8))(h))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(tf.keras.layers.Concatenate()([a, b])))
+    seen = every_int8_tensor_matches(*full_integer(model, (6, 6, 3)))
+    means = [v for k, v in seen.items() if k.startswith("mean")]
+    assert len(means) == 2 and all(spread(v) > 100 for v in means)
+
+
+def test_int8_add_sub_mul_bit_identical_to_litert():
+    # a residual ADD, an elementwise MUL and SUB of two branches, and a per-channel
+    # scale and shift by constants (a BatchNormalization after its activation)
+    tf.random.set_seed(5)
+    inp = tf.keras.Input((6,))
+    h = tf.keras.layers.Dense(8, activation="relu")(inp)
+    g = tf.keras.layers.Dense(8)(inp)
+    y = tf.keras.layers.Multiply()([tf.keras.layers.Add()([h, g]),
+                                    tf.keras.layers.Dense(8)(inp)])
+    y = tf.keras.layers.Subtract()([y, g])
+    y = y * tf.constant(np.linspace(0.5, 2, 8).astype("float32")) + \
+        tf.constant(np.linspace(-1, 1, 8).astype("float32"))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3, activation="softmax")(y))
+    data, x = full_integer(model, (6,))
+    assert {"ADD", "SUB", "MUL"} <= set(builtin_ops(data))
+    seen = every_int8_tensor_matches(data, x)
+    assert sum(k.startswith(("addv2", "sub", "mul")) and spread(v) > 100
+               for k, v in seen.items()) >= 4
+
+
+@pytest.mark.parametrize("activations, builtins", [
+    (("relu", "relu6"), {"RELU", "RELU6"}),  # requantized to their own output parameters
+    (("tanh", "sigmoid"), {"TANH", "LOGISTIC"}),  # TFLite's 256-entry lookup tables
+])
+def test_int8_standalone_activations_bit_identical_to_litert(activations, builtins):
+    # after a CONCATENATION nothing can absorb an activation: int8 activation ops
+    tf.random.set_seed(5)
+    inp = tf.keras.Input((6,))
+    c = tf.keras.layers.Concatenate()([tf.keras.layers.Dense(8)(inp),
+                                       tf.keras.layers.Dense(4)(inp)])
+    r = tf.keras.layers.Concatenate()([tf.keras.layers.Activation(a)(c) for a in activations])
+    data, x = full_integer(tf.keras.Model(inp, tf.keras.layers.Dense(3)(r)), (6,))
+    assert builtins <= set(builtin_ops(data))
+    seen = every_int8_tensor_matches(data, x)
+    assert sum(k.startswith(activations) and spread(v) > 100 for k, v in seen.items()) >= 2
+
+
+def test_full_integer_lstm_text_classifier_bit_identical_to_litert():
+    # token ids stay int32 into an int8 embedding GATHER; the unrolled LSTM's SPLIT_V,
+    # LOGISTIC, TANH, MUL and ADD all int8
+    tf.random.set_seed(2)
+    tokens = tf.keras.Input((10,), dtype="int32")
+    h = tf.keras.layers.LSTM(16)(tf.keras.layers.Embedding(100, 8)(tokens))
+    model = tf.keras.Model(tokens, tf.keras.layers.Dense(2, activation="softmax")(h))
+    rng = np.random.default_rng(0)
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: (
+        [rng.integers(0, 100, size=(1, 10)).astype("int32")] for _ in range(16))
+    data = converter.convert()
+    assert {"GATHER", "SPLIT_V", "LOGISTIC", "TANH", "MUL"} <= set(builtin_ops(data))
+    x = rng.integers(0, 100, size=(8, 10)).astype("int32")
+    assert len(every_int8_tensor_matches(data, x)) > 100
+    got = run(litert(data), x)
+    assert np.max(np.abs(got - model(x).numpy())) < 0.02

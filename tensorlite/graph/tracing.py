@@ -28,7 +28,8 @@ from tensorlite.framework.tensor import _ON_NUMPY, GRAPH_TENSOR_INFO, Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.user_frame import user_location
 from tensorlite.framework.name_scope import current_scope
-from tensorlite.graph.ir import ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node
+from tensorlite.graph.ir import (ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node,
+                                 is_stateful)
 from tensorlite.ops import script_ops
 
 _VARYING = CALLBACKS | {"PyFuncStateless"}  # outputs never frozen into the graph
@@ -92,7 +93,7 @@ class Tracer:
         outs = outputs if type(outputs) is tuple else (outputs,)
         out_slots = []
         dep = op.name in _VARYING or any(s in self.dependent for s in in_slots)
-        static = dep and op.name not in _VARYING and (
+        static = dep and op.name not in _VARYING and not is_stateful(op) and (
             op.name in _SHAPE_OPS or all(s in self.shape_derived or s not in self.dependent
                                          for s in in_slots))
         for o in outs:

@@ -135,11 +135,26 @@ class ConcreteFunction:
         return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_specs)]
 
     def __call__(self, *args, **kwargs):
+        return self._call(args, kwargs, inline=False)
+
+    def call_inline(self, *args, **kwargs):
+        """Calls the function op by op even inside a tf.function trace, so that its ops
+        enter the traced graph one by one, their shapes fixed at the trace's (an exporter's
+        fixed-shape traces: TF Lite conversion writes each op as a builtin).
+
+        Example:
+            >>> f = tf.saved_model.load(d).signatures["serving_default"]
+            >>> f.call_inline(x=tf.ones([1, 3]))
+            {'output_0': <tf.Tensor ...>}
+        """
+        return self._call(args, kwargs, inline=True)
+
+    def _call(self, args, kwargs, inline):
         from tensorlite.graph import tracing  # noqa: PLC0415
         from tensorlite.saved_model.resources import bound_value  # noqa: PLC0415
         inputs = self._flat_inputs(args, dict(kwargs))
         bound = [bound_value(b) for b in self._bound]
-        if tracing.is_tracing() and self._value_shaped:
+        if tracing.is_tracing() and self._value_shaped and not inline:
             outputs = self._run_as_node(inputs, bound)
         else:
             outputs = self._runner.run(self.name, inputs + bound)

@@ -12,7 +12,8 @@ from tests.interop.conftest import run_tf
 from tests.interop.shared_data import X, images
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
-from tests.lite_helpers import builtin_ops, litert, run  # noqa: E402
+from tests.lite_helpers import (builtin_ops, every_int8_tensor_matches, litert,  # noqa: E402
+                                run)
 
 pytestmark = pytest.mark.interop
 MODELS = [("mlp", X, "mlp_pred"), ("cnn", images(), "cnn_pred"), ("scorer", X, "scorer")]
@@ -70,3 +71,21 @@ def test_unknown_signature_key_and_several_keys(written):
     with pytest.raises(NotImplementedError, match="one signature"):
         tf.lite.TFLiteConverter.from_saved_model(str(directory / "mlp"),
                                                  signature_keys=["a", "b"])
+
+
+def test_full_integer_savedmodel_in_litert(written):
+    # the CNN's heads (TANH at its fixed 1/128 scale, a linear Dense) meet in an int8
+    # CONCATENATION, which needs both inputs requantized to its own scale
+    directory, expected = written
+    x = images()
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(directory / "cnn"))
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([x[i:i + 1]] for i in range(len(x)))
+    data = converter.convert()
+    interpreter = litert(data)
+    assert "CONCATENATION" in [d["op_name"] for d in interpreter._get_ops_details()]
+    got = run(interpreter, x)
+    assert np.max(np.abs(got - expected["cnn_pred"])) < 0.05
+    # ours: every int8 tensor (BatchNormalization's MUL and ADD, TANH, the requantized
+    # CONCATENATION inputs) as LiteRT's reference kernels compute it
+    assert len(every_int8_tensor_matches(data, x)) > 15

@@ -33,6 +33,9 @@ class LiteContext(ExportContext):
         self.slots = {}  # IR slot -> tensor index
         self.consumers = {}  # slot -> how many emitted nodes and outputs read it
         self.fusable = {}  # tensor index -> the operator dict that can absorb bias/act
+        # tensor index -> the IR slot whose values it holds rearranged (an einsum's product
+        # before its final TRANSPOSE/RESHAPE): calibration gives it the slot's range
+        self.range_slots = {}
 
     # -- what the trace knows -------------------------------------------------------------
     def shape(self, slot):

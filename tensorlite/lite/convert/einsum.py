@@ -48,6 +48,13 @@ class _Builder:
         return self.ctx.new_tensor([d for d, _ in dims], self.dtype, "einsum",
                                    signature=[-1 if dyn else d for d, dyn in dims])
 
+    def product(self, dims):
+        """The tensor of the contraction's result before its final RESHAPE/TRANSPOSE: the
+        output's values, so quantization calibrates it with the output's range."""
+        index = self.new(dims)
+        self.ctx.range_slots[index] = self.node.outputs[0]
+        return index
+
     def transpose(self, operand, labels):
         """The operand with its axes in `labels` order."""
         if operand.labels == labels:
@@ -141,7 +148,7 @@ def _fully_connected(build, a, b, contract, free_a, free_b, out):
         x = build.reshape(x, build.dims([*free_a, contract]))
     direct = len(free_b) == 1 and out == free_a + free_b
     keep = direct and len(free_a) != 1  # [..., units]: FULLY_CONNECTED keeps leading dims
-    result = ctx.output(build.node) if direct else build.new(build.dims([free_a, free_b]))
+    result = ctx.output(build.node) if direct else build.product(build.dims([free_a, free_b]))
     ctx.op("FULLY_CONNECTED", [x, weights, -1], [result],
            options=("FullyConnectedOptions", {"keep_num_dims": keep}),
            fuse=(2, "fused_activation_function") if direct else None)
@@ -180,7 +187,7 @@ def _batch_matmul(build, a, b, batch, contract, free_a, free_b, out):
     tb, adj_y = _side(build, b, batch, contract, free_b)
     groups = _batch_groups(batch) + [free_a, free_b]
     direct = all(len(g) == 1 for g in groups) and "".join(groups) == out
-    result = build.ctx.output(build.node) if direct else build.new(build.dims(groups))
+    result = build.ctx.output(build.node) if direct else build.product(build.dims(groups))
     build.ctx.op("BATCH_MATMUL", [ta, tb], [result],
                  options=("BatchMatMulOptions", {"adj_x": adj_x, "adj_y": adj_y}))
     if not direct:

@@ -8,9 +8,11 @@
 - full integer (`representative_dataset`): activations int8 (asymmetric, ranges calibrated
   by running the graph on the dataset), weights int8 symmetric (per output channel for
   convolutions), biases int32 at scale input_scale * weight_scale; SOFTMAX and LOGISTIC
-  outputs at 1/256 and TANH at 1/128 as TFLite's kernels require; pooling, RESHAPE and PAD
-  keep their input's scale. `inference_input_type` / `inference_output_type` float32 (a
-  QUANTIZE / DEQUANTIZE op at the ends), int8, or uint8 (zero point +128).
+  outputs at 1/256 and TANH at 1/128 as TFLite's kernels require; pooling, RESHAPE, PAD,
+  TRANSPOSE, SPLIT_V and UNPACK keep their input's scale, a GATHER its table's;
+  CONCATENATION and PACK inputs are requantized to the output's. Integer model inputs
+  (token ids) stay as they are. `inference_input_type` / `inference_output_type` float32
+  (a QUANTIZE / DEQUANTIZE op at the ends), int8, or uint8 (zero point +128).
 
 Error: each weight rounds to within half its step (scale/2), each int8 activation to within
 half of its own step. On seed 002's CIFAR CNN made a classifier (softmax outputs; the int8
@@ -20,16 +22,18 @@ and require the float model's argmax on at least 99% of them.
 """
 import numpy as np
 
-from tensorlite.framework import dtypes, errors
+from tensorlite.framework import dtypes
 from tensorlite.graph.capture import run_graph
 
 MIN_WEIGHTS = 1024  # smaller weight tensors stay float, as TensorFlow's converter does
 _WEIGHT_AXIS = {"FULLY_CONNECTED": 0, "CONV_2D": 0, "DEPTHWISE_CONV_2D": 3}
-_SAME_SCALE = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD"}
+_SAME_SCALE = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD", "TRANSPOSE", "SPLIT_V",
+               "UNPACK"}
+_JOINS = {"CONCATENATION", "PACK"}  # copy their inputs: each requantized to the output's
 _FIXED_OUTPUT = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128),
                  "TANH": (1 / 128, 0)}
 _INT8_OPS = {"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
-             "MEAN", "CONCATENATION"} | _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"}
+             "MEAN", "BATCH_MATMUL", "GATHER"} | _JOINS | _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"}
 
 
 def passes_for(converter):
@@ -178,7 +182,16 @@ def _tensor_ranges(ctx, ranges):
     for slot, index in sorted(ctx.slots.items()):
         if slot in ranges:
             out[index] = ranges[slot]
+    for index, slot in ctx.range_slots.items():
+        if slot in ranges:
+            out.setdefault(index, ranges[slot])
     return out
+
+
+def _float_inputs(ctx):
+    """The model inputs quantization applies to (integer inputs, token ids, stay as they
+    are)."""
+    return [i for i in ctx.input_tensors if ctx.tensors[i]["type"] == "FLOAT32"]
 
 
 def _quant_of(tensor):
@@ -189,18 +202,21 @@ def _quant_of(tensor):
 def _activation_params(ctx, ranges):
     """Sets int8 quantization on every computed float tensor, op by op."""
     tensor_ranges = _tensor_ranges(ctx, ranges)
-    for index in ctx.input_tensors:
+    for index in _float_inputs(ctx):
         ctx.tensors[index]["quantization"] = _params(*_asymmetric(*tensor_ranges[index]))
     for operator in ctx.operators:
         code = _code(ctx, operator)
         if code not in _INT8_OPS:
             raise NotImplementedError(f"full-integer quantization of {code} is not built; "
                                       f"convert without a representative_dataset")
+        table = constant(ctx, operator["inputs"][0]) if code == "GATHER" else None
         for index in operator["outputs"]:
             if code in _FIXED_OUTPUT:
                 params = _FIXED_OUTPUT[code]
             elif code in _SAME_SCALE:
                 params = _quant_of(ctx.tensors[operator["inputs"][0]])
+            elif table is not None:  # rows of a table quantized as _quantize_constants does
+                params = _asymmetric(float(table.min()), float(table.max()))
             else:
                 params = _asymmetric(*tensor_ranges[index])
             ctx.tensors[index]["quantization"] = _params(*params)
@@ -239,7 +255,7 @@ def _io_boundaries(ctx, input_type, output_type):
         return q
 
     head, tail = [], []
-    for index in ctx.input_tensors:
+    for index in _float_inputs(ctx):
         tensor = ctx.tensors[index]
         if input_type == dtypes.int8:
             tensor["type"] = "INT8"
@@ -276,6 +292,31 @@ def _io_boundaries(ctx, input_type, output_type):
     ctx.operators.extend(tail)
 
 
+def _same_params(a, b):
+    return all(np.array_equal(a[k], b[k]) for k in ("scale", "zero_point"))
+
+
+def _concat_requantize(ctx):
+    """TFLite's int8 CONCATENATION and PACK read their inputs at the output's scale and zero
+    point:
+    an input quantized otherwise (a TANH's fixed 1/128, a branch of narrower range) goes
+    through a QUANTIZE op (int8 -> int8) to the output's parameters first."""
+    ops = []
+    for operator in ctx.operators:
+        if _code(ctx, operator) in _JOINS:
+            wanted = ctx.tensors[operator["outputs"][0]]["quantization"]
+            for k, index in enumerate(operator["inputs"]):
+                tensor = ctx.tensors[index]
+                if _same_params(tensor["quantization"], wanted):
+                    continue
+                ctx.tensors.append(dict(tensor, name=tensor["name"] + "_requantized",
+                                        buffer=0, quantization=dict(wanted)))
+                operator["inputs"][k] = len(ctx.tensors) - 1
+                ops.append(_detached(ctx, "QUANTIZE", [index], [operator["inputs"][k]]))
+        ops.append(operator)
+    ctx.operators[:] = ops
+
+
 def _detached(ctx, builtin, inputs, outputs):
     ctx.op(builtin, inputs, outputs)
     return ctx.operators.pop()
@@ -289,10 +330,8 @@ def full_integer(ctx, converter):
         if t not in (dtypes.float32, dtypes.int8, dtypes.uint8):
             raise ValueError(f"inference_input_type/inference_output_type must be tf.float32, "
                              f"tf.int8 or tf.uint8, got {t.name}")
-    if any(ctx.tensors[i]["type"] != "FLOAT32" for i in ctx.input_tensors):
-        raise errors.UnimplementedError(None, None, "full-integer quantization needs float "
-                                        "model inputs")
     ranges = _calibrate(ctx.capture, converter.representative_dataset)
     _activation_params(ctx, ranges)
     _quantize_constants(ctx, ranges)
+    _concat_requantize(ctx)
     _io_boundaries(ctx, input_type, output_type)

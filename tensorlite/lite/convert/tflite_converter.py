@@ -65,8 +65,8 @@ def _saved_model_capture(saved_model_dir, key, tags):
                                   f"per keyword")
     signature = [TensorSpec(kwargs[n].shape, kwargs[n].dtype, name=n) for n in names]
 
-    def call(*xs):
-        return fn(**dict(zip(names, xs)))
+    def call(*xs):  # op by op: a py_function node would be opaque to the converter
+        return fn.call_inline(**dict(zip(names, xs)))
 
     outputs = fn.structured_outputs
     out_names = sorted(outputs) if isinstance(outputs, dict) else None
@@ -141,6 +141,9 @@ def convert(saved_model_dir=None, output_tflite=None, model=None, output_tflit=N
     """Seed 004's `convert_savedmodel.convert(saved_model_dir=..., output_tflite=...)`: writes
     the converted model to `output_tflite` (a Keras `model` may stand in for the directory;
     the seed's spelling `output_tflit` is taken too). Returns the bytes.
+
+    Example:
+        >>> data = convert(saved_model_dir="exported", output_tflite="m.tflite")  # +SKIP
     """
     output_tflite = output_tflite if output_tflite is not None else output_tflit
     converter = TFLiteConverter.from_keras_model(model) if model is not None else \

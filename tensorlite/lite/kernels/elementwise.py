@@ -2,8 +2,9 @@
 import numpy as np
 
 from tensorlite.lite.kernels import kernel
-from tensorlite.lite.kernels.fixed_point import (multiply_by_quantized_multiplier,
-                                                 quantize_multiplier, round_half_away)
+from tensorlite.lite.kernels.fixed_point import (
+    activation_range, multiply_by_quantized_multiplier_double_rounding, quantize_multiplier,
+    round_half_away)
 from tensorlite.lite.kernels.nn import apply_activation
 
 
@@ -23,16 +24,64 @@ def _broadcast_shape(ctx, node):
 def _binary(name, fn, fused):
     @kernel(name)
     class Binary:
-        prepare = staticmethod(_broadcast_shape)
+        @staticmethod
+        def prepare(ctx, node):
+            if name in _INTEGER_BINARY and ctx.dtype(node.outputs[0]) in (np.int8, np.uint8):
+                _integer_binary_data(ctx, node, name)
+                return [np.broadcast_shapes(*[ctx.shape(i) for i in node.inputs])]
+            return _broadcast_shape(ctx, node)
 
         @staticmethod
         def invoke(ctx, node):
             a, b = (ctx.array(i) for i in node.inputs)
             out = ctx.array(node.outputs[0])
+            if "integer" in node.data:
+                out[...] = _integer_binary(a, b, name, node.data)
+                return
             out[...] = fn(a, b)
             if fused:
                 apply_activation(out, node.options.get("fused_activation_function", 0))
     return Binary
+
+
+# -- int8 ADD / SUB / MUL: TFLite's reference arithmetic (add.cc, sub.cc, mul.cc) -----------
+_INTEGER_BINARY = {"ADD", "SUB", "MUL"}
+_ADD_LEFT_SHIFT = 20  # int8 inputs are widened by 2**20 before rescaling to a common scale
+
+
+def _integer_binary_data(ctx, node, name):
+    ends = []
+    for i in (*node.inputs[:2], node.outputs[0]):
+        if ctx.dtype(i) != ctx.dtype(node.outputs[0]) or ctx.quant(i) is None:
+            raise NotImplementedError(f"{node.name}: integer {name} needs both inputs "
+                                      f"quantized as {np.dtype(ctx.dtype(node.outputs[0]))}")
+        scale, zero = ctx.quant(i)[:2]
+        ends.append((np.float32(scale[0]), int(zero[0])))
+    (sa, za), (sb, zb), (sy, zy) = ends
+    if name == "MUL":  # the scales multiply in float, as TFLite's Prepare does
+        multipliers = [quantize_multiplier(np.float64(sa * sb / sy))]
+    else:
+        twice = np.float64(np.float32(2) * max(sa, sb))
+        multipliers = [quantize_multiplier(np.float64(sa) / twice),
+                       quantize_multiplier(np.float64(sb) / twice),
+                       quantize_multiplier(twice / np.float64(
+                           np.float32(1 << _ADD_LEFT_SHIFT) * sy))]
+    node.data.update(integer=multipliers, zeros=(za, zb, zy), clamp=activation_range(
+        node.options.get("fused_activation_function", 0), sy, zy, ctx.dtype(node.outputs[0])))
+
+
+def _integer_binary(a, b, name, d):
+    za, zb, zy = d["zeros"]
+    xa, xb = a.astype(np.int64) - za, b.astype(np.int64) - zb
+    rescale = multiply_by_quantized_multiplier_double_rounding
+    if name == "MUL":
+        acc = rescale(xa * xb, *d["integer"][0])
+    else:
+        (ma, sa), (mb, sb), (my, sy) = d["integer"]
+        ya = rescale(xa << _ADD_LEFT_SHIFT, ma, sa)
+        yb = rescale(xb << _ADD_LEFT_SHIFT, mb, sb)
+        acc = rescale(ya + yb if name == "ADD" else ya - yb, my, sy)
+    return np.clip(acc + zy, *d["clamp"])
 
 
 _binary("ADD", np.add, True)
@@ -50,13 +99,63 @@ def _unary(name, fn):
     class Unary:
         @staticmethod
         def prepare(ctx, node):
-            _float_only(ctx, node)
+            integer = ctx.dtype(node.inputs[0]) in (np.int8, np.uint8)
+            if integer and name in _RELU_BOUNDS:
+                _integer_relu_data(ctx, node, *_RELU_BOUNDS[name])
+            elif integer and name in _TABLES:
+                node.data["table"] = _lookup_table(ctx, node, _TABLES[name])
+            else:
+                _float_only(ctx, node)
             return [ctx.shape(node.inputs[0])]
 
         @staticmethod
         def invoke(ctx, node):
-            ctx.array(node.outputs[0])[...] = fn(ctx.array(node.inputs[0]), node.options)
+            x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+            if "table" in node.data:  # indexed by the input's bits as uint8
+                out[...] = node.data["table"][x.view(np.uint8)]
+                return
+            if "relu" in node.data:
+                (z_in, z_out, mult, shift), clamp = node.data["relu"], node.data["clamp"]
+                q = multiply_by_quantized_multiplier_double_rounding(
+                    x.astype(np.int64) - z_in, mult, shift)
+                out[...] = np.clip(q + z_out, *clamp)
+                return
+            out[...] = fn(x, node.options)
     return Unary
+
+
+_RELU_BOUNDS = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+_TABLES = {"TANH": np.tanh,
+           "LOGISTIC": lambda v: np.float32(1) / (np.float32(1) + np.exp(-v))}
+
+
+def _lookup_table(ctx, node, transform):
+    """TFLite's 8-bit TANH / LOGISTIC: a 256-entry table of the float function at every
+    input value, rounded to the output's parameters in float32 (LUTPopulate)."""
+    dtype = np.dtype(ctx.dtype(node.inputs[0]))
+    (s_in, z_in), (s_out, z_out) = [(np.float32(q[0][0]), int(q[1][0])) for q in
+                                    (ctx.quant(node.inputs[0]), ctx.quant(node.outputs[0]))]
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1)
+    dequantized = s_in * (values - z_in).astype(np.float32)
+    rescaled = round_half_away(transform(dequantized).astype(np.float32) *
+                               (np.float32(1) / s_out)).astype(np.float32)
+    table = np.clip(rescaled.astype(np.int64) + z_out, info.min, info.max).astype(dtype)
+    return table[(values.astype(dtype).view(np.uint8)).argsort()]  # by the bits as uint8
+
+
+def _integer_relu_data(ctx, node, low, high):
+    """TFLite's int8 ReLU family (activations.cc QuantizedReluX): requantize from the
+    input's parameters to the output's, then clamp at the bounds in the output's terms."""
+    (s_in, z_in), (s_out, z_out) = [(q[0][0], int(q[1][0])) for q in
+                                    (ctx.quant(node.inputs[0]), ctx.quant(node.outputs[0]))]
+    info = np.iinfo(ctx.dtype(node.outputs[0]))
+
+    def bound(v):  # roundf(v / scale) in float32, as the kernel computes it
+        return z_out + int(round_half_away(np.float32(v) / np.float32(s_out)))
+    clamp = (max(info.min, bound(low)), info.max if high is None else min(info.max, bound(high)))
+    node.data.update(relu=(z_in, z_out) + quantize_multiplier(np.float64(s_in) /
+                                                              np.float64(s_out)), clamp=clamp)
 
 
 for _name, _fn in {
@@ -87,18 +186,53 @@ def _reduce(name, fn):
     class Reduce:
         @staticmethod
         def prepare(ctx, node):
-            _float_only(ctx, node, node.inputs[:1])  # the second input: int32 axes
             axes = node.data["axes"] = _axes(ctx, node)
             keep = bool(node.options.get("keep_dims", False))
+            if name == "MEAN" and ctx.dtype(node.inputs[0]) in (np.int8, np.uint8):
+                _integer_mean_data(ctx, node, axes, keep)
+            else:
+                _float_only(ctx, node, node.inputs[:1])  # the second input: int32 axes
             shape = ctx.shape(node.inputs[0])
             return [tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep else
                     tuple(d for i, d in enumerate(shape) if i not in axes)]
 
         @staticmethod
         def invoke(ctx, node):
-            out = ctx.array(node.outputs[0])
-            out[...] = fn(ctx.array(node.inputs[0]), axis=node.data["axes"]).reshape(out.shape)
+            out, x = ctx.array(node.outputs[0]), ctx.array(node.inputs[0])
+            if "mean" in node.data:
+                out[...] = _integer_mean(x, node.data).reshape(out.shape)
+                return
+            out[...] = fn(x, axis=node.data["axes"]).reshape(out.shape)
     return Reduce
+
+
+def _integer_mean_data(ctx, node, axes, keep):
+    """TFLite's reference int8 MEAN (reduce.cc, reference/reduce.h): the integer sum less
+    the zero points, rescaled by in_scale / out_scale with 1/count folded into the
+    multiplier; at equal scales and zero points, the sum divided by the count."""
+    if keep and len(ctx.shape(node.inputs[0])) == 4 and set(axes) == {1, 2}:
+        raise NotImplementedError(f"{node.name}: integer MEAN over the spatial axes with "
+                                  f"keep_dims (TFLite's specialised kernel) is not implemented "
+                                  f"in tensorlite's interpreter")
+    (s_in, z_in), (s_out, z_out) = [(q[0][0], int(q[1][0])) for q in
+                                    (ctx.quant(node.inputs[0]), ctx.quant(node.outputs[0]))]
+    count = int(np.prod([ctx.shape(node.inputs[0])[a] for a in axes], dtype=np.int64))
+    info = np.iinfo(ctx.dtype(node.outputs[0]))
+    node.data.update(mean=(count, z_in, z_out), clamp=(info.min, info.max), same=bool(
+        s_in == s_out and z_in == z_out))
+    mult, shift = quantize_multiplier(np.float64(s_in) / np.float64(s_out))
+    fold = min(count.bit_length() - 1, 32, 31 + shift)
+    node.data["multiplier"] = (((mult << fold) // count), shift - fold)
+
+
+def _integer_mean(x, d):
+    count, z_in, z_out = d["mean"]
+    total = x.astype(np.int64).sum(axis=d["axes"])
+    if d["same"]:  # C's integer division truncates toward zero
+        return np.sign(total) * (np.abs(total) // count)
+    q = multiply_by_quantized_multiplier_double_rounding(total - z_in * count,
+                                                         *d["multiplier"])
+    return np.clip(q + z_out, *d["clamp"])
 
 
 _reduce("MEAN", np.mean)
@@ -142,11 +276,25 @@ class Transpose:
                                                        node.data["perm"])
 
 
+def _same_quantization(ctx, node):
+    """An integer CONCATENATION copies values: TFLite requires every input at the
+    output's scale and zero point (the converter requantizes the others first)."""
+    out = ctx.quant(node.outputs[0])
+    for i in node.inputs:
+        q = ctx.quant(i)
+        if ctx.dtype(i) != ctx.dtype(node.outputs[0]) or q is None or \
+                not (np.array_equal(q[0], out[0]) and np.array_equal(q[1], out[1])):
+            raise ValueError(f"{node.name}: input tensor {i} is not quantized as the output "
+                             f"(scale {out[0]}, zero point {out[1]}); TFLite's integer "
+                             f"CONCATENATION needs the same parameters on every input")
+
+
 @kernel("CONCATENATION")
 class Concatenation:
     @staticmethod
     def prepare(ctx, node):
-        _float_only(ctx, node)
+        if ctx.dtype(node.outputs[0]) != np.float32:
+            _same_quantization(ctx, node)
         shapes = [ctx.shape(i) for i in node.inputs]
         axis = node.data["axis"] = node.options.get("axis", 0) % len(shapes[0])
         out = list(shapes[0])
@@ -181,7 +329,16 @@ class Pad:
 class BatchMatMul:
     @staticmethod
     def prepare(ctx, node):
-        _float_only(ctx, node)
+        if ctx.dtype(node.outputs[0]) in (np.int8, np.uint8):
+            # TFLite's reference: the exact integer sum of (a - za) * (b - zb), rescaled by
+            # scale_a * scale_b / scale_out (batch_matmul.cc)
+            (sa, za), (sb, zb), (so, zo) = [(np.float64(q[0][0]), int(q[1][0])) for q in (
+                ctx.quant(i) for i in (*node.inputs, node.outputs[0]))]
+            info = np.iinfo(ctx.dtype(node.outputs[0]))
+            node.data.update(integer=quantize_multiplier(sa * sb / so), zeros=(za, zb, zo),
+                             clamp=(info.min, info.max))
+        else:
+            _float_only(ctx, node)
         a, b = (list(ctx.shape(i)) for i in node.inputs)
         if node.options.get("adj_x"):
             a[-1], a[-2] = a[-2], a[-1]
@@ -196,6 +353,13 @@ class BatchMatMul:
             a = np.swapaxes(a, -1, -2)
         if node.options.get("adj_y"):
             b = np.swapaxes(b, -1, -2)
+        if "integer" in node.data:  # float64 products of int8 offsets: exact sums
+            za, zb, zo = node.data["zeros"]
+            acc = (a.astype(np.float64) - za) @ (b.astype(np.float64) - zb)
+            q = multiply_by_quantized_multiplier_double_rounding(acc.astype(np.int64),
+                                                                 *node.data["integer"])
+            ctx.array(node.outputs[0])[...] = np.clip(q + zo, *node.data["clamp"])
+            return
         ctx.array(node.outputs[0])[...] = a @ b
 
 
@@ -218,8 +382,9 @@ class Quantize:
         scale, zp = node.data["out"]
         info = np.iinfo(out.dtype)
         if "requant" in node.data:
-            mult, shift, in_zp = node.data["requant"]
-            q = multiply_by_quantized_multiplier(x.astype(np.int64) - in_zp, mult, shift) + zp
+            mult, shift, in_zp = node.data["requant"]  # reference_ops::Requantize
+            q = multiply_by_quantized_multiplier_double_rounding(x.astype(np.int64) - in_zp,
+                                                                 mult, shift) + zp
         else:
             q = round_half_away(x / scale) + zp
         out[...] = np.clip(q, info.min, info.max)

@@ -3,11 +3,11 @@
 A real multiplier M (e.g. input_scale * filter_scale / output_scale) is stored as a 31-bit
 significand and a power-of-two shift (`quantize_multiplier`); an int32 accumulator is scaled
 by it, so int8 results match LiteRT's bit for bit. Two forms: the reference kernels'
-(CONV_2D, DEPTHWISE_CONV_2D) rounding doubling high multiply then rounding right shift
-(`multiply_by_quantized_multiplier_double_rounding`), and the single 64-bit product rounded
-by the final shift that LiteRT's per-channel FULLY_CONNECTED (through its GEMM library)
-uses (`multiply_by_quantized_multiplier`); the tests compare with LiteRT at ties, where
-the two differ by one.
+(CONV_2D, DEPTHWISE_CONV_2D, ADD, SUB, MUL) rounding doubling high multiply then rounding
+right shift (`multiply_by_quantized_multiplier_double_rounding`), and the single 64-bit
+product rounded by the final shift that LiteRT's per-channel FULLY_CONNECTED (through its
+GEMM library) uses (`multiply_by_quantized_multiplier`); the tests compare with LiteRT
+at ties, where the two differ by one.
 
 Example:
     >>> m, s = quantize_multiplier(0.25)
