@@ -47,11 +47,11 @@ def test_autotune_falls_back_and_keeps_order(fast_windows, monkeypatch):
     monkeypatch.setattr(PlanGuard, "__init__", never_worth_it)
     seen = []
     monkeypatch.setattr(PlanGuard, "observe", _no_sequential_update(PlanGuard.observe, seen))
-    ds = tf.data.Dataset.range(120).map(
+    ds = tf.data.Dataset.range(300).map(
         lambda x: tf.numpy_function(slow_python, [x], tf.int64),
         num_parallel_calls=tf.data.AUTOTUNE)
     out = [int(v) for v in ds]
-    assert out == [int(slow_python(i)) for i in range(120)]
+    assert out == [int(slow_python(i)) for i in range(300)]
     assert "fallback" in seen and "retry" in seen
 
 
@@ -104,9 +104,9 @@ def test_retry_reuses_the_worker_processes(fast_windows, monkeypatch):
         forks.append(1)
         init(self, *args, **kwargs)
     monkeypatch.setattr(workers.Worker, "__init__", counted)
-    ds = tf.data.Dataset.range(150).map(lambda x: np.int64(slow_python(x)),
+    ds = tf.data.Dataset.range(300).map(lambda x: np.int64(slow_python(x)),
                                         num_parallel_calls=tf.data.AUTOTUNE)
-    assert [int(v) for v in ds] == [int(slow_python(i)) for i in range(150)]
+    assert [int(v) for v in ds] == [int(slow_python(i)) for i in range(300)]
     assert seen.count("retry") >= 1 and seen.count("fallback") >= 2
     assert len(forks) == parallel_map.cpu_count()  # forked once, reused by every retry
 
@@ -121,3 +121,17 @@ def test_closed_workers_exit_without_blocking_the_consumer():
     assert not proc.is_alive()
     workers.reap_exited()
     assert all(p is not proc for _, p in workers._EXITING)
+
+
+def test_inline_cost_is_re_measured_while_parallel_wins(fast_windows, monkeypatch):
+    """The probe's inline cost goes stale when the load changes: while the parallel plan
+    wins, one inline window now and then re-measures it; parallel stays only if it still
+    wins against that fresh figure."""
+    monkeypatch.setattr(plan_guard, "_FIRST_SAMPLE_S", 0.0)
+    g = PlanGuard(sequential_cost=1e-3)  # a stale, high inline cost from the probe
+    assert [g.observe(0.5e-3, True) for _ in range(4)][-1] == "sample"
+    assert [g.observe(0.8e-3, False) for _ in range(4)][-1] == "retry"  # parallel still wins
+    assert g._sample_every == pytest.approx(0.0) and g.fallbacks == 0
+    assert [g.observe(0.5e-3, True) for _ in range(4)][-1] == "sample"
+    assert [g.observe(0.3e-3, False) for _ in range(4)][-1] == "stay"  # inline is faster now
+    assert g.fallbacks == 1 and "500 us/element > inline 300 us" in g.explain("process x2")
