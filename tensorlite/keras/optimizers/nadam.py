@@ -58,6 +58,11 @@ class Nadam(Optimizer):
     def _update_config(self):
         return optimizer_ops.NADAM, ("m", "v"), {}
 
+    def _checkpoint_variables(self):
+        """Keras's order: iterations, the momentum cache, then the slots."""
+        out = super()._checkpoint_variables()
+        return out[:1] + ([self._m_cache] if self._m_cache is not None else []) + out[1:]
+
     def _prepare(self, var_list):
         # The momentum product before this step, read once (its update follows).
         self._m_cache_read = self._m_cache.read_value() if is_tracing() else \
