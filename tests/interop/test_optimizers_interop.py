@@ -1,6 +1,7 @@
 """Every optimizer against real TensorFlow (tf.keras 2): the same float32 variable and
 gradients, five steps, eagerly and inside a tf.function here; the variable after each step
-must match TensorFlow's."""
+must match TensorFlow's (the OptimizerV2 classes, and TF 2.11+'s optimizers for AdamW,
+Lion, weight_decay and use_ema)."""
 import json
 
 import numpy as np
@@ -34,6 +35,15 @@ CASES = [
     ("legacy_decay", "SGD", True, {"learning_rate": 0.1, "decay": 0.5}),
     ("adamw", "AdamW", False, {"learning_rate": 0.05, "weight_decay": 0.1}),
     ("lion", "Lion", False, {"learning_rate": 0.01}),
+    # TF 2.11+'s arguments of every optimizer
+    ("sgd_weight_decay", "SGD", False, {"learning_rate": 0.1, "momentum": 0.5,
+                                        "weight_decay": 0.05}),
+    ("adam_ema_overwrite", "Adam", False, {"learning_rate": 0.05, "use_ema": True,
+                                           "ema_momentum": 0.7,
+                                           "ema_overwrite_frequency": 2}),
+    # (the OptimizerV2 RMSprop: TF 2.11+'s adds epsilon under the square root instead)
+    ("rmsprop_global_clipnorm", "RMSprop", True, {"learning_rate": 0.01,
+                                                  "global_clipnorm": 0.3}),
 ]
 
 
