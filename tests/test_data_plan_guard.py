@@ -37,16 +37,23 @@ def slow_python(x):
     return np.int64(s)
 
 
-def test_autotune_falls_back_and_keeps_order(fast_windows, monkeypatch):
-    # An inline cost of 0 makes every parallel window "slower": the map falls back, is
-    # retried, falls back again... while the elements keep coming, all of them, in order.
+@pytest.fixture
+def never_worth_it(monkeypatch):
+    """An inline cost of 0 makes every parallel window "slower"; returns the actions."""
     original = PlanGuard.__init__
 
-    def never_worth_it(self, sequential_cost):
+    def zero_cost(self, sequential_cost):
         original(self, 0.0)
-    monkeypatch.setattr(PlanGuard, "__init__", never_worth_it)
+    monkeypatch.setattr(PlanGuard, "__init__", zero_cost)
     seen = []
     monkeypatch.setattr(PlanGuard, "observe", _no_sequential_update(PlanGuard.observe, seen))
+    return seen
+
+
+def test_autotune_falls_back_and_keeps_order(fast_windows, never_worth_it):
+    # The map falls back, is retried, falls back again... while the elements keep coming,
+    # all of them, in order.
+    seen = never_worth_it
     ds = tf.data.Dataset.range(300).map(
         lambda x: tf.numpy_function(slow_python, [x], tf.int64),
         num_parallel_calls=tf.data.AUTOTUNE)
@@ -84,15 +91,9 @@ def test_a_plan_is_not_judged_on_its_ramp_up(fast_windows):
     assert g.fallbacks == 0 and g.par_cost == pytest.approx(0.5e-3)
 
 
-def test_retry_reuses_the_worker_processes(fast_windows, monkeypatch):
+def test_retry_reuses_the_worker_processes(fast_windows, never_worth_it, monkeypatch):
     from tensorlite.data import parallel_map, workers
-    original = PlanGuard.__init__
-
-    def never_worth_it(self, sequential_cost):
-        original(self, 0.0)
-    monkeypatch.setattr(PlanGuard, "__init__", never_worth_it)
-    seen = []
-    monkeypatch.setattr(PlanGuard, "observe", _no_sequential_update(PlanGuard.observe, seen))
+    seen = never_worth_it
     # The function is GIL-bound: AUTOTUNE's plan is worker processes (chosen directly here,
     # whatever the machine's load makes the thread probe measure).
     monkeypatch.setattr(parallel_map.ParallelMapIterator, "_probe_threads",

@@ -33,13 +33,7 @@ class Adam(Optimizer):
         self.amsgrad = amsgrad
 
     def _create_slots(self, var_list):
-        for var in var_list:
-            self.add_slot(var, "m")
-        for var in var_list:
-            self.add_slot(var, "v")
-        if self.amsgrad:
-            for var in var_list:
-                self.add_slot(var, "vhat")
+        self._add_slots(var_list, "m", "v", *(("vhat",) if self.amsgrad else ()))
 
     def _update_config(self):
         return optimizer_ops.ADAM, ("m", "v", "vhat") if self.amsgrad else ("m", "v"), {}
@@ -59,11 +53,7 @@ class Adam(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "beta_1": self._serialize_hyperparameter("beta_1"),
-                       "beta_2": self._serialize_hyperparameter("beta_2"),
-                       "epsilon": self.epsilon, "amsgrad": self.amsgrad})
+        config.update(self._hyper_config(), epsilon=self.epsilon, amsgrad=self.amsgrad)
         return config
 
 

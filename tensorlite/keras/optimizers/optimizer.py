@@ -113,6 +113,18 @@ def add_to(var, delta):
         np.add(a, delta, out=a)
 
 
+def multiply_by(var, factor):
+    """var *= factor (a scalar), like `subtract_from`."""
+    if type(var) is not Variable:
+        var.assign(var * factor)
+        return
+    a = exclusive_array(var)
+    if a is None:
+        var._t = wrap(np.multiply(var._t._value, factor))
+    else:
+        np.multiply(a, factor, out=a)
+
+
 def value_array(var):
     """The current value of a variable or tensor as a NumPy array (no copy)."""
     if type(var) is Variable:
@@ -258,6 +270,19 @@ class Optimizer:
         if isinstance(value, (Tensor, Variable)):
             return float(np.asarray(value))
         return value
+
+    def _hyper_config(self):
+        """get_config's entries of every hyperparameter (`decay` as given), for the
+        built-in optimizers' configs."""
+        return {name: self._initial_decay if name == "decay" else
+                self._serialize_hyperparameter(name) for name in self._hyper}
+
+    def _add_slots(self, var_list, *names):
+        """Creates the slots `names` (zeros) of every variable, name by name (Keras's
+        creation order: all m, then all v)."""
+        for name in names:
+            for var in var_list:
+                self.add_slot(var, name)
 
     # -- checkpointing ---------------------------------------------------------------------
     # Slot names whose variables tf.keras interleaves per variable (Adam: m0, v0, m1, v1);

@@ -14,9 +14,6 @@ import re
 
 import numpy as np
 
-from tensorlite.framework.tensor import wrap
-from tensorlite.framework.variables import Variable
-
 
 def decays(opt, var):
     """Whether `var` is decayed (not excluded by object or by a name pattern)."""
@@ -38,12 +35,8 @@ def apply_weight_decay(opt, var_list, apply_state, graph):
         c = apply_state.get((var.device, var.dtype))
         lr = c["lr_t"] if c is not None and "lr_t" in c else opt._lr_now(var.dtype)
         keep = 1.0 - wd * lr
-        if graph or type(var) is not Variable:
+        if graph:
             var.assign(var * keep)
-            continue
-        from tensorlite.keras.optimizers.optimizer import exclusive_array  # noqa: PLC0415
-        a = exclusive_array(var)
-        if a is None:
-            var._t = wrap(np.multiply(var._t._value, keep))
         else:
-            np.multiply(a, keep, out=a)
+            from tensorlite.keras.optimizers.optimizer import multiply_by  # noqa: PLC0415
+            multiply_by(var, keep)
