@@ -175,7 +175,9 @@ class ParallelMapIterator(RawIterator):
             self._set_mode("inline", 1, "input ended or failed while probing")
             return
         latency = sorted(p[0] for p in probe)[len(probe) // 2]
-        self._latency = latency
+        # Chunks are sized on the function's own cost: its time on a core (wall time
+        # less run-queue waits), not the delays other programs' load adds to it.
+        self._latency = max(min(p[0] - p[3] for p in probe), 0.1 * latency)
         # CPU time over the time the function was not kept off a core by other programs
         cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] - p[3] for p in probe), 1e-9)
         moved = max(p[2] for p in probe)
