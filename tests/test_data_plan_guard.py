@@ -39,7 +39,11 @@ def slow_python(x):
 
 @pytest.fixture
 def never_worth_it(monkeypatch):
-    """An inline cost of 0 makes every parallel window "slower"; returns the actions."""
+    """An inline cost of 0 makes every parallel window "slower"; returns the actions.
+    (Small tasks, so the plan switches many times within the test's elements.)"""
+    from tensorlite.data import parallel_map
+    monkeypatch.setattr(parallel_map, "_CHUNK_SECONDS", 1e-3)
+    monkeypatch.setattr(parallel_map, "_THREAD_CHUNK_SECONDS", 1e-4)
     original = PlanGuard.__init__
 
     def zero_cost(self, sequential_cost):
@@ -87,7 +91,9 @@ def test_a_plan_is_not_judged_on_its_ramp_up(fast_windows):
     g = PlanGuard(sequential_cost=1e-3)
     g.start_parallel(5)
     assert [g.observe(1.0, True) for _ in range(5)] == [None] * 5
-    assert [g.observe(0.5e-3, True) for _ in range(8)] == [None] * 8
+    # then windows of two rounds of tasks (10 elements) at least
+    assert [g.observe(0.5e-3, True) for _ in range(9)] == [None] * 9 and g.par_cost is None
+    assert g.observe(0.5e-3, True) is None
     assert g.fallbacks == 0 and g.par_cost == pytest.approx(0.5e-3)
 
 

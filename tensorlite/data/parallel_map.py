@@ -381,7 +381,11 @@ class ParallelMapIterator(RawIterator):
                     self._fill()
                     if index not in self._pending and index not in self._done:
                         raise StopIteration
-                self._collect(block=True, want=index)
+                # Whatever finishes first, not only the element wanted: a worker that runs
+                # ahead (another one shares its core with other programs) gets new work at
+                # once instead of idling until the slow one catches up.
+                self._collect(block=True)
+                self._fill()
             self._next_out += 1
         else:
             while not self._done:

@@ -45,15 +45,19 @@ class PlanGuard:
         self._sample_at = time.perf_counter() + _FIRST_SAMPLE_S
         self._sampling = False
         self._skip = 0
+        self._par_window = 0  # elements in a parallel window beyond _WINDOW_ELEMENTS
         self.fallbacks = 0
 
     def start_parallel(self, warmup):
-        """A parallel plan (re)starts: its first `warmup` elements are not measured."""
+        """A parallel plan (re)starts: its first `warmup` elements (one task per worker)
+        are not measured, and its windows span at least two more rounds of tasks, so the
+        ramp-up does not blur its steady cost."""
         self._skip = warmup
+        self._par_window = 2 * warmup
         self._reset_window()
 
-    def _window_done(self):
-        return self._count >= _WINDOW_ELEMENTS and \
+    def _window_done(self, elements=0):
+        return self._count >= max(elements, _WINDOW_ELEMENTS) and \
             time.perf_counter() - self._start >= _WINDOW_SECONDS
 
     def _reset_window(self):
@@ -83,7 +87,7 @@ class PlanGuard:
         return self._observe_inline()
 
     def _observe_parallel(self):
-        if not self._window_done():
+        if not self._window_done(self._par_window):
             return None
         self.par_cost = self._spent / self._count
         self._reset_window()
