@@ -83,6 +83,19 @@ def test_top_level_aliases():
     assert k.image_data_format() == "channels_last"
 
 
+def test_set_floatx_makes_layers_build_in_that_dtype():
+    k = tf.keras.backend
+    k.set_floatx("float64")
+    try:
+        dense = tf.keras.layers.Dense(2)
+        y = dense(tf.ones((1, 3)))
+        assert k.floatx() == "float64"
+        assert dense.kernel.dtype == tf.float64 and y.dtype == tf.float64
+    finally:
+        k.set_floatx("float32")
+    assert tf.keras.layers.Dense(2)(tf.ones((1, 3))).dtype == tf.float32
+
+
 # -- devices -----------------------------------------------------------------------------------
 def test_device_blocks_parse_and_soft_place():
     for i in range(2):

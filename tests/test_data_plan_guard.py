@@ -37,21 +37,32 @@ def slow_python(x):
     return np.int64(s)
 
 
-def test_autotune_falls_back_and_keeps_order(fast_windows, monkeypatch):
-    # An inline cost of 0 makes every parallel window "slower": the map falls back, is
-    # retried, falls back again... while the elements keep coming, all of them, in order.
+@pytest.fixture
+def never_worth_it(monkeypatch):
+    """An inline cost of 0 makes every parallel window "slower"; returns the actions.
+    (Small tasks, so the plan switches many times within the test's elements.)"""
+    from tensorlite.data import parallel_map
+    monkeypatch.setattr(parallel_map, "_CHUNK_SECONDS", 1e-3)
+    monkeypatch.setattr(parallel_map, "_THREAD_CHUNK_SECONDS", 1e-4)
     original = PlanGuard.__init__
 
-    def never_worth_it(self, sequential_cost):
+    def zero_cost(self, sequential_cost):
         original(self, 0.0)
-    monkeypatch.setattr(PlanGuard, "__init__", never_worth_it)
+    monkeypatch.setattr(PlanGuard, "__init__", zero_cost)
     seen = []
     monkeypatch.setattr(PlanGuard, "observe", _no_sequential_update(PlanGuard.observe, seen))
-    ds = tf.data.Dataset.range(120).map(
+    return seen
+
+
+def test_autotune_falls_back_and_keeps_order(fast_windows, never_worth_it):
+    # The map falls back, is retried, falls back again... while the elements keep coming,
+    # all of them, in order.
+    seen = never_worth_it
+    ds = tf.data.Dataset.range(300).map(
         lambda x: tf.numpy_function(slow_python, [x], tf.int64),
         num_parallel_calls=tf.data.AUTOTUNE)
     out = [int(v) for v in ds]
-    assert out == [int(slow_python(i)) for i in range(120)]
+    assert out == [int(slow_python(i)) for i in range(300)]
     assert "fallback" in seen and "retry" in seen
 
 
@@ -80,19 +91,15 @@ def test_a_plan_is_not_judged_on_its_ramp_up(fast_windows):
     g = PlanGuard(sequential_cost=1e-3)
     g.start_parallel(5)
     assert [g.observe(1.0, True) for _ in range(5)] == [None] * 5
-    assert [g.observe(0.5e-3, True) for _ in range(8)] == [None] * 8
+    # then windows of two rounds of tasks (10 elements) at least
+    assert [g.observe(0.5e-3, True) for _ in range(9)] == [None] * 9 and g.par_cost is None
+    assert g.observe(0.5e-3, True) is None
     assert g.fallbacks == 0 and g.par_cost == pytest.approx(0.5e-3)
 
 
-def test_retry_reuses_the_worker_processes(fast_windows, monkeypatch):
+def test_retry_reuses_the_worker_processes(fast_windows, never_worth_it, monkeypatch):
     from tensorlite.data import parallel_map, workers
-    original = PlanGuard.__init__
-
-    def never_worth_it(self, sequential_cost):
-        original(self, 0.0)
-    monkeypatch.setattr(PlanGuard, "__init__", never_worth_it)
-    seen = []
-    monkeypatch.setattr(PlanGuard, "observe", _no_sequential_update(PlanGuard.observe, seen))
+    seen = never_worth_it
     # The function is GIL-bound: AUTOTUNE's plan is worker processes (chosen directly here,
     # whatever the machine's load makes the thread probe measure).
     monkeypatch.setattr(parallel_map.ParallelMapIterator, "_probe_threads",
@@ -104,9 +111,9 @@ def test_retry_reuses_the_worker_processes(fast_windows, monkeypatch):
         forks.append(1)
         init(self, *args, **kwargs)
     monkeypatch.setattr(workers.Worker, "__init__", counted)
-    ds = tf.data.Dataset.range(150).map(lambda x: np.int64(slow_python(x)),
+    ds = tf.data.Dataset.range(300).map(lambda x: np.int64(slow_python(x)),
                                         num_parallel_calls=tf.data.AUTOTUNE)
-    assert [int(v) for v in ds] == [int(slow_python(i)) for i in range(150)]
+    assert [int(v) for v in ds] == [int(slow_python(i)) for i in range(300)]
     assert seen.count("retry") >= 1 and seen.count("fallback") >= 2
     assert len(forks) == parallel_map.cpu_count()  # forked once, reused by every retry
 
@@ -121,3 +128,17 @@ def test_closed_workers_exit_without_blocking_the_consumer():
     assert not proc.is_alive()
     workers.reap_exited()
     assert all(p is not proc for _, p in workers._EXITING)
+
+
+def test_inline_cost_is_re_measured_while_parallel_wins(fast_windows, monkeypatch):
+    """The probe's inline cost goes stale when the load changes: while the parallel plan
+    wins, one inline window now and then re-measures it; parallel stays only if it still
+    wins against that fresh figure."""
+    monkeypatch.setattr(plan_guard, "_FIRST_SAMPLE_S", 0.0)
+    g = PlanGuard(sequential_cost=1e-3)  # a stale, high inline cost from the probe
+    assert [g.observe(0.5e-3, True) for _ in range(4)][-1] == "sample"
+    assert [g.observe(0.8e-3, False) for _ in range(4)][-1] == "retry"  # parallel still wins
+    assert g._sample_every == pytest.approx(0.0) and g.fallbacks == 0
+    assert [g.observe(0.5e-3, True) for _ in range(4)][-1] == "sample"
+    assert [g.observe(0.3e-3, False) for _ in range(4)][-1] == "stay"  # inline is faster now
+    assert g.fallbacks == 1 and "500 us/element > inline 300 us" in g.explain("process x2")

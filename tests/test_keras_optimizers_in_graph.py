@@ -262,3 +262,29 @@ def test_subclassed_optimizer_traces_into_graph_ops(make):
     counts = graph.op_counts()
     assert not set(counts) & CALLBACKS, counts
     assert counts["AssignVariableOp"] >= 3
+
+
+class TransformerSchedule(tf.keras.optimizers.schedules.LearningRateSchedule):
+    """The TF Transformer tutorial's custom schedule, as written there."""
+
+    def __init__(self, d_model, warmup_steps=4000):
+        super().__init__()
+        self.d_model = tf.cast(d_model, tf.float32)
+        self.warmup_steps = warmup_steps
+
+    def __call__(self, step):
+        step = tf.cast(step, dtype=tf.float32)
+        arg1 = tf.math.rsqrt(step)
+        arg2 = step * (self.warmup_steps ** -1.5)
+        return tf.math.rsqrt(self.d_model) * tf.math.minimum(arg1, arg2)
+
+
+def test_user_schedule_of_the_transformer_tutorial_in_graph():
+    make = lambda: tf.keras.optimizers.Adam(TransformerSchedule(16, warmup_steps=3),  # noqa: E731
+                                            beta_1=0.9, beta_2=0.98, epsilon=1e-9)
+    eager, _ = _train(make, graph=False)
+    graph, opt = _train(make, graph=True)
+    for a, b in zip(eager, graph):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    _, g, _, _, _ = _train_graph(make)
+    assert "Rsqrt" in g.op_counts() and "Minimum" in g.op_counts()  # evaluated in the graph

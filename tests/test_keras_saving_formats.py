@@ -69,7 +69,8 @@ def test_weights_h5_round_trip(tmp_path):
             str(tmp_path / "w.weights.h5"))
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "rmsprop", "sgd"])
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop", "sgd", "adamw", "adagrad", "adadelta",
+                                       "adamax", "nadam", "ftrl", "lion"])
 def test_training_continues_exactly_after_load_model(tmp_path, optimizer):
     x = RNG.normal(size=(16, 3)).astype(np.float32)
     y = x[:, :2] * 2.0

@@ -20,10 +20,11 @@ def f32(x):
 
 # -- references: (w, grads) -> w after each step -------------------------------------------
 # (LR, momentum, rho, betas and Ftrl's strengths are hyperparameters: rounded through f32.)
-def ref_sgd(w, grads, momentum=0.0, nesterov=False):
+def ref_sgd(w, grads, momentum=0.0, nesterov=False, wd=0.0):
     vel = np.zeros_like(w)
     momentum, lr = f32(momentum), f32(LR)
     for g in grads:
+        w = w - w * wd * lr
         vel = momentum * vel - lr * g
         w = w + (momentum * vel - lr * g if nesterov else vel)
     return w
@@ -126,6 +127,20 @@ def ref_lion(w, grads, b1=0.9, b2=0.99):
     return w
 
 
+def ref_ema(update, ema_momentum, every):
+    """`update`'s steps followed by TF 2.11+'s use_ema with ema_overwrite_frequency."""
+    def ref(w, grads):
+        average = w
+        for t in range(1, len(grads) + 1):
+            w_new = update(w, grads[t - 1:t])  # one step from this w
+            w = w_new
+            average = ema_momentum * average + (1 - ema_momentum) * w
+            if t % every == 0:
+                w = average
+        return w
+    return ref
+
+
 O = tf.keras.optimizers
 CASES = {
     "sgd": (lambda: O.SGD(LR), ref_sgd),
@@ -154,6 +169,11 @@ CASES = {
     "ftrl_power": (lambda: O.Ftrl(LR, learning_rate_power=-0.3),
                    lambda w, g: ref_ftrl(w, g, power=-0.3)),
     "lion": (lambda: O.Lion(LR), ref_lion),
+    "sgd_weight_decay": (lambda: O.SGD(LR, weight_decay=0.05),
+                         lambda w, g: ref_sgd(w, g, wd=0.05)),
+    "sgd_ema_overwrite": (lambda: O.SGD(LR, use_ema=True, ema_momentum=0.7,
+                                        ema_overwrite_frequency=2),
+                          ref_ema(ref_sgd, 0.7, 2)),
 }
 
 
@@ -226,3 +246,28 @@ def test_nadam_refuses_a_schedule_and_ftrl_checks_arguments():
         tf.keras.optimizers.Ftrl(learning_rate_power=0.5)
     with pytest.raises(ValueError, match="l1_regularization_strength"):
         tf.keras.optimizers.Ftrl(l1_regularization_strength=-1.0)
+
+
+def test_fit_with_use_ema_ends_on_the_averages():
+    x = RNG.standard_normal((32, 3)).astype("float32")
+    y = x @ np.ones((3, 1), "float32")
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    opt = tf.keras.optimizers.SGD(0.1, use_ema=True, ema_momentum=0.5)
+    model.compile(opt, "mse")
+    model.fit(x, y, epochs=2, batch_size=8, verbose=0)
+    for v in model.trainable_variables:
+        np.testing.assert_array_equal(v.numpy(), opt.get_slot(v, "average").numpy())
+    assert opt.get_config()["use_ema"] is True
+    clone = tf.keras.optimizers.deserialize(tf.keras.optimizers.serialize(opt))
+    assert clone.use_ema and clone.ema_momentum == 0.5
+
+
+def test_weight_decay_exclusions():
+    kept, decayed = tf.Variable([1.0]), tf.Variable([1.0], name="kernel")
+    bias = tf.Variable([1.0], name="dense/bias")
+    opt = tf.keras.optimizers.Adam(0.1, weight_decay=0.5)
+    opt.exclude_from_weight_decay(var_list=[kept], var_names=["bias"])
+    zero = tf.constant([0.0])
+    opt.apply_gradients([(zero, kept), (zero, decayed), (zero, bias)])
+    assert float(kept[0]) == 1.0 and float(bias[0]) == 1.0
+    assert float(decayed[0]) == pytest.approx(1.0 - 0.5 * 0.1)

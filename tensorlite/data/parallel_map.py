@@ -175,7 +175,9 @@ class ParallelMapIterator(RawIterator):
             self._set_mode("inline", 1, "input ended or failed while probing")
             return
         latency = sorted(p[0] for p in probe)[len(probe) // 2]
-        self._latency = latency
+        # Chunks are sized on the function's own cost: its time on a core (wall time
+        # less run-queue waits), not the delays other programs' load adds to it.
+        self._latency = max(min(p[0] - p[3] for p in probe), 0.1 * latency)
         # CPU time over the time the function was not kept off a core by other programs
         cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] - p[3] for p in probe), 1e-9)
         moved = max(p[2] for p in probe)
@@ -196,7 +198,7 @@ class ParallelMapIterator(RawIterator):
 
     def _probe_threads(self, n, latency, moved):
         self._set_mode("thread", n, "probing thread scaling")
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         start = len(self._done)
         target = 3 * n
         while len(self._pending) < target:
@@ -207,8 +209,11 @@ class ParallelMapIterator(RawIterator):
         count = len(self._done) - start
         elapsed = time.perf_counter() - t0
         speedup = count * latency / max(elapsed, 1e-9) if count else 1.0
+        # Cores this process kept busy: a GIL-bound function cannot use more than one,
+        # whatever the speedup computed from a latency measured under another load says.
+        cores_used = (time.process_time() - cpu0) / max(elapsed, 1e-9)
         transfer = 2 * moved / _COPY_BYTES_PER_S
-        if speedup >= 0.7 * n:
+        if speedup >= 0.7 * n and cores_used > 1.2:
             self._stats.choice = (f"threads x{n} (measured {speedup:.2f}x on {n} threads: the "
                                   f"function releases the GIL)")
         elif transfer > latency / 2:
@@ -225,24 +230,27 @@ class ParallelMapIterator(RawIterator):
         if self._requested == AUTOTUNE and self._mode in ("thread", "process") and \
                 not self._forced:
             self._guard = PlanGuard(latency)
-            self._guard.start_parallel(self._window())
+            self._guard.start_parallel(self._n * self._chunk)  # each worker's first task
             self._plan = (self._mode, self._n, self._stats.choice)
 
-    def _fall_back(self):
+    def _to_inline(self):
+        """Runs the map inline from here on (what is in flight is collected first)."""
         while self._pending:
             self._collect(block=True)
-        why = self._guard.explain(f"{self._plan[0]} x{self._plan[1]}")
         # Idle worker processes cost nothing: they are kept for the retry (no new fork).
         self._shutdown_pool()
         self._mode, self._n = "inline", 1
         self._stats.parallelism = 1
+
+    def _explain_fallback(self):
+        why = self._guard.explain(f"{self._plan[0]} x{self._plan[1]}")
         self._stats.choice = f"inline x1 ({why})"
 
     def _retry_plan(self):
         mode, n, choice = self._plan
         self._set_mode(mode, n, "AUTOTUNE retry")
         self._stats.choice = choice
-        self._guard.start_parallel(self._window())
+        self._guard.start_parallel(self._n * self._chunk)  # each worker's first task
 
     def _set_mode(self, mode, n, why):
         self._mode, self._n = mode, n
@@ -345,15 +353,23 @@ class ParallelMapIterator(RawIterator):
 
     def _next_guarded(self):
         parallel = self._mode != "inline"
+        # Elements the parallel plan left buffered cost nothing now: not an inline cost.
+        buffered = not parallel and bool(self._done)
         t0 = time.perf_counter()
         try:
             return self._next_parallel() if parallel else self._next_inline()
         finally:
-            action = self._guard.observe(time.perf_counter() - t0, parallel)
-            if action == "fallback":
-                self._fall_back()
-            elif action == "retry":
-                self._retry_plan()
+            if not buffered:
+                action = self._guard.observe(time.perf_counter() - t0, parallel)
+                if action == "fallback":
+                    self._to_inline()
+                    self._explain_fallback()
+                elif action == "sample":
+                    self._to_inline()
+                elif action == "stay":
+                    self._explain_fallback()
+                elif action == "retry":
+                    self._retry_plan()
 
     def _next_parallel(self):
         self._fill()
@@ -365,7 +381,11 @@ class ParallelMapIterator(RawIterator):
                     self._fill()
                     if index not in self._pending and index not in self._done:
                         raise StopIteration
-                self._collect(block=True, want=index)
+                # Whatever finishes first, not only the element wanted: a worker that runs
+                # ahead (another one shares its core with other programs) gets new work at
+                # once instead of idling until the slow one catches up.
+                self._collect(block=True)
+                self._fill()
             self._next_out += 1
         else:
             while not self._done:

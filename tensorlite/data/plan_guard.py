@@ -7,10 +7,16 @@ what the consumer actually pays per element - time spent inside the stage's `nex
 windows, for the parallel plan and for the inline loop, each measured recently:
   * parallel slower than inline -> fall back to inline;
   * while inline, retry the parallel plan after a back-off (doubling on each failed retry,
-    reset by a success), so a plan that pays off again when the load goes away comes back.
-A parallel plan's ramp-up (forking workers, filling the pipeline: the elements in flight)
-is a one-off cost, not its steady per-element cost: `start_parallel(warmup)` skips those
-elements before the first window, so a plan is never judged, and dropped, on its start.
+    reset by a success), so a plan that pays off again when the load goes away comes back;
+  * while parallel wins, re-measure the inline loop now and then ("sample": one inline
+    window, at 0.5 s, then at doubling intervals up to 8 s while parallel keeps winning),
+    because the inline cost it is compared with changes with the load too: a stale one
+    (the probe's two elements, measured under another load) can keep a plan that has
+    become slower than inline.
+Only elements the inline loop computes count as inline cost (not ones the parallel plan
+left buffered), and a parallel plan's ramp-up (forking workers, filling the pipeline: the
+elements in flight) is a one-off cost, not its steady per-element cost: `start_parallel`
+skips those elements before its first window, so a plan is never dropped on its start.
 
 Example (what a pipeline's stats say after a fall-back):
     >>> stats.choice  # doctest: +SKIP
@@ -20,8 +26,10 @@ import time
 
 _WINDOW_ELEMENTS = 16
 _WINDOW_SECONDS = 0.05
-_FIRST_RETRY_S = 0.5
+_FIRST_RETRY_S = 0.1
 _MAX_RETRY_S = 30.0
+_FIRST_SAMPLE_S = 0.5
+_MAX_SAMPLE_S = 8.0
 
 
 class PlanGuard:
@@ -33,25 +41,40 @@ class PlanGuard:
         self._count, self._spent, self._start = 0, 0.0, time.perf_counter()
         self._retry_after = _FIRST_RETRY_S
         self._retry_at = None
+        self._sample_every = _FIRST_SAMPLE_S
+        self._sample_at = time.perf_counter() + _FIRST_SAMPLE_S
+        self._sampling = False
         self._skip = 0
+        self._par_window = 0  # elements in a parallel window beyond _WINDOW_ELEMENTS
         self.fallbacks = 0
 
     def start_parallel(self, warmup):
-        """A parallel plan (re)starts: its first `warmup` elements are not measured."""
+        """A parallel plan (re)starts: its first `warmup` elements (one task per worker)
+        are not measured, and its windows span at least two more rounds of tasks, so the
+        ramp-up does not blur its steady cost."""
         self._skip = warmup
+        self._par_window = 2 * warmup
         self._reset_window()
 
-    def _window_done(self):
-        return self._count >= _WINDOW_ELEMENTS and \
+    def _window_done(self, elements=0):
+        return self._count >= max(elements, _WINDOW_ELEMENTS) and \
             time.perf_counter() - self._start >= _WINDOW_SECONDS
 
     def _reset_window(self):
         self._count, self._spent, self._start = 0, 0.0, time.perf_counter()
 
+    def _lost(self):
+        """Parallel measured slower than inline: back off before trying it again."""
+        self.fallbacks += 1
+        self._retry_at = time.perf_counter() + self._retry_after
+        self._retry_after = min(2 * self._retry_after, _MAX_RETRY_S)
+        self._sample_every = _FIRST_SAMPLE_S
+
     def observe(self, cost, parallel):
         """Records one element's cost in the current plan. Returns "fallback" (parallel
-        measured slower than inline), "retry" (time to try the parallel plan again) or
-        None."""
+        measured slower than inline), "sample" (time to re-measure inline: run inline for
+        one window), "retry" (back to the parallel plan), "stay" (the sample found inline
+        faster: stay inline, as after a fall-back) or None."""
         if parallel and self._skip > 0:
             self._skip -= 1
             if self._skip == 0:
@@ -60,22 +83,37 @@ class PlanGuard:
         self._count += 1
         self._spent += cost
         if parallel:
-            if not self._window_done():
-                return None
-            self.par_cost = self._spent / self._count
-            self._reset_window()
-            if self.par_cost > self.seq_cost:
-                self.fallbacks += 1
-                self._retry_at = time.perf_counter() + self._retry_after
-                self._retry_after = min(2 * self._retry_after, _MAX_RETRY_S)
-                return "fallback"
-            self._retry_after = _FIRST_RETRY_S
+            return self._observe_parallel()
+        return self._observe_inline()
+
+    def _observe_parallel(self):
+        if not self._window_done(self._par_window):
             return None
+        self.par_cost = self._spent / self._count
+        self._reset_window()
+        if self.par_cost > self.seq_cost:
+            self._lost()
+            return "fallback"
+        self._retry_after = _FIRST_RETRY_S
+        if time.perf_counter() >= self._sample_at:
+            self._sampling = True
+            return "sample"
+        return None
+
+    def _observe_inline(self):
         if self._window_done():
             self.seq_cost = self._spent / self._count
             self._reset_window()
-        if self._retry_at is not None and time.perf_counter() >= self._retry_at and \
-                self._count == 0:
+            if self._sampling:
+                self._sampling = False
+                if self.par_cost is not None and self.par_cost > self.seq_cost:
+                    self._lost()
+                    return "stay"
+                self._sample_every = min(2 * self._sample_every, _MAX_SAMPLE_S)
+                self._sample_at = time.perf_counter() + self._sample_every
+                return "retry"
+        if not self._sampling and self._retry_at is not None and \
+                time.perf_counter() >= self._retry_at and self._count == 0:
             self._retry_at = None
             return "retry"
         return None

@@ -23,7 +23,7 @@ from tensorlite.data import structure
 from tensorlite.framework import blas_threads, nest
 from tensorlite.framework.tensor import wrap
 
-SLOTS_PER_WORKER = 2
+SLOTS_PER_WORKER = 4
 _MIN_SLOT = 1 << 16
 _STOP_GRACE_S = 2.0
 _EXITING = []  # [(terminate-after time, process)] of closed workers not yet reaped

@@ -1,11 +1,12 @@
 """Keras state kept on the host inside `tf.function` graphs.
 
-The built-in optimizers and metrics update NumPy arrays in place (fast eagerly, invisible
-to a tape). Traced as they are, a graph would freeze the values they read at trace time and
-never repeat their updates. Inside a trace, `host_call` records such a call as ONE stateful
+The built-in metrics update NumPy arrays in place (fast eagerly, invisible to a tape).
+Traced as they are, a graph would freeze the values they read at trace time and never
+repeat their updates. Inside a trace, `host_call` records such a call as ONE stateful
 callback node whose inputs are the call's tensor arguments: every run of the graph repeats
-the call on that run's values, exactly as the eager code computes it (schedules, clipping,
-step counters and subclasses included). The graph passes never move anything across it.
+the call on that run's values, exactly as the eager code computes it. The graph passes never
+move anything across it. (The optimizers no longer need it: they trace into graph ops,
+keras/optimizers/optimizer.py.)
 
 Example:
     >>> m = tf.keras.metrics.Mean()

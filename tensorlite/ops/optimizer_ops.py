@@ -44,6 +44,17 @@ def rms_scaled(g, second_moment, t, lr, epsilon):
     return t
 
 
+def _moments(m, v, g, t, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2):
+    """Adam's moments in place: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2."""
+    np.multiply(m, beta_1, out=m)
+    np.multiply(g, one_minus_beta_1, out=t)
+    np.add(m, t, out=m)
+    np.multiply(v, beta_2, out=v)
+    np.multiply(g, g, out=t)
+    np.multiply(t, one_minus_beta_2, out=t)
+    np.add(v, t, out=v)
+
+
 # -- kernels ---------------------------------------------------------------------------------
 def _sgd(w, slots, g, t, lr):
     """w -= lr * g"""
@@ -67,13 +78,7 @@ def _adam(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2
     """m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 (amsgrad: vhat = max(vhat, v));
     w -= lr * m / (sqrt(v or vhat) + epsilon), lr already bias-corrected."""
     m, v = slots[0], slots[1]
-    np.multiply(m, beta_1, out=m)
-    np.multiply(g, one_minus_beta_1, out=t)
-    np.add(m, t, out=m)
-    np.multiply(v, beta_2, out=v)
-    np.multiply(g, g, out=t)
-    np.multiply(t, one_minus_beta_2, out=t)
-    np.add(v, t, out=v)
+    _moments(m, v, g, t, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2)
     if len(slots) == 3:  # amsgrad
         np.maximum(slots[2], v, out=slots[2])
         v = slots[2]
@@ -168,13 +173,7 @@ def _nadam(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, one_minus_beta_
     m_bar = (1 - m_t) g / (1 - prod m) + m_{t+1} m / (1 - prod_next m);
     w -= lr * m_bar / (sqrt(v / (1 - b2^t)) + epsilon)."""
     m, v = slots
-    np.multiply(m, beta_1, out=m)
-    np.multiply(g, one_minus_beta_1, out=t)
-    np.add(m, t, out=m)
-    np.multiply(v, beta_2, out=v)
-    np.multiply(g, g, out=t)
-    np.multiply(t, one_minus_beta_2, out=t)
-    np.add(v, t, out=v)
+    _moments(m, v, g, t, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2)
     bar = np.multiply(g, one_minus_m_t / one_minus_m_schedule_new)
     np.multiply(m, m_t_1 / one_minus_m_schedule_next, out=t)
     np.add(bar, t, out=bar)

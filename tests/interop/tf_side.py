@@ -9,6 +9,9 @@ conftest.run_tf, never imported by tensorlite or pytest.
                                   TensorFlow loads the SavedModels tensorlite wrote (as
                                   DIR/manifest.json lists them) and dumps what they compute
                                   into DIR/tf_read.npz
+    python tf_side.py optimizers DIR  TensorFlow applies DIR/cases.json's optimizers to the
+                                  variable and gradients of DIR/inputs.npz, writes the
+                                  variable after each step into DIR/tf_out.npz
 
 The last line printed is a JSON object of facts the test compares (key lists, paths).
 The models here and in test_checkpoint_interop.py are the same architecture.
@@ -253,9 +256,29 @@ def savedmodel_read(directory):
     return facts
 
 
+def optimizers(directory):
+    """Each case: {"name", "class", "legacy", "kwargs"}: tf.keras's optimizer (the legacy
+    OptimizerV2 class where `legacy`), eager steps on a float32 variable."""
+    with open(os.path.join(directory, "cases.json")) as f:
+        cases = json.load(f)
+    inputs = np.load(os.path.join(directory, "inputs.npz"))
+    out = {}
+    for case in cases:
+        module = tf.keras.optimizers.legacy if case["legacy"] else tf.keras.optimizers
+        opt = getattr(module, case["class"])(**case["kwargs"])
+        var = tf.Variable(inputs["w0"])
+        steps = []
+        for g in inputs["grads"]:
+            opt.apply_gradients([(tf.constant(g), var)])
+            steps.append(var.numpy())
+        out[case["name"]] = np.stack(steps)
+    np.savez(os.path.join(directory, "tf_out.npz"), **out)
+    return {"names": sorted(out)}
+
+
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
     result = {"write": write, "read": read, "keras_write": keras_write,
               "keras_read": keras_read, "savedmodel_write": savedmodel_write,
-              "savedmodel_read": savedmodel_read}[command](directory)
+              "savedmodel_read": savedmodel_read, "optimizers": optimizers}[command](directory)
     print(json.dumps(result))

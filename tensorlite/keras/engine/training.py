@@ -250,6 +250,9 @@ class Model(Layer):
             callback_list.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
+        finalize = getattr(self.optimizer, "finalize_variable_values", None)
+        if finalize is not None and epochs > initial_epoch:  # use_ema: the averages, as Keras
+            finalize(self.trainable_variables)
         callback_list.on_train_end(logs)
         return self.history
 

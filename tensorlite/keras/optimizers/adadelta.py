@@ -28,10 +28,7 @@ class Adadelta(Optimizer):
         self.epsilon = backend.epsilon() if epsilon is None else epsilon
 
     def _create_slots(self, var_list):
-        for var in var_list:
-            self.add_slot(var, "accum_grad")
-        for var in var_list:
-            self.add_slot(var, "accum_var")
+        self._add_slots(var_list, "accum_grad", "accum_var")
 
     def _update_config(self):
         return optimizer_ops.ADADELTA, ("accum_grad", "accum_var"), {}
@@ -44,8 +41,5 @@ class Adadelta(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "rho": self._serialize_hyperparameter("rho"),
-                       "epsilon": self.epsilon})
+        config.update(self._hyper_config(), epsilon=self.epsilon)
         return config

@@ -43,8 +43,7 @@ class Adagrad(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "initial_accumulator_value": self._initial_accumulator_value,
-                       "epsilon": self.epsilon})
+        config.update(self._hyper_config(),
+                      initial_accumulator_value=self._initial_accumulator_value,
+                      epsilon=self.epsilon)
         return config

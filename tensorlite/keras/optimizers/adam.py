@@ -6,20 +6,14 @@ Adam, at step t = iterations + 1:
     v = beta_2 * v + (1 - beta_2) * g ** 2            (amsgrad: vhat = max(vhat, v), used for v)
     w -= lr * sqrt(1 - beta_2 ** t) / (1 - beta_1 ** t) * m / (sqrt(v) + epsilon)
 
-AdamW first decays the weights, decoupled from the gradient: w -= w * weight_decay * lr.
+AdamW first decays the weights, decoupled from the gradient: w -= w * weight_decay * lr
+(weight_decay.py; every optimizer takes `weight_decay`, AdamW defaults it to 0.004).
 
 Example:
     >>> opt = tf.keras.optimizers.Adam(learning_rate=1e-3)
 """
-import re
-
-import numpy as np
-
-from tensorlite.framework.tensor import wrap
-from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
-from tensorlite.graph.tracing import is_tracing
-from tensorlite.keras.optimizers.optimizer import Optimizer, exclusive_array
+from tensorlite.keras.optimizers.optimizer import Optimizer
 from tensorlite.ops import optimizer_ops
 
 
@@ -39,13 +33,7 @@ class Adam(Optimizer):
         self.amsgrad = amsgrad
 
     def _create_slots(self, var_list):
-        for var in var_list:
-            self.add_slot(var, "m")
-        for var in var_list:
-            self.add_slot(var, "v")
-        if self.amsgrad:
-            for var in var_list:
-                self.add_slot(var, "vhat")
+        self._add_slots(var_list, "m", "v", *(("vhat",) if self.amsgrad else ()))
 
     def _update_config(self):
         return optimizer_ops.ADAM, ("m", "v", "vhat") if self.amsgrad else ("m", "v"), {}
@@ -65,11 +53,7 @@ class Adam(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "beta_1": self._serialize_hyperparameter("beta_1"),
-                       "beta_2": self._serialize_hyperparameter("beta_2"),
-                       "epsilon": self.epsilon, "amsgrad": self.amsgrad})
+        config.update(self._hyper_config(), epsilon=self.epsilon, amsgrad=self.amsgrad)
         return config
 
 
@@ -83,41 +67,5 @@ class AdamW(Adam):
             raise ValueError(f"Argument `weight_decay` must be a float >= 0 for AdamW. "
                              f"Received: weight_decay={weight_decay}")
         super().__init__(learning_rate=learning_rate, beta_1=beta_1, beta_2=beta_2,
-                         epsilon=epsilon, amsgrad=amsgrad, name=name, **kwargs)
-        self.weight_decay = weight_decay
-        self._exclude_ids = set()
-        self._exclude_names = []
-
-    def exclude_from_weight_decay(self, var_list=None, var_names=None):
-        """Variables (or variables whose name matches one of `var_names`, as regular
-        expressions) that weight decay leaves alone, e.g. biases and norms."""
-        self._exclude_ids.update(id(v) for v in var_list or ())
-        self._exclude_names.extend(var_names or ())
-
-    def _decays(self, var):
-        if id(var) in self._exclude_ids:
-            return False
-        return not any(re.search(p, var.name) for p in self._exclude_names)
-
-    def _before_apply(self, var_list, apply_state):
-        wd = float(np.asarray(self.weight_decay))
-        if wd == 0:
-            return
-        graph = is_tracing()
-        for var in var_list:
-            if not self._decays(var):
-                continue
-            keep = 1.0 - wd * apply_state[(var.device, var.dtype)]["lr_t"]
-            if graph or type(var) is not Variable:
-                var.assign(var * keep)
-                continue
-            a = exclusive_array(var)
-            if a is None:
-                var._t = wrap(np.multiply(var._t._value, keep))
-            else:
-                np.multiply(a, keep, out=a)
-
-    def get_config(self):
-        config = super().get_config()
-        config["weight_decay"] = self.weight_decay
-        return config
+                         epsilon=epsilon, amsgrad=amsgrad, name=name,
+                         weight_decay=weight_decay, **kwargs)

@@ -28,10 +28,7 @@ class Adamax(Optimizer):
         self.epsilon = backend.epsilon() if epsilon is None else epsilon
 
     def _create_slots(self, var_list):
-        for var in var_list:
-            self.add_slot(var, "m")
-        for var in var_list:
-            self.add_slot(var, "v")
+        self._add_slots(var_list, "m", "v")
 
     def _update_config(self):
         return optimizer_ops.ADAMAX, ("m", "v"), {}
@@ -46,9 +43,5 @@ class Adamax(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "beta_1": self._serialize_hyperparameter("beta_1"),
-                       "beta_2": self._serialize_hyperparameter("beta_2"),
-                       "epsilon": self.epsilon})
+        config.update(self._hyper_config(), epsilon=self.epsilon)
         return config

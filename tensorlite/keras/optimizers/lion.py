@@ -28,8 +28,7 @@ class Lion(Optimizer):
         self._set_hyper("beta_2", beta_2)
 
     def _create_slots(self, var_list):
-        for var in var_list:
-            self.add_slot(var, "m")
+        self._add_slots(var_list, "m")
 
     def _update_config(self):
         return optimizer_ops.LION, ("m",), {}
@@ -42,8 +41,5 @@ class Lion(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "beta_1": self._serialize_hyperparameter("beta_1"),
-                       "beta_2": self._serialize_hyperparameter("beta_2")})
+        config.update(self._hyper_config())
         return config

@@ -50,13 +50,15 @@ class Nadam(Optimizer):
             self._m_cache = Variable(np.asarray(1.0, dtype=var_list[0].dtype.as_numpy_dtype),
                                      name=f"{self._name}/momentum_cache", trainable=False)
             self._weights.append(self._m_cache)
-        for var in var_list:
-            self.add_slot(var, "m")
-        for var in var_list:
-            self.add_slot(var, "v")
+        self._add_slots(var_list, "m", "v")
 
     def _update_config(self):
         return optimizer_ops.NADAM, ("m", "v"), {}
+
+    def _checkpoint_variables(self):
+        """Keras's order: iterations, the momentum cache, then the slots."""
+        out = super()._checkpoint_variables()
+        return out[:1] + ([self._m_cache] if self._m_cache is not None else []) + out[1:]
 
     def _prepare(self, var_list):
         # The momentum product before this step, read once (its update follows).
@@ -87,9 +89,5 @@ class Nadam(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "beta_1": self._serialize_hyperparameter("beta_1"),
-                       "beta_2": self._serialize_hyperparameter("beta_2"),
-                       "epsilon": self.epsilon})
+        config.update(self._hyper_config(), epsilon=self.epsilon)
         return config

@@ -40,9 +40,13 @@ from tensorlite.graph.tracing import is_tracing
 from tensorlite.ops import math_ops
 from tensorlite.ops.optimizer_ops import ADD, SUB
 from tensorlite.keras.optimizers.schedules import LearningRateSchedule
+from tensorlite.keras.optimizers import ema, weight_decay
 from tensorlite.keras.optimizers import schedules as _schedules
 
-_ALLOWED_KWARGS = ("clipnorm", "clipvalue", "lr", "decay", "global_clipnorm")
+_ALLOWED_KWARGS = ("clipnorm", "clipvalue", "lr", "decay", "global_clipnorm",
+                   # TF 2.11+'s optimizer arguments (see weight_decay.py, ema.py)
+                   "weight_decay", "use_ema", "ema_momentum", "ema_overwrite_frequency",
+                   "jit_compile")
 _rc = sys.getrefcount
 # On a free-threaded build another thread may take a reference between check and write.
 _NO_INPLACE = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
@@ -109,6 +113,18 @@ def add_to(var, delta):
         np.add(a, delta, out=a)
 
 
+def multiply_by(var, factor):
+    """var *= factor (a scalar), like `subtract_from`."""
+    if type(var) is not Variable:
+        var.assign(var * factor)
+        return
+    a = exclusive_array(var)
+    if a is None:
+        var._t = wrap(np.multiply(var._t._value, factor))
+    else:
+        np.multiply(a, factor, out=a)
+
+
 def value_array(var):
     """The current value of a variable or tensor as a NumPy array (no copy)."""
     if type(var) is Variable:
@@ -170,6 +186,15 @@ class Optimizer:
                              f"`global_clipnorm`={self._global_clipnorm}.")
         self.gradient_aggregator = gradient_aggregator
         self.gradient_transformers = list(gradient_transformers or [])
+        self.weight_decay = kwargs.pop("weight_decay", None)
+        self._exclude_ids, self._exclude_names = set(), []
+        self.use_ema = bool(kwargs.pop("use_ema", False))
+        self.ema_momentum = kwargs.pop("ema_momentum", 0.99)
+        self.ema_overwrite_frequency = kwargs.pop("ema_overwrite_frequency", None)
+        if not 0 <= self.ema_momentum <= 1:
+            raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: "
+                             f"ema_momentum={self.ema_momentum}")
+        kwargs.pop("jit_compile", None)  # XLA's switch: the fused update ops need none
 
     # -- hyperparameters as attributes ---------------------------------------------------
     def __getattr__(self, name):
@@ -245,6 +270,19 @@ class Optimizer:
         if isinstance(value, (Tensor, Variable)):
             return float(np.asarray(value))
         return value
+
+    def _hyper_config(self):
+        """get_config's entries of every hyperparameter (`decay` as given), for the
+        built-in optimizers' configs."""
+        return {name: self._initial_decay if name == "decay" else
+                self._serialize_hyperparameter(name) for name in self._hyper}
+
+    def _add_slots(self, var_list, *names):
+        """Creates the slots `names` (zeros) of every variable, name by name (Keras's
+        creation order: all m, then all v)."""
+        for name in names:
+            for var in var_list:
+                self.add_slot(var, name)
 
     # -- checkpointing ---------------------------------------------------------------------
     # Slot names whose variables tf.keras interleaves per variable (Adam: m0, v0, m1, v1);
@@ -414,6 +452,8 @@ class Optimizer:
                 self._slots.setdefault(id(v), {})
                 self._slot_owner[id(v)] = v
             self._create_slots(new)
+            if self.use_ema:
+                ema.create_averages(self, new)
 
     # -- weights ---------------------------------------------------------------------------
     @property
@@ -483,6 +523,8 @@ class Optimizer:
                 else:
                     self._resource_apply_dense(grad, var)
                 self._apply_constraint(var)
+        if self.use_ema:
+            ema.update_averages(self, var_list, graph)
         it = self.iterations
         if type(it) is Variable and not graph:
             it._t = wrap(np.asarray(int(it._t._value) + 1, dtype=np.int64))
@@ -555,7 +597,20 @@ class Optimizer:
             target.assign(value)
 
     def _before_apply(self, var_list, apply_state):
-        """Hook run once per step before the per-variable updates (AdamW's weight decay)."""
+        """Hook run once per step before the per-variable updates: the weight decay."""
+        weight_decay.apply_weight_decay(self, var_list, apply_state, is_tracing())
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Variables (or variables whose name matches one of `var_names`, as regular
+        expressions) that weight decay leaves alone, e.g. biases and norms."""
+        self._exclude_ids.update(id(v) for v in var_list or ())
+        self._exclude_names.extend(var_names or ())
+
+    def finalize_variable_values(self, var_list):
+        """With `use_ema`, gives every variable its moving average (`fit` calls this at
+        the end of training); nothing otherwise."""
+        if self.use_ema:
+            ema.finalize(self, var_list)
 
     def _transform_gradients(self, pairs, graph=False):
         """Converts gradients to tensors of their variable's shape and dtype, then clips
@@ -690,6 +745,11 @@ class Optimizer:
             config["clipvalue"] = self._clipvalue
         if self._global_clipnorm is not None:
             config["global_clipnorm"] = self._global_clipnorm
+        if self.weight_decay is not None:
+            config["weight_decay"] = self.weight_decay
+        if self.use_ema:
+            config.update(use_ema=True, ema_momentum=self.ema_momentum,
+                          ema_overwrite_frequency=self.ema_overwrite_frequency)
         return config
 
     @classmethod

@@ -35,14 +35,7 @@ class RMSprop(Optimizer):
         self.centered = centered
 
     def _create_slots(self, var_list):
-        for var in var_list:
-            self.add_slot(var, "rms")
-        if self._momentum:
-            for var in var_list:
-                self.add_slot(var, "momentum")
-        if self.centered:
-            for var in var_list:
-                self.add_slot(var, "mg")
+        self._add_slots(var_list, *self._update_config()[1])
 
     def _update_config(self):
         slots = ("rms",) + (("momentum",) if self._momentum else ()) + \
@@ -60,9 +53,5 @@ class RMSprop(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "rho": self._serialize_hyperparameter("rho"),
-                       "momentum": self._serialize_hyperparameter("momentum"),
-                       "epsilon": self.epsilon, "centered": self.centered})
+        config.update(self._hyper_config(), epsilon=self.epsilon, centered=self.centered)
         return config

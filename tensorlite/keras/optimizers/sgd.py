@@ -26,9 +26,7 @@ class SGD(Optimizer):
         self.nesterov = nesterov
 
     def _create_slots(self, var_list):
-        if self._momentum:
-            for var in var_list:
-                self.add_slot(var, "momentum")
+        self._add_slots(var_list, *self._update_config()[1])
 
     def _update_config(self):
         if self._momentum:
@@ -43,8 +41,5 @@ class SGD(Optimizer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"learning_rate": self._serialize_hyperparameter("learning_rate"),
-                       "decay": self._initial_decay,
-                       "momentum": self._serialize_hyperparameter("momentum"),
-                       "nesterov": self.nesterov})
+        config.update(self._hyper_config(), nesterov=self.nesterov)
         return config
