@@ -321,11 +321,15 @@ class Function:
         concrete = self._cache.get(key)
         if concrete is None and self._cache:
             concrete = self._compatible(leaves)
+            if concrete is not None:  # later calls of this shape: one lookup
+                self._cache[key] = concrete
         if concrete is not None:
             return concrete._call_flat([x for x in leaves if isinstance(x, Tensor)])
         return self._trace_and_call(key, args, kwargs)
 
     def _key(self, leaves, declared=None):
+        if declared is None and not self._polymorphic:  # the hot path of every call
+            return tuple(_leaf_key(x) for x in leaves)
         shapes = self._static_shapes(leaves, declared)
         if shapes is None:
             return tuple(_leaf_key(x) for x in leaves)
