@@ -84,3 +84,41 @@ def test_data_map_vectorization_uses_vectorized_map():
     ds = base.map(noisy).batch(6).with_options(options)
     values = next(iter(ds))[0].numpy()
     assert len(set(np.round(values - np.arange(6), 6))) == 6
+
+
+def test_seed001_jacobian_by_nested_vectorized_map_under_the_tape():
+    x = tf.random.normal([6, 6], seed=1)
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = tf.exp(tf.matmul(x, x) * 0.1)
+        jacobian = tf.vectorized_map(
+            lambda yi: tf.vectorized_map(
+                lambda yij: t.gradient(yij, x), yi), y)
+    with tf.GradientTape() as t2:
+        t2.watch(x)
+        y = tf.exp(tf.matmul(x, x) * 0.1)
+    want = t2.jacobian(y, x)
+    assert jacobian.shape == (6, 6, 6, 6)
+    np.testing.assert_allclose(jacobian.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_vectorized_map_under_a_tape_is_differentiable():
+    w = tf.Variable(2.0)
+    xs = tf.constant([1.0, 2.0, 4.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(tf.vectorized_map(lambda r: r * r * w, xs))
+    assert float(tape.gradient(y, w)) == 21.0
+
+
+def test_vectorized_map_inside_tf_function_is_one_node_and_not_frozen():
+    w = tf.constant([[1.0], [2.0]])
+
+    @tf.function
+    def f(x):
+        return tf.vectorized_map(lambda r: tf.matmul(r[None], w)[0] + tf.reduce_sum(x), x)
+    for values in ([[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [0.0, 1.0]]):
+        x = np.array(values, np.float32)
+        want = x @ w.numpy() + x.sum()
+        np.testing.assert_allclose(f(tf.constant(x)).numpy(), want, rtol=1e-6)
+    assert f.experimental_get_tracing_count() == 1
+    assert f.last_concrete_function.graph.op_counts().get("VectorizedMap") == 1
