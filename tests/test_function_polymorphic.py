@@ -152,3 +152,51 @@ def test_branches_and_loops_see_none_dims_and_keep_one_graph():
     assert seen and all(s == [None, 3] for s in seen)
     assert f.experimental_get_tracing_count() == 1 and len(f._cache) == 1
     assert f.last_concrete_function.output_shapes.as_list() == [None, 3]
+
+
+LOSSES = {
+    "mean_square": lambda x, w, b: tf.reduce_mean(tf.square(tf.matmul(x, w) + b)),
+    "relu_sum": lambda x, w, b: tf.reduce_sum(tf.nn.relu(tf.matmul(x, w) + b)),
+    "sparse_xent": lambda x, w, b: tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        tf.cast(x[:, 0] > 0, tf.int32), tf.matmul(x, w) + b)),
+    "pow_max_expand": lambda x, w, b: tf.reduce_max(
+        tf.expand_dims(tf.nn.bias_add(tf.matmul(x, w), b) ** 2, -1), axis=[1, 2]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_a_training_step_is_one_graph_for_every_batch_size(name):
+    loss_fn = LOSSES[name]
+    w = tf.Variable(RNG.normal(size=(3, 4)).astype(np.float32))
+    b = tf.Variable(RNG.normal(size=(4,)).astype(np.float32))
+
+    def grads(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(loss_fn(x, w, b))
+        return tape.gradient(loss, [w, b])
+    step = tf.function(grads, input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    for n in (1, 7, 32):
+        x = tf.constant(RNG.normal(size=(n, 3)).astype(np.float32))
+        for got, want in zip(step(x), grads(x)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-6)
+    assert step.shape_specialised is None and len(step._cache) == 1
+
+
+def test_keras_cnn_training_step_is_one_graph():
+    model = tf.keras.Sequential([
+        tf.keras.layers.Conv2D(2, 3, activation="relu", input_shape=(6, 6, 1)),
+        tf.keras.layers.MaxPooling2D(), tf.keras.layers.Flatten(), tf.keras.layers.Dense(3)])
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def grads(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x))
+        return tape.gradient(loss, model.trainable_variables)
+    step = tf.function(grads, input_signature=[tf.TensorSpec([None, 6, 6, 1], tf.float32),
+                                               tf.TensorSpec([None], tf.int32)])
+    for n in (1, 7, 32):
+        x = tf.constant(RNG.normal(size=(n, 6, 6, 1)).astype(np.float32))
+        y = tf.constant(RNG.integers(0, 3, size=n).astype(np.int32))
+        for got, want in zip(step(x, y), grads(x, y)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+    assert step.shape_specialised is None and len(step._cache) == 1

@@ -671,7 +671,7 @@ def _first_difference(a, b):
         if x.op is not y.op or x.inputs != y.inputs or not _same_attrs(x.attrs, y.attrs):
             return f"{x.op.name} created at {x.where}"
     for (s, u), (t, v) in zip(sorted(a.constants.items()), sorted(b.constants.items())):
-        if s != t or np.shape(u) != np.shape(v):
+        if s != t or not (u is v or _same_attrs(np.asarray(u), np.asarray(v))):
             user = next((n for n in a.nodes if s in n.inputs), None)
             return f"a constant of shape {list(np.shape(u))}" + (
                 f" used by {user.op.name} created at {user.where}" if user else "")

@@ -94,19 +94,27 @@ class Tracer:
             out_slots.append(s)
             if dep:
                 self.dependent.add(s)
-        self.graph.nodes.append(Node(op, in_slots, attrs, out_slots, user_location(3),
-                                     current_scope()))
+        node = Node(op, in_slots, attrs, out_slots, user_location(3), current_scope())
+        self.graph.nodes.append(node)
         if self.symbolic is not None and dep:
-            self._infer_static(op, in_slots, inputs, attrs, outs, out_slots)
+            self._infer_static(node, inputs, outs)
 
-    def _infer_static(self, op, in_slots, inputs, attrs, outs, out_slots):
+    def _infer_static(self, node, inputs, outs):
         """Static output shapes by the op's shape rule from its inputs' static shapes; an
-        output whose shape the rule cannot tell keeps its rank only."""
+        output whose shape the rule cannot tell keeps its rank only. An op may declare
+        `polymorphic_attrs(specs, arrays, attrs)`: its attrs written for any size (a
+        Reshape to (7, 3, 1) of a (None, 3) input becomes (-1, 3, 1)); the size check
+        trace (graph/function.py) confirms the rewrite stands for other sizes."""
+        op, in_slots, out_slots = node.op, node.inputs, node.outputs
         static = self.symbolic
         if not any(s in static for s in in_slots):
             return  # every input fully known: the real shapes are the static ones
         specs = [Spec(static.get(s, tuple(t._value.shape)), t._dtype)
                  for s, t in zip(in_slots, inputs)]
+        relax = op.__dict__.get("polymorphic_attrs")
+        if relax is not None:
+            node.attrs = relax(specs, [t._value for t in inputs], node.attrs)
+        attrs = node.attrs
         try:
             out = op.infer(*specs, **(attrs or {}))
             got = list(out) if op.multi_output else [out]

@@ -190,8 +190,8 @@ def _run_node(node, values, batched, n, fallback, allow_loop, who):
     elif not any(flags):
         out = op.forward(*ins, **node.attrs)
         outs, is_b = (tuple(out) if op.multi_output else (out,)), False
-    elif op.batch is not None:
-        out = op.batch(ins, flags, **node.attrs)
+    elif op.batch is not None and (out := op.batch(ins, flags, **node.attrs)) \
+            is not NotImplemented:
         outs, is_b = (tuple(out) if op.multi_output else (out,)), True
     else:
         if not allow_loop:

@@ -15,7 +15,7 @@ from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.batching import (with_batch_axis, along_axis, broadcast_to_rule,
-                                     reshape_rule, transpose_rule)
+                                     leading, reshape_rule, transpose_rule)
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
@@ -58,6 +58,24 @@ RESHAPE = register(
     grad=lambda g, ans, x, shape: reshape(g, _lead(g, ans) + x._value.shape),
     shape=_reshape_shape)
 declare(RESHAPE, batch=reshape_rule)
+
+
+def _reshape_polymorphic(specs, arrays, attrs):
+    """In a shape-polymorphic trace: a target dimension equal to the input's one varying
+    size, with the other target dimensions holding the known ones, becomes -1."""
+    shape, static = tuple(attrs["shape"]), specs[0].shape
+    unknown = [i for i, d in enumerate(static) if d is None]
+    if len(unknown) != 1 or -1 in shape:
+        return attrs
+    size = arrays[0].shape[unknown[0]]
+    known = int(np.prod([d for d in static if d is not None]))
+    for i, d in enumerate(shape):
+        if d == size and int(np.prod(shape[:i] + shape[i + 1:])) == known:
+            return dict(attrs, shape=shape[:i] + (-1,) + shape[i + 1:])
+    return attrs
+
+
+RESHAPE.polymorphic_attrs = _reshape_polymorphic
 
 
 def reshape(tensor, shape, name=None):
@@ -286,6 +304,8 @@ ZEROS_LIKE = register("ZerosLike", lambda x, dtype: _fill_like_fwd(x, dtype, b""
                       grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
 ONES_LIKE = register("OnesLike", lambda x, dtype: _fill_like_fwd(x, dtype, 1),
                      grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+for _op in (ZEROS_LIKE, ONES_LIKE):
+    declare(_op, batch=leading(_op.forward))  # the batch axis is one more dimension
 
 
 @composite_aware("zeros_like")
