@@ -637,9 +637,17 @@ def _matmul_grad(g, ans, a, b, transpose_a, transpose_b):
             matmul(b, g, transpose_a=transpose_b, transpose_b=True)
         ga = unbroadcast(ga, a, ans)
     if input_needs_grad(1):
-        gb = matmul(a, g, transpose_a=not transpose_a) if not transpose_b else \
-            matmul(g, a, transpose_a=True, transpose_b=transpose_a)
-        gb = unbroadcast(gb, b, ans)
+        if b._value.ndim == 2 and a._value.ndim > 2 and not (transpose_a or transpose_b):
+            # weights shared by a's leading dims: fold those into the contraction rather
+            # than make one [k, n] product per leading index and sum them (a jacobian's
+            # rows would otherwise multiply that by the batch)
+            lead = g._value.shape[:batch_dims(g, ans)]
+            gb = matmul(reshape(a, (-1, a._value.shape[-1])),
+                        reshape(g, lead + (-1, g._value.shape[-1])), transpose_a=True)
+        else:
+            gb = matmul(a, g, transpose_a=not transpose_a) if not transpose_b else \
+                matmul(g, a, transpose_a=True, transpose_b=transpose_a)
+            gb = unbroadcast(gb, b, ans)
     return ga, gb
 
 
