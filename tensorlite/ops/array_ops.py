@@ -334,6 +334,19 @@ RANK = register("Rank", lambda x: np.array(x.ndim, dtype=np.int32), grad=NOT_DIF
                 shape=lambda x: Spec((), dtypes.int32))
 
 
+def _per_example_meta(forward):
+    """Rule for ops that describe their input (Shape, Size, Rank): each example's value."""
+    def rule(arrays, batched, **attrs):
+        one = forward(arrays[0][0] if batched[0] else arrays[0], **attrs)
+        return np.broadcast_to(one, (len(arrays[0]),) + np.shape(one)).copy()
+    rule.kind = "leading"
+    return rule
+
+
+for _op in (SHAPE, SIZE, RANK):
+    declare(_op, batch=_per_example_meta(_op.forward))
+
+
 def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
     """`tf.shape`: the dynamic shape as an int32 tensor."""
     return execute(SHAPE, (to_tensor(input),), {"dtype": dtypes.as_dtype(out_type)})
@@ -641,13 +654,39 @@ def _gather_grad_shape(g, i, shape, axis, batch_dims):
     return Spec(tuple(g.shape[:nb]) + tuple(shape), g.dtype)
 
 
-GATHER = register("GatherV2", _gather_fwd, grad=_gather_grad, shape=_gather_shape)
+def _gather_batch(arrays, batched, axis, batch_dims, rank):
+    params, indices = arrays
+    if not batched[1]:  # the batch is one more leading dim of params
+        return _gather_fwd(params, indices, axis, batch_dims, rank)
+    if not batched[0]:
+        if batch_dims or params.ndim != rank:
+            return NotImplemented
+        return np.moveaxis(_gather_fwd(params, indices, axis, 0, rank), axis, 0)
+    if params.ndim != rank + 1:
+        return NotImplemented
+    return _gather_fwd(params, indices, axis + 1, batch_dims + 1, rank + 1)
+
+
+def _gather_grad_batch(arrays, batched, shape, axis, batch_dims):
+    g, indices = arrays
+    if not batched[1]:  # the batch is one more leading dim of g
+        return _scatter_add(g, indices, shape, batch_dims, axis)
+    g, indices = with_batch_axis(arrays, batched)
+    if g.ndim - 1 != len(shape) - 1 + indices.ndim - 1 - batch_dims:
+        return NotImplemented  # leading dims of g's own beside the batch: per example
+    return _scatter_add(g, indices, (len(g),) + tuple(shape), batch_dims + 1, axis + 1)
+
+
+_gather_batch.kind = _gather_grad_batch.kind = "leading"
+GATHER = declare(register("GatherV2", _gather_fwd, grad=_gather_grad, shape=_gather_shape),
+                 batch=_gather_batch)
 # The gradient of a gather: scatter-add of the cotangent (TF builds an IndexedSlices and
 # densifies it); its own gradient is the gather again, so second order works.
 GATHER_GRAD = register(
     "GatherGrad", lambda g, indices, shape, axis, batch_dims:
     _scatter_add(g, indices, shape, batch_dims, axis),
     grad=_gather_grad_grad, shape=_gather_grad_shape)
+declare(GATHER_GRAD, batch=_gather_grad_batch)
 
 
 @composite_aware("gather")

@@ -350,8 +350,8 @@ def _cast_fwd(x, dtype):
     return x.astype(dtype.as_numpy_dtype)
 
 
-CAST = register("Cast", _cast_fwd, grad=_cast_grad,
-                shape=lambda x, dtype: Spec(x.shape, dtype))
+CAST = declare(register("Cast", _cast_fwd, grad=_cast_grad,
+                        shape=lambda x, dtype: Spec(x.shape, dtype)), batch=leading(_cast_fwd))
 
 
 @composite_aware("cast")
