@@ -123,3 +123,25 @@ def test_vectorized_map_inside_tf_function_is_one_node_and_not_frozen():
         np.testing.assert_allclose(f(tf.constant(x)).numpy(), want, rtol=1e-6)
     assert f.experimental_get_tracing_count() == 1
     assert f.last_concrete_function.graph.op_counts().get("VectorizedMap") == 1
+
+
+def test_per_example_gradients_inside_tf_function_follow_variable_updates():
+    rng = np.random.default_rng(2)
+    w1 = tf.Variable(rng.normal(size=(5, 8)).astype(np.float32) * 0.3)
+    w2 = tf.Variable(rng.normal(size=(8, 1)).astype(np.float32) * 0.3)
+    X = tf.constant(rng.normal(size=(16, 1, 5)).astype(np.float32))  # noqa: N806
+    Y = tf.constant(rng.normal(size=(16, 1, 1)).astype(np.float32))  # noqa: N806
+
+    def grads(args):
+        x, y = args
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2) - y))
+        return tape.gradient(loss, [w1, w2])
+    f = tf.function(lambda xs, ys: tf.vectorized_map(grads, (xs, ys)))
+    for _ in range(2):
+        got = f(X, Y)
+        for k in range(2):
+            want = np.stack([grads((X[i], Y[i]))[k].numpy() for i in range(16)])
+            np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-5, atol=1e-7)
+        w1.assign(w1 * 2.0)  # the graph reads the variables afresh on every call
+    assert f.experimental_get_tracing_count() == 1
