@@ -291,15 +291,15 @@ IMAG, imag = _defunary("Imag", lambda x: np.imag(x).copy(), lambda g, ans, x: No
 
 
 def zeros_like_t(x):
-    """Zeros of x's shape for a gradient rule: a constant, or inside a trace an op (a
-    constant would fix the size in a shape-polymorphic graph)."""
-    if OBSERVERS and control_flow_ops.graph_tracing():
+    """Zeros of x's shape for a gradient rule: a constant, or inside a trace an op unless
+    x is a scalar (a constant would fix the size in a shape-polymorphic graph)."""
+    if OBSERVERS and x._value.ndim and control_flow_ops.graph_tracing():
         return execute(get_op("ZerosLike"), (x,), {"dtype": x._dtype})
     return wrap(np.zeros_like(x._value))
 
 
 def ones_like_t(x):
-    if OBSERVERS and control_flow_ops.graph_tracing():
+    if OBSERVERS and x._value.ndim and control_flow_ops.graph_tracing():
         return execute(get_op("OnesLike"), (x,), {"dtype": x._dtype})
     return wrap(np.ones_like(x._value))
 
