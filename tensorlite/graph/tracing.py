@@ -120,7 +120,7 @@ class Tracer:
             got = list(out) if op.multi_output else [out]
             shapes = [tuple(g.shape) for g in got]
             if len(shapes) != len(outs) or not all(
-                    _fits(shape, o._value.shape) for shape, o in zip(shapes, outs)):
+                    fits_shape(shape, o._value.shape) for shape, o in zip(shapes, outs)):
                 raise ValueError("the shape rule disagrees with the computed value")
         except Exception:  # noqa: BLE001 - no rule for unknown dims: keep the rank only
             self.graph.unknown_shape_ops.add(op.name)
@@ -200,7 +200,8 @@ def _numpy_hook(tensor):
         tr.on_numpy(tensor)
 
 
-def _fits(static, shape):
+def fits_shape(static, shape):
+    """Whether a concrete shape fits a static one (None: any size)."""
     return len(static) == len(shape) and all(d is None or d == e for d, e in zip(static, shape))
 
 
