@@ -50,23 +50,33 @@ def test_vectorized_map_equals_python_loop_and_names_fallbacks():
         tf.vectorized_map(lambda a: a[0], (xs, tf.ones([5])))
 
 
-def test_per_example_gradients_of_an_mlp():
-    rng = np.random.default_rng(0)
+def _mlp_problem(seed):
+    """Two weight variables, a batch of 16 examples, and fn: one example's gradients."""
+    rng = np.random.default_rng(seed)
     w1 = tf.Variable(rng.normal(size=(5, 8)).astype(np.float32) * 0.3)
     w2 = tf.Variable(rng.normal(size=(8, 1)).astype(np.float32) * 0.3)
-    X = tf.constant(rng.normal(size=(16, 1, 5)).astype(np.float32))  # noqa: N806
-    Y = tf.constant(rng.normal(size=(16, 1, 1)).astype(np.float32))  # noqa: N806
+    xs = tf.constant(rng.normal(size=(16, 1, 5)).astype(np.float32))
+    ys = tf.constant(rng.normal(size=(16, 1, 1)).astype(np.float32))
 
     def grads(args):
         x, y = args
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2) - y))
         return tape.gradient(loss, [w1, w2])
-    got = tf.vectorized_map(grads, (X, Y))
-    assert vectorize.LAST["fallback_ops"] == []
+    return w1, xs, ys, grads
+
+
+def _check_per_example(got, grads, xs, ys, rtol):
     for k in range(2):
-        want = np.stack([grads((X[i], Y[i]))[k].numpy() for i in range(16)])
-        np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-4, atol=1e-6)
+        want = np.stack([grads((xs[i], ys[i]))[k].numpy() for i in range(16)])
+        np.testing.assert_allclose(got[k].numpy(), want, rtol=rtol, atol=1e-6)
+
+
+def test_per_example_gradients_of_an_mlp():
+    _, xs, ys, grads = _mlp_problem(0)
+    got = tf.vectorized_map(grads, (xs, ys))
+    assert vectorize.LAST["fallback_ops"] == []
+    _check_per_example(got, grads, xs, ys, rtol=1e-4)
 
 
 def test_data_map_vectorization_uses_vectorized_map():
@@ -126,22 +136,9 @@ def test_vectorized_map_inside_tf_function_is_one_node_and_not_frozen():
 
 
 def test_per_example_gradients_inside_tf_function_follow_variable_updates():
-    rng = np.random.default_rng(2)
-    w1 = tf.Variable(rng.normal(size=(5, 8)).astype(np.float32) * 0.3)
-    w2 = tf.Variable(rng.normal(size=(8, 1)).astype(np.float32) * 0.3)
-    X = tf.constant(rng.normal(size=(16, 1, 5)).astype(np.float32))  # noqa: N806
-    Y = tf.constant(rng.normal(size=(16, 1, 1)).astype(np.float32))  # noqa: N806
-
-    def grads(args):
-        x, y = args
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2) - y))
-        return tape.gradient(loss, [w1, w2])
-    f = tf.function(lambda xs, ys: tf.vectorized_map(grads, (xs, ys)))
+    w1, xs, ys, grads = _mlp_problem(2)
+    f = tf.function(lambda a, b: tf.vectorized_map(grads, (a, b)))
     for _ in range(2):
-        got = f(X, Y)
-        for k in range(2):
-            want = np.stack([grads((X[i], Y[i]))[k].numpy() for i in range(16)])
-            np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-5, atol=1e-7)
+        _check_per_example(f(xs, ys), grads, xs, ys, rtol=1e-5)
         w1.assign(w1 * 2.0)  # the graph reads the variables afresh on every call
     assert f.experimental_get_tracing_count() == 1
