@@ -22,11 +22,13 @@ inputs carries a static shape by the registry's shape rules from the declared sh
 their rank). Inside any trace a computed tensor prints as TensorFlow's symbolic tensors do,
 `Tensor("x:0", shape=(None, 3), dtype=float32)`.
 """
+import sys
+
 from tensorlite.framework import dispatch, errors, nest, variables
 from tensorlite.framework.registry import Spec
 from tensorlite.framework.tensor import _ON_NUMPY, GRAPH_TENSOR_INFO, Tensor
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.framework.user_frame import user_location
+from tensorlite.framework.user_frame import _PKG_DIR, user_location
 from tensorlite.framework.name_scope import current_scope
 from tensorlite.graph.ir import ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node
 from tensorlite.ops import script_ops
@@ -135,8 +137,9 @@ class Tracer:
         if s is None or s not in self.dependent or self.ignores():
             return None
         shape = None if self.symbolic is None else self.symbolic.get(s)
+        concrete = tensor._value.shape
         return TracedTensorInfo(self.graph, self._name_of(s), TensorShape(
-            tensor._value.shape if shape is None else shape))
+            concrete if shape is None else shape), concrete)
 
     def _name_of(self, slot):
         name = self.names.get(slot)
@@ -206,12 +209,23 @@ def fits_shape(static, shape):
 
 
 class TracedTensorInfo:
-    """A traced tensor's graph, name and static shape (its `.op` is the graph's node)."""
+    """A traced tensor's graph, name and static shape (`static_shape`, None where a size
+    varies). `shape` is what `Tensor.shape` answers: the static shape to the user's code,
+    as in TensorFlow; the concrete one to tensorlite's own code (Keras layers, gradient
+    rules), which may still read sizes: what that fixes in the graph, the size check trace
+    (graph/size_check.py) finds."""
 
-    __slots__ = ("graph", "name", "shape")
+    __slots__ = ("graph", "name", "static_shape", "concrete")
 
-    def __init__(self, graph, name, shape):
-        self.graph, self.name, self.shape = graph, name, shape
+    def __init__(self, graph, name, static_shape, concrete):
+        self.graph, self.name = graph, name
+        self.static_shape, self.concrete = static_shape, concrete
+
+    @property
+    def shape(self):
+        caller = sys._getframe(2).f_code.co_filename  # the frame that read Tensor.shape
+        return TensorShape(self.concrete) if caller.startswith(_PKG_DIR) else \
+            self.static_shape
 
     @property
     def op(self):

@@ -775,8 +775,21 @@ def _einsum_grad(g, ans, *xs, equation):
     return tuple(grads)
 
 
+def _einsum_shape(*xs, equation):
+    """Each output letter's size from the operands that know it (None: no operand does)."""
+    ins, out = _einsum_parse(equation, len(xs))
+    size = {}
+    for sub, x in zip(ins, xs):
+        if len(sub) != len(x.shape):
+            raise ValueError(f"einsum: operand {sub!r} has rank {len(x.shape)}")
+        for c, d in zip(sub, x.shape):
+            if d is not None:
+                size[c] = d
+    return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
+
+
 EINSUM = register("Einsum", lambda *xs, equation: np.einsum(equation, *xs, optimize=True)
-                  .astype(xs[0].dtype, copy=False), grad=_einsum_grad)
+                  .astype(xs[0].dtype, copy=False), grad=_einsum_grad, shape=_einsum_shape)
 
 
 def einsum(equation, *inputs, **kwargs):
