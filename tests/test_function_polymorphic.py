@@ -231,3 +231,18 @@ def test_keras_layers_under_a_none_batch_dimension(name):
         np.testing.assert_allclose(f(x).numpy(), layer(x).numpy(), rtol=1e-4, atol=1e-5)
     assert f.experimental_get_tracing_count() == 1
     assert (f.shape_specialised is None) == one_graph
+
+
+def test_reduce_retracing_generalises_other_varying_dims(capsys):
+    @tf.function(reduce_retracing=True)
+    def g(x):
+        print("Tracing with", x)
+        return tf.reduce_sum(x, axis=1)
+    for shape in ([2, 3], [5, 3], [5, 4], [7, 9], [1, 2]):  # e.g. varying sequence lengths
+        x = RNG.normal(size=shape).astype(np.float32)
+        np.testing.assert_allclose(g(tf.constant(x)).numpy(), x.sum(1), rtol=1e-5)
+    assert capsys.readouterr().out == (
+        'Tracing with Tensor("x:0", shape=(None, 3), dtype=float32)\n'
+        'Tracing with Tensor("x:0", shape=(None, None), dtype=float32)\n')
+    assert g.experimental_get_tracing_count() == 2
+    assert "float32[None, 3] -> float32[None, None]" in g.retrace_log[-1]

@@ -327,7 +327,29 @@ class Function:
                 self._cache[key] = concrete
         if concrete is not None:
             return concrete._call_flat([x for x in leaves if isinstance(x, Tensor)])
-        return self._trace_and_call(key, args, kwargs)
+        declared = self._generalised(leaves) if self._reduce_retracing else None
+        if declared is not None:
+            key = self._key(leaves, declared)
+        return self._trace_and_call(key, args, kwargs, declared=declared)
+
+    def _generalised(self, leaves):
+        """reduce_retracing, as TensorFlow: a call whose tensors differ from a traced
+        polymorphic signature only in some sizes traces one graph with those dims None
+        too (so varying sequence lengths stop retracing); None when there is none."""
+        shapes = self._static_shapes(leaves)
+        if shapes is None:
+            return None
+        mine = self._key(leaves)
+        for key in reversed(self._keys):
+            if len(key) != len(mine) or any(
+                    (a[0] == "T*") != (b[0] == "T*") or (a[0] != "T*" and a != b) or
+                    (a[0] == "T*" and (a[2] != b[2] or len(a[1]) != len(b[1])))
+                    for a, b in zip(key, mine)):
+                continue
+            old = iter([k[1] for k in key if k[0] == "T*"])
+            return [tuple(d if d == e else None for d, e in zip(shape, next(old)))
+                    for shape in shapes]
+        return None
 
     def _key(self, leaves, declared=None):
         if declared is None and not self._polymorphic:  # the hot path of every call
