@@ -246,3 +246,17 @@ def test_reduce_retracing_generalises_other_varying_dims(capsys):
         'Tracing with Tensor("x:0", shape=(None, None), dtype=float32)\n')
     assert g.experimental_get_tracing_count() == 2
     assert "float32[None, 3] -> float32[None, None]" in g.retrace_log[-1]
+
+
+def test_structured_input_signature():
+    cf = tf.function(mlp).get_concrete_function(tf.TensorSpec([None, 3], tf.float32))
+    assert cf.structured_input_signature == (
+        (tf.TensorSpec([None, 3], tf.float32, name="x"),), {})
+
+    @tf.function
+    def f(a, n, b):
+        return a * n + b
+    args, kwargs = f.get_concrete_function(tf.constant([1.0, 2.0]), 3,
+                                           b=tf.constant(1.0)).structured_input_signature
+    assert args == (tf.TensorSpec([2], tf.float32, name="a"), 3)
+    assert kwargs == {"b": tf.TensorSpec([], tf.float32, name="b")}

@@ -235,6 +235,31 @@ class ConcreteFunction:
         return nest.map_structure(lambda s: specs.shape(s), self.graph.outputs,
                                   expand_composites=True)
 
+    @property
+    def structured_input_signature(self):
+        """(args, kwargs) as TensorFlow gives them: a TensorSpec (static shape, dtype,
+        argument name) per tensor argument, Python arguments as their values.
+
+        Example:
+            >>> cf = tf.function(lambda x: x).get_concrete_function(tf.TensorSpec([None]))
+            >>> cf.structured_input_signature
+            ((TensorSpec(shape=(None,), dtype=tf.float32, name='x'),), {})
+        """
+        specs = StaticSpecs(self.graph)
+        slots = iter(self.graph.placeholders)
+        args = []
+        for name, labels, value in getattr(self, "parameters", None) or []:
+            if labels is None:
+                args.append(value)
+                continue
+            leaves = [TensorSpec(specs.shape(s), self.graph.specs[s][1],
+                                 name if len(labels) == 1 else label)
+                      for label, s in zip(labels, slots)]
+            args.append(leaves[0] if len(leaves) == 1 else leaves)
+        n = getattr(self, "n_positional", len(args))
+        names = [p[0] for p in getattr(self, "parameters", None) or []]
+        return tuple(args[:n]), dict(zip(names[n:], args[n:]))
+
 
 class Function:
     """What `tf.function` returns: a callable that traces and caches graphs."""
@@ -417,6 +442,7 @@ class Function:
         concrete = self._cache[key] = ConcreteFunction(graph, self._name,
                                                        self._jit or _JIT_DEFAULT[0])
         concrete.parameters = self._parameters(args, kwargs)
+        concrete.n_positional = len(args)
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
