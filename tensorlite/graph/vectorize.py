@@ -23,11 +23,10 @@ import warnings
 import numpy as np
 
 from tensorlite.autodiff import tape
-from tensorlite.framework import errors, nest
-from tensorlite.framework.tensor import wrap
+from tensorlite.framework import dispatch, errors, nest
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.framework import dispatch
 from tensorlite.framework.registry import Spec, register
+from tensorlite.framework.tensor import wrap
 from tensorlite.graph import control_flow, tracing
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
 from tensorlite.graph.tracing import PythonValue, trace
@@ -70,11 +69,7 @@ def _per_element(fn, elems, flat):
     """fn on each element, by recorded ops (slices, fn's ops, stack): what a recording
     tape needs to differentiate the map."""
     n = int(flat[0]._value.shape[0])
-    results = []
-    for i in range(n):
-        parts = [t[i] for t in flat]
-        results.append(fn(nest.pack_like(elems, parts) if isinstance(
-            elems, (list, tuple, dict)) else parts[0]))
+    results = [fn(_pack(elems, [t[i] for t in flat])) for i in range(n)]
     first = nest.flatten(results[0])
     columns = [[nest.flatten(r)[k] for r in results] for k in range(len(first))]
     stacked = [None if col[0] is None else stack(col) for col in columns]
@@ -84,19 +79,16 @@ def _per_element(fn, elems, flat):
 def _node(fn, elems, flat, stateless_only):
     """Inside a trace: one VectorizedMap node over fn's sub-graph (traced on the first
     element; the tensors fn captures become the node's extra inputs)."""
-    n = len(flat)
     first = [wrap(t._value[0]) for t in flat]
-
-    def on_slices(*parts):
-        return fn(nest.pack_like(elems, list(parts)) if isinstance(
-            elems, (list, tuple, dict)) else parts[0])
-    traced = control_flow.trace_sub(on_slices, first, "vectorized_map")
+    traced = control_flow.trace_sub(lambda *parts: fn(_pack(elems, list(parts))), first,
+                                    "vectorized_map")
     if stateless_only and control_flow.graph_is_stateful(traced.graph):
         raise StatefulFunction("vectorized_map: fn has stateful ops")
     extra, _ = control_flow.operands([traced])
     out_specs = [Spec(tuple(t._value.shape), t._dtype) for t in traced.values]
     outs = dispatch.execute(VECTORIZED_MAP, tuple(flat) + tuple(extra),
-                            {"graph": traced.graph, "n_elems": n, "out_specs": out_specs})
+                            {"graph": traced.graph, "n_elems": len(flat),
+                             "out_specs": out_specs})
     return nest.pack_like(traced.structure, list(outs)) if nest.is_nested(
         traced.structure) else outs[0]
 
@@ -106,9 +98,8 @@ def _vectorized_map_forward(*inputs, graph, n_elems, out_specs):
     for i, (s, v) in enumerate(zip(graph.placeholders, inputs)):
         values[s], batched[s] = v, i < n_elems
     n = int(np.shape(inputs[0])[0])
-    outs = _run(graph, values, batched, n, True, "vectorized_map")
-    return tuple(v if batched[s] else np.broadcast_to(v, (n,) + np.shape(v)).copy()
-                 for s, v in zip(graph.outputs, (values[s] for s in graph.outputs)))
+    _run(graph, values, batched, n, True, "vectorized_map")
+    return tuple(_with_batch(values[s], batched[s], n) for s in graph.outputs)
 
 
 def _vectorized_map_shape(*specs, graph, n_elems, out_specs):
@@ -129,10 +120,8 @@ def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,
     are `flat`, all with the same leading size) and runs the graph once on the batch. `who`
     names the caller in messages ("vectorized_map", "tape.jacobian")."""
     n = int(flat[0]._value.shape[0])
-    first = [wrap(t._value[0]) for t in flat]
-    packed = nest.pack_like(elems, first) if isinstance(elems, (list, tuple, dict)) \
-        else first[0]
-    graph, _ = trace(lambda x: fn(x), [packed], {}, who, call=False)
+    graph, _ = trace(lambda x: fn(x), [_pack(elems, [wrap(t._value[0]) for t in flat])], {},
+                     who, call=False)
     if stateless_only:
         stateful = sorted({nd.op.name for nd in graph.nodes if is_stateful(nd.op)})
         if stateful:
@@ -152,11 +141,19 @@ def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,
                           f"vectorize it)", stacklevel=stacklevel)
 
     def out(s):
-        if isinstance(s, PythonValue):
-            return s.value
-        v = values[s]
-        return wrap(v if batched[s] else np.broadcast_to(v, (n,) + np.shape(v)).copy())
+        return s.value if isinstance(s, PythonValue) else \
+            wrap(_with_batch(values[s], batched[s], n))
     return nest.map_structure(out, graph.outputs)
+
+
+def _pack(elems, parts):
+    """One element of `elems` from its flat parts."""
+    return nest.pack_like(elems, parts) if isinstance(elems, (list, tuple, dict)) else parts[0]
+
+
+def _with_batch(v, is_batched, n):
+    """An output with the batch as axis 0 (a value shared by every example is repeated)."""
+    return v if is_batched else np.broadcast_to(v, (n,) + np.shape(v)).copy()
 
 
 def _run(graph, values, batched, n, allow_loop, who):
