@@ -106,7 +106,7 @@ class Tracer:
         output whose shape the rule cannot tell keeps its rank only. An op may declare
         `polymorphic_attrs(specs, arrays, attrs)`: its attrs written for any size (a
         Reshape to (7, 3, 1) of a (None, 3) input becomes (-1, 3, 1)); the size check
-        trace (graph/function.py) confirms the rewrite stands for other sizes."""
+        trace (graph/size_check.py) confirms the rewrite stands for other sizes."""
         op, in_slots, out_slots = node.op, node.inputs, node.outputs
         static = self.symbolic
         if not any(s in static for s in in_slots):
@@ -138,8 +138,8 @@ class Tracer:
             return None
         shape = None if self.symbolic is None else self.symbolic.get(s)
         concrete = tensor._value.shape
-        return TracedTensorInfo(self.graph, self._name_of(s), TensorShape(
-            concrete if shape is None else shape), concrete)
+        return TracedTensorInfo(self, s, TensorShape(concrete if shape is None else shape),
+                                concrete)
 
     def _name_of(self, slot):
         name = self.names.get(slot)
@@ -215,11 +215,19 @@ class TracedTensorInfo:
     rules), which may still read sizes: what that fixes in the graph, the size check trace
     (graph/size_check.py) finds."""
 
-    __slots__ = ("graph", "name", "static_shape", "concrete")
+    __slots__ = ("_tracer", "_slot", "static_shape", "concrete")
 
-    def __init__(self, graph, name, static_shape, concrete):
-        self.graph, self.name = graph, name
+    def __init__(self, tracer, slot, static_shape, concrete):
+        self._tracer, self._slot = tracer, slot
         self.static_shape, self.concrete = static_shape, concrete
+
+    @property
+    def graph(self):
+        return self._tracer.graph
+
+    @property
+    def name(self):  # found when asked: shape reads are frequent, name reads rare
+        return self._tracer._name_of(self._slot)
 
     @property
     def shape(self):
