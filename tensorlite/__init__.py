@@ -50,6 +50,7 @@ from tensorlite.graph.context import executing_eagerly
 from tensorlite.graph.function import function
 from tensorlite.graph.vectorize import vectorized_map  # also gives the tape its pfor jacobian
 from tensorlite.ops.control_flow_ops import case, cond, switch_case, while_loop
+from tensorlite.ops.tensor_array_ops import TensorArray
 from tensorlite import test
 from tensorlite import debugging, version
 from tensorlite.framework.device import DeviceSpec, device

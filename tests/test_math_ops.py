@@ -55,6 +55,8 @@ CASES = [
      lambda x: np.log(np.exp(x).sum(1)), [B]),
     ("reduce_std", lambda x: tf.math.reduce_std(x, axis=0), lambda x: x.std(0), [B]),
     ("matmul", tf.matmul, np.matmul, [M1, M2]),
+    ("matmul_shared_weights", tf.matmul, np.matmul, [rand(2, 3, 4, seed=11),
+                                                     rand(4, 5, seed=12)]),
     ("matmul_ta", lambda a, b: tf.matmul(a, b, transpose_a=True),
      lambda a, b: a.T @ b, [rand(4, 3, seed=9), rand(4, 2, seed=10)]),
     ("matmul_tb", lambda a, b: tf.matmul(a, b, transpose_b=True),

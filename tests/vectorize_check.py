@@ -58,6 +58,10 @@ def _programs():
         picked = tf.where(logits > 0.0, parts[0], parts[1]) * tf.one_hot(labels, 5)
         xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits + picked)
         tf.one_hot(labels, 5, on_value=2.0, off_value=-1.0, axis=0)
+        tf.zeros_like(v) + tf.ones_like(labels, dtype=tf.float32)[0]
+        rows = tf.gather(v, [2, 0]) + tf.gather(v, [[1, 3]], axis=1)[0, :, :1]
+        rows *= tf.cast(tf.size(v) + tf.shape(v)[0] + tf.rank(v), tf.float32)
+        xent += tf.reduce_sum(rows)
     tape.gradient(xent, v)
 
 

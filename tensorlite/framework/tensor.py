@@ -162,14 +162,16 @@ class Tensor:
     def __str__(self):
         info = _graph_tensor_info(self) if GRAPH_TENSOR_INFO else None
         if info is not None:  # as TF prints a symbolic tensor (inside tf.function too)
-            return f'Tensor("{info.name}", shape={info.shape}, dtype={self._dtype.name})'
+            shape = getattr(info, "static_shape", None) or info.shape
+            return f'Tensor("{info.name}", shape={shape}, dtype={self._dtype.name})'
         return f"tf.Tensor({_newline(_format(self._value))}, shape={self.shape}, " \
                f"dtype={self._dtype.name})"
 
     def __repr__(self):
         info = _graph_tensor_info(self) if GRAPH_TENSOR_INFO else None
         if info is not None:
-            return f"<tf.Tensor '{info.name}' shape={info.shape} dtype={self._dtype.name}>"
+            shape = getattr(info, "static_shape", None) or info.shape
+            return f"<tf.Tensor '{info.name}' shape={shape} dtype={self._dtype.name}>"
         return (f"<tf.Tensor: shape={self.shape}, dtype={self._dtype.name}, "
                 f"numpy={_newline(_repr_value(self._value))}>")
 

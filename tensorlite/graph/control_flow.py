@@ -142,7 +142,7 @@ def static_shape(tracer, t):
     while tracer is not None:
         info = tracer.info(t)
         if info is not None:
-            return tuple(info.shape.as_list())
+            return tuple(info.static_shape.as_list())
         tracer = getattr(tracer, "outer", None)
     return None
 

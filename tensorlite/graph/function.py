@@ -30,12 +30,14 @@ import numpy as np
 
 from tensorlite.framework import errors, nest
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import executor
-from tensorlite.graph.ir import CALLBACKS, Graph
-from tensorlite.graph.tracing import trace
+from tensorlite.graph.ir import CALLBACKS
+from tensorlite.graph.signatures import StaticSpecs, signature_text
+from tensorlite.graph.size_check import first_difference, resized
+from tensorlite.graph.tracing import fits_shape, trace
 
 _RUN_EAGERLY = [False]
 RETRACE_WARNING_AFTER = 5
@@ -130,7 +132,7 @@ class ConcreteFunction:
                     f"pass a {dtype.name} tensor (tf.cast) or call the tf.function itself, "
                     f"which traces a new graph for new dtypes")
             static = (getattr(self.graph, "symbolic_shapes", None) or {}).get(s)
-            if static is not None and not _fits_shape(static, t._value.shape):
+            if static is not None and not fits_shape(static, t._value.shape):
                 raise TypeError(
                     f"{self.name}: input #{i} has shape {list(t._value.shape)}, which is "
                     f"incompatible with this concrete function's "
@@ -210,7 +212,7 @@ class ConcreteFunction:
     def pretty_printed_signature(self, verbose=True):
         """This function's signature as `Function.pretty_printed_concrete_signatures`
         prints it."""
-        return _signature_text(self.name, None, self)
+        return signature_text(self.name, None, self)
 
     def __str__(self):
         return f"ConcreteFunction {self.pretty_printed_signature()}"
@@ -222,16 +224,41 @@ class ConcreteFunction:
     @property
     def output_dtypes(self):
         """The outputs' dtypes, in the outputs' structure (None for a Python value)."""
-        specs = _StaticSpecs(self.graph)
+        specs = StaticSpecs(self.graph)
         return nest.map_structure(lambda s: specs.dtype(s), self.graph.outputs,
                                   expand_composites=True)
 
     @property
     def output_shapes(self):
         """The outputs' static shapes (None where a size varies), in their structure."""
-        specs = _StaticSpecs(self.graph)
+        specs = StaticSpecs(self.graph)
         return nest.map_structure(lambda s: specs.shape(s), self.graph.outputs,
                                   expand_composites=True)
+
+    @property
+    def structured_input_signature(self):
+        """(args, kwargs) as TensorFlow gives them: a TensorSpec (static shape, dtype,
+        argument name) per tensor argument, Python arguments as their values.
+
+        Example:
+            >>> cf = tf.function(lambda x: x).get_concrete_function(tf.TensorSpec([None]))
+            >>> cf.structured_input_signature
+            ((TensorSpec(shape=(None,), dtype=tf.float32, name='x'),), {})
+        """
+        specs = StaticSpecs(self.graph)
+        slots = iter(self.graph.placeholders)
+        args = []
+        for name, labels, value in getattr(self, "parameters", None) or []:
+            if labels is None:
+                args.append(value)
+                continue
+            leaves = [TensorSpec(specs.shape(s), self.graph.specs[s][1],
+                                 name if len(labels) == 1 else label)
+                      for label, s in zip(labels, slots)]
+            args.append(leaves[0] if len(leaves) == 1 else leaves)
+        n = getattr(self, "n_positional", len(args))
+        names = [p[0] for p in getattr(self, "parameters", None) or []]
+        return tuple(args[:n]), dict(zip(names[n:], args[n:]))
 
 
 class Function:
@@ -321,11 +348,37 @@ class Function:
         concrete = self._cache.get(key)
         if concrete is None and self._cache:
             concrete = self._compatible(leaves)
+            if concrete is not None:  # later calls of this shape: one lookup
+                self._cache[key] = concrete
         if concrete is not None:
             return concrete._call_flat([x for x in leaves if isinstance(x, Tensor)])
-        return self._trace_and_call(key, args, kwargs)
+        declared = self._generalised(leaves) if self._reduce_retracing else None
+        if declared is not None:
+            key = self._key(leaves, declared)
+        return self._trace_and_call(key, args, kwargs, declared=declared)
+
+    def _generalised(self, leaves):
+        """reduce_retracing, as TensorFlow: a call whose tensors differ from a traced
+        polymorphic signature only in some sizes traces one graph with those dims None
+        too (so varying sequence lengths stop retracing); None when there is none."""
+        shapes = self._static_shapes(leaves)
+        if shapes is None:
+            return None
+        mine = self._key(leaves)
+        for key in reversed(self._keys):
+            if len(key) != len(mine) or any(
+                    (a[0] == "T*") != (b[0] == "T*") or (a[0] != "T*" and a != b) or
+                    (a[0] == "T*" and (a[2] != b[2] or len(a[1]) != len(b[1])))
+                    for a, b in zip(key, mine)):
+                continue
+            old = iter([k[1] for k in key if k[0] == "T*"])
+            return [tuple(d if d == e else None for d, e in zip(shape, next(old)))
+                    for shape in shapes]
+        return None
 
     def _key(self, leaves, declared=None):
+        if declared is None and not self._polymorphic:  # the hot path of every call
+            return tuple(_leaf_key(x) for x in leaves)
         shapes = self._static_shapes(leaves, declared)
         if shapes is None:
             return tuple(_leaf_key(x) for x in leaves)
@@ -389,6 +442,7 @@ class Function:
         concrete = self._cache[key] = ConcreteFunction(graph, self._name,
                                                        self._jit or _JIT_DEFAULT[0])
         concrete.parameters = self._parameters(args, kwargs)
+        concrete.n_positional = len(args)
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
@@ -433,7 +487,7 @@ class Function:
         one graph serves every size)."""
         failure = None
         for leading_only in (False, True):
-            other_args, other_kwargs = _resized(args, kwargs, shapes, leading_only)
+            other_args, other_kwargs = resized(args, kwargs, shapes, leading_only)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):  # a check the user never sees
                     other, _ = trace(fn, other_args, other_kwargs, self._name, call=False,
@@ -441,7 +495,7 @@ class Function:
             except Exception as e:  # noqa: BLE001 - these sizes are not valid inputs
                 failure = e
                 continue
-            return _first_difference(graph, other)
+            return first_difference(graph, other)
         return f"the function fails at other sizes its None dimensions allow ({failure})"
 
     def _parameters(self, args, kwargs):
@@ -554,75 +608,17 @@ class Function:
               Returns:
                 float32 Tensor, shape=(2,)
         """
-        return "\n\n".join(_signature_text(self._name, self._fn, c) for c in
+        return "\n\n".join(signature_text(self._name, self._fn, c) for c in
                              dict.fromkeys(self._cache.values()))
 
     def __repr__(self):
         return f"<tf.function {self._name}>"
 
 
-class _StaticSpecs:
-    """Slots' static shapes: a polymorphic trace's (None dims), else by the shape rules."""
-
-    def __init__(self, graph):
-        from tensorlite.graph.passes import Specs  # noqa: PLC0415
-        self.graph = graph
-        self.specs = Specs(graph)
-
-    def _spec(self, slot):
-        return self.specs[slot] if isinstance(slot, int) else None
-
-    def shape(self, slot):
-        static = getattr(self.graph, "symbolic_shapes", None) or {}
-        if isinstance(slot, int) and slot in static:
-            return TensorShape(list(static[slot]))
-        spec = self._spec(slot)
-        return None if spec is None else TensorShape(
-            None if spec.shape is None else list(spec.shape))
-
-    def dtype(self, slot):
-        spec = self._spec(slot)
-        return None if spec is None else spec.dtype
-
-
-def _signature_text(name, fn, concrete):
-    graph = concrete.graph
-    params = getattr(concrete, "parameters", None) or [
-        (f"arg{i}", [f"arg{i}"], None) for i in range(len(graph.placeholders))]
-    head = ", ".join(p if labels is not None else f"{p}={value!r}"
-                     for p, labels, value in params)
-    labels = [label for _, ls, _ in params if ls is not None for label in ls]
-    lines = [f"{name}({head})"]
-    specs = _StaticSpecs(graph)
-    if labels:
-        lines.append("  Args:")
-        for label, s in zip(labels, graph.placeholders):
-            lines.append(f"    {label}: {graph.specs[s][1].name} Tensor, "
-                         f"shape={_shape_text(specs.shape(s))}")
-
-    def describe(slot):
-        if not isinstance(slot, int):
-            return repr(getattr(slot, "value", slot))
-        dtype = specs.dtype(slot)
-        return "Tensor" if dtype is None else \
-            f"{dtype.name} Tensor, shape={_shape_text(specs.shape(slot))}"
-    out = nest.map_structure(describe, graph.outputs)
-    lines += ["  Returns:", f"    {out}"]
-    return "\n".join(lines)
-
-
-def _shape_text(shape):
-    return None if shape is None or shape.rank is None else tuple(shape.as_list())
-
-
-def _fits_shape(static, shape):
-    return len(static) == len(shape) and all(d is None or d == e for d, e in zip(static, shape))
-
-
 def _fits_key(k, x):
     if k[0] != "T*":
         return k == _leaf_key(x)
-    return isinstance(x, Tensor) and x._dtype.name == k[2] and _fits_shape(k[1], x._value.shape)
+    return isinstance(x, Tensor) and x._dtype.name == k[2] and fits_shape(k[1], x._value.shape)
 
 
 def _declared_shapes(signature):
@@ -633,64 +629,6 @@ def _declared_shapes(signature):
     if not all(isinstance(s, TensorSpec) and s.shape.rank is not None for s in specs):
         return None
     return [tuple(s.shape.as_list()) for s in specs]
-
-
-def _resized(args, kwargs, shapes, leading_only=False):
-    """args/kwargs with every tensor's None dimensions (or only its first one) one longer
-    (its slices repeated), for the check trace: the same size maps to the same new size,
-    so inputs that must agree still do."""
-    shapes = iter(shapes)
-
-    def grow(x):
-        if not isinstance(x, Tensor):
-            return x
-        v = x._value
-        axes = [a for a, d in enumerate(next(shapes)) if d is None]
-        for axis in axes[:1] if leading_only else axes:
-            n = v.shape[axis]
-            v = np.take(v, np.arange(n + 1) % n, axis=axis) if n else \
-                np.zeros(v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype)
-        return wrap(v)
-    flat = [grow(x) for x in nest.flatten([list(args), kwargs], expand_composites=True)]
-    new_args, new_kwargs = nest.pack_like([list(args), kwargs], flat, expand_composites=True)
-    return tuple(new_args), new_kwargs
-
-
-def _first_difference(a, b):
-    """Where graphs `a` and `b` (traces of one function at two sizes) differ: "Op created
-    at file:line", or None when they are the same program."""
-    if len(a.nodes) != len(b.nodes):
-        node = a.nodes[min(len(a.nodes), len(b.nodes)) - 1] if a.nodes else None
-        return "the number of ops" + (f" (after {node.op.name} created at {node.where})"
-                                      if node else "")
-    for x, y in zip(a.nodes, b.nodes):
-        if x.op is not y.op or x.inputs != y.inputs or not _same_attrs(x.attrs, y.attrs):
-            return f"{x.op.name} created at {x.where}"
-    for (s, u), (t, v) in zip(sorted(a.constants.items()), sorted(b.constants.items())):
-        if s != t or np.shape(u) != np.shape(v):
-            user = next((n for n in a.nodes if s in n.inputs), None)
-            return f"a constant of shape {list(np.shape(u))}" + (
-                f" used by {user.op.name} created at {user.where}" if user else "")
-    return None
-
-
-def _same_attrs(a, b):
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.shape(a) == np.shape(b) and np.array_equal(a, b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_attrs(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same_attrs(x, y) for x, y in zip(a, b))
-    sub_a, sub_b = getattr(a, "graph", None), getattr(b, "graph", None)
-    if isinstance(sub_a, Graph) and isinstance(sub_b, Graph):  # control-flow branches
-        return _first_difference(sub_a, sub_b) is None and \
-            getattr(a, "index", None) == getattr(b, "index", None)
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # noqa: BLE001 - objects without a value comparison
-        return False
 
 
 def _arg_name(fn, i):

@@ -22,11 +22,13 @@ inputs carries a static shape by the registry's shape rules from the declared sh
 their rank). Inside any trace a computed tensor prints as TensorFlow's symbolic tensors do,
 `Tensor("x:0", shape=(None, 3), dtype=float32)`.
 """
+import sys
+
 from tensorlite.framework import dispatch, errors, nest, variables
 from tensorlite.framework.registry import Spec
 from tensorlite.framework.tensor import _ON_NUMPY, GRAPH_TENSOR_INFO, Tensor
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.framework.user_frame import user_location
+from tensorlite.framework.user_frame import _PKG_DIR, user_location
 from tensorlite.framework.name_scope import current_scope
 from tensorlite.graph.ir import (ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node,
                                  is_stateful)
@@ -104,25 +106,33 @@ class Tracer:
                 self.dependent.add(s)
             if static:
                 self.shape_derived.add(s)
-        self.graph.nodes.append(Node(op, in_slots, attrs, out_slots, user_location(3),
-                                     current_scope()))
+        node = Node(op, in_slots, attrs, out_slots, user_location(3), current_scope())
+        self.graph.nodes.append(node)
         if self.symbolic is not None and dep:
-            self._infer_static(op, in_slots, inputs, attrs, outs, out_slots)
+            self._infer_static(node, inputs, outs)
 
-    def _infer_static(self, op, in_slots, inputs, attrs, outs, out_slots):
+    def _infer_static(self, node, inputs, outs):
         """Static output shapes by the op's shape rule from its inputs' static shapes; an
-        output whose shape the rule cannot tell keeps its rank only."""
+        output whose shape the rule cannot tell keeps its rank only. An op may declare
+        `polymorphic_attrs(specs, arrays, attrs)`: its attrs written for any size (a
+        Reshape to (7, 3, 1) of a (None, 3) input becomes (-1, 3, 1)); the size check
+        trace (graph/size_check.py) confirms the rewrite stands for other sizes."""
+        op, in_slots, out_slots = node.op, node.inputs, node.outputs
         static = self.symbolic
         if not any(s in static for s in in_slots):
             return  # every input fully known: the real shapes are the static ones
         specs = [Spec(static.get(s, tuple(t._value.shape)), t._dtype)
                  for s, t in zip(in_slots, inputs)]
+        relax = op.__dict__.get("polymorphic_attrs")
+        if relax is not None:
+            node.attrs = relax(specs, [t._value for t in inputs], node.attrs)
+        attrs = node.attrs
         try:
             out = op.infer(*specs, **(attrs or {}))
             got = list(out) if op.multi_output else [out]
             shapes = [tuple(g.shape) for g in got]
             if len(shapes) != len(outs) or not all(
-                    _fits(shape, o._value.shape) for shape, o in zip(shapes, outs)):
+                    fits_shape(shape, o._value.shape) for shape, o in zip(shapes, outs)):
                 raise ValueError("the shape rule disagrees with the computed value")
         except Exception:  # noqa: BLE001 - no rule for unknown dims: keep the rank only
             self.graph.unknown_shape_ops.add(op.name)
@@ -137,8 +147,9 @@ class Tracer:
         if s is None or s not in self.dependent or self.ignores():
             return None
         shape = None if self.symbolic is None else self.symbolic.get(s)
-        return TracedTensorInfo(self.graph, self._name_of(s), TensorShape(
-            tensor._value.shape if shape is None else shape))
+        concrete = tensor._value.shape
+        return TracedTensorInfo(self, s, TensorShape(concrete if shape is None else shape),
+                                concrete)
 
     def _name_of(self, slot):
         name = self.names.get(slot)
@@ -206,17 +217,37 @@ def _numpy_hook(tensor):
         tr.on_numpy(tensor)
 
 
-def _fits(static, shape):
+def fits_shape(static, shape):
+    """Whether a concrete shape fits a static one (None: any size)."""
     return len(static) == len(shape) and all(d is None or d == e for d, e in zip(static, shape))
 
 
 class TracedTensorInfo:
-    """A traced tensor's graph, name and static shape (its `.op` is the graph's node)."""
+    """A traced tensor's graph, name and static shape (`static_shape`, None where a size
+    varies). `shape` is what `Tensor.shape` answers: the static shape to the user's code,
+    as in TensorFlow; the concrete one to tensorlite's own code (Keras layers, gradient
+    rules), which may still read sizes: what that fixes in the graph, the size check trace
+    (graph/size_check.py) finds."""
 
-    __slots__ = ("graph", "name", "shape")
+    __slots__ = ("_tracer", "_slot", "static_shape", "concrete")
 
-    def __init__(self, graph, name, shape):
-        self.graph, self.name, self.shape = graph, name, shape
+    def __init__(self, tracer, slot, static_shape, concrete):
+        self._tracer, self._slot = tracer, slot
+        self.static_shape, self.concrete = static_shape, concrete
+
+    @property
+    def graph(self):
+        return self._tracer.graph
+
+    @property
+    def name(self):  # found when asked: shape reads are frequent, name reads rare
+        return self._tracer._name_of(self._slot)
+
+    @property
+    def shape(self):
+        caller = sys._getframe(2).f_code.co_filename  # the frame that read Tensor.shape
+        return TensorShape(self.concrete) if caller.startswith(_PKG_DIR) else \
+            self.static_shape
 
     @property
     def op(self):

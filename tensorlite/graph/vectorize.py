@@ -8,6 +8,12 @@ on the whole batch; an op without a rule runs once per example and its results a
 (the `fallback_ops` of the last call name them, and a warning says which). Everything a
 batched node computes carries the batch as axis 0.
 
+What a tape or a trace observes must be made of recorded ops: under a recording
+GradientTape fn runs once per element with recorded ops and the results are stacked (so
+gradients flow through elems and through what fn reads, seed 001's nested
+`vectorized_map(lambda yi: ..., tape.gradient(yij, x))` included); inside a tf.function
+trace the whole map is one `VectorizedMap` node, whose forward runs the vectorizer.
+
 Example:
     >>> tf.vectorized_map(lambda x: x * 2.0, tf.constant([1.0, 2.0])).numpy()
     array([2., 4.], dtype=float32)
@@ -17,11 +23,14 @@ import warnings
 import numpy as np
 
 from tensorlite.autodiff import tape
-from tensorlite.framework import errors, nest
-from tensorlite.framework.tensor import wrap
+from tensorlite.framework import dispatch, errors, nest
 from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.framework.registry import Spec, register
+from tensorlite.framework.tensor import wrap
+from tensorlite.graph import control_flow, tracing
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
 from tensorlite.graph.tracing import PythonValue, trace
+from tensorlite.ops.array_ops import stack
 
 LAST = {"fallback_ops": []}  # what the last call ran per example (for tests and users)
 _WARNED = set()
@@ -48,8 +57,61 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True, stateless_
         raise errors.InvalidArgumentError(
             None, None, f"vectorized_map: every tensor in elems needs the same leading "
             f"(batch) dimension; got shapes {[t.shape.as_list() for t in flat]}")
+    if any(t._recording for t in tape._ACTIVE):
+        return _per_element(fn, elems, flat)
+    if tracing.is_tracing():
+        return _node(fn, elems, flat, stateless_only)
     return pfor(fn, elems, flat, "vectorized_map", fallback_to_while_loop,
                 warn, stateless_only, stacklevel=3)
+
+
+def _per_element(fn, elems, flat):
+    """fn on each element, by recorded ops (slices, fn's ops, stack): what a recording
+    tape needs to differentiate the map."""
+    n = int(flat[0]._value.shape[0])
+    results = [fn(_pack(elems, [t[i] for t in flat])) for i in range(n)]
+    first = nest.flatten(results[0])
+    columns = [[nest.flatten(r)[k] for r in results] for k in range(len(first))]
+    stacked = [None if col[0] is None else stack(col) for col in columns]
+    return nest.pack_like(results[0], stacked) if nest.is_nested(results[0]) else stacked[0]
+
+
+def _node(fn, elems, flat, stateless_only):
+    """Inside a trace: one VectorizedMap node over fn's sub-graph (traced on the first
+    element; the tensors fn captures become the node's extra inputs)."""
+    first = [wrap(t._value[0]) for t in flat]
+    traced = control_flow.trace_sub(lambda *parts: fn(_pack(elems, list(parts))), first,
+                                    "vectorized_map")
+    if stateless_only and control_flow.graph_is_stateful(traced.graph):
+        raise StatefulFunction("vectorized_map: fn has stateful ops")
+    extra, _ = control_flow.operands([traced])
+    out_specs = [Spec(tuple(t._value.shape), t._dtype) for t in traced.values]
+    outs = dispatch.execute(VECTORIZED_MAP, tuple(flat) + tuple(extra),
+                            {"graph": traced.graph, "n_elems": len(flat),
+                             "out_specs": out_specs})
+    return nest.pack_like(traced.structure, list(outs)) if nest.is_nested(
+        traced.structure) else outs[0]
+
+
+def _vectorized_map_forward(*inputs, graph, n_elems, out_specs):
+    values, batched = dict(graph.constants), dict.fromkeys(graph.constants, False)
+    for i, (s, v) in enumerate(zip(graph.placeholders, inputs)):
+        values[s], batched[s] = v, i < n_elems
+    n = int(np.shape(inputs[0])[0])
+    _run(graph, values, batched, n, True, "vectorized_map")
+    return tuple(_with_batch(values[s], batched[s], n) for s in graph.outputs)
+
+
+def _vectorized_map_shape(*specs, graph, n_elems, out_specs):
+    lead = None if specs[0].shape is None or not len(specs[0].shape) else specs[0].shape[0]
+    return [Spec((lead,) + tuple(o.shape), o.dtype) for o in out_specs]
+
+
+# Runs fn's sub-graph on the batch; stateful (passes never fold, merge or drop it), and
+# without a gradient rule: differentiating it is a loud error naming it.
+VECTORIZED_MAP = register("VectorizedMap", _vectorized_map_forward,
+                          shape=_vectorized_map_shape, multi_output=True)
+VECTORIZED_MAP.stateful = True
 
 
 def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,
@@ -58,10 +120,8 @@ def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,
     are `flat`, all with the same leading size) and runs the graph once on the batch. `who`
     names the caller in messages ("vectorized_map", "tape.jacobian")."""
     n = int(flat[0]._value.shape[0])
-    first = [wrap(t._value[0]) for t in flat]
-    packed = nest.pack_like(elems, first) if isinstance(elems, (list, tuple, dict)) \
-        else first[0]
-    graph, _ = trace(lambda x: fn(x), [packed], {}, who, call=False)
+    graph, _ = trace(lambda x: fn(x), [_pack(elems, [wrap(t._value[0]) for t in flat])], {},
+                     who, call=False)
     if stateless_only:
         stateful = sorted({nd.op.name for nd in graph.nodes if is_stateful(nd.op)})
         if stateful:
@@ -71,10 +131,7 @@ def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,
         values[s], batched[s] = t._value, True
     for s, v in graph.constants.items():
         values[s], batched[s] = v, False
-    fallback = []
-    for node in graph.nodes:
-        _run_node(node, values, batched, n, fallback, allow_loop, who)
-    LAST["fallback_ops"] = sorted(set(fallback))
+    fallback = _run(graph, values, batched, n, allow_loop, who)
     if fallback and warn:
         key = (who,) + tuple(LAST["fallback_ops"])
         if key not in _WARNED:
@@ -84,11 +141,29 @@ def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,
                           f"vectorize it)", stacklevel=stacklevel)
 
     def out(s):
-        if isinstance(s, PythonValue):
-            return s.value
-        v = values[s]
-        return wrap(v if batched[s] else np.broadcast_to(v, (n,) + np.shape(v)).copy())
+        return s.value if isinstance(s, PythonValue) else \
+            wrap(_with_batch(values[s], batched[s], n))
     return nest.map_structure(out, graph.outputs)
+
+
+def _pack(elems, parts):
+    """One element of `elems` from its flat parts."""
+    return nest.pack_like(elems, parts) if isinstance(elems, (list, tuple, dict)) else parts[0]
+
+
+def _with_batch(v, is_batched, n):
+    """An output with the batch as axis 0 (a value shared by every example is repeated)."""
+    return v if is_batched else np.broadcast_to(v, (n,) + np.shape(v)).copy()
+
+
+def _run(graph, values, batched, n, allow_loop, who):
+    """Runs the graph's nodes on the batch (values/batched filled in); returns the names
+    of the ops that ran once per example."""
+    fallback = []
+    for node in graph.nodes:
+        _run_node(node, values, batched, n, fallback, allow_loop, who)
+    LAST["fallback_ops"] = sorted(set(fallback))
+    return fallback
 
 
 def _jacobian_rows(backward, cotangents):
@@ -112,8 +187,8 @@ def _run_node(node, values, batched, n, fallback, allow_loop, who):
     elif not any(flags):
         out = op.forward(*ins, **node.attrs)
         outs, is_b = (tuple(out) if op.multi_output else (out,)), False
-    elif op.batch is not None:
-        out = op.batch(ins, flags, **node.attrs)
+    elif op.batch is not None and (out := op.batch(ins, flags, **node.attrs)) \
+            is not NotImplemented:
         outs, is_b = (tuple(out) if op.multi_output else (out,)), True
     else:
         if not allow_loop:

@@ -25,7 +25,8 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.keras import backend
 from tensorlite.ops import math_ops as M
 from tensorlite.ops import nn_ops as N
-from tensorlite.ops.array_ops import expand_dims, reshape, squeeze, transpose
+from tensorlite.ops.array_ops import expand_dims, reshape, size, squeeze, transpose
+from tensorlite.ops.control_flow_ops import graph_tracing
 
 
 class Reduction:
@@ -182,6 +183,8 @@ def compute_weighted_loss(losses, sample_weight=None, reduction=Reduction.SUM_OV
     if reduction == Reduction.SUM:
         return total
     if mask is None:
+        if graph_tracing():  # the count from the batch: one graph serves every batch size
+            return M.divide(total, M.cast(size(losses), losses.dtype))
         return M.divide(total, float(losses._value.size))
     # the mean over valid elements (0 when none is valid)
     return M.divide(total, M.maximum(M.reduce_sum(mask), 1.0))

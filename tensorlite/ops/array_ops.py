@@ -15,7 +15,7 @@ from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.batching import (with_batch_axis, along_axis, broadcast_to_rule,
-                                     reshape_rule, transpose_rule)
+                                     leading, reshape_rule, transpose_rule)
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
@@ -58,6 +58,24 @@ RESHAPE = register(
     grad=lambda g, ans, x, shape: reshape(g, _lead(g, ans) + x._value.shape),
     shape=_reshape_shape)
 declare(RESHAPE, batch=reshape_rule)
+
+
+def _reshape_polymorphic(specs, arrays, attrs):
+    """In a shape-polymorphic trace: a target dimension equal to the input's one varying
+    size, with the other target dimensions holding the known ones, becomes -1."""
+    shape, static = tuple(attrs["shape"]), specs[0].shape
+    unknown = [i for i, d in enumerate(static) if d is None]
+    if len(unknown) != 1 or -1 in shape:
+        return attrs
+    size = arrays[0].shape[unknown[0]]
+    known = int(np.prod([d for d in static if d is not None]))
+    for i, d in enumerate(shape):
+        if d == size and int(np.prod(shape[:i] + shape[i + 1:])) == known:
+            return dict(attrs, shape=shape[:i] + (-1,) + shape[i + 1:])
+    return attrs
+
+
+RESHAPE.polymorphic_attrs = _reshape_polymorphic
 
 
 def reshape(tensor, shape, name=None):
@@ -286,6 +304,8 @@ ZEROS_LIKE = register("ZerosLike", lambda x, dtype: _fill_like_fwd(x, dtype, b""
                       grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
 ONES_LIKE = register("OnesLike", lambda x, dtype: _fill_like_fwd(x, dtype, 1),
                      grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+for _op in (ZEROS_LIKE, ONES_LIKE):
+    declare(_op, batch=leading(_op.forward))  # the batch axis is one more dimension
 
 
 @composite_aware("zeros_like")
@@ -312,6 +332,19 @@ SIZE = register("Size", lambda x, dtype: np.array(x.size, dtype=dtype.as_numpy_d
                 grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec((), dtype))
 RANK = register("Rank", lambda x: np.array(x.ndim, dtype=np.int32), grad=NOT_DIFFERENTIABLE,
                 shape=lambda x: Spec((), dtypes.int32))
+
+
+def _per_example_meta(forward):
+    """Rule for ops that describe their input (Shape, Size, Rank): each example's value."""
+    def rule(arrays, batched, **attrs):
+        one = forward(arrays[0][0] if batched[0] else arrays[0], **attrs)
+        return np.broadcast_to(one, (len(arrays[0]),) + np.shape(one)).copy()
+    rule.kind = "leading"
+    return rule
+
+
+for _op in (SHAPE, SIZE, RANK):
+    declare(_op, batch=_per_example_meta(_op.forward))
 
 
 def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
@@ -621,13 +654,39 @@ def _gather_grad_shape(g, i, shape, axis, batch_dims):
     return Spec(tuple(g.shape[:nb]) + tuple(shape), g.dtype)
 
 
-GATHER = register("GatherV2", _gather_fwd, grad=_gather_grad, shape=_gather_shape)
+def _gather_batch(arrays, batched, axis, batch_dims, rank):
+    params, indices = arrays
+    if not batched[1]:  # the batch is one more leading dim of params
+        return _gather_fwd(params, indices, axis, batch_dims, rank)
+    if not batched[0]:
+        if batch_dims or params.ndim != rank:
+            return NotImplemented
+        return np.moveaxis(_gather_fwd(params, indices, axis, 0, rank), axis, 0)
+    if params.ndim != rank + 1:
+        return NotImplemented
+    return _gather_fwd(params, indices, axis + 1, batch_dims + 1, rank + 1)
+
+
+def _gather_grad_batch(arrays, batched, shape, axis, batch_dims):
+    g, indices = arrays
+    if not batched[1]:  # the batch is one more leading dim of g
+        return _scatter_add(g, indices, shape, batch_dims, axis)
+    g, indices = with_batch_axis(arrays, batched)
+    if g.ndim - 1 != len(shape) - 1 + indices.ndim - 1 - batch_dims:
+        return NotImplemented  # leading dims of g's own beside the batch: per example
+    return _scatter_add(g, indices, (len(g),) + tuple(shape), batch_dims + 1, axis + 1)
+
+
+_gather_batch.kind = _gather_grad_batch.kind = "leading"
+GATHER = declare(register("GatherV2", _gather_fwd, grad=_gather_grad, shape=_gather_shape),
+                 batch=_gather_batch)
 # The gradient of a gather: scatter-add of the cotangent (TF builds an IndexedSlices and
 # densifies it); its own gradient is the gather again, so second order works.
 GATHER_GRAD = register(
     "GatherGrad", lambda g, indices, shape, axis, batch_dims:
     _scatter_add(g, indices, shape, batch_dims, axis),
     grad=_gather_grad_grad, shape=_gather_grad_shape)
+declare(GATHER_GRAD, batch=_gather_grad_batch)
 
 
 @composite_aware("gather")

@@ -5,7 +5,8 @@ applies them. The shared forms live here so that op families declare one line ea
 A rule is ``rule(arrays, batched, **attrs) -> output`` (a tuple for multi-output ops):
 `arrays` are the op's NumPy inputs, `batched[i]` says whether input i carries the batch as
 its axis 0 (unbatched inputs are shared by every example), and every output carries the
-batch as axis 0.
+batch as axis 0. A rule may return NotImplemented for a pattern it does not cover: that
+node then runs once per example.
 
 Example:
     >>> declare(EXP, batch=elementwise(EXP.forward))  # doctest: +SKIP

@@ -170,7 +170,30 @@ def _branch_list(branch_fns):
 def _as_loop_var(v):
     if getattr(v, "_is_variable", False):
         return v._read()
+    if hasattr(v, "_with_handle"):  # a tf.TensorArray: eagerly itself, in a graph its handle
+        return v
     return v if isinstance(v, Tensor) else to_tensor(v)
+
+
+def _handles(structure):
+    """Loop variables as a graph loop carries them: a TensorArray as its handle tensor."""
+    return nest.map_structure(lambda v: v.handle if hasattr(v, "_with_handle") else v,
+                              structure)
+
+
+def _rewrapping(fn, templates):
+    """fn called with the TensorArrays of `templates` rebuilt around the loop's handles;
+    what it returns, with its TensorArrays as handles again."""
+    def call(*vals):
+        flat = [v if t is None else t._with_handle(v)
+                for t, v in zip(nest.flatten(templates), vals)]
+        return _handles(fn(*_unflat(templates, flat)))
+    return call
+
+
+def _unflat(templates, flat):
+    out = nest.pack_like(templates, flat)
+    return out if isinstance(out, (list, tuple)) else [out]
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
@@ -193,6 +216,15 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                              f"{limit.dtype.name}{list(limit._value.shape)}")
     cf = _graph()
     if cf is not None:
+        templates = nest.map_structure(
+            lambda v: v if hasattr(v, "_with_handle") else None, loop_vars)
+        if any(t is not None for t in nest.flatten(templates)):  # TensorArrays: as handles
+            out = while_loop(_rewrapping(cond, templates), _rewrapping(body, templates),
+                             _handles(loop_vars), shape_invariants, parallel_iterations,
+                             back_prop, swap_memory, maximum_iterations, name)
+            flat = [v if t is None else t._with_handle(v)
+                    for t, v in zip(nest.flatten(templates), nest.flatten(out))]
+            return nest.pack_like(loop_vars, flat)
         return cf.build_while(cond, body, loop_vars, nest.flatten(loop_vars), limit,
                               shape_invariants, name or "while")
     return _eager_while(cond, body, loop_vars, None if limit is None else int(limit._value))

@@ -11,6 +11,7 @@ from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, ge
                                            input_needs_grad, register)
 from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops import control_flow_ops
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
                                    cached_axes, check_kind, composite_aware, norm_axis,
@@ -290,10 +291,16 @@ IMAG, imag = _defunary("Imag", lambda x: np.imag(x).copy(), lambda g, ans, x: No
 
 
 def zeros_like_t(x):
+    """Zeros of x's shape for a gradient rule: a constant, or inside a trace an op unless
+    x is a scalar (a constant would fix the size in a shape-polymorphic graph)."""
+    if OBSERVERS and x._value.ndim and control_flow_ops.graph_tracing():
+        return execute(get_op("ZerosLike"), (x,), {"dtype": x._dtype})
     return wrap(np.zeros_like(x._value))
 
 
 def ones_like_t(x):
+    if OBSERVERS and x._value.ndim and control_flow_ops.graph_tracing():
+        return execute(get_op("OnesLike"), (x,), {"dtype": x._dtype})
     return wrap(np.ones_like(x._value))
 
 
@@ -345,7 +352,7 @@ def _cast_fwd(x, dtype):
 
 
 CAST = declare(register("Cast", _cast_fwd, grad=_cast_grad,
-                       shape=lambda x, dtype: Spec(x.shape, dtype)),
+                        shape=lambda x, dtype: Spec(x.shape, dtype)), batch=leading(_cast_fwd),
                tf=lambda attrs, specs: ("Cast", {"SrcT": specs[0].dtype, "DstT": attrs["dtype"],
                                                  "T": None}))
 
@@ -365,11 +372,51 @@ def _reduced_shape(shape, axes):
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
-def _expand_to_input(g, ans, x, axes):
+def _expand_fwd(g, x, axis, keepdims, mean):
+    """g (leading batch dims + the reduction's output shape) broadcast back to x's shape,
+    read when it runs (so a graph of it serves every size); divided by the count of
+    reduced elements for a mean."""
+    nb = g.ndim - (x.ndim if keepdims else x.ndim - len(axis))
+    out = np.broadcast_to(g.reshape(g.shape[:nb] + _reduced_shape(x.shape, axis)),
+                          g.shape[:nb] + x.shape)
+    if mean:
+        out = out / np.asarray(max(int(np.prod([x.shape[a] for a in axis])), 1), g.dtype)
+    return out
+
+
+def _expand_grad(c, ans, g, x, axis, keepdims, mean):
+    nb = batch_dims(c, ans)  # a jacobian's leading dims, beyond g's own
+    axes = [a + nb + ans._value.ndim - x._value.ndim for a in axis]
+    return (reduce_mean if mean else reduce_sum)(c, axis=axes, keepdims=keepdims), None
+
+
+def _expand_shape(g, x, axis, keepdims, mean):
+    nb = len(g.shape) - (len(x.shape) if keepdims else len(x.shape) - len(axis))
+    return Spec(tuple(g.shape[:nb]) + tuple(x.shape), g.dtype)
+
+
+def _expand_batch(arrays, batched, axis, keepdims, mean):
+    g, x = arrays
+    if not batched[1]:  # the batch is one more leading dim of g
+        return _expand_fwd(g, x, axis, keepdims, mean)
+    g = g if batched[0] else np.broadcast_to(g, x.shape[:1] + g.shape)
+    if g.ndim - 1 != (x.ndim - 1 if keepdims else x.ndim - 1 - len(axis)):
+        return NotImplemented  # leading dims of g's own beside the batch: per example
+    return _expand_fwd(g, x, tuple(a + 1 for a in axis), keepdims, mean)
+
+
+_expand_batch.kind = "leading"
+# A reduction's gradient (Sum, Mean, Max, Min, Prod): one op instead of a Reshape and a
+# BroadcastTo whose shapes (and a Mean's count) would be constants in a graph.
+EXPAND_TO_INPUT = declare(register("ReductionGrad", _expand_fwd, grad=_expand_grad,
+                                   shape=_expand_shape), batch=_expand_batch)
+
+
+def _expand_to_input(g, ans, x, axes, mean=False):
     """Broadcasts a reduction's cotangent back to the input's shape (batch dims kept)."""
-    lead = tuple(g._value.shape[:batch_dims(g, ans)])
-    kept = reshape(g, lead + _reduced_shape(x._value.shape, axes))
-    return broadcast_to(kept, lead + x._value.shape)
+    return execute(EXPAND_TO_INPUT, (g, x), {"axis": tuple(axes),
+                                             "keepdims": ans._value.ndim == x._value.ndim,
+                                             "mean": mean})
 
 
 def _reduce_shape(x, axis, keepdims):
@@ -422,19 +469,16 @@ def _mean_fwd(x, axis, keepdims):
 
 
 def _mean_grad(g, ans, x, axis, keepdims):
-    n = max(int(np.prod([x._value.shape[a] for a in axis])), 1)
-    return _expand_to_input(divide(g, np.array(n, dtype=g._value.dtype)), ans, x, axis)
+    return _expand_to_input(g, ans, x, axis, mean=True)
 
 
 MEAN, reduce_mean = _defreduce("Mean", _mean_fwd, _mean_grad, NUMERIC)
 
 
 def _extreme_grad(g, ans, x, axis, keepdims):
-    lead = tuple(g._value.shape[:batch_dims(g, ans)])
-    full = broadcast_to(reshape(ans, _reduced_shape(x._value.shape, axis)), x._value.shape)
+    full = _expand_to_input(ans, ans, x, axis)
     mask = cast(equal(x, full), g._dtype)
     count = reduce_sum(mask, axis=list(axis), keepdims=True)
-    del lead
     return multiply(_expand_to_input(g, ans, x, axis), divide(mask, count))
 
 
@@ -654,9 +698,17 @@ def _matmul_grad(g, ans, a, b, transpose_a, transpose_b):
             matmul(b, g, transpose_a=transpose_b, transpose_b=True)
         ga = unbroadcast(ga, a, ans)
     if input_needs_grad(1):
-        gb = matmul(a, g, transpose_a=not transpose_a) if not transpose_b else \
-            matmul(g, a, transpose_a=True, transpose_b=transpose_a)
-        gb = unbroadcast(gb, b, ans)
+        if b._value.ndim == 2 and a._value.ndim > 2 and not (transpose_a or transpose_b):
+            # weights shared by a's leading dims: fold those into the contraction rather
+            # than make one [k, n] product per leading index and sum them (a jacobian's
+            # rows would otherwise multiply that by the batch)
+            lead = g._value.shape[:batch_dims(g, ans)]
+            gb = matmul(reshape(a, (-1, a._value.shape[-1])),
+                        reshape(g, lead + (-1, g._value.shape[-1])), transpose_a=True)
+        else:
+            gb = matmul(a, g, transpose_a=not transpose_a) if not transpose_b else \
+                matmul(g, a, transpose_a=True, transpose_b=transpose_a)
+            gb = unbroadcast(gb, b, ans)
     return ga, gb
 
 
@@ -784,8 +836,22 @@ def _einsum_grad(g, ans, *xs, equation):
     return tuple(grads)
 
 
+def _einsum_shape(*xs, equation):
+    """Each output letter's size from the operands that know it (None: no operand does)."""
+    ins, out = _einsum_parse(equation, len(xs))
+    size = {}
+    for sub, x in zip(ins, xs):
+        if len(sub) != len(x.shape):
+            raise ValueError(f"einsum: operand {sub!r} has rank {len(x.shape)}")
+        for c, d in zip(sub, x.shape):
+            if d is not None:
+                size[c] = d
+    return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
+
+
 EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
-    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_einsum_grad),
+    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_einsum_grad,
+    shape=_einsum_shape),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}))
 
 

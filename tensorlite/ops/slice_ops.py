@@ -11,6 +11,7 @@ from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
 from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops import control_flow_ops
 from tensorlite.ops.batching import leading
 from tensorlite.ops.common import int_list, to_tensor
 
@@ -158,9 +159,40 @@ def getitem(tensor, key):
     if _is_bool_mask(key):
         from tensorlite.ops.array_ops import boolean_mask  # noqa: PLC0415 - imports us
         return boolean_mask(x, key)
+    if OBSERVERS and control_flow_ops.graph_tracing():
+        traced = _getitem_traced(x, key)
+        if traced is not None:
+            return traced
     key = _normalize(key)
     _check(x, key)
     return execute(STRIDED_SLICE, (x,), {"key": key, "rank": x._value.ndim})
+
+
+def _getitem_traced(x, key):
+    """Inside a trace, `x[i]` with a scalar integer tensor `i` is a gather (its value
+    differs from run to run, so it cannot be a slicing constant); None when the key has no
+    tensor index, or one with Ellipsis or newaxis (those slice as before)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    static, gathers, axis = [], [], 0
+    for k in parts:
+        if isinstance(k, Tensor) or getattr(k, "_is_variable", False):
+            static.append(_ALL)
+            gathers.append((axis, k))
+            axis += 1
+        elif isinstance(k, builtins.slice):
+            static.append(k)
+            axis += 1
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            static.append(k)
+        else:
+            return None
+    if not gathers:
+        return None
+    from tensorlite.ops.array_ops import gather  # noqa: PLC0415 - array_ops imports us
+    y = x if all(k is _ALL for k in static) else getitem(x, tuple(static))
+    for ax, index in reversed(gathers):  # from the last: earlier axes keep their numbers
+        y = gather(y, index, axis=ax)
+    return y
 
 
 def _is_bool_mask(key):

@@ -21,6 +21,7 @@ from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.user_frame import user_location
 from tensorlite.graph import control_flow, tracing
 from tensorlite.ops import array_ops, control_flow_ops, math_ops
+from tensorlite.ops.tensor_array_ops import is_tensor_array
 
 
 # -- undefined values ------------------------------------------------------------------------
@@ -336,12 +337,16 @@ def _staged_loop(test, step, get_state, set_state, names, opts, where, counter,
         if v is None:
             raise ValueError(f"'{n}' is None before the loop (loop at {where}); loop "
                              f"variables of a tensor-dependent loop must be tensors")
+    arrays = [v if is_tensor_array(v) else None for v in init]  # carried as their handles
     init_t = [_loop_value(n, v, where) for n, v in zip(names, init)]
     invariants = _invariants(names, init, opts.get("shape_invariants"))
     k = 0 if counter is None else 1
 
+    def rewrap(vals):
+        return tuple(v if ta is None else ta._with_handle(v) for ta, v in zip(arrays, vals))
+
     def unpack(vals):
-        set_state(tuple(vals[k:]))
+        set_state(rewrap(vals[k:]))
         return vals[0] if k else None
 
     def cond_fn(*vals):
@@ -368,7 +373,7 @@ def _staged_loop(test, step, get_state, set_state, names, opts, where, counter,
     result = control_flow_ops.while_loop(cond_fn, body_fn, start, shape_invariants=shape_inv,
                                          maximum_iterations=opts.get("maximum_iterations"))
     result = list(result)
-    set_state(tuple(result[k:k + len(names)]))
+    set_state(rewrap(result[k:k + len(names)]))
 
 
 def _initial_return_value(names, init, get_state, set_state, step, counter):
@@ -396,6 +401,11 @@ def _DUMMY_VALUE():  # noqa: N802 - a loop with no variables still needs one
 def _loop_value(name, v, where):
     if is_undefined(v):
         raise ValueError(f"'{name}' must be defined before the loop (loop at {where})")
+    if is_tensor_array(v):
+        if v.handle is None:
+            raise TypeError(f"'{name}' is a tf.TensorArray made outside the tf.function; "
+                            f"a graph loop (at {where}) can only carry one made inside it")
+        return v.handle
     try:
         return nest.map_structure(lambda x: x if isinstance(x, Tensor) else
                                   convert_to_tensor(_read(x)), v)
