@@ -101,6 +101,26 @@ def test_parallel_epochs_gives_each_worker_a_full_epoch(cluster):
     assert got == sorted(list(range(100, 110)) * n)
 
 
+def test_parallel_epochs_worker_killed_is_a_clear_error(cluster):
+    # parallel_epochs keeps each worker's epoch in that worker: a dead worker's epoch cannot
+    # be finished elsewhere, so the consumer says so (and points to distributed_epoch)
+    dispatcher, client = cluster
+    _wait_workers(client, 3)
+
+    def slow(x):
+        time.sleep(0.01)
+        return x
+    ds = tf.data.Dataset.range(400).map(lambda x: tf.py_function(slow, [x], tf.int64)).apply(
+        service.distribute("parallel_epochs", dispatcher.target))
+    it = iter(ds)
+    assert len([int(next(it)) for _ in range(5)]) == 5
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
+    with pytest.raises(tf.errors.UnavailableError, match="died during a parallel_epochs job"):
+        for _ in it:
+            pass
+
+
 def _consume(ds, out, key):
     try:
         out[key] = [int(x) for x in ds]

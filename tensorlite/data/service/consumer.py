@@ -308,23 +308,31 @@ class ServiceIterator(RawIterator):
             raise StopIteration
         done = self._first_done()
         if not done:
-            alive = set(dispatcher.call(self._client, "workers"))
-            lost = sorted(self._active - alive)
+            lost = sorted(self._active - set(dispatcher.call(self._client, "workers")))
             if lost:
-                raise errors.UnavailableError(
-                    None, None, f"tf.data service: worker {lost[0]} died during a "
-                    f"parallel_epochs job; its epoch cannot be resumed (use "
-                    f"processing_mode='distributed_epoch' for exactly-once delivery across "
-                    f"worker failures)")
+                raise _parallel_worker_died(lost[0])
         for fut in done:
             w, _ = self._inflight.pop(fut)
             try:
-                elements, ended = fut.result()
+                elements, ended = self._chunk_result(fut, w)
             finally:
                 fut.release()
             self._buffer.extend(elements)
             if ended:
                 self._active.discard(w)
+
+    def _chunk_result(self, fut, worker):
+        """A finished chunk's result; a chunk computed by a worker that died before we
+        fetched it would wait forever (it may run on no other worker): raise instead."""
+        while True:
+            try:
+                return fut.result(timeout=1.0)
+            except Exception as e:  # noqa: BLE001 - a lost worker is reported, others raise
+                if not (_worker_lost(e) or isinstance(e, TimeoutError)):
+                    raise
+                if _worker_lost(e) or \
+                        worker not in set(dispatcher.call(self._client, "workers")):
+                    raise _parallel_worker_died(worker) from None
 
     def _checkpointable(self):
         if self._ds._mode != DISTRIBUTED_EPOCH or self._ds._job_name is not None:
@@ -374,6 +382,13 @@ def _wait_for_workers(client, service):
                 f"within {WORKER_WAIT_S:.0f} s; start WorkerServer(s) or use `python -m "
                 f"tensorlite.data.service --workers 2`")
         time.sleep(0.1)
+
+
+def _parallel_worker_died(worker):
+    return errors.UnavailableError(
+        None, None, f"tf.data service: worker {worker} died during a parallel_epochs job; "
+        f"its epoch cannot be resumed (use processing_mode='distributed_epoch' for "
+        f"exactly-once delivery across worker failures)")
 
 
 def _worker_lost(exc):
