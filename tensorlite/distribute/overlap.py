@@ -45,17 +45,14 @@ class BucketPlan:
             nbytes = n * self.dtypes[i].itemsize
             if current and (self.dtypes[i] != dtype or
                             size * dtype.itemsize + nbytes > bucket_bytes):
-                self._close(dtype, size, current)
+                self.buckets.append((dtype, size, current))
                 current, size = [], 0
             dtype = self.dtypes[i]
             self.where[i] = (len(self.buckets), size, n)
             current.append(i)
             size += n
         if current:
-            self._close(dtype, size, current)
-
-    def _close(self, dtype, size, members):
-        self.buckets.append((dtype, size, members))
+            self.buckets.append((dtype, size, current))
 
 
 
