@@ -243,3 +243,21 @@ def test_iterator_checkpoint_over_the_service(cluster, tmp_path):
     shared = iter(tf.data.Dataset.range(4).distribute(dispatcher.target, job_name="ck"))
     with pytest.raises(NotImplementedError, match="shared jobs"):
         shared.save_state()
+
+
+def test_split_transfer_packing_and_range_shards():
+    from tensorlite.data.service import splits, worker_tasks
+    same = [{"a": np.full(2, i, np.float32), "b": np.int64(i)} for i in range(3)]
+    packed = worker_tasks.pack(same)
+    assert packed[0] == "stacked" and packed[2][0].shape == (3, 2)   # one buffer per leaf
+    back = worker_tasks.unpack(packed)
+    assert [(e["a"].tolist(), int(e["b"]), e["b"].shape) for e in back] == \
+        [([i, i], i, ()) for i in range(3)]
+    ragged = [np.zeros(2), np.zeros(3)]
+    assert worker_tasks.pack(ragged)[0] == "list"
+    assert [a.shape for a in worker_tasks.unpack(worker_tasks.pack(ragged))] == [(2,), (3,)]
+    for args in [(0, 10, 1), (3, 20, 2), (10, 0, -3)]:
+        ds = tf.data.Dataset.range(*args).map(lambda x: x + 1)
+        parts = [[int(x) for x in splits.split_pipeline(ds, k, 4)] for k in range(4)]
+        assert parts[1] == [x + 1 for x in range(*args)][1::4]
+        assert sorted(sum(parts, [])) == sorted(x + 1 for x in range(*args))

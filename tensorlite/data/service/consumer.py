@@ -260,7 +260,7 @@ class ServiceIterator(RawIterator):
                                 consumer=self._consumer, splits=list(results), n=want,
                                 consumer_index=self._ds._consumer_index)
         for split in reply["committed"]:
-            self._buffer.extend(results[split])
+            self._buffer.extend(worker_tasks.unpack(results[split]))
             self._delivered.append(split)
         for split in reply["splits"]:
             self._submit_split(split, 0)
@@ -320,7 +320,7 @@ class ServiceIterator(RawIterator):
                 elements, ended = self._chunk_result(fut, w)
             finally:
                 fut.release()
-            self._buffer.extend(elements)
+            self._buffer.extend(worker_tasks.unpack(elements))
             if ended:
                 self._active.discard(w)
 
