@@ -261,3 +261,10 @@ def test_split_transfer_packing_and_range_shards():
         parts = [[int(x) for x in splits.split_pipeline(ds, k, 4)] for k in range(4)]
         assert parts[1] == [x + 1 for x in range(*args)][1::4]
         assert sorted(sum(parts, [])) == sorted(x + 1 for x in range(*args))
+
+
+def test_short_epochs_get_fewer_splits():
+    from tensorlite.data.service.consumer import _num_splits
+    assert _num_splits(2, -1) == 16 and _num_splits(4, -2) == 32   # unknown or infinite
+    assert _num_splits(2, 64) == 2 and _num_splits(2, 10) == 1     # >= 32 elements each
+    assert _num_splits(2, 100_000) == 16
