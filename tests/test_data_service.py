@@ -265,6 +265,6 @@ def test_split_transfer_packing_and_range_shards():
 
 def test_short_epochs_get_fewer_splits():
     from tensorlite.data.service.consumer import _num_splits
-    assert _num_splits(2, -1) == 16 and _num_splits(4, -2) == 32   # unknown or infinite
+    assert _num_splits(2, -1) == 8 and _num_splits(4, -2) == 16    # unknown or infinite
     assert _num_splits(2, 64) == 2 and _num_splits(2, 10) == 1     # >= 32 elements each
-    assert _num_splits(2, 100_000) == 16
+    assert _num_splits(2, 100_000) == 8
