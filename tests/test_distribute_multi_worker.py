@@ -169,3 +169,21 @@ def test_overlapped_reduction_takes_gradients_it_did_not_see():
     grads, _ = reduction.finish([np.array([2.0, 4.0], np.float32), None])
     np.testing.assert_array_equal(grads[0], [1.0, 2.0])
     np.testing.assert_array_equal(grads[1], [0.0, 0.0])
+
+
+def test_overlapped_reduction_ignores_gradients_of_a_function_being_traced():
+    v = [tf.Variable(np.ones(3, np.float32))]
+    plan = overlap.BucketPlan([(3,)], [np.float32], bucket_bytes=1 << 20)
+    reduction = overlap.OverlappedReduction(_FakeOneRankComm(), plan, weight=0.5,
+                                            record_events=True)
+
+    @tf.function
+    def grads(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v[0] * x)
+        return tape.gradient(loss, v)
+    with reduction.listening():
+        out = grads(tf.constant(4.0))      # traced here: the tape's values are not final
+    assert reduction.events == []
+    summed, _ = reduction.finish([out[0].numpy()])
+    np.testing.assert_array_equal(summed[0], [2.0, 2.0, 2.0])
