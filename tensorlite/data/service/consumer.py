@@ -25,6 +25,7 @@ CONNECT_TIMEOUT_S = 10.0
 WORKER_WAIT_S = 30.0
 MAX_RESUBMITS = 5
 MIN_SPLIT_ELEMENTS = 32
+FETCH_WAIT_S = 2.0
 _CLIENTS = {}
 
 
@@ -239,16 +240,9 @@ class ServiceIterator(RawIterator):
         trip: workers stay busy while the consumer works through the buffer."""
         results = {}
         if self._inflight:
-            done = self._first_done()
-            # the finished ones fetched together: one concurrent round trip to the workers
-            ok = [f for f in done if f.status == "finished"]
-            values = self._client.gather(ok, errors="skip") if ok else []
-            # a worker lost since: skipped values; each future is then fetched on its own
-            fetched = dict(zip(ok, values)) if len(values) == len(ok) else {}
-            for fut in done:
+            for fut in self._first_done():
                 split, attempts = self._inflight.pop(fut)
-                elements = fetched[fut] if fut in fetched else \
-                    self._split_result(fut, split, attempts)
+                elements = self._split_result(fut, split, attempts)
                 fut.release()
                 if elements is not None:
                     results[split] = elements
@@ -271,18 +265,30 @@ class ServiceIterator(RawIterator):
 
     def _split_result(self, fut, split, attempts):
         """The split's elements, or None when its worker was lost (it is resubmitted)."""
-        try:
-            return fut.result()
-        except Exception as e:  # noqa: BLE001 - a lost worker is retried, others raise
-            if not _worker_lost(e):
-                raise
+        while True:
+            try:
+                return fut.result(timeout=FETCH_WAIT_S)
+            except TimeoutError:
+                # Fetching from a worker killed after it finished retries the dead address
+                # for Dask's whole connect timeout (30 s): resubmit once its holder is gone.
+                if fut.status != "finished" or self._holder_alive(fut):
+                    continue   # Dask is recomputing it, or a large result is on its way
+                error = "its worker died before the result was fetched"
+            except Exception as e:  # noqa: BLE001 - a lost worker is retried, others raise
+                if not _worker_lost(e):
+                    raise
+                error = str(e)
             if attempts >= MAX_RESUBMITS:
                 raise errors.UnavailableError(
                     None, None, f"tf.data service: split {split} failed on "
-                    f"{attempts + 1} workers in a row ({e}); the workers keep dying"
+                    f"{attempts + 1} workers in a row ({error}); the workers keep dying"
                 ) from None
             self._submit_split(split, attempts + 1)
             return None
+
+    def _holder_alive(self, fut):
+        holders = self._client.who_has([fut]).get(fut.key, ())
+        return bool(set(holders) & set(dispatcher.call(self._client, "workers")))
 
     def _first_done(self):
         """The in-flight futures that have finished (waits up to a second for one)."""
