@@ -7,7 +7,10 @@ overhead per element.
 1. A CPU-bound pure-Python pipeline (range -> map(py_function burning ~1 ms)): elements/s
    locally (one process), through the service (distributed_epoch) with 1 and with 2 workers,
    and the ceiling: two independent processes each running half the pipeline locally at the
-   same time. Goal: 2 workers at least 0.85x of the ceiling. Also the fixed cost of an
+   same time. Goal: 2 workers at least 0.85x of the ceiling. Beside it, the CPU seconds per
+   element summed over every process (consumer, dispatcher, workers) against one local
+   process: what the service costs, which the neighbours' load moves far less than
+   wall-time ratios. Also the fixed cost of an
    epoch over the service (a 64-element epoch of a trivial pipeline: job, leases, splits).
 2. Overhead: 1 KB elements (float32[256]) in batches of 32, a trivial pipeline: the
    consumer's wall time per element through the service minus locally (goal: < 50 us), and
@@ -55,6 +58,21 @@ def _rate(ds, n_elements):
     return n_elements / dt, dt, cpu
 
 
+def _all_cpu(target):
+    """CPU seconds used so far by this process (consumer and dispatcher) and the workers of
+    the service at `target`."""
+    from tensorlite.data.service.consumer import connect
+    return time.process_time() + sum(connect(target).run(time.process_time).values())
+
+
+def _cpu_per_element(ds, n_elements, target=None):
+    """CPU seconds per element of one pass, over every process involved: a figure that the
+    neighbours' load does not move (much), unlike wall-time throughput."""
+    c0 = _all_cpu(target) if target else time.process_time()
+    _rate(ds, n_elements)
+    return ((_all_cpu(target) if target else time.process_time()) - c0) / n_elements
+
+
 def local_part(k, of):
     import tensorlite as tf
     _, dt, _ = _rate(cpu_pipeline(tf, shard=(k, of)), N // of)
@@ -90,7 +108,7 @@ def main():
             sum(1 for _ in cpu_pipeline(tf, 40).distribute(target))
             sum(1 for _ in small_pipeline(tf, 64).distribute(target))
         res = {k: [] for k in ("local", "ceiling", "svc1", "svc2", "ovh_local", "ovh_svc",
-                               "cpu_svc", "epoch")}
+                               "cpu_svc", "epoch", "cpu_local_all", "cpu_svc2_all")}
         tiny = tf.data.Dataset.range(64).distribute(targets[2])
         n_small = 32 * 400
         for _ in range(3):
@@ -103,6 +121,9 @@ def main():
             res["ovh_svc"].append(wall / n_small)
             res["cpu_svc"].append(cpu / n_small)
             res["epoch"].append(_rate(tiny, 64)[1])
+            res["cpu_local_all"].append(_cpu_per_element(cpu_pipeline(tf), N))
+            res["cpu_svc2_all"].append(_cpu_per_element(cpu_pipeline(tf).distribute(targets[2]),
+                                                        N, targets[2]))
         med = {k: statistics.median(v) for k, v in res.items()}
     finally:
         for s in reversed(servers):
@@ -115,6 +136,10 @@ def main():
           f"({med['svc1'] / med['local']:.2f}x local)")
     print(f"  service, 2 Dask workers  {med['svc2']:8.0f} elements/s "
           f"({med['svc2'] / med['ceiling']:.2f}x the ceiling; goal >= 0.85x)")
+    print(f"  CPU per element, all processes: local {med['cpu_local_all'] * 1e6:.0f} us, "
+          f"service with 2 workers {med['cpu_svc2_all'] * 1e6:.0f} us (efficiency "
+          f"{med['cpu_local_all'] / med['cpu_svc2_all']:.2f}: the load-independent side of "
+          f"the 2-worker figure)")
     print(f"  fixed cost of an epoch over the service (64 trivial elements, 2 workers): "
           f"{med['epoch'] * 1e3:.0f} ms")
     overhead = (med["ovh_svc"] - med["ovh_local"]) * 1e6

@@ -30,10 +30,7 @@ def main(data_path, out_dir, shuffle, bytes_per_pack=0):
 
 
 def events(reduction):
-    """The last step's (what, index, time) all-reduce events as three arrays (none when the
-    gradients were summed after the backward pass: a single bucket)."""
-    if reduction is None:
-        return {}
+    """The last step's (what, index, time) all-reduce events as three arrays."""
     kinds, index, times = zip(*reduction.events)
     return {"event_kind": np.array(kinds), "event_index": np.array(index),
             "event_time": np.array(times)}

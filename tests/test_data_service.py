@@ -101,6 +101,26 @@ def test_parallel_epochs_gives_each_worker_a_full_epoch(cluster):
     assert got == sorted(list(range(100, 110)) * n)
 
 
+def test_parallel_epochs_worker_killed_is_a_clear_error(cluster):
+    # parallel_epochs keeps each worker's epoch in that worker: a dead worker's epoch cannot
+    # be finished elsewhere, so the consumer says so (and points to distributed_epoch)
+    dispatcher, client = cluster
+    _wait_workers(client, 3)
+
+    def slow(x):
+        time.sleep(0.01)
+        return x
+    ds = tf.data.Dataset.range(400).map(lambda x: tf.py_function(slow, [x], tf.int64)).apply(
+        service.distribute("parallel_epochs", dispatcher.target))
+    it = iter(ds)
+    assert len([int(next(it)) for _ in range(5)]) == 5
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
+    with pytest.raises(tf.errors.UnavailableError, match="died during a parallel_epochs job"):
+        for _ in it:
+            pass
+
+
 def _consume(ds, out, key):
     try:
         out[key] = [int(x) for x in ds]
@@ -223,3 +243,28 @@ def test_iterator_checkpoint_over_the_service(cluster, tmp_path):
     shared = iter(tf.data.Dataset.range(4).distribute(dispatcher.target, job_name="ck"))
     with pytest.raises(NotImplementedError, match="shared jobs"):
         shared.save_state()
+
+
+def test_split_transfer_packing_and_range_shards():
+    from tensorlite.data.service import splits, worker_tasks
+    same = [{"a": np.full(2, i, np.float32), "b": np.int64(i)} for i in range(3)]
+    packed = worker_tasks.pack(same)
+    assert packed[0] == "stacked" and packed[2][0].shape == (3, 2)   # one buffer per leaf
+    back = worker_tasks.unpack(packed)
+    assert [(e["a"].tolist(), int(e["b"]), e["b"].shape) for e in back] == \
+        [([i, i], i, ()) for i in range(3)]
+    ragged = [np.zeros(2), np.zeros(3)]
+    assert worker_tasks.pack(ragged)[0] == "list"
+    assert [a.shape for a in worker_tasks.unpack(worker_tasks.pack(ragged))] == [(2,), (3,)]
+    for args in [(0, 10, 1), (3, 20, 2), (10, 0, -3)]:
+        ds = tf.data.Dataset.range(*args).map(lambda x: x + 1)
+        parts = [[int(x) for x in splits.split_pipeline(ds, k, 4)] for k in range(4)]
+        assert parts[1] == [x + 1 for x in range(*args)][1::4]
+        assert sorted(sum(parts, [])) == sorted(x + 1 for x in range(*args))
+
+
+def test_short_epochs_get_fewer_splits():
+    from tensorlite.data.service.consumer import _num_splits
+    assert _num_splits(2, -1) == 8 and _num_splits(4, -2) == 16    # unknown or infinite
+    assert _num_splits(2, 64) == 2 and _num_splits(2, 10) == 1     # >= 32 elements each
+    assert _num_splits(2, 100_000) == 8

@@ -58,9 +58,7 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
     def _cross_worker_sum(self, arrays):
         return self._reducer.sum([np.asarray(a) for a in arrays])
 
-    def _overlap_plan(self, grad_shapes, grad_dtypes):
-        # One bucket is full only when the backward pass ends: nothing to overlap, and the
-        # compiled step (faster than the eager one the tape's hooks need) sums after it.
+    def _bucket_plan(self, grad_shapes, grad_dtypes):
         if self._size == 1:
             return None
         key = tuple((tuple(s), np.dtype(d)) for s, d in zip(grad_shapes, grad_dtypes))
@@ -68,10 +66,18 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
         if plan is None:
             plan = self._plans[key] = overlap.BucketPlan(grad_shapes, grad_dtypes,
                                                          self._reducer.bucket_bytes)
-        return plan if len(plan.buckets) > 1 else None
+        return plan
+
+    def _overlap_plan(self, grad_shapes, grad_dtypes):
+        # One bucket is full only when the backward pass ends: nothing to overlap, and the
+        # compiled step (faster than the eager one the tape's hooks need) runs instead.
+        plan = self._bucket_plan(grad_shapes, grad_dtypes)
+        return plan if plan is not None and len(plan.buckets) > 1 else None
 
     def _overlapped_reduction(self, grad_shapes, grad_dtypes, weight):
-        plan = self._overlap_plan(grad_shapes, grad_dtypes)
+        # Also for one bucket after a compiled step: each gradient is scaled straight into
+        # the bucket (one pass), instead of zeros + weighted add + concatenate.
+        plan = self._bucket_plan(grad_shapes, grad_dtypes)
         if plan is None:
             return None
         self.last_reduction = overlap.OverlappedReduction(self._comm, plan, weight,

@@ -12,7 +12,8 @@ MPICH has no progress thread here (one would steal a core from the backward pass
 small machine), so every later hook call drives the pending reductions with `Testall`;
 `finish` waits for them before the optimizer applies the sums. A model whose gradients fit
 in one bucket has nothing to overlap (the bucket is full when the backward pass ends), so
-MultiWorkerMirroredStrategy then runs the compiled step and one fused all-reduce after it.
+MultiWorkerMirroredStrategy then runs the compiled step and hands its gradients to `finish`:
+each is scaled straight into the bucket and one all-reduce follows.
 
 Example (under `mpiexec -n 2`):
     >>> plan = BucketPlan([(3,), (2,)], [np.float32, np.float32], bucket_bytes=8)
@@ -28,6 +29,7 @@ import numpy as np
 
 from tensorlite.autodiff import tape as tape_lib
 from tensorlite.distribute import mpi_comm, values as values_lib
+from tensorlite.graph import tracing
 
 
 class BucketPlan:
@@ -45,17 +47,14 @@ class BucketPlan:
             nbytes = n * self.dtypes[i].itemsize
             if current and (self.dtypes[i] != dtype or
                             size * dtype.itemsize + nbytes > bucket_bytes):
-                self._close(dtype, size, current)
+                self.buckets.append((dtype, size, current))
                 current, size = [], 0
             dtype = self.dtypes[i]
             self.where[i] = (len(self.buckets), size, n)
             current.append(i)
             size += n
         if current:
-            self._close(dtype, size, current)
-
-    def _close(self, dtype, size, members):
-        self.buckets.append((dtype, size, members))
+            self.buckets.append((dtype, size, current))
 
 
 
@@ -92,6 +91,8 @@ class OverlappedReduction:
             tape_lib.GRADIENT_HOOKS.remove(self._on_gradient)
 
     def _on_gradient(self, sources, i, grad):
+        if tracing.is_tracing():
+            return   # a tf.function being traced: its gradients are not this step's values
         if sources is not self._sources:
             if self._sources is not None or not self._matches(sources):
                 return   # another gradient() call (a nested tape, a penalty term)

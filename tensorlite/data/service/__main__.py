@@ -18,12 +18,13 @@ def main(argv=None):
         p.error("--workers must be >= 0")
     from distributed import LocalCluster  # noqa: PLC0415
     from tensorlite.data.service import dispatcher  # noqa: PLC0415
-    from tensorlite.data.service.servers import _BLAS_ENV  # noqa: PLC0415
+    from tensorlite.data.service.servers import _BLAS_ENV, quiet_dask  # noqa: PLC0415
     import os  # noqa: PLC0415
     os.environ.update(_BLAS_ENV)
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           host=args.host, scheduler_port=args.port, dashboard_address=None,
-                           silence_logs=40)
+    with quiet_dask():
+        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                               host=args.host, scheduler_port=args.port,
+                               dashboard_address=None, silence_logs=40)
     dispatcher.install(cluster.scheduler)
     print(f"tf.data service dispatcher at {cluster.scheduler_address} with {args.workers} "
           f"worker(s); use dataset.distribute({cluster.scheduler_address!r})", flush=True)

@@ -15,6 +15,19 @@ import threading
 from tensorlite.data.service import dispatcher as dispatcher_lib
 
 _BLAS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Dask's diagnostics sample every worker's threads (the profiler every 10 ms, the GIL
+# monitor every 1 ms): measured, they cost a service worker ~6% of its CPU per element and
+# 45 ms/s when idle (14 ms/s without). The service never reads them.
+QUIET_DASK = {"distributed.worker.profile.enabled": False,
+              "distributed.admin.system-monitor.gil.enabled": False,
+              "distributed.admin.system-monitor.interval": "2s",
+              "distributed.admin.tick.interval": "200ms"}
+
+
+def quiet_dask():
+    """A context in which Dask schedulers, nannies and workers start without diagnostics."""
+    import dask  # noqa: PLC0415
+    return dask.config.set(QUIET_DASK)
 
 
 @dataclasses.dataclass
@@ -55,9 +68,10 @@ class DispatchServer:
         if self._cluster is not None:
             return
         from distributed import LocalCluster  # noqa: PLC0415
-        self._cluster = LocalCluster(n_workers=0, processes=True, host=self._config.host,
-                                     scheduler_port=self._config.port,
-                                     dashboard_address=":0", silence_logs=40)
+        with quiet_dask():
+            self._cluster = LocalCluster(n_workers=0, processes=True, host=self._config.host,
+                                         scheduler_port=self._config.port,
+                                         dashboard_address=":0", silence_logs=40)
         plugin = dispatcher_lib.install(self._cluster.scheduler)
         if self._config.job_gc_timeout_ms:
             plugin.state.lease_timeout = self._config.job_gc_timeout_ms / 1000.0
@@ -110,8 +124,10 @@ class WorkerServer:
         async def start_nanny():
             return await Nanny(address, nthreads=1, host=self._config.host,
                                port=self._config.port or None, dashboard=False,
-                               silence_logs=40, env=dict(_BLAS_ENV), death_timeout=timeout)
-        self._nanny = sync(self._runner.loop, start_nanny)
+                               silence_logs=40, env=dict(_BLAS_ENV), death_timeout=timeout,
+                               config=dict(QUIET_DASK))
+        with quiet_dask():
+            self._nanny = sync(self._runner.loop, start_nanny)
 
     @property
     def worker_address(self):
