@@ -91,6 +91,7 @@ def main(argv=None):
     try:
         uvicorn.run(build_app(server, args.max_body_bytes), host=args.rest_api_host,
                     port=args.rest_api_port, log_level="warning", access_log=False,
+                    proxy_headers=False,  # X-Forwarded-* are not TF Serving's; one layer less
                     http=args.rest_api_http)
     finally:
         server.stop()
