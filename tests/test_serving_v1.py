@@ -40,8 +40,9 @@ def _example_bytes(features):
     return ex.Example(features=feats).SerializeToString()
 
 
-def test_tf1_saved_model_loads_and_runs_its_signatures():
-    loaded = tf.saved_model.load(os.path.join(TF1, "linear", "1"))
+@pytest.mark.parametrize("model", ["linear", "linear_ref"])  # resource / VariableV2 variables
+def test_tf1_saved_model_loads_and_runs_its_signatures(model):
+    loaded = tf.saved_model.load(os.path.join(TF1, model, "1"))
     assert sorted(loaded.signatures) == ["predict", "regress", "serving_default"]
     batch = tf.constant(np.array([_example_bytes(e) for e in EXPECTED["examples"]], object))
     out = loaded.signatures["serving_default"](inputs=batch)
