@@ -256,11 +256,14 @@ def _copy_slowly(src, dst, pause):
             time.sleep(pause)
 
 
-def test_version_swap_under_load_drops_no_request(tmp_path, models):
+@pytest.mark.parametrize("batching", [None, BatchingParameters(max_batch_size=4,
+                                                               batch_timeout_micros=2000)],
+                         ids=["unbatched", "batched"])
+def test_version_swap_under_load_drops_no_request(tmp_path, models, batching):
     base = models
     served_dir = tmp_path / "mlp"
     shutil.copytree(base / "mlp" / "1", served_dir / "1")
-    running = _Running([ModelSpec("mlp", str(served_dir))], poll_seconds=0.1)
+    running = _Running([ModelSpec("mlp", str(served_dir))], poll_seconds=0.1, batching=batching)
     x = _x(2)
     v1, v2 = _expected(1)[:2], _expected(2)[:2]
     seen, failures, stop = [], [], threading.Event()

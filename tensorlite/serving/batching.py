@@ -73,6 +73,11 @@ class Batcher:
         import asyncio  # noqa: PLC0415 - only async callers need it
         return self._enqueue(_Task(inputs, asyncio.get_running_loop()))
 
+    @property
+    def closed(self):
+        """Whether close() was called (its version is unloading): submits are refused."""
+        return self._closed
+
     def _enqueue(self, task):
         max_rows = self._p.max_batch_size
         if task.rows > max_rows:

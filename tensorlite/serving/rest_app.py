@@ -177,10 +177,17 @@ def _signature(servable, doc, model_name):
 
 async def _run(server, model_name, version, sig_name, sig, inputs, api="Predict"):
     t0 = time.perf_counter()
+    future = None
     if server.batching is not None:
-        outputs = await server.batcher(model_name, version, sig_name, sig).submit_async(inputs)
-    else:
-        outputs = await run_in_threadpool(sig.run, inputs)
+        batcher = server.batcher(model_name, version, sig_name, sig)
+        try:
+            future = batcher.submit_async(inputs) if batcher is not None else None
+        except errors.UnavailableError:
+            if not batcher.closed:  # the queue is full: 503, as TF Serving answers
+                raise
+        # future None: the version was unloaded since this request looked it up; it still
+        # holds its servable, so it runs unbatched rather than failing mid-swap
+    outputs = await future if future is not None else await run_in_threadpool(sig.run, inputs)
     server.metrics.observe_runtime(model_name, api, time.perf_counter() - t0)
     return outputs
 

@@ -198,11 +198,16 @@ class ModelServer:
         return model
 
     def batcher(self, name, version, signature_name, signature):
-        """The Batcher of one served signature (made on first use)."""
+        """The Batcher of one served signature (made on first use); None once that version
+        is no longer available (a request still holding it runs unbatched, and no batcher
+        is left behind for a version that nothing will close)."""
         key = (name, version, signature_name)
         with self._lock:
             b = self._batchers.get(key)
             if b is None:
+                model = self.models.get(name)
+                if model is None or version not in model.available_versions():
+                    return None
                 hist = self.metrics.batch_size.labels(name)
 
                 def run(inputs, sig=signature):
