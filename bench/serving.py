@@ -3,14 +3,17 @@ at 1, 8 and 32 concurrent clients, batching off and on, beside the same signatur
 in-process (the floor: no HTTP, no JSON).
 
 The server runs as its own process (`python -m tensorlite.serving`, on 127.0.0.1); the
-clients are threads of this process with keep-alive connections, each sending one example
-per request for `--seconds` (bounded). Prints requests/s, p50 and p99 latency and the
-ratios the goals name: batching at 32 clients vs unbatched (goal >= 3x) and p99/p50 (goal
-< 5x).
+clients are coroutines of this process on one asyncio loop, each a keep-alive connection
+sending one example per request (pre-encoded HTTP/1.1 bytes) for `--seconds` (bounded).
+The client must not be the bottleneck, so it is first measured alone against a trivial
+endpoint (bench/trivial_http.py, a fixed reply): its requests/s there is the ceiling of
+every figure below. Prints requests/s, p50 and p99 latency and the ratios the goals name:
+batching at 32 clients vs unbatched (goal >= 3x) and p99/p50 (goal < 5x).
 
-    python bench/serving.py [--seconds 5] [--repeats 3]
+    python bench/serving.py [--seconds 5] [--repeats 3] [--http auto|h11|httptools]
 """
 import argparse
+import asyncio
 import http.client
 import json
 import os
@@ -20,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import numpy as np
@@ -57,9 +59,10 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def start_server(base, batching, port):
+def start_server(base, batching, port, http_parser="auto"):
     args = [sys.executable, "-m", "tensorlite.serving", "--model_name=mlp",
-            f"--model_base_path={base}", f"--rest_api_port={port}"]
+            f"--model_base_path={base}", f"--rest_api_port={port}",
+            f"--rest_api_http={http_parser}"]
     if batching:
         cfg = os.path.join(base, "..", "batching.config")
         with open(cfg, "w") as f:
@@ -81,29 +84,48 @@ def start_server(base, batching, port):
     raise RuntimeError(f"server did not start: {proc.stderr.read().decode()[-2000:]}")
 
 
-def load(port, clients, seconds, body):
-    latencies, errors = [], []
-    stop = time.monotonic() + seconds
+def trivial_server(port):
+    """bench/trivial_http.py in its own process, once it listens."""
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "trivial_http.py"),
+                             str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.stdout.readline().strip() != b"ready":
+        proc.kill()
+        raise RuntimeError(f"trivial server did not start: {proc.stderr.read().decode()}")
+    return proc
 
-    def client():
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        mine = []
+
+def http_request(path, body):
+    """One HTTP/1.1 POST, encoded once: the clients send these bytes as they are."""
+    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+async def _client(port, request, stop, latencies, errors):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
         while time.monotonic() < stop:
             t0 = time.perf_counter()
-            conn.request("POST", "/v1/models/mlp:predict", body=body,
-                         headers={"Content-Type": "application/json"})
-            r = conn.getresponse()
-            r.read()
-            if r.status != 200:
-                errors.append(r.status)
-            mine.append(time.perf_counter() - t0)
-        latencies.extend(mine)
-    threads = [threading.Thread(target=client) for _ in range(clients)]
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            i = head.lower().find(b"content-length:")
+            await reader.readexactly(int(head[i + 15:head.index(b"\r\n", i)]))
+            if head[9:12] != b"200":
+                errors.append(int(head[9:12]))
+            latencies.append(time.perf_counter() - t0)
+    finally:
+        writer.close()
+
+
+def load(port, clients, seconds, request):
+    """`clients` keep-alive connections sending `request` back to back for `seconds`."""
+    latencies, errors = [], []
+
+    async def run():
+        stop = time.monotonic() + seconds
+        await asyncio.gather(*[_client(port, request, stop, latencies, errors)
+                               for _ in range(clients)])
     t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    asyncio.run(run())
     wall = time.perf_counter() - t0
     lat = np.array(latencies) * 1e3
     return {"rps": len(latencies) / wall, "p50": float(np.percentile(lat, 50)),
@@ -128,38 +150,52 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
+                   help="the server's HTTP parser (uvicorn's; auto: httptools if installed)")
     args = p.parse_args()
     tmp = tempfile.mkdtemp()
     base, what = saved_models(tmp)
-    print(f"model: {what}")
+    print(f"model: {what}; server HTTP parser: {args.http}; load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     loaded = tf.saved_model.load(os.path.join(base, "1"))
     x = np.random.rand(1, 28, 28).astype(np.float32)
-    body = json.dumps({"instances": x.tolist()}).encode()
+    request = http_request("/v1/models/mlp:predict",
+                           json.dumps({"instances": x.tolist()}).encode())
     results = {}
-    floor = [in_process(loaded, args.seconds, x) for _ in range(args.repeats)]
-    results["in-process"] = floor
+    port = _free_port()
+    proc = trivial_server(port)
+    try:
+        results["client alone x32"] = [load(port, 32, args.seconds, request)
+                                       for _ in range(args.repeats)]
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    results["in-process"] = [in_process(loaded, args.seconds, x) for _ in range(args.repeats)]
     for batching in (False, True):
         port = _free_port()
-        proc = start_server(base, batching, port)
+        proc = start_server(base, batching, port, args.http)
         try:
             for clients in (1, 8, 32):
                 key = f"{'batched' if batching else 'unbatched'} x{clients}"
-                results[key] = [load(port, clients, args.seconds, body)
+                results[key] = [load(port, clients, args.seconds, request)
                                 for _ in range(args.repeats)]
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    print(f"{'case':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'p99/p50':>8} {'errors':>6}")
+    print(f"{'case':<17} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'p99/p50':>8} {'errors':>6}")
     med = {}
     for key, runs in results.items():
         m = {k: statistics.median(r[k] for r in runs) for k in ("rps", "p50", "p99", "errors")}
         med[key] = m
-        print(f"{key:<16} {m['rps']:9.0f} {m['p50']:8.2f} {m['p99']:8.2f} "
+        print(f"{key:<17} {m['rps']:9.0f} {m['p50']:8.2f} {m['p99']:8.2f} "
               f"{m['p99'] / m['p50']:8.2f} {m['errors']:6.0f}")
     ratio = med["batched x32"]["rps"] / med["unbatched x32"]["rps"]
     print(f"\nbatched / unbatched throughput at 32 clients: {ratio:.2f}x (goal >= 3x)")
     print(f"p99 / p50 batched at 32 clients: "
           f"{med['batched x32']['p99'] / med['batched x32']['p50']:.2f} (goal < 5)")
+    print(f"client alone (trivial endpoint) / batched x32: "
+          f"{med['client alone x32']['rps'] / med['batched x32']['rps']:.1f}x (the client "
+          f"is not the bottleneck while this is well above 1)")
     print(f"unbatched 1 client vs in-process floor: "
           f"{med['in-process']['rps'] / med['unbatched x1']['rps']:.1f}x the request rate "
           f"in-process (medians of {args.repeats} runs of {args.seconds:.0f} s)")

@@ -172,6 +172,11 @@ def test_bad_requests_get_tf_serving_errors(served, path, body, status, pattern)
     assert ok.status_code == 200  # the server keeps serving
 
 
+def test_wrong_http_method_is_405(served):
+    r = requests.get(f"{served.url}/v1/models/mlp:predict")
+    assert r.status_code == 405 and "Predict takes POST" in r.json()["error"]
+
+
 def test_unknown_model_status_and_version_are_404(served):
     assert requests.get(f"{served.url}/v1/models/nope").status_code == 404
     r = requests.get(f"{served.url}/v1/models/mlp/versions/9")
@@ -185,6 +190,10 @@ def test_oversized_body_is_413(models):
         r = requests.post(f"{running.url}/v1/models/mlp:predict",
                           json={"instances": _x(16).tolist()})
         assert r.status_code == 413 and "exceeds" in r.json()["error"]
+        big = json.dumps({"instances": _x(16).tolist()}).encode()
+        chunked = requests.post(f"{running.url}/v1/models/mlp:predict",  # no Content-Length
+                                data=(big[i:i + 8192] for i in range(0, len(big), 8192)))
+        assert chunked.status_code == 413 and "exceeds" in chunked.json()["error"]
         small = requests.post(f"{running.url}/v1/models/mlp:predict",
                               json={"instances": _x(1).tolist()})
         assert small.status_code == 200
@@ -247,11 +256,14 @@ def _copy_slowly(src, dst, pause):
             time.sleep(pause)
 
 
-def test_version_swap_under_load_drops_no_request(tmp_path, models):
+@pytest.mark.parametrize("batching", [None, BatchingParameters(max_batch_size=4,
+                                                               batch_timeout_micros=2000)],
+                         ids=["unbatched", "batched"])
+def test_version_swap_under_load_drops_no_request(tmp_path, models, batching):
     base = models
     served_dir = tmp_path / "mlp"
     shutil.copytree(base / "mlp" / "1", served_dir / "1")
-    running = _Running([ModelSpec("mlp", str(served_dir))], poll_seconds=0.1)
+    running = _Running([ModelSpec("mlp", str(served_dir))], poll_seconds=0.1, batching=batching)
     x = _x(2)
     v1, v2 = _expected(1)[:2], _expected(2)[:2]
     seen, failures, stop = [], [], threading.Event()

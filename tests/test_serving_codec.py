@@ -1,6 +1,7 @@
 """The model server's pieces on their own: TF Serving's REST JSON forms (row and columnar,
 b64, NaN), its config files in protobuf text format, and the dynamic batcher."""
 import base64
+import json
 import threading
 import time
 
@@ -51,13 +52,32 @@ def test_b64_and_special_floats():
     assert b"NaN" in text and base64.b64encode(b"\x00\xff") in text
 
 
+def _written(outputs, row_format):
+    return json.loads(json_codec.dumps(json_codec.format_predict(outputs, row_format)))
+
+
 def test_response_forms():
-    one = json_codec.format_predict({"y": np.array([[1.0], [2.0]])}, True)
+    one = _written({"y": np.array([[1.0], [2.0]])}, True)
     assert one == {"predictions": [[1.0], [2.0]]}
-    two = json_codec.format_predict({"a": np.array([1, 2]), "b": np.array([[3], [4]])}, True)
+    two = _written({"a": np.array([1, 2]), "b": np.array([[3], [4]])}, True)
     assert two == {"predictions": [{"a": 1, "b": [3]}, {"a": 2, "b": [4]}]}
-    cols = json_codec.format_predict({"a": np.array([1, 2]), "b": np.array([3])}, False)
+    cols = _written({"a": np.array([1, 2]), "b": np.array([3])}, False)
     assert cols == {"outputs": {"a": [1, 2], "b": [3]}}
+
+
+def test_float32_outputs_are_written_exactly_and_briefly():
+    """float32 values round-trip through their shortest decimal form (TF Serving writes
+    float32 with up to 9 significant digits), and NaN/Infinity survive as tokens, never
+    as null."""
+    y = np.array([[0.1, 1 / 3, 1e-30, 3.4e38]], np.float32)
+    text = json_codec.dumps(json_codec.format_predict({"y": y}, True))
+    assert b"0.1," in text and b"0.10000000149" not in text
+    np.testing.assert_array_equal(np.array(json.loads(text)["predictions"], np.float32), y)
+    y[0, 1:3] = [np.nan, -np.inf]
+    text = json_codec.dumps(json_codec.format_predict({"y": y}, False))
+    assert b"NaN" in text and b"-Infinity" in text and b"null" not in text
+    strided = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]  # not C-contiguous
+    assert json.loads(json_codec.dumps({"outputs": strided})) == {"outputs": strided.tolist()}
 
 
 @pytest.mark.parametrize("doc, pattern", [

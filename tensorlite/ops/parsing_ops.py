@@ -23,7 +23,7 @@ import numpy as np
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 
@@ -297,6 +297,31 @@ def _parse_shape(serialized, config, names):
 
 PARSE_EXAMPLE = register("ParseExampleV2", _parse_fwd, grad=NOT_DIFFERENTIABLE,
                          shape=_parse_shape, multi_output=True)
+
+
+def _import_parse_example(inputs, attrs):
+    """TensorFlow's ParseExampleV2 node (inputs: serialized, names, sparse_keys, dense_keys,
+    ragged_keys, dense_defaults...) -> its outputs in TensorFlow's order: every sparse
+    feature's indices, then their values, then their shapes, then the dense values."""
+    serialized, _, sparse_keys, dense_keys, ragged_keys = inputs[:5]
+    if np.asarray(ragged_keys.numpy()).size:
+        raise errors.UnimplementedError(None, None, "ParseExampleV2: ragged features are not "
+                                        "supported by tensorlite's parse_example")
+    sparse = [k.decode() for k in np.asarray(sparse_keys.numpy()).reshape(-1)]
+    dense = [k.decode() for k in np.asarray(dense_keys.numpy()).reshape(-1)]
+    features = {k: VarLenFeature(t) for k, t in zip(sparse, attrs.get("sparse_types") or [])}
+    for key, dtype, shape, default in zip(dense, attrs.get("Tdense") or [],
+                                          attrs.get("dense_shapes") or [], inputs[5:]):
+        value = default.numpy()
+        features[key] = FixedLenFeature(shape, dtype,
+                                        default_value=value if np.size(value) else None)
+    parsed = parse_example(serialized, features)
+    tensors = [parsed[k] for k in sparse]
+    return [t.indices for t in tensors] + [t.values for t in tensors] + \
+        [t.dense_shape for t in tensors] + [parsed[k] for k in dense]
+
+
+declare(PARSE_EXAMPLE, tf_import=_import_parse_example)
 
 
 def _serialized(serialized, op_name):

@@ -292,9 +292,9 @@ def load(export_dir, tags=None, options=None):
     export_dir = os.fspath(export_dir)
     meta = meta_graph(read_saved_model(export_dir), tags, export_dir)
     graph = meta.object_graph_def
-    if not graph.nodes:
-        raise errors.UnimplementedError(None, None, f"{export_dir} is a TF1 SavedModel without "
-                                        f"an object graph; tensorlite loads TF2 SavedModels")
+    if not graph.nodes:  # TF1: signatures over the main graph, variables by the saver
+        from tensorlite.saved_model import load_v1  # noqa: PLC0415
+        return load_v1.load(export_dir, meta)
     runner = Runner(meta.graph_def.library)
     objects = [None] * len(graph.nodes)
     for i, proto in enumerate(graph.nodes):

@@ -26,9 +26,9 @@ from tensorlite.framework import errors
 
 
 class _Task:
-    __slots__ = ("inputs", "rows", "future", "key", "enqueued")
+    __slots__ = ("inputs", "rows", "future", "loop", "key", "enqueued")
 
-    def __init__(self, inputs):
+    def __init__(self, inputs, loop=None):
         self.inputs = inputs
         sizes = {np.shape(a)[0] if np.ndim(a) else None for a in inputs.values()}
         if len(sizes) != 1 or None in sizes:
@@ -38,7 +38,10 @@ class _Task:
         (self.rows,) = sizes
         self.key = tuple(sorted((n, np.shape(a)[1:], np.asarray(a).dtype.str)
                                 for n, a in inputs.items()))
-        self.future = concurrent.futures.Future()
+        # an asyncio future is settled on its own loop, one wake-up per batch (_settle)
+        self.loop = loop
+        self.future = loop.create_future() if loop is not None else \
+            concurrent.futures.Future()
         self.enqueued = time.monotonic()
 
 
@@ -48,6 +51,7 @@ class Batcher:
     def __init__(self, run, params, name="batcher"):
         self._run, self._p = run, params
         self._queue = collections.deque()
+        self._queued_rows = 0
         self._cond = threading.Condition()
         self._closed = False
         self.batch_sizes = collections.Counter()  # rows per model call, for stats and tests
@@ -58,43 +62,67 @@ class Batcher:
             t.start()
 
     def submit(self, inputs):
-        """A Future of this request's outputs; UnavailableError when the queue is full."""
-        task = _Task(inputs)
-        if task.rows > self._p.max_batch_size:
+        """A concurrent Future of this request's outputs; UnavailableError when the queue
+        is full."""
+        return self._enqueue(_Task(inputs))
+
+    def submit_async(self, inputs):
+        """An asyncio Future (of the running loop) of this request's outputs. The batch
+        thread settles all of a batch's futures on a loop with one call, so a batch costs
+        the event loop one wake-up, not one per request."""
+        import asyncio  # noqa: PLC0415 - only async callers need it
+        return self._enqueue(_Task(inputs, asyncio.get_running_loop()))
+
+    @property
+    def closed(self):
+        """Whether close() was called (its version is unloading): submits are refused."""
+        return self._closed
+
+    def _enqueue(self, task):
+        max_rows = self._p.max_batch_size
+        if task.rows > max_rows:
             raise errors.InvalidArgumentError(
                 None, None, f"Batching: the request has {task.rows} rows, more than "
-                f"max_batch_size {self._p.max_batch_size}; split it into smaller requests")
+                f"max_batch_size {max_rows}; split it into smaller requests")
         with self._cond:
             if self._closed:
                 raise errors.UnavailableError(None, None, "the model version is unloading")
-            queued_rows = sum(t.rows for t in self._queue)
-            if queued_rows + task.rows > self._p.max_batch_size * self._p.max_enqueued_batches:
+            before = self._queued_rows
+            if before + task.rows > max_rows * self._p.max_enqueued_batches:
                 raise errors.UnavailableError(
                     None, None, f"The batch scheduling queue is full ({self._p.max_enqueued_batches}"
-                    f" batches of {self._p.max_batch_size} are waiting); retry later")
+                    f" batches of {max_rows} are waiting); retry later")
             self._queue.append(task)
-            self._cond.notify()
+            self._queued_rows = after = before + task.rows
+            # Wake the batch threads only when there is something new for them to do: a
+            # first request to wait on, or enough rows for one more full batch. Waking them
+            # on every request would cost a GIL hand-over and a queue scan per request.
+            if before == 0:
+                self._cond.notify()
+            elif before // max_rows != after // max_rows:
+                self._cond.notify_all()
         return task.future
 
     def _take_batch(self):
         """Blocks for the first task, then gathers more until the batch is full or the
-        first task has waited batch_timeout_micros."""
+        oldest task has waited batch_timeout_micros."""
         with self._cond:
-            while not self._queue and not self._closed:
-                self._cond.wait()
-            if not self._queue:
-                return None
-            deadline = self._queue[0].enqueued + self._p.batch_timeout_micros / 1e6
             while True:
+                while not self._queue and not self._closed:
+                    self._cond.wait()
+                if not self._queue:
+                    return None
+                left = self._queue[0].enqueued + self._p.batch_timeout_micros / 1e6 \
+                    - time.monotonic()
                 batch, rows = self._fill()
-                if rows >= self._p.max_batch_size or self._closed:
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if rows >= self._p.max_batch_size or self._closed or left <= 0:
                     break
                 self._cond.wait(left)
-            for t in batch:
-                self._queue.remove(t)
+            taken = set(map(id, batch))
+            self._queue = collections.deque(t for t in self._queue if id(t) not in taken)
+            self._queued_rows -= rows
+            if self._queue:  # more waiting: another batch thread may start on it
+                self._cond.notify()
             return batch
 
     def _fill(self):
@@ -132,16 +160,15 @@ class Batcher:
             if padded > rows:  # TF Serving pads up to an allowed batch size
                 inputs = {n: _pad_rows(a, padded) for n, a in inputs.items()}
             self.batch_sizes[rows] += 1
-            outputs = self._run(inputs)
+            outputs = {n: np.asarray(v) for n, v in self._run(inputs).items()}
         except BaseException as e:  # noqa: BLE001 - every request of the batch gets it
-            for t in batch:
-                t.future.set_exception(e)
+            _deliver([(t, None, e) for t in batch])
             return
-        start = 0
+        settled, start = [], 0
         for t in batch:
-            t.future.set_result({n: np.asarray(v)[start:start + t.rows]
-                                 for n, v in outputs.items()})
+            settled.append((t, {n: v[start:start + t.rows] for n, v in outputs.items()}, None))
             start += t.rows
+        _deliver(settled)
 
     def close(self):
         """Stops the batch threads after the queued requests are served."""
@@ -150,6 +177,32 @@ class Batcher:
             self._cond.notify_all()
         for t in self._threads:
             t.join(timeout=30)
+
+
+def _deliver(settled):
+    """Settles (task, result, exception) triples: concurrent futures here, asyncio futures
+    with one call_soon_threadsafe per event loop."""
+    by_loop = {}
+    for item in settled:
+        if item[0].loop is None:
+            _settle([item])
+        else:
+            by_loop.setdefault(item[0].loop, []).append(item)
+    for loop, items in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, items)
+        except RuntimeError:  # the loop has closed: nobody waits for these any more
+            pass
+
+
+def _settle(items):
+    for task, result, exc in items:
+        if task.future.cancelled():
+            continue
+        if exc is not None:
+            task.future.set_exception(exc)
+        else:
+            task.future.set_result(result)
 
 
 def _padded_rows(rows, allowed):

@@ -171,6 +171,8 @@ def _columns(inputs, specs):
 
 
 def _jsonable(arr, binary):
+    """A numeric array stays an array (dumps writes it without Python floats in between);
+    strings become text, or {"b64": ...} for binary outputs."""
     if arr.dtype == object:
         out = np.empty(arr.shape, dtype=object)
         flat, dst = arr.reshape(-1), out.reshape(-1)
@@ -179,11 +181,12 @@ def _jsonable(arr, binary):
             dst[i] = {"b64": base64.b64encode(b).decode()} if binary else \
                 b.decode("utf-8", "replace")
         return out.tolist()
-    return arr.tolist()
+    return arr
 
 
 def format_predict(outputs, row_format):
-    """The response object for named output arrays."""
+    """The response object for named output arrays (numeric values as arrays: `dumps`
+    writes them)."""
     names = sorted(outputs)
     values = {n: _jsonable(np.asarray(outputs[n]), n.endswith("_bytes")) for n in names}
     if not row_format:
@@ -198,9 +201,34 @@ def format_predict(outputs, row_format):
     return {"predictions": [{n: values[n][i] for n in names} for i in range(n_rows)]}
 
 
+def _tolist(obj):
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+def _finite(obj):
+    """Whether `obj` holds no NaN or infinity (orjson would write them as null)."""
+    if isinstance(obj, np.ndarray):
+        return obj.dtype.kind not in "fc" or bool(np.isfinite(obj).all())
+    if isinstance(obj, float):
+        return math.isfinite(obj)
+    if isinstance(obj, np.floating):
+        return bool(np.isfinite(obj))
+    if isinstance(obj, dict):
+        return all(_finite(v) for v in obj.values())
+    if isinstance(obj, list):
+        return all(_finite(v) for v in obj)
+    return True
+
+
 def dumps(obj):
-    """JSON with NaN/Infinity tokens, as TF Serving writes them."""
-    return json.dumps(obj, allow_nan=True, separators=(",", ":")).encode()
+    """JSON of a response (arrays inside), with NaN/Infinity tokens as TF Serving writes
+    them. orjson writes arrays straight from their buffers (float32 in its shortest
+    round-trip form); the standard encoder takes what holds non-finite values."""
+    if orjson is not None and _finite(obj):
+        return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY, default=_tolist)
+    return json.dumps(obj, allow_nan=True, separators=(",", ":"), default=_tolist).encode()
 
 
 def example_features(doc):

@@ -38,15 +38,17 @@ _PATH = re.compile(r"^(?P<name>[^/:]+)(?:/versions/(?P<version>\d+)|/labels/(?P<
 PREDICT, CLASSIFY, REGRESS = ("tensorflow/serving/predict", "tensorflow/serving/classify",
                               "tensorflow/serving/regress")
 DEFAULT_SIGNATURE = "serving_default"
+_MODELS = "/v1/models/"
+_INFER_VERBS = (":predict", ":classify", ":regress")
 MAX_BODY_BYTES = 64 << 20
 
 
-def _json(obj, status=200):
-    return Response(json_codec.dumps(obj), status_code=status, media_type="application/json")
-
-
-def _error(message, status):
-    return _json({"error": message}, status)
+async def _reply(send, obj, status=200):
+    body = json_codec.dumps(obj)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _status_of(exc):
@@ -59,19 +61,26 @@ def _status_of(exc):
     return 500
 
 
-async def _body(request, max_bytes):
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > max_bytes:
-        raise RequestError(f"Request body of {length} bytes exceeds the limit of {max_bytes}",
-                           status=413)
+async def _body(scope, receive, max_bytes):
+    """The request body, refused with 413 past `max_bytes` (by its Content-Length before
+    reading, or while reading a chunked one)."""
+    for key, value in scope["headers"]:
+        if key == b"content-length" and value.isdigit() and int(value) > max_bytes:
+            raise RequestError(f"Request body of {value.decode()} bytes exceeds the limit of "
+                               f"{max_bytes}", status=413)
     chunks, total = [], 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise RequestError("the client disconnected before sending the body", status=499)
+        chunk = message.get("body", b"")
         total += len(chunk)
         if total > max_bytes:
             raise RequestError(f"Request body exceeds the limit of {max_bytes} bytes",
                                status=413)
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _shape_json(shape):
@@ -96,50 +105,55 @@ def signature_def_json(name, sig):
 
 
 def build_app(server, max_body_bytes=MAX_BODY_BYTES):
-    """The Starlette app serving `server`'s models."""
+    """The ASGI app serving `server`'s models: `/v1/models/...` is answered by a plain ASGI
+    handler (the per-request path: no routing tables, request or response objects between
+    the socket and the model), everything else by a Starlette app (metrics, 404s)."""
+    api = {"/metadata": "GetModelMetadata", ":predict": "Predict", ":classify": "Classify",
+           ":regress": "Regress", None: "GetModelStatus"}
 
-    async def models(request):
+    async def models(scope, receive, send):
         t0 = time.perf_counter()
-        m = _PATH.match(request.path_params["rest"])
+        method, path = scope["method"], scope["path"]
+        m = _PATH.match(path[len(_MODELS):])
         if m is None:
-            return _error(f"Malformed request: {request.method} {request.url.path}", 404)
+            return await _reply(send, {"error": f"Malformed request: {method} {path}"}, 404)
         name, verb = m["name"], m["verb"]
-        version = int(m["version"]) if m["version"] is not None else None
-        label = m["label"]
-        api = {"/metadata": "GetModelMetadata", ":predict": "Predict", ":classify": "Classify",
-               ":regress": "Regress", None: "GetModelStatus"}[verb]
         status = "OK"
         try:
-            want = "POST" if verb in (":predict", ":classify", ":regress") else "GET"
-            if request.method != want:
-                raise RequestError(f"Malformed request: {request.method} {request.url.path}; "
-                                   f"{api} takes {want}", status=405)
+            want = "POST" if verb in _INFER_VERBS else "GET"
+            if method != want:
+                raise RequestError(f"Malformed request: {method} {path}; {api[verb]} takes "
+                                   f"{want}", status=405)
+            version = int(m["version"]) if m["version"] is not None else None
             model = server.model(name)
             if verb is None:
-                return _json(model.status(version, label))
-            if verb == "/metadata":
-                return _json(_metadata(model, version, label))
-            doc = json_codec.loads(await _body(request, max_body_bytes))
-            return _json(await _infer(server, model, verb, version, label, doc))
+                reply = model.status(version, m["label"])
+            elif verb == "/metadata":
+                reply = _metadata(model, version, m["label"])
+            else:
+                doc = json_codec.loads(await _body(scope, receive, max_body_bytes))
+                reply = await _infer(server, model, verb, version, m["label"], doc)
+            code = 200
         except Exception as e:  # noqa: BLE001 - every error is a JSON reply
             status = type(e).__name__
             code = _status_of(e)
-            message = e.message if isinstance(e, errors.OpError) else str(e)
-            return _error(message, code)
-        finally:
-            if verb in (":predict", ":classify", ":regress"):
-                server.metrics.requests.inc(name, status)
-                server.metrics.latency.labels(name, api, "REST").observe(
-                    (time.perf_counter() - t0) * 1e6)
+            reply = {"error": e.message if isinstance(e, errors.OpError) else str(e)}
+        await _reply(send, reply, code)
+        if verb in _INFER_VERBS:
+            server.metrics.observe_request(name, api[verb], status, time.perf_counter() - t0)
 
     async def metrics(request):
         return Response(generate_latest(server.metrics.registry),
                         media_type=CONTENT_TYPE_LATEST)
 
-    return Starlette(routes=[
-        Route("/v1/models/{rest:path}", models, methods=["GET", "POST", "PUT", "DELETE"]),
-        Route("/monitoring/prometheus/metrics", metrics, methods=["GET"]),
-    ])
+    rest = Starlette(routes=[Route("/monitoring/prometheus/metrics", metrics, methods=["GET"])])
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and scope["path"].startswith(_MODELS):
+            await models(scope, receive, send)
+        else:
+            await rest(scope, receive, send)
+    return app
 
 
 def _metadata(model, version, label):
@@ -161,16 +175,20 @@ def _signature(servable, doc, model_name):
     return name, sig
 
 
-async def _run(server, model_name, version, sig_name, sig, inputs):
+async def _run(server, model_name, version, sig_name, sig, inputs, api="Predict"):
     t0 = time.perf_counter()
+    future = None
     if server.batching is not None:
-        import asyncio  # noqa: PLC0415
-        future = server.batcher(model_name, version, sig_name, sig).submit(inputs)
-        outputs = await asyncio.wrap_future(future)
-    else:
-        outputs = await run_in_threadpool(sig.run, inputs)
-    server.metrics.runtime.labels(model_name, "Predict", "tensorlite").observe(
-        (time.perf_counter() - t0) * 1e6)
+        batcher = server.batcher(model_name, version, sig_name, sig)
+        try:
+            future = batcher.submit_async(inputs) if batcher is not None else None
+        except errors.UnavailableError:
+            if not batcher.closed:  # the queue is full: 503, as TF Serving answers
+                raise
+        # future None: the version was unloaded since this request looked it up; it still
+        # holds its servable, so it runs unbatched rather than failing mid-swap
+    outputs = await future if future is not None else await run_in_threadpool(sig.run, inputs)
+    server.metrics.observe_runtime(model_name, api, time.perf_counter() - t0)
     return outputs
 
 
@@ -192,7 +210,8 @@ async def _infer(server, model, verb, version, label, doc):
                                           f"of serialized tf.Example protos")
     serialized = np.array([_example_bytes(f) for f in json_codec.example_features(doc)],
                           dtype=object)
-    outputs = await _run(server, model.spec.name, v, sig_name, sig, {input_name: serialized})
+    outputs = await _run(server, model.spec.name, v, sig_name, sig, {input_name: serialized},
+                         verb[1:].capitalize())
     if verb == ":regress":
         values = np.asarray(outputs.get("outputs", next(iter(outputs.values()))))
         return {"result": values.reshape(len(serialized), -1)[:, 0].tolist()}

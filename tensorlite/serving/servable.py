@@ -61,9 +61,12 @@ def signature_from_function(fn, method_name=PREDICT, name="serving_default"):
     if not isinstance(outs, dict):
         outs = {"output_0": outs}
     outputs = {n: _spec(s) for n, s in outs.items()}
+    # TF1 signatures name their graph's tensors; TF2 ones follow tf.saved_model.save's names
     return Signature(fn, inputs, outputs, getattr(fn, "method_name", None) or method_name,
-                     {n: f"{name}_{n}:0" for n in inputs},
-                     {n: f"StatefulPartitionedCall:{i}" for i, n in enumerate(outputs)})
+                     getattr(fn, "input_tensor_names", None)
+                     or {n: f"{name}_{n}:0" for n in inputs},
+                     getattr(fn, "output_tensor_names", None)
+                     or {n: f"StatefulPartitionedCall:{i}" for i, n in enumerate(outputs)})
 
 
 def load_servable(path):

@@ -73,6 +73,23 @@ class Metrics:
         self.available = Gauge(":tensorflow:serving:available_versions",
                                "Number of available versions of each model.", ["model_name"],
                                registry=self.registry)
+        self._children = {}  # (metric name, labels) -> child: labels() costs a lock and a hash
+
+    def _child(self, metric, labels):
+        key = (metric._name, labels)  # noqa: SLF001 - the metric's registered name
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
+    def observe_request(self, model_name, api, status, seconds):
+        """Counts one REST inference request and its wall time."""
+        self.requests.inc(model_name, status)
+        self._child(self.latency, (model_name, api, "REST")).observe(seconds * 1e6)
+
+    def observe_runtime(self, model_name, api, seconds):
+        """One model call's wall time."""
+        self._child(self.runtime, (model_name, api, "tensorlite")).observe(seconds * 1e6)
 
 
 class ModelServer:
@@ -181,11 +198,16 @@ class ModelServer:
         return model
 
     def batcher(self, name, version, signature_name, signature):
-        """The Batcher of one served signature (made on first use)."""
+        """The Batcher of one served signature (made on first use); None once that version
+        is no longer available (a request still holding it runs unbatched, and no batcher
+        is left behind for a version that nothing will close)."""
         key = (name, version, signature_name)
         with self._lock:
             b = self._batchers.get(key)
             if b is None:
+                model = self.models.get(name)
+                if model is None or version not in model.available_versions():
+                    return None
                 hist = self.metrics.batch_size.labels(name)
 
                 def run(inputs, sig=signature):
