@@ -1395,7 +1395,6 @@ declare(RESHAPE, tf_import={
 declare(SHAPE, tf_import=lambda ins, a: shape(ins[0], out_type=a.get("out_type",
                                                                      dtypes.int32)))
 declare(CONCAT, tf_import=lambda ins, a: concat(list(ins[:-1]), int(ins[-1].numpy())))
-declare(TILE, tf_import=lambda ins, a: tile(ins[0], ins[1]))
 declare(STACK, tf_import=lambda ins, a: stack(list(ins), axis=a.get("axis", 0)))
 declare(BROADCAST_TO, tf_import=lambda ins, a: broadcast_to(ins[0], ins[1].numpy()))
 declare(SIZE, tf_import=lambda ins, a: size(ins[0], out_type=a.get("out_type", dtypes.int32)))

@@ -1061,7 +1061,6 @@ def _onnx_matmul(ctx, node):
 
 
 declare(SQUARE, onnx=_onnx_square)
-declare(CAST, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
 declare(SQDIFF, onnx=_onnx_sqdiff)
 declare(NOT_EQUAL, onnx=_onnx_not_equal)
 declare(RSQRT, onnx=lambda ctx, node: ctx.emit("Reciprocal", [ctx.emit("Sqrt",
