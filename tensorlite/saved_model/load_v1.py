@@ -86,9 +86,10 @@ class Graph:
                 raise errors.InvalidArgumentError(
                     None, None, f"the graph needs placeholder {name!r}, which is not an input "
                     f"of this signature")
-            inputs = [_lookup(ref, {}, done) for ref in node.input if not ref.startswith("^")]
+            inputs = [_lookup(ref, {}, done, self.nodes) for ref in node.input
+                      if not ref.startswith("^")]
             done[name] = self._runner.node(node, inputs, "the TF1 graph")
-        return {key: _lookup(ref, {}, done) for key, ref in outputs.items()}
+        return {key: _lookup(ref, {}, done, self.nodes) for key, ref in outputs.items()}
 
 
 def _restore(export_dir, graph_def):
