@@ -50,6 +50,26 @@ def _peak(fn):
     return peak
 
 
+def numpy_io(arrays, npy_dir):
+    """The reference: np.save, np.save + fsync (what a crash-safe save must also do) and
+    np.load of the same arrays, one .npy file each in npy_dir."""
+    def np_save():
+        for i, a in enumerate(arrays):
+            np.save(os.path.join(npy_dir, f"{i}.npy"), a)
+
+    def np_save_durable():
+        for i, a in enumerate(arrays):
+            path = os.path.join(npy_dir, f"{i}.npy")
+            np.save(path, a)
+            with open(path, "rb+") as f:
+                os.fsync(f.fileno())
+
+    def np_load():
+        for i in range(len(arrays)):
+            np.load(os.path.join(npy_dir, f"{i}.npy"))
+    return np_save, np_save_durable, np_load
+
+
 def _keras_model(params):
     units = int((params / 2) ** 0.5)
     model = tf.keras.Sequential([tf.keras.Input((units,)), tf.keras.layers.Dense(units),
@@ -73,20 +93,7 @@ def main():
     keras_path = os.path.join(root, "m.keras")
     os.makedirs(npy_dir)
 
-    def np_save():
-        for i, a in enumerate(arrays):
-            np.save(os.path.join(npy_dir, f"{i}.npy"), a)
-
-    def np_save_durable():  # what a crash-safe save must also do: fsync the bytes
-        for i, a in enumerate(arrays):
-            path = os.path.join(npy_dir, f"{i}.npy")
-            np.save(path, a)
-            with open(path, "rb+") as f:
-                os.fsync(f.fileno())
-
-    def np_load():
-        for i in range(len(arrays)):
-            np.load(os.path.join(npy_dir, f"{i}.npy"))
+    np_save, np_save_durable, np_load = numpy_io(arrays, npy_dir)
 
     times = {k: [] for k in ("np.save", "np.save+fsync", "ckpt.write", "np.load", "ckpt.read",
                              "keras save", "keras load")}

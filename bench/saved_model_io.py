@@ -14,7 +14,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -22,6 +21,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tensorlite as tf  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 from seed_models import generate_model  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model_io import _timed, numpy_io  # noqa: E402
 
 
 class Big(tf.Module):
@@ -37,12 +38,6 @@ class Big(tf.Module):
         return [tf.matmul(x, w) for w in self.w]
 
 
-def _timed(fn):
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -55,16 +50,7 @@ def main():
     npy_dir = os.path.join(root, "npy")
     os.makedirs(npy_dir)
 
-    def np_save():
-        for i, a in enumerate(arrays):
-            path = os.path.join(npy_dir, f"{i}.npy")
-            np.save(path, a)
-            with open(path, "rb+") as f:
-                os.fsync(f.fileno())
-
-    def np_load():
-        for i in range(len(arrays)):
-            np.load(os.path.join(npy_dir, f"{i}.npy"))
+    _, np_save, np_load = numpy_io(arrays, npy_dir)  # np_save: with fsync, as a save is
 
     times = {k: [] for k in ("np.save+fsync", "sm.save", "np.load", "sm.load", "export",
                              "keras")}

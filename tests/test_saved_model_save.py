@@ -15,24 +15,7 @@ import pytest
 import tensorlite as tf
 from tensorlite.saved_model.protos import SavedModel
 from tests.lite_helpers import generate_model, mlp
-
-
-class Scorer(tf.Module):
-    def __init__(self):
-        super().__init__()
-        rng = np.random.default_rng(5)
-        self.w = tf.Variable(rng.normal(size=(3, 4)).astype(np.float32), name="w")
-        self.b = tf.Variable(rng.normal(size=(4,)).astype(np.float32), name="b")
-        self.scale = tf.Variable(np.float32(1.5), name="scale", trainable=False)
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
-    def __call__(self, x):
-        h = tf.nn.relu(tf.matmul(x, self.w) + self.b)
-        return {"score": tf.reduce_sum(h, axis=1) * self.scale, "probs": tf.nn.softmax(h)}
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
-    def features(self, x):
-        return tf.concat([tf.tanh(x), tf.reshape(tf.reduce_mean(x, axis=1), [-1, 1])], 1)
+from tests.saved_model_helpers import Scorer
 
 
 X = np.random.default_rng(0).normal(size=(6, 3)).astype(np.float32)

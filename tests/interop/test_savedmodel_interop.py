@@ -22,6 +22,7 @@ import pytest
 import tensorlite as tf
 from tests.interop.conftest import run_tf
 from tests.interop.shared_data import X, images, keras_models
+from tests.saved_model_helpers import Scorer
 
 pytestmark = pytest.mark.interop
 
@@ -88,24 +89,6 @@ def test_show_lists_tensorflows_signatures(written):
 
 
 # -- tensorlite writes, TensorFlow reads -------------------------------------------------------
-class TwoFunctions(tf.Module):
-    """A tf.Module with two tf.functions (one of them __call__, returning a dict)."""
-
-    def __init__(self):
-        super().__init__()
-        rng = np.random.default_rng(5)
-        self.w = tf.Variable(rng.normal(size=(3, 4)).astype(np.float32), name="w")
-        self.b = tf.Variable(rng.normal(size=(4,)).astype(np.float32), name="b")
-        self.scale = tf.Variable(np.float32(1.5), name="scale", trainable=False)
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
-    def __call__(self, x):
-        h = tf.nn.relu(tf.matmul(x, self.w) + self.b)
-        return {"score": tf.reduce_sum(h, axis=1) * self.scale, "probs": tf.nn.softmax(h)}
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
-    def features(self, x):
-        return tf.concat([tf.tanh(x), tf.reshape(tf.reduce_mean(x, axis=1), [-1, 1])], 1)
 
 
 class Counter(tf.Module):
@@ -182,7 +165,7 @@ def tensorlite_written(tmp_path_factory):
     mlp = lite_mlp()
     mlp.compile("adam", "mse")
     cnn = fitted_cifar_cnn()
-    module = TwoFunctions()
+    module = Scorer()
     x8 = np.random.default_rng(1).normal(size=(5, 8)).astype(np.float32)
     img = template_images(4, 7)[0]
     mlp.export(str(directory / "mlp"))
