@@ -84,8 +84,10 @@ def run_graph(graph, inputs):
     for node in graph.nodes:
         if is_stateful(node.op) and node.op is not READ_VARIABLE:
             raise errors.UnimplementedError(
-                None, None, f"node {node.op.name} (created at {node.where}) changes state or "
-                f"draws random numbers; an exported inference graph cannot hold it")
+                None, None, f"node {node.op.name} (created at {node.where}) is stateful (it "
+                f"changes state, reads a resource other than a variable, such as a lookup "
+                f"table, or draws random numbers); exporting such a node is not built yet, "
+                f"so an exported inference graph cannot hold it")
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = node.op.forward(*[values[s] for s in node.inputs], **node.attrs)
