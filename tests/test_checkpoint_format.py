@@ -157,3 +157,29 @@ def test_malformed_object_graph_is_data_loss(tmp_path):
                                   ("v/.ATTRIBUTES/VARIABLE_VALUE", np.float32(1))])
     with pytest.raises(tf.errors.DataLossError, match="TrackableObjectGraph"):
         tf.train.Checkpoint(v=tf.Variable(0.0)).read(str(tmp_path / "c"))
+
+
+@pytest.mark.parametrize("flip", [None, 5, 4099, 9000])
+def test_chunked_read_checksums_every_chunk(tmp_path, monkeypatch, flip):
+    """Large tensors are read in chunks checksummed by a second thread: the values are
+    exact and a flipped byte in any chunk (first, a middle one, the short last one) is
+    DataLossError."""
+    from tensorlite.checkpoint import bundle
+    monkeypatch.setattr(bundle, "_PIPELINE_BYTES", 1024)
+    monkeypatch.setattr(bundle, "_CHUNK_BYTES", 1024)
+    m = tf.Module()
+    m.w = tf.Variable(np.arange(2500, dtype=np.float32))   # 10000 bytes: 10 chunks
+    ckpt = tf.train.Checkpoint(model=m)
+    path = ckpt.write(str(tmp_path / "c"))
+    if flip is None:
+        m.w.assign(tf.zeros([2500]))
+        ckpt.read(path)
+        np.testing.assert_array_equal(m.w.numpy(), np.arange(2500, dtype=np.float32))
+        return
+    data = path + ".data-00000-of-00001"
+    raw = bytearray(open(data, "rb").read())
+    offset = bundle.BundleReader(path)._entry("model/w/.ATTRIBUTES/VARIABLE_VALUE").offset
+    raw[offset + flip] ^= 1
+    open(data, "wb").write(bytes(raw))
+    with pytest.raises(tf.errors.DataLossError, match="checksum"):
+        ckpt.read(path)

@@ -22,6 +22,7 @@ Example:
 """
 import os
 import struct
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -231,6 +232,38 @@ class _Index:
                                    f"the pair was torn by an interrupted write or altered")
 
 
+# Large tensors are read in chunks while a second thread checksums the chunks already read
+# (crc32c releases the GIL): the checksum, which TensorFlow's reader verifies too, then
+# costs almost nothing beside the read (bench/model_io.py, 100 MB: 1.64-1.84x np.load -> 1.47-1.55x).
+_PIPELINE_BYTES = 16 << 20
+_CHUNK_BYTES = 8 << 20
+
+
+def _read_and_checksum(f, buf):
+    """Reads into `buf` from `f`; returns (bytes read, crc32c of what was read)."""
+    if len(buf) < _PIPELINE_BYTES:
+        n = f.readinto(buf)
+        return n, crc32c(buf[:n])
+    crc = [0]
+
+    def step(view):
+        crc[0] = crc32c(view, crc[0])
+
+    total = 0
+    # a fresh one-thread executor per tensor: its order keeps the crc sequential, and no
+    # idle thread outlives the read (a forked data worker must not inherit a dead pool)
+    with ThreadPoolExecutor(1, thread_name_prefix="checkpoint-crc32c") as pool:
+        for offset in range(0, len(buf), _CHUNK_BYTES):
+            view = buf[offset:offset + _CHUNK_BYTES]
+            n = f.readinto(view)
+            if n:
+                pool.submit(step, view[:n])
+            total += n
+            if n < len(view):
+                break
+    return total, crc[0]
+
+
 class BundleReader:
     """Reads a bundle's tensors by name, verifying each against its checksum."""
 
@@ -274,9 +307,10 @@ class BundleReader:
                 self._index.mismatch(f"{name} has {entry.size} bytes for shape {shape}")
             array = np.empty(shape, dtype=np_dtype)
             buf = memoryview(array.reshape(-1).view(np.uint8)) if array.size else bytearray()
-            if f.readinto(buf) != array.nbytes:
+            read, crc = _read_and_checksum(f, buf)
+            if read != array.nbytes:
                 self._index.mismatch(f"{name} runs past the end of the data")
-            self._verify(name, entry, crc32c(buf))
+            self._verify(name, entry, crc)
         return array
 
     def _verify(self, name, entry, crc):
