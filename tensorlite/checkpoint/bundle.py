@@ -234,7 +234,7 @@ class _Index:
 
 # Large tensors are read in chunks while a second thread checksums the chunks already read
 # (crc32c releases the GIL): the checksum, which TensorFlow's reader verifies too, then
-# costs almost nothing beside the read (bench/model_io.py, 100 MB: 1.64-1.84x np.load -> 1.47-1.55x).
+# mostly hides behind the read (bench/model_io.py, 100 MB: 1.64-1.84x np.load -> 1.47-1.55x).
 _PIPELINE_BYTES = 16 << 20
 _CHUNK_BYTES = 8 << 20
 
