@@ -44,15 +44,21 @@ def rms_scaled(g, second_moment, t, lr, epsilon):
     return t
 
 
+def _ema(acc, x, t, decay, one_minus_decay, square=False):
+    """acc = decay acc + (1 - decay) x (x^2 when `square`), in place; t is scratch."""
+    np.multiply(acc, decay, out=acc)
+    if square:
+        np.multiply(x, x, out=t)
+        np.multiply(t, one_minus_decay, out=t)
+    else:
+        np.multiply(x, one_minus_decay, out=t)
+    np.add(acc, t, out=acc)
+
+
 def _moments(m, v, g, t, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2):
     """Adam's moments in place: m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2."""
-    np.multiply(m, beta_1, out=m)
-    np.multiply(g, one_minus_beta_1, out=t)
-    np.add(m, t, out=m)
-    np.multiply(v, beta_2, out=v)
-    np.multiply(g, g, out=t)
-    np.multiply(t, one_minus_beta_2, out=t)
-    np.add(v, t, out=v)
+    _ema(m, g, t, beta_1, one_minus_beta_1)
+    _ema(v, g, t, beta_2, one_minus_beta_2, square=True)
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -95,16 +101,11 @@ def _rmsprop(w, slots, g, t, lr, rho, one_minus_rho, momentum, epsilon, centered
     (1 - rho) g); momentum: mom = momentum mom + lr g / sqrt(denom + eps), w -= mom;
     otherwise w -= lr g / (sqrt(denom) + eps). Slots: rms, [momentum], [mg]."""
     rms = slots[0]
-    np.multiply(rms, rho, out=rms)
-    np.multiply(g, g, out=t)
-    np.multiply(t, one_minus_rho, out=t)
-    np.add(rms, t, out=rms)
+    _ema(rms, g, t, rho, one_minus_rho, square=True)
     denom = rms
     if centered:
         mg = slots[-1]
-        np.multiply(mg, rho, out=mg)
-        np.multiply(g, one_minus_rho, out=t)
-        np.add(mg, t, out=mg)
+        _ema(mg, g, t, rho, one_minus_rho)
         np.multiply(mg, mg, out=t)
         np.subtract(rms, t, out=t)
         denom = t
@@ -133,20 +134,14 @@ def _adadelta(w, slots, g, t, lr, rho, one_minus_rho, epsilon):
     sqrt(accum + eps) * g; accum_update = rho accum_update + (1 - rho) update^2;
     w -= lr * update (TensorFlow's ApplyAdadelta)."""
     acc, acc_update = slots
-    np.multiply(acc, rho, out=acc)
-    np.multiply(g, g, out=t)
-    np.multiply(t, one_minus_rho, out=t)
-    np.add(acc, t, out=acc)
+    _ema(acc, g, t, rho, one_minus_rho, square=True)
     update = np.add(acc_update, epsilon)
     np.sqrt(update, out=update)
     np.add(acc, epsilon, out=t)
     np.sqrt(t, out=t)
     np.divide(update, t, out=update)
     np.multiply(update, g, out=update)
-    np.multiply(acc_update, rho, out=acc_update)
-    np.multiply(update, update, out=t)
-    np.multiply(t, one_minus_rho, out=t)
-    np.add(acc_update, t, out=acc_update)
+    _ema(acc_update, update, t, rho, one_minus_rho, square=True)
     return np.multiply(update, lr, out=update), SUB
 
 
@@ -154,9 +149,7 @@ def _adamax(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, epsilon):
     """m = b1 m + (1 - b1) g; v = max(b2 v, |g|); w -= lr * m / (v + epsilon), lr already
     divided by 1 - b1^t (TensorFlow's ApplyAdaMax)."""
     m, v = slots
-    np.multiply(m, beta_1, out=m)
-    np.multiply(g, one_minus_beta_1, out=t)
-    np.add(m, t, out=m)
+    _ema(m, g, t, beta_1, one_minus_beta_1)
     np.multiply(v, beta_2, out=v)
     np.abs(g, out=t)
     np.maximum(v, t, out=v)
