@@ -88,41 +88,34 @@ def writable_array(var):
     return a
 
 
-def subtract_from(var, delta):
-    """var -= delta for a NumPy `delta` of var's dtype: in place when exclusive, else by
-    installing a new array (plain `assign_sub` for variable-like objects)."""
+def _in_place(var, ufunc, operand, fallback):
+    """var = ufunc(var, operand): in place when the variable's array is exclusive, else by
+    installing a new array; `fallback()` for variable-like objects that are not Variables."""
     if type(var) is not Variable:
-        var.assign_sub(wrap(np.array(delta, copy=True)))
+        fallback()
         return
     a = exclusive_array(var)
     if a is None:
-        var._t = wrap(np.subtract(var._t._value, delta))
+        var._t = wrap(ufunc(var._t._value, operand))
     else:
-        np.subtract(a, delta, out=a)
+        ufunc(a, operand, out=a)
+
+
+def subtract_from(var, delta):
+    """var -= delta for a NumPy `delta` of var's dtype: in place when exclusive, else by
+    installing a new array (plain `assign_sub` for variable-like objects)."""
+    _in_place(var, np.subtract, delta,
+              lambda: var.assign_sub(wrap(np.array(delta, copy=True))))
 
 
 def add_to(var, delta):
     """var += delta, like `subtract_from`."""
-    if type(var) is not Variable:
-        var.assign_add(wrap(np.array(delta, copy=True)))
-        return
-    a = exclusive_array(var)
-    if a is None:
-        var._t = wrap(np.add(var._t._value, delta))
-    else:
-        np.add(a, delta, out=a)
+    _in_place(var, np.add, delta, lambda: var.assign_add(wrap(np.array(delta, copy=True))))
 
 
 def multiply_by(var, factor):
     """var *= factor (a scalar), like `subtract_from`."""
-    if type(var) is not Variable:
-        var.assign(var * factor)
-        return
-    a = exclusive_array(var)
-    if a is None:
-        var._t = wrap(np.multiply(var._t._value, factor))
-    else:
-        np.multiply(a, factor, out=a)
+    _in_place(var, np.multiply, factor, lambda: var.assign(var * factor))
 
 
 def value_array(var):
