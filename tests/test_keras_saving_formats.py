@@ -196,32 +196,13 @@ def test_sigkill_during_model_save_leaves_old_or_new_model(tmp_path):
     """20 writers killed at random moments while saving .keras and .h5 over a complete
     file: the file then loads, holding one whole save's weights."""
     import random
-    import signal
-    import time
+    from tests.kill_helpers import kill_while_saving
     rng = random.Random(2)
     for trial in range(20):
         path = str(tmp_path / ("m.keras" if trial % 2 else "m.h5"))
         model = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256),
                                   keras.layers.Dense(64)])
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(read)
-                for k in range(1, 10 ** 6):
-                    for w in model.weights:
-                        w.assign(np.full(w.shape.as_list(), k, np.float32))
-                    model.save(path)
-                    if k == 1:
-                        os.write(write, b"1")
-            finally:
-                os._exit(0)
-        os.close(write)
-        assert os.read(read, 1) == b"1"
-        os.close(read)
-        time.sleep(rng.uniform(0.0, 0.05))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        kill_while_saving(model.weights, lambda: model.save(path), rng, 0.05)
         loaded = keras.models.load_model(path)
         values = {float(v) for w in loaded.weights for v in np.unique(w.numpy())}
         assert len(values) == 1 and values.pop() >= 1, f"torn save in trial {trial}"

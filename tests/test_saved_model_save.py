@@ -6,8 +6,6 @@ moments leaves the old or the new complete SavedModel. Real TensorFlow loading t
 tested in tests/interop/test_savedmodel_interop.py."""
 import os
 import random
-import signal
-import time
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ import pytest
 import tensorlite as tf
 from tensorlite.saved_model.protos import SavedModel
 from tests.lite_helpers import generate_model, mlp
+from tests.kill_helpers import kill_while_saving
 from tests.saved_model_helpers import Scorer
 
 
@@ -156,38 +155,15 @@ def test_malformed_saved_model_pb_is_a_clear_error(tmp_path):
 
 
 # -- crash safety ---------------------------------------------------------------------------------
-def _writer(target, ready):
-    """A forked child: saves a module whose variables all hold the save number k, until
-    killed; writes to `ready` after the first save."""
-    try:
-        module = Scorer()
-        module.big = tf.Variable(np.zeros(200_000, np.float32))
-        for k in range(1, 10 ** 6):
-            for v in (module.w, module.b, module.big):
-                v.assign(np.full(v.shape, k, np.float32))
-            tf.saved_model.save(module, target)
-            if k == 1:
-                os.write(ready, b"1")
-    finally:
-        os._exit(0)
-
-
 def test_sigkill_during_save_leaves_old_or_new_complete_savedmodel(tmp_path):
     rng = random.Random(13)
     target = str(tmp_path / "m")
     seen = set()
+    module = Scorer()
+    module.big = tf.Variable(np.zeros(200_000, np.float32))
     for trial in range(20):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read)
-            _writer(target, write)
-        os.close(write)
-        assert os.read(read, 1) == b"1"
-        os.close(read)
-        time.sleep(rng.uniform(0.0, 0.25))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        kill_while_saving([module.w, module.b, module.big],
+                          lambda: tf.saved_model.save(module, target), rng, 0.25)
         loaded = tf.saved_model.load(target)  # never torn: a complete one is always there
         values = {float(x) for v in (loaded.w, loaded.b, loaded.big)
                   for x in np.unique(v.numpy())}
