@@ -48,9 +48,7 @@ from tensorlite import linalg, math, nn, random  # noqa: A004
 from tensorlite import bitwise, config
 from tensorlite.graph.context import executing_eagerly
 from tensorlite.graph.function import function
-from tensorlite.graph.vectorize import vectorized_map  # also gives the tape its pfor jacobian
 from tensorlite.ops.control_flow_ops import case, cond, switch_case, while_loop
-from tensorlite.ops.tensor_array_ops import TensorArray
 from tensorlite import test
 from tensorlite import debugging, version
 from tensorlite.framework.device import DeviceSpec, device
@@ -65,7 +63,9 @@ _LAZY = {"compat", "data", "image", "io", "keras", "lite", "profiler", "saved_mo
 _LAZY |= {"ragged", "strings", "lookup", "autograph"}
 # Names that live in a lazily loaded sub-package: name -> (module, attribute).
 _LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),
-               "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec")}
+               "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec"),
+               "vectorized_map": ("tensorlite.graph.vectorize", "vectorized_map"),
+               "TensorArray": ("tensorlite.ops.tensor_array_ops", "TensorArray")}
 
 _KERAS_ALIASES = {"optimizers", "initializers", "losses", "metrics", "activations"}
 
