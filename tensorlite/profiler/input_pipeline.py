@@ -115,6 +115,10 @@ class _Stage:
         self.call_threads = set()
         self.buffers = []  # (fill, capacity) at each call
         self.args = {}  # the latest call's args
+        # (mode, parallelism) -> calls served: an AUTOTUNE map switches plans while it runs
+        # (a short inline sample, a fall-back), and the plan that served most calls is
+        # the one to report, not whichever the last call happened to see
+        self.plans = collections.Counter()
 
 
 def _collect(collector):
@@ -159,6 +163,7 @@ def _account(p, s, thread, remote):
         st.args = s.args
         if not s.args.get("end_of_sequence") and "error" not in s.args:
             st.calls += 1
+            st.plans[(s.args.get("mode"), s.args.get("parallelism", 1))] += 1
             st.call_self.append(s.self_ns)
         if s.args.get("capacity") and "buffer" in s.args:
             st.buffers.append((s.args["buffer"], s.args["capacity"]))
@@ -193,9 +198,9 @@ def _blame(p):
 # -- describing stages ---------------------------------------------------------------------
 def _parallelism(st):
     a = st.args
-    mode = a.get("mode")
+    mode, n = st.plans.most_common(1)[0][0] if st.plans else (a.get("mode"),
+                                                              a.get("parallelism", 1))
     auto = "AUTOTUNE->" if a.get("requested") == "AUTOTUNE" else ""
-    n = a.get("parallelism", 1)
     if mode == "thread":
         return f"{auto}{n} thread{'s' if n != 1 else ''}"
     if mode == "process":
