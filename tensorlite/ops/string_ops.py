@@ -457,9 +457,11 @@ declare(STRING_TO_NUMBER, tf_import=lambda ins, a: STRING_TO_NUMBER(
 declare(AS_STRING, tf_import=lambda ins, a: AS_STRING(
     ins[0], precision=a.get("precision", -1), scientific=a.get("scientific", False),
     shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", "")))
+declare(AS_STRING, tf="AsString")  # its attributes are TensorFlow's, by the same names
 declare(STRING_NGRAMS, tf_import=_import_ngrams)
 declare(TO_HASH_BUCKET_FAST, tf_import=lambda ins, a: TO_HASH_BUCKET_FAST(
-    ins[0], num_buckets=a["num_buckets"]))
+    ins[0], num_buckets=a["num_buckets"]), tf=lambda a, specs: (
+    "StringToHashBucketFast", {"num_buckets": a["num_buckets"], "T": None}))
 declare(TO_HASH_BUCKET_STRONG, tf_import=lambda ins, a: TO_HASH_BUCKET_STRONG(
     ins[0], num_buckets=a["num_buckets"], key=tuple(a["key"])))
 declare(TO_HASH_BUCKET, tf_import=lambda ins, a: TO_HASH_BUCKET(ins[0],

@@ -19,8 +19,10 @@ where RULE is
   size arrive as None too (a Flatten's `Reshape` to `(None, 2304)`), and a rule that cannot
   write them must raise. `inputs` lists the TensorFlow node's inputs: an int is the IR node's
   input at that position, a NumPy array becomes a `Const` input (a reduction's axes, a
-  reshape's shape). An attribute whose value is None is left out; `T` is the first input's
-  dtype unless the rule gives it (None: the op has no `T`).
+  reshape's shape), a string names the node's attribute holding a resource it uses (a
+  lookup table: `"table"`), which becomes a `DT_RESOURCE` argument. An attribute whose
+  value is None is left out; `T` is the first input's dtype unless the rule gives it (None:
+  the op has no `T`).
 
 TensorFlow checks attributes against its OpDefs when it loads the file, so a rule gives
 exactly the attributes of TensorFlow's op. An op without a rule is an UnimplementedError
@@ -104,9 +106,10 @@ class _Writer:
         return f"{n.name}:output:0"
 
     def resource(self, variable):
+        """The DT_RESOURCE argument of a captured variable or lookup table."""
         name = self.resources.get(id(variable))
         if name is None:
-            base = str(getattr(variable, "name", "variable")).split(":")[0]
+            base = str(getattr(variable, "name", "table")).split(":")[0]
             name = arg_name(f"{base}_resource", self.unique.taken)
             self.unique.taken.add(name)
             self.resources[id(variable)] = name
@@ -154,7 +157,8 @@ class _Writer:
             inputs = list(found[2]) if len(found) > 2 else inputs
         if "T" not in attrs and in_specs:
             attrs["T"] = in_specs[0].dtype
-        refs = [self.refs[node.inputs[i]] if isinstance(i, int) else self.const(i)
+        refs = [self.refs[node.inputs[i]] if isinstance(i, int) else
+                self.resource(node.attrs[i]) if isinstance(i, str) else self.const(i)
                 for i in inputs]
         n = self.node(f"{node.scope or ''}{op_name}", op_name, refs, **attrs)
         out = output_arg(op_name)

@@ -31,6 +31,8 @@ OUTPUT_ARGS = {
     **{op: "output" for op in _OUTPUT},
     "MatMul": "product", "Softmax": "softmax", "LogSoftmax": "logsoftmax", "AddN": "sum",
     "ReadVariableOp": "value", "Placeholder": "output",
+    "LookupTableFindV2": "values", "LookupTableSizeV2": "size",
+    "StringToHashBucketFast": "output", "AsString": "output",
 }
 
 

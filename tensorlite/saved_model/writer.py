@@ -14,7 +14,8 @@ layout, which TensorFlow's `tf.saved_model.load` restores.
     functions, FunctionSpec, input and output signatures) and the `signatures` map;
 - `variables/variables.{index,data-00000-of-00001}`: the tensor bundle of every variable with
   TensorFlow's object-graph keys (the checkpoint writer's);
-- `assets/` (empty) and `fingerprint.pb` (its hashes are blake2b of the parts, not
+- `assets/` (the vocabulary files of TextFileInitializer tables: table_export.py, which also
+  writes the tables a function captures as resources) and `fingerprint.pb` (its hashes are blake2b of the parts, not
   TensorFlow's farmhash: TensorFlow only records them).
 
 The directory is written under a temporary name and swapped in atomically (renameat2's
@@ -34,6 +35,7 @@ from tensorlite.framework.atomic_files import fsync_dir, pid_alive
 from tensorlite.saved_model.function_def import arg_name, call_node, function_def
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
+from tensorlite.saved_model.table_export import copy_assets, is_table
 from tensorlite.saved_model.trace import TracedGraph
 from tensorlite.summary.graph_def import datatype, shape_proto
 
@@ -189,6 +191,8 @@ class _Builder:
         self.counter = 0
         self.handles = {}  # variable node id -> VarHandleOp name
         self.written = {}  # (function, graph, signature) -> what concrete() returned
+        from tensorlite.saved_model.table_export import TableExporter  # noqa: PLC0415
+        self.tables = TableExporter(self)
         for node_id, obj in enumerate(self.graph.nodes):
             self._object(node_id, obj)
 
@@ -229,7 +233,8 @@ class _Builder:
         self.library.function.add().CopyFrom(fdef)
         bound = []
         for variable in captured:
-            node_id = self.graph.ids.get(id(variable))
+            node_id = self.tables.node(variable) if is_table(variable) else \
+                self.graph.ids.get(id(variable))
             if node_id is None:
                 raise errors.InvalidArgumentError(
                     None, None, f"SavedModel export: {base} uses variable "
@@ -369,7 +374,9 @@ class _Builder:
             info.tensor_shape.CopyFrom(shape_proto(outputs[i].shape))
 
     def handle(self, node_id):
-        """The outer graph's VarHandleOp of a variable (made once)."""
+        """The outer graph's VarHandleOp of a variable (made once), or a table's node."""
+        if node_id in self.tables.handles:
+            return self.tables.handles[node_id]
         if node_id not in self.handles:
             variable = self.graph.nodes[node_id]
             name = "/".join(self.graph.paths[node_id]) or "variable"
@@ -487,7 +494,8 @@ def build(obj, signatures=None):
                          for i in variables], [builder.handle(i) for i in variables],
                   builder._new_name)
     init = meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"]
-    meta.graph_def.node.add(name="NoOp", op="NoOp")
+    meta.graph_def.node.add(name="NoOp", op="NoOp",
+                            input=[f"^{c}" for c in builder.tables.init_calls])
     init.name = "NoOp"
     init.tensor_shape.unknown_rank = True
     info = meta.meta_info_def
@@ -521,6 +529,7 @@ def _write_directory(directory, meta, tensors):
     os.makedirs(os.path.join(directory, "variables"))
     os.makedirs(os.path.join(directory, "assets"))
     write_bundle(os.path.join(directory, "variables", "variables"), tensors)
+    copy_assets(meta, directory)
     model = SavedModel(saved_model_schema_version=1)
     model.meta_graphs.add().CopyFrom(meta)
     data = model.SerializeToString()
