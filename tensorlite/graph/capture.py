@@ -99,10 +99,16 @@ def run_graph(graph, inputs):
     return values, dependent
 
 
+def _sample(shape, dtype):
+    """Zeros of a placeholder (empty strings for a string one: string ops read bytes)."""
+    if dtype.is_string:
+        return np.full(shape, b"", dtype=object)
+    return np.zeros(shape, dtype.as_numpy_dtype)
+
+
 def _run(graph):
     """run_graph on zeros."""
-    return run_graph(graph, [np.zeros(graph.specs[s][0], graph.specs[s][1].as_numpy_dtype)
-                             for s in graph.placeholders])
+    return run_graph(graph, [_sample(*graph.specs[s][:2]) for s in graph.placeholders])
 
 
 class Capture:
