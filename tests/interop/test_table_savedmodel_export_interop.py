@@ -1,0 +1,51 @@
+"""tensorlite writes SavedModels that use lookup tables, real TensorFlow loads them
+(tf_side.py savedmodel_read: tf.saved_model.load, and TensorFlow 1's loader running the init
+op and the SignatureDefs by tensor name, as TensorFlow Serving does): a StaticHashTable, a
+StaticVocabularyTable with OOV buckets, a TextFileInitializer table whose file is an asset,
+and a Keras StringLookup model give tensorlite's ids for words in and out of vocabulary."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tests.interop.conftest import run_tf
+from tests.saved_model_helpers import TABLE_WORDS, Tables, string_lookup_model, write_vocab_file
+
+pytestmark = pytest.mark.interop
+
+
+@pytest.fixture(scope="module")
+def tables_read_by_tensorflow(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("table_savedmodels")
+    vocab = write_vocab_file(directory / "vocab_source.txt")
+    module, model = Tables(vocab), string_lookup_model()
+    tf.saved_model.save(module, str(directory / "tables"))
+    tf.saved_model.save(model, str(directory / "string_lookup"))
+    os.remove(vocab)  # TensorFlow must read the copy in assets/
+    np.savez(directory / "inputs.npz", words=TABLE_WORDS)
+    manifest = {
+        "tables": {"functions": {"__call__": ["words"]},
+                   "signatures": {"serving_default": {"words": "words"}}},
+        "string_lookup": {"signatures": {"serving_default": {"inputs": "words"}}}}
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    run_tf("savedmodel_read", directory)
+    expected = {k: v.numpy() for k, v in module(tf.constant(TABLE_WORDS)).items()}
+    expected["string_lookup"] = model(tf.constant(TABLE_WORDS)).numpy()
+    return np.load(directory / "tf_read.npz"), expected
+
+
+@pytest.mark.parametrize("key", ["static", "vocab", "text", "size"])
+def test_tensorflow_looks_up_tensorlites_ids(tables_read_by_tensorflow, key):
+    got, expected = tables_read_by_tensorflow
+    for where in ("tables.__call__", "tables.sig.serving_default",
+                  "tables.tf1.serving_default"):
+        np.testing.assert_array_equal(got[f"{where}.{key}"], expected[key], err_msg=where)
+
+
+def test_tensorflow_runs_a_saved_keras_string_lookup(tables_read_by_tensorflow):
+    got, expected = tables_read_by_tensorflow
+    for where in ("sig", "tf1"):
+        np.testing.assert_array_equal(got[f"string_lookup.{where}.serving_default.output_0"],
+                                      expected["string_lookup"])
