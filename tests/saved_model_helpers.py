@@ -61,3 +61,15 @@ def string_lookup_model():
     ids = tf.keras.layers.StringLookup(vocabulary=["a", "b", "cat", "the"],
                                        num_oov_indices=2)(words)
     return tf.keras.Model(words, ids)
+
+
+def text_vectorization_model():
+    """A Keras model: TextVectorization (lower-case, strip punctuation, split on whitespace,
+    vocabulary lookup, padded to 6 ids) adapted on a small corpus."""
+    layer = tf.keras.layers.TextVectorization(max_tokens=12, output_sequence_length=6)
+    layer.adapt(["the cat sat on the mat", "the dog ran", "a cat ran far"])
+    texts = tf.keras.Input(shape=(), dtype=tf.string)
+    return tf.keras.Model(texts, layer(texts))
+
+
+TEXTS = np.array([b"The cat ran!", b"zebra", b"", b"a  dog, the MAT on the cat sat far"])

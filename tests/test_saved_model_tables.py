@@ -9,7 +9,8 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import errors
-from tests.saved_model_helpers import TABLE_WORDS, Tables, string_lookup_model, write_vocab_file
+from tests.saved_model_helpers import (TABLE_WORDS, TEXTS, Tables, string_lookup_model,
+                                       text_vectorization_model, write_vocab_file)
 
 
 def test_tables_round_trip_with_the_vocabulary_file_as_an_asset(tmp_path):
@@ -35,6 +36,16 @@ def test_keras_string_lookup_round_trip(tmp_path):
     tf.saved_model.save(model, str(tmp_path / "k"))
     loaded = tf.saved_model.load(str(tmp_path / "k"))
     (got,) = loaded.signatures["serving_default"](inputs=tf.constant(TABLE_WORDS)).values()
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_keras_text_vectorization_round_trip(tmp_path):
+    model = text_vectorization_model()
+    want = model(tf.constant(TEXTS)).numpy()
+    assert want.shape == (4, 6) and want[2].tolist() == [0] * 6 and want[3, 5] != 0
+    tf.saved_model.save(model, str(tmp_path / "tv"))
+    loaded = tf.saved_model.load(str(tmp_path / "tv"))
+    (got,) = loaded.signatures["serving_default"](inputs=tf.constant(TEXTS)).values()
     np.testing.assert_array_equal(got.numpy(), want)
 
 

@@ -14,7 +14,8 @@ where RULE is
 - a string: TensorFlow's op name; the node's attributes are written as they are (ops whose
   only attribute is the dtype `T`: `declare(RELU, tf="Relu")`); or
 - a callable `RULE(attrs, in_specs)` returning `(op_name, attrs)` or
-  `(op_name, attrs, inputs)`. `in_specs` are the inputs' `registry.Spec`s, None in the
+  `(op_name, attrs, inputs)`, or a function `write(add, inputs)` where one IR node is
+  several TensorFlow nodes (_Writer.expand). `in_specs` are the inputs' `registry.Spec`s, None in the
   dimensions that follow the batch size; entries of tuple attributes that follow the batch
   size arrive as None too (a Flatten's `Reshape` to `(None, 2304)`), and a rule that cannot
   write them must raise. `inputs` lists the TensorFlow node's inputs: an int is the IR node's
@@ -153,6 +154,9 @@ class _Writer:
             op_name = rule
         else:
             found = rule(attrs, in_specs)
+            if callable(found):  # several TensorFlow nodes
+                self.expand(node, found)
+                return
             op_name, attrs = found[0], found[1]
             inputs = list(found[2]) if len(found) > 2 else inputs
         if "T" not in attrs and in_specs:
@@ -164,6 +168,20 @@ class _Writer:
         out = output_arg(op_name)
         for k, slot in enumerate(node.outputs):
             self.refs[slot] = f"{n.name}:{out}:{k}"
+
+    def expand(self, node, write):
+        """Writes an IR node that is several TensorFlow nodes: `write(add, inputs)` gets the
+        node's input refs and `add(op, inputs, **attrs)`, which writes one node (NumPy
+        arrays among `inputs` become Consts) and returns its name; `write` returns the refs
+        of the IR node's outputs."""
+        scope = node.scope or ""
+
+        def add(op, inputs, **attrs):
+            refs = [self.const(i) if isinstance(i, np.ndarray) else i for i in inputs]
+            return self.node(f"{scope}{op}", op, refs, **attrs).name
+        outs = write(add, [self.refs[s] for s in node.inputs])
+        for slot, ref in zip(node.outputs, outs):
+            self.refs[slot] = ref
 
     # -- the function ---------------------------------------------------------------------
     def run(self):

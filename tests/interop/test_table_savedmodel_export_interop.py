@@ -2,7 +2,7 @@
 (tf_side.py savedmodel_read: tf.saved_model.load, and TensorFlow 1's loader running the init
 op and the SignatureDefs by tensor name, as TensorFlow Serving does): a StaticHashTable, a
 StaticVocabularyTable with OOV buckets, a TextFileInitializer table whose file is an asset,
-and a Keras StringLookup model give tensorlite's ids for words in and out of vocabulary."""
+and Keras StringLookup and TextVectorization models give tensorlite's ids for words in and out of vocabulary."""
 import json
 import os
 
@@ -11,7 +11,8 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.saved_model_helpers import TABLE_WORDS, Tables, string_lookup_model, write_vocab_file
+from tests.saved_model_helpers import (TABLE_WORDS, TEXTS, Tables, string_lookup_model,
+                                       text_vectorization_model, write_vocab_file)
 
 pytestmark = pytest.mark.interop
 
@@ -20,19 +21,22 @@ pytestmark = pytest.mark.interop
 def tables_read_by_tensorflow(tmp_path_factory):
     directory = tmp_path_factory.mktemp("table_savedmodels")
     vocab = write_vocab_file(directory / "vocab_source.txt")
-    module, model = Tables(vocab), string_lookup_model()
+    module, model, tv = Tables(vocab), string_lookup_model(), text_vectorization_model()
     tf.saved_model.save(module, str(directory / "tables"))
     tf.saved_model.save(model, str(directory / "string_lookup"))
+    tf.saved_model.save(tv, str(directory / "text_vectorization"))
     os.remove(vocab)  # TensorFlow must read the copy in assets/
-    np.savez(directory / "inputs.npz", words=TABLE_WORDS)
+    np.savez(directory / "inputs.npz", words=TABLE_WORDS, texts=TEXTS)
     manifest = {
         "tables": {"functions": {"__call__": ["words"]},
                    "signatures": {"serving_default": {"words": "words"}}},
-        "string_lookup": {"signatures": {"serving_default": {"inputs": "words"}}}}
+        "string_lookup": {"signatures": {"serving_default": {"inputs": "words"}}},
+        "text_vectorization": {"signatures": {"serving_default": {"inputs": "texts"}}}}
     (directory / "manifest.json").write_text(json.dumps(manifest))
     run_tf("savedmodel_read", directory)
     expected = {k: v.numpy() for k, v in module(tf.constant(TABLE_WORDS)).items()}
     expected["string_lookup"] = model(tf.constant(TABLE_WORDS)).numpy()
+    expected["text_vectorization"] = tv(tf.constant(TEXTS)).numpy()
     return np.load(directory / "tf_read.npz"), expected
 
 
@@ -44,8 +48,11 @@ def test_tensorflow_looks_up_tensorlites_ids(tables_read_by_tensorflow, key):
         np.testing.assert_array_equal(got[f"{where}.{key}"], expected[key], err_msg=where)
 
 
-def test_tensorflow_runs_a_saved_keras_string_lookup(tables_read_by_tensorflow):
+@pytest.mark.parametrize("name", ["string_lookup", "text_vectorization"])
+def test_tensorflow_runs_saved_keras_text_layers(tables_read_by_tensorflow, name):
+    """StringLookup (two OOV indices), and TextVectorization: lower-case, punctuation,
+    whitespace split to a ragged tensor, vocabulary lookup, padding to dense."""
     got, expected = tables_read_by_tensorflow
     for where in ("sig", "tf1"):
-        np.testing.assert_array_equal(got[f"string_lookup.{where}.serving_default.output_0"],
-                                      expected["string_lookup"])
+        np.testing.assert_array_equal(got[f"{name}.{where}.serving_default.output_0"],
+                                      expected[name], err_msg=where)
