@@ -73,3 +73,16 @@ def text_vectorization_model():
 
 
 TEXTS = np.array([b"The cat ran!", b"zebra", b"", b"a  dog, the MAT on the cat sat far"])
+
+
+class AssetReader(tf.Module):
+    """A tf.saved_model.Asset whose path a function reads."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.words = tf.saved_model.Asset(path)
+
+    @tf.function(input_signature=[])
+    def read(self):
+        return {"contents": tf.io.read_file(self.words.asset_path),
+                "path": self.words.asset_path}

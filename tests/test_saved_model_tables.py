@@ -9,7 +9,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import errors
-from tests.saved_model_helpers import (TABLE_WORDS, TEXTS, Tables, string_lookup_model,
+from tests.saved_model_helpers import (TABLE_WORDS, AssetReader, TEXTS, Tables, string_lookup_model,
                                        text_vectorization_model, write_vocab_file)
 
 
@@ -47,6 +47,15 @@ def test_keras_text_vectorization_round_trip(tmp_path):
     loaded = tf.saved_model.load(str(tmp_path / "tv"))
     (got,) = loaded.signatures["serving_default"](inputs=tf.constant(TEXTS)).values()
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_an_asset_is_copied_and_its_path_is_the_saved_models_copy(tmp_path):
+    source = write_vocab_file(tmp_path / "words.txt")
+    tf.saved_model.save(AssetReader(source), str(tmp_path / "a"))
+    os.remove(source)
+    got = tf.saved_model.load(str(tmp_path / "a")).read()
+    assert got["contents"].numpy() == b"the\ncat\nsat\n"
+    assert got["path"].numpy() == os.fsencode(tmp_path / "a" / "assets" / "words.txt")
 
 
 def test_a_missing_vocabulary_file_is_a_clear_error_and_leaves_the_old_model(tmp_path):

@@ -77,8 +77,9 @@ def strict_attr(op_name, key, value):
 
 
 class _Writer:
-    def __init__(self, cap, name, arg_names):
+    def __init__(self, cap, name, arg_names, assets=None):
         self.cap = cap
+        self.assets = assets or {}  # path bytes -> tf.saved_model.Asset
         self.fdef = FunctionDef()
         self.fdef.signature.name = name
         self.arg_names = list(arg_names)
@@ -116,6 +117,14 @@ class _Writer:
             self.resources[id(variable)] = name
             self.captured.append(variable)
         return name
+
+    def asset(self, value):
+        """The Asset whose path a constant is (it becomes a string argument bound to the
+        asset, so a loaded model reads its own copy), or None."""
+        value = np.asarray(value)
+        if not self.assets or value.shape or value.dtype != object:
+            return None
+        return self.assets.get(value.item())
 
     def after(self, variable):
         last = self.last_state.get(id(variable))
@@ -194,14 +203,16 @@ class _Writer:
             input_specs.append(spec)
             sig.input_arg.add(name=name, type=datatype(spec.dtype))
         for slot, value in graph.constants.items():
-            self.refs[slot] = self.const(value)
+            asset = self.asset(value)
+            self.refs[slot] = self.resource(asset) if asset is not None else self.const(value)
         for node in graph.nodes:
             if node.op is READ_VARIABLE or node.op is ASSIGN_VARIABLE:
                 self.variable_node(node)
             else:
                 self.op_node(node)
-        for name in self.resources.values():
-            sig.input_arg.add(name=name, type=datatype_resource())
+        for obj, name in zip(self.captured, self.resources.values()):
+            sig.input_arg.add(name=name, type=datatype(dtypes.string) if obj in
+                              self.assets.values() else datatype_resource())
         outputs = self.outputs(graph)
         self.finish(input_specs)
         return outputs
@@ -263,10 +274,11 @@ def call_node(node, name, function, inputs, tin, tout):
     return node
 
 
-def function_def(cap, name, arg_names):
-    """(FunctionDef, captured variables in resource-argument order, output Specs) of a
-    captured graph (`cap`: a TracedGraph)."""
-    writer = _Writer(cap, name, arg_names)
+def function_def(cap, name, arg_names, assets=None):
+    """(FunctionDef, captured variables, tables and assets in argument order, output Specs)
+    of a captured graph (`cap`: a TracedGraph); `assets` maps path bytes to the
+    tf.saved_model.Asset objects whose paths are captured inputs, not constants."""
+    writer = _Writer(cap, name, arg_names, assets)
     outputs = writer.run()
     return writer.fdef, writer.captured, outputs
 

@@ -34,6 +34,7 @@ OUTPUT_ARGS = {
     "ReadVariableOp": "value", "Placeholder": "output", "Cumsum": "out", "Cumprod": "out",
     "LookupTableFindV2": "values", "LookupTableSizeV2": "size",
     "StringToHashBucketFast": "output", "AsString": "output", "RaggedTensorToTensor": "result",
+    "ReadFile": "contents",
 }
 
 

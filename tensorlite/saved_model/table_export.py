@@ -212,28 +212,9 @@ class TableExporter:
     def _asset(self, source, parent_id):
         """An asset node for file `source` (copied into assets/ by writer.write)."""
         b = self.b
-        meta = b.meta
-        if not os.path.isfile(source):
-            raise errors.NotFoundError(None, None, f"SavedModel export: the table's vocabulary "
-                                       f"file {source} does not exist")
-        filename = os.path.basename(source)
-        taken = {a.filename for a in meta.asset_file_def}
-        stem, ext = os.path.splitext(filename)
-        i = 0
-        while filename in taken:
-            i += 1
-            filename = f"{stem}_{i}{ext}"
-        const = meta.graph_def.node.add(name=f"asset_path_{len(meta.asset_file_def)}",
-                                        op="Const")
-        const.attr["dtype"].type = datatype(dtypes.string)
-        const.attr["value"].tensor.CopyFrom(tensor_proto(np.array(source.encode(),
-                                                                  dtype=object)))
-        asset = meta.asset_file_def.add(filename=filename)
-        asset.tensor_info.name = f"{const.name}:0"
-        asset.tensor_info.dtype = datatype(dtypes.string)
-        asset.tensor_info.tensor_shape.SetInParent()
+        index = add_asset_file(b.meta, source)
         node_id = len(b.objects.nodes)
-        b.objects.nodes.add().asset.asset_file_def_index = len(meta.asset_file_def) - 1
+        b.objects.nodes.add().asset.asset_file_def_index = index
         b.objects.nodes[parent_id].children.add(node_id=node_id, local_name="_filename")
         return node_id
 
@@ -252,6 +233,30 @@ class TableExporter:
 
 
 
+def add_asset_file(meta, source):
+    """Adds file `source` to the MetaGraphDef's asset_file_def (a unique file name in
+    assets/, and an outer-graph Const holding the source path until writer.write copies
+    it); returns its index."""
+    if not os.path.isfile(source):
+        raise errors.NotFoundError(None, None, f"SavedModel export: the asset file {source} "
+                                   f"does not exist")
+    filename = os.path.basename(source)
+    taken = {a.filename for a in meta.asset_file_def}
+    stem, ext = os.path.splitext(filename)
+    i = 0
+    while filename in taken:
+        i += 1
+        filename = f"{stem}_{i}{ext}"
+    const = meta.graph_def.node.add(name=f"asset_path_{len(meta.asset_file_def)}", op="Const")
+    const.attr["dtype"].type = datatype(dtypes.string)
+    const.attr["value"].tensor.CopyFrom(tensor_proto(np.array(source.encode(), dtype=object)))
+    asset = meta.asset_file_def.add(filename=filename)
+    asset.tensor_info.name = f"{const.name}:0"
+    asset.tensor_info.dtype = datatype(dtypes.string)
+    asset.tensor_info.tensor_shape.SetInParent()
+    return len(meta.asset_file_def) - 1
+
+
 def copy_assets(meta, directory):
     """Copies each asset's source file (the value of the Const its asset_file_def names)
     into `directory`/assets/ under its asset file name."""
@@ -265,4 +270,4 @@ def copy_assets(meta, directory):
         shutil.copyfile(source, os.path.join(directory, "assets", asset.filename))
 
 
-__all__ = ["TableExporter", "is_table", "copy_assets"]
+__all__ = ["TableExporter", "is_table", "copy_assets", "add_asset_file"]
