@@ -69,6 +69,21 @@ def test_a_missing_vocabulary_file_is_a_clear_error_and_leaves_the_old_model(tmp
     assert loaded(tf.constant([b"sat"]))["text"].numpy().tolist() == [2]
 
 
+def test_a_mutable_table_keeps_what_was_inserted(tmp_path):
+    class Counts(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.t = tf.lookup.MutableHashTable(tf.string, tf.int64, -1)
+            self.t.insert(["x", "y"], tf.constant([5, 6], tf.int64))
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def __call__(self, x):
+            return self.t.lookup(x)
+    tf.saved_model.save(Counts(), str(tmp_path / "c"))
+    got = tf.saved_model.load(str(tmp_path / "c"))(tf.constant(["y", "q", "x"]))
+    assert got.numpy().tolist() == [6, -1, 5]
+
+
 def test_dense_hash_table_export_is_not_built_and_says_so(tmp_path):
     class Dense(tf.Module):
         def __init__(self):
