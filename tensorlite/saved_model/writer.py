@@ -14,9 +14,10 @@ layout, which TensorFlow's `tf.saved_model.load` restores.
     functions, FunctionSpec, input and output signatures) and the `signatures` map;
 - `variables/variables.{index,data-00000-of-00001}`: the tensor bundle of every variable with
   TensorFlow's object-graph keys (the checkpoint writer's);
-- `assets/` (the vocabulary files of TextFileInitializer tables: table_export.py, which also
-  writes the tables a function captures as resources) and `fingerprint.pb` (its hashes are blake2b of the parts, not
-  TensorFlow's farmhash: TensorFlow only records them).
+- `assets/`: the files of tf.saved_model.Asset objects and TextFileInitializer tables
+  (table_export.py, which also writes the tables a function captures as resources);
+- `fingerprint.pb` (its hashes are blake2b of the parts, not TensorFlow's farmhash:
+  TensorFlow only records them).
 
 The directory is written under a temporary name and swapped in atomically (renameat2's
 RENAME_EXCHANGE over an existing one): after a crash the old or the new complete SavedModel is

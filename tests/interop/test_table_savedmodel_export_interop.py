@@ -2,7 +2,8 @@
 (tf_side.py savedmodel_read: tf.saved_model.load, and TensorFlow 1's loader running the init
 op and the SignatureDefs by tensor name, as TensorFlow Serving does): a StaticHashTable, a
 StaticVocabularyTable with OOV buckets, a TextFileInitializer table whose file is an asset,
-and Keras StringLookup and TextVectorization models give tensorlite's ids for words in and out of vocabulary; a tf.saved_model.Asset's path is the SavedModel's copy."""
+and Keras StringLookup and TextVectorization models give tensorlite's ids for words in and
+out of vocabulary; a tf.saved_model.Asset's path is the SavedModel's copy."""
 import json
 import os
 
