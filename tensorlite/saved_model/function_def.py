@@ -19,8 +19,8 @@ where RULE is
   None in the dimensions that follow the batch size; entries of tuple attributes that
   follow the batch size arrive as None too (a Flatten's `Reshape` to `(None, 2304)`), and a
   rule that cannot write them must raise. `inputs` lists the TensorFlow node's inputs: an
-  int is the IR node's input at that position, a NumPy array becomes a `Const` input (a reduction's axes, a
-  reshape's shape), a string names the node's attribute holding a resource it uses (a
+  int is the IR node's input at that position, a NumPy array becomes a `Const` input (a
+  reduction's axes, a reshape's shape), a string names the node's attribute holding a resource it uses (a
   lookup table: `"table"`), which becomes a `DT_RESOURCE` argument. An attribute whose
   value is None is left out; `T` is the first input's dtype unless the rule gives it (None:
   the op has no `T`).
