@@ -13,17 +13,16 @@ other node the TensorFlow op its registry op declares beside its registration:
 where RULE is
 - a string: TensorFlow's op name; the node's attributes are written as they are (ops whose
   only attribute is the dtype `T`: `declare(RELU, tf="Relu")`); or
-- a callable `RULE(attrs, in_specs)` returning `(op_name, attrs)` or
-  `(op_name, attrs, inputs)`, or a function `write(add, inputs)` where one IR node is
-  several TensorFlow nodes (_Writer.expand). `in_specs` are the inputs' `registry.Spec`s,
-  None in the dimensions that follow the batch size; entries of tuple attributes that
-  follow the batch size arrive as None too (a Flatten's `Reshape` to `(None, 2304)`), and a
-  rule that cannot write them must raise. `inputs` lists the TensorFlow node's inputs: an
-  int is the IR node's input at that position, a NumPy array becomes a `Const` input (a
-  reduction's axes, a reshape's shape), a string names the node's attribute holding a resource it uses (a
-  lookup table: `"table"`), which becomes a `DT_RESOURCE` argument. An attribute whose
-  value is None is left out; `T` is the first input's dtype unless the rule gives it (None:
-  the op has no `T`).
+- a callable `RULE(attrs, in_specs)` returning `(op_name, attrs)` or `(op_name, attrs,
+  inputs)`, or a function `write(add, inputs)` where one IR node is several TensorFlow nodes
+  (_Writer.expand). `in_specs` are the inputs' `registry.Spec`s, None in the dimensions that
+  follow the batch size; entries of tuple attributes that follow the batch size arrive as None
+  too (a Flatten's `Reshape` to `(None, 2304)`), and a rule that cannot write them must raise.
+  `inputs` lists the TensorFlow node's inputs: an int is the IR node's input at that position,
+  a NumPy array becomes a `Const` input (a reduction's axes, a reshape's shape), a string
+  names the node's attribute holding a resource it uses (a lookup table: `"table"`), which
+  becomes a `DT_RESOURCE` argument. An attribute whose value is None is left out; `T` is the
+  first input's dtype unless the rule gives it (None: the op has no `T`).
 
 TensorFlow checks attributes against its OpDefs when it loads the file, so a rule gives
 exactly the attributes of TensorFlow's op. An op without a rule is an UnimplementedError
