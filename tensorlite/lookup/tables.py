@@ -19,7 +19,7 @@ from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.registry import declare
 from tensorlite.framework.tensor import Tensor
-from tensorlite.ops import lookup_ops, string_hash
+from tensorlite.ops import lookup_ops
 
 
 def _key_list(arr):
@@ -176,16 +176,16 @@ class StaticVocabularyTable(_Table):
         self._insert(keys, values)
         self._vocab_size = len(self._data)
 
-    def _find(self, keys, default):
-        get = self._data.get
-        fp = string_hash.fingerprint64_fn()
-        n, base = self._num_oov, self._vocab_size
-        text = (lambda k: k) if self.key_dtype.is_string else (lambda k: str(k).encode())
-
-        def one(k):
-            v = get(k)
-            return v if v is not None else base + fp(text(k)) % n
-        return np.array([one(k) for k in _key_list(keys)], dtype=np.int64).reshape(keys.shape)
+    def _lookup(self, keys):
+        """TensorFlow's composition (so a saved graph holds ops TensorFlow has): the
+        vocabulary table's id, else `vocab_size + StringToHashBucketFast(key)`."""
+        from tensorlite.ops import math_ops, string_ops  # noqa: PLC0415
+        ids = lookup_ops.LOOKUP_FIND(keys, self._default, table=self)
+        text = keys if self.key_dtype.is_string else string_ops.AS_STRING(
+            keys, precision=-1, scientific=False, shortest=False, width=-1, fill="")
+        buckets = math_ops.add(string_ops.TO_HASH_BUCKET_FAST(text, num_buckets=self._num_oov),
+                               convert_to_tensor(self._vocab_size, dtype=dtypes.int64))
+        return math_ops.where(math_ops.not_equal(ids, self._default), ids, buckets)
 
 
 class MutableHashTable(_Table):
