@@ -106,6 +106,38 @@ def test_static_memory_plan_shares_the_arena():
     np.testing.assert_array_equal(run(ours, x), run(preserved, x))
 
 
+def _pooled_cnn():
+    layers = tf.keras.layers
+    return tf.keras.Sequential([
+        layers.Conv2D(6, 3, padding="same", activation="relu6", input_shape=(12, 12, 3)),
+        layers.MaxPooling2D(3, strides=2, padding="same"),
+        layers.Conv2D(8, 3, activation="relu"), layers.MaxPooling2D(2), layers.Flatten(),
+        layers.Dense(16, activation="relu"), layers.Dense(5, activation="softmax")])
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_bound_execution_plan_matches_kernel_invokes_and_litert(batch):
+    """The pre-bound steps (and the activations moved onto the max pools) compute what the
+    kernels' plain invokes compute on the file as written, and what LiteRT computes."""
+    tf.random.set_seed(3)
+    data = tf.lite.TFLiteConverter.from_keras_model(_pooled_cnn()).convert()
+    x = np.random.default_rng(batch).normal(size=(batch, 12, 12, 3)).astype("float32")
+    ours = _ours(data)
+    got = run(ours, x)
+    pools = [n for n in ours._plan if n.name == "MAX_POOL_2D"]
+    assert [p.options["fused_activation_function"] for p in pools] == [3, 1]  # RELU6, RELU
+    assert all(n.options["fused_activation_function"] == 0 for n in ours._plan
+               if n.name == "CONV_2D")
+    plain = Interpreter(model_content=data, experimental_preserve_all_tensors=True)
+    plain.allocate_tensors()
+    run(plain, x)  # file's options unchanged; now every kernel's invoke, no bound step
+    for node in plain._plan:
+        node.kernel.invoke(plain, node)
+    want = plain.get_tensor(plain.get_output_details()[0]["index"])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, run(litert(data), x), rtol=1e-5, atol=1e-6)
+
+
 def test_resize_and_signature_runner(tmp_path):
     model = mlp()
     data = tf.lite.TFLiteConverter.from_keras_model(model).convert()

@@ -487,13 +487,13 @@ class Softmax:
         peak, total = np.empty(x.shape[:-1] + (1,), np.float32), \
             np.empty(x.shape[:-1] + (1,), np.float32)
 
-        def softmax():
-            np.max(x, axis=-1, keepdims=True, out=peak)
+        def softmax():  # ufunc.reduce: np.max/np.sum's Python wrappers cost more here
+            np.maximum.reduce(x, axis=-1, keepdims=True, out=peak)
             np.subtract(x, peak, out=out)
             if beta != 1:
                 np.multiply(out, beta, out=out)
             np.exp(out, out=out)
-            np.sum(out, axis=-1, keepdims=True, out=total)
+            np.add.reduce(out, axis=-1, keepdims=True, out=total)
             np.divide(out, total, out=out)
         return softmax
 
