@@ -339,6 +339,61 @@ def test_int8_standalone_activations_bit_identical_to_litert(activations, builti
     assert sum(k.startswith(activations) and spread(v) > 100 for k, v in seen.items()) >= 2
 
 
+def test_int8_squared_difference_rsqrt_neg_bit_identical_to_litert():
+    # a normalisation-like block: (h - g)^2 and (h - c)^2 against a constant (broadcast),
+    # 1/sqrt(. + 1), a negated branch; every int8 tensor equal to LiteRT's
+    tf.random.set_seed(5)
+    lam = tf.keras.layers.Lambda
+    inp = tf.keras.Input((6,))
+    h, g = tf.keras.layers.Dense(8)(inp), tf.keras.layers.Dense(8)(inp)
+    d = lam(lambda t: tf.math.squared_difference(t[0], t[1]))([h, g])
+    c = lam(lambda t: tf.math.squared_difference(t, tf.constant(
+        np.linspace(-1, 1, 8).astype("float32"))))(h)
+    r = lam(lambda t: tf.math.rsqrt(t + 1.0))(d)
+    n = lam(tf.math.negative)(h)
+    out = tf.keras.layers.Dense(3)(tf.keras.layers.Concatenate()([r, n, d, c]))
+    data, x = full_integer(tf.keras.Model(inp, out), (6,))
+    assert {"SQUARED_DIFFERENCE", "RSQRT", "NEG"} <= set(builtin_ops(data))
+    seen = every_int8_tensor_matches(data, x)
+    assert sum(k.startswith(("squareddifference", "rsqrt", "neg")) and spread(v) > 100
+               for k, v in seen.items()) >= 4
+
+
+@pytest.mark.parametrize("op", ["rsqrt", "negative"])
+def test_int8_rsqrt_and_neg_bit_identical_on_every_int8_value(op):
+    rng = np.random.default_rng(0)
+
+    def representative():  # positive inputs: the input's zero point is -128 for rsqrt
+        for _ in range(8):
+            yield [rng.uniform(0, 4, size=(1, 8)).astype("float32")]
+    inp = tf.keras.Input((8,))
+    model = tf.keras.Model(inp, tf.keras.layers.Lambda(getattr(tf.math, op))(inp))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    data = converter.convert()
+    every = np.arange(-128, 128).astype(np.int8).reshape(32, 8)
+    want = run(litert(data), every)
+    np.testing.assert_array_equal(run(_ours(data), every), want)
+    assert len(np.unique(want)) > 50  # rsqrt compresses: 55 distinct outputs
+
+
+def test_int8_rsqrt_refuses_inputs_below_its_zero_point():
+    rng = np.random.default_rng(0)
+    inp = tf.keras.Input((8,))
+    model = tf.keras.Model(inp, tf.keras.layers.Lambda(tf.math.rsqrt)(inp))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.uniform(-1, 4, size=(1, 8)).astype(
+        "float32")] for _ in range(8))
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    ours = _ours(converter.convert())
+    assert ours.get_input_details()[0]["quantization"][1] > -128
+    with pytest.raises(RuntimeError, match="only defined for positive values"):
+        run(ours, np.full((1, 8), -128, np.int8))
+
+
 def test_full_integer_lstm_text_classifier_bit_identical_to_litert():
     # token ids stay int32 into an int8 embedding GATHER; the unrolled LSTM's SPLIT_V,
     # LOGISTIC, TANH, MUL and ADD all int8

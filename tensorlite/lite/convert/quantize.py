@@ -32,8 +32,10 @@ _SAME_SCALE = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD", "TRANSPOSE", 
 _JOINS = {"CONCATENATION", "PACK"}  # copy their inputs: each requantized to the output's
 _FIXED_OUTPUT = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128),
                  "TANH": (1 / 128, 0)}
+_NEGATED = {"NEG"}  # LiteRT's int8 NEG negates raw values: same scale, zero point negated
 _INT8_OPS = {"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
-             "MEAN", "BATCH_MATMUL", "GATHER"} | _JOINS | _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"}
+             "MEAN", "BATCH_MATMUL", "GATHER", "RSQRT", "SQUARED_DIFFERENCE"} | _JOINS | \
+    _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"} | _NEGATED
 
 
 def passes_for(converter):
@@ -142,6 +144,8 @@ def _calibrate(cap, dataset):
         inputs = [np.concatenate([s[i] for s in group])[:batch] for i in range(len(group[0]))]
         values, _ = run_graph(graph, inputs)
         for slot, v in values.items():
+            if v.dtype.kind == "f":  # inf/NaN (an rsqrt at 0) would make the scale NaN
+                v = v[np.isfinite(v)]
             if v.dtype.kind == "f" and v.size:
                 lo, hi = float(np.min(v)), float(np.max(v))
                 old = ranges.get(slot, (lo, hi))
@@ -215,6 +219,9 @@ def _activation_params(ctx, ranges):
                 params = _FIXED_OUTPUT[code]
             elif code in _SAME_SCALE:
                 params = _quant_of(ctx.tensors[operator["inputs"][0]])
+            elif code in _NEGATED:
+                scale, zero = _quant_of(ctx.tensors[operator["inputs"][0]])
+                params = scale, min(-zero, 127)
             elif table is not None:  # rows of a table quantized as _quantize_constants does
                 params = _asymmetric(float(table.min()), float(table.max()))
             else:
