@@ -9,7 +9,8 @@
   by running the graph on the dataset), weights int8 symmetric (per output channel for
   convolutions), biases int32 at scale input_scale * weight_scale; SOFTMAX and LOGISTIC
   outputs at 1/256 and TANH at 1/128 as TFLite's kernels require; pooling, RESHAPE, PAD,
-  TRANSPOSE, SPLIT_V and UNPACK keep their input's scale, a GATHER its table's;
+  TRANSPOSE, SPLIT_V and UNPACK keep their input's scale, a GATHER its table's, a NEG its
+  input's scale with the zero point negated (LiteRT's int8 NEG negates raw values);
   CONCATENATION and PACK inputs are requantized to the output's. Integer model inputs
   (token ids) stay as they are. `inference_input_type` / `inference_output_type` float32
   (a QUANTIZE / DEQUANTIZE op at the ends), int8, or uint8 (zero point +128).
@@ -34,7 +35,7 @@ _FIXED_OUTPUT = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128),
                  "TANH": (1 / 128, 0)}
 _NEGATED = {"NEG"}  # LiteRT's int8 NEG negates raw values: same scale, zero point negated
 _INT8_OPS = {"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
-             "MEAN", "BATCH_MATMUL", "GATHER", "RSQRT", "SQUARED_DIFFERENCE"} | _JOINS | \
+             "MEAN", "BATCH_MATMUL", "GATHER", "RSQRT", "SQUARED_DIFFERENCE", "ABS", "SQRT", "LOG"} | _JOINS | \
     _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"} | _NEGATED
 
 

@@ -142,8 +142,16 @@ def _unary(name, fn):
 
 
 _RELU_BOUNDS = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
-_TABLES = {"TANH": np.tanh,
-           "LOGISTIC": lambda v: np.float32(1) / (np.float32(1) + np.exp(-v))}
+def _log(v, s_out, z_out):
+    """LogLUTPrepare's function: log, and the output's lowest value for inputs <= 0."""
+    lowest = np.float32(-128 - z_out) * s_out
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(v <= 0, lowest, np.log(np.where(v > 0, v, np.float32(1))))
+
+
+_TABLES = {"TANH": lambda v, *_: np.tanh(v),
+           "LOGISTIC": lambda v, *_: np.float32(1) / (np.float32(1) + np.exp(-v)),
+           "LOG": _log}
 
 
 def _lookup_table(ctx, node, transform):
@@ -155,7 +163,7 @@ def _lookup_table(ctx, node, transform):
     info = np.iinfo(dtype)
     values = np.arange(info.min, info.max + 1)
     dequantized = s_in * (values - z_in).astype(np.float32)
-    rescaled = round_half_away(transform(dequantized).astype(np.float32) *
+    rescaled = round_half_away(transform(dequantized, s_out, z_out).astype(np.float32) *
                                (np.float32(1) / s_out)).astype(np.float32)
     table = np.clip(rescaled.astype(np.int64) + z_out, info.min, info.max).astype(dtype)
     return table[(values.astype(dtype).view(np.uint8)).argsort()]  # by the bits as uint8
@@ -203,7 +211,27 @@ def _rsqrt(q, into, out, node):
     return int(rescale(data, mult, shift - 20)) + out[1]
 
 
-_INTEGER_TABLES = {"NEG": _negate, "RSQRT": _rsqrt}
+def _abs(q, into, out, node):
+    """int8 ABS (AbsEvalQuantized): |q - z_in|, rescaled by s_in / s_out (a float32
+    quotient) when the scales differ."""
+    value = abs(q - into[1])
+    if into[0] != out[0]:
+        mult, shift = quantize_multiplier(np.float64(into[0] / out[0]))
+        value = int(multiply_by_quantized_multiplier_double_rounding(value, mult, shift))
+    return value + out[1]
+
+
+def _sqrt(q, into, out, node):
+    """int8 SQRT (SqrtEvalQuantized): the float32 square root of the dequantized value,
+    divided by s_out and truncated toward zero (a C cast, not a rounding)."""
+    node.data.update(lowest=into[1], domain="Sqrt is only defined for non-negative values")
+    value = into[0] * np.float32(q - into[1])
+    if value < 0:
+        return 0  # never read: invoke refuses inputs below the zero point
+    return int(np.sqrt(value) / out[0]) + out[1]
+
+
+_INTEGER_TABLES = {"NEG": _negate, "RSQRT": _rsqrt, "ABS": _abs, "SQRT": _sqrt}
 
 
 def _integer_relu_data(ctx, node, low, high):
