@@ -359,6 +359,21 @@ def test_int8_squared_difference_rsqrt_neg_bit_identical_to_litert():
                for k, v in seen.items()) >= 4
 
 
+def test_full_integer_layer_normalization_bit_identical_to_litert():
+    # LayerNormalization lowers to MEAN, SQUARED_DIFFERENCE, ADD, RSQRT, MUL and NEG: all
+    # int8, every tensor equal to LiteRT's
+    tf.random.set_seed(3)
+    inp = tf.keras.Input((6, 8))
+    h = tf.keras.layers.LayerNormalization()(tf.keras.layers.Dense(8)(inp))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(
+        tf.keras.layers.GlobalAveragePooling1D()(h)))
+    data, x = full_integer(model, (6, 8))
+    assert {"SQUARED_DIFFERENCE", "RSQRT", "NEG"} <= set(builtin_ops(data))
+    seen = every_int8_tensor_matches(data, x)
+    assert sum(k.startswith(("squareddifference", "rsqrt", "neg")) and spread(v) > 100
+               for k, v in seen.items()) == 3
+
+
 @pytest.mark.parametrize("op, low", [("rsqrt", 0), ("negative", -2), ("abs", -2),
                                      ("sqrt", 0), ("log", 0)])
 def test_int8_unary_bit_identical_on_every_int8_value(op, low):
