@@ -31,6 +31,18 @@ def test_tables_round_trip_with_the_vocabulary_file_as_an_asset(tmp_path):
             np.testing.assert_array_equal(got[key].numpy(), value, err_msg=key)
 
 
+def test_a_loaded_model_with_tables_saves_again(tmp_path):
+    vocab = write_vocab_file(tmp_path / "vocab.txt")
+    module = Tables(vocab)
+    want = module(tf.constant(TABLE_WORDS))
+    tf.saved_model.save(module, str(tmp_path / "first"))
+    tf.saved_model.save(tf.saved_model.load(str(tmp_path / "first")), str(tmp_path / "again"))
+    got = tf.saved_model.load(str(tmp_path / "again")).signatures["serving_default"](
+        words=tf.constant(TABLE_WORDS))
+    for key, value in want.items():
+        np.testing.assert_array_equal(got[key].numpy(), value.numpy(), err_msg=key)
+
+
 def test_keras_string_lookup_round_trip(tmp_path):
     model = string_lookup_model()
     want = model(tf.constant(TABLE_WORDS)).numpy()
