@@ -187,6 +187,12 @@ class StaticVocabularyTable(_Table):
                                convert_to_tensor(self._vocab_size, dtype=dtypes.int64))
         return math_ops.where(math_ops.not_equal(ids, self._default), ids, buckets)
 
+    def size(self, name=None):
+        """The vocabulary's size plus the OOV buckets, as TensorFlow counts them."""
+        from tensorlite.ops import math_ops  # noqa: PLC0415
+        return math_ops.add(lookup_ops.LOOKUP_SIZE(table=self),
+                            convert_to_tensor(self._num_oov, dtype=dtypes.int64))
+
 
 class MutableHashTable(_Table):
     """`tf.lookup.MutableHashTable(key_dtype, value_dtype, default_value)`.
