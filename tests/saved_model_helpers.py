@@ -63,15 +63,32 @@ def string_lookup_model():
     return tf.keras.Model(words, ids)
 
 
-def text_vectorization_model():
-    """A Keras model: TextVectorization (lower-case, strip punctuation, split on whitespace,
-    vocabulary lookup, padded to 6 ids) adapted on a small corpus."""
-    layer = tf.keras.layers.TextVectorization(max_tokens=12, output_sequence_length=6)
-    layer.adapt(["the cat sat on the mat", "the dog ran", "a cat ran far"])
+CORPUS = ["the cat sat on the mat", "the dog ran", "a cat ran far", "dogs and cats"]
+
+
+def text_vectorization_model(kind="int"):
+    """A Keras model on a string input, TextVectorization (lower-case, strip punctuation,
+    split on whitespace, vocabulary lookup) adapted on a small corpus: `kind` "int" (padded
+    to 6 ids), "ngrams" (bigrams too), "multi_hot", "tf_idf", or "classifier" (the text
+    classification tutorial's TextVectorization -> Embedding -> GlobalAveragePooling1D ->
+    Dense)."""
     texts = tf.keras.Input(shape=(), dtype=tf.string)
-    return tf.keras.Model(texts, layer(texts))
+    if kind in ("int", "classifier"):
+        layer = tf.keras.layers.TextVectorization(max_tokens=12, output_sequence_length=6)
+    elif kind == "ngrams":
+        layer = tf.keras.layers.TextVectorization(max_tokens=30, ngrams=2,
+                                                  output_sequence_length=8)
+    else:
+        layer = tf.keras.layers.TextVectorization(max_tokens=20, output_mode=kind)
+    layer.adapt(CORPUS)
+    out = layer(texts)
+    if kind == "classifier":
+        pooled = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Embedding(12, 4)(out))
+        out = tf.keras.layers.Dense(1, activation="sigmoid")(pooled)
+    return tf.keras.Model(texts, out)
 
 
+TEXT_KINDS = ["int", "ngrams", "multi_hot", "tf_idf", "classifier"]
 TEXTS = np.array([b"The cat ran!", b"zebra", b"", b"a  dog, the MAT on the cat sat far"])
 
 

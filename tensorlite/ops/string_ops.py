@@ -464,6 +464,18 @@ def _split_tf(attrs, specs):
 
 
 declare(STRING_SPLIT, tf_import=_sparse_split, tf=_split_tf)
+def _ngrams_tf(attrs, specs):
+    """StringNGrams, whose two outputs have their own argument names."""
+    def write(add, ins):
+        node = add("StringNGrams", ins, separator=attrs["separator"],
+                   ngram_widths=list(attrs["widths"]), left_pad=attrs["left_pad"],
+                   right_pad=attrs["right_pad"], pad_width=attrs["pad_width"],
+                   preserve_short_sequences=attrs["preserve_short"], Tsplits=specs[1].dtype)
+        return [f"{node}:ngrams:0", f"{node}:ngrams_splits:0"]
+    return write
+
+
+declare(STRING_NGRAMS, tf=_ngrams_tf)
 declare(STRING_LOWER, tf=lambda a, specs: ("StringLower", {"encoding": a["encoding"], "T": None}))
 declare(STRING_UPPER, tf=lambda a, specs: ("StringUpper", {"encoding": a["encoding"], "T": None}))
 declare(REGEX_REPLACE, tf=lambda a, specs: ("StaticRegexReplace", {

@@ -46,6 +46,10 @@ _TMP = ".tmp-saved_model-"
 
 
 # -- finding functions --------------------------------------------------------------------------
+# a loaded table's own functions: table_export.py writes them afresh for the table they made
+_RESOURCE_FUNCTIONS = ("_create_resource", "_initialize", "_destroy_resource")
+
+
 def _functions(obj):
     """(attribute name, bound tf.function) of an object: its class's, and for objects that
     do not name their own children (tf.Module, restored objects) its instance's too."""
@@ -59,7 +63,8 @@ def _functions(obj):
     for name, value in getattr(obj, "__dict__", {}).items():
         if isinstance(name, str) and isinstance(value, Function) and own:
             found[name] = value
-        elif isinstance(name, str) and isinstance(value, RestoredFunction):
+        elif isinstance(name, str) and isinstance(value, RestoredFunction) and \
+                name not in _RESOURCE_FUNCTIONS:
             found[name] = _retraced(value)
     return sorted(found.items())
 

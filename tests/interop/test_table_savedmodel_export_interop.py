@@ -12,8 +12,9 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.saved_model_helpers import (TABLE_WORDS, AssetReader, TEXTS, Tables, string_lookup_model,
-                                       text_vectorization_model, write_vocab_file)
+from tests.saved_model_helpers import (TABLE_WORDS, TEXT_KINDS, TEXTS, AssetReader, Tables,
+                                       string_lookup_model, text_vectorization_model,
+                                       write_vocab_file)
 
 pytestmark = pytest.mark.interop
 
@@ -22,10 +23,12 @@ pytestmark = pytest.mark.interop
 def tables_read_by_tensorflow(tmp_path_factory):
     directory = tmp_path_factory.mktemp("table_savedmodels")
     vocab = write_vocab_file(directory / "vocab_source.txt")
-    module, model, tv = Tables(vocab), string_lookup_model(), text_vectorization_model()
+    module, model = Tables(vocab), string_lookup_model()
+    text_models = {f"text_{kind}": text_vectorization_model(kind) for kind in TEXT_KINDS}
     tf.saved_model.save(module, str(directory / "tables"))
     tf.saved_model.save(model, str(directory / "string_lookup"))
-    tf.saved_model.save(tv, str(directory / "text_vectorization"))
+    for name, text_model in text_models.items():
+        tf.saved_model.save(text_model, str(directory / name))
     words = write_vocab_file(directory / "words_source.txt")
     tf.saved_model.save(AssetReader(words), str(directory / "asset_reader"))
     os.remove(vocab)  # TensorFlow must read the copies in assets/
@@ -35,14 +38,16 @@ def tables_read_by_tensorflow(tmp_path_factory):
         "tables": {"functions": {"__call__": ["words"]},
                    "signatures": {"serving_default": {"words": "words"}}},
         "string_lookup": {"signatures": {"serving_default": {"inputs": "words"}}},
-        "text_vectorization": {"signatures": {"serving_default": {"inputs": "texts"}}},
+        **{name: {"signatures": {"serving_default": {"inputs": "texts"}}}
+           for name in text_models},
         "asset_reader": {"functions": {"read": []}}}
     (directory / "manifest.json").write_text(json.dumps(manifest))
     run_tf("savedmodel_read", directory)
     expected = {k: v.numpy() for k, v in module(tf.constant(TABLE_WORDS)).items()}
     expected["directory"] = directory
     expected["string_lookup"] = model(tf.constant(TABLE_WORDS)).numpy()
-    expected["text_vectorization"] = tv(tf.constant(TEXTS)).numpy()
+    for name, text_model in text_models.items():
+        expected[name] = text_model(tf.constant(TEXTS)).numpy()
     return np.load(directory / "tf_read.npz"), expected
 
 
@@ -54,14 +59,15 @@ def test_tensorflow_looks_up_tensorlites_ids(tables_read_by_tensorflow, key):
         np.testing.assert_array_equal(got[f"{where}.{key}"], expected[key], err_msg=where)
 
 
-@pytest.mark.parametrize("name", ["string_lookup", "text_vectorization"])
+@pytest.mark.parametrize("name", ["string_lookup"] + [f"text_{k}" for k in TEXT_KINDS])
 def test_tensorflow_runs_saved_keras_text_layers(tables_read_by_tensorflow, name):
     """StringLookup (two OOV indices), and TextVectorization: lower-case, punctuation,
-    whitespace split to a ragged tensor, vocabulary lookup, padding to dense."""
+    whitespace split to a ragged tensor, bigrams, vocabulary lookup, then padding to dense,
+    multi-hot or tf-idf counts, or the text classification tutorial's model on top."""
     got, expected = tables_read_by_tensorflow
     for where in ("sig", "tf1"):
-        np.testing.assert_array_equal(got[f"{name}.{where}.serving_default.output_0"],
-                                      expected[name], err_msg=where)
+        np.testing.assert_allclose(got[f"{name}.{where}.serving_default.output_0"],
+                                   expected[name], rtol=1e-5, atol=1e-7, err_msg=where)
 
 
 def test_tensorflow_reads_an_asset_from_the_saved_models_copy(tables_read_by_tensorflow):
