@@ -1,5 +1,6 @@
 """`tf.lite.Interpreter` in NumPy: runs `.tflite` files with a static execution plan (the
-file's operator order, each op's kernel resolved once) and a static memory plan (one arena;
+file's operator order, each op's kernel resolved once and, at allocate_tensors, bound to
+its arrays as a no-argument step) and a static memory plan (one arena;
 tensor offsets from first and last use, tensorlite/lite/memory_plan.py). int8 kernels use
 TFLite's fixed-point arithmetic (tensorlite/lite/kernels/fixed_point.py). Custom ops are
 Python functions: `register_custom_op(name, invoke, prepare=None)` or

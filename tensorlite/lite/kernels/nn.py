@@ -425,7 +425,8 @@ class FullyConnected:
             return None
         rows, y = x.reshape(-1, w.shape[1]), out.reshape(-1, w.shape[0])
         if len(rows) == 1:
-            weights, vector, result = np.array(w, np.float32), rows[0], y[0]
+            weights = w if w.flags.c_contiguous and w.flags.aligned else np.array(w)
+            vector, result = rows[0], y[0]
             product = lambda: np.matmul(weights, vector, out=result)  # noqa: E731
         else:
             product = lambda: np.matmul(rows, wmat, out=y)  # noqa: E731
