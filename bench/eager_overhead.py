@@ -232,14 +232,18 @@ def bench_contended_matmul(repeats, seconds=20.0, number=50):
     def numpy_on(n):
         def run():
             blas_threads.set_threads(n)
-            return timeit.timeit(lambda: m_np @ m_np, number=number)
+            took = timeit.timeit(lambda: m_np @ m_np, number=number)
+            if n > 1:  # OpenBLAS's idle workers spin ~0.1 s after a threaded GEMM: let them
+                time.sleep(0.3)  # sleep, or they slow whichever case comes next
+            return took
         return run
     cases = [("numpy 1 thread", numpy_on(1)), (f"numpy {most} threads", numpy_on(most)),
              ("tensorlite", lambda: timeit.timeit(lambda: m @ m, number=number))]
     times = {k: [] for k, _ in cases}
     try:
-        for r in range(repeats):  # the order rotates: idle BLAS threads spin for a while
-            for k, run in cases[r % 3:] + cases[:r % 3]:  # after a multi-threaded case
+        m @ m  # tensorlite's first call of a size is an untimed warm-up
+        for r in range(repeats):  # the order rotates
+            for k, run in cases[r % 3:] + cases[:r % 3]:
                 times[k].append(run())
     finally:
         spinner.kill()

@@ -8,12 +8,16 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
 
 * runs kernels under `SMALL_MACS` multiply-adds single-threaded (threads cost more than
   they give there, and they are the ones that collapse worst);
-* for larger ones keeps, per power-of-two size class, a running time per multiply-add on
-  one thread and on `intra_op_threads()`, and uses the faster. The other is re-tried after
-  a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
-  and at least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
-  to one thread while the machine is contended and returns to all of them when it is quiet;
-  while the load average says every core is taken, it does not re-try more threads at all.
+* runs larger ones on at most the cores free right now: the kernel's thread count is capped
+  at the cores not taken by other runnable tasks, read from the kernel's instantaneous
+  run-queue count (`/proc/loadavg`, re-read at most every `FREE_CORES_TTL` seconds), so a
+  GEMM never spreads onto a core another process is spinning on;
+* among what is free, keeps per power-of-two size class the recent times per multiply-add
+  on one thread and on several (a median of the last few, so one cold or unlucky call does
+  not decide), and uses the faster. The other is re-tried after a wait that doubles while it
+  keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls, and at least 16x its slowdown,
+  so re-tries cost about 1/16 of the time). So it backs off to one thread while the machine
+  is contended and returns to all of them when it is quiet.
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
@@ -36,12 +40,16 @@ import numpy as np
 SMALL_MACS = 1 << 21
 EXPLORE_EVERY = 32
 EXPLORE_MAX = 1024
-_ALPHA = 0.3  # weight of the newest timing in the running estimate
+FREE_CORES_TTL = 0.005  # seconds a run-queue reading is reused (a read costs ~2 us)
+SPIN_SECONDS = 0.25  # OpenBLAS's idle workers spin ~2**28 cycles after a threaded kernel
+_SAMPLES = 3  # recent timings kept per thread count; their median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
-          "cpus": None}
-_classes = {}  # size class -> {"rates": {threads: seconds per MAC}, calls, wait, best}
+          "cpus": None, "loadavg_fd": None}
+_classes = {}  # size class -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
+# cores free at `at` (monotonic seconds); the threads and end time of our last threaded kernel
+_free = {"at": -1.0, "cores": 1, "threads": 1, "ended": -1.0}
 
 
 def cpu_count():
@@ -120,15 +128,20 @@ def get_setting(which):
     return _state[which]
 
 
+def _rate(samples):
+    return sorted(samples)[len(samples) // 2]
+
+
 def _pick(cls, most):
-    """(threads, entry) for a size class. The other thread count is re-tried after
+    """(threads, entry or None: untimed) for a size class. The other thread count is re-tried after
     `EXPLORE_EVERY` calls, and each time it loses the wait doubles (to `EXPLORE_MAX`): a
     multi-threaded try on a contended machine can cost 60x a single-threaded call."""
     entry = _classes.get(cls)
-    if entry is None:
-        entry = _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {}}
+    if entry is None:  # the first call warms up (page faults, BLAS buffers): not timed
+        _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {}}
+        return 1, None
     entry["calls"] += 1
-    rates = entry["rates"]
+    rates = {n: _rate(v) for n, v in entry["rates"].items() if n in (1, most)}
     for n in (1, most):  # one sample of each before choosing (the safe one first)
         if n not in rates:
             return n, entry
@@ -140,27 +153,62 @@ def _pick(cls, most):
         entry["best"], entry["wait"] = best, min(max(EXPLORE_EVERY, floor), EXPLORE_MAX)
     if entry["calls"] >= entry["wait"]:
         entry["calls"] = 0
-        if other != 1 and _busy(most):  # every core already has a runnable job: no re-try
-            return best, entry
         entry["wait"] = min(max(entry["wait"] * 2, floor), EXPLORE_MAX)
+        entry["rates"][other] = []  # a re-try replaces the old figures: that machine is gone
         return other, entry
     return best, entry
 
 
-def _busy(most):
-    """True while the 1-minute load average says every core we would use is taken."""
+def _running_tasks():
+    """Runnable tasks on the machine now, this thread included (the kernel's run-queue count
+    in /proc/loadavg, read through a kept descriptor: ~2 us), or None where there is none."""
+    fd = _state["loadavg_fd"]
     try:
-        return os.getloadavg()[0] >= most
-    except (AttributeError, OSError):  # no load average on this platform
-        return False
+        if fd is None:
+            fd = _state["loadavg_fd"] = os.open("/proc/loadavg", os.O_RDONLY)
+        return int(os.pread(fd, 128, 0).split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        _state["loadavg_fd"] = -1  # no such file here: fall back to the load average
+        return None
+
+
+def free_cores(most):
+    """How many of `most` threads would each find a core no other runnable task holds now.
+
+    Our own OpenBLAS workers spin for a while after a threaded kernel and show up as
+    runnable: they are not counted against us. Where there is no run-queue count, the
+    1-minute load average stands in (every core taken: 1, else `most`)."""
+    now = time.monotonic()
+    if now - _free["at"] < FREE_CORES_TTL:
+        return _free["cores"]
+    running = None if _state["loadavg_fd"] == -1 else _running_tasks()
+    if running is None:
+        try:
+            cores = 1 if os.getloadavg()[0] >= most else most
+        except (AttributeError, OSError):  # no load average on this platform either
+            cores = most
+    else:
+        ours = _free["threads"] - 1 if now - _free["ended"] < SPIN_SECONDS else 0
+        others = max(0, running - 1 - ours)
+        cores = max(1, min(most, cpu_count() - others))
+    _free["at"], _free["cores"] = now, cores
+    return cores
+
+
+def _threads_for(macs):
+    """(threads, class entry or None) for a kernel of `macs` multiply-adds now."""
+    most = intra_op_threads()
+    if macs < SMALL_MACS or most == 1:
+        return 1, None
+    most = free_cores(most)
+    if most == 1:  # every other core is taken: threads would wait on them
+        return 1, None
+    return _pick(macs.bit_length(), most)
 
 
 def choose(macs):
     """The thread count a kernel of `macs` multiply-adds would run on now."""
-    most = intra_op_threads()
-    if macs < SMALL_MACS or most == 1:
-        return 1
-    return _pick(macs.bit_length(), most)[0]
+    return _threads_for(macs)[0]
 
 
 # A fork while OpenBLAS's thread pool runs a kernel deadlocks: its at-fork handler shuts the
@@ -204,17 +252,17 @@ def safe_to_fork():
 
 def run(macs, fn, *args):
     """fn(*args) on the thread count measured best for kernels of this size."""
-    most = intra_op_threads()
-    if macs < SMALL_MACS or most == 1:
+    n, entry = _threads_for(macs)
+    if entry is None:
         set_threads(1)
         return fn(*args)
-    n, entry = _pick(macs.bit_length(), most)
     if n > 1:
         with _threaded_kernel():
             try:
                 return _timed(macs, n, entry, fn, args)
             finally:  # BLAS calls outside run() stay single-threaded, hence fork-safe
                 set_threads(1)
+                _free["threads"], _free["ended"] = n, time.monotonic()
     return _timed(macs, n, entry, fn, args)
 
 
@@ -223,11 +271,9 @@ def _timed(macs, n, entry, fn, args):
         return fn(*args)
     start = time.perf_counter()
     out = fn(*args)
-    rate = (time.perf_counter() - start) / macs
-    old = entry["rates"].get(n)
-    # A re-try replaces the old figure: the machine it measured may be long gone.
-    entry["rates"][n] = rate if old is None or n != entry["best"] else \
-        old + _ALPHA * (rate - old)
+    samples = entry["rates"].setdefault(n, [])
+    samples.append((time.perf_counter() - start) / macs)
+    del samples[:-_SAMPLES]
     return out
 
 
