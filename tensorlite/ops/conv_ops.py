@@ -42,6 +42,8 @@ _FEW_CHANNELS = 16
 # Scratch per run of images (im2col rows, per-tap products): about what L2/L3 keeps hot.
 _CHUNK_BYTES = 4 << 20
 _NARROW_K = 64  # patch rows narrower than this are not chunked (see _patch_chunks)
+# Patch matrices up to this size take _conv_im2col_small: one pad, one copy, one matmul.
+_SMALL_PATCH_BYTES = 64 << 10
 # Winograd's transforms are passes over the image that only pay back with enough channels
 # to make the 16 matmuls the larger cost.
 _WINOGRAD_MIN_CHANNELS = 8
@@ -176,11 +178,29 @@ def _conv_im2col(x4, w, strides, dilations, pads):
     kh, kw, c, o = w.shape
     oh = _out_len(x4.shape[1], kh, strides[0], dilations[0], pads[0], pads[1])
     ow = _out_len(x4.shape[2], kw, strides[1], dilations[1], pads[2], pads[3])
+    if _small_patches(x4.shape[0] * oh * ow, kh * kw * c, x4.itemsize):
+        return _conv_im2col_small(x4, w, strides, dilations, pads, (oh, ow))
     w2 = np.ascontiguousarray(w.reshape(kh * kw * c, o))
     out = np.empty((x4.shape[0] * oh * ow, o), x4.dtype)
     for rows, s, e in _patch_chunks(x4, (kh, kw), strides, dilations, pads):
         np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
     return out.reshape(x4.shape[0], oh, ow, o)
+
+
+def _small_patches(pixels, k, itemsize):
+    """Whether a patch matrix of `pixels` rows of `k` taps fits _SMALL_PATCH_BYTES."""
+    return pixels * k * itemsize <= _SMALL_PATCH_BYTES
+
+
+def _conv_im2col_small(x4, w, strides, dilations, pads, out_hw):
+    """im2col for a patch matrix that fits in L2 (few output pixels): the chunking's buffers
+    and generator cost more than the arithmetic there (a [1,8,8,3]x[3,3,3,4] convolution
+    took 9.4 us through them, 5.5 us here)."""
+    kh, kw, c, o = w.shape
+    view = _patch_view(_pad(x4, pads), (kh, kw), out_hw, strides, dilations)
+    k = kh * kw * c
+    out = np.matmul(view.reshape(x4.shape[0] * out_hw[0] * out_hw[1], k), w.reshape(k, o))
+    return out.reshape(x4.shape[0], out_hw[0], out_hw[1], o)
 
 
 @conv_select.algorithm("gemm1x1", lambda xs, ws, s, d, pads, dt: ws[:2] == (1, 1) and
@@ -257,9 +277,11 @@ def _conv_bi_fwd(g, w, input_hw, strides, dilations, pads):
     hp, wp = input_hw[0] + pads[0] + pads[1], input_hw[1] + pads[2] + pads[3]
     geo = ((oh, ow), strides, dilations)
     full = _full_correlation_pads((kh, kw), strides, dilations, pads)
-    if not lw and full is not None and c >= _FEW_CHANNELS:
+    if not lw and full is not None and (c >= _FEW_CHANNELS or _small_patches(
+            ntot * input_hw[0] * input_hw[1], kh * kw * o, g.itemsize)):
         # Stride 1: the input gradient is itself a convolution (of the padded cotangent with
-        # the flipped, transposed filter), so it gets im2col's one big matmul.
+        # the flipped, transposed filter), so it gets im2col's one big matmul; with few
+        # channels too while the patches are small (one matmul beats KH*KW strided adds).
         return _conv_fwd(g, w[::-1, ::-1].transpose(0, 1, 3, 2), (1, 1), dilations, full)
     if lw:  # a batch of filters (second-order rules): one batched matmul, then col2im
         dcols = np.matmul(g.reshape(lg + (n * oh * ow, o)),
