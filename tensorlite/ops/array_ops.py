@@ -401,9 +401,15 @@ def concat(values, axis, name="concat"):
     """`tf.concat`: joins tensors along an existing axis."""
     if not OBSERVERS and type(axis) is int and type(values) in (list, tuple) and \
             len(values) > 1 and type(values[0]) is Tensor:
-        dt, nd = values[0]._dtype, values[0]._value.ndim
-        if -nd <= axis < nd and all(type(v) is Tensor and v._dtype is dt and
-                                    v._value.ndim == nd for v in values):
+        first = values[0]
+        dt, nd = first._dtype, first._value.ndim
+        if len(values) == 2:  # the commonest form, without a generator's frames
+            second = values[1]
+            same = type(second) is Tensor and second._dtype is dt and second._value.ndim == nd
+        else:
+            same = all(type(v) is Tensor and v._dtype is dt and v._value.ndim == nd
+                       for v in values)
+        if same and -nd <= axis < nd:
             try:
                 return wrap(_concatenate([v._value for v in values], axis=axis))
             except ValueError:  # mismatched shapes: the general path words the error
@@ -699,10 +705,11 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
             and type(params) is Tensor and type(indices) is Tensor \
             and indices._dtype.kind in "iu" and params._value.ndim:
         v = indices._value
-        # np.take raises past the end; TF also refuses negatives, which NumPy would wrap
-        if v.size and v.min() >= 0:
+        # take raises past the end; TF also refuses negatives, which NumPy would wrap. A
+        # few indices are checked as a list: ndarray.min costs 1 us of wrappers.
+        if v.size and (min(v.ravel().tolist()) if v.size <= 32 else v.min()) >= 0:
             try:
-                return wrap(np.take(params._value, v, axis=0))
+                return wrap(params._value.take(v, axis=0))
             except IndexError:  # the general path names the bad index
                 pass
     p = to_tensor(params)
