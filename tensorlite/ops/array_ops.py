@@ -433,7 +433,13 @@ def _split_grad(g, ans, x, sizes, axis):
 
 
 def _split_fwd(x, sizes, axis):
-    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+    # views by plain slicing: np.split's cumsum and array_split cost ~5 us on small inputs
+    lead = (slice(None),) * (axis % x.ndim)
+    out, start = [], 0
+    for n in sizes:
+        out.append(x[lead + (slice(start, start + n),)])
+        start += n
+    return out
 
 
 SPLIT = register("SplitV", _split_fwd, grad=_split_grad, multi_output=True)
