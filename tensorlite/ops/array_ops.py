@@ -586,8 +586,12 @@ def _scatter_add(g, idx, shape, bd, axis):
     nb = g.ndim - (len(shape) - 1 + idx.ndim - bd)
     lead = g.shape[:nb]
     n = shape[axis]
-    lf, bf, pf = _prod(lead), _prod(shape[:bd]), _prod(shape[bd:axis])
     qf, nf = _prod(shape[axis + 1:]), _prod(idx.shape[bd:])
+    if nb == 0 and axis == 0:  # the common gather's adjoint: rows of params, no offsets
+        out = np.zeros((n, qf), dtype=g.dtype)
+        _segment_add(out, idx.reshape(nf), g.reshape(nf, qf))
+        return out.reshape(shape)
+    lf, bf, pf = _prod(lead), _prod(shape[:bd]), _prod(shape[bd:axis])
     out = np.zeros((lf * bf * pf * n, qf), dtype=g.dtype)
     base = (np.arange(lf)[:, None, None] * bf + np.arange(bf)[None, :, None]) * pf
     base = (base + np.arange(pf)[None, None, :]) * n
