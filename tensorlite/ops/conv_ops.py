@@ -159,6 +159,8 @@ def _fold(a, core):
 
 # -- Conv2D and its two backward ops: NumPy forwards -----------------------------------------
 def _conv_fwd(x, w, strides, dilations, pads):
+    if x.ndim == 4 and w.ndim == 4:  # no leading batch dims: nothing to fold (~1 us)
+        return conv_select.conv(x, w, strides, dilations, pads)
     lx, lw = x.shape[:-4], w.shape[:-4]
     kh, kw, c, o = w.shape[-4:]
     n = x.shape[-4]
@@ -726,7 +728,10 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     """`tf.nn.conv2d`: 2-D cross-correlation of [N, H, W, C] input with [KH, KW, C, O]
     filters; padding 'SAME', 'VALID' or explicit [[0, 0], [t, b], [l, r], [0, 0]]."""
     key = _geo_key(input, filters, strides, padding, data_format, dilations)
-    geo = _GEO.get(key) if key is not None else None
+    try:
+        geo = _GEO.get(key) if key is not None else None
+    except TypeError:  # explicit paddings as nested lists: unhashable, checked every call
+        geo = key = None
     if geo is not None and data_format == "NHWC":
         return CONV2D.conv(input, filters, geo)
     x, w, geo = _conv_prep("Conv2D", input, filters, strides, padding, data_format, dilations,
@@ -742,17 +747,13 @@ _GEO = {}  # checked geometry of conv2d calls on Tensors, by shapes, dtypes and 
 
 
 def _geo_key(x, w, *args):
-    """A key for _GEO when both operands are Tensors and the arguments hashable, else None:
-    a hit means _conv_prep already accepted these exact shapes, dtypes and arguments."""
+    """A key for _GEO when both operands are Tensors, else None: a hit means _conv_prep
+    already accepted these exact shapes, dtypes and arguments. (Explicit paddings as nested
+    lists make it unhashable: the lookup catches that.)"""
     if type(x) is not Tensor or type(w) is not Tensor:
         return None
-    key = (x._value.shape, w._value.shape, x._dtype, w._dtype) + tuple(
+    return (x._value.shape, w._value.shape, x._dtype, w._dtype) + tuple(
         tuple(a) if type(a) is list else a for a in args)
-    try:
-        hash(key)
-    except TypeError:  # explicit paddings as nested lists
-        return None
-    return key
 
 
 def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
