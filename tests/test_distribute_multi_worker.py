@@ -187,3 +187,15 @@ def test_overlapped_reduction_ignores_gradients_of_a_function_being_traced():
     assert reduction.events == []
     summed, _ = reduction.finish([out[0].numpy()])
     np.testing.assert_array_equal(summed[0], [2.0, 2.0, 2.0])
+
+
+@pytest.mark.slow
+@needs_mpi
+def test_fused_sum_reuses_only_receive_buffers_nobody_holds():
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env.pop("TF_CONFIG", None)
+    proc = subprocess.run([sys.executable, "-m", "tensorlite.distribute.launch", "-n", "2",
+                           os.path.join(HERE, "mpi_reduce_worker.py")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("ok") == 2, proc.stdout

@@ -13,6 +13,8 @@ Example (under `mpiexec -n 2`):
     >>> [a.tolist() for a in reducer.sum([np.ones(2)])]
     [[2.0, 2.0]]
 """
+import sys
+
 import numpy as np
 
 from tensorlite.framework import errors
@@ -40,6 +42,8 @@ def mpi_module():
 # Horovod's and PyTorch DDP's default fusion size: large enough that per-collective latency
 # is amortised, small enough that the first buckets of a large model start early.
 BUCKET_BYTES = 25 << 20
+# Receive buffers from this size up are kept and reused (see BucketAllReducer._recv_buffer).
+REUSE_BYTES = 256 << 10
 
 
 class BucketAllReducer:
@@ -50,6 +54,7 @@ class BucketAllReducer:
         self.bucket_bytes = bucket_bytes
         self._size = comm.Get_size()
         self._sum_op = mpi_module().SUM if self._size > 1 else None
+        self._recv_cache = {}   # bucket index -> receive buffer (see _recv_buffer)
 
     def _buckets(self, arrays):
         """Groups array indices into (dtype, [indices]) buckets of bounded byte size."""
@@ -70,12 +75,29 @@ class BucketAllReducer:
                 out.append((dtype, current))
         return out
 
+    def _recv_buffer(self, key, n, dtype):
+        """A receive buffer of n elements, reused across calls once nobody holds the last
+        result: a fresh multi-MB array costs its page faults on every step (a 4 MB fresh
+        receive took 125-174 us against 90 us reused), while results the caller still
+        holds (even through a view: views keep their base alive) are never overwritten."""
+        if n * dtype.itemsize < REUSE_BYTES:
+            return np.empty(n, dtype)   # small: a fresh array is cheaper than the checks
+        buf = self._recv_cache.get(key)
+        # references: the cache's, `buf`, getrefcount's argument; any more are the caller's
+        if buf is None or buf.size != n or buf.dtype != dtype or sys.getrefcount(buf) > 3:
+            buf = np.empty(n, dtype)
+            self._recv_cache[key] = buf
+        return buf
+
     def sum(self, arrays):
         """The elementwise sum over ranks of each array (same shapes and dtypes on every
-        rank, as data-parallel gradients are)."""
+        rank, as data-parallel gradients are). The inputs are never written; the results
+        are new arrays the caller owns for as long as it holds them."""
         if len(arrays) == 1 and self._size > 1:   # one buffer: no bucketing, least Python
             send = np.asarray(arrays[0], order="C")
-            recv = np.empty_like(send)
+            recv = self._recv_buffer(0, send.size, send.dtype)
+            if recv.shape != send.shape:
+                recv = recv.reshape(send.shape)
             self.comm.Allreduce(send, recv, op=self._sum_op)
             return [recv]
         arrays = [np.asarray(a, order="C") for a in arrays]
@@ -83,13 +105,13 @@ class BucketAllReducer:
             return arrays
         MPI = mpi_module()
         out = [None] * len(arrays)
-        for _, idx in self._buckets(arrays):
+        for b, (dtype, idx) in enumerate(self._buckets(arrays)):
+            total = sum(arrays[i].size for i in idx)
+            recv = self._recv_buffer(b, total, dtype)
             if len(idx) == 1:
-                send = arrays[idx[0]].reshape(-1)
-                recv = np.empty_like(send)
-                self.comm.Allreduce(send, recv, op=self._sum_op)
+                self.comm.Allreduce(arrays[idx[0]].reshape(-1), recv, op=self._sum_op)
             else:
-                recv = np.concatenate([arrays[i].reshape(-1) for i in idx])
+                np.concatenate([arrays[i].reshape(-1) for i in idx], out=recv)
                 self.comm.Allreduce(MPI.IN_PLACE, recv, op=self._sum_op)
             offset = 0
             for i in idx:

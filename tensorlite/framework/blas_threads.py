@@ -12,12 +12,13 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
   at the cores not taken by other runnable tasks, read from the kernel's instantaneous
   run-queue count (`/proc/loadavg`, re-read at most every `FREE_CORES_TTL` seconds), so a
   GEMM never spreads onto a core another process is spinning on;
-* among what is free, keeps per power-of-two size class the recent times per multiply-add
-  on one thread and on several (a median of the last few, so one cold or unlucky call does
-  not decide), and uses the faster. The other is re-tried after a wait that doubles while it
-  keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls, and at least 16x its slowdown,
-  so re-tries cost about 1/16 of the time). So it backs off to one thread while the machine
-  is contended and returns to all of them when it is quiet.
+* among what is free, keeps per kernel and power-of-two size class the recent times per
+  multiply-add on one thread and on several (the lower median of the last few, so one cold,
+  start-up or unlucky call does not decide; a class's first call is an untimed warm-up), and
+  uses the faster. The other is re-tried after a wait that doubles while it keeps losing
+  (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls, and at least 16x its slowdown, so re-tries
+  cost about 1/16 of the time). So it backs off to one thread while the machine is contended
+  and returns to all of them when it is quiet.
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
@@ -37,17 +38,22 @@ import time
 
 import numpy as np
 
+from tensorlite.framework import blas_tuning, intra_op_pool
+
 SMALL_MACS = 1 << 21
 EXPLORE_EVERY = 32
 EXPLORE_MAX = 1024
 FREE_CORES_TTL = 0.005  # seconds a run-queue reading is reused (a read costs ~2 us)
-SPIN_SECONDS = 0.25  # OpenBLAS's idle workers spin ~2**28 cycles after a threaded kernel
-_SAMPLES = 3  # recent timings kept per thread count; their median decides
+# OpenBLAS's idle workers spin ~2**28 cycles (runnable) after a threaded kernel, unless
+# blas_tuning cut its thread timeout before NumPy loaded
+SPIN_SECONDS = 0.0 if "OPENBLAS_THREAD_TIMEOUT" in blas_tuning.APPLIED else 0.25
+_SAMPLES = 3  # recent timings kept per thread count; their lower median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
           "cpus": None, "loadavg_fd": None}
-_classes = {}  # size class -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
+# (kernel, split, size class) -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
+_classes = {}
 # cores free at `at` (monotonic seconds); the threads and end time of our last threaded kernel
 _free = {"at": -1.0, "cores": 1, "threads": 1, "ended": -1.0}
 
@@ -128,12 +134,8 @@ def get_setting(which):
     return _state[which]
 
 
-def _rate(samples):
-    return sorted(samples)[len(samples) // 2]
-
-
 def _pick(cls, most):
-    """(threads, entry or None: untimed) for a size class. The other thread count is re-tried after
+    """(threads, entry) for a size class. The other thread count is re-tried after
     `EXPLORE_EVERY` calls, and each time it loses the wait doubles (to `EXPLORE_MAX`): a
     multi-threaded try on a contended machine can cost 60x a single-threaded call."""
     entry = _classes.get(cls)
@@ -141,10 +143,15 @@ def _pick(cls, most):
         _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {}}
         return 1, None
     entry["calls"] += 1
-    rates = {n: _rate(v) for n, v in entry["rates"].items() if n in (1, most)}
-    for n in (1, most):  # one sample of each before choosing (the safe one first)
-        if n not in rates:
+    samples = entry["rates"]
+    # A sample of each before choosing (the safe one first); more threads twice at first,
+    # as the first multi-threaded call also pays for starting threads and their scratch.
+    for n in (1, most):
+        if not samples.get(n):
             return n, entry
+    if entry["best"] is None and len(samples[most]) < 2:
+        return most, entry
+    rates = {n: _rate(samples[n]) for n in (1, most)}
     best = min(rates, key=rates.get)
     other = 1 if best != 1 else most
     # Keep re-tries to about 1/16 of the time spent: a 15x slower option waits 240 calls.
@@ -154,9 +161,14 @@ def _pick(cls, most):
     if entry["calls"] >= entry["wait"]:
         entry["calls"] = 0
         entry["wait"] = min(max(entry["wait"] * 2, floor), EXPLORE_MAX)
-        entry["rates"][other] = []  # a re-try replaces the old figures: that machine is gone
+        samples[other] = []  # a re-try replaces the old figures: that machine may be gone
         return other, entry
     return best, entry
+
+
+def _rate(samples):
+    """The lower median: of two samples the faster (the other may have paid start-up)."""
+    return sorted(samples)[(len(samples) - 1) // 2]
 
 
 def _running_tasks():
@@ -175,9 +187,9 @@ def _running_tasks():
 def free_cores(most):
     """How many of `most` threads would each find a core no other runnable task holds now.
 
-    Our own OpenBLAS workers spin for a while after a threaded kernel and show up as
-    runnable: they are not counted against us. Where there is no run-queue count, the
-    1-minute load average stands in (every core taken: 1, else `most`)."""
+    Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
+    show up as runnable: they are not counted against us. Where there is no run-queue
+    count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
     now = time.monotonic()
     if now - _free["at"] < FREE_CORES_TTL:
         return _free["cores"]
@@ -195,20 +207,26 @@ def free_cores(most):
     return cores
 
 
-def _threads_for(macs):
-    """(threads, class entry or None) for a kernel of `macs` multiply-adds now."""
+def _class(fn, macs, split):
+    return getattr(fn, "__qualname__", None), split, macs.bit_length()
+
+
+def _threads_for(macs, fn, split):
+    """(threads, class entry or None: run untimed) for kernel `fn` of `macs` multiply-adds."""
     most = intra_op_threads()
     if macs < SMALL_MACS or most == 1:
         return 1, None
     most = free_cores(most)
     if most == 1:  # every other core is taken: threads would wait on them
         return 1, None
-    return _pick(macs.bit_length(), most)
+    # Timings are kept per kernel and size class: an im2col convolution, a Winograd one and
+    # a filter gradient of the same size gain very differently from a second thread.
+    return _pick(_class(fn, macs, split), most)
 
 
-def choose(macs):
-    """The thread count a kernel of `macs` multiply-adds would run on now."""
-    return _threads_for(macs)[0]
+def choose(macs, fn=np.matmul, split=False):
+    """The thread count kernel `fn` of `macs` multiply-adds would run on now."""
+    return _threads_for(macs, fn, split)[0]
 
 
 # A fork while OpenBLAS's thread pool runs a kernel deadlocks: its at-fork handler shuts the
@@ -250,15 +268,22 @@ def safe_to_fork():
             _fork_cv.notify_all()
 
 
-def run(macs, fn, *args):
-    """fn(*args) on the thread count measured best for kernels of this size."""
-    n, entry = _threads_for(macs)
+def run(macs, fn, *args, split=False):
+    """fn(*args) on the thread count measured best for kernels of this size. `split`: fn
+    splits its own runs of images over threads (intra_op_pool.map_runs), each calling
+    single-threaded BLAS, so its copies and transforms run in parallel too."""
+    if intra_op_pool.ways() > 1 and macs >= SMALL_MACS:  # inside a split kernel already:
+        return fn(*args)  # it holds the threads
+    n, entry = _threads_for(macs, fn, split)
     if entry is None:
         set_threads(1)
         return fn(*args)
     if n > 1:
         with _threaded_kernel():
             try:
+                if split:
+                    with intra_op_pool.splitting(n):
+                        return _timed(macs, n, entry, fn, args, blas=1)
                 return _timed(macs, n, entry, fn, args)
             finally:  # BLAS calls outside run() stay single-threaded, hence fork-safe
                 set_threads(1)
@@ -266,8 +291,8 @@ def run(macs, fn, *args):
     return _timed(macs, n, entry, fn, args)
 
 
-def _timed(macs, n, entry, fn, args):
-    if not set_threads(n):
+def _timed(macs, n, entry, fn, args, blas=None):
+    if not set_threads(n if blas is None else blas) and blas is None:
         return fn(*args)
     start = time.perf_counter()
     out = fn(*args)
