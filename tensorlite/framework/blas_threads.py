@@ -272,8 +272,12 @@ def run(macs, fn, *args, split=False):
     """fn(*args) on the thread count measured best for kernels of this size. `split`: fn
     splits its own runs of images over threads (intra_op_pool.map_runs), each calling
     single-threaded BLAS, so its copies and transforms run in parallel too."""
-    if intra_op_pool.ways() > 1 and macs >= SMALL_MACS:  # inside a split kernel already:
-        return fn(*args)  # it holds the threads
+    if macs < SMALL_MACS:  # the small kernels' path first: they are the ones it shows on
+        if _state["current"] != 1:
+            set_threads(1)
+        return fn(*args)
+    if intra_op_pool.ways() > 1:  # inside a split kernel already: it holds the threads
+        return fn(*args)
     n, entry = _threads_for(macs, fn, split)
     if entry is None:
         set_threads(1)
