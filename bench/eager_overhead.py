@@ -233,8 +233,8 @@ def bench_contended_matmul(repeats, seconds=20.0, number=50):
         def run():
             blas_threads.set_threads(n)
             took = timeit.timeit(lambda: m_np @ m_np, number=number)
-            if n > 1:  # OpenBLAS's idle workers spin ~0.1 s after a threaded GEMM: let them
-                time.sleep(0.3)  # sleep, or they slow whichever case comes next
+            if n > 1:  # OpenBLAS's idle workers may spin ~0.1 s after a threaded GEMM (where
+                time.sleep(0.3)  # its thread timeout was not cut): let them sleep first
             return took
         return run
     cases = [("numpy 1 thread", numpy_on(1)), (f"numpy {most} threads", numpy_on(most)),

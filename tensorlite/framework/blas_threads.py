@@ -188,7 +188,8 @@ def free_cores(most):
     """How many of `most` threads would each find a core no other runnable task holds now.
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
-    show up as runnable: they are not counted against us. Where there is no run-queue
+    show up as runnable: they are not counted against us. On a process pinned to some of
+    the machine's cores, the others are counted by that share. Where there is no run-queue
     count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
     now = time.monotonic()
     if now - _free["at"] < FREE_CORES_TTL:
@@ -202,6 +203,9 @@ def free_cores(most):
     else:
         ours = _free["threads"] - 1 if now - _free["ended"] < SPIN_SECONDS else 0
         others = max(0, running - 1 - ours)
+        # The count is machine-wide; pinned to some of its cores (a container's cpuset), we
+        # expect our share of the others on ours.
+        others = others * cpu_count() // max(os.cpu_count() or 1, cpu_count())
         cores = max(1, min(most, cpu_count() - others))
     _free["at"], _free["cores"] = now, cores
     return cores
