@@ -220,9 +220,10 @@ def print_small_ops(res):
 _SPIN = "import time\nend = time.time() + {s}\nwhile time.time() < end: pass"
 
 
-def bench_contended_matmul(repeats, seconds=20.0, number=50):
+def bench_contended_matmul(repeats, seconds=120.0, number=50):
     """A 256x256 float32 matmul while a bounded spinning process holds a core: tensorlite
-    (adaptive threads) beside NumPy on 1 thread and on its default threads, interleaved."""
+    (adaptive threads) beside NumPy on 1 thread and on its default threads, interleaved.
+    The spinner is killed when the cases are done; `seconds` only bounds it if this dies."""
     from tensorlite.framework import blas_threads  # noqa: PLC0415
     rng = np.random.default_rng(0)
     m_np = rng.random((256, 256), dtype=np.float32)
@@ -232,10 +233,7 @@ def bench_contended_matmul(repeats, seconds=20.0, number=50):
     def numpy_on(n):
         def run():
             blas_threads.set_threads(n)
-            took = timeit.timeit(lambda: m_np @ m_np, number=number)
-            if n > 1:  # OpenBLAS's idle workers may spin ~0.1 s after a threaded GEMM (where
-                time.sleep(0.3)  # its thread timeout was not cut): let them sleep first
-            return took
+            return timeit.timeit(lambda: m_np @ m_np, number=number)
         return run
     cases = [("numpy 1 thread", numpy_on(1)), (f"numpy {most} threads", numpy_on(most)),
              ("tensorlite", lambda: timeit.timeit(lambda: m @ m, number=number))]
@@ -245,6 +243,10 @@ def bench_contended_matmul(repeats, seconds=20.0, number=50):
         for r in range(repeats):  # the order rotates
             for k, run in cases[r % 3:] + cases[:r % 3]:
                 times[k].append(run())
+                # OpenBLAS's idle workers may spin ~0.1 s after a threaded GEMM (where its
+                # thread timeout was not cut): a pause after every case, so none inherits
+                # them and each starts equally cold
+                time.sleep(0.3)
     finally:
         spinner.kill()
         spinner.wait()
