@@ -18,6 +18,7 @@ def fresh(monkeypatch):
     monkeypatch.setattr(blas_threads, "_classes", {})
     monkeypatch.setattr(blas_threads, "cpu_count", lambda: 4)
     monkeypatch.setitem(blas_threads._state, "intra", 0)
+    monkeypatch.setitem(blas_threads._state, "current", None)  # whatever earlier tests left
     seen = []
 
     def fake_set(n, force=False):
