@@ -283,6 +283,23 @@ def test_gather_index_out_of_range():
             "indices[0] = 3 is not in [0, 3)")
 
 
+@pytest.mark.parametrize("size", [3, 40], ids=["few_indices", "many_indices"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_gather_tensor_indices_fast_path_values_and_errors(size, dtype):
+    """Tensor indices take the untaped fast path (few are checked as a list, many by
+    ndarray.min): same values as NumPy, and the same errors as the general path."""
+    p = tf.constant(np.arange(10.0).reshape(5, 2))
+    idx = RNG.integers(0, 5, size=size).astype(dtype)
+    np.testing.assert_array_equal(tf.gather(p, tf.constant(idx)).numpy(), p.numpy()[idx])
+    bad = idx.copy()
+    bad[1] = -1
+    _raises(lambda: tf.gather(p, tf.constant(bad)), tf.errors.InvalidArgumentError,
+            "indices[1] = -1 is not in [0, 5)", "GatherV2")
+    bad[1] = 5
+    _raises(lambda: tf.gather(p, tf.constant(bad)), tf.errors.InvalidArgumentError,
+            "indices[1] = 5 is not in [0, 5)", "GatherV2")
+
+
 def test_gather_bad_arguments():
     p = tf.ones([2, 3])
     _raises(lambda: tf.gather(p, [0], axis=2), tf.errors.InvalidArgumentError, "axis", "GatherV2")

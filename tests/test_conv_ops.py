@@ -187,15 +187,23 @@ def ref_conv2d_grads(x, w, g, strides, padding, dil):
     return dxp[:, pt:pt + h, pl:pl + wd, :], dw
 
 
+# small_bytes 0 sends every shape through the chunked im2col and the strided input-gradient
+# adds; the default sends these small ones through _conv_im2col_small (few-channel stride-1
+# input gradients as a convolution too)
+@pytest.mark.parametrize("small_bytes", [conv_ops._SMALL_PATCH_BYTES, 0],
+                         ids=["small_path", "chunked_path"])
 @pytest.mark.parametrize("chunk_bytes", [4 << 20, 1], ids=["one_chunk", "chunk_per_image"])
 @pytest.mark.parametrize("xs,ws,s,pad,d", [
     ((2, 6, 5, 3), (3, 3, 3, 2), (2, 2), "SAME", (1, 1)),
+    ((1, 8, 8, 3), (3, 3, 3, 4), (1, 1), "SAME", (1, 1)),  # few channels, stride 1
     ((3, 7, 6, 20), (2, 3, 20, 2), (1, 2), "VALID", (2, 1)),  # channels-last col2im path
     ((2, 6, 7, 16), (3, 2, 16, 3), (1, 1), "SAME", (2, 1)),  # input gradient as a conv
     ((2, 5, 4, 16), (2, 2, 16, 3), (1, 1), [[0, 0], [3, 0], [0, 2], [0, 0]], (1, 1)),
 ])
-def test_conv2d_gradients_match_adjoint(xs, ws, s, pad, d, chunk_bytes, monkeypatch):
+def test_conv2d_gradients_match_adjoint(xs, ws, s, pad, d, chunk_bytes, small_bytes,
+                                       monkeypatch):
     monkeypatch.setattr(conv_ops, "_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(conv_ops, "_SMALL_PATCH_BYTES", small_bytes)
     x, w = rand(*xs, seed=13), rand(*ws, seed=14)
     xt, wt = tf.constant(x), tf.constant(w)
     with tf.GradientTape(persistent=True) as tape:

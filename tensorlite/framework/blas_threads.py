@@ -8,12 +8,17 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
 
 * runs kernels under `SMALL_MACS` multiply-adds single-threaded (threads cost more than
   they give there, and they are the ones that collapse worst);
-* for larger ones keeps, per kernel and power-of-two size class, a running time per
-  multiply-add on one thread and on `intra_op_threads()`, and uses the faster. The other is re-tried after
-  a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
-  and at least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
-  to one thread while the machine is contended and returns to all of them when it is quiet;
-  while the load average says every core is taken, it does not re-try more threads at all.
+* runs larger ones on at most the cores free right now: the kernel's thread count is capped
+  at the cores not taken by other runnable tasks, read from the kernel's instantaneous
+  run-queue count (`/proc/loadavg`, re-read at most every `FREE_CORES_TTL` seconds), so a
+  GEMM never spreads onto a core another process is spinning on;
+* among what is free, keeps per kernel and power-of-two size class the recent times per
+  multiply-add on one thread and on several (the lower median of the last few, so one cold,
+  start-up or unlucky call does not decide; a class's first call is an untimed warm-up), and
+  uses the faster. The other is re-tried after a wait that doubles while it keeps losing
+  (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls, and at least 16x its slowdown, so re-tries
+  cost about 1/16 of the time). So it backs off to one thread while the machine is contended
+  and returns to all of them when it is quiet.
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
@@ -33,17 +38,24 @@ import time
 
 import numpy as np
 
-from tensorlite.framework import intra_op_pool
+from tensorlite.framework import blas_tuning, intra_op_pool
 
 SMALL_MACS = 1 << 21
 EXPLORE_EVERY = 32
 EXPLORE_MAX = 1024
-_ALPHA = 0.3  # weight of the newest timing in the running estimate
+FREE_CORES_TTL = 0.005  # seconds a run-queue reading is reused (a read costs ~2 us)
+# OpenBLAS's idle workers spin ~2**28 cycles (runnable) after a threaded kernel, unless
+# blas_tuning cut its thread timeout before NumPy loaded
+SPIN_SECONDS = 0.0 if "OPENBLAS_THREAD_TIMEOUT" in blas_tuning.APPLIED else 0.25
+_SAMPLES = 3  # recent timings kept per thread count; their lower median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
-          "cpus": None}
-_classes = {}  # (kernel, split, size class) -> {"rates": {threads: seconds per MAC}, calls, wait, best}
+          "cpus": None, "loadavg_fd": None}
+# (kernel, split, size class) -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
+_classes = {}
+# cores free at `at` (monotonic seconds); the threads and end time of our last threaded kernel
+_free = {"at": -1.0, "cores": 1, "threads": 1, "ended": -1.0}
 
 
 def cpu_count():
@@ -127,18 +139,19 @@ def _pick(cls, most):
     `EXPLORE_EVERY` calls, and each time it loses the wait doubles (to `EXPLORE_MAX`): a
     multi-threaded try on a contended machine can cost 60x a single-threaded call."""
     entry = _classes.get(cls)
-    if entry is None:
-        entry = _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {},
-                                 "samples": {}}
+    if entry is None:  # the first call warms up (page faults, BLAS buffers): not timed
+        _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {}}
+        return 1, None
     entry["calls"] += 1
-    rates = entry["rates"]
-    # A sample of each before choosing (the safe one first); more threads twice, as the
-    # first multi-threaded call also pays for starting threads and their first scratch.
-    samples = entry["samples"]
-    if not samples.get(1):
-        return 1, entry
-    if samples.get(most, 0) < 2:
+    samples = entry["rates"]
+    # A sample of each before choosing (the safe one first); more threads twice at first,
+    # as the first multi-threaded call also pays for starting threads and their scratch.
+    for n in (1, most):
+        if not samples.get(n):
+            return n, entry
+    if entry["best"] is None and len(samples[most]) < 2:
         return most, entry
+    rates = {n: _rate(samples[n]) for n in (1, most)}
     best = min(rates, key=rates.get)
     other = 1 if best != 1 else most
     # Keep re-tries to about 1/16 of the time spent: a 15x slower option waits 240 calls.
@@ -147,31 +160,77 @@ def _pick(cls, most):
         entry["best"], entry["wait"] = best, min(max(EXPLORE_EVERY, floor), EXPLORE_MAX)
     if entry["calls"] >= entry["wait"]:
         entry["calls"] = 0
-        if other != 1 and _busy(most):  # every core already has a runnable job: no re-try
-            return best, entry
         entry["wait"] = min(max(entry["wait"] * 2, floor), EXPLORE_MAX)
+        samples[other] = []  # a re-try replaces the old figures: that machine may be gone
         return other, entry
     return best, entry
 
 
-def _busy(most):
-    """True while the 1-minute load average says every core we would use is taken."""
+def _rate(samples):
+    """The lower median: of two samples the faster (the other may have paid start-up)."""
+    return sorted(samples)[(len(samples) - 1) // 2]
+
+
+def _running_tasks():
+    """Runnable tasks on the machine now, this thread included (the kernel's run-queue count
+    in /proc/loadavg, read through a kept descriptor: ~2 us), or None where there is none."""
+    fd = _state["loadavg_fd"]
     try:
-        return os.getloadavg()[0] >= most
-    except (AttributeError, OSError):  # no load average on this platform
-        return False
+        if fd is None:
+            fd = _state["loadavg_fd"] = os.open("/proc/loadavg", os.O_RDONLY)
+        return int(os.pread(fd, 128, 0).split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        _state["loadavg_fd"] = -1  # no such file here: fall back to the load average
+        return None
+
+
+def free_cores(most):
+    """How many of `most` threads would each find a core no other runnable task holds now.
+
+    Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
+    show up as runnable: they are not counted against us. On a process pinned to some of
+    the machine's cores, the others are counted by that share. Where there is no run-queue
+    count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
+    now = time.monotonic()
+    if now - _free["at"] < FREE_CORES_TTL:
+        return _free["cores"]
+    running = None if _state["loadavg_fd"] == -1 else _running_tasks()
+    if running is None:
+        try:
+            cores = 1 if os.getloadavg()[0] >= most else most
+        except (AttributeError, OSError):  # no load average on this platform either
+            cores = most
+    else:
+        ours = _free["threads"] - 1 if now - _free["ended"] < SPIN_SECONDS else 0
+        others = max(0, running - 1 - ours)
+        # The count is machine-wide; pinned to some of its cores (a container's cpuset), we
+        # expect our share of the others on ours.
+        others = others * cpu_count() // max(os.cpu_count() or 1, cpu_count())
+        cores = max(1, min(most, cpu_count() - others))
+    _free["at"], _free["cores"] = now, cores
+    return cores
 
 
 def _class(fn, macs, split):
     return getattr(fn, "__qualname__", None), split, macs.bit_length()
 
 
-def choose(macs, fn=np.matmul, split=False):
-    """The thread count kernel `fn` of `macs` multiply-adds would run on now."""
+def _threads_for(macs, fn, split):
+    """(threads, class entry or None: run untimed) for kernel `fn` of `macs` multiply-adds."""
     most = intra_op_threads()
     if macs < SMALL_MACS or most == 1:
-        return 1
-    return _pick(_class(fn, macs, split), most)[0]
+        return 1, None
+    most = free_cores(most)
+    if most == 1:  # every other core is taken: threads would wait on them
+        return 1, None
+    # Timings are kept per kernel and size class: an im2col convolution, a Winograd one and
+    # a filter gradient of the same size gain very differently from a second thread.
+    return _pick(_class(fn, macs, split), most)
+
+
+def choose(macs, fn=np.matmul, split=False):
+    """The thread count kernel `fn` of `macs` multiply-adds would run on now."""
+    return _threads_for(macs, fn, split)[0]
 
 
 # A fork while OpenBLAS's thread pool runs a kernel deadlocks: its at-fork handler shuts the
@@ -217,15 +276,16 @@ def run(macs, fn, *args, split=False):
     """fn(*args) on the thread count measured best for kernels of this size. `split`: fn
     splits its own runs of images over threads (intra_op_pool.map_runs), each calling
     single-threaded BLAS, so its copies and transforms run in parallel too."""
-    most = intra_op_threads()
-    if macs < SMALL_MACS or most == 1:
-        set_threads(1)
+    if macs < SMALL_MACS:  # the small kernels' path first: they are the ones it shows on
+        if _state["current"] != 1:
+            set_threads(1)
         return fn(*args)
     if intra_op_pool.ways() > 1:  # inside a split kernel already: it holds the threads
         return fn(*args)
-    # Timings are kept per kernel and size class: an im2col convolution, a Winograd one and
-    # a filter gradient of the same size gain very differently from a second thread.
-    n, entry = _pick(_class(fn, macs, split), most)
+    n, entry = _threads_for(macs, fn, split)
+    if entry is None:
+        set_threads(1)
+        return fn(*args)
     if n > 1:
         with _threaded_kernel():
             try:
@@ -235,6 +295,7 @@ def run(macs, fn, *args, split=False):
                 return _timed(macs, n, entry, fn, args)
             finally:  # BLAS calls outside run() stay single-threaded, hence fork-safe
                 set_threads(1)
+                _free["threads"], _free["ended"] = n, time.monotonic()
     return _timed(macs, n, entry, fn, args)
 
 
@@ -243,12 +304,9 @@ def _timed(macs, n, entry, fn, args, blas=None):
         return fn(*args)
     start = time.perf_counter()
     out = fn(*args)
-    rate = (time.perf_counter() - start) / macs
-    old = entry["rates"].get(n)
-    entry["samples"][n] = entry["samples"].get(n, 0) + 1
-    # A re-try replaces the old figure: the machine it measured may be long gone.
-    entry["rates"][n] = rate if old is None or n != entry["best"] else \
-        old + _ALPHA * (rate - old)
+    samples = entry["rates"].setdefault(n, [])
+    samples.append((time.perf_counter() - start) / macs)
+    del samples[:-_SAMPLES]
     return out
 
 

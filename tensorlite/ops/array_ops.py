@@ -401,9 +401,15 @@ def concat(values, axis, name="concat"):
     """`tf.concat`: joins tensors along an existing axis."""
     if not OBSERVERS and type(axis) is int and type(values) in (list, tuple) and \
             len(values) > 1 and type(values[0]) is Tensor:
-        dt, nd = values[0]._dtype, values[0]._value.ndim
-        if -nd <= axis < nd and all(type(v) is Tensor and v._dtype is dt and
-                                    v._value.ndim == nd for v in values):
+        first = values[0]
+        dt, nd = first._dtype, first._value.ndim
+        if len(values) == 2:  # the commonest form, without a generator's frames
+            second = values[1]
+            same = type(second) is Tensor and second._dtype is dt and second._value.ndim == nd
+        else:
+            same = all(type(v) is Tensor and v._dtype is dt and v._value.ndim == nd
+                       for v in values)
+        if same and -nd <= axis < nd:
             try:
                 return wrap(_concatenate([v._value for v in values], axis=axis))
             except ValueError:  # mismatched shapes: the general path words the error
@@ -427,7 +433,13 @@ def _split_grad(g, ans, x, sizes, axis):
 
 
 def _split_fwd(x, sizes, axis):
-    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+    # views by plain slicing: np.split's cumsum and array_split cost ~5 us on small inputs
+    lead = (slice(None),) * (axis % x.ndim)
+    out, start = [], 0
+    for n in sizes:
+        out.append(x[lead + (slice(start, start + n),)])
+        start += n
+    return out
 
 
 SPLIT = register("SplitV", _split_fwd, grad=_split_grad, multi_output=True)
@@ -574,8 +586,12 @@ def _scatter_add(g, idx, shape, bd, axis):
     nb = g.ndim - (len(shape) - 1 + idx.ndim - bd)
     lead = g.shape[:nb]
     n = shape[axis]
-    lf, bf, pf = _prod(lead), _prod(shape[:bd]), _prod(shape[bd:axis])
     qf, nf = _prod(shape[axis + 1:]), _prod(idx.shape[bd:])
+    if nb == 0 and axis == 0:  # the common gather's adjoint: rows of params, no offsets
+        out = np.zeros((n, qf), dtype=g.dtype)
+        _segment_add(out, idx.reshape(nf), g.reshape(nf, qf))
+        return out.reshape(shape)
+    lf, bf, pf = _prod(lead), _prod(shape[:bd]), _prod(shape[bd:axis])
     out = np.zeros((lf * bf * pf * n, qf), dtype=g.dtype)
     base = (np.arange(lf)[:, None, None] * bf + np.arange(bf)[None, :, None]) * pf
     base = (base + np.arange(pf)[None, None, :]) * n
@@ -699,10 +715,11 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
             and type(params) is Tensor and type(indices) is Tensor \
             and indices._dtype.kind in "iu" and params._value.ndim:
         v = indices._value
-        # np.take raises past the end; TF also refuses negatives, which NumPy would wrap
-        if v.size and v.min() >= 0:
+        # take raises past the end; TF also refuses negatives, which NumPy would wrap. A
+        # few indices are checked as a list: ndarray.min costs 1 us of wrappers.
+        if v.size and (min(v.ravel().tolist()) if v.size <= 32 else v.min()) >= 0:
             try:
-                return wrap(np.take(params._value, v, axis=0))
+                return wrap(params._value.take(v, axis=0))
             except IndexError:  # the general path names the bad index
                 pass
     p = to_tensor(params)
