@@ -18,6 +18,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import intra_op_pool
+from tensorlite.ops import numba_winograd
 
 _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
 # Scratch per run of images (transformed tiles and products): about what L2/L3 keeps hot.
@@ -63,9 +64,10 @@ def _output_tiles(m, n, th, tw, out):
         np.subtract(s[1] - s[2], s[3], out=out[:, i::2, 1::2])
 
 
-def conv3x3(x, w, pads, u=None):
+def conv3x3(x, w, pads, u=None, jit=True):
     """3x3 stride-1 cross-correlation of [N, H, W, C] with [3, 3, C, O] under pads
-    (top, bottom, left, right); `u` is filter_transform(w) when already known."""
+    (top, bottom, left, right); `u` is filter_transform(w) when already known. `jit`: use
+    the numba transforms where numba is available (False: the NumPy ones)."""
     n, h, wd, c = x.shape
     o = w.shape[-1]
     pt, pb, pl, pr = pads
@@ -75,9 +77,41 @@ def conv3x3(x, w, pads, u=None):
     out = np.empty((n, oh, ow, o), x.dtype)
     if n == 0 or oh <= 0 or ow <= 0:
         return out
+    per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
+    compiled = numba_winograd.kernels() if jit and x.dtype.char in "fd" else None
+    if compiled is not None:
+        worker = _jit_worker(compiled, np.ascontiguousarray(x), u, pads, th, tw, out)
+    else:
+        worker = _numpy_worker(x, u, pads, th, tw, out)
+    intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
+    return out
+
+
+def _jit_worker(compiled, x, u, pads, th, tw, out):
+    input_tiles, output_tiles = compiled
+    c, o = x.shape[-1], u.shape[-1]
+
+    def worker(pull):  # scratch of its own per thread, made on its first run
+        v = None
+        for s, e in pull:
+            rows = (e - s) * th * tw
+            if v is None or len(v) < 16 * rows * c:
+                v, m = np.empty(16 * rows * c, x.dtype), np.empty(16 * rows * o, x.dtype)
+            # contiguous views: the kernels are compiled for one memory layout only
+            vk = v[:16 * rows * c].reshape(16, rows, c)
+            mk = m[:16 * rows * o].reshape(16, rows, o)
+            input_tiles(x, s, e, pads[0], pads[2], th, tw, vk)
+            np.matmul(vk, u, out=mk)
+            output_tiles(mk, s, e, th, tw, out)
+    return worker
+
+
+def _numpy_worker(x, u, pads, th, tw, out):
+    n, h, wd, c = x.shape
+    oh, ow, o = out.shape[1], out.shape[2], out.shape[3]
+    pt, _, pl, _ = pads
     # Every tile row/column needs 4 input pixels: pad the odd remainder with zeros too.
     hp, wp = 2 * th + 2, 2 * tw + 2
-    per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
 
     def worker(pull):  # scratch of its own per thread, made on its first run
         padded = None
@@ -94,5 +128,4 @@ def conv3x3(x, w, pads, u=None):
             np.matmul(vk, u, out=mk)
             _output_tiles(mk, k, th, tw, y[:k])
             out[s:e] = y[:k, :oh, :ow]
-    intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
-    return out
+    return worker
