@@ -211,3 +211,40 @@ def test_forced_winograd_passes_op_check_with_and_without_numba(numba_on, monkey
         check_op(lambda a, b: tf.nn.conv2d(a, b, 1, "SAME"),
                  lambda a, b: ref_conv2d(a, b, (1, 1), "SAME"), [x, w])
     assert used and (real() is not None) == numba_on
+
+
+@pytest.mark.skipif(not numba_winograd.available(), reason="needs numba (the jit extra)")
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_winograd_filter_gradient_passes_op_check(padding, monkeypatch):
+    """Forcing Winograd also takes the filter gradient through its transforms (checked
+    against finite differences and the im2col gradient)."""
+    used = []
+    real = winograd.filter_grad3x3
+    monkeypatch.setattr(winograd, "filter_grad3x3", lambda *a: used.append(1) or real(*a))
+    x, w = rand(3, 7, 6, 8, seed=51), rand(3, 3, 8, 4, seed=52)
+    with conv_select.forced("winograd"):
+        check_op(lambda a, b: tf.nn.conv2d(a, b, 1, padding),
+                 lambda a, b: ref_conv2d(a, b, (1, 1), padding), [x, w])
+    assert used
+    g = rand(3, *ref_conv2d(x, w, (1, 1), padding).shape[1:], seed=53)
+    pads = _geometry(x.shape, w.shape, (1, 1), padding)["pads"]
+    np.testing.assert_allclose(real(x, g, pads),
+                               conv_ops._conv_bf_fwd(x, g, (3, 3), (1, 1), (1, 1), pads),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_filter_gradient_algorithm_is_measured_once_per_shape(monkeypatch):
+    monkeypatch.setattr(conv_select, "_FILTER_CHOICE", {})
+    x, w = tf.constant(rand(12, 6, 6, 8, seed=54)), tf.constant(rand(3, 3, 8, 4, seed=55))
+    before = conv_select.STATS["measured"]
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            y = tf.nn.conv2d(x, w, 1, "SAME")
+        tape.gradient(y, w)
+    geo = ((3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
+    chosen = conv_select.filter_choice((12, 6, 6, 8), (12, 6, 6, 4), geo, "d")
+    want = {"im2col", "winograd"} if numba_winograd.available() else {"im2col"}
+    assert chosen in want
+    # one measurement for the filter gradient (the forwards' are counted on their own)
+    assert conv_select.STATS["measured"] - before <= (1 if len(want) > 1 else 0) + 2

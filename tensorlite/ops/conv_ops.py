@@ -30,7 +30,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
-from tensorlite.ops import conv_select, numba_conv, winograd
+from tensorlite.ops import conv_select, numba_conv, numba_winograd, winograd
 from tensorlite.ops.math_ops import reduce_sum
 
 __all__ = []
@@ -479,7 +479,18 @@ def _bi_threaded(g, w, input_hw, strides, dilations, pads):
     return blas_threads.run(macs, _conv_bi_fwd, g, w, input_hw, strides, dilations, pads)
 
 
+def _bf_winograd(x, g, filter_hw, strides, dilations, pads):
+    return winograd.filter_grad3x3(x, g, pads)
+
+
 def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
+    if x.ndim == 4 and g.ndim == 4:  # unbatched: by the fastest algorithm for the shape
+        candidates = {"im2col": _conv_bf_fwd}
+        if filter_hw == (3, 3) and strides == (1, 1) and dilations == (1, 1) and \
+                x.shape[-1] >= _WINOGRAD_MIN_CHANNELS and x.dtype.char in "fd" and \
+                numba_winograd.available():
+            candidates["winograd"] = _bf_winograd
+        return conv_select.filter_grad(candidates, x, g, filter_hw, strides, dilations, pads)
     macs = g.size * x.shape[-1] * filter_hw[0] * filter_hw[1]
     return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads,
                             split=x.ndim == 4)  # batched x: one batched matmul, BLAS threads

@@ -83,9 +83,38 @@ def _build(numba):
                             for k in range(o):
                                 out[b, y, 2 * tj + 1, k] = r[i, 1, k] - r[i, 2, k] - r[i, 3, k]
                     t += 1
-    return input_tiles, output_tiles
+    @numba.njit(cache=True, nogil=True)
+    def output_tiles_transposed(g, s, e, th, tw, m):
+        """The output transform's transpose, for the filter gradient: images s..e of the
+        cotangent g [N, OH, OW, O] -> m [16, (e-s)*th*tw, O], A y At for each 2x2 tile y
+        (zero past the edge of g)."""
+        _, oh, ow, o = g.shape
+        r = np.empty((4, 2, o), g.dtype)
+        t = 0
+        for b in range(s, e):
+            for ti in range(th):
+                for tj in range(tw):
+                    for q in range(2):  # A along the tile rows: y0, y0+y1, y0-y1, -y1
+                        x = 2 * tj + q
+                        for k in range(o):
+                            y0 = g[b, 2 * ti, x, k] if x < ow else 0
+                            y1 = g[b, 2 * ti + 1, x, k] if x < ow and 2 * ti + 1 < oh else 0
+                            r[0, q, k] = y0
+                            r[1, q, k] = y0 + y1
+                            r[2, q, k] = y0 - y1
+                            r[3, q, k] = -y1
+                    for i in range(4):  # and At along the columns, into m
+                        for k in range(o):
+                            a0, a1 = r[i, 0, k], r[i, 1, k]
+                            m[4 * i, t, k] = a0
+                            m[4 * i + 1, t, k] = a0 + a1
+                            m[4 * i + 2, t, k] = a0 - a1
+                            m[4 * i + 3, t, k] = -a1
+                    t += 1
+    return input_tiles, output_tiles, output_tiles_transposed
 
 
 def kernels():
-    """(input_tiles, output_tiles) compiled, or None where numba is unavailable."""
+    """(input_tiles, output_tiles, output_tiles_transposed) compiled, or None where numba
+    is unavailable."""
     return compiled("winograd_transforms", _build) if available() else None
