@@ -9,11 +9,13 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
 * runs kernels under `SMALL_MACS` multiply-adds single-threaded (threads cost more than
   they give there, and they are the ones that collapse worst);
 * for larger ones keeps, per kernel and power-of-two size class, a running time per
-  multiply-add on one thread and on `intra_op_threads()`, and uses the faster. The other is re-tried after
-  a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
+  multiply-add on one thread and on `intra_op_threads()`, and uses the faster (after two
+  samples of each: a first call pays for warm-up). The other is re-tried after a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
   and at least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
   to one thread while the machine is contended and returns to all of them when it is quiet;
-  while the load average says every core is taken, it does not re-try more threads at all.
+  while other runnable tasks leave fewer than that many cores free, it does not sample or
+  re-try more threads at all (measured: with one core held by a spinning process, the CNN
+  trained at 410-510 images/s on 1 thread against 160-395 when still sampling 2).
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
@@ -135,9 +137,14 @@ def _pick(cls, most):
     # A sample of each before choosing (the safe one first); more threads twice, as the
     # first multi-threaded call also pays for starting threads and their first scratch.
     samples = entry["samples"]
-    if not samples.get(1):
+    # Two samples of each before choosing (the safe one first): the first call of a kernel
+    # also pays for first-touch scratch, a compiled kernel's loading or starting threads.
+    if samples.get(1, 0) < 2:
         return 1, entry
     if samples.get(most, 0) < 2:
+        if _busy(most):  # no core free for more threads now: sample them later
+            samples[most] = 0
+            return 1, entry
         return most, entry
     best = min(rates, key=rates.get)
     other = 1 if best != 1 else most
@@ -145,6 +152,7 @@ def _pick(cls, most):
     floor = int(16 * rates[other] / max(rates[best], 1e-30))
     if best != entry["best"]:
         entry["best"], entry["wait"] = best, min(max(EXPLORE_EVERY, floor), EXPLORE_MAX)
+        entry["calls"] = 0  # the wait runs from the choice
     if entry["calls"] >= entry["wait"]:
         entry["calls"] = 0
         if other != 1 and _busy(most):  # every core already has a runnable job: no re-try
@@ -155,11 +163,23 @@ def _pick(cls, most):
 
 
 def _busy(most):
-    """True while the 1-minute load average says every core we would use is taken."""
+    """True while fewer than `most` cores are free of other runnable tasks."""
+    return _others_running() + most > cpu_count()
+
+
+def _others_running():
+    """Runnable tasks on the machine besides this thread: the kernel's count at this
+    moment (/proc/loadavg's fourth field) where there is one, else the 1-minute load
+    average (which lags, and counts this process's own recent work)."""
     try:
-        return os.getloadavg()[0] >= most
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return int(f.read().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average on this platform
-        return False
+        return 0
 
 
 def _class(fn, macs, split):
