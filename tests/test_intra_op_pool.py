@@ -145,3 +145,50 @@ def test_run_splits_kernels_that_ask_and_times_them_apart(monkeypatch):
     assert blas_threads.run(1 << 24, np.add, 1, 2) == 3  # a whole-BLAS kernel: 1 way
     assert ("kernel" in str(list(blas_threads._classes)))
     assert len(blas_threads._classes) == 2  # timed apart from other kernels of that size
+
+
+@pytest.mark.parametrize("ksize,strides,padding", [(2, 2, "VALID"), (3, 2, "SAME"),
+                                                   (3, 1, "SAME")])
+def test_max_pool_split_over_images_passes_op_check(ksize, strides, padding):
+    """MaxPool and MaxPoolGrad cut their images into runs on two threads: values against
+    NumPy, gradients against finite differences, and the same answer as unsplit."""
+    x = rand(6, 7, 6, 3, seed=60)
+
+    def ref(a):
+        k, s = ksize, strides
+        if padding == "SAME":
+            oh, ow = -(-a.shape[1] // s), -(-a.shape[2] // s)
+            ph = max((oh - 1) * s + k - a.shape[1], 0)
+            pw = max((ow - 1) * s + k - a.shape[2], 0)
+            a = np.pad(a, ((0, 0), (ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)),
+                       constant_values=-np.inf)
+        oh, ow = (a.shape[1] - k) // s + 1, (a.shape[2] - k) // s + 1
+        return np.stack([np.stack([a[:, i * s:i * s + k, j * s:j * s + k].max(axis=(1, 2))
+                                   for j in range(ow)], 1) for i in range(oh)], 1)
+    pool = lambda a: tf.nn.max_pool2d(a, ksize, strides, padding)  # noqa: E731
+    with intra_op_pool.splitting(2):
+        check_op(pool, ref, [x])
+        with tf.GradientTape() as tape:
+            xt = tf.constant(x)
+            tape.watch(xt)
+            y = pool(xt)
+        split = tape.gradient(y, xt, output_gradients=tf.constant(rand(*y.shape, seed=61)))
+    with tf.GradientTape() as tape:
+        xt = tf.constant(x)
+        tape.watch(xt)
+        y = pool(xt)
+    whole = tape.gradient(y, xt, output_gradients=tf.constant(rand(*y.shape, seed=61)))
+    np.testing.assert_array_equal(split.numpy(), whole.numpy())
+
+
+def test_by_images_cuts_runs_and_keeps_order():
+    calls = []
+
+    def fn(a, b, scale):
+        calls.append(len(a))
+        return (a + b) * scale
+    a, b = np.arange(24.0).reshape(6, 2, 2, 1), np.ones((6, 2, 2, 1))
+    with intra_op_pool.splitting(2):
+        out = conv_ops._by_images(fn, (a, b), {"scale": 2.0})
+    np.testing.assert_array_equal(out, (a + b) * 2.0)
+    assert calls == [2, 2, 2]  # runs of at most n / (2 threads x 2)
