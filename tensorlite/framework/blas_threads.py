@@ -10,8 +10,9 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
   they give there, and they are the ones that collapse worst);
 * for larger ones keeps, per kernel and power-of-two size class, a running time per
   multiply-add on one thread and on `intra_op_threads()`, and uses the faster (after two
-  samples of each: a first call pays for warm-up). The other is re-tried after a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
-  and at least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
+  samples of each: a first call pays for warm-up). The other is re-tried after a wait that
+  doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls, and at
+  least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
   to one thread while the machine is contended and returns to all of them when it is quiet;
   while other runnable tasks leave fewer than that many cores free, it does not sample or
   re-try more threads at all (measured: with one core held by a spinning process, the CNN
@@ -45,7 +46,9 @@ _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
           "cpus": None}
-_classes = {}  # (kernel, split, size class) -> {"rates": {threads: seconds per MAC}, calls, wait, best}
+# (kernel name, split, size class) -> {"rates": {threads: seconds per MAC}, "samples":
+# {threads: count}, calls, wait, best}
+_classes = {}
 
 
 def cpu_count():
@@ -134,8 +137,6 @@ def _pick(cls, most):
                                  "samples": {}}
     entry["calls"] += 1
     rates = entry["rates"]
-    # A sample of each before choosing (the safe one first); more threads twice, as the
-    # first multi-threaded call also pays for starting threads and their first scratch.
     samples = entry["samples"]
     # Two samples of each before choosing (the safe one first): the first call of a kernel
     # also pays for first-touch scratch, a compiled kernel's loading or starting threads.
