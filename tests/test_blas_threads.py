@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.framework import blas_threads
+from tensorlite.framework import blas_threads, intra_op_pool
 
 
 @pytest.fixture
@@ -153,3 +153,18 @@ def test_a_fork_waits_for_a_running_threaded_kernel():
     k.join(10)
     f.join(10)
     assert order == ["kernel done", "forked"]
+
+
+def test_split_kernels_are_still_timed_while_a_core_is_busy(fresh, monkeypatch):
+    """Their threads block and share runs dynamically: beside another job two of them still
+    get more than one core, so the measurement decides, not the load."""
+    monkeypatch.setattr(blas_threads, "_others_running", lambda: 1)
+    now = [0.0]
+
+    def work():  # 4 ways take 0.7 of one way's time
+        ways = intra_op_pool.ways()
+        now[0] += 0.7 if ways == 4 else 1.0
+        return ways
+    monkeypatch.setattr(blas_threads.time, "perf_counter", lambda: now[0])
+    used = [blas_threads.run(1 << 24, work, split=True) for _ in range(40)]
+    assert used[:4] == [1, 1, 4, 4] and used[4:].count(4) >= 34

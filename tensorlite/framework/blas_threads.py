@@ -15,8 +15,8 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
   least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
   to one thread while the machine is contended and returns to all of them when it is quiet;
   while other runnable tasks leave fewer than that many cores free, it does not sample or
-  re-try more threads at all (measured: with one core held by a spinning process, the CNN
-  trained at 410-510 images/s on 1 thread against 160-395 when still sampling 2).
+  re-try more OpenBLAS threads at all (kernels that split their own runs over threads,
+  which block rather than spin, are still timed).
 
 The thread count is set through OpenBLAS's own `openblas_set_num_threads`, found by
 threadpoolctl when installed (it knows every BLAS build's symbol names) or in NumPy's
@@ -127,10 +127,14 @@ def get_setting(which):
     return _state[which]
 
 
-def _pick(cls, most):
+def _pick(cls, most, blocking=False):
     """(threads, entry) for a size class. The other thread count is re-tried after
     `EXPLORE_EVERY` calls, and each time it loses the wait doubles (to `EXPLORE_MAX`): a
-    multi-threaded try on a contended machine can cost 60x a single-threaded call."""
+    multi-threaded try on a contended machine can cost 60x a single-threaded call.
+    `blocking`: the kernel's threads wait by blocking and share work dynamically (split
+    kernels), so a busy core only slows them by its share: they are timed even then, as
+    two threads beside another job still get more than one core. OpenBLAS's threads split
+    the work statically and spin: they are not tried while no core is free."""
     entry = _classes.get(cls)
     if entry is None:
         entry = _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {},
@@ -143,7 +147,7 @@ def _pick(cls, most):
     if samples.get(1, 0) < 2:
         return 1, entry
     if samples.get(most, 0) < 2:
-        if _busy(most):  # no core free for more threads now: sample them later
+        if not blocking and _busy(most):  # no core free for its threads: sample later
             samples[most] = 0
             return 1, entry
         return most, entry
@@ -156,7 +160,7 @@ def _pick(cls, most):
         entry["calls"] = 0  # the wait runs from the choice
     if entry["calls"] >= entry["wait"]:
         entry["calls"] = 0
-        if other != 1 and _busy(most):  # every core already has a runnable job: no re-try
+        if other != 1 and not blocking and _busy(most):  # no free core: no re-try now
             return best, entry
         entry["wait"] = min(max(entry["wait"] * 2, floor), EXPLORE_MAX)
         return other, entry
@@ -192,7 +196,7 @@ def choose(macs, fn=np.matmul, split=False):
     most = intra_op_threads()
     if macs < SMALL_MACS or most == 1:
         return 1
-    return _pick(_class(fn, macs, split), most)[0]
+    return _pick(_class(fn, macs, split), most, blocking=split)[0]
 
 
 # A fork while OpenBLAS's thread pool runs a kernel deadlocks: its at-fork handler shuts the
@@ -246,7 +250,7 @@ def run(macs, fn, *args, split=False):
         return fn(*args)
     # Timings are kept per kernel and size class: an im2col convolution, a Winograd one and
     # a filter gradient of the same size gain very differently from a second thread.
-    n, entry = _pick(_class(fn, macs, split), most)
+    n, entry = _pick(_class(fn, macs, split), most, blocking=split)
     if n > 1:
         with _threaded_kernel():
             try:
