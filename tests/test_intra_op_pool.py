@@ -192,3 +192,9 @@ def test_by_images_cuts_runs_and_keeps_order():
         out = conv_ops._by_images(fn, (a, b), {"scale": 2.0})
     np.testing.assert_array_equal(out, (a + b) * 2.0)
     assert calls == [2, 2, 2]  # runs of at most n / (2 threads x 2)
+
+
+def test_pooling_an_empty_batch_under_a_split():
+    with intra_op_pool.splitting(2):
+        y = tf.nn.max_pool2d(tf.zeros([0, 4, 4, 2]), 2, 2, "VALID")
+    assert y.shape == (0, 2, 2, 2)

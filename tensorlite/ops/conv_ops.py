@@ -620,9 +620,9 @@ def _by_images(fn, arrays, kw):
     the intra-op threads (the first run on this thread, to size the output)."""
     n = arrays[0].shape[0]
     runs = intra_op_pool.split_runs(n, n)
+    if len(runs) <= 1:
+        return fn(*arrays, **kw)
     first = fn(*(a[runs[0][0]:runs[0][1]] for a in arrays), **kw)
-    if len(runs) == 1:
-        return first
     out = np.empty((n,) + first.shape[1:], first.dtype)
     out[:runs[0][1]] = first
 
