@@ -161,6 +161,13 @@ def compare(models, repeats, batches, settings=(1, 0)):
                 line += "".join(f"  tl/{s} {rate['tensorlite'] / v:5.2f}x"
                                 for s, v in rate.items() if s != "tensorlite")
             print(line)
+            if rows.get("tensorlite"):  # runs next to each other saw about the same load
+                pairs = {s: statistics.median(a["images_per_s"] / b["images_per_s"]
+                                              for a, b in zip(rows["tensorlite"], r))
+                         for s, r in rows.items() if r and s != "tensorlite"}
+                if pairs:
+                    print("        median of the per-repeat ratios (adjacent runs): " +
+                          "  ".join(f"tl/{s} {v:5.2f}x" for s, v in pairs.items()))
             for s, r in rows.items():
                 if r:
                     first = statistics.median(x["first_steps_s"] for x in r)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.framework import blas_threads
+from tensorlite.framework import blas_threads, intra_op_pool
 
 
 RUN_QUEUE = [1]
@@ -212,3 +212,19 @@ def test_a_fork_waits_for_a_running_threaded_kernel():
     k.join(10)
     f.join(10)
     assert order == ["kernel done", "forked"]
+
+
+def test_split_kernels_are_timed_even_when_no_core_is_free(fresh, monkeypatch):
+    """Split kernels' threads block rather than spin: they are sampled beside a busy core,
+    while OpenBLAS's own threads are not."""
+    work = _clocked(monkeypatch, lambda n: 1.0 / n)
+    RUN_QUEUE[0] = 4  # this thread and three others on 4 cores
+    assert {blas_threads.run(1 << 24, work) for _ in range(50)} == {1}
+    now = [0.0]
+
+    def split_work():  # a split kernel's time falls with the ways it is split into
+        now[0] += 1.0 / intra_op_pool.ways()
+        return intra_op_pool.ways()
+    monkeypatch.setattr(blas_threads.time, "perf_counter", lambda: now[0])
+    used = [blas_threads.run(1 << 24, split_work, split=True) for _ in range(5)]
+    assert used == [1, 1, 4, 4, 4]  # warm-up, one-thread sample, two of four, then four wins

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.ops import conv_ops, conv_select, numba_backend, numba_conv, winograd
+from tensorlite.ops import conv_ops, conv_select, numba_backend, numba_conv, numba_winograd, \
+    winograd
 from tests.op_check import check_op, rand
 from tests.test_conv_ops import ref_conv2d
 
@@ -175,3 +176,75 @@ def test_numba_conv_without_a_kernel_falls_back_to_numpy(monkeypatch):
         got = numba_conv.conv(x, w, s, d, _geometry(x.shape, w.shape, s, pad)["pads"]
                               if d == (1, 1) else (0, 0, 0, 0), conv_ops._pad)
         np.testing.assert_allclose(got, ref_conv2d(x, w, s, pad, d), rtol=1e-12, atol=1e-12)
+
+
+WINOGRAD_GEOMETRIES = [((3, 9, 11, 16), (1, 1, 1, 1)), ((2, 8, 8, 8), (0, 0, 0, 0)),
+                       ((2, 7, 6, 12), (2, 0, 1, 2)), ((1, 4, 5, 8), (2, 2, 2, 2))]
+
+
+@pytest.mark.skipif(not numba_winograd.available(), reason="needs numba (the jit extra)")
+@pytest.mark.parametrize("xs,pads", WINOGRAD_GEOMETRIES)
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-4), (np.float64, 1e-11)])
+def test_winograd_compiled_and_numpy_transforms_agree_with_im2col(xs, pads, dtype, tol):
+    """Odd output sizes (a half tile), explicit pads and pads wider than 1 (the compiled
+    input transform reads the padding as bounds checks)."""
+    x = rand(*xs, seed=47).astype(dtype)
+    w = rand(3, 3, xs[-1], 5, seed=48).astype(dtype)
+    want = conv_ops._conv_im2col(x, w, (1, 1), (1, 1), pads)
+    for jit in (True, False):
+        got = winograd.conv3x3(x, w, pads, jit=jit)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+
+
+@pytest.mark.parametrize("numba_on", [True, False])
+def test_forced_winograd_passes_op_check_with_and_without_numba(numba_on, monkeypatch):
+    """Both transform paths of the one algorithm, gradients included."""
+    if numba_on and not numba_winograd.available():
+        pytest.skip("needs numba (the jit extra)")
+    monkeypatch.setitem(numba_backend._STATE, "on", numba_on)
+    used = []
+    real = numba_winograd.kernels
+    monkeypatch.setattr(numba_winograd, "kernels", lambda: used.append(1) or real())
+    x, w = rand(2, 5, 7, 8, seed=49), rand(3, 3, 8, 3, seed=50)
+    with conv_select.forced("winograd"):
+        check_op(lambda a, b: tf.nn.conv2d(a, b, 1, "SAME"),
+                 lambda a, b: ref_conv2d(a, b, (1, 1), "SAME"), [x, w])
+    assert used and (real() is not None) == numba_on
+
+
+@pytest.mark.skipif(not numba_winograd.available(), reason="needs numba (the jit extra)")
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_winograd_filter_gradient_passes_op_check(padding, monkeypatch):
+    """Forcing Winograd also takes the filter gradient through its transforms (checked
+    against finite differences and the im2col gradient)."""
+    used = []
+    real = winograd.filter_grad3x3
+    monkeypatch.setattr(winograd, "filter_grad3x3", lambda *a: used.append(1) or real(*a))
+    x, w = rand(3, 7, 6, 8, seed=51), rand(3, 3, 8, 4, seed=52)
+    with conv_select.forced("winograd"):
+        check_op(lambda a, b: tf.nn.conv2d(a, b, 1, padding),
+                 lambda a, b: ref_conv2d(a, b, (1, 1), padding), [x, w])
+    assert used
+    g = rand(3, *ref_conv2d(x, w, (1, 1), padding).shape[1:], seed=53)
+    pads = _geometry(x.shape, w.shape, (1, 1), padding)["pads"]
+    np.testing.assert_allclose(real(x, g, pads),
+                               conv_ops._conv_bf_fwd(x, g, (3, 3), (1, 1), (1, 1), pads),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_filter_gradient_algorithm_is_measured_once_per_shape(monkeypatch):
+    monkeypatch.setattr(conv_select, "_FILTER_CHOICE", {})
+    x, w = tf.constant(rand(12, 6, 6, 8, seed=54)), tf.constant(rand(3, 3, 8, 4, seed=55))
+    before = conv_select.STATS["measured"]
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            y = tf.nn.conv2d(x, w, 1, "SAME")
+        tape.gradient(y, w)
+    geo = ((3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
+    chosen = conv_select.filter_choice((12, 6, 6, 8), (12, 6, 6, 4), geo, "d")
+    want = {"im2col", "winograd"} if numba_winograd.available() else {"im2col"}
+    assert chosen in want
+    # one measurement for the filter gradient (the forwards' are counted on their own)
+    assert conv_select.STATS["measured"] - before <= (1 if len(want) > 1 else 0) + 2

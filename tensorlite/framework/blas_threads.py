@@ -220,9 +220,14 @@ def _threads_for(macs, fn, split):
     most = intra_op_threads()
     if macs < SMALL_MACS or most == 1:
         return 1, None
-    most = free_cores(most)
-    if most == 1:  # every other core is taken: threads would wait on them
-        return 1, None
+    if not split:
+        # OpenBLAS's threads split the work statically and spin: on a core another task
+        # holds they wait for it, so they are capped at the free cores. Split kernels'
+        # threads block and share runs dynamically: beside a busy core two of them still get
+        # more than one core's worth, so they are timed whatever the load (t18a measured it).
+        most = free_cores(most)
+        if most == 1:  # every other core is taken: threads would wait on them
+            return 1, None
     # Timings are kept per kernel and size class: an im2col convolution, a Winograd one and
     # a filter gradient of the same size gain very differently from a second thread.
     return _pick(_class(fn, macs, split), most)

@@ -30,7 +30,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
-from tensorlite.ops import conv_select, numba_conv, winograd
+from tensorlite.ops import conv_select, numba_conv, numba_winograd, winograd
 from tensorlite.ops.math_ops import reduce_sum
 
 __all__ = []
@@ -525,7 +525,18 @@ def _bi_threaded(g, w, input_hw, strides, dilations, pads):
     return blas_threads.run(macs, _conv_bi_fwd, g, w, input_hw, strides, dilations, pads)
 
 
+def _bf_winograd(x, g, filter_hw, strides, dilations, pads):
+    return winograd.filter_grad3x3(x, g, pads)
+
+
 def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
+    if x.ndim == 4 and g.ndim == 4:  # unbatched: by the fastest algorithm for the shape
+        candidates = {"im2col": _conv_bf_fwd}
+        if filter_hw == (3, 3) and strides == (1, 1) and dilations == (1, 1) and \
+                x.shape[-1] >= _WINOGRAD_MIN_CHANNELS and x.dtype.char in "fd" and \
+                numba_winograd.available():
+            candidates["winograd"] = _bf_winograd
+        return conv_select.filter_grad(candidates, x, g, filter_hw, strides, dilations, pads)
     macs = g.size * x.shape[-1] * filter_hw[0] * filter_hw[1]
     return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads,
                             split=x.ndim == 4)  # batched x: one batched matmul, BLAS threads
@@ -650,12 +661,46 @@ def _avg_pool_grad_shape(g, input_hw, **_):
     return Spec(tuple(g.shape[:-3]) + tuple(input_hw) + (g.shape[-1],), g.dtype)
 
 
+def _by_images(fn, arrays, kw):
+    """fn(*arrays, **kw) with every array's first axis (images) cut into runs, spread over
+    the intra-op threads (the first run on this thread, to size the output)."""
+    n = arrays[0].shape[0]
+    runs = intra_op_pool.split_runs(n, n)
+    if len(runs) <= 1:
+        return fn(*arrays, **kw)
+    first = fn(*(a[runs[0][0]:runs[0][1]] for a in arrays), **kw)
+    out = np.empty((n,) + first.shape[1:], first.dtype)
+    out[:runs[0][1]] = first
+
+    def worker(pull):
+        for s, e in pull:
+            out[s:e] = fn(*(a[s:e] for a in arrays), **kw)
+    intra_op_pool.map_runs(runs[1:], worker)
+    return out
+
+
+def _split_pool(fn):
+    """A pooling kernel whose unbatched NHWC calls may split their images over threads
+    (blas_threads measures whether that is faster for each size)."""
+    def split(arrays, kw):
+        return _by_images(fn, arrays, kw)
+    split.__qualname__ = fn.__qualname__  # timings of its own (keyed by the kernel's name)
+
+    def run(*arrays, **kw):
+        if "ksize" not in kw or any(a.ndim != 4 for a in arrays) or \
+                len({a.shape[0] for a in arrays}) != 1:
+            return fn(*arrays, **kw)
+        taps = kw["ksize"][0] * kw["ksize"][1]
+        return blas_threads.run(arrays[0].size * taps, split, arrays, kw, split=True)
+    return run
+
+
 MAX_POOL = register(
-    "MaxPool", _max_pool_fwd, shape=_pool_shape,
+    "MaxPool", _split_pool(_max_pool_fwd), shape=_pool_shape,
     grad=lambda c, ans, x, **a: execute(MAX_POOL_GRAD, (x, ans, c), a))
 # MaxPoolGrad is linear in its cotangent and piecewise constant in x (the argmax masks).
 MAX_POOL_GRAD = register(
-    "MaxPoolGrad", _max_pool_grad_fwd, shape=_max_pool_grad_shape,
+    "MaxPoolGrad", _split_pool(_max_pool_grad_fwd), shape=_max_pool_grad_shape,
     grad=lambda c, ans, x, y, g, **a: (None, None, execute(MAX_POOL_GRAD_GRAD, (x, y, c), a)))
 MAX_POOL_GRAD_GRAD = register(
     "MaxPoolGradGrad", _max_pool_grad_grad_fwd, shape=_max_pool_gg_shape,

@@ -25,6 +25,7 @@ ALGORITHMS = {}
 # names of the algorithms that split their runs of images over threads themselves
 SPLIT = set()
 _CHOICE = {}
+_FILTER_CHOICE = {}  # the same for filter gradients
 _CACHE_LIMIT = 1024
 _FORCED = [os.environ.get("TENSORLITE_CONV_ALGO") or None]
 # Below this many multiply-adds a convolution is timed SMALL_REPEATS times per algorithm.
@@ -123,3 +124,31 @@ def conv(x4, w, strides, dilations, pads):
 def choice(x_shape, w_shape, strides, dilations, pads, dtype_char):
     """The algorithm remembered for a shape, or None before its first call."""
     return _CHOICE.get((tuple(x_shape), tuple(w_shape), strides, dilations, pads, dtype_char))
+
+
+def filter_grad(candidates, x, g, *geo):
+    """A convolution's filter gradient by the fastest of `candidates` ({name: fn(x, g,
+    *geo)}, all splitting their runs of images over threads) for its shape, measured on
+    the first call (on SAMPLE_IMAGES images of a large batch, the best of two runs each);
+    `forced(name)` applies here too where `name` is a candidate."""
+    key = (x.shape, g.shape, geo, x.dtype.char)
+    name = _FORCED[0] if _FORCED[0] in candidates else _FILTER_CHOICE.get(key)
+    if name is None:
+        if len(candidates) == 1:
+            name = next(iter(candidates))
+        else:
+            STATS["measured"] += 1
+            sample = (x, g) if x.shape[0] <= 2 * SAMPLE_IMAGES else \
+                (x[:SAMPLE_IMAGES], g[:SAMPLE_IMAGES])
+            name = min(candidates, key=lambda nm: min(
+                _time(candidates[nm], sample + geo)[0] for _ in range(2)))
+        if len(_FILTER_CHOICE) >= _CACHE_LIMIT:
+            _FILTER_CHOICE.clear()
+        _FILTER_CHOICE[key] = name
+    macs = g.size * x.shape[-1] * geo[0][0] * geo[0][1]
+    return blas_threads.run(macs, candidates[name], x, g, *geo, split=True)
+
+
+def filter_choice(x_shape, g_shape, geo, dtype_char):
+    """The filter-gradient algorithm remembered for a shape, or None before its first call."""
+    return _FILTER_CHOICE.get((tuple(x_shape), tuple(g_shape), tuple(geo), dtype_char))

@@ -18,6 +18,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import intra_op_pool
+from tensorlite.ops import numba_winograd
 
 _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
 # Scratch per run of images (transformed tiles and products): about what L2/L3 keeps hot.
@@ -63,9 +64,10 @@ def _output_tiles(m, n, th, tw, out):
         np.subtract(s[1] - s[2], s[3], out=out[:, i::2, 1::2])
 
 
-def conv3x3(x, w, pads, u=None):
+def conv3x3(x, w, pads, u=None, jit=True):
     """3x3 stride-1 cross-correlation of [N, H, W, C] with [3, 3, C, O] under pads
-    (top, bottom, left, right); `u` is filter_transform(w) when already known."""
+    (top, bottom, left, right); `u` is filter_transform(w) when already known. `jit`: use
+    the numba transforms where numba is available (False: the NumPy ones)."""
     n, h, wd, c = x.shape
     o = w.shape[-1]
     pt, pb, pl, pr = pads
@@ -75,9 +77,41 @@ def conv3x3(x, w, pads, u=None):
     out = np.empty((n, oh, ow, o), x.dtype)
     if n == 0 or oh <= 0 or ow <= 0:
         return out
+    per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
+    compiled = numba_winograd.kernels() if jit and x.dtype.char in "fd" else None
+    if compiled is not None:
+        worker = _jit_worker(compiled, np.ascontiguousarray(x), u, pads, th, tw, out)
+    else:
+        worker = _numpy_worker(x, u, pads, th, tw, out)
+    intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
+    return out
+
+
+def _jit_worker(compiled, x, u, pads, th, tw, out):
+    input_tiles, output_tiles, _ = compiled
+    c, o = x.shape[-1], u.shape[-1]
+
+    def worker(pull):  # scratch of its own per thread, made on its first run
+        v = None
+        for s, e in pull:
+            rows = (e - s) * th * tw
+            if v is None or len(v) < 16 * rows * c:
+                v, m = np.empty(16 * rows * c, x.dtype), np.empty(16 * rows * o, x.dtype)
+            # contiguous views: the kernels are compiled for one memory layout only
+            vk = v[:16 * rows * c].reshape(16, rows, c)
+            mk = m[:16 * rows * o].reshape(16, rows, o)
+            input_tiles(x, s, e, pads[0], pads[2], th, tw, vk)
+            np.matmul(vk, u, out=mk)
+            output_tiles(mk, s, e, th, tw, out)
+    return worker
+
+
+def _numpy_worker(x, u, pads, th, tw, out):
+    n, h, wd, c = x.shape
+    oh, ow, o = out.shape[1], out.shape[2], out.shape[3]
+    pt, _, pl, _ = pads
     # Every tile row/column needs 4 input pixels: pad the odd remainder with zeros too.
     hp, wp = 2 * th + 2, 2 * tw + 2
-    per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
 
     def worker(pull):  # scratch of its own per thread, made on its first run
         padded = None
@@ -94,5 +128,44 @@ def conv3x3(x, w, pads, u=None):
             np.matmul(vk, u, out=mk)
             _output_tiles(mk, k, th, tw, y[:k])
             out[s:e] = y[:k, :oh, :ow]
-    intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
-    return out
+    return worker
+
+
+def filter_grad3x3(x, g, pads):
+    """The filter gradient of conv3x3 (x [N, H, W, C], cotangent g [N, OH, OW, O]) by the
+    same transforms: dU[k] = V[k]^T @ (the output transform's transpose of g)[k], summed
+    over runs of images, then dw = G^T dU G. 2.25x fewer multiply-adds than im2col's.
+    Needs numba (`numba_winograd.kernels()`); returns None without it."""
+    compiled = numba_winograd.kernels() if x.dtype.char in "fd" else None
+    if compiled is None:
+        return None
+    input_tiles, _, output_tiles_t = compiled
+    n, _, _, c = x.shape
+    oh, ow, o = g.shape[1:]
+    th, tw = -(-oh // 2), -(-ow // 2)
+    x, g = np.ascontiguousarray(x), np.ascontiguousarray(g, dtype=x.dtype)
+    per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
+
+    def worker(pull):  # each thread sums its own runs; the partial sums add up
+        du = v = None
+        for s, e in pull:
+            rows = (e - s) * th * tw
+            if v is None or len(v) < 16 * rows * c:
+                v, m = np.empty(16 * rows * c, x.dtype), np.empty(16 * rows * o, x.dtype)
+            vk = v[:16 * rows * c].reshape(16, rows, c)
+            mk = m[:16 * rows * o].reshape(16, rows, o)
+            input_tiles(x, s, e, pads[0], pads[2], th, tw, vk)
+            output_tiles_t(g, s, e, th, tw, mk)
+            part = np.matmul(vk.transpose(0, 2, 1), mk)
+            if du is None:
+                du = part
+            else:
+                du += part
+        return du
+    parts = [p for p in intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
+             if p is not None]
+    du = parts[0] if parts else np.zeros((16, c, o), x.dtype)
+    for p in parts[1:]:
+        du += p
+    gm = _G.astype(x.dtype)
+    return np.einsum("pa,pqco,qb->abco", gm, du.reshape(4, 4, c, o), gm, optimize=True)
