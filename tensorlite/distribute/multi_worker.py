@@ -55,8 +55,8 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
     def _worker_index(self):
         return self._rank
 
-    def _cross_worker_sum(self, arrays):
-        return self._reducer.sum([np.asarray(a) for a in arrays])
+    def _cross_worker_sum(self, arrays, donate=False):
+        return self._reducer.sum([np.asarray(a) for a in arrays], donate)
 
     def _bucket_plan(self, grad_shapes, grad_dtypes):
         if self._size == 1:
@@ -80,6 +80,7 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
         plan = self._bucket_plan(grad_shapes, grad_dtypes)
         if plan is None:
             return None
+        self.last_reduction = None   # let the last step's buckets go back to the pool
         self.last_reduction = overlap.OverlappedReduction(self._comm, plan, weight,
                                                           record_events=True)
         return self.last_reduction
