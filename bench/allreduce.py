@@ -2,12 +2,20 @@
 
     python bench/allreduce.py            # launches itself under this venv's mpiexec
 
-1. Bandwidth: tensorlite's two all-reduce paths vs mpi4py's own comm.Allreduce on the same
-   float32 buffers, 1 KB .. 100 MB, interleaved, medians: BucketAllReducer.sum (blocking,
-   fused; strategy.reduce and all_reduce use it) and OverlappedReduction (the bucket
-   Iallreduce that fit starts during the backward pass, scaling by the replica's weight
-   included); and a model-like list of 40 small tensors fused vs one Allreduce each.
-   Goal: within 1.2x of Allreduce.
+1. Bandwidth: tensorlite's all-reduce paths vs mpi4py's own comm.Allreduce on the same
+   float32 buffers, 1 KB .. 100 MB, medians of calls interleaved one by one (rotating the
+   order, so a swing in the neighbours' load hits every path alike), like with like:
+   - BucketAllReducer.sum([buf]) (strategy.reduce, all_reduce, custom steps; the input left
+     alone, the result in a receive buffer the reducer reuses once the caller drops it) vs
+     comm.Allreduce(buf, out) into one `out` allocated before timing and reused;
+   - sum([buf], donate=True) (fresh gradients the strategy gives up: reduced in place) vs
+     comm.Allreduce(MPI.IN_PLACE, buf); both sum a zero buffer into itself;
+   - OverlappedReduction (the bucket path fit takes: the gradient scaled by the replica's
+     weight into the bucket's buffer, reused across steps, then a non-blocking Iallreduce in
+     place and Waitall) vs the same three calls written in mpi4py (np.multiply into a reused
+     buffer, Iallreduce(MPI.IN_PLACE, ...), Request.Waitall);
+   and a model-like list of 40 small tensors fused vs one Allreduce each.
+   Goal: within 1.2x of Allreduce at every size.
 2. Training: Keras fit of an MLP, samples/s on 1 process (global batch) vs 2 MPI ranks
    (MultiWorkerMirroredStrategy, same global batch: the default 25 MB buckets, one for this
    2.7 MB model, so the compiled step and one all-reduce after it; 1 MB buckets, three,
@@ -32,14 +40,20 @@ RANK_MODES = {"mwms": "25 MB buckets", "mwms_1mb": "1 MB, overlap",
               "mwms_1mb_after": "1 MB, after"}
 
 
-def _timeit(fn, comm, repeats):
-    times = []
-    for _ in range(repeats):
-        comm.Barrier()
-        t0 = time.perf_counter()
+def _interleaved(fns, comm, repeats):
+    """Each fn's median time over `repeats` calls, the fns called in turn (their order
+    rotated every round) after a barrier; one untimed call each first (buffers allocated)."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    times = [[] for _ in fns]
+    for r in range(repeats):
+        for k in range(len(fns)):
+            j = (k + r) % len(fns)
+            comm.Barrier()
+            t0 = time.perf_counter()
+            fns[j]()
+            times[j].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def bandwidth():
@@ -52,31 +66,38 @@ def bandwidth():
     for nbytes in SIZES:
         buf = np.ones(nbytes // 4, np.float32)
         out = np.empty_like(buf)
+        ref_zeros, our_zeros = np.zeros_like(buf), np.zeros_like(buf)
+        scaled = np.empty_like(buf)
+
+        def by_hand():   # what OverlappedReduction does for one bucket, in plain mpi4py
+            np.multiply(buf, 1.0, out=scaled)
+            MPI.Request.Waitall([comm.Iallreduce(MPI.IN_PLACE, scaled, op=MPI.SUM)])
         plan = BucketPlan([buf.shape], [buf.dtype], reducer.bucket_bytes)
-        repeats = 30 if nbytes < (4 << 20) else 7
-        ours, ref, overlapped = [], [], []
-        for _ in range(3):   # interleaved rounds
-            ref.append(_timeit(lambda: comm.Allreduce(buf, out, op=MPI.SUM), comm, repeats))
-            ours.append(_timeit(lambda: reducer.sum([buf]), comm, repeats))
-            overlapped.append(_timeit(lambda: OverlappedReduction(comm, plan, 1.0).finish([buf]),
-                                      comm, repeats))
-        rows.append((nbytes, statistics.median(ref), statistics.median(ours),
-                     statistics.median(overlapped)))
+        repeats = 60 if nbytes < (4 << 20) else 15 if nbytes < (32 << 20) else 9
+        rows.append([nbytes] + _interleaved([
+            lambda: comm.Allreduce(buf, out, op=MPI.SUM),
+            lambda: reducer.sum([buf]),
+            lambda: comm.Allreduce(MPI.IN_PLACE, ref_zeros, op=MPI.SUM),
+            lambda: reducer.sum([our_zeros], donate=True),
+            by_hand,
+            lambda: OverlappedReduction(comm, plan, 1.0).finish([buf])], comm, repeats))
     small = [np.ones(n, np.float32) for n in ([64, 64 * 64, 64] * 13 + [10])]
     outs = [np.empty_like(a) for a in small]
 
     def each():
         for a, o in zip(small, outs):
             comm.Allreduce(a, o, op=MPI.SUM)
-    fused_ref = _timeit(each, comm, 30)
-    fused_ours = _timeit(lambda: reducer.sum(small), comm, 30)
+    fused_ref, fused_ours = _interleaved([each, lambda: reducer.sum(small)], comm, 30)
     if comm.Get_rank() == 0:
-        print(f"{'bytes':>10} {'mpi4py Allreduce':>18} {'fused sum':>12} {'ratio':>6} "
-              f"{'overlapped':>12} {'ratio':>6} {'GB/s (overlapped)':>18}")
-        for nbytes, ref_t, our_t, ov_t in rows:
-            print(f"{nbytes:>10} {ref_t * 1e6:>15.1f} us {our_t * 1e6:>9.1f} us "
-                  f"{our_t / ref_t:>5.2f}x {ov_t * 1e6:>9.1f} us {ov_t / ref_t:>5.2f}x "
-                  f"{nbytes / ov_t / 1e9:>18.3f}")
+        print(f"{'bytes':>10} {'Allreduce(buf,out)':>18} {'sum':>10} {'ratio':>6} "
+              f"{'Allreduce(IN_PLACE)':>19} {'donated':>10} {'ratio':>6} "
+              f"{'scale+Iallreduce':>16} {'bucket':>10} {'ratio':>6} {'GB/s (sum)':>10}")
+        for nbytes, ref_t, our_t, ref_ip, our_ip, ref_ov, ov_t in rows:
+            print(f"{nbytes:>10} {ref_t * 1e6:>15.1f} us {our_t * 1e6:>7.1f} us "
+                  f"{our_t / ref_t:>5.2f}x {ref_ip * 1e6:>16.1f} us {our_ip * 1e6:>7.1f} us "
+                  f"{our_ip / ref_ip:>5.2f}x {ref_ov * 1e6:>13.1f} us {ov_t * 1e6:>7.1f} us "
+                  f"{ov_t / ref_ov:>5.2f}x "
+                  f"{nbytes / our_t / 1e9:>10.3f}")
         print(f"40 small tensors ({sum(a.nbytes for a in small)} bytes): one Allreduce each "
               f"{fused_ref * 1e6:.0f} us, fused {fused_ours * 1e6:.0f} us "
               f"({fused_ref / fused_ours:.1f}x faster fused)")

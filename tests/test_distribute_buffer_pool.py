@@ -10,10 +10,10 @@ from tensorlite.framework.tensor import wrap
 
 def test_a_released_buffer_is_reused():
     pool = BufferPool()
-    a = pool.take(0, 8, np.float32)
+    a = pool.take(0, (8,), np.float32)
     ref = weakref.ref(a)   # the same object, not merely memory malloc handed out again
     del a
-    b = pool.take(0, 8, np.float32)
+    b = pool.take(0, (8,), np.float32)
     assert b is ref()
     assert b.shape == (8,) and b.dtype == np.float32
 
@@ -22,22 +22,22 @@ def test_a_held_result_is_never_handed_out_again():
     pool = BufferPool()
     for hold in (lambda buf: buf, lambda buf: buf.reshape(2, 4)[1:],
                  lambda buf: memoryview(buf), lambda buf: wrap(buf.reshape(2, 4))):
-        first = pool.take(0, 8, np.float32)
+        first = pool.take(0, (8,), np.float32)
         first[:] = 7
         held = hold(first)
         del first
         for _ in range(3):   # later steps write their results
-            pool.take(0, 8, np.float32)[:] = -1
+            pool.take(0, (8,), np.float32)[:] = -1
         np.testing.assert_array_equal(np.asarray(held).ravel(), 7)
         del held
 
 
 def test_slots_sizes_and_dtypes_do_not_share_and_the_pool_stays_bounded():
     pool = BufferPool(per_slot=2)
-    a = pool.take(0, 4, np.float32)
-    b = pool.take(1, 4, np.float32)
-    c = pool.take(0, 4, np.float64)
+    a = pool.take(0, (4,), np.float32)
+    b = pool.take(1, (4,), np.float32)
+    c = pool.take(0, (4,), np.float64)
     assert not np.shares_memory(a, b) and not np.shares_memory(a, c)
-    held = [pool.take(2, 4, np.float32) for _ in range(5)]   # all still held
+    held = [pool.take(2, (4,), np.float32) for _ in range(5)]   # all still held
     assert len({h.__array_interface__["data"][0] for h in held}) == 5
     assert len(pool._slots[2]) == 2

@@ -14,11 +14,11 @@ slots x per_slot buffers of the largest recent size.
 
 Example:
     >>> pool = BufferPool()
-    >>> a = pool.take(0, 4, np.float32)
-    >>> pool.take(0, 4, np.float32) is a      # `a` is still held: a different buffer
+    >>> a = pool.take(0, (4,), np.float32)
+    >>> pool.take(0, (4,), np.float32) is a      # `a` is still held: a different buffer
     False
     >>> del a
-    >>> b = pool.take(0, 4, np.float32)       # one of the two, free again, is reused
+    >>> b = pool.take(0, (4,), np.float32)       # one of the two, free again, is reused
 """
 import sys
 
@@ -29,26 +29,27 @@ _COUNTS_REFERENCES = sys.implementation.name == "cpython"
 
 
 class BufferPool:
-    """Flat NumPy buffers by slot (a bucket's position), reused while unreferenced."""
+    """NumPy buffers by slot (a bucket's position), reused while unreferenced."""
 
     def __init__(self, per_slot=2):
         self._per_slot = per_slot
-        self._slots = {}   # slot -> [flat ndarray], most recently handed out last
+        self._slots = {}   # slot -> [ndarray], most recently handed out last
 
-    def take(self, slot, size, dtype):
-        """A flat array of `size` elements of `dtype` that nobody else references; its
+    def take(self, slot, shape, dtype):
+        """An array of `shape` (a tuple) and `dtype` that nobody else references; its
         contents are undefined."""
-        dtype = np.dtype(dtype)
-        buffers = self._slots.setdefault(slot, [])
+        buffers = self._slots.get(slot)
+        if buffers is None:
+            buffers = self._slots[slot] = []
         if _COUNTS_REFERENCES:
-            for i in range(len(buffers)):
+            for i in range(len(buffers) - 1, -1, -1):   # the most recent first
                 # 2 = the list's reference and getrefcount's argument: nobody else's.
-                if (buffers[i].size == size and buffers[i].dtype == dtype and
-                        sys.getrefcount(buffers[i]) <= 2):
-                    buf = buffers.pop(i)
-                    buffers.append(buf)
-                    return buf
-        buf = np.empty(size, dtype)
+                if (sys.getrefcount(buffers[i]) <= 2 and buffers[i].shape == shape and
+                        buffers[i].dtype == dtype):
+                    if i != len(buffers) - 1:
+                        buffers.append(buffers.pop(i))
+                    return buffers[-1]
+        buf = np.empty(shape, dtype)
         if len(buffers) >= self._per_slot:
             buffers.pop(0)   # the holder keeps it; the pool forgets it
         buffers.append(buf)

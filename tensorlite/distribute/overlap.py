@@ -71,7 +71,7 @@ class OverlappedReduction:
         self._plan = plan
         self._weight = weight
         self._mpi = mpi_comm.mpi_module() if comm.Get_size() > 1 else None
-        self._buffers = [plan.pool.take(b, n, dtype)
+        self._buffers = [plan.pool.take(b, (n,), dtype)
                          for b, (dtype, n, _) in enumerate(plan.buckets)]
         self._missing = [len(members) for _, _, members in plan.buckets]
         self._received = set()
