@@ -1,6 +1,7 @@
 """All-reduce bandwidth and data-parallel training throughput on 2 MPI ranks.
 
     python bench/allreduce.py            # launches itself under this venv's mpiexec
+    python bench/allreduce.py --overlap  # 3. only
 
 1. Bandwidth: tensorlite's all-reduce paths vs mpi4py's own comm.Allreduce on the same
    float32 buffers, 1 KB .. 100 MB, medians of calls interleaved one by one (rotating the
@@ -19,10 +20,13 @@
 2. Training: Keras fit of an MLP, samples/s on 1 process (global batch) vs 2 MPI ranks
    (MultiWorkerMirroredStrategy, same global batch: the default 25 MB buckets, one for this
    2.7 MB model, so the compiled step and one all-reduce after it; 1 MB buckets, three,
-   overlapped with the eager backward pass; and the same three buckets reduced after the
-   compiled step, overlap turned off) vs the machine's two-process ceiling
+   overlapped with the eager backward pass (forced: by default ranks of one host do not
+   overlap, multi_worker._overlap_pays); and the same three buckets reduced after the
+   compiled step, the default here) vs the machine's two-process ceiling
    measured in the same run (two independent processes, each fitting its half-batch, no
    communication). Goal: 2 ranks at least 0.8x of the ceiling.
+3. `--overlap`: the overlapped bucket path vs the same buckets after the compiled step, for
+   MLPs of 2.6, 11 and 38 MB of gradients (the measurement behind multi_worker._overlap_pays).
 The machine is shared: figures swing with the neighbours' load; read the ratios.
 """
 import json
@@ -104,24 +108,26 @@ def bandwidth():
         print(json.dumps({"bandwidth": rows}))
 
 
-def train(mode, global_batch, steps):
-    """One training run; prints samples/s over the timed steps (after one warm-up epoch)."""
+def train(mode, global_batch, steps, width=512, layers=2, pack_mb=1):
+    """One training run; prints samples/s over the timed steps (after one warm-up epoch).
+    Modes: single, half (half the batch, no strategy), mwms (default buckets), mwms_1mb
+    (pack_mb buckets, overlap forced on), mwms_1mb_after (the same, overlap forced off)."""
     import tensorlite as tf
     if mode.startswith("mwms"):
-        pack = 1 << 20 if mode.startswith("mwms_1mb") else 0
+        pack = pack_mb << 20 if mode.startswith("mwms_1mb") else 0
         strategy = tf.distribute.MultiWorkerMirroredStrategy(
             communication_options=tf.distribute.experimental.CommunicationOptions(pack))
-        if mode == "mwms_1mb_after":   # the compiled step, the 1 MB buckets after it
-            strategy._overlap_plan = lambda *args: None
+        if mode.startswith("mwms_1mb"):   # forced either way: the bench compares the two
+            strategy._overlap = mode == "mwms_1mb"
         scope = strategy.scope()
     else:
         scope = tf.distribute.get_strategy().scope()
     batch = global_batch // 2 if mode == "half" else global_batch
     with scope:
-        model = tf.keras.Sequential([tf.keras.layers.Dense(512, activation="relu",
-                                                           input_shape=(784,)),
-                                     tf.keras.layers.Dense(512, activation="relu"),
-                                     tf.keras.layers.Dense(10)])
+        model = tf.keras.Sequential(
+            [tf.keras.layers.Dense(width, activation="relu", input_shape=(784,))] +
+            [tf.keras.layers.Dense(width, activation="relu") for _ in range(layers - 1)] +
+            [tf.keras.layers.Dense(10)])
         model.compile(tf.keras.optimizers.SGD(0.01),
                       tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rng = np.random.default_rng(0)
@@ -168,15 +174,42 @@ def training_comparison(mpiexec, global_batch=256, steps=30, rounds=5):
               f"{r / ceiling:.2f}x of the ceiling; goal >= 0.8x)")
 
 
+# (width, layers, bucket MB, global batch, steps): gradients of 2.6, 11 and 38 MB
+OVERLAP_MODELS = [(512, 2, 1, 256, 30), (1024, 3, 4, 128, 12), (2048, 3, 8, 128, 8)]
+
+
+def overlap_by_size(mpiexec, rounds=3):
+    """`--overlap`: where overlapping the all-reduce with the (eager) backward pass beats
+    reducing the same buckets after the compiled step, on 2 ranks of this host, by gradient
+    size (multi_worker._overlap_pays). Medians of interleaved rounds."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    for width, layers, pack_mb, batch, steps in OVERLAP_MODELS:
+        grad_mb = 4 * (784 * width + (layers - 1) * width * width + 10 * width) / 2 ** 20
+        got = {"mwms_1mb": [], "mwms_1mb_after": []}
+        for _ in range(rounds):
+            for mode in got:
+                out = subprocess.run(
+                    [mpiexec, "-n", "2", sys.executable, HERE, "--train", mode, str(batch),
+                     str(steps), str(width), str(layers), str(pack_mb)],
+                    env=env, capture_output=True, text=True, check=True).stdout
+                got[mode].append(_samples([out]))
+        over, after = (statistics.median(got[m]) for m in got)
+        print(f"{grad_mb:5.1f} MB of gradients in {pack_mb} MB buckets: overlapped "
+              f"{over:7.0f} samples/s, after the compiled step {after:7.0f} "
+              f"(overlap {over / after:.2f}x)", flush=True)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--bandwidth":
         return bandwidth()
     if len(sys.argv) > 1 and sys.argv[1] == "--train":
-        return train(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return train(sys.argv[2], *map(int, sys.argv[3:]))
     from tensorlite.distribute.launch import find_mpiexec
     mpiexec = find_mpiexec()
     if mpiexec is None:
         sys.exit("no mpiexec: pip install mpich mpi4py")
+    if "--overlap" in sys.argv:
+        return overlap_by_size(mpiexec)
     subprocess.run([mpiexec, "-n", "2", sys.executable, HERE, "--bandwidth"], check=True)
     training_comparison(mpiexec)
 
