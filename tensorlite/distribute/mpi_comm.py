@@ -90,7 +90,9 @@ class BucketAllReducer:
         (buffer_pool.BufferPool): the caller owns them, and a buffer is reused by a later
         call only once nothing refers to it any more."""
         if len(arrays) == 1 and self._size > 1:   # one buffer: no bucketing, least Python
-            send = np.asarray(arrays[0], order="C")
+            send = arrays[0]
+            if type(send) is not np.ndarray or not send.flags.c_contiguous:
+                send = np.asarray(send, order="C")   # (0.2 us saved where it already is)
             return [self._reduce_one(0, send, donate)]
         arrays = [np.asarray(a, order="C") for a in arrays]
         if self._size == 1 or not arrays:
