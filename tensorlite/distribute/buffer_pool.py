@@ -26,6 +26,11 @@ import numpy as np
 
 # Reuse relies on exact reference counts, which CPython has; elsewhere every take allocates.
 _COUNTS_REFERENCES = sys.implementation.name == "cpython"
+# Buffers from this size up start on a 2 MiB boundary, so that the huge pages NumPy asks for
+# (on allocations of 4 MiB and up) cover them whole: a 4 MiB Allreduce into an aligned
+# receive buffer took 0.75-0.86x the time of one into a malloc-placed buffer, 4 runs of 2
+# ranks here (MPICH's CMA copies pin memory page by page).
+HUGE_PAGE = 2 << 20
 
 
 class BufferPool:
@@ -43,14 +48,26 @@ class BufferPool:
             buffers = self._slots[slot] = []
         if _COUNTS_REFERENCES:
             for i in range(len(buffers) - 1, -1, -1):   # the most recent first
-                # 2 = the list's reference and getrefcount's argument: nobody else's.
+                # 2 = the list's reference and getrefcount's argument: nobody else's. An
+                # aligned buffer's views refer to its base, not to it: that must be free too
+                # (2 = the buffer's own reference and getrefcount's argument).
                 if (sys.getrefcount(buffers[i]) <= 2 and buffers[i].shape == shape and
-                        buffers[i].dtype == dtype):
+                        buffers[i].dtype == dtype and
+                        (buffers[i].base is None or sys.getrefcount(buffers[i].base) <= 2)):
                     if i != len(buffers) - 1:
                         buffers.append(buffers.pop(i))
                     return buffers[-1]
-        buf = np.empty(shape, dtype)
+        buf = _allocate(shape, np.dtype(dtype))
         if len(buffers) >= self._per_slot:
             buffers.pop(0)   # the holder keeps it; the pool forgets it
         buffers.append(buf)
         return buf
+
+
+def _allocate(shape, dtype):
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    if nbytes < HUGE_PAGE:
+        return np.empty(shape, dtype)
+    raw = np.empty(nbytes + HUGE_PAGE, np.uint8)
+    start = (-raw.ctypes.data) % HUGE_PAGE
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
