@@ -24,3 +24,82 @@ class Scorer(tf.Module):
     @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
     def features(self, x):
         return tf.concat([tf.tanh(x), tf.reshape(tf.reduce_mean(x, axis=1), [-1, 1])], 1)
+
+
+# -- lookup tables (tests/test_saved_model_tables.py and the interop test of them) --------------
+TABLE_WORDS = np.array([b"the", b"cat", b"zebra", b"", b"sat", b"a", b"qq", b"b"])
+
+
+class Tables(tf.Module):
+    """A StaticHashTable, a StaticVocabularyTable with OOV buckets and a table read from a
+    vocabulary file (a TextFileInitializer) behind one signature."""
+
+    def __init__(self, vocab_file):
+        super().__init__()
+        self.static = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+            ["the", "cat", "a"], tf.constant([7, 8, 9], tf.int64)), default_value=-1)
+        self.vocab = tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(
+            ["a", "b", "cat"], tf.constant([0, 1, 2], tf.int64)), num_oov_buckets=3)
+        self.text = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+            vocab_file, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+            tf.lookup.TextFileIndex.LINE_NUMBER), default_value=-5)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="words")])
+    def __call__(self, words):
+        return {"static": self.static.lookup(words), "vocab": self.vocab.lookup(words),
+                "text": self.text.lookup(words), "size": self.static.size()}
+
+
+def write_vocab_file(path):
+    path.write_text("the\ncat\nsat\n")
+    return str(path)
+
+
+def string_lookup_model():
+    """A Keras model: StringLookup with two OOV indices on a string input."""
+    words = tf.keras.Input(shape=(), dtype=tf.string)
+    ids = tf.keras.layers.StringLookup(vocabulary=["a", "b", "cat", "the"],
+                                       num_oov_indices=2)(words)
+    return tf.keras.Model(words, ids)
+
+
+CORPUS = ["the cat sat on the mat", "the dog ran", "a cat ran far", "dogs and cats"]
+
+
+def text_vectorization_model(kind="int"):
+    """A Keras model on a string input, TextVectorization (lower-case, strip punctuation,
+    split on whitespace, vocabulary lookup) adapted on a small corpus: `kind` "int" (padded
+    to 6 ids), "ngrams" (bigrams too), "multi_hot", "tf_idf", or "classifier" (the text
+    classification tutorial's TextVectorization -> Embedding -> GlobalAveragePooling1D ->
+    Dense)."""
+    texts = tf.keras.Input(shape=(), dtype=tf.string)
+    if kind in ("int", "classifier"):
+        layer = tf.keras.layers.TextVectorization(max_tokens=12, output_sequence_length=6)
+    elif kind == "ngrams":
+        layer = tf.keras.layers.TextVectorization(max_tokens=30, ngrams=2,
+                                                  output_sequence_length=8)
+    else:
+        layer = tf.keras.layers.TextVectorization(max_tokens=20, output_mode=kind)
+    layer.adapt(CORPUS)
+    out = layer(texts)
+    if kind == "classifier":
+        pooled = tf.keras.layers.GlobalAveragePooling1D()(tf.keras.layers.Embedding(12, 4)(out))
+        out = tf.keras.layers.Dense(1, activation="sigmoid")(pooled)
+    return tf.keras.Model(texts, out)
+
+
+TEXT_KINDS = ["int", "ngrams", "multi_hot", "tf_idf", "classifier"]
+TEXTS = np.array([b"The cat ran!", b"zebra", b"", b"a  dog, the MAT on the cat sat far"])
+
+
+class AssetReader(tf.Module):
+    """A tf.saved_model.Asset whose path a function reads."""
+
+    def __init__(self, path):
+        super().__init__()
+        self.words = tf.saved_model.Asset(path)
+
+    @tf.function(input_signature=[])
+    def read(self):
+        return {"contents": tf.io.read_file(self.words.asset_path),
+                "path": self.words.asset_path}

@@ -46,7 +46,7 @@ def test_contention_backs_off_to_one_thread_and_recovers(fresh, monkeypatch):
     work = _clocked(monkeypatch, lambda n: (60.0 if busy[0] else 0.3) if n == 4 else 1.0)
     macs = 1 << 24
     used = [blas_threads.run(macs, work) for _ in range(40)]
-    assert used[:2] == [1, 4]  # one sample of each first
+    assert used[:3] == [1, 4, 4]  # one sample of each first (of 4 threads past its warm-up)
     assert used[2:].count(1) >= 37  # then one thread, re-trying four rarely
     busy[0] = False
     used = [blas_threads.run(macs, work) for _ in range(blas_threads.EXPLORE_MAX + 100)]
@@ -57,7 +57,8 @@ def test_retries_cost_a_small_share_of_the_time(fresh, monkeypatch):
     work = _clocked(monkeypatch, lambda n: 60.0 if n == 4 else 1.0)
     used = [blas_threads.run(1 << 24, work) for _ in range(5000)]
     tries = [i for i, n in enumerate(used) if n == 4]
-    assert 2 <= len(tries) <= 7 and min(np.diff(tries)) >= 16 * 60 - 2
+    assert tries[:2] == [1, 2]  # the first sample of 4 threads is taken twice (warm-up)
+    assert 3 <= len(tries) <= 8 and min(np.diff(tries[1:])) >= 16 * 60 - 3
     assert 60 * len(tries) / (5000 - len(tries)) < 0.1  # under a tenth of the time
 
 
@@ -65,7 +66,7 @@ def test_no_retries_of_more_threads_while_every_core_is_loaded(fresh, monkeypatc
     work = _clocked(monkeypatch, lambda n: 60.0 if n == 4 else 1.0)
     monkeypatch.setattr(blas_threads.os, "getloadavg", lambda: (6.0, 6.0, 6.0))
     used = [blas_threads.run(1 << 24, work) for _ in range(3000)]
-    assert used.count(4) == 1  # the first sample only
+    assert used.count(4) == 2  # the first samples only (the first also pays for warm-up)
 
 
 def test_intra_op_setting_caps_threads(fresh, monkeypatch):

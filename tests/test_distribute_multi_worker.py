@@ -213,29 +213,15 @@ def test_overlapped_reduction_ignores_gradients_of_a_function_being_traced():
     np.testing.assert_array_equal(summed[0], [2.0, 2.0, 2.0])
 
 
+@pytest.mark.slow
 @needs_mpi
-def test_reducer_results_belong_to_the_caller_and_donated_arrays_reduce_in_place(tmp_path):
-    out = str(tmp_path / "rank{rank}.npz")
-    cmd = [MPIEXEC, "-n", "2", sys.executable, os.path.join(HERE, "mpi_reducer_worker.py"), out]
+def test_fused_sum_reuses_only_receive_buffers_nobody_holds():
+    # and donated arrays are reduced in place; fit's bucket buffers likewise never overwrite
+    # a step's gradients the caller still holds (tests/mpi_reduce_worker.py)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    env.pop("TF_CONFIG", None)
+    proc = subprocess.run([sys.executable, "-m", "tensorlite.distribute.launch", "-n", "2",
+                           os.path.join(HERE, "mpi_reduce_worker.py")],
+                          capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for r in range(2):
-        got = np.load(out.format(rank=r))
-        total = 3 * x                                   # rank 0 gives x, rank 1 gives 2x
-        np.testing.assert_array_equal(got["first"], total)
-        np.testing.assert_array_equal(got["first_after"], total)   # not overwritten
-        np.testing.assert_array_equal(got["first_end"], total)
-        np.testing.assert_array_equal(got["view"], 2 * total[1])
-        np.testing.assert_array_equal(got["third"], 3 * total)
-        assert got["inputs_untouched"]
-        assert got["donated_is_input"]
-        np.testing.assert_array_equal(got["donated"], 4 * total)
-        np.testing.assert_array_equal(got["fused_shapes"], [4, 4, 20, 3])
-        np.testing.assert_array_equal(got["fused"], np.concatenate(
-            [np.full(4, 3.0), np.full(4, 6.0), np.full(20, 3.0), np.full(3, 3.0)]))
-        np.testing.assert_array_equal(got["fused_end"], got["fused"])
-        np.testing.assert_array_equal(got["step1"], 0.5 * total)   # held: not overwritten
-        np.testing.assert_array_equal(got["step2"], total)
-        assert not got["step_shared"]
+    assert proc.stdout.count("ok") == 2, proc.stdout

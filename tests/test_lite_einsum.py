@@ -138,8 +138,8 @@ def test_multi_head_attention_dynamic_range():
 
 
 def test_full_integer_attention_bit_identical_to_litert():
-    # int8 BATCH_MATMUL, TRANSPOSE and SOFTMAX around the einsums (without LayerNorm,
-    # whose RSQRT has no int8 kernel here)
+    # int8 BATCH_MATMUL, TRANSPOSE and SOFTMAX around the einsums (LayerNormalization's
+    # int8 ops: test_lite_interpreter.py)
     tf.random.set_seed(3)
     inp = tf.keras.Input((6, 8))
     a = tf.keras.layers.Attention()([inp, inp])

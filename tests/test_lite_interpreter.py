@@ -106,6 +106,38 @@ def test_static_memory_plan_shares_the_arena():
     np.testing.assert_array_equal(run(ours, x), run(preserved, x))
 
 
+def _pooled_cnn():
+    layers = tf.keras.layers
+    return tf.keras.Sequential([
+        layers.Conv2D(6, 3, padding="same", activation="relu6", input_shape=(12, 12, 3)),
+        layers.MaxPooling2D(3, strides=2, padding="same"),
+        layers.Conv2D(8, 3, activation="relu"), layers.MaxPooling2D(2), layers.Flatten(),
+        layers.Dense(16, activation="relu"), layers.Dense(5, activation="softmax")])
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_bound_execution_plan_matches_kernel_invokes_and_litert(batch):
+    """The pre-bound steps (and the activations moved onto the max pools) compute what the
+    kernels' plain invokes compute on the file as written, and what LiteRT computes."""
+    tf.random.set_seed(3)
+    data = tf.lite.TFLiteConverter.from_keras_model(_pooled_cnn()).convert()
+    x = np.random.default_rng(batch).normal(size=(batch, 12, 12, 3)).astype("float32")
+    ours = _ours(data)
+    got = run(ours, x)
+    pools = [n for n in ours._plan if n.name == "MAX_POOL_2D"]
+    assert [p.options["fused_activation_function"] for p in pools] == [3, 1]  # RELU6, RELU
+    assert all(n.options["fused_activation_function"] == 0 for n in ours._plan
+               if n.name == "CONV_2D")
+    plain = Interpreter(model_content=data, experimental_preserve_all_tensors=True)
+    plain.allocate_tensors()
+    run(plain, x)  # file's options unchanged; now every kernel's invoke, no bound step
+    for node in plain._plan:
+        node.kernel.invoke(plain, node)
+    want = plain.get_tensor(plain.get_output_details()[0]["index"])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, run(litert(data), x), rtol=1e-5, atol=1e-6)
+
+
 def test_resize_and_signature_runner(tmp_path):
     model = mlp()
     data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
@@ -305,6 +337,77 @@ def test_int8_standalone_activations_bit_identical_to_litert(activations, builti
     assert builtins <= set(builtin_ops(data))
     seen = every_int8_tensor_matches(data, x)
     assert sum(k.startswith(activations) and spread(v) > 100 for k, v in seen.items()) >= 2
+
+
+def test_int8_squared_difference_rsqrt_neg_bit_identical_to_litert():
+    # a normalisation-like block: (h - g)^2 and (h - c)^2 against a constant (broadcast),
+    # 1/sqrt(. + 1), a negated branch; every int8 tensor equal to LiteRT's
+    tf.random.set_seed(5)
+    lam = tf.keras.layers.Lambda
+    inp = tf.keras.Input((6,))
+    h, g = tf.keras.layers.Dense(8)(inp), tf.keras.layers.Dense(8)(inp)
+    d = lam(lambda t: tf.math.squared_difference(t[0], t[1]))([h, g])
+    c = lam(lambda t: tf.math.squared_difference(t, tf.constant(
+        np.linspace(-1, 1, 8).astype("float32"))))(h)
+    r = lam(lambda t: tf.math.rsqrt(t + 1.0))(d)
+    n = lam(tf.math.negative)(h)
+    out = tf.keras.layers.Dense(3)(tf.keras.layers.Concatenate()([r, n, d, c]))
+    data, x = full_integer(tf.keras.Model(inp, out), (6,))
+    assert {"SQUARED_DIFFERENCE", "RSQRT", "NEG"} <= set(builtin_ops(data))
+    seen = every_int8_tensor_matches(data, x)
+    assert sum(k.startswith(("squareddifference", "rsqrt", "neg")) and spread(v) > 100
+               for k, v in seen.items()) >= 4
+
+
+def test_full_integer_layer_normalization_bit_identical_to_litert():
+    # LayerNormalization lowers to MEAN, SQUARED_DIFFERENCE, ADD, RSQRT, MUL and NEG: all
+    # int8, every tensor equal to LiteRT's
+    tf.random.set_seed(3)
+    inp = tf.keras.Input((6, 8))
+    h = tf.keras.layers.LayerNormalization()(tf.keras.layers.Dense(8)(inp))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(3)(
+        tf.keras.layers.GlobalAveragePooling1D()(h)))
+    data, x = full_integer(model, (6, 8))
+    assert {"SQUARED_DIFFERENCE", "RSQRT", "NEG"} <= set(builtin_ops(data))
+    seen = every_int8_tensor_matches(data, x)
+    assert sum(k.startswith(("squareddifference", "rsqrt", "neg")) and spread(v) > 100
+               for k, v in seen.items()) == 3
+
+
+@pytest.mark.parametrize("op, low", [("rsqrt", 0), ("negative", -2), ("abs", -2),
+                                     ("sqrt", 0), ("log", 0)])
+def test_int8_unary_bit_identical_on_every_int8_value(op, low):
+    rng = np.random.default_rng(0)
+
+    def representative():  # low 0: the input's zero point is -128, every value valid
+        for _ in range(8):
+            yield [rng.uniform(low, 4, size=(1, 8)).astype("float32")]
+    inp = tf.keras.Input((8,))
+    model = tf.keras.Model(inp, tf.keras.layers.Lambda(getattr(tf.math, op))(inp))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    data = converter.convert()
+    every = np.arange(-128, 128).astype(np.int8).reshape(32, 8)
+    want = run(litert(data), every)
+    np.testing.assert_array_equal(run(_ours(data), every), want)
+    assert len(np.unique(want)) > 50  # rsqrt compresses most: 55 distinct outputs
+
+
+def test_int8_rsqrt_refuses_inputs_below_its_zero_point():
+    rng = np.random.default_rng(0)
+    inp = tf.keras.Input((8,))
+    model = tf.keras.Model(inp, tf.keras.layers.Lambda(tf.math.rsqrt)(inp))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = lambda: ([rng.uniform(-1, 4, size=(1, 8)).astype(
+        "float32")] for _ in range(8))
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    ours = _ours(converter.convert())
+    assert ours.get_input_details()[0]["quantization"][1] > -128
+    with pytest.raises(RuntimeError, match="only defined for positive values"):
+        run(ours, np.full((1, 8), -128, np.int8))
 
 
 def test_full_integer_lstm_text_classifier_bit_identical_to_litert():

@@ -32,10 +32,14 @@ def test_static_vocabulary_table_oov_ids_are_fingerprint64():
     want = [VOCAB.index(q) if q in VOCAB else 5 + farmhash.fingerprint64(q.encode()) % 3
             for q in query]
     assert table.lookup(tf.constant(query)).numpy().tolist() == want
+    assert int(table.size()) == 5 + 3  # TensorFlow counts the OOV buckets
+    traced = tf.function(table.lookup)  # TensorFlow's composition of ops, not the eager pass
+    assert traced(tf.constant(query)).numpy().tolist() == want
     ints = tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(
         tf.constant([100, 200], tf.int64), tf.constant([0, 1], tf.int64)), 4)
     want = [0, 2 + farmhash.fingerprint64(b"7") % 4]  # integer keys hash as their text
     assert ints.lookup(tf.constant([100, 7], tf.int64)).numpy().tolist() == want
+    assert tf.function(ints.lookup)(tf.constant([100, 7], tf.int64)).numpy().tolist() == want
     with pytest.raises(ValueError, match="num_oov_buckets"):
         tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(
             ["a"], tf.constant([0], tf.int64)), 0)

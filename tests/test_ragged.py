@@ -400,3 +400,37 @@ def test_ragged_results_of_parallel_map_in_worker_processes():
     lengths = ds.map(lambda x: tf.strings.length(tf.strings.split(x)),
                      num_parallel_calls=2).with_options(options)  # int components: shm
     assert next(iter(lengths)).to_list() == [[1, 1], [1, 1, 1], [1]]
+
+
+NESTED_P = [[[1.0, 2.0], [3.0]], [[4.0, 5.0, 6.0]], [[7.0], [8.0, 9.0], [10.0]]]
+
+
+def test_gather_batch_dims_and_inner_axes():
+    """tf.gather's remaining ragged forms (outputs checked against TF 2.x): indices nested
+    deeper than one ragged dimension with batch_dims=1, batch_dims=2, an axis inside the rows
+    with and without batch dimensions, axis=1 with ragged indices; gradients by finite
+    differences."""
+    deep = [[[1], [0, 1]], [[0]], [[2, 0], [], [1]]]
+    check_ragged(lambda p: tf.gather(p, tf.ragged.constant(deep, dtype=tf.int64), batch_dims=1),
+                 lambda p: [[[r[i] for i in ix] for ix in row] for r, row in zip(p, deep)],
+                 NESTED_P, grad=True)
+    pairs = [[[1, 0], [0]], [[0, 0, 0]], [[0], [1, 0], [0]]]
+    check_ragged(lambda p: tf.gather(p, tf.ragged.constant(pairs, dtype=tf.int64), batch_dims=2),
+                 lambda p: [[[v[i] for i in ix] for v, ix in zip(r, row)]
+                            for r, row in zip(p, pairs)], NESTED_P, grad=True)
+    check_ragged(lambda p: tf.gather(p, [0, 0], axis=2),
+                 lambda p: [[[v[0], v[0]] for v in r] for r in p], NESTED_P, grad=True)
+    per_row = [[0], [1, 2], [0, 0]]
+    check_ragged(lambda p: tf.gather(p, tf.ragged.constant(per_row, dtype=tf.int64),
+                                     batch_dims=1, axis=2),
+                 lambda p: [[[v[i] for i in ix] for v in r] for r, ix in zip(p, per_row)],
+                 NESTED_P, grad=True)
+    check_ragged(lambda p: tf.gather(p, [[0], [1], [0]], batch_dims=1, axis=-1),
+                 lambda p: [[[v[ix[0]]] for v in r] for r, ix in zip(p, [[0], [1], [0]])],
+                 NESTED_P, grad=True)
+    ragged_ix = [[0, 1], [1]]
+    check_ragged(lambda a: tf.gather(a, tf.ragged.constant(ragged_ix, dtype=tf.int64), axis=1),
+                 lambda a: [[[r[i] for i in ix] for ix in ragged_ix] for r in a],
+                 [[1.0, 2.0, 3.0], [4.0, 5.0]], grad=True)
+    with pytest.raises(ValueError, match="axis 0 must be in"):
+        tf.gather(tf.ragged.constant(NESTED_P), [[0]], batch_dims=1, axis=0)

@@ -8,8 +8,8 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
 
 * runs kernels under `SMALL_MACS` multiply-adds single-threaded (threads cost more than
   they give there, and they are the ones that collapse worst);
-* for larger ones keeps, per power-of-two size class, a running time per multiply-add on
-  one thread and on `intra_op_threads()`, and uses the faster. The other is re-tried after
+* for larger ones keeps, per kernel and power-of-two size class, a running time per
+  multiply-add on one thread and on `intra_op_threads()`, and uses the faster. The other is re-tried after
   a wait that doubles while it keeps losing (from `EXPLORE_EVERY` to `EXPLORE_MAX` calls,
   and at least 16x its slowdown, so re-tries cost about 1/16 of the time). So it backs off
   to one thread while the machine is contended and returns to all of them when it is quiet;
@@ -33,6 +33,8 @@ import time
 
 import numpy as np
 
+from tensorlite.framework import intra_op_pool
+
 SMALL_MACS = 1 << 21
 EXPLORE_EVERY = 32
 EXPLORE_MAX = 1024
@@ -41,7 +43,7 @@ _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
           "cpus": None}
-_classes = {}  # size class -> {"rates": {threads: seconds per MAC}, calls, wait, best}
+_classes = {}  # (kernel, split, size class) -> {"rates": {threads: seconds per MAC}, calls, wait, best}
 
 
 def cpu_count():
@@ -126,12 +128,17 @@ def _pick(cls, most):
     multi-threaded try on a contended machine can cost 60x a single-threaded call."""
     entry = _classes.get(cls)
     if entry is None:
-        entry = _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {}}
+        entry = _classes[cls] = {"calls": 0, "wait": EXPLORE_EVERY, "best": None, "rates": {},
+                                 "samples": {}}
     entry["calls"] += 1
     rates = entry["rates"]
-    for n in (1, most):  # one sample of each before choosing (the safe one first)
-        if n not in rates:
-            return n, entry
+    # A sample of each before choosing (the safe one first); more threads twice, as the
+    # first multi-threaded call also pays for starting threads and their first scratch.
+    samples = entry["samples"]
+    if not samples.get(1):
+        return 1, entry
+    if samples.get(most, 0) < 2:
+        return most, entry
     best = min(rates, key=rates.get)
     other = 1 if best != 1 else most
     # Keep re-tries to about 1/16 of the time spent: a 15x slower option waits 240 calls.
@@ -155,12 +162,16 @@ def _busy(most):
         return False
 
 
-def choose(macs):
-    """The thread count a kernel of `macs` multiply-adds would run on now."""
+def _class(fn, macs, split):
+    return getattr(fn, "__qualname__", None), split, macs.bit_length()
+
+
+def choose(macs, fn=np.matmul, split=False):
+    """The thread count kernel `fn` of `macs` multiply-adds would run on now."""
     most = intra_op_threads()
     if macs < SMALL_MACS or most == 1:
         return 1
-    return _pick(macs.bit_length(), most)[0]
+    return _pick(_class(fn, macs, split), most)[0]
 
 
 # A fork while OpenBLAS's thread pool runs a kernel deadlocks: its at-fork handler shuts the
@@ -202,29 +213,39 @@ def safe_to_fork():
             _fork_cv.notify_all()
 
 
-def run(macs, fn, *args):
-    """fn(*args) on the thread count measured best for kernels of this size."""
+def run(macs, fn, *args, split=False):
+    """fn(*args) on the thread count measured best for kernels of this size. `split`: fn
+    splits its own runs of images over threads (intra_op_pool.map_runs), each calling
+    single-threaded BLAS, so its copies and transforms run in parallel too."""
     most = intra_op_threads()
     if macs < SMALL_MACS or most == 1:
         set_threads(1)
         return fn(*args)
-    n, entry = _pick(macs.bit_length(), most)
+    if intra_op_pool.ways() > 1:  # inside a split kernel already: it holds the threads
+        return fn(*args)
+    # Timings are kept per kernel and size class: an im2col convolution, a Winograd one and
+    # a filter gradient of the same size gain very differently from a second thread.
+    n, entry = _pick(_class(fn, macs, split), most)
     if n > 1:
         with _threaded_kernel():
             try:
+                if split:
+                    with intra_op_pool.splitting(n):
+                        return _timed(macs, n, entry, fn, args, blas=1)
                 return _timed(macs, n, entry, fn, args)
             finally:  # BLAS calls outside run() stay single-threaded, hence fork-safe
                 set_threads(1)
     return _timed(macs, n, entry, fn, args)
 
 
-def _timed(macs, n, entry, fn, args):
-    if not set_threads(n):
+def _timed(macs, n, entry, fn, args, blas=None):
+    if not set_threads(n if blas is None else blas) and blas is None:
         return fn(*args)
     start = time.perf_counter()
     out = fn(*args)
     rate = (time.perf_counter() - start) / macs
     old = entry["rates"].get(n)
+    entry["samples"][n] = entry["samples"].get(n, 0) + 1
     # A re-try replaces the old figure: the machine it measured may be long gone.
     entry["rates"][n] = rate if old is None or n != entry["best"] else \
         old + _ALPHA * (rate - old)

@@ -82,11 +82,11 @@ def run_graph(graph, inputs):
     for s, value in zip(graph.placeholders, inputs):
         values[s] = np.asarray(value, graph.specs[s][1].as_numpy_dtype)
     for node in graph.nodes:
-        if is_stateful(node.op) and node.op is not READ_VARIABLE:
+        if is_stateful(node.op) and node.op is not READ_VARIABLE and \
+                not getattr(node.op, "reads_state_only", False):
             raise errors.UnimplementedError(
                 None, None, f"node {node.op.name} (created at {node.where}) is stateful (it "
-                f"changes state, reads a resource other than a variable, such as a lookup "
-                f"table, or draws random numbers); exporting such a node is not built yet, "
+                f"changes state or draws random numbers); exporting such a node is not built yet, "
                 f"so an exported inference graph cannot hold it")
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -99,10 +99,16 @@ def run_graph(graph, inputs):
     return values, dependent
 
 
+def _sample(shape, dtype):
+    """Zeros of a placeholder (empty strings for a string one: string ops read bytes)."""
+    if dtype.is_string:
+        return np.full(shape, b"", dtype=object)
+    return np.zeros(shape, dtype.as_numpy_dtype)
+
+
 def _run(graph):
     """run_graph on zeros."""
-    return run_graph(graph, [np.zeros(graph.specs[s][0], graph.specs[s][1].as_numpy_dtype)
-                             for s in graph.placeholders])
+    return run_graph(graph, [_sample(*graph.specs[s][:2]) for s in graph.placeholders])
 
 
 class Capture:

@@ -80,4 +80,14 @@ def _import_ragged(ins, attrs):
                            out_dtype=weights.dtype.name)
 
 
-declare(RAGGED_BINCOUNT, tf_import=_import_ragged)
+def _ragged_tf(attrs, specs):
+    """TensorFlow's RaggedBincount(splits, values, size, weights): empty weights count ones,
+    in the weights' dtype."""
+    out = dtypes.as_dtype(attrs.get("out_dtype", "float32"))
+    return ("RaggedBincount", {"Tidx": specs[1].dtype, "T": out,
+                               "binary_output": attrs["binary_output"]},
+            [0, 1, np.array(attrs["size"], specs[1].dtype.as_numpy_dtype),
+             np.zeros(0, out.as_numpy_dtype)])
+
+
+declare(RAGGED_BINCOUNT, tf_import=_import_ragged, tf=_ragged_tf)

@@ -22,7 +22,7 @@ Example:
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from tensorlite.framework import blas_threads, errors
+from tensorlite.framework import blas_threads, errors, intra_op_pool
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, declare, input_needs_grad, register
 from tensorlite.ops.batching import cotangent_leading, leading
@@ -119,26 +119,38 @@ def _image_chunks(n, bytes_per_image):
     return [(s, min(s + per, n)) for s in range(0, n, per)]
 
 
-def _patch_chunks(x4, k_hw, strides, dilations, pads):
-    """Yields (patch rows, first image, end image) over cache-sized runs of images, reusing
-    one padded buffer and one patch buffer: the padding and the im2col copy are still in
-    cache when the matmul reads them."""
+def _patch_runs(x4, k_hw, strides, dilations, pads):
+    """Cache-sized (start, end) runs of images for `_patch_chunks`; under a split kernel
+    (intra_op_pool.ways() > 1) at least two per thread."""
+    n, h, w, c = x4.shape
+    oh, ow = _padded_out_hw((h + pads[0] + pads[1], w + pads[2] + pads[3]), k_hw, strides,
+                            dilations)
+    k = k_hw[0] * k_hw[1] * c
+    # Narrow patch rows (few channels) make the matmul memory-bound: chunks only cost there.
+    per = _CHUNK_BYTES // max(oh * ow * k * x4.itemsize, 1) if k >= _NARROW_K else n
+    return intra_op_pool.split_runs(n, per)
+
+
+def _patch_chunks(x4, k_hw, strides, dilations, pads, pull=None):
+    """Yields (patch rows, first image, end image) for the runs of images pulled from
+    `pull` (default: all of `_patch_runs`), reusing one padded buffer and one patch buffer
+    made on the first run: the padding and the im2col copy are still in cache when the
+    matmul reads them. Threads sharing one `pull` each get buffers of their own."""
     n, h, w, c = x4.shape
     pt, pb, pl, pr = pads
     hp, wp = h + pt + pb, w + pl + pr
     oh, ow = _padded_out_hw((hp, wp), k_hw, strides, dilations)
-    k = k_hw[0] * k_hw[1] * c
+    if pull is None:
+        pull = iter(_patch_runs(x4, k_hw, strides, dilations, pads))
     if k_hw == (1, 1) and strides == (1, 1) and not any(pads):  # the input is the matrix
-        yield x4.reshape(n * h * w, c), 0, n
+        for s, e in pull:
+            yield x4[s:e].reshape((e - s) * h * w, c), s, e
         return
-    if n == 0:
-        return
-    # Narrow patch rows (few channels) make the matmul memory-bound: chunks only cost there.
-    runs = _image_chunks(n, oh * ow * k * x4.itemsize) if k >= _NARROW_K else [(0, n)]
-    per = runs[0][1] - runs[0][0]
-    buf = np.empty((per * oh * ow, k), x4.dtype)
-    padded = np.zeros((per, hp, wp, c), x4.dtype) if any(pads) else None
-    for s, e in runs:
+    buf = padded = None
+    for s, e in pull:
+        if buf is None or len(buf) < (e - s) * oh * ow:
+            buf = np.empty(((e - s) * oh * ow, k_hw[0] * k_hw[1] * c), x4.dtype)
+            padded = np.zeros((e - s, hp, wp, c), x4.dtype) if any(pads) else None
         if padded is None:
             xp = x4[s:e]
         else:  # only the interior is written: the border stays zero
@@ -170,7 +182,7 @@ def _conv_fwd(x, w, strides, dilations, pads):
     return out.reshape(lx + (n,) + out.shape[1:]) if lx else out
 
 
-@conv_select.algorithm("im2col", lambda *geo: True)
+@conv_select.algorithm("im2col", lambda *geo: True, split=True)
 def _conv_im2col(x4, w, strides, dilations, pads):
     """Patch rows of cache-sized runs of images, each run one matmul."""
     kh, kw, c, o = w.shape
@@ -178,8 +190,11 @@ def _conv_im2col(x4, w, strides, dilations, pads):
     ow = _out_len(x4.shape[2], kw, strides[1], dilations[1], pads[2], pads[3])
     w2 = np.ascontiguousarray(w.reshape(kh * kw * c, o))
     out = np.empty((x4.shape[0] * oh * ow, o), x4.dtype)
-    for rows, s, e in _patch_chunks(x4, (kh, kw), strides, dilations, pads):
-        np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
+
+    def worker(pull):
+        for rows, s, e in _patch_chunks(x4, (kh, kw), strides, dilations, pads, pull):
+            np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
+    intra_op_pool.map_runs(_patch_runs(x4, (kh, kw), strides, dilations, pads), worker)
     return out.reshape(x4.shape[0], oh, ow, o)
 
 
@@ -193,7 +208,8 @@ def _conv_gemm1x1(x4, w, strides, dilations, pads):
 
 
 @conv_select.algorithm("winograd", lambda xs, ws, s, d, pads, dt: ws[:2] == (3, 3) and
-                       s == (1, 1) and d == (1, 1) and xs[-1] >= _WINOGRAD_MIN_CHANNELS)
+                       s == (1, 1) and d == (1, 1) and xs[-1] >= _WINOGRAD_MIN_CHANNELS,
+                       split=True)
 def _conv_winograd(x4, w, strides, dilations, pads):
     return winograd.conv3x3(x4, w, pads)
 
@@ -291,10 +307,22 @@ def _conv_bf_fwd(x, g, filter_hw, strides, dilations, pads):
     p = int(np.prod(lg, dtype=np.int64))
     # Batched cotangents sit side by side as columns: one matmul serves all of them.
     g2 = g.reshape(m, o) if not lg else g.reshape(p, m, o).transpose(1, 0, 2).reshape(m, p * o)
-    dw = np.zeros((k, p * o), g.dtype)
     rows_per_image = oh * ow
-    for rows, s, e in _patch_chunks(x, filter_hw, strides, dilations, pads):
-        dw += rows.T @ g2[s * rows_per_image:e * rows_per_image]
+
+    def worker(pull):  # each thread sums its own runs' products; the partial sums add up
+        dw = None
+        for rows, s, e in _patch_chunks(x, filter_hw, strides, dilations, pads, pull):
+            part = rows.T @ g2[s * rows_per_image:e * rows_per_image]
+            if dw is None:
+                dw = part
+            else:
+                dw += part
+        return dw
+    parts = [d for d in intra_op_pool.map_runs(
+        _patch_runs(x, filter_hw, strides, dilations, pads), worker) if d is not None]
+    dw = parts[0] if parts else np.zeros((k, p * o), g.dtype)
+    for d in parts[1:]:
+        dw += d
     if not lg:
         return dw.reshape(kh, kw, c, o)
     return dw.reshape(k, p, o).transpose(1, 0, 2).reshape(lg + (kh, kw, c, o))
@@ -443,13 +471,18 @@ class _ConvFamily:
 
 
 def _bi_threaded(g, w, input_hw, strides, dilations, pads):
+    if w.ndim == 4 and w.shape[-2] >= _FEW_CHANNELS and \
+            _full_correlation_pads(w.shape[:2], strides, dilations, pads) is not None:
+        # a convolution: the selector runs it (and picks its threads) itself
+        return _conv_bi_fwd(g, w, input_hw, strides, dilations, pads)
     macs = g.size * w.size // max(w.shape[-1], 1)
     return blas_threads.run(macs, _conv_bi_fwd, g, w, input_hw, strides, dilations, pads)
 
 
 def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
     macs = g.size * x.shape[-1] * filter_hw[0] * filter_hw[1]
-    return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads)
+    return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads,
+                            split=x.ndim == 4)  # batched x: one batched matmul, BLAS threads
 
 
 CONV2D = _ConvFamily("Conv2D", _conv_fwd, _bi_threaded, _bf_threaded,

@@ -22,6 +22,8 @@ from tensorlite.framework import blas_threads
 
 # name -> (eligible(x_shape, w_shape, strides, dilations, pads, dtype_char), run)
 ALGORITHMS = {}
+# names of the algorithms that split their runs of images over threads themselves
+SPLIT = set()
 _CHOICE = {}
 _CACHE_LIMIT = 1024
 _FORCED = [os.environ.get("TENSORLITE_CONV_ALGO") or None]
@@ -32,10 +34,13 @@ SAMPLE_IMAGES = 4
 STATS = {"measured": 0, "hits": 0}
 
 
-def algorithm(name, eligible):
-    """Decorator registering a forward algorithm under `name`."""
+def algorithm(name, eligible, split=False):
+    """Decorator registering a forward algorithm under `name`; `split`: it spreads its runs
+    of images over threads itself (intra_op_pool.map_runs) instead of using BLAS threads."""
     def register(run):
         ALGORITHMS[name] = (eligible, run)
+        if split:
+            SPLIT.add(name)
         return run
     return register
 
@@ -98,11 +103,11 @@ def conv(x4, w, strides, dilations, pads):
             raise ValueError(f"TENSORLITE_CONV_ALGO={forced_name!r} names no convolution "
                              f"algorithm; choose one of {sorted(ALGORITHMS)} or unset it")
         if entry[0](*key):
-            return blas_threads.run(macs, entry[1], *args)
+            return blas_threads.run(macs, entry[1], *args, split=forced_name in SPLIT)
     name = _CHOICE.get(key)
     if name is not None:
         STATS["hits"] += 1
-        return blas_threads.run(macs, ALGORITHMS[name][1], *args)
+        return blas_threads.run(macs, ALGORITHMS[name][1], *args, split=name in SPLIT)
     names = eligible(*key)
     if len(names) == 1:
         best, out = names[0], ALGORITHMS[names[0]][1](*args)

@@ -8,7 +8,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import dtypes
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 
 
 def _find_fwd(keys, default, table):
@@ -48,3 +48,12 @@ LOOKUP_EXPORT = register("LookupTableExportV2", _export_fwd, grad=NOT_DIFFERENTI
                                               Spec((None,), table.value_dtype)])
 for _op in (LOOKUP_FIND, LOOKUP_INSERT, LOOKUP_REMOVE, LOOKUP_SIZE, LOOKUP_EXPORT):
     _op.stateful = True  # a mutable table's contents change between graph runs
+for _op in (LOOKUP_FIND, LOOKUP_SIZE, LOOKUP_EXPORT):
+    _op.reads_state_only = True  # export may run them on sample inputs: they change nothing
+
+# SavedModel export: the table is the node's first input, a DT_RESOURCE argument of the
+# function (saved_model/table_export.py writes the table itself).
+declare(LOOKUP_FIND, tf=lambda a, specs: (
+    "LookupTableFindV2", {"Tin": a["table"].key_dtype, "Tout": a["table"].value_dtype,
+                          "T": None}, ["table", 0, 1]))
+declare(LOOKUP_SIZE, tf=lambda a, specs: ("LookupTableSizeV2", {"T": None}, ["table"]))

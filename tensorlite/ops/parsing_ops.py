@@ -570,6 +570,8 @@ READ_FILE = register("ReadFile", _read_file_fwd, grad=NOT_DIFFERENTIABLE,
                      shape=lambda f: Spec((), dtypes.string))
 WRITE_FILE = register("WriteFile", _write_file_fwd, grad=NOT_DIFFERENTIABLE,
                       shape=lambda f, c: Spec((0,), dtypes.float32))
+declare(READ_FILE, tf=lambda attrs, specs: ("ReadFile", {"T": None}),
+        tf_import=lambda ins, attrs: READ_FILE(ins[0]))
 
 
 def _scalar_string(x, op_name, arg):

@@ -442,7 +442,18 @@ def _import_gather(ins, a):
     return out + [array_ops.gather(values, positions)]
 
 
-declare(RAGGED_TO_DENSE, tf_import=_import_to_dense)
+def _to_dense_tf(attrs, specs):
+    """TensorFlow's op takes the shape as its first input (-1: the bounding size)."""
+    shape = attrs["shape"]
+    k = len(specs) - 2
+    target = np.array(-1 if shape is None else [-1 if d is None else d for d in shape], _I64)
+    return ("RaggedTensorToTensor", {
+        "T": specs[0].dtype, "Tindex": dtypes.int64, "Tshape": dtypes.int64,
+        "num_row_partition_tensors": k, "row_partition_types": ["ROW_SPLITS"] * k},
+        [target, 0, 1] + list(range(2, 2 + k)))
+
+
+declare(RAGGED_TO_DENSE, tf_import=_import_to_dense, tf=_to_dense_tf)
 declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather})
 
 

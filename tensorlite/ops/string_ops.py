@@ -433,7 +433,54 @@ def _regex_replace(pattern, rewrite):
                                         replace_global=a.get("replace_global", True))
 
 
-declare(STRING_SPLIT, tf_import=_sparse_split)
+def _split_tf(attrs, specs):
+    """StringSplitV2 gives sparse indices; the ragged row splits are [0] and the running
+    sum of each row's count of tokens (DenseBincount of the indices' row ids), as
+    TensorFlow's RaggedTensor.from_sparse builds them."""
+    if len(specs[0].shape) != 1:
+        raise errors.UnimplementedError(None, None, f"SavedModel export: tf.strings.split of "
+                                        f"a rank-{len(specs[0].shape)} tensor (only vectors)")
+    i32, i64 = np.int32, np.int64
+
+    def first(add, tensor, begin, end, stride, shrink, mask):
+        return add("StridedSlice", [tensor, np.array(begin, i32), np.array(end, i32),
+                                    np.array(stride, i32)], T=dtypes.int64, Index=dtypes.int32,
+                   begin_mask=mask, end_mask=mask, ellipsis_mask=0, new_axis_mask=0,
+                   shrink_axis_mask=shrink) + ":output:0"
+
+    def write(add, x):
+        split = add("StringSplitV2", [x[0], np.array(attrs["sep"], dtype=object)],
+                    maxsplit=attrs["maxsplit"])
+        rows = first(add, f"{split}:indices:0", [0, 0], [0, 1], [1, 1], 2, 1)
+        nrows = first(add, f"{split}:shape:0", [0], [1], [1], 1, 0)
+        counts = add("DenseBincount", [rows, nrows, np.zeros(0, i64)], Tidx=dtypes.int64,
+                     T=dtypes.int64, binary_output=False)
+        ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
+                   Tidx=dtypes.int32, exclusive=False, reverse=False)
+        splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
+                     N=2, T=dtypes.int64, Tidx=dtypes.int32)
+        return [f"{split}:values:0", f"{splits}:output:0"]
+    return write
+
+
+declare(STRING_SPLIT, tf_import=_sparse_split, tf=_split_tf)
+def _ngrams_tf(attrs, specs):
+    """StringNGrams, whose two outputs have their own argument names."""
+    def write(add, ins):
+        node = add("StringNGrams", ins, separator=attrs["separator"],
+                   ngram_widths=list(attrs["widths"]), left_pad=attrs["left_pad"],
+                   right_pad=attrs["right_pad"], pad_width=attrs["pad_width"],
+                   preserve_short_sequences=attrs["preserve_short"], Tsplits=specs[1].dtype)
+        return [f"{node}:ngrams:0", f"{node}:ngrams_splits:0"]
+    return write
+
+
+declare(STRING_NGRAMS, tf=_ngrams_tf)
+declare(STRING_LOWER, tf=lambda a, specs: ("StringLower", {"encoding": a["encoding"], "T": None}))
+declare(STRING_UPPER, tf=lambda a, specs: ("StringUpper", {"encoding": a["encoding"], "T": None}))
+declare(REGEX_REPLACE, tf=lambda a, specs: ("StaticRegexReplace", {
+    "pattern": a["pattern"], "rewrite": a["rewrite"], "replace_global": a["replace_global"],
+    "T": None}))
 declare(STRING_JOIN, tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
 declare(REDUCE_JOIN, tf_import=_import_reduce_join)
 declare(REGEX_REPLACE, tf_import={
@@ -457,9 +504,11 @@ declare(STRING_TO_NUMBER, tf_import=lambda ins, a: STRING_TO_NUMBER(
 declare(AS_STRING, tf_import=lambda ins, a: AS_STRING(
     ins[0], precision=a.get("precision", -1), scientific=a.get("scientific", False),
     shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", "")))
+declare(AS_STRING, tf="AsString")  # its attributes are TensorFlow's, by the same names
 declare(STRING_NGRAMS, tf_import=_import_ngrams)
 declare(TO_HASH_BUCKET_FAST, tf_import=lambda ins, a: TO_HASH_BUCKET_FAST(
-    ins[0], num_buckets=a["num_buckets"]))
+    ins[0], num_buckets=a["num_buckets"]), tf=lambda a, specs: (
+    "StringToHashBucketFast", {"num_buckets": a["num_buckets"], "T": None}))
 declare(TO_HASH_BUCKET_STRONG, tf_import=lambda ins, a: TO_HASH_BUCKET_STRONG(
     ins[0], num_buckets=a["num_buckets"], key=tuple(a["key"])))
 declare(TO_HASH_BUCKET, tf_import=lambda ins, a: TO_HASH_BUCKET(ins[0],

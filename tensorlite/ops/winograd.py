@@ -17,6 +17,8 @@ Example:
 """
 import numpy as np
 
+from tensorlite.framework import intra_op_pool
+
 _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
 # Scratch per run of images (transformed tiles and products): about what L2/L3 keeps hot.
 CHUNK_BYTES = 4 << 20
@@ -76,18 +78,21 @@ def conv3x3(x, w, pads, u=None):
     # Every tile row/column needs 4 input pixels: pad the odd remainder with zeros too.
     hp, wp = 2 * th + 2, 2 * tw + 2
     per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
-    per = min(per, n)
-    padded = np.zeros((per, hp, wp, c), x.dtype)
-    v = np.empty((16, per * th * tw, c), x.dtype)
-    m = np.empty((16, per * th * tw, o), x.dtype)
-    y = np.empty((per, 2 * th, 2 * tw, o), x.dtype)
-    for s in range(0, n, per):
-        e = min(s + per, n)
-        k = e - s
-        padded[:k, pt:pt + h, pl:pl + wd] = x[s:e]
-        vk, mk = v[:, :k * th * tw], m[:, :k * th * tw]
-        _input_tiles(padded[:k], th, tw, vk)
-        np.matmul(vk, u, out=mk)
-        _output_tiles(mk, k, th, tw, y[:k])
-        out[s:e] = y[:k, :oh, :ow]
+
+    def worker(pull):  # scratch of its own per thread, made on its first run
+        padded = None
+        for s, e in pull:
+            k = e - s
+            if padded is None or len(padded) < k:
+                padded = np.zeros((k, hp, wp, c), x.dtype)
+                v = np.empty((16, k * th * tw, c), x.dtype)
+                m = np.empty((16, k * th * tw, o), x.dtype)
+                y = np.empty((k, 2 * th, 2 * tw, o), x.dtype)
+            padded[:k, pt:pt + h, pl:pl + wd] = x[s:e]
+            vk, mk = v[:, :k * th * tw], m[:, :k * th * tw]
+            _input_tiles(padded[:k], th, tw, vk)
+            np.matmul(vk, u, out=mk)
+            _output_tiles(mk, k, th, tw, y[:k])
+            out[s:e] = y[:k, :oh, :ow]
+    intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
     return out

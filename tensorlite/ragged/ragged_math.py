@@ -206,23 +206,49 @@ def _as_ragged(x, ragged_rank=1):
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """`tf.gather` with ragged params (rows) or ragged indices (result ragged like them);
-    `batch_dims=1` gathers within each row, `axis=1` the same indices in every row (an
-    index past a row's end is InvalidArgumentError; TensorFlow reads the next row)."""
+    """`tf.gather` with ragged params or ragged indices, any `axis` and `batch_dims` as
+    TensorFlow's ragged gather reduces them: batch dimensions peel one row partition at a
+    time, an axis inside the rows gathers in each row, `batch_dims=1` gathers within each
+    row (an index past a row's end is InvalidArgumentError; TensorFlow reads the next row).
+
+    >>> tf.gather(tf.ragged.constant([[1, 2], [3]]), [[1, 0], [0]], batch_dims=1).to_list()
+    [[2, 1], [3]]"""
+    params, indices = (x if isinstance(x, RaggedTensor) or hasattr(x, "shape") else
+                       convert_to_tensor(x) for x in (params, indices))  # a Variable stays
     rank = params.shape.rank
-    axis = None if axis is None else int(axis) + rank if int(axis) < 0 else int(axis)
-    if batch_dims == 1 and axis in (None, 1):
+    batch_dims = int(batch_dims)
+    if batch_dims < 0:
+        batch_dims += indices.shape.rank
+    axis = batch_dims if axis is None else int(axis) + rank if int(axis) < 0 else int(axis)
+    if not batch_dims <= axis < rank:
+        raise ValueError(f"tf.gather: axis {axis} must be in [batch_dims={batch_dims}, "
+                         f"rank of params={rank})")
+    return _gather(params, indices, axis, batch_dims)
+
+
+def _gather(params, indices, axis, batch_dims):
+    if not isinstance(params, RaggedTensor) and not isinstance(indices, RaggedTensor):
+        return array_ops.gather(params, indices, axis=axis, batch_dims=batch_dims)
+    if batch_dims > 1:  # params[i] with indices[i]: one row partition less on both
+        p, i = _as_ragged(params), _as_ragged(indices)
+        return p.with_values(_gather(p.values, i.values, axis - 1, batch_dims - 1))
+    if batch_dims == 1 and axis > 1:  # each value row of params[i] takes indices[i]
+        p = _as_ragged(params)
+        return _gather(p, p.with_values(gather(indices, p.value_rowids())), axis, 2)
+    if batch_dims == 1:
         return _batch_gather(params, indices)
-    if batch_dims == 0 and axis == 1 and isinstance(params, RaggedTensor) and \
-            not isinstance(indices, RaggedTensor):
-        idx = convert_to_tensor(indices)
-        every_row = array_ops.tile(array_ops.expand_dims(idx, 0),
-                                   [len(params)] + [1] * idx.shape.rank)
-        return _batch_gather(params, every_row)
-    if (axis not in (None, 0)) or batch_dims:
-        raise NotImplementedError("ragged tf.gather with batch_dims other than 0 and 1, or "
-                                  "along an axis other than 0 and 1 (or axis=1 with ragged "
-                                  "indices)")
+    if axis > 1:  # the same gather inside every row
+        p = _as_ragged(params)
+        return p.with_values(_gather(p.values, indices, axis - 1, 0))
+    if axis == 1:  # the indices for every row: a batch gather of them repeated
+        p = _as_ragged(params)
+        if isinstance(indices, RaggedTensor):
+            every_row = RaggedTensor.from_uniform_row_length(
+                _concat0([indices] * len(p)), indices.nrows())
+        else:
+            every_row = array_ops.tile(array_ops.expand_dims(indices, 0),
+                                       [len(p)] + [1] * indices.shape.rank)
+        return _batch_gather(p, every_row)
     if isinstance(indices, RaggedTensor):
         if isinstance(params, RaggedTensor):  # rows of params, nested like the indices
             rows = gather(params, indices.flat_values)
@@ -246,9 +272,9 @@ def _batch_gather(params, indices):
     indices[i]; ragged like the indices (dense [B, k] indices give [B, k, ...])."""
     p = _as_ragged(params)
     if isinstance(indices, RaggedTensor):
-        if indices.ragged_rank != 1:
-            raise NotImplementedError("ragged tf.gather(batch_dims=1) with indices of "
-                                      "ragged_rank > 1")
+        if indices.ragged_rank > 1:  # rows of indices nested deeper: params rows repeated
+            repeated = gather(p, indices.value_rowids())
+            return indices.with_values(_batch_gather(repeated, indices.values))
         splits, flat = indices.row_splits, indices.values
     else:
         idx = convert_to_tensor(indices)

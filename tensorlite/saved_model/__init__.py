@@ -6,6 +6,7 @@ functions and signatures, run on tensorlite. `python -m tensorlite.saved_model s
 
 `save(obj, dir, signatures=...)` writes one in TensorFlow's layout (writer.py).
 """
+from tensorlite.saved_model.asset import Asset  # noqa: F401
 from tensorlite.saved_model.load import load  # noqa: F401
 
 
@@ -24,4 +25,4 @@ TRAINING = "train"
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 
 
-__all__ = ["load", "save", "SERVING", "TRAINING", "DEFAULT_SERVING_SIGNATURE_DEF_KEY"]
+__all__ = ["Asset", "load", "save", "SERVING", "TRAINING", "DEFAULT_SERVING_SIGNATURE_DEF_KEY"]

@@ -13,14 +13,16 @@ other node the TensorFlow op its registry op declares beside its registration:
 where RULE is
 - a string: TensorFlow's op name; the node's attributes are written as they are (ops whose
   only attribute is the dtype `T`: `declare(RELU, tf="Relu")`); or
-- a callable `RULE(attrs, in_specs)` returning `(op_name, attrs)` or
-  `(op_name, attrs, inputs)`. `in_specs` are the inputs' `registry.Spec`s, None in the
-  dimensions that follow the batch size; entries of tuple attributes that follow the batch
-  size arrive as None too (a Flatten's `Reshape` to `(None, 2304)`), and a rule that cannot
-  write them must raise. `inputs` lists the TensorFlow node's inputs: an int is the IR node's
-  input at that position, a NumPy array becomes a `Const` input (a reduction's axes, a
-  reshape's shape). An attribute whose value is None is left out; `T` is the first input's
-  dtype unless the rule gives it (None: the op has no `T`).
+- a callable `RULE(attrs, in_specs)` returning `(op_name, attrs)` or `(op_name, attrs,
+  inputs)`, or a function `write(add, inputs)` where one IR node is several TensorFlow nodes
+  (_Writer.expand). `in_specs` are the inputs' `registry.Spec`s, None in the dimensions that
+  follow the batch size; entries of tuple attributes that follow the batch size arrive as None
+  too (a Flatten's `Reshape` to `(None, 2304)`), and a rule that cannot write them must raise.
+  `inputs` lists the TensorFlow node's inputs: an int is the IR node's input at that position,
+  a NumPy array becomes a `Const` input (a reduction's axes, a reshape's shape), a string
+  names the node's attribute holding a resource it uses (a lookup table: `"table"`), which
+  becomes a `DT_RESOURCE` argument. An attribute whose value is None is left out; `T` is the
+  first input's dtype unless the rule gives it (None: the op has no `T`).
 
 TensorFlow checks attributes against its OpDefs when it loads the file, so a rule gives
 exactly the attributes of TensorFlow's op. An op without a rule is an UnimplementedError
@@ -74,8 +76,9 @@ def strict_attr(op_name, key, value):
 
 
 class _Writer:
-    def __init__(self, cap, name, arg_names):
+    def __init__(self, cap, name, arg_names, assets=None):
         self.cap = cap
+        self.assets = assets or {}  # path bytes -> tf.saved_model.Asset
         self.fdef = FunctionDef()
         self.fdef.signature.name = name
         self.arg_names = list(arg_names)
@@ -104,14 +107,23 @@ class _Writer:
         return f"{n.name}:output:0"
 
     def resource(self, variable):
+        """The DT_RESOURCE argument of a captured variable or lookup table."""
         name = self.resources.get(id(variable))
         if name is None:
-            base = str(getattr(variable, "name", "variable")).split(":")[0]
+            base = str(getattr(variable, "name", "table")).split(":")[0]
             name = arg_name(f"{base}_resource", self.unique.taken)
             self.unique.taken.add(name)
             self.resources[id(variable)] = name
             self.captured.append(variable)
         return name
+
+    def asset(self, value):
+        """The Asset whose path a constant is (it becomes a string argument bound to the
+        asset, so a loaded model reads its own copy), or None."""
+        value = np.asarray(value)
+        if not self.assets or value.shape or value.dtype != object:
+            return None
+        return self.assets.get(value.item())
 
     def after(self, variable):
         last = self.last_state.get(id(variable))
@@ -150,16 +162,34 @@ class _Writer:
             op_name = rule
         else:
             found = rule(attrs, in_specs)
+            if callable(found):  # several TensorFlow nodes
+                self.expand(node, found)
+                return
             op_name, attrs = found[0], found[1]
             inputs = list(found[2]) if len(found) > 2 else inputs
         if "T" not in attrs and in_specs:
             attrs["T"] = in_specs[0].dtype
-        refs = [self.refs[node.inputs[i]] if isinstance(i, int) else self.const(i)
+        refs = [self.refs[node.inputs[i]] if isinstance(i, int) else
+                self.resource(node.attrs[i]) if isinstance(i, str) else self.const(i)
                 for i in inputs]
         n = self.node(f"{node.scope or ''}{op_name}", op_name, refs, **attrs)
         out = output_arg(op_name)
         for k, slot in enumerate(node.outputs):
             self.refs[slot] = f"{n.name}:{out}:{k}"
+
+    def expand(self, node, write):
+        """Writes an IR node that is several TensorFlow nodes: `write(add, inputs)` gets the
+        node's input refs and `add(op, inputs, **attrs)`, which writes one node (NumPy
+        arrays among `inputs` become Consts) and returns its name; `write` returns the refs
+        of the IR node's outputs."""
+        scope = node.scope or ""
+
+        def add(op, inputs, **attrs):
+            refs = [self.const(i) if isinstance(i, np.ndarray) else i for i in inputs]
+            return self.node(f"{scope}{op}", op, refs, **attrs).name
+        outs = write(add, [self.refs[s] for s in node.inputs])
+        for slot, ref in zip(node.outputs, outs):
+            self.refs[slot] = ref
 
     # -- the function ---------------------------------------------------------------------
     def run(self):
@@ -172,14 +202,16 @@ class _Writer:
             input_specs.append(spec)
             sig.input_arg.add(name=name, type=datatype(spec.dtype))
         for slot, value in graph.constants.items():
-            self.refs[slot] = self.const(value)
+            asset = self.asset(value)
+            self.refs[slot] = self.resource(asset) if asset is not None else self.const(value)
         for node in graph.nodes:
             if node.op is READ_VARIABLE or node.op is ASSIGN_VARIABLE:
                 self.variable_node(node)
             else:
                 self.op_node(node)
-        for name in self.resources.values():
-            sig.input_arg.add(name=name, type=datatype_resource())
+        for obj, name in zip(self.captured, self.resources.values()):
+            sig.input_arg.add(name=name, type=datatype(dtypes.string) if obj in
+                              self.assets.values() else datatype_resource())
         outputs = self.outputs(graph)
         self.finish(input_specs)
         return outputs
@@ -241,10 +273,11 @@ def call_node(node, name, function, inputs, tin, tout):
     return node
 
 
-def function_def(cap, name, arg_names):
-    """(FunctionDef, captured variables in resource-argument order, output Specs) of a
-    captured graph (`cap`: a TracedGraph)."""
-    writer = _Writer(cap, name, arg_names)
+def function_def(cap, name, arg_names, assets=None):
+    """(FunctionDef, captured variables, tables and assets in argument order, output Specs)
+    of a captured graph (`cap`: a TracedGraph); `assets` maps path bytes to the
+    tf.saved_model.Asset objects whose paths are captured inputs, not constants."""
+    writer = _Writer(cap, name, arg_names, assets)
     outputs = writer.run()
     return writer.fdef, writer.captured, outputs
 

@@ -21,8 +21,9 @@ _OUTPUT = ("BiasAdd BatchMatMulV2 BatchMatMulV3 Conv2D DepthwiseConv2dNative Max
            "Reshape ConcatV2 Pack Identity IdentityN StopGradient Sum Mean Max Min Prod Any All "
            "ArgMax ArgMin Shape Size Rank StridedSlice Slice Squeeze ExpandDims Tile PadV2 Pad "
            "MirrorPad SelectV2 Select GatherV2 GatherNd Fill Range OneHot Einsum BroadcastTo "
-           "ClipByValue Const Cumsum Cumprod ReverseV2 Roll Unpack Split SplitV "
-           "StatefulPartitionedCall PartitionedCall").split()
+           "ClipByValue Const ReverseV2 Roll Unpack Split SplitV "
+           "StatefulPartitionedCall PartitionedCall StringLower StringUpper StaticRegexReplace "
+           "DenseBincount RaggedBincount").split()
 
 OUTPUT_ARGS = {
     **{op: "y" for op in _UNARY_Y},
@@ -30,7 +31,10 @@ OUTPUT_ARGS = {
     **{op: "activations" for op in _ACTIVATIONS},
     **{op: "output" for op in _OUTPUT},
     "MatMul": "product", "Softmax": "softmax", "LogSoftmax": "logsoftmax", "AddN": "sum",
-    "ReadVariableOp": "value", "Placeholder": "output",
+    "ReadVariableOp": "value", "Placeholder": "output", "Cumsum": "out", "Cumprod": "out",
+    "LookupTableFindV2": "values", "LookupTableSizeV2": "size",
+    "StringToHashBucketFast": "output", "AsString": "output", "RaggedTensorToTensor": "result",
+    "ReadFile": "contents",
 }
 
 

@@ -14,8 +14,10 @@ layout, which TensorFlow's `tf.saved_model.load` restores.
     functions, FunctionSpec, input and output signatures) and the `signatures` map;
 - `variables/variables.{index,data-00000-of-00001}`: the tensor bundle of every variable with
   TensorFlow's object-graph keys (the checkpoint writer's);
-- `assets/` (empty) and `fingerprint.pb` (its hashes are blake2b of the parts, not
-  TensorFlow's farmhash: TensorFlow only records them).
+- `assets/`: the files of tf.saved_model.Asset objects and TextFileInitializer tables
+  (table_export.py, which also writes the tables a function captures as resources);
+- `fingerprint.pb` (its hashes are blake2b of the parts, not TensorFlow's farmhash:
+  TensorFlow only records them).
 
 The directory is written under a temporary name and swapped in atomically (renameat2's
 RENAME_EXCHANGE over an existing one): after a crash the old or the new complete SavedModel is
@@ -34,6 +36,8 @@ from tensorlite.framework.atomic_files import fsync_dir, pid_alive
 from tensorlite.saved_model.function_def import arg_name, call_node, function_def
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
+from tensorlite.saved_model.asset import Asset
+from tensorlite.saved_model.table_export import add_asset_file, copy_assets, is_table
 from tensorlite.saved_model.trace import TracedGraph
 from tensorlite.summary.graph_def import datatype, shape_proto
 
@@ -42,6 +46,10 @@ _TMP = ".tmp-saved_model-"
 
 
 # -- finding functions --------------------------------------------------------------------------
+# a loaded table's own functions: table_export.py writes them afresh for the table they made
+_RESOURCE_FUNCTIONS = ("_create_resource", "_initialize", "_destroy_resource")
+
+
 def _functions(obj):
     """(attribute name, bound tf.function) of an object: its class's, and for objects that
     do not name their own children (tf.Module, restored objects) its instance's too."""
@@ -55,7 +63,8 @@ def _functions(obj):
     for name, value in getattr(obj, "__dict__", {}).items():
         if isinstance(name, str) and isinstance(value, Function) and own:
             found[name] = value
-        elif isinstance(name, str) and isinstance(value, RestoredFunction):
+        elif isinstance(name, str) and isinstance(value, RestoredFunction) and \
+                name not in _RESOURCE_FUNCTIONS:
             found[name] = _retraced(value)
     return sorted(found.items())
 
@@ -189,6 +198,9 @@ class _Builder:
         self.counter = 0
         self.handles = {}  # variable node id -> VarHandleOp name
         self.written = {}  # (function, graph, signature) -> what concrete() returned
+        from tensorlite.saved_model.table_export import TableExporter  # noqa: PLC0415
+        self.tables = TableExporter(self)
+        self.assets = {}  # node id -> the outer graph Const of an Asset's path
         for node_id, obj in enumerate(self.graph.nodes):
             self._object(node_id, obj)
 
@@ -202,6 +214,10 @@ class _Builder:
             v.shape.CopyFrom(shape_proto(obj.shape.as_list()))
             v.trainable = bool(getattr(obj, "trainable", True))
             v.name = str(obj.name).split(":")[0]
+            return
+        if isinstance(obj, Asset):
+            proto.asset.asset_file_def_index = add_asset_file(self.meta, obj._path)
+            self.assets[node_id] = self.meta.asset_file_def[-1].tensor_info.name[:-2]
             return
         identifier = ("trackable_list_wrapper" if isinstance(obj, (list, tuple)) else
                       "trackable_dict_wrapper" if isinstance(obj, dict) else
@@ -225,11 +241,13 @@ class _Builder:
         traced = TracedGraph(function, signature, graph)
         names = _arg_names(function, len(signature))
         name = self._new_name(base)
-        fdef, captured, outputs = function_def(traced, name, names)
+        fdef, captured, outputs = function_def(traced, name, names, {
+            self.graph.nodes[i]._path.encode(): self.graph.nodes[i] for i in self.assets})
         self.library.function.add().CopyFrom(fdef)
         bound = []
         for variable in captured:
-            node_id = self.graph.ids.get(id(variable))
+            node_id = self.tables.node(variable) if is_table(variable) else \
+                self.graph.ids.get(id(variable))
             if node_id is None:
                 raise errors.InvalidArgumentError(
                     None, None, f"SavedModel export: {base} uses variable "
@@ -301,18 +319,17 @@ class _Builder:
 
     def _wrapper(self, inner, key, names, signature, traced, bound, outputs, keys, order):
         from tensorlite.summary.graph_def import FunctionDef  # noqa: PLC0415
-        from tensorlite.saved_model.function_def import datatype_resource  # noqa: PLC0415
         name = self._new_name(f"signature_wrapper_{key}")
         fdef = FunctionDef()
         fdef.signature.name = name
         resources = [f"unknown_{i}" if i else "unknown" for i in range(len(bound))]
         for n, spec in zip(names, signature):
             fdef.signature.input_arg.add(name=n, type=datatype(spec.dtype))
-        for r in resources:
-            fdef.signature.input_arg.add(name=r, type=datatype_resource())
+        for r, b in zip(resources, bound):
+            fdef.signature.input_arg.add(name=r, type=self.bound_type(b))
         call = call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
                           names + resources, [datatype(s.dtype) for s in signature] +
-                          [datatype_resource()] * len(bound),
+                          [self.bound_type(b) for b in bound],
                           [datatype(o.dtype) for o in outputs])
         fdef.signature.is_stateful = True
         fdef.signature.control_output.append(call.name)
@@ -336,9 +353,11 @@ class _Builder:
         args = saved.canonicalized_input_signature.tuple_value
         args.values.add().tuple_value.SetInParent()
         kwargs = args.values.add().dict_value
+        kwargs.SetInParent()  # a signature without inputs still has its (empty) dict
         for n, spec in zip(names, signature):
             _spec_value(kwargs.fields[n], n, _spec_of(spec))
         out = saved.output_signature.dict_value
+        out.SetInParent()
         for k in keys:
             _spec_value(out.fields[k], k, outputs[keys.index(k)])
         return name
@@ -359,17 +378,28 @@ class _Builder:
             info.tensor_shape.CopyFrom(shape_proto(spec.shape.as_list()))
         handles = [self.handle(b) for b in bound]
         call_name = "StatefulPartitionedCall" + (f"_{call_index}" if call_index else "")
-        from tensorlite.saved_model.function_def import datatype_resource  # noqa: PLC0415
         call_node(graph.node.add(), call_name, wrapper, inputs + handles,
-                   [datatype(s.dtype) for s in signature] + [datatype_resource()] * len(bound),
+                   [datatype(s.dtype) for s in signature] + [self.bound_type(b) for b in bound],
                    [datatype(outputs[i].dtype) for i in order])
         for k, i in enumerate(order):
             info = sig.outputs[keys[i]]
             info.name, info.dtype = f"{call_name}:{k}", datatype(outputs[i].dtype)
             info.tensor_shape.CopyFrom(shape_proto(outputs[i].shape))
 
+    def bound_type(self, node_id):
+        """The DataType a function's bound input has: a string for an asset's path, else a
+        resource handle."""
+        from tensorlite.framework import dtypes  # noqa: PLC0415
+        from tensorlite.saved_model.function_def import datatype_resource  # noqa: PLC0415
+        return datatype(dtypes.string) if node_id in self.assets else datatype_resource()
+
     def handle(self, node_id):
-        """The outer graph's VarHandleOp of a variable (made once)."""
+        """The outer graph's VarHandleOp of a variable (made once), a table's node or an
+        asset's path."""
+        if node_id in self.tables.handles:
+            return self.tables.handles[node_id]
+        if node_id in self.assets:
+            return self.assets[node_id]
         if node_id not in self.handles:
             variable = self.graph.nodes[node_id]
             name = "/".join(self.graph.paths[node_id]) or "variable"
@@ -487,7 +517,8 @@ def build(obj, signatures=None):
                          for i in variables], [builder.handle(i) for i in variables],
                   builder._new_name)
     init = meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"]
-    meta.graph_def.node.add(name="NoOp", op="NoOp")
+    meta.graph_def.node.add(name="NoOp", op="NoOp",
+                            input=[f"^{c}" for c in builder.tables.init_calls])
     init.name = "NoOp"
     init.tensor_shape.unknown_rank = True
     info = meta.meta_info_def
@@ -521,6 +552,7 @@ def _write_directory(directory, meta, tensors):
     os.makedirs(os.path.join(directory, "variables"))
     os.makedirs(os.path.join(directory, "assets"))
     write_bundle(os.path.join(directory, "variables", "variables"), tensors)
+    copy_assets(meta, directory)
     model = SavedModel(saved_model_schema_version=1)
     model.meta_graphs.add().CopyFrom(meta)
     data = model.SerializeToString()

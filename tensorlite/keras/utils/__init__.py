@@ -4,6 +4,7 @@ from tensorlite.keras.saving.object_registration import (  # noqa: F401
     get_registered_object, register_keras_serializable)
 from tensorlite.keras.utils.np_utils import normalize, to_categorical  # noqa: F401
 from tensorlite.keras.utils.progbar import Progbar  # noqa: F401
+from tensorlite.keras.utils.random_seed import set_random_seed  # noqa: F401
 from tensorlite.keras.utils.sequence_utils import pad_sequences  # noqa: F401
 from tensorlite.keras.utils.text_dataset import text_dataset_from_directory  # noqa: F401
 from tensorlite.keras.engine.data_adapter import pack_x_y_sample_weight  # noqa: F401

@@ -9,7 +9,8 @@
   by running the graph on the dataset), weights int8 symmetric (per output channel for
   convolutions), biases int32 at scale input_scale * weight_scale; SOFTMAX and LOGISTIC
   outputs at 1/256 and TANH at 1/128 as TFLite's kernels require; pooling, RESHAPE, PAD,
-  TRANSPOSE, SPLIT_V and UNPACK keep their input's scale, a GATHER its table's;
+  TRANSPOSE, SPLIT_V and UNPACK keep their input's scale, a GATHER its table's, a NEG its
+  input's scale with the zero point negated (LiteRT's int8 NEG negates raw values);
   CONCATENATION and PACK inputs are requantized to the output's. Integer model inputs
   (token ids) stay as they are. `inference_input_type` / `inference_output_type` float32
   (a QUANTIZE / DEQUANTIZE op at the ends), int8, or uint8 (zero point +128).
@@ -32,8 +33,10 @@ _SAME_SCALE = {"MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE", "PAD", "TRANSPOSE", 
 _JOINS = {"CONCATENATION", "PACK"}  # copy their inputs: each requantized to the output's
 _FIXED_OUTPUT = {"SOFTMAX": (1 / 256, -128), "LOGISTIC": (1 / 256, -128),
                  "TANH": (1 / 128, 0)}
+_NEGATED = {"NEG"}  # LiteRT's int8 NEG negates raw values: same scale, zero point negated
 _INT8_OPS = {"FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "ADD", "SUB", "MUL",
-             "MEAN", "BATCH_MATMUL", "GATHER"} | _JOINS | _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"}
+             "MEAN", "BATCH_MATMUL", "GATHER", "RSQRT", "SQUARED_DIFFERENCE", "ABS", "SQRT", "LOG"} | _JOINS | \
+    _SAME_SCALE | set(_FIXED_OUTPUT) | {"RELU", "RELU6"} | _NEGATED
 
 
 def passes_for(converter):
@@ -142,6 +145,8 @@ def _calibrate(cap, dataset):
         inputs = [np.concatenate([s[i] for s in group])[:batch] for i in range(len(group[0]))]
         values, _ = run_graph(graph, inputs)
         for slot, v in values.items():
+            if v.dtype.kind == "f":  # inf/NaN (an rsqrt at 0) would make the scale NaN
+                v = v[np.isfinite(v)]
             if v.dtype.kind == "f" and v.size:
                 lo, hi = float(np.min(v)), float(np.max(v))
                 old = ranges.get(slot, (lo, hi))
@@ -215,6 +220,9 @@ def _activation_params(ctx, ranges):
                 params = _FIXED_OUTPUT[code]
             elif code in _SAME_SCALE:
                 params = _quant_of(ctx.tensors[operator["inputs"][0]])
+            elif code in _NEGATED:
+                scale, zero = _quant_of(ctx.tensors[operator["inputs"][0]])
+                params = scale, min(-zero, 127)
             elif table is not None:  # rows of a table quantized as _quantize_constants does
                 params = _asymmetric(float(table.min()), float(table.max()))
             else:

@@ -3,8 +3,8 @@ import numpy as np
 
 from tensorlite.lite.kernels import kernel
 from tensorlite.lite.kernels.fixed_point import (
-    activation_range, multiply_by_quantized_multiplier_double_rounding, quantize_multiplier,
-    round_half_away)
+    activation_range, inv_sqrt_quantized_multiplier,
+    multiply_by_quantized_multiplier_double_rounding, quantize_multiplier, round_half_away)
 from tensorlite.lite.kernels.nn import apply_activation
 
 
@@ -45,8 +45,9 @@ def _binary(name, fn, fused):
 
 
 # -- int8 ADD / SUB / MUL: TFLite's reference arithmetic (add.cc, sub.cc, mul.cc) -----------
-_INTEGER_BINARY = {"ADD", "SUB", "MUL"}
+_INTEGER_BINARY = {"ADD", "SUB", "MUL", "SQUARED_DIFFERENCE"}
 _ADD_LEFT_SHIFT = 20  # int8 inputs are widened by 2**20 before rescaling to a common scale
+_SQDIFF_LEFT_SHIFT = 7  # squared_difference.cc widens by 2**7 (the square then fits int32)
 
 
 def _integer_binary_data(ctx, node, name):
@@ -60,6 +61,12 @@ def _integer_binary_data(ctx, node, name):
     (sa, za), (sb, zb), (sy, zy) = ends
     if name == "MUL":  # the scales multiply in float, as TFLite's Prepare does
         multipliers = [quantize_multiplier(np.float64(sa * sb / sy))]
+    elif name == "SQUARED_DIFFERENCE":  # squared_difference.cc's Prepare
+        twice = 2 * np.float64(max(sa, sb))
+        multipliers = [quantize_multiplier(np.float64(sa) / twice),
+                       quantize_multiplier(np.float64(sb) / twice),
+                       quantize_multiplier(twice * twice / np.float64(
+                           np.float32(1 << (2 * _SQDIFF_LEFT_SHIFT)) * sy))]
     else:
         twice = np.float64(np.float32(2) * max(sa, sb))
         multipliers = [quantize_multiplier(np.float64(sa) / twice),
@@ -76,6 +83,11 @@ def _integer_binary(a, b, name, d):
     rescale = multiply_by_quantized_multiplier_double_rounding
     if name == "MUL":
         acc = rescale(xa * xb, *d["integer"][0])
+    elif name == "SQUARED_DIFFERENCE":
+        (ma, sa), (mb, sb), (my, sy) = d["integer"]
+        diff = rescale(xa << _SQDIFF_LEFT_SHIFT, ma, sa) - rescale(xb << _SQDIFF_LEFT_SHIFT,
+                                                                   mb, sb)
+        acc = rescale(diff * diff, my, sy)
     else:
         (ma, sa), (mb, sb), (my, sy) = d["integer"]
         ya = rescale(xa << _ADD_LEFT_SHIFT, ma, sa)
@@ -104,6 +116,8 @@ def _unary(name, fn):
                 _integer_relu_data(ctx, node, *_RELU_BOUNDS[name])
             elif integer and name in _TABLES:
                 node.data["table"] = _lookup_table(ctx, node, _TABLES[name])
+            elif integer and name in _INTEGER_TABLES:
+                node.data["table"] = _integer_table(ctx, node, _INTEGER_TABLES[name])
             else:
                 _float_only(ctx, node)
             return [ctx.shape(node.inputs[0])]
@@ -112,6 +126,9 @@ def _unary(name, fn):
         def invoke(ctx, node):
             x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
             if "table" in node.data:  # indexed by the input's bits as uint8
+                if "lowest" in node.data and x.size and x.min() < node.data["lowest"]:
+                    raise RuntimeError(f"{node.name}: {node.data['domain']} (an int8 input "
+                                       f"below {node.data['lowest']})")
                 out[...] = node.data["table"][x.view(np.uint8)]
                 return
             if "relu" in node.data:
@@ -125,8 +142,16 @@ def _unary(name, fn):
 
 
 _RELU_BOUNDS = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
-_TABLES = {"TANH": np.tanh,
-           "LOGISTIC": lambda v: np.float32(1) / (np.float32(1) + np.exp(-v))}
+def _log(v, s_out, z_out):
+    """LogLUTPrepare's function: log, and the output's lowest value for inputs <= 0."""
+    lowest = np.float32(-128 - z_out) * s_out
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(v <= 0, lowest, np.log(np.where(v > 0, v, np.float32(1))))
+
+
+_TABLES = {"TANH": lambda v, *_: np.tanh(v),
+           "LOGISTIC": lambda v, *_: np.float32(1) / (np.float32(1) + np.exp(-v)),
+           "LOG": _log}
 
 
 def _lookup_table(ctx, node, transform):
@@ -138,10 +163,75 @@ def _lookup_table(ctx, node, transform):
     info = np.iinfo(dtype)
     values = np.arange(info.min, info.max + 1)
     dequantized = s_in * (values - z_in).astype(np.float32)
-    rescaled = round_half_away(transform(dequantized).astype(np.float32) *
+    rescaled = round_half_away(transform(dequantized, s_out, z_out).astype(np.float32) *
                                (np.float32(1) / s_out)).astype(np.float32)
     table = np.clip(rescaled.astype(np.int64) + z_out, info.min, info.max).astype(dtype)
     return table[(values.astype(dtype).view(np.uint8)).argsort()]  # by the bits as uint8
+
+
+def _integer_table(ctx, node, element):
+    """A 256-entry table of an int8 unary kernel whose reference computes each element
+    from its value alone with integer arithmetic: `element(q, (s_in, z_in), (s_out,
+    z_out), node)` for every q of the input type, clamped to the output type; indexed by
+    the input's bits as uint8, as _lookup_table's."""
+    dtype = np.dtype(ctx.dtype(node.inputs[0]))
+    if ctx.dtype(node.outputs[0]) != dtype or ctx.quant(node.inputs[0]) is None or \
+            ctx.quant(node.outputs[0]) is None:
+        raise NotImplementedError(f"{node.name}: the integer kernel needs a quantized "
+                                  f"{dtype.name} input and output")
+    ends = [(np.float32(q[0][0]), int(q[1][0])) for q in
+            (ctx.quant(node.inputs[0]), ctx.quant(node.outputs[0]))]
+    info = np.iinfo(dtype)
+    values = np.arange(info.min, info.max + 1)
+    table = np.clip([element(int(q), *ends, node) for q in values], info.min,
+                    info.max).astype(dtype)
+    return table[(values.astype(dtype).view(np.uint8)).argsort()]
+
+
+def _negate(q, into, out, node):
+    """int8 NEG as LiteRT runs it: the raw value negated in int8 (-(-128) wraps to -128),
+    zero points unread; right when the output's zero point is the input's negated, as the
+    converter sets it."""
+    return (-q + 128) % 256 - 128
+
+
+def _rsqrt(q, into, out, node):
+    """int8 RSQRT (elementwise.cc RsqrtEvalQuantizedInt8): 1/sqrt of the offset value in
+    fixed point, shifted up by 2**20, rescaled by 1 / (sqrt(s_in) * s_out)."""
+    rescale = multiply_by_quantized_multiplier_double_rounding
+    node.data.update(lowest=into[1], domain="Rsqrt is only defined for positive values")
+    value = q - into[1]
+    if value < 0:
+        return 0  # never read: invoke refuses inputs below the zero point
+    if value == 0:  # TFLite: a value near 0 gives the largest output
+        return np.iinfo(np.int8).max
+    mult, shift = quantize_multiplier(1.0 / np.float64(np.sqrt(into[0]) * out[0]))
+    inv, inv_shift = inv_sqrt_quantized_multiplier(value)
+    data = rescale(np.int64(1), inv, inv_shift + 20)
+    return int(rescale(data, mult, shift - 20)) + out[1]
+
+
+def _abs(q, into, out, node):
+    """int8 ABS (AbsEvalQuantized): |q - z_in|, rescaled by s_in / s_out (a float32
+    quotient) when the scales differ."""
+    value = abs(q - into[1])
+    if into[0] != out[0]:
+        mult, shift = quantize_multiplier(np.float64(into[0] / out[0]))
+        value = int(multiply_by_quantized_multiplier_double_rounding(value, mult, shift))
+    return value + out[1]
+
+
+def _sqrt(q, into, out, node):
+    """int8 SQRT (SqrtEvalQuantized): the float32 square root of the dequantized value,
+    divided by s_out and truncated toward zero (a C cast, not a rounding)."""
+    node.data.update(lowest=into[1], domain="Sqrt is only defined for non-negative values")
+    value = into[0] * np.float32(q - into[1])
+    if value < 0:
+        return 0  # never read: invoke refuses inputs below the zero point
+    return int(np.sqrt(value) / out[0]) + out[1]
+
+
+_INTEGER_TABLES = {"NEG": _negate, "RSQRT": _rsqrt, "ABS": _abs, "SQRT": _sqrt}
 
 
 def _integer_relu_data(ctx, node, low, high):

@@ -89,6 +89,51 @@ def multiply_by_quantized_multiplier_double_rounding(x, multiplier, shift):
                                   right)
 
 
+def saturating_rounding_multiply_by_pot(x, exponent):
+    """gemmlowp's SaturatingRoundingMultiplyByPOT<exponent> on int32 values: a saturating
+    left shift, or a rounding right shift for a negative exponent."""
+    x = np.asarray(x, np.int64)
+    if exponent <= 0:
+        return rounding_divide_by_pot(x, -exponent)
+    threshold = (1 << (31 - exponent)) - 1
+    return np.where(x > threshold, _INT32_MAX, np.where(x < -threshold, _INT32_MIN,
+                                                         x << exponent))
+
+
+def inv_sqrt_quantized_multiplier(value, reverse_shift=-1):
+    """TFLite's GetInvSqrtQuantizedMultiplierExp for one int32 `value` >= 0: (significand,
+    shift) of 1/sqrt(value) by five Newton-Raphson steps in gemmlowp's 3-integer-bit fixed
+    point; `reverse_shift` -1 (kReverseShift) makes the shift a left shift.
+
+    Example:
+        >>> inv_sqrt_quantized_multiplier(4)  # 0.5 * 2**31, within the iteration's error
+        (1073741828, 0)
+    """
+    value = int(value)
+    if value <= 1:  # 0 and 1 as TFLite treats them: the largest multiplier
+        return _INT32_MAX, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    pairs = ((32 - value.bit_length()) - 1) // 2 - 1  # CountLeadingZeros - 1, in bit pairs
+    shift -= pairs
+    value <<= 2 * pairs
+    half_input = rounding_divide_by_pot(np.int64(value >> 1), 1)
+    half_three = np.int64((1 << 28) + (1 << 27))
+    x = np.int64(1 << 28)  # one, with 3 integer bits
+    for _ in range(5):
+        cube = saturating_rounding_multiply_by_pot(
+            _doubling_high_mul(_doubling_high_mul(x, x), x), 6)
+        x = saturating_rounding_multiply_by_pot(
+            _doubling_high_mul(half_three, x) - _doubling_high_mul(half_input, cube), 3)
+    x = int(_doubling_high_mul(x, np.int64(1518500250)))  # times sqrt(2)/2
+    if shift < 0:
+        x = ((x << -shift) + (1 << 31)) % (1 << 32) - (1 << 31)  # C's int32 left shift
+        shift = 0
+    return x, shift * reverse_shift
+
+
 def activation_range(activation, scale, zero_point, dtype):
     """CalculateActivationRangeQuantized: the clamp of a fused activation in the output's
     quantized domain."""

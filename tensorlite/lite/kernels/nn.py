@@ -30,6 +30,52 @@ def apply_activation(y, activation):
     return y
 
 
+def activation_step(y, activation):
+    """A no-argument function applying a fused float activation to `y` in place (None for
+    no activation): np.maximum is the cheapest ReLU NumPy has."""
+    if activation == 0:
+        return None
+    if activation == 1:
+        return lambda: np.maximum(y, 0, out=y)
+    if activation not in _ACT_FLOAT and activation != 4:
+        raise ValueError(f"fused activation {activation} is not supported")
+    return lambda: apply_activation(y, activation)
+
+
+def _padded_input(x, geo, pad_value):
+    """(array the windows are cut from, its interior view x must be copied into or None):
+    a padded buffer allocated once, its border written once."""
+    _, _, (pt, pb, pl, pr) = geo
+    if not (pt or pb or pl or pr):
+        return x, None
+    buf = np.full((x.shape[0], x.shape[1] + pt + pb, x.shape[2] + pl + pr, x.shape[3]),
+                  pad_value, x.dtype)
+    return buf, buf[:, pt:pt + x.shape[1], pl:pl + x.shape[2]]
+
+
+def _windows(x, kh, kw, options, geo):
+    """[N, OH, OW, KH, KW, C] strided windows of an already padded NHWC array."""
+    oh, ow, _ = geo
+    n, _, _, c = x.shape
+    sh, sw = options["stride_h"], options["stride_w"]
+    dh, dw = options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1)
+    s = x.strides
+    return as_strided(x, (n, oh, ow, kh, kw, c),
+                      (s[0], s[1] * sh, s[2] * sw, s[1] * dh, s[2] * dw, s[3]), writeable=False)
+
+
+def _steps(*steps):
+    """One function running the given no-argument functions (None skipped) in order."""
+    steps = [s for s in steps if s is not None]
+    if len(steps) == 1:
+        return steps[0]
+
+    def run():
+        for step in steps:
+            step()
+    return run
+
+
 # -- geometry -------------------------------------------------------------------------------
 def _out_and_pads(size, k, stride, dilation, padding):
     eff = (k - 1) * dilation + 1
@@ -55,23 +101,16 @@ def geometry(in_shape, kh, kw, options):
 def patches(x, kh, kw, options, geo, pad_value, cache=None):
     """[N, OH, OW, KH, KW, C] windows of NHWC `x` (a strided view of a padded copy; with a
     `cache` dict the padded buffer is kept and only its interior rewritten next time)."""
-    oh, ow, (pt, pb, pl, pr) = geo
-    if pt or pb or pl or pr:
-        key = ("pad", x.shape, x.dtype.str, pad_value)
-        buf = None if cache is None else cache.get(key)
-        if buf is None:
-            buf = np.full((x.shape[0], x.shape[1] + pt + pb, x.shape[2] + pl + pr, x.shape[3]),
-                          pad_value, x.dtype)
-            if cache is not None:
-                cache[key] = buf
-        buf[:, pt:pt + x.shape[1], pl:pl + x.shape[2]] = x
-        x = buf
-    n, _, _, c = x.shape
-    sh, sw = options["stride_h"], options["stride_w"]
-    dh, dw = options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1)
-    s = x.strides
-    return as_strided(x, (n, oh, ow, kh, kw, c),
-                      (s[0], s[1] * sh, s[2] * sw, s[1] * dh, s[2] * dw, s[3]), writeable=False)
+    key = ("pad", x.shape, x.dtype.str, pad_value)
+    padded = None if cache is None else cache.get(key)
+    if padded is None:
+        padded = _padded_input(x, geo, pad_value)
+        if cache is not None:
+            cache[key] = padded
+    if padded[1] is not None:
+        padded[1][...] = x
+        x = padded[0]
+    return _windows(x, kh, kw, options, geo)
 
 
 def _im2col(cols, cache, ones=False):
@@ -83,15 +122,22 @@ def _im2col(cols, cache, ones=False):
     if not ones and kh == kw == 1 and \
             cols.strides[1:3] == (cols.strides[2] * ow, c * cols.itemsize):
         return cols.reshape(n * oh * ow, c)  # a 1x1 stride-1 convolution: already a matrix
+    buf, rows = _im2col_buffer(cols, cache, ones)
+    np.copyto(rows, cols)
+    return buf
+
+
+def _im2col_buffer(cols, cache, ones):
+    """(the im2col matrix buffer kept in `cache`, its view shaped like `cols`)."""
+    n, oh, ow, kh, kw, c = cols.shape
     key = ("im2col", cols.shape, cols.dtype.str, ones)
     buf = cache.get(key)
     if buf is None:
         buf = cache[key] = np.empty((n * oh * ow, kh * kw * c + ones), cols.dtype)
         buf[:, kh * kw * c:] = 1
     row, item = buf.strides
-    np.copyto(as_strided(buf, cols.shape, (oh * ow * row, ow * row, row, kw * c * item,
-                                           c * item, item)), cols)
-    return buf
+    return buf, as_strided(buf, cols.shape, (oh * ow * row, ow * row, row, kw * c * item,
+                                             c * item, item))
 
 
 def _quantized(ctx, node, i):
@@ -179,6 +225,24 @@ class _Conv:
         if _quantized(ctx, node, x):
             _requant_data(ctx, node, x, w, node.outputs[0])
         return [(ctx.shape(x)[0], geo[0], geo[1], channels)]
+
+    @classmethod
+    def bind(cls, ctx, node):
+        """The float convolution with constant weights as four bound steps: the input into
+        the padded buffer's interior, the windows into the im2col matrix (both views built
+        here), one matrix product whose last weight row is the bias, the activation."""
+        d = node.data
+        if cls.depthwise or "wmat_bias" not in d:
+            return None
+        x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+        source, interior = _padded_input(x, d["geo"], 0.0)
+        cols = _windows(source, d["kh"], d["kw"], node.options, d["geo"])
+        matrix, rows = _im2col_buffer(cols, d, ones=True)
+        weights, out2d = d["wmat_bias"], out.reshape(-1, out.shape[-1])
+        return _steps(None if interior is None else lambda: np.copyto(interior, x),
+                      lambda: np.copyto(rows, cols),
+                      lambda: np.matmul(matrix, weights, out=out2d),
+                      activation_step(out2d, node.options.get("fused_activation_function", 0)))
 
     @classmethod
     def invoke(cls, ctx, node):
@@ -273,6 +337,26 @@ class _Pool:
 @kernel("MAX_POOL_2D")
 class MaxPool(_Pool):
     @staticmethod
+    def bind(ctx, node):
+        """Float max pooling as one np.maximum per window tap over views built here."""
+        x, out, o = ctx.array(node.inputs[0]), ctx.array(node.outputs[0]), node.options
+        if x.dtype.kind != "f":
+            return None
+        source, interior = _padded_input(x, node.data["geo"], -np.inf)
+        cols = _windows(source, o["filter_height"], o["filter_width"], o, node.data["geo"])
+        taps = [cols[:, :, :, i, j] for i in range(cols.shape[3]) for j in range(cols.shape[4])]
+
+        def pool():
+            if len(taps) == 1:
+                np.copyto(out, taps[0])
+                return
+            np.maximum(taps[0], taps[1], out=out)
+            for tap in taps[2:]:
+                np.maximum(out, tap, out=out)
+        return _steps(None if interior is None else lambda: np.copyto(interior, x), pool,
+                      activation_step(out, o.get("fused_activation_function", 0)))
+
+    @staticmethod
     def invoke(ctx, node):
         x, out, o = ctx.array(node.inputs[0]), ctx.array(node.outputs[0]), node.options
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
@@ -331,6 +415,26 @@ class FullyConnected:
         return [(size // depth, units)]
 
     @staticmethod
+    def bind(ctx, node):
+        """Float FULLY_CONNECTED with constant float weights as bound steps; one row is a
+        matrix-vector product on the file's [out, in] layout (faster than a [1, in] x
+        [in, out] product in OpenBLAS)."""
+        x, w = ctx.array(node.inputs[0]), ctx.array(node.inputs[1])
+        wmat, out = node.data.get("wmat"), ctx.array(node.outputs[0])
+        if x.dtype != np.float32 or w.dtype != np.float32 or wmat is None:
+            return None
+        rows, y = x.reshape(-1, w.shape[1]), out.reshape(-1, w.shape[0])
+        if len(rows) == 1:
+            weights = w if w.flags.c_contiguous and w.flags.aligned else np.array(w)
+            vector, result = rows[0], y[0]
+            product = lambda: np.matmul(weights, vector, out=result)  # noqa: E731
+        else:
+            product = lambda: np.matmul(rows, wmat, out=y)  # noqa: E731
+        b = ctx.array(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] >= 0 else None
+        return _steps(product, None if b is None else lambda: np.add(y, b, out=y),
+                      activation_step(y, node.options.get("fused_activation_function", 0)))
+
+    @staticmethod
     def invoke(ctx, node):
         x, w = ctx.array(node.inputs[0]), ctx.array(node.inputs[1])
         out = ctx.array(node.outputs[0])
@@ -373,6 +477,26 @@ class Softmax:
                                 int(ctx.quant(node.outputs[0])[1][0]))
         node.data["beta"] = beta
         return [ctx.shape(x)]
+
+    @staticmethod
+    def bind(ctx, node):
+        """Float softmax in the output array and two bound row buffers."""
+        x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+        if x.dtype != np.float32:
+            return None
+        beta = node.data["beta"]
+        peak, total = np.empty(x.shape[:-1] + (1,), np.float32), \
+            np.empty(x.shape[:-1] + (1,), np.float32)
+
+        def softmax():  # ufunc.reduce: np.max/np.sum's Python wrappers cost more here
+            np.maximum.reduce(x, axis=-1, keepdims=True, out=peak)
+            np.subtract(x, peak, out=out)
+            if beta != 1:
+                np.multiply(out, beta, out=out)
+            np.exp(out, out=out)
+            np.add.reduce(out, axis=-1, keepdims=True, out=total)
+            np.divide(out, total, out=out)
+        return softmax
 
     @staticmethod
     def invoke(ctx, node):
