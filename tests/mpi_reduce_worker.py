@@ -5,12 +5,11 @@ place), and the overlapped bucket path keeps a held step's gradients intact."""
 import numpy as np
 from mpi4py import MPI
 
-from tensorlite.distribute import mpi_comm, overlap
+from tensorlite.distribute import overlap
 from tensorlite.distribute.mpi_comm import BucketAllReducer
 
 comm = MPI.COMM_WORLD
 reducer = BucketAllReducer(comm, bucket_bytes=64)
-mpi_comm.POOL_BYTES = 0   # reuse every buffer, however small
 size = comm.Get_size()
 a = np.full(1000, comm.rank + 1.0, np.float32)
 a_before = a.copy()

@@ -46,6 +46,12 @@ class BufferPool:
         buffers = self._slots.get(slot)
         if buffers is None:
             buffers = self._slots[slot] = []
+        elif _COUNTS_REFERENCES:   # the common case first: the last one handed out is free
+            last = buffers[-1]
+            # 3 = the list's, `last` and getrefcount's argument; 2 for the base: see below
+            if (sys.getrefcount(last) <= 3 and last.shape == shape and last.dtype == dtype
+                    and (last.base is None or sys.getrefcount(last.base) <= 2)):
+                return last
         if _COUNTS_REFERENCES:
             for i in range(len(buffers) - 1, -1, -1):   # the most recent first
                 # 2 = the list's reference and getrefcount's argument: nobody else's. An
