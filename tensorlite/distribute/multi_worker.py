@@ -6,7 +6,8 @@ builds the same model; variables created in scope() take the chief's (rank 0's) 
 values; Keras fit splits every global batch among the ranks and sums the gradients with a
 fused all-reduce, which starts bucket by bucket during the backward pass where the ranks
 span several hosts (distribute/overlap.py; _overlap_pays says why;
-TENSORLITE_OVERLAP_ALLREDUCE=1/0 forces it on or off); only the chief writes checkpoints and saved models.
+TENSORLITE_OVERLAP_ALLREDUCE=1/0 forces it on or off); only the chief writes checkpoints
+and saved models.
 
 Example:
     >>> strategy = tf.distribute.MultiWorkerMirroredStrategy()   # under mpiexec -n 2
