@@ -1,20 +1,32 @@
 """All-reduce bandwidth and data-parallel training throughput on 2 MPI ranks.
 
     python bench/allreduce.py            # launches itself under this venv's mpiexec
+    python bench/allreduce.py --overlap  # 3. only
 
-1. Bandwidth: tensorlite's two all-reduce paths vs mpi4py's own comm.Allreduce on the same
-   float32 buffers, 1 KB .. 100 MB, interleaved, medians: BucketAllReducer.sum (blocking,
-   fused; strategy.reduce and all_reduce use it) and OverlappedReduction (the bucket
-   Iallreduce that fit starts during the backward pass, scaling by the replica's weight
-   included); and a model-like list of 40 small tensors fused vs one Allreduce each.
-   Goal: within 1.2x of Allreduce.
+1. Bandwidth: tensorlite's all-reduce paths vs mpi4py's own comm.Allreduce on the same
+   float32 buffers, 1 KB .. 100 MB, medians of calls interleaved one by one (rotating the
+   order, so a swing in the neighbours' load hits every path alike), like with like:
+   - BucketAllReducer.sum([buf]) (strategy.reduce, all_reduce, custom steps; the input left
+     alone, the result in a receive buffer the reducer reuses once the caller drops it) vs
+     comm.Allreduce(buf, out) into one `out` allocated before timing and reused;
+   - sum([buf], donate=True) (fresh gradients the strategy gives up: reduced in place) vs
+     comm.Allreduce(MPI.IN_PLACE, buf); both sum a zero buffer into itself;
+   - OverlappedReduction (the bucket path fit takes: the gradient scaled by the replica's
+     weight into the bucket's buffer, reused across steps, then a non-blocking Iallreduce in
+     place and Waitall) vs the same three calls written in mpi4py (np.multiply into a reused
+     buffer, Iallreduce(MPI.IN_PLACE, ...), Request.Waitall);
+   and a model-like list of 40 small tensors fused vs one Allreduce each.
+   Goal: within 1.2x of Allreduce at every size.
 2. Training: Keras fit of an MLP, samples/s on 1 process (global batch) vs 2 MPI ranks
    (MultiWorkerMirroredStrategy, same global batch: the default 25 MB buckets, one for this
    2.7 MB model, so the compiled step and one all-reduce after it; 1 MB buckets, three,
-   overlapped with the eager backward pass; and the same three buckets reduced after the
-   compiled step, overlap turned off) vs the machine's two-process ceiling
+   overlapped with the eager backward pass (forced: by default ranks of one host do not
+   overlap, multi_worker._overlap_pays); and the same three buckets reduced after the
+   compiled step, the default here) vs the machine's two-process ceiling
    measured in the same run (two independent processes, each fitting its half-batch, no
    communication). Goal: 2 ranks at least 0.8x of the ceiling.
+3. `--overlap`: the overlapped bucket path vs the same buckets after the compiled step, for
+   MLPs of 2.6, 11 and 38 MB of gradients (the measurement behind multi_worker._overlap_pays).
 The machine is shared: figures swing with the neighbours' load; read the ratios.
 """
 import json
@@ -32,14 +44,20 @@ RANK_MODES = {"mwms": "25 MB buckets", "mwms_1mb": "1 MB, overlap",
               "mwms_1mb_after": "1 MB, after"}
 
 
-def _timeit(fn, comm, repeats):
-    times = []
-    for _ in range(repeats):
-        comm.Barrier()
-        t0 = time.perf_counter()
+def _interleaved(fns, comm, repeats):
+    """Each fn's median time over `repeats` calls, the fns called in turn (their order
+    rotated every round) after a barrier; one untimed call each first (buffers allocated)."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    times = [[] for _ in fns]
+    for r in range(repeats):
+        for k in range(len(fns)):
+            j = (k + r) % len(fns)
+            comm.Barrier()
+            t0 = time.perf_counter()
+            fns[j]()
+            times[j].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def bandwidth():
@@ -52,55 +70,64 @@ def bandwidth():
     for nbytes in SIZES:
         buf = np.ones(nbytes // 4, np.float32)
         out = np.empty_like(buf)
+        ref_zeros, our_zeros = np.zeros_like(buf), np.zeros_like(buf)
+        scaled = np.empty_like(buf)
+
+        def by_hand():   # what OverlappedReduction does for one bucket, in plain mpi4py
+            np.multiply(buf, 1.0, out=scaled)
+            MPI.Request.Waitall([comm.Iallreduce(MPI.IN_PLACE, scaled, op=MPI.SUM)])
         plan = BucketPlan([buf.shape], [buf.dtype], reducer.bucket_bytes)
-        repeats = 30 if nbytes < (4 << 20) else 7
-        ours, ref, overlapped = [], [], []
-        for _ in range(3):   # interleaved rounds
-            ref.append(_timeit(lambda: comm.Allreduce(buf, out, op=MPI.SUM), comm, repeats))
-            ours.append(_timeit(lambda: reducer.sum([buf]), comm, repeats))
-            overlapped.append(_timeit(lambda: OverlappedReduction(comm, plan, 1.0).finish([buf]),
-                                      comm, repeats))
-        rows.append((nbytes, statistics.median(ref), statistics.median(ours),
-                     statistics.median(overlapped)))
+        repeats = 60 if nbytes < (4 << 20) else 15 if nbytes < (32 << 20) else 9
+        rows.append([nbytes] + _interleaved([
+            lambda: comm.Allreduce(buf, out, op=MPI.SUM),
+            lambda: reducer.sum([buf]),
+            lambda: comm.Allreduce(MPI.IN_PLACE, ref_zeros, op=MPI.SUM),
+            lambda: reducer.sum([our_zeros], donate=True),
+            by_hand,
+            lambda: OverlappedReduction(comm, plan, 1.0).finish([buf])], comm, repeats))
     small = [np.ones(n, np.float32) for n in ([64, 64 * 64, 64] * 13 + [10])]
     outs = [np.empty_like(a) for a in small]
 
     def each():
         for a, o in zip(small, outs):
             comm.Allreduce(a, o, op=MPI.SUM)
-    fused_ref = _timeit(each, comm, 30)
-    fused_ours = _timeit(lambda: reducer.sum(small), comm, 30)
+    fused_ref, fused_ours = _interleaved([each, lambda: reducer.sum(small)], comm, 30)
     if comm.Get_rank() == 0:
-        print(f"{'bytes':>10} {'mpi4py Allreduce':>18} {'fused sum':>12} {'ratio':>6} "
-              f"{'overlapped':>12} {'ratio':>6} {'GB/s (overlapped)':>18}")
-        for nbytes, ref_t, our_t, ov_t in rows:
-            print(f"{nbytes:>10} {ref_t * 1e6:>15.1f} us {our_t * 1e6:>9.1f} us "
-                  f"{our_t / ref_t:>5.2f}x {ov_t * 1e6:>9.1f} us {ov_t / ref_t:>5.2f}x "
-                  f"{nbytes / ov_t / 1e9:>18.3f}")
+        print(f"{'bytes':>10} {'Allreduce(buf,out)':>18} {'sum':>10} {'ratio':>6} "
+              f"{'Allreduce(IN_PLACE)':>19} {'donated':>10} {'ratio':>6} "
+              f"{'scale+Iallreduce':>16} {'bucket':>10} {'ratio':>6} {'GB/s (sum)':>10}")
+        for nbytes, ref_t, our_t, ref_ip, our_ip, ref_ov, ov_t in rows:
+            print(f"{nbytes:>10} {ref_t * 1e6:>15.1f} us {our_t * 1e6:>7.1f} us "
+                  f"{our_t / ref_t:>5.2f}x {ref_ip * 1e6:>16.1f} us {our_ip * 1e6:>7.1f} us "
+                  f"{our_ip / ref_ip:>5.2f}x {ref_ov * 1e6:>13.1f} us {ov_t * 1e6:>7.1f} us "
+                  f"{ov_t / ref_ov:>5.2f}x "
+                  f"{nbytes / our_t / 1e9:>10.3f}")
         print(f"40 small tensors ({sum(a.nbytes for a in small)} bytes): one Allreduce each "
               f"{fused_ref * 1e6:.0f} us, fused {fused_ours * 1e6:.0f} us "
               f"({fused_ref / fused_ours:.1f}x faster fused)")
         print(json.dumps({"bandwidth": rows}))
 
 
-def train(mode, global_batch, steps):
-    """One training run; prints samples/s over the timed steps (after one warm-up epoch)."""
+def train(mode, global_batch, steps, width=512, layers=2, pack_mb=1):
+    """One training run; prints samples/s over the timed steps (after one warm-up epoch).
+    Modes: single, half (half the batch, no strategy), mwms (default buckets), mwms_1mb
+    (pack_mb buckets, overlap forced on), mwms_1mb_after (the same, overlap forced off)."""
     import tensorlite as tf
     if mode.startswith("mwms"):
-        pack = 1 << 20 if mode.startswith("mwms_1mb") else 0
+        pack = pack_mb << 20 if mode.startswith("mwms_1mb") else 0
         strategy = tf.distribute.MultiWorkerMirroredStrategy(
             communication_options=tf.distribute.experimental.CommunicationOptions(pack))
-        if mode == "mwms_1mb_after":   # the compiled step, the 1 MB buckets after it
-            strategy._overlap_plan = lambda *args: None
+        if mode.startswith("mwms_1mb"):   # forced either way: the bench compares the two
+            strategy._overlap = mode == "mwms_1mb"
         scope = strategy.scope()
     else:
         scope = tf.distribute.get_strategy().scope()
     batch = global_batch // 2 if mode == "half" else global_batch
     with scope:
-        model = tf.keras.Sequential([tf.keras.layers.Dense(512, activation="relu",
-                                                           input_shape=(784,)),
-                                     tf.keras.layers.Dense(512, activation="relu"),
-                                     tf.keras.layers.Dense(10)])
+        model = tf.keras.Sequential(
+            [tf.keras.layers.Dense(width, activation="relu", input_shape=(784,))] +
+            [tf.keras.layers.Dense(width, activation="relu") for _ in range(layers - 1)] +
+            [tf.keras.layers.Dense(10)])
         model.compile(tf.keras.optimizers.SGD(0.01),
                       tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rng = np.random.default_rng(0)
@@ -147,15 +174,42 @@ def training_comparison(mpiexec, global_batch=256, steps=30, rounds=5):
               f"{r / ceiling:.2f}x of the ceiling; goal >= 0.8x)")
 
 
+# (width, layers, bucket MB, global batch, steps): gradients of 2.6, 11 and 38 MB
+OVERLAP_MODELS = [(512, 2, 1, 256, 30), (1024, 3, 4, 128, 12), (2048, 3, 8, 128, 8)]
+
+
+def overlap_by_size(mpiexec, rounds=3):
+    """`--overlap`: where overlapping the all-reduce with the (eager) backward pass beats
+    reducing the same buckets after the compiled step, on 2 ranks of this host, by gradient
+    size (multi_worker._overlap_pays). Medians of interleaved rounds."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    for width, layers, pack_mb, batch, steps in OVERLAP_MODELS:
+        grad_mb = 4 * (784 * width + (layers - 1) * width * width + 10 * width) / 2 ** 20
+        got = {"mwms_1mb": [], "mwms_1mb_after": []}
+        for _ in range(rounds):
+            for mode in got:
+                out = subprocess.run(
+                    [mpiexec, "-n", "2", sys.executable, HERE, "--train", mode, str(batch),
+                     str(steps), str(width), str(layers), str(pack_mb)],
+                    env=env, capture_output=True, text=True, check=True).stdout
+                got[mode].append(_samples([out]))
+        over, after = (statistics.median(got[m]) for m in got)
+        print(f"{grad_mb:5.1f} MB of gradients in {pack_mb} MB buckets: overlapped "
+              f"{over:7.0f} samples/s, after the compiled step {after:7.0f} "
+              f"(overlap {over / after:.2f}x)", flush=True)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--bandwidth":
         return bandwidth()
     if len(sys.argv) > 1 and sys.argv[1] == "--train":
-        return train(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return train(sys.argv[2], *map(int, sys.argv[3:]))
     from tensorlite.distribute.launch import find_mpiexec
     mpiexec = find_mpiexec()
     if mpiexec is None:
         sys.exit("no mpiexec: pip install mpich mpi4py")
+    if "--overlap" in sys.argv:
+        return overlap_by_size(mpiexec)
     subprocess.run([mpiexec, "-n", "2", sys.executable, HERE, "--bandwidth"], check=True)
     training_comparison(mpiexec)
 

@@ -1,15 +1,15 @@
 """Run on 2 MPI ranks by test_distribute_multi_worker: BucketAllReducer.sum's results are
 sums against NumPy, reused receive buffers never overwrite a result the caller still holds
-(directly or through a view), and inputs are never written."""
+(directly or through a view), inputs are never written unless donated (then reduced in
+place), and the overlapped bucket path keeps a held step's gradients intact."""
 import numpy as np
 from mpi4py import MPI
 
-from tensorlite.distribute import mpi_comm
+from tensorlite.distribute import overlap
 from tensorlite.distribute.mpi_comm import BucketAllReducer
 
 comm = MPI.COMM_WORLD
 reducer = BucketAllReducer(comm, bucket_bytes=64)
-mpi_comm.REUSE_BYTES = 0   # reuse every buffer, however small
 size = comm.Get_size()
 a = np.full(1000, comm.rank + 1.0, np.float32)
 a_before = a.copy()
@@ -44,4 +44,16 @@ for p, f, s, want in zip(parts, first, second, wanted):
     np.testing.assert_allclose(f, want)
     np.testing.assert_allclose(s, 10 * want)
     assert f.shape == p.shape and f.dtype == p.dtype
+# donated: reduced in place, the input itself comes back
+donated = a * 4
+out = reducer.sum([donated], donate=True)[0]
+assert out is donated and out[0] == 4 * total, out[0]
+np.testing.assert_array_equal(a, a_before)
+
+# fit's bucket path: one step's gradients held while the next step reduces
+plan = overlap.BucketPlan([(2, 500)], [np.float32], bucket_bytes=1 << 20)
+step1, _ = overlap.OverlappedReduction(comm, plan, 0.5).finish([a.reshape(2, 500)])
+step2, _ = overlap.OverlappedReduction(comm, plan, 0.5).finish([2 * a.reshape(2, 500)])
+assert step1[0][0, 0] == total / 2 and step2[0][0, 0] == total, (step1[0][0, 0], step2[0][0, 0])
+assert not np.shares_memory(step1[0], step2[0])
 print("ok", comm.rank, flush=True)

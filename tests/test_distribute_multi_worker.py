@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.distribute import launch, mpi_comm, overlap
+from tensorlite.distribute import launch, mpi_comm, multi_worker, overlap
 from tests.distribute_fixtures import WeightRecorder, small_classifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -18,11 +18,12 @@ MPIEXEC = launch.find_mpiexec()
 needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec: pip install mpich mpi4py")
 
 
-def _run_ranks(n, data_path, out_dir, shuffle, bytes_per_pack=0):
+def _run_ranks(n, data_path, out_dir, shuffle, bytes_per_pack=0, overlap="auto"):
     cmd = [sys.executable, "-m", "tensorlite.distribute.launch", "-n", str(n),
            os.path.join(HERE, "mpi_fit_worker.py"), str(data_path), str(out_dir),
            "shuffle" if shuffle else "ordered", str(bytes_per_pack)]
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               TENSORLITE_OVERLAP_ALLREDUCE=overlap)
     env.pop("TF_CONFIG", None)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -75,9 +76,10 @@ def test_two_rank_fit_equals_single_process_step_by_step(tmp_path):
 
 @needs_mpi
 def test_bucketed_all_reduce_overlaps_the_backward_pass(tmp_path):
-    # 64-byte buckets: each of the 4 variables (Dense(5->6), Dense(6->3)) is its own bucket.
+    # 64-byte buckets: each of the 4 variables (Dense(5->6), Dense(6->3)) is its own bucket;
+    # overlap forced on (by default it is off where all ranks share one host).
     path, data = _data(tmp_path)
-    ranks = _run_ranks(2, path, tmp_path, shuffle=False, bytes_per_pack=64)
+    ranks = _run_ranks(2, path, tmp_path, shuffle=False, bytes_per_pack=64, overlap="1")
     single, _ = _single_process_steps(data)
     np.testing.assert_array_equal(ranks[0]["steps"], ranks[1]["steps"])
     np.testing.assert_allclose(ranks[0]["steps"], single, rtol=1e-5, atol=1e-6)
@@ -92,6 +94,28 @@ def test_bucketed_all_reduce_overlaps_the_backward_pass(tmp_path):
         assert kinds.index("start") < max(j for j, k in enumerate(kinds) if k == "grad")
         assert kinds[-1] == "done"
         assert np.all(np.diff(r["event_time"]) >= 0)
+
+
+@needs_mpi
+def test_on_one_host_buckets_are_reduced_after_the_compiled_step(tmp_path):
+    # by default ranks of one host keep the compiled step even with several buckets: every
+    # bucket starts after the step produced all gradients
+    path, data = _data(tmp_path)
+    ranks = _run_ranks(2, path, tmp_path, shuffle=False, bytes_per_pack=64)
+    single, _ = _single_process_steps(data)
+    np.testing.assert_allclose(ranks[0]["steps"], single, rtol=1e-5, atol=1e-6)
+    for r in ranks:
+        kinds = list(r["event_kind"])
+        assert kinds.count("start") == 4
+        assert kinds.index("start") > max(j for j, k in enumerate(kinds) if k == "grad")
+
+
+def test_overlap_setting_rejects_a_bad_value(monkeypatch):
+    monkeypatch.setenv(multi_worker.OVERLAP_ENV, "sometimes")
+    with pytest.raises(ValueError, match="TENSORLITE_OVERLAP_ALLREDUCE='sometimes'.*auto"):
+        multi_worker._overlap_pays(_FakeOneRankComm(), 2)
+    monkeypatch.setenv(multi_worker.OVERLAP_ENV, "0")
+    assert multi_worker._overlap_pays(_FakeOneRankComm(), 2) is False
 
 
 @pytest.mark.slow
@@ -192,6 +216,8 @@ def test_overlapped_reduction_ignores_gradients_of_a_function_being_traced():
 @pytest.mark.slow
 @needs_mpi
 def test_fused_sum_reuses_only_receive_buffers_nobody_holds():
+    # and donated arrays are reduced in place; fit's bucket buffers likewise never overwrite
+    # a step's gradients the caller still holds (tests/mpi_reduce_worker.py)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     env.pop("TF_CONFIG", None)
     proc = subprocess.run([sys.executable, "-m", "tensorlite.distribute.launch", "-n", "2",

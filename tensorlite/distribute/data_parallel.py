@@ -64,7 +64,7 @@ def replicated_step(strategy, batch, compute, grad_shapes, n_scalars, grad_dtype
         for i, s in enumerate(r_scalars):
             if s is not None:
                 scalars[i] = scalars[i] + w * values_lib.to_numpy(s)
-    reduced = strategy._cross_worker_sum(grads + scalars)
+    reduced = strategy._cross_worker_sum(grads + scalars, donate=True)   # sums made here
     extras = [None if r is None else r[2] for r in results]
     return ReplicatedStep(reduced[len(grads):], reduced[:len(grads)], parts, local_sizes,
                           extras, global_size)

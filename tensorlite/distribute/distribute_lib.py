@@ -176,8 +176,10 @@ class Strategy:
     def _is_chief(self):
         return self._worker_index() == 0
 
-    def _cross_worker_sum(self, arrays):
-        """Sums a list of arrays over every worker (identity on one worker)."""
+    def _cross_worker_sum(self, arrays, donate=False):
+        """Sums a list of arrays over every worker (identity on one worker). With `donate`
+        the caller gives the arrays up (fresh ones it computed): they may be summed in
+        place."""
         return arrays
 
     def _cross_worker_gather(self, arrays):
@@ -205,8 +207,8 @@ class Strategy:
             return [fn(*values_lib.select_replica(0, args),
                        **values_lib.select_replica(0, kwargs))]
 
-    def _all_reduce_among_replicas(self, ctx, op, flat):
-        total = self._cross_worker_sum(flat)
+    def _all_reduce_among_replicas(self, ctx, op, flat, donate=False):
+        total = self._cross_worker_sum(flat, donate)
         if op is ReduceOp.MEAN:
             total = [t / self.num_replicas_in_sync for t in total]
         return total
@@ -259,8 +261,8 @@ class Strategy:
             # A value that is the same on every local replica (TF's mirrored value).
             sums = [s * self._num_local_replicas for s in sums]
             counts = counts * self._num_local_replicas
-        sums = self._cross_worker_sum(sums)
-        counts = self._cross_worker_sum([counts])[0]
+        sums = self._cross_worker_sum(sums, donate=True)   # fresh arrays computed here
+        counts = self._cross_worker_sum([counts], donate=True)[0]
         if op is ReduceOp.MEAN:
             sums = [s / c for s, c in zip(sums, counts)]
         return nest.pack_like(template, [wrap(np.asarray(s, dtype=np.asarray(f).dtype))
@@ -324,7 +326,7 @@ def replica_apply_gradients(grads_and_vars, apply_fn):
         return ctx.merge_call(lambda _strategy: apply_fn(pairs))
     present = [i for i, (g, _) in enumerate(pairs) if g is not None]
     flat = [values_lib.to_numpy(pairs[i][0]) * ctx.grad_weight for i in present]
-    summed = ctx.strategy._all_reduce_among_replicas(ctx, ReduceOp.SUM, flat)
+    summed = ctx.strategy._all_reduce_among_replicas(ctx, ReduceOp.SUM, flat, donate=True)
     for i, g in zip(present, summed):
         pairs[i] = (wrap(g), pairs[i][1])
     return ctx.merge_call(lambda _strategy: apply_fn(pairs))

@@ -120,10 +120,10 @@ class MirroredStrategy(distribute_lib.Strategy):
             return [value]
         return self._rendezvous.exchange(ctx._replica_id, value)
 
-    def _all_reduce_among_replicas(self, ctx, op, flat):
+    def _all_reduce_among_replicas(self, ctx, op, flat, donate=False):
         gathered = self._exchange(ctx, flat)
         local = [np.sum([g[i] for g in gathered], axis=0) for i in range(len(flat))]
-        total = self._cross_worker_sum(local)
+        total = self._cross_worker_sum(local, donate=True)   # the sums are fresh arrays
         if op is ReduceOp.MEAN:
             total = [t / self.num_replicas_in_sync for t in total]
         return total

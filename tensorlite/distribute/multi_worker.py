@@ -4,8 +4,10 @@ Launch with `mpiexec -n 2 python train.py` (the pip-installed MPICH provides `mp
 `tensorlite-launch -n 2 train.py`; on a cluster, `mpiexec -f hostfile -n 64 ...`. Each rank
 builds the same model; variables created in scope() take the chief's (rank 0's) initial
 values; Keras fit splits every global batch among the ranks and sums the gradients with a
-fused all-reduce that starts bucket by bucket during the backward pass
-(distribute/overlap.py); only the chief writes checkpoints and saved models.
+fused all-reduce, which starts bucket by bucket during the backward pass where the ranks
+span several hosts (distribute/overlap.py; _overlap_pays says why;
+TENSORLITE_OVERLAP_ALLREDUCE=1/0 forces it on or off); only the chief writes checkpoints
+and saved models.
 
 Example:
     >>> strategy = tf.distribute.MultiWorkerMirroredStrategy()   # under mpiexec -n 2
@@ -13,6 +15,7 @@ Example:
     2
 """
 import contextlib
+import os
 
 import numpy as np
 
@@ -32,6 +35,7 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
         bucket = getattr(communication_options, "bytes_per_pack", 0) or mpi_comm.BUCKET_BYTES
         self._reducer = mpi_comm.BucketAllReducer(self._comm, bucket)
         self._plans = {}
+        self._overlap = _overlap_pays(self._comm, self._size)
         self.last_reduction = None   # the last step's OverlappedReduction (its events)
         self.cluster_resolver = cluster_resolver or self._resolve_cluster()
         self._devices = (f"/job:worker/replica:0/task:{self._rank}/device:CPU:0",)
@@ -55,8 +59,8 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
     def _worker_index(self):
         return self._rank
 
-    def _cross_worker_sum(self, arrays):
-        return self._reducer.sum([np.asarray(a) for a in arrays])
+    def _cross_worker_sum(self, arrays, donate=False):
+        return self._reducer.sum([np.asarray(a) for a in arrays], donate)
 
     def _bucket_plan(self, grad_shapes, grad_dtypes):
         if self._size == 1:
@@ -70,7 +74,10 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
 
     def _overlap_plan(self, grad_shapes, grad_dtypes):
         # One bucket is full only when the backward pass ends: nothing to overlap, and the
-        # compiled step (faster than the eager one the tape's hooks need) runs instead.
+        # compiled step (faster than the eager one the tape's hooks need) runs instead; so
+        # it does where overlap does not pay (_overlap_pays: ranks all on one host).
+        if not self._overlap:
+            return None
         plan = self._bucket_plan(grad_shapes, grad_dtypes)
         return plan if plan is not None and len(plan.buckets) > 1 else None
 
@@ -80,6 +87,7 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
         plan = self._bucket_plan(grad_shapes, grad_dtypes)
         if plan is None:
             return None
+        self.last_reduction = None   # let the last step's buckets go back to the pool
         self.last_reduction = overlap.OverlappedReduction(self._comm, plan, weight,
                                                           record_events=True)
         return self.last_reduction
@@ -103,3 +111,36 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
 
     def barrier(self):
         self._comm.Barrier()
+
+
+OVERLAP_ENV = "TENSORLITE_OVERLAP_ALLREDUCE"
+
+
+def _overlap_pays(comm, size):
+    """Whether fit overlaps the gradient all-reduce with the backward pass (where the
+    gradients span several buckets). TENSORLITE_OVERLAP_ALLREDUCE=1 or 0 forces it; "auto"
+    (the default) overlaps only when the ranks span several hosts. On one host MPICH moves
+    the data by shared-memory or CMA copies that each rank's own thread makes inside MPI
+    calls (no progress thread, no network card doing it meanwhile), so there is no transfer
+    to hide behind the backward pass, while the eager step the tape's hooks need costs ~10%
+    more CPU than the compiled one; measured on 2 ranks of this host (bench/allreduce.py
+    --overlap), overlap was 0.76-1.11x of reducing after the compiled step for 2.7-38 MB of
+    gradients, no consistent winner. Across hosts the network moves the data while the
+    backward pass runs, which is what Horovod's and PyTorch DDP's overlap relies on.
+    Collective: every rank calls it."""
+    value = os.environ.get(OVERLAP_ENV, "auto").strip().lower()
+    if value in ("1", "true", "on"):
+        return True
+    if value in ("0", "false", "off"):
+        return False
+    if value != "auto":
+        raise ValueError(f"{OVERLAP_ENV}={value!r}: use 1 (always overlap the all-reduce "
+                         f"with the backward pass), 0 (never) or auto (only when the ranks "
+                         f"span several hosts)")
+    if size == 1:
+        return False
+    local = comm.Split_type(mpi_comm.mpi_module().COMM_TYPE_SHARED)
+    try:
+        return local.Get_size() < size
+    finally:
+        local.Free()

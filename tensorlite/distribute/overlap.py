@@ -10,7 +10,9 @@ and copied into its bucket's flat buffer, and when a bucket is full its non-bloc
 start in plan order on every rank (MPI needs collectives in the same order everywhere).
 MPICH has no progress thread here (one would steal a core from the backward pass on a
 small machine), so every later hook call drives the pending reductions with `Testall`;
-`finish` waits for them before the optimizer applies the sums. A model whose gradients fit
+`finish` waits for them before the optimizer applies the sums. Bucket buffers come from the
+plan's BufferPool: the summed gradients `finish` returns are views of them, and the next
+step reuses a buffer once nothing holds those views. A model whose gradients fit
 in one bucket has nothing to overlap (the bucket is full when the backward pass ends), so
 MultiWorkerMirroredStrategy then runs the compiled step and hands its gradients to `finish`:
 each is scaled straight into the bucket and one all-reduce follows.
@@ -28,7 +30,7 @@ import time
 import numpy as np
 
 from tensorlite.autodiff import tape as tape_lib
-from tensorlite.distribute import mpi_comm, values as values_lib
+from tensorlite.distribute import buffer_pool, mpi_comm, values as values_lib
 from tensorlite.graph import tracing
 
 
@@ -40,6 +42,7 @@ class BucketPlan:
         self.shapes = [tuple(s) for s in shapes]
         self.dtypes = [np.dtype(d) for d in dtypes]
         self.buckets = []         # per bucket: (dtype, total elements, [variable positions])
+        self.pool = buffer_pool.BufferPool()   # the buckets' buffers, reused across steps
         self.where = {}           # variable position -> (bucket index, offset, size)
         current, dtype, size = [], None, 0
         for i in reversed(range(len(self.shapes))):
@@ -68,7 +71,8 @@ class OverlappedReduction:
         self._plan = plan
         self._weight = weight
         self._mpi = mpi_comm.mpi_module() if comm.Get_size() > 1 else None
-        self._buffers = [np.empty(n, dtype) for dtype, n, _ in plan.buckets]
+        self._buffers = [plan.pool.take(b, (n,), dtype)
+                         for b, (dtype, n, _) in enumerate(plan.buckets)]
         self._missing = [len(members) for _, _, members in plan.buckets]
         self._received = set()
         self._requests = []
@@ -140,9 +144,11 @@ class OverlappedReduction:
             if scalars:   # every rank sums them here: a blocking collective is in order
                 self._comm.Allreduce(self._mpi.IN_PLACE, scalar_buf, op=self._mpi.SUM)
             self._mpi.Request.Waitall(self._requests)
+            self._requests = []   # a request may keep its buffer referenced
         self._event("done", -1)
         out = []
         for i, shape in enumerate(self._plan.shapes):
             b, offset, n = self._plan.where[i]
             out.append(self._buffers[b][offset:offset + n].reshape(shape))
-        return out, list(scalar_buf)
+        self._buffers = None   # the caller's views own them now: free for the next step once
+        return out, list(scalar_buf)   # it drops them
