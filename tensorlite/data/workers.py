@@ -128,6 +128,7 @@ def _worker_main(conn, fn_bytes_or_fn, seed):
         _, seq, indices, in_name, in_meta, out_name = msg
         chunk = unpack_from(seg(in_name).buf, in_meta, copy=False)
         outputs, failures, times = [], {}, []
+        cpu0 = time.thread_time()
         for j, (index, element) in enumerate(zip(indices, chunk)):
             t0 = perf_counter_ns()  # the parent reports these spans while profiling
             try:
@@ -141,7 +142,7 @@ def _worker_main(conn, fn_bytes_or_fn, seed):
         if packed[0] == "grow":
             conn.send(("grow", seq, packed[1]))
             packed = pack_into(seg(receive_slot()).buf, tuple(outputs))
-        conn.send(("ok", seq, packed, failures, times))
+        conn.send(("ok", seq, packed, failures, times, time.thread_time() - cpu0))
     for s in attached.values():
         s.close()
     os._exit(0)
@@ -204,8 +205,9 @@ class Worker:
         old.free()
 
     def receive(self):
-        """Blocks for one reply: a list of (index, element or exception), and the
-        (index, start ns, end ns) of each element's run in the worker."""
+        """Blocks for one reply: a list of (index, element or exception), the
+        (index, start ns, end ns) of each element's run in the worker, and the CPU
+        seconds the chunk took there."""
         msg = self.conn.recv()
         if msg[0] == "grow":
             _, seq, size = msg
@@ -216,7 +218,7 @@ class Worker:
             self.conn.send(("drop", old.name))
             old.free()
             msg = self.conn.recv()
-        _, seq, packed, failures, times = msg
+        _, seq, packed, failures, times, cpu = msg
         slot, indices = self.busy.pop(seq)
         self.free_slots.append(slot)
         outputs = iter(unpack_from(self.outputs[slot].buf, packed, copy=True))
@@ -229,7 +231,7 @@ class Worker:
                 results.append((index, exc))
             else:
                 results.append((index, next(outputs)))
-        return results, times
+        return results, times, cpu
 
     def close(self):
         """Tells the worker to stop and frees its segments, without waiting for its exit
