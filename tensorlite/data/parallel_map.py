@@ -74,6 +74,7 @@ class ParallelMapIterator(RawIterator):
         self._exhausted = False
         self._pool = None
         self._workers = []
+        self._to_fork = 0  # worker processes the plan still needs
         self._stage = stats.name
         self._latency = 1e-3
         self._chunk = 1
@@ -299,13 +300,20 @@ class ParallelMapIterator(RawIterator):
             self._pool = cf.ThreadPoolExecutor(max_workers=n, thread_name_prefix="tf.data",
                                                initializer=name_thread, initargs=(what,))
         elif mode == "process":
-            from tensorlite.data.workers import Worker  # noqa: PLC0415
             self._chunk = max(1, min(64, int(_CHUNK_SECONDS / max(self._latency, 1e-6))))
             self._stats.choice += f", {self._chunk} elements per message"
-            what = f"{self._trace[0] if self._trace else self._stage} worker process"
             self._workers = [w for w in self._workers if w.proc.is_alive()][:n]
-            self._workers += [Worker(self._fn, self._ctx.seed, thread_name(what))
-                              for _ in range(n - len(self._workers))]
+            # Forked one at a time as `_fill` needs them: the first works while the next
+            # one forks (a fork of a large process takes milliseconds).
+            self._to_fork = n - len(self._workers)
+            if not self._workers:
+                self._fork_worker()
+
+    def _fork_worker(self):
+        from tensorlite.data.workers import Worker  # noqa: PLC0415
+        what = f"{self._trace[0] if self._trace else self._stage} worker process"
+        self._workers.append(Worker(self._fn, self._ctx.seed, thread_name(what)))
+        self._to_fork -= 1
 
     # -- submitting and collecting -------------------------------------------------------
     def _window(self):
@@ -341,7 +349,9 @@ class ParallelMapIterator(RawIterator):
     def _fill(self):
         while len(self._pending) + len(self._done) < self._window() and not self._exhausted:
             if self._mode == "process" and not any(w.free_slots for w in self._workers):
-                break
+                if self._to_fork <= 0:
+                    break
+                self._fork_worker()
             if not self._submit_next():
                 break
 
