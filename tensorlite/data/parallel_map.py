@@ -5,9 +5,11 @@ With `num_parallel_calls=AUTOTUNE` the mechanism and the parallelism are chosen 
 measurements of the first elements:
   * a function cheaper than the cost of handing it to a worker runs inline;
   * one that mostly waits (CPU time well below wall time) gets threads, more than cores;
-  * a CPU-bound one is tried on `cores` threads: if they scale it stays on threads,
-    otherwise (the GIL serialises it) it moves to worker processes — unless moving its
-    inputs and outputs between processes would cost more than computing them.
+  * a CPU-bound one runs one short round on `cores` threads started together: if their
+    CPU times add up to more than one core's worth (the function releases the GIL) it
+    stays on threads, otherwise it moves to worker processes (forked one at a time as
+    the pipeline fills) — unless moving its inputs and outputs between processes would
+    cost more than computing them.
 An explicit `num_parallel_calls=N` fixes the parallelism; the mechanism is still measured
 (`options.threading.worker_mechanism` can force "thread" or "process").
 Under AUTOTUNE a parallel plan is then watched while it runs (plan_guard.py): measured
