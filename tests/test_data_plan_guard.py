@@ -164,27 +164,41 @@ def _cpu_bound_python(x):
     return np.int64(s)
 
 
+def _map_iterator(ds):
+    from tensorlite.data import parallel_map
+    raw = iter(ds)._raw
+    while not isinstance(raw, parallel_map.ParallelMapIterator):
+        raw = raw._in
+    return raw
+
+
 @pytest.mark.skipif(parallel_cores() < 2, reason="needs 2 cores to run threads side by side")
-def test_autotune_sends_a_gil_bound_function_to_worker_processes():
+def test_gil_probe_sends_a_gil_bound_function_to_worker_processes():
     """Threads of a GIL-bound function take turns (they never run on more than one core
-    at once, whatever the load): AUTOTUNE moves it to worker processes after one round."""
-    ds = tf.data.Dataset.range(16).map(lambda x: _cpu_bound_python(int(x)),
-                                       num_parallel_calls=tf.data.AUTOTUNE)
-    assert [int(v) for v in ds] == [int(_cpu_bound_python(i)) for i in range(16)]
-    choice = ds.explain(print_fn=None)
-    assert "GIL-bound: threads started together ran on" in choice and "process x" in choice
+    at once, whatever the load): one round of the probe moves it to worker processes."""
+    raw = _map_iterator(tf.data.Dataset.range(16).map(
+        lambda x: _cpu_bound_python(int(x)), num_parallel_calls=2))
+    raw._latency = 1e-3
+    raw._probe_threads(2, 1e-3, 64)
+    try:
+        assert raw._stats.choice.startswith("process x2 (GIL-bound: threads started "
+                                             "together ran on"), raw._stats.choice
+        out = []
+        while True:
+            try:
+                out.append(int(raw.next()))
+            except StopIteration:
+                break
+        assert out == [int(_cpu_bound_python(i)) for i in range(16)]
+    finally:
+        raw.close()
 
 
 def test_gil_probe_counts_cores_used_at_once(monkeypatch):
     """The probe's verdict from its threads' (ready, end, CPU) times: 2 threads each with
     8 ms of CPU in an 8.5 ms round released the GIL; in a 16 ms round they took turns."""
-    from tensorlite.data import parallel_map
-
     def verdict(end):
-        it = tf.data.Dataset.range(40).map(lambda x: x, num_parallel_calls=2)
-        raw = iter(it)._raw
-        while not isinstance(raw, parallel_map.ParallelMapIterator):
-            raw = raw._in
+        raw = _map_iterator(tf.data.Dataset.range(40).map(lambda x: x, num_parallel_calls=2))
         monkeypatch.setattr(raw, "_probe_chunk",
                             lambda barrier, items: ([], (1.0 - 0.001 * items[0][1], end,
                                                          0.008)))

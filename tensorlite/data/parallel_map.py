@@ -35,6 +35,10 @@ _INLINE_BELOW = 40e-6  # seconds: cheaper than a hand-off to a worker
 _COPY_BYTES_PER_S = 1.5e9  # rough cost of moving bytes through shared memory
 _CHUNK_SECONDS = 5e-3  # work per message to a worker process: amortises ~0.1 ms of IPC
 _THREAD_CHUNK_SECONDS = 1e-3  # work per thread task: amortises ~30 us of future handling
+# Results buffered per worker process: more than each worker holds queued
+# (workers.SLOTS_PER_WORKER), so while the consumer waits in order for a worker slowed by
+# other programs' load, the others keep getting new work instead of idling.
+_RUN_AHEAD_TASKS = 4
 _GIL_PROBE_SECONDS = 2e-3  # work per thread in the GIL probe: several GIL hand-offs' worth
 _GIL_FREE_CORES = 1.2  # probe threads ran on more cores at once: the GIL is released
 
@@ -320,8 +324,7 @@ class ParallelMapIterator(RawIterator):
     # -- submitting and collecting -------------------------------------------------------
     def _window(self):
         if self._mode == "process":
-            from tensorlite.data.workers import SLOTS_PER_WORKER  # noqa: PLC0415
-            return self._n * SLOTS_PER_WORKER * self._chunk
+            return self._n * _RUN_AHEAD_TASKS * self._chunk
         return 2 * self._n * self._chunk
 
     def _submit_next(self):
