@@ -208,3 +208,17 @@ def test_gil_probe_counts_cores_used_at_once(monkeypatch):
     assert "ran on 1.9 cores at once: the function releases the GIL" in verdict(1.0085)
     assert verdict(1.016).startswith("process x2 (GIL-bound: threads started together ran "
                                      "on 1.0 cores")
+
+
+@pytest.mark.skipif(parallel_cores() < 2, reason="needs 2 cores to run threads side by side")
+def test_an_input_error_during_the_gil_probe_does_not_hang():
+    """The input fails while the probe hands elements to its threads started together:
+    the threads already given work do not wait forever for the others, and the error
+    reaches the consumer."""
+    def check(x):
+        tf.debugging.assert_less(x, tf.constant(3, tf.int64))
+        return x
+    ds = tf.data.Dataset.range(12).map(check).map(
+        lambda x: _cpu_bound_python(int(x)), num_parallel_calls=tf.data.AUTOTUNE)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="element 3"):
+        list(ds)

@@ -220,20 +220,21 @@ class ParallelMapIterator(RawIterator):
         self._set_mode("thread", n, "probing the GIL")
         per_thread = max(1, min(64, int(_GIL_PROBE_SECONDS / max(self._latency, 1e-6))))
         barrier = threading.Barrier(n)
-        futures = []
-        for _ in range(n):
-            items = [x for x in (self._pull() for _ in range(per_thread)) if x is not None]
-            if not items:
-                break
-            futures.append(self._pool.submit(self._probe_chunk, barrier, items))
-        if len(futures) < n:
-            barrier.abort()  # the input ended: too few elements left to matter
-        runs = []
-        for f in futures:
-            results, run = f.result()
-            runs.append(run)
-            for index, value in results:
-                self._store(index, value)
+        futures, runs = [], []
+        try:
+            for _ in range(n):
+                items = [x for x in (self._pull() for _ in range(per_thread)) if x is not None]
+                if not items:
+                    break
+                futures.append(self._pool.submit(self._probe_chunk, barrier, items))
+        finally:
+            if len(futures) < n:  # the input ended (too few elements left to matter) or
+                barrier.abort()  # failed: the threads waiting for the others go on
+            for f in futures:  # kept, even when the input's error is on its way out
+                results, run = f.result()
+                runs.append(run)
+                for index, value in results:
+                    self._store(index, value)
         if len(runs) < n:
             self._stats.choice = f"threads x{n} (the input ended while probing the GIL)"
             return
