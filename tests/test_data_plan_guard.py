@@ -7,6 +7,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.data import plan_guard
+from tensorlite.data.parallel_map import cpu_count as parallel_cores
 from tensorlite.data.plan_guard import PlanGuard
 
 
@@ -142,3 +143,82 @@ def test_inline_cost_is_re_measured_while_parallel_wins(fast_windows, monkeypatc
     assert [g.observe(0.5e-3, True) for _ in range(4)][-1] == "sample"
     assert [g.observe(0.3e-3, False) for _ in range(4)][-1] == "stay"  # inline is faster now
     assert g.fallbacks == 1 and "500 us/element > inline 300 us" in g.explain("process x2")
+
+
+def test_no_inline_sample_when_parallel_beats_the_cpu_time(fast_windows, monkeypatch):
+    """Inline never costs less than the function's CPU time: a parallel plan clearly below
+    it is not stalled for a sample, and one near it still is."""
+    monkeypatch.setattr(plan_guard, "_FIRST_SAMPLE_S", 0.0)
+    g = PlanGuard(sequential_cost=1e-3)
+    g.add_cpu(4 * 1e-3, 4)  # workers spent 1 ms of CPU per element
+    assert [g.observe(0.55e-3, True) for _ in range(4)] == [None] * 4  # 2 workers: no sample
+    assert g.cpu_cost == pytest.approx(1e-3) and not g._sampling
+    g.add_cpu(4 * 1e-3, 4)
+    assert [g.observe(0.9e-3, True) for _ in range(4)][-1] == "sample"  # inline might win
+
+
+def _cpu_bound_python(x):
+    s = 0
+    for k in range(20_000):
+        s += (k * int(x)) % 7
+    return np.int64(s)
+
+
+def _map_iterator(ds):
+    from tensorlite.data import parallel_map
+    raw = iter(ds)._raw
+    while not isinstance(raw, parallel_map.ParallelMapIterator):
+        raw = raw._in
+    return raw
+
+
+@pytest.mark.skipif(parallel_cores() < 2, reason="needs 2 cores to run threads side by side")
+def test_gil_probe_sends_a_gil_bound_function_to_worker_processes():
+    """Threads of a GIL-bound function take turns (they never run on more than one core
+    at once, whatever the load): one round of the probe moves it to worker processes."""
+    raw = _map_iterator(tf.data.Dataset.range(16).map(
+        lambda x: _cpu_bound_python(int(x)), num_parallel_calls=2))
+    raw._latency = 1e-3
+    raw._probe_threads(2, 1e-3, 64)
+    try:
+        assert raw._stats.choice.startswith("process x2 (GIL-bound: threads started "
+                                             "together ran on"), raw._stats.choice
+        out = []
+        while True:
+            try:
+                out.append(int(raw.next()))
+            except StopIteration:
+                break
+        assert out == [int(_cpu_bound_python(i)) for i in range(16)]
+    finally:
+        raw.close()
+
+
+def test_gil_probe_counts_cores_used_at_once(monkeypatch):
+    """The probe's verdict from its threads' (ready, end, CPU) times: 2 threads each with
+    8 ms of CPU in an 8.5 ms round released the GIL; in a 16 ms round they took turns."""
+    def verdict(end):
+        raw = _map_iterator(tf.data.Dataset.range(40).map(lambda x: x, num_parallel_calls=2))
+        monkeypatch.setattr(raw, "_probe_chunk",
+                            lambda barrier, items: ([], (1.0 - 0.001 * items[0][1], end,
+                                                         0.008)))
+        raw._probe_threads(2, 1e-3, 64)
+        raw.close()
+        return raw._stats.choice
+    assert "ran on 1.9 cores at once: the function releases the GIL" in verdict(1.0085)
+    assert verdict(1.016).startswith("process x2 (GIL-bound: threads started together ran "
+                                     "on 1.0 cores")
+
+
+@pytest.mark.skipif(parallel_cores() < 2, reason="needs 2 cores to run threads side by side")
+def test_an_input_error_during_the_gil_probe_does_not_hang():
+    """The input fails while the probe hands elements to its threads started together:
+    the threads already given work do not wait forever for the others, and the error
+    reaches the consumer."""
+    def check(x):
+        tf.debugging.assert_less(x, tf.constant(3, tf.int64))
+        return x
+    ds = tf.data.Dataset.range(12).map(check).map(
+        lambda x: _cpu_bound_python(int(x)), num_parallel_calls=tf.data.AUTOTUNE)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="element 3"):
+        list(ds)

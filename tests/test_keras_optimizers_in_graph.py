@@ -288,3 +288,39 @@ def test_user_schedule_of_the_transformer_tutorial_in_graph():
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     _, g, _, _, _ = _train_graph(make)
     assert "Rsqrt" in g.op_counts() and "Minimum" in g.op_counts()  # evaluated in the graph
+
+
+def test_assignments_adopt_the_update_only_when_nothing_else_reads_it():
+    """The executor lets an assignment take the fused update's fresh output without a copy
+    (bench/optimizer_step.py) only when the assignment is its sole reader: a value the
+    function also returns keeps its own memory, whatever later updates the variable."""
+    from tensorlite.graph.executor import adoptable_assigns
+    from tensorlite.ops import optimizer_ops
+    w, vel = tf.Variable(np.ones(3, "float32")), tf.Variable(np.zeros(3, "float32"))
+
+    @tf.function
+    def step(g):
+        new_w, new_vel = optimizer_ops.MOMENTUM(w.read_value(), vel.read_value(), g,
+                                                tf.constant(0.5), tf.constant(0.9),
+                                                n_slots=1)
+        w.assign(new_w)
+        vel.assign(new_vel)
+        return new_vel  # read by the caller too
+
+    g = tf.constant(np.full(3, 2.0, "float32"))
+    graph = step.get_concrete_function(g).graph
+    adopted = [graph.nodes[k].attrs["variable"] for k in adoptable_assigns(graph)]
+    assert len(adopted) == 1 and adopted[0] is w
+    outs = [step(g) for _ in range(3)]  # the later calls run the compiled graph
+    np.testing.assert_allclose([o.numpy()[0] for o in outs], [-1.0, -1.9, -2.71])
+    np.testing.assert_allclose(w.numpy(), 1 - 1 - 1.9 - 2.71, rtol=1e-6)
+    assert not np.shares_memory(outs[-1].numpy(), vel.numpy())
+    vel.assign(np.zeros(3, "float32"))
+    np.testing.assert_allclose(outs[-1].numpy(), -2.71, rtol=1e-6)
+
+
+def test_adam_in_graph_adopts_its_updates():
+    _, graph, _, _, _ = _train_graph(lambda: tf.keras.optimizers.Adam(1e-3))
+    from tensorlite.graph.executor import adoptable_assigns
+    # each weight and its two moments: the fused op's outputs, read only by assignments
+    assert len(adoptable_assigns(graph)) == 6

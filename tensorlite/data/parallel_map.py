@@ -5,9 +5,11 @@ With `num_parallel_calls=AUTOTUNE` the mechanism and the parallelism are chosen 
 measurements of the first elements:
   * a function cheaper than the cost of handing it to a worker runs inline;
   * one that mostly waits (CPU time well below wall time) gets threads, more than cores;
-  * a CPU-bound one is tried on `cores` threads: if they scale it stays on threads,
-    otherwise (the GIL serialises it) it moves to worker processes — unless moving its
-    inputs and outputs between processes would cost more than computing them.
+  * a CPU-bound one runs one short round on `cores` threads started together: if their
+    CPU times add up to more than one core's worth (the function releases the GIL) it
+    stays on threads, otherwise it moves to worker processes (forked one at a time as
+    the pipeline fills) — unless moving its inputs and outputs between processes would
+    cost more than computing them.
 An explicit `num_parallel_calls=N` fixes the parallelism; the mechanism is still measured
 (`options.threading.worker_mechanism` can force "thread" or "process").
 Under AUTOTUNE a parallel plan is then watched while it runs (plan_guard.py): measured
@@ -17,6 +19,7 @@ Order is kept unless `deterministic=False`, which yields in completion order.
 import concurrent.futures as cf
 import multiprocessing.connection as mpc
 import os
+import threading
 import time
 
 from tensorlite.data.dataset import AUTOTUNE
@@ -32,6 +35,12 @@ _INLINE_BELOW = 40e-6  # seconds: cheaper than a hand-off to a worker
 _COPY_BYTES_PER_S = 1.5e9  # rough cost of moving bytes through shared memory
 _CHUNK_SECONDS = 5e-3  # work per message to a worker process: amortises ~0.1 ms of IPC
 _THREAD_CHUNK_SECONDS = 1e-3  # work per thread task: amortises ~30 us of future handling
+# Results buffered per worker process: more than each worker holds queued
+# (workers.SLOTS_PER_WORKER), so while the consumer waits in order for a worker slowed by
+# other programs' load, the others keep getting new work instead of idling.
+_RUN_AHEAD_TASKS = 4
+_GIL_PROBE_SECONDS = 2e-3  # work per thread in the GIL probe: several GIL hand-offs' worth
+_GIL_FREE_CORES = 1.2  # probe threads ran on more cores at once: the GIL is released
 
 
 def _runqueue_wait():
@@ -71,6 +80,7 @@ class ParallelMapIterator(RawIterator):
         self._exhausted = False
         self._pool = None
         self._workers = []
+        self._to_fork = 0  # worker processes the plan still needs
         self._stage = stats.name
         self._latency = 1e-3
         self._chunk = 1
@@ -87,17 +97,19 @@ class ParallelMapIterator(RawIterator):
         return out
 
     def _run_chunk(self, elements, indices):
-        """Runs several elements in one task; each result or exception keeps its index."""
+        """Runs several elements in one task; each result or exception keeps its index.
+        Returns those and the CPU seconds the task took on its thread."""
+        cpu0 = time.thread_time()
         c = trace_hook.ACTIVE
         if c is not None:
-            return self._run_chunk_traced(c, elements, indices)
+            return self._run_chunk_traced(c, elements, indices), time.thread_time() - cpu0
         out = []
         for element, index in zip(elements, indices):
             try:
                 out.append((index, self._run_one(element, index)))
             except BaseException as e:  # noqa: BLE001 - delivered in order
                 out.append((index, e))
-        return out
+        return out, time.thread_time() - cpu0
 
     def _run_chunk_traced(self, c, elements, indices):
         """`_run_chunk` with a "worker" span per element on the worker thread."""
@@ -197,33 +209,62 @@ class ParallelMapIterator(RawIterator):
         self._guard_plan(latency)
 
     def _probe_threads(self, n, latency, moved):
-        self._set_mode("thread", n, "probing thread scaling")
-        t0, cpu0 = time.perf_counter(), time.process_time()
-        start = len(self._done)
-        target = 3 * n
-        while len(self._pending) < target:
-            if not self._submit_next():
-                break
-        while self._pending:
-            self._collect(block=True)
-        count = len(self._done) - start
-        elapsed = time.perf_counter() - t0
-        speedup = count * latency / max(elapsed, 1e-9) if count else 1.0
-        # Cores this process kept busy: a GIL-bound function cannot use more than one,
-        # whatever the speedup computed from a latency measured under another load says.
-        cores_used = (time.process_time() - cpu0) / max(elapsed, 1e-9)
+        """One round on `n` threads started together, each running ~2 ms of elements.
+        Threads of a GIL-bound function take turns: together they never run on more than
+        one core at a time, so their CPU time adds up to at most the round's wall time.
+        Clearly more than that, and the function releases the GIL: threads. Otherwise
+        worker processes, which run either kind in parallel (only a GIL-free function
+        whose outputs cost more to move than to compute stays on threads). Under load
+        from other programs the threads may use little more than a core even when the
+        function releases the GIL: processes are the choice that cannot go wrong then."""
+        self._set_mode("thread", n, "probing the GIL")
+        per_thread = max(1, min(64, int(_GIL_PROBE_SECONDS / max(self._latency, 1e-6))))
+        barrier = threading.Barrier(n)
+        futures, runs = [], []
+        try:
+            for _ in range(n):
+                items = [x for x in (self._pull() for _ in range(per_thread)) if x is not None]
+                if not items:
+                    break
+                futures.append(self._pool.submit(self._probe_chunk, barrier, items))
+        finally:
+            if len(futures) < n:  # the input ended (too few elements left to matter) or
+                barrier.abort()  # failed: the threads waiting for the others go on
+            for f in futures:  # kept, even when the input's error is on its way out
+                results, run = f.result()
+                runs.append(run)
+                for index, value in results:
+                    self._store(index, value)
+        if len(runs) < n:
+            self._stats.choice = f"threads x{n} (the input ended while probing the GIL)"
+            return
+        # from the round's start: when the last thread was ready (the others waited)
+        start = max(r[0] for r in runs)
+        cores = sum(r[2] for r in runs) / max(max(r[1] for r in runs) - start, 1e-9)
         transfer = 2 * moved / _COPY_BYTES_PER_S
-        if speedup >= 0.7 * n and cores_used > 1.2:
-            self._stats.choice = (f"threads x{n} (measured {speedup:.2f}x on {n} threads: the "
-                                  f"function releases the GIL)")
+        if cores >= _GIL_FREE_CORES:
+            self._stats.choice = (f"threads x{n} (threads started together ran on "
+                                  f"{cores:.1f} cores at once: the function releases the "
+                                  f"GIL)")
         elif transfer > latency / 2:
-            self._stats.choice = (f"threads x{n} (GIL-bound, {speedup:.2f}x, but moving "
-                                  f"{moved / 1e6:.2f} MB per element costs more than "
-                                  f"computing it)")
+            self._stats.choice = (f"threads x{n} (GIL-bound: threads ran on {cores:.1f} "
+                                  f"cores, but moving {moved / 1e6:.2f} MB per element "
+                                  f"costs more than computing it)")
         else:
             self._shutdown_pool()
-            self._set_mode("process", n, f"GIL-bound: threads reached {speedup:.2f}x on "
-                           f"{n}; worker processes")
+            self._set_mode("process", n, f"GIL-bound: threads started together ran on "
+                           f"{cores:.1f} cores at once; worker processes")
+
+    def _probe_chunk(self, barrier, items):
+        """Runs elements once every probe thread is ready; returns their results and
+        (ready time, end time, CPU seconds) of this thread."""
+        ready = time.perf_counter()
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pass
+        results, cpu = self._run_chunk([e for e, _ in items], [i for _, i in items])
+        return results, (ready, time.perf_counter(), cpu)
 
     def _guard_plan(self, latency):
         """Under AUTOTUNE, watch the parallel plan just chosen (see plan_guard.py)."""
@@ -266,19 +307,25 @@ class ParallelMapIterator(RawIterator):
             self._pool = cf.ThreadPoolExecutor(max_workers=n, thread_name_prefix="tf.data",
                                                initializer=name_thread, initargs=(what,))
         elif mode == "process":
-            from tensorlite.data.workers import Worker  # noqa: PLC0415
             self._chunk = max(1, min(64, int(_CHUNK_SECONDS / max(self._latency, 1e-6))))
             self._stats.choice += f", {self._chunk} elements per message"
-            what = f"{self._trace[0] if self._trace else self._stage} worker process"
             self._workers = [w for w in self._workers if w.proc.is_alive()][:n]
-            self._workers += [Worker(self._fn, self._ctx.seed, thread_name(what))
-                              for _ in range(n - len(self._workers))]
+            # Forked one at a time as `_fill` needs them: the first works while the next
+            # one forks (a fork of a large process takes milliseconds).
+            self._to_fork = n - len(self._workers)
+            if not self._workers:
+                self._fork_worker()
+
+    def _fork_worker(self):
+        from tensorlite.data.workers import Worker  # noqa: PLC0415
+        what = f"{self._trace[0] if self._trace else self._stage} worker process"
+        self._workers.append(Worker(self._fn, self._ctx.seed, thread_name(what)))
+        self._to_fork -= 1
 
     # -- submitting and collecting -------------------------------------------------------
     def _window(self):
         if self._mode == "process":
-            from tensorlite.data.workers import SLOTS_PER_WORKER  # noqa: PLC0415
-            return self._n * SLOTS_PER_WORKER * self._chunk
+            return self._n * _RUN_AHEAD_TASKS * self._chunk
         return 2 * self._n * self._chunk
 
     def _submit_next(self):
@@ -308,7 +355,9 @@ class ParallelMapIterator(RawIterator):
     def _fill(self):
         while len(self._pending) + len(self._done) < self._window() and not self._exhausted:
             if self._mode == "process" and not any(w.free_slots for w in self._workers):
-                break
+                if self._to_fork <= 0:
+                    break
+                self._fork_worker()
             if not self._submit_next():
                 break
 
@@ -322,7 +371,9 @@ class ParallelMapIterator(RawIterator):
             done, _ = cf.wait(futures, timeout=None if block else 0,
                               return_when=cf.FIRST_COMPLETED)
             for f in done:
-                for index, value in f.result():
+                results, cpu = f.result()
+                self._add_cpu(cpu, len(results))
+                for index, value in results:
                     if self._pending.pop(index, None) is not None:
                         self._store(index, value)
         else:
@@ -331,13 +382,18 @@ class ParallelMapIterator(RawIterator):
             ready = mpc.wait([w.conn for w in workers], timeout=None if block else 0)
             for w in workers:
                 if w.conn in ready:
-                    results, times = w.receive()
+                    results, times, cpu = w.receive()
+                    self._add_cpu(cpu, len(results))
                     for index, value in results:
                         self._pending.pop(index, None)
                         self._store(index, value)
                     c = trace_hook.ACTIVE
                     if c is not None:
                         self._report_remote(c, w, times)
+
+    def _add_cpu(self, seconds, elements):
+        if self._guard is not None:
+            self._guard.add_cpu(seconds, elements)
 
     # -- the iterator protocol -------------------------------------------------------------
     def next(self):

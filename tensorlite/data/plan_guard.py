@@ -12,7 +12,10 @@ windows, for the parallel plan and for the inline loop, each measured recently:
     window, at 0.5 s, then at doubling intervals up to 8 s while parallel keeps winning),
     because the inline cost it is compared with changes with the load too: a stale one
     (the probe's two elements, measured under another load) can keep a plan that has
-    become slower than inline.
+    become slower than inline. A sample is skipped when it cannot change the verdict:
+    the inline loop never costs less per element than the function's CPU time (which
+    the workers measure while they run it), so a parallel plan that costs clearly less
+    than that wins whatever the load, and the sample's stall is not paid for nothing.
 Only elements the inline loop computes count as inline cost (not ones the parallel plan
 left buffered), and a parallel plan's ramp-up (forking workers, filling the pipeline: the
 elements in flight) is a one-off cost, not its steady per-element cost: `start_parallel`
@@ -30,6 +33,7 @@ _FIRST_RETRY_S = 0.1
 _MAX_RETRY_S = 30.0
 _FIRST_SAMPLE_S = 0.5
 _MAX_SAMPLE_S = 8.0
+_SURE_WIN = 0.8  # parallel cost below this share of the CPU time: inline cannot beat it
 
 
 class PlanGuard:
@@ -46,6 +50,8 @@ class PlanGuard:
         self._sampling = False
         self._skip = 0
         self._par_window = 0  # elements in a parallel window beyond _WINDOW_ELEMENTS
+        self._cpu, self._cpu_elements = 0.0, 0  # the workers' CPU time in this window
+        self.cpu_cost = None  # CPU seconds per element, measured by the workers
         self.fallbacks = 0
 
     def start_parallel(self, warmup):
@@ -55,6 +61,12 @@ class PlanGuard:
         self._skip = warmup
         self._par_window = 2 * warmup
         self._reset_window()
+
+    def add_cpu(self, seconds, elements):
+        """The CPU time workers spent on `elements` elements (a lower bound on what each
+        costs inline: a single-threaded function's wall time is at least its CPU time)."""
+        self._cpu += seconds
+        self._cpu_elements += elements
 
     def _window_done(self, elements=0):
         return self._count >= max(elements, _WINDOW_ELEMENTS) and \
@@ -91,14 +103,24 @@ class PlanGuard:
             return None
         self.par_cost = self._spent / self._count
         self._reset_window()
+        if self._cpu_elements:
+            self.cpu_cost = self._cpu / self._cpu_elements
+            self._cpu, self._cpu_elements = 0.0, 0
         if self.par_cost > self.seq_cost:
             self._lost()
             return "fallback"
         self._retry_after = _FIRST_RETRY_S
         if time.perf_counter() >= self._sample_at:
+            if self.cpu_cost is not None and self.par_cost <= _SURE_WIN * self.cpu_cost:
+                self._next_sample()  # inline cannot win now: as if a sample said so
+                return None
             self._sampling = True
             return "sample"
         return None
+
+    def _next_sample(self):
+        self._sample_every = min(2 * self._sample_every, _MAX_SAMPLE_S)
+        self._sample_at = time.perf_counter() + self._sample_every
 
     def _observe_inline(self):
         if self._window_done():
@@ -109,8 +131,7 @@ class PlanGuard:
                 if self.par_cost is not None and self.par_cost > self.seq_cost:
                     self._lost()
                     return "stay"
-                self._sample_every = min(2 * self._sample_every, _MAX_SAMPLE_S)
-                self._sample_at = time.perf_counter() + self._sample_every
+                self._next_sample()
                 return "retry"
         if not self._sampling and self._retry_at is not None and \
                 time.perf_counter() >= self._retry_at and self._count == 0:

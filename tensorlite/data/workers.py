@@ -2,8 +2,8 @@
 memory instead of pickles.
 
 Each worker is forked (it inherits the function, so lambdas and closures work), runs BLAS
-single-threaded, and owns two slot pairs (input, output) of shared memory that grow on
-demand. Only small metadata travels through the pipe. The parent creates every segment and
+single-threaded, and owns SLOTS_PER_WORKER slot pairs (input, output) of shared memory that grow
+on demand. Only small metadata travels through the pipe. The parent creates every segment and
 unlinks them on close, so nothing leaks; workers are told to stop on close, on error and
 when the iterator is garbage collected. Close does not wait for them to exit (a process
 exit takes 5-15 ms, paid at the end of every epoch otherwise): the exiting workers are
@@ -23,7 +23,11 @@ from tensorlite.data import structure
 from tensorlite.framework import blas_threads, nest
 from tensorlite.framework.tensor import wrap
 
-SLOTS_PER_WORKER = 4
+# Tasks queued per worker: one running, the next ones ready when it ends (the parent may
+# be off a core for a while under load). Few: a task assigned to a worker that other
+# programs slow down is waited for in order, while a pull from a shared queue would have
+# given it to a free one.
+SLOTS_PER_WORKER = 3
 _MIN_SLOT = 1 << 16
 _STOP_GRACE_S = 2.0
 _EXITING = []  # [(terminate-after time, process)] of closed workers not yet reaped
@@ -126,8 +130,12 @@ def _worker_main(conn, fn_bytes_or_fn, seed):
                 s.close()
             continue
         _, seq, indices, in_name, in_meta, out_name = msg
-        chunk = unpack_from(seg(in_name).buf, in_meta, copy=False)
+        try:
+            chunk = unpack_from(seg(in_name).buf, in_meta, copy=False)
+        except FileNotFoundError:  # the parent closed, freeing the segments, before this task
+            break
         outputs, failures, times = [], {}, []
+        cpu0 = time.thread_time()
         for j, (index, element) in enumerate(zip(indices, chunk)):
             t0 = perf_counter_ns()  # the parent reports these spans while profiling
             try:
@@ -137,11 +145,14 @@ def _worker_main(conn, fn_bytes_or_fn, seed):
             except BaseException as e:  # noqa: BLE001 - sent to the parent, in order
                 failures[j] = _pickled_error(e)
             times.append((index, t0, perf_counter_ns()))
-        packed = pack_into(seg(out_name).buf, tuple(outputs))
-        if packed[0] == "grow":
-            conn.send(("grow", seq, packed[1]))
-            packed = pack_into(seg(receive_slot()).buf, tuple(outputs))
-        conn.send(("ok", seq, packed, failures, times))
+        try:
+            packed = pack_into(seg(out_name).buf, tuple(outputs))
+            if packed[0] == "grow":
+                conn.send(("grow", seq, packed[1]))
+                packed = pack_into(seg(receive_slot()).buf, tuple(outputs))
+            conn.send(("ok", seq, packed, failures, times, time.thread_time() - cpu0))
+        except (OSError, EOFError):  # the parent closed while this task ran: nobody to tell
+            break
     for s in attached.values():
         s.close()
     os._exit(0)
@@ -204,8 +215,9 @@ class Worker:
         old.free()
 
     def receive(self):
-        """Blocks for one reply: a list of (index, element or exception), and the
-        (index, start ns, end ns) of each element's run in the worker."""
+        """Blocks for one reply: a list of (index, element or exception), the
+        (index, start ns, end ns) of each element's run in the worker, and the CPU
+        seconds the chunk took there."""
         msg = self.conn.recv()
         if msg[0] == "grow":
             _, seq, size = msg
@@ -216,7 +228,7 @@ class Worker:
             self.conn.send(("drop", old.name))
             old.free()
             msg = self.conn.recv()
-        _, seq, packed, failures, times = msg
+        _, seq, packed, failures, times, cpu = msg
         slot, indices = self.busy.pop(seq)
         self.free_slots.append(slot)
         outputs = iter(unpack_from(self.outputs[slot].buf, packed, copy=True))
@@ -229,7 +241,7 @@ class Worker:
                 results.append((index, exc))
             else:
                 results.append((index, next(outputs)))
-        return results, times
+        return results, times, cpu
 
     def close(self):
         """Tells the worker to stop and frees its segments, without waiting for its exit

@@ -225,6 +225,10 @@ class Variable(metaclass=_VariableMeta):
 
     # -- writing -------------------------------------------------------------------------
     def _coerce(self, value, op):
+        current = self._t._value
+        if type(value) is np.ndarray and value.dtype == current.dtype and \
+                value.shape == current.shape:
+            return value  # the graph executor's case: an array like the current value
         t = convert.convert_to_tensor(value, dtype_hint=self.dtype)
         if t._dtype is not self.dtype:
             raise errors.InvalidArgumentError(

@@ -14,7 +14,7 @@ import numpy as np
 from tensorlite.framework import dispatch, nest
 from tensorlite.framework.dispatch import execute
 from tensorlite.framework.tensor import wrap
-from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE
+from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, adopt_assign
 from tensorlite.graph.tracing import PythonValue
 
 
@@ -26,6 +26,32 @@ def last_uses(graph):
             last[s] = k
     keep = set(graph.output_slots()) | set(graph.constants)
     return {s: k for s, k in last.items() if s not in keep}
+
+
+def adoptable_assigns(graph, replaced=()):
+    """Indices of the `AssignVariableOp` nodes (mode "set") that may take their value
+    without a copy: the value is a fresh output of an op that declares `fresh_outputs`
+    (no input or other output shares its memory) and the assignment is its only reader,
+    so nothing in the graph or its outputs can see it change when the variable is later
+    updated in place. Nodes in `replaced` (fused by the compiler) are left alone."""
+    producer, readers = {}, {}
+    for k, node in enumerate(graph.nodes):
+        for s in node.outputs:
+            producer[s] = k
+        for s in node.inputs:
+            readers[s] = readers.get(s, 0) + 1
+    keep = set(graph.output_slots()) | set(graph.constants) | set(graph.placeholders)
+    out = set()
+    for k, node in enumerate(graph.nodes):
+        if node.op is not ASSIGN_VARIABLE or node.attrs.get("mode") != "set" or k in replaced:
+            continue
+        s = node.inputs[0]
+        p = producer.get(s)
+        if s in keep or readers[s] != 1 or p is None or p in replaced:
+            continue
+        if getattr(graph.nodes[p].op, "fresh_outputs", False):
+            out.add(k)
+    return out
 
 
 def compile_graph(graph, functions=None):
@@ -43,6 +69,7 @@ def compile_graph(graph, functions=None):
     for s, k in last_uses(graph).items():
         deaths.setdefault(k, []).append(s)
     steps = functions or {}
+    adopt = adoptable_assigns(graph, steps)
     for k, node in enumerate(graph.nodes):
         if k in steps:
             step = steps[k]
@@ -50,8 +77,8 @@ def compile_graph(graph, functions=None):
                 continue
             fn, ins, outs = step
         else:
-            fn = functools.partial(node.op.forward, **node.attrs) if node.attrs else \
-                node.op.forward
+            forward = adopt_assign if k in adopt else node.op.forward
+            fn = functools.partial(forward, **node.attrs) if node.attrs else forward
             ins, outs = node.inputs, node.outputs
         env[f"f{k}"] = fn
         call = f"f{k}({', '.join(f'v{s}' for s in ins)})"

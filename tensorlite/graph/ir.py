@@ -167,6 +167,14 @@ def _assign_fwd(value, variable, mode):
     return variable._t._value
 
 
+def adopt_assign(value, variable, mode):
+    """`AssignVariableOp` (mode "set") of an array nothing else holds - one the graph made
+    for this assignment alone (the executor checks): the variable takes it without the
+    defensive copy."""
+    variable._assign_owned(value)
+    return variable._t._value
+
+
 READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE),
                         tf="ReadVariableOp")
 ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE)

@@ -229,8 +229,10 @@ def _functional(kernel):
             new = np.subtract(w, out)
         elif mode == ADD:
             new = np.add(w, out)
+        elif out is g or out is w or out.base is not None or any(out is s for s in slots):
+            new = np.array(out, copy=True)  # outputs never alias inputs or each other
         else:
-            new = out if out is not g and out.base is None else np.array(out, copy=True)
+            new = out
         return (new.astype(w.dtype, copy=False), *slots)
     forward.kernel = kernel
     return forward
@@ -244,6 +246,9 @@ def _update_op(name, kernel, tf_name):
     op = register(name, _functional(kernel), grad=NOT_DIFFERENTIABLE, shape=_shape,
                   multi_output=True)
     op.kernel = kernel
+    # Each output is a new array no input and no other output shares: the graph executor
+    # lets the AssignVariableOp that alone reads one adopt it without a copy.
+    op.fresh_outputs = True
     return declare(op, tf=tf_name) if tf_name is not None else op
 
 
