@@ -50,6 +50,30 @@ class Tables(tf.Module):
                 "text": self.text.lookup(words), "size": self.static.size()}
 
 
+DENSE_IDS = np.array([4, 9, 7, 12, 3], np.int64)
+
+
+class DenseTables(tf.Module):
+    """Two DenseHashTables filled by insert (and one entry removed): int64 keys with
+    TensorFlow's documented empty_key 0 / deleted_key -1, and string keys to [2] vectors."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids = tf.lookup.experimental.DenseHashTable(tf.int64, tf.int64, -1, 0, -1)
+        self.ids.insert(tf.constant([4, 9, 3], tf.int64), tf.constant([40, 90, 30], tf.int64))
+        self.ids.remove(tf.constant([3], tf.int64))
+        self.vectors = tf.lookup.experimental.DenseHashTable(
+            tf.string, tf.float32, tf.constant([0.0, -1.0]), "<empty>", "<deleted>")
+        self.vectors.insert(["cat", "the", "b"], tf.constant([[1, 2], [3, 4], [5, 6]],
+                                                              tf.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64, name="ids"),
+                                  tf.TensorSpec([None], tf.string, name="words")])
+    def __call__(self, ids, words):
+        return {"ids": self.ids.lookup(ids), "vectors": self.vectors.lookup(words),
+                "size": self.ids.size()}
+
+
 def write_vocab_file(path):
     path.write_text("the\ncat\nsat\n")
     return str(path)
