@@ -391,21 +391,41 @@ def _b(text):
 
 
 def _scalar_bytes(t):
-    return np.asarray(t._value).reshape(()).item()
+    # .numpy(): a trace refuses (rather than freezes) a value computed from its inputs
+    return np.asarray(t.numpy()).reshape(()).item()
 
 
-def _sparse_split(ins, attrs):
-    """StringSplitV2's outputs are a SparseTensor's (indices, values, dense_shape)."""
-    from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
-    values, splits = STRING_SPLIT(ins[0], sep=_scalar_bytes(ins[1]),
-                                  maxsplit=int(attrs.get("maxsplit", -1)))
-    b = np.asarray(splits._value)
+def _sparse_split_fwd(x, sep, maxsplit):
+    """TensorFlow's StringSplitV2: a SparseTensor's (indices, values, dense_shape)."""
+    values, b = _split_fwd(x, sep, maxsplit)
     lengths = np.diff(b)
     rowids = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
     cols = np.arange(b[-1], dtype=np.int64) - b[:-1][rowids]
     shape = np.array([lengths.size, lengths.max(initial=0)], dtype=np.int64)
-    return [convert_to_tensor(np.stack([rowids, cols], axis=1).reshape(-1, 2)), values,
-            convert_to_tensor(shape)]
+    return np.stack([rowids, cols], axis=1).reshape(-1, 2), values, shape
+
+
+# one op, so that a traced graph of a TensorFlow SavedModel computes the sparse outputs from
+# its input each run (NumPy in an import rule would freeze them at the traced values)
+STRING_SPLIT_SPARSE = _register("StringSplitV2Sparse", _sparse_split_fwd, lambda *s, **_: [
+    Spec((None, 2), dtypes.int64), Spec((None,), dtypes.string), Spec((2,), dtypes.int64)],
+    True)
+
+
+def _sparse_split(ins, attrs):
+    return list(STRING_SPLIT_SPARSE(ins[0], sep=_scalar_bytes(ins[1]),
+                                    maxsplit=int(attrs.get("maxsplit", -1))))
+
+
+def _sparse_split_tf(attrs, specs):
+    def write(add, x):
+        node = add("StringSplitV2", [x[0], np.array(attrs["sep"], dtype=object)],
+                   maxsplit=attrs["maxsplit"])
+        return [f"{node}:indices:0", f"{node}:values:0", f"{node}:shape:0"]
+    return write
+
+
+declare(STRING_SPLIT_SPARSE, tf=_sparse_split_tf)
 
 
 def _splits_dtype(splits, attrs):

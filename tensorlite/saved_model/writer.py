@@ -65,7 +65,9 @@ def _functions(obj):
             found[name] = value
         elif isinstance(name, str) and isinstance(value, RestoredFunction) and \
                 name not in _RESOURCE_FUNCTIONS:
-            found[name] = _retraced(value)
+            made = _retraced(value)
+            if made is not None:
+                found[name] = made
     return sorted(found.items())
 
 
@@ -75,19 +77,42 @@ def _spec(spec):
     return TensorSpec(spec.shape, spec.dtype, spec.name)
 
 
+def _inference_first(concretes):
+    """The concrete functions, those saved with no `True` argument (a Keras call's
+    `training=False`) first: the one a re-saved model keeps."""
+    from tensorlite.framework import nest  # noqa: PLC0415
+    return sorted(concretes, key=lambda c: any(
+        v is True for v in nest.flatten(c.structured_input_signature or ((), {}))))
+
+
 def _retraced(restored):
     """A function of a loaded SavedModel as a tf.function (its FunctionDefs run on
     tensorlite ops, so tracing it gives graph IR again): re-saving a loaded, perhaps
-    fine-tuned, model. Made once per restored function."""
+    fine-tuned, model. Its tensor arguments become the tf.function's; its Python ones (a
+    Keras call's `training=False, mask=None`) stay the values it was saved for. None for a
+    function without tensor arguments but with others (Keras's `_adapt_function` of a
+    dataset iterator): nothing to trace. Made once per restored function."""
+    from tensorlite.framework import nest  # noqa: PLC0415
     from tensorlite.graph.function import Function  # noqa: PLC0415
-    made = restored.__dict__.get("_as_tf_function")
-    if made is None:
-        args, kwargs = restored.concrete_functions[0].structured_input_signature or ((), {})
-        if kwargs:
-            raise errors.UnimplementedError(None, None, "re-saving a loaded function with "
-                                            "keyword-only tensor arguments")
-        made = Function(lambda *xs: restored(*xs), input_signature=[_spec(a) for a in args])
-        restored._as_tf_function = made
+    from tensorlite.saved_model.load import _Spec  # noqa: PLC0415
+    if "_as_tf_function" in restored.__dict__:
+        return restored._as_tf_function
+    concrete = _inference_first(restored.concrete_functions)[0]
+    args, kwargs = concrete.structured_input_signature or ((), {})
+    if any(isinstance(v, _Spec) for v in nest.flatten(kwargs)):
+        raise errors.UnimplementedError(None, None, "re-saving a loaded function with "
+                                        "keyword-only tensor arguments")
+    flat = nest.flatten(args)
+    where = [i for i, v in enumerate(flat) if isinstance(v, _Spec)]
+    made = None
+    if where or not flat:
+        def call(*xs):
+            leaves = list(flat)
+            for i, x in zip(where, xs):
+                leaves[i] = x
+            return concrete(*nest.pack_like(args, leaves), **kwargs)
+        made = Function(call, input_signature=[_spec(flat[i]) for i in where])
+    restored._as_tf_function = made
     return made
 
 
