@@ -74,6 +74,27 @@ class DenseTables(tf.Module):
                 "size": self.ids.size()}
 
 
+STRING_WORDS = np.array([" héllo ".encode(), b"cat", b"", b"Zed9"])
+STRING_PAIRS = np.array([[b"a b", b""], [b" c  d e", b"f"], [b"x", b"y z"]])
+
+
+class StringFunctions(tf.Module):
+    """tf.strings.length (bytes and UTF-8 characters), regex_full_match, strip, and split of
+    a matrix (a ragged result with two row partitions); strings come back joined by "|"
+    (reduce_join) so that the results are plain byte strings."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="words"),
+                                  tf.TensorSpec([None, 2], tf.string, name="pairs")])
+    def __call__(self, words, pairs):
+        split = tf.strings.split(pairs)
+        return {"bytes": tf.strings.length(words),
+                "chars": tf.strings.length(words, unit="UTF8_CHAR"),
+                "match": tf.strings.regex_full_match(words, "[a-z]+"),
+                "strip": tf.strings.reduce_join(tf.strings.strip(words), separator="|"),
+                "tokens": tf.strings.reduce_join(split.flat_values, separator="|"),
+                "token_splits": split.nested_row_splits[-1]}
+
+
 def write_vocab_file(path):
     path.write_text("the\ncat\nsat\n")
     return str(path)

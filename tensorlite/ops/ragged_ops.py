@@ -488,6 +488,33 @@ def _splits_from_rowids_tf(attrs, specs):
 
 
 declare(RAGGED_SPLITS_FROM_ROWIDS, tf=_splits_from_rowids_tf)
+
+
+def _uniform_splits_tf(attrs, specs):
+    """Row splits every `length` values: Range(0, rows of the input + 1, length) (length 0:
+    nrows + 1 zeros)."""
+    i32, i64 = np.int32, np.int64
+    length = attrs["length"]
+
+    def write(add, ins):
+        if length == 0:
+            if attrs.get("nrows") is None:
+                raise errors.UnimplementedError(None, None, "SavedModel export: "
+                                                "from_uniform_row_length(0) without nrows")
+            return [add("Identity", [np.zeros(attrs["nrows"] + 1, i64)],
+                        T=dtypes.int64) + ":output:0"]
+        shape = add("Shape", [ins[0]], T=specs[0].dtype, out_type=dtypes.int64)
+        n = add("StridedSlice", [f"{shape}:output:0", np.array([0], i32),
+                                 np.array([1], i32), np.array([1], i32)], T=dtypes.int64,
+                Index=dtypes.int32, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                new_axis_mask=0, shrink_axis_mask=1)
+        limit = add("AddV2", [f"{n}:output:0", np.array(1, i64)], T=dtypes.int64)
+        return [add("Range", [np.array(0, i64), f"{limit}:z:0", np.array(length, i64)],
+                    Tidx=dtypes.int64) + ":output:0"]
+    return write
+
+
+declare(RAGGED_UNIFORM_SPLITS, tf=_uniform_splits_tf)
 declare(RAGGED_SPLITS_FROM_ROWIDS_N, tf=_splits_from_rowids_tf)
 declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather})
 

@@ -456,11 +456,11 @@ def _regex_replace(pattern, rewrite):
 def _split_tf(attrs, specs):
     """StringSplitV2 gives sparse indices; the ragged row splits are [0] and the running
     sum of each row's count of tokens (DenseBincount of the indices' row ids), as
-    TensorFlow's RaggedTensor.from_sparse builds them."""
-    if len(specs[0].shape) != 1:
-        raise errors.UnimplementedError(None, None, f"SavedModel export: tf.strings.split of "
-                                        f"a rank-{len(specs[0].shape)} tensor (only vectors)")
+    TensorFlow's RaggedTensor.from_sparse builds them. TensorFlow's op takes a vector: any
+    other input is flattened first, as this op's rows are its input's flattened elements
+    (tf.strings.split partitions them again by the input's shape)."""
     i32, i64 = np.int32, np.int64
+    rank = len(specs[0].shape)
 
     def first(add, tensor, begin, end, stride, shrink, mask):
         return add("StridedSlice", [tensor, np.array(begin, i32), np.array(end, i32),
@@ -469,7 +469,9 @@ def _split_tf(attrs, specs):
                    shrink_axis_mask=shrink) + ":output:0"
 
     def write(add, x):
-        split = add("StringSplitV2", [x[0], np.array(attrs["sep"], dtype=object)],
+        text = x[0] if rank == 1 else add("Reshape", [x[0], np.array([-1], i32)],
+                                          T=dtypes.string, Tshape=dtypes.int32) + ":output:0"
+        split = add("StringSplitV2", [text, np.array(attrs["sep"], dtype=object)],
                     maxsplit=attrs["maxsplit"])
         rows = first(add, f"{split}:indices:0", [0, 0], [0, 1], [1, 1], 2, 1)
         nrows = first(add, f"{split}:shape:0", [0], [1], [1], 1, 0)
@@ -502,7 +504,10 @@ declare(REGEX_REPLACE, tf=lambda a, specs: ("StaticRegexReplace", {
     "pattern": a["pattern"], "rewrite": a["rewrite"], "replace_global": a["replace_global"],
     "T": None}))
 declare(STRING_JOIN, tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
-declare(REDUCE_JOIN, tf_import=_import_reduce_join)
+declare(REDUCE_JOIN, tf_import=_import_reduce_join, tf=lambda a, specs: ("ReduceJoin", {
+    "keep_dims": a["keepdims"], "separator": a["separator"], "T": None},
+    [0, np.array(list(range(len(specs[0].shape))) if a["axis"] is None else list(a["axis"]),
+                 np.int32)]))
 declare(REGEX_REPLACE, tf_import={
     "RegexReplace": _regex_replace(lambda ins, a: _scalar_bytes(ins[1]),
                                    lambda ins, a: _scalar_bytes(ins[2])),
@@ -511,13 +516,17 @@ declare(REGEX_REPLACE, tf_import={
 declare(REGEX_FULL_MATCH, tf_import={
     "RegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_scalar_bytes(ins[1])),
     "StaticRegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_b(a["pattern"]))})
+declare(REGEX_FULL_MATCH, tf=lambda a, specs: ("StaticRegexFullMatch", {
+    "pattern": a["pattern"], "T": None}))
+declare(STRING_LENGTH, tf=lambda a, specs: ("StringLength", {"unit": a["unit"], "T": None}))
 declare(STRING_LENGTH, tf_import=lambda ins, a: STRING_LENGTH(ins[0], unit=a.get("unit",
                                                                                  "BYTE")))
 declare(STRING_LOWER, tf_import=lambda ins, a: STRING_LOWER(ins[0], encoding=a.get("encoding",
                                                                                    "")))
 declare(STRING_UPPER, tf_import=lambda ins, a: STRING_UPPER(ins[0], encoding=a.get("encoding",
                                                                                    "")))
-declare(STRING_STRIP, tf_import=lambda ins, a: STRING_STRIP(ins[0]))
+declare(STRING_STRIP, tf_import=lambda ins, a: STRING_STRIP(ins[0]),
+        tf=lambda a, specs: ("StringStrip", {"T": None}))
 declare(SUBSTR, tf_import=lambda ins, a: SUBSTR(*ins, unit=a.get("unit", "BYTE")))
 declare(STRING_TO_NUMBER, tf_import=lambda ins, a: STRING_TO_NUMBER(
     ins[0], out_type=dtypes.as_dtype(a.get("out_type", dtypes.float32)).name))

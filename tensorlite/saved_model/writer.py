@@ -337,7 +337,7 @@ class _Builder:
         node_id = len(self.objects.nodes)
         bare = self.objects.nodes.add().bare_concrete_function
         bare.concrete_function_name = wrapper
-        bare.argument_keywords.extend(names)
+        bare.argument_keywords.extend(sorted(names))
         self.objects.nodes[map_id].children.add(node_id=node_id, local_name=key)
         self._signature_def(key, wrapper, names, signature, bound, outputs, keys, order,
                             call_index)
@@ -348,8 +348,8 @@ class _Builder:
         fdef = FunctionDef()
         fdef.signature.name = name
         resources = [f"unknown_{i}" if i else "unknown" for i in range(len(bound))]
-        for n, spec in zip(names, signature):
-            fdef.signature.input_arg.add(name=n, type=datatype(spec.dtype))
+        for i in _by_name(names):  # TF's callers pass the keyword arguments sorted by name
+            fdef.signature.input_arg.add(name=names[i], type=datatype(signature[i].dtype))
         for r, b in zip(resources, bound):
             fdef.signature.input_arg.add(name=r, type=self.bound_type(b))
         call = call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
@@ -367,8 +367,8 @@ class _Builder:
             fdef.signature.output_arg.add(name=ret, type=datatype(outputs[i].dtype))
             fdef.ret[ret] = f"{ident.name}:output:0"
         shapes = fdef.attr["_input_shapes"].list
-        for spec in signature:
-            shapes.shape.add().CopyFrom(shape_proto(spec.shape.as_list()))
+        for i in _by_name(names):
+            shapes.shape.add().CopyFrom(shape_proto(signature[i].shape.as_list()))
         for _ in bound:
             shapes.shape.add()
         fdef.attr["_construction_context"].s = b"kEagerRuntime"
@@ -403,9 +403,11 @@ class _Builder:
             info.tensor_shape.CopyFrom(shape_proto(spec.shape.as_list()))
         handles = [self.handle(b) for b in bound]
         call_name = "StatefulPartitionedCall" + (f"_{call_index}" if call_index else "")
-        call_node(graph.node.add(), call_name, wrapper, inputs + handles,
-                   [datatype(s.dtype) for s in signature] + [self.bound_type(b) for b in bound],
-                   [datatype(outputs[i].dtype) for i in order])
+        call_node(graph.node.add(), call_name, wrapper,
+                  [inputs[i] for i in _by_name(names)] + handles,
+                  [datatype(signature[i].dtype) for i in _by_name(names)] +
+                  [self.bound_type(b) for b in bound],
+                  [datatype(outputs[i].dtype) for i in order])
         for k, i in enumerate(order):
             info = sig.outputs[keys[i]]
             info.name, info.dtype = f"{call_name}:{k}", datatype(outputs[i].dtype)
@@ -437,6 +439,12 @@ class _Builder:
             read.attr["dtype"].type = datatype(variable.dtype)
             self.handles[node_id] = name
         return self.handles[node_id]
+
+
+def _by_name(names):
+    """Positions of a signature's inputs sorted by name: the order of its wrapper's
+    arguments, as TensorFlow flattens a signature's keyword arguments."""
+    return sorted(range(len(names)), key=lambda i: names[i])
 
 
 def _spec_of(spec):

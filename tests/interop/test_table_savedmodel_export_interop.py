@@ -12,8 +12,9 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.saved_model_helpers import (DENSE_IDS, TABLE_WORDS, TEXT_KINDS, TEXTS, AssetReader,
-                                       DenseTables, Tables, string_lookup_model,
+from tests.saved_model_helpers import (DENSE_IDS, STRING_PAIRS, STRING_WORDS, TABLE_WORDS,
+                                       TEXT_KINDS, TEXTS, AssetReader, DenseTables,
+                                       StringFunctions, Tables, string_lookup_model,
                                        text_vectorization_model, write_vocab_file)
 
 pytestmark = pytest.mark.interop
@@ -33,9 +34,12 @@ def tables_read_by_tensorflow(tmp_path_factory):
     tf.saved_model.save(AssetReader(words), str(directory / "asset_reader"))
     dense = DenseTables()
     tf.saved_model.save(dense, str(directory / "dense"))
+    strings = StringFunctions()
+    tf.saved_model.save(strings, str(directory / "strings"))
     os.remove(vocab)  # TensorFlow must read the copies in assets/
     os.remove(words)
-    np.savez(directory / "inputs.npz", words=TABLE_WORDS, texts=TEXTS, ids=DENSE_IDS)
+    np.savez(directory / "inputs.npz", words=TABLE_WORDS, texts=TEXTS, ids=DENSE_IDS,
+             string_words=STRING_WORDS, pairs=STRING_PAIRS)
     manifest = {
         "tables": {"functions": {"__call__": ["words"]},
                    "signatures": {"serving_default": {"words": "words"}}},
@@ -44,11 +48,16 @@ def tables_read_by_tensorflow(tmp_path_factory):
            for name in text_models},
         "asset_reader": {"functions": {"read": []}},
         "dense": {"functions": {"__call__": ["ids", "words"]},
-                  "signatures": {"serving_default": {"ids": "ids", "words": "words"}}}}
+                  "signatures": {"serving_default": {"ids": "ids", "words": "words"}}},
+        "strings": {"functions": {"__call__": ["string_words", "pairs"]},
+                    "signatures": {"serving_default": {"words": "string_words",
+                                                       "pairs": "pairs"}}}}
     (directory / "manifest.json").write_text(json.dumps(manifest))
     run_tf("savedmodel_read", directory)
     expected = {k: v.numpy() for k, v in module(tf.constant(TABLE_WORDS)).items()}
     expected["directory"] = directory
+    expected["strings"] = {k: v.numpy() for k, v in strings(
+        tf.constant(STRING_WORDS), tf.constant(STRING_PAIRS)).items()}
     expected["dense"] = {k: v.numpy() for k, v in dense(tf.constant(DENSE_IDS),
                                                        tf.constant(TABLE_WORDS)).items()}
     expected["string_lookup"] = model(tf.constant(TABLE_WORDS)).numpy()
@@ -90,4 +99,16 @@ def test_tensorflow_looks_up_a_dense_hash_tables_entries(tables_read_by_tensorfl
     got, expected = tables_read_by_tensorflow
     for where in ("dense.__call__", "dense.sig.serving_default", "dense.tf1.serving_default"):
         np.testing.assert_array_equal(got[f"{where}.{key}"], expected["dense"][key],
+                                      err_msg=where)
+
+
+@pytest.mark.parametrize("key", ["bytes", "chars", "match", "strip", "tokens", "token_splits"])
+def test_tensorflow_runs_saved_string_functions(tables_read_by_tensorflow, key):
+    """StringLength (BYTE, UTF8_CHAR), StaticRegexFullMatch, StringStrip, and
+    tf.strings.split of a matrix (flattened for StringSplitV2, rows partitioned again by
+    a uniform row length) give tensorlite's values in real TensorFlow."""
+    got, expected = tables_read_by_tensorflow
+    for where in ("strings.__call__", "strings.sig.serving_default",
+                  "strings.tf1.serving_default"):
+        np.testing.assert_array_equal(got[f"{where}.{key}"], expected["strings"][key],
                                       err_msg=where)
