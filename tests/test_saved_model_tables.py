@@ -1,6 +1,7 @@
 """tf.saved_model.save of objects that use lookup tables, loaded back by tensorlite: the
 tables come back with their contents, a vocabulary file travels in assets/ (the original may
-be gone), DenseHashTables keep their entries, and what export cannot write yet says so. Real TensorFlow loading the same files:
+be gone), DenseHashTables keep their entries, string functions round trip, and what export
+cannot write yet says so. Real TensorFlow loading the same files:
 tests/interop/test_table_savedmodel_export_interop.py."""
 import os
 

@@ -477,14 +477,22 @@ def _splits_from_rowids_tf(attrs, specs):
                       keep_dims=False)
             plus = add("AddV2", [f"{top}:output:0", np.array(1, i64)], T=dtypes.int64)
             size = add("Maximum", [f"{plus}:z:0", np.array(0, i64)], T=dtypes.int64) + ":z:0"
-        counts = add("DenseBincount", [ins[0], size, np.zeros(0, i64)], Tidx=dtypes.int64,
-                     T=dtypes.int64, binary_output=False)
-        ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
-                   Tidx=dtypes.int32, exclusive=False, reverse=False)
-        splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
-                     N=2, T=dtypes.int64, Tidx=dtypes.int32)
-        return [f"{splits}:output:0"]
+        return [write_splits_from_rowids(add, ins[0], size)]
     return write
+
+
+def write_splits_from_rowids(add, rowids, nrows):
+    """The TensorFlow nodes (written by a tf rule's `add`) of int64 row splits from sorted
+    int64 row ids over `nrows` rows: [0] and the running sum of DenseBincount; returns the
+    splits' ref."""
+    i32, i64 = np.int32, np.int64
+    counts = add("DenseBincount", [rowids, nrows, np.zeros(0, i64)], Tidx=dtypes.int64,
+                 T=dtypes.int64, binary_output=False)
+    ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
+               Tidx=dtypes.int32, exclusive=False, reverse=False)
+    splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
+                 N=2, T=dtypes.int64, Tidx=dtypes.int32)
+    return f"{splits}:output:0"
 
 
 declare(RAGGED_SPLITS_FROM_ROWIDS, tf=_splits_from_rowids_tf)

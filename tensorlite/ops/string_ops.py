@@ -459,7 +459,7 @@ def _split_tf(attrs, specs):
     TensorFlow's RaggedTensor.from_sparse builds them. TensorFlow's op takes a vector: any
     other input is flattened first, as this op's rows are its input's flattened elements
     (tf.strings.split partitions them again by the input's shape)."""
-    i32, i64 = np.int32, np.int64
+    i32 = np.int32
     rank = len(specs[0].shape)
 
     def first(add, tensor, begin, end, stride, shrink, mask):
@@ -475,13 +475,8 @@ def _split_tf(attrs, specs):
                     maxsplit=attrs["maxsplit"])
         rows = first(add, f"{split}:indices:0", [0, 0], [0, 1], [1, 1], 2, 1)
         nrows = first(add, f"{split}:shape:0", [0], [1], [1], 1, 0)
-        counts = add("DenseBincount", [rows, nrows, np.zeros(0, i64)], Tidx=dtypes.int64,
-                     T=dtypes.int64, binary_output=False)
-        ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
-                   Tidx=dtypes.int32, exclusive=False, reverse=False)
-        splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
-                     N=2, T=dtypes.int64, Tidx=dtypes.int32)
-        return [f"{split}:values:0", f"{splits}:output:0"]
+        from tensorlite.ops.ragged_ops import write_splits_from_rowids  # noqa: PLC0415
+        return [f"{split}:values:0", write_splits_from_rowids(add, rows, nrows)]
     return write
 
 
