@@ -50,6 +50,51 @@ class Tables(tf.Module):
                 "text": self.text.lookup(words), "size": self.static.size()}
 
 
+DENSE_IDS = np.array([4, 9, 7, 12, 3], np.int64)
+
+
+class DenseTables(tf.Module):
+    """Two DenseHashTables filled by insert (and one entry removed): int64 keys with
+    TensorFlow's documented empty_key 0 / deleted_key -1, and string keys to [2] vectors."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids = tf.lookup.experimental.DenseHashTable(tf.int64, tf.int64, -1, 0, -1)
+        self.ids.insert(tf.constant([4, 9, 3], tf.int64), tf.constant([40, 90, 30], tf.int64))
+        self.ids.remove(tf.constant([3], tf.int64))
+        self.vectors = tf.lookup.experimental.DenseHashTable(
+            tf.string, tf.float32, tf.constant([0.0, -1.0]), "<empty>", "<deleted>")
+        self.vectors.insert(["cat", "the", "b"], tf.constant([[1, 2], [3, 4], [5, 6]],
+                                                              tf.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64, name="ids"),
+                                  tf.TensorSpec([None], tf.string, name="words")])
+    def __call__(self, ids, words):
+        return {"ids": self.ids.lookup(ids), "vectors": self.vectors.lookup(words),
+                "size": self.ids.size()}
+
+
+STRING_WORDS = np.array([" héllo ".encode(), b"cat", b"", b"Zed9"])
+STRING_PAIRS = np.array([[b"a b", b""], [b" c  d e", b"f"], [b"x", b"y z"]])
+
+
+class StringFunctions(tf.Module):
+    """tf.strings.length (bytes and UTF-8 characters), regex_full_match, strip, and split of
+    a matrix (a ragged result with two row partitions); strings come back joined by "|"
+    (reduce_join) so that the results are plain byte strings."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="words"),
+                                  tf.TensorSpec([None, 2], tf.string, name="pairs")])
+    def __call__(self, words, pairs):
+        split = tf.strings.split(pairs)
+        return {"bytes": tf.strings.length(words),
+                "chars": tf.strings.length(words, unit="UTF8_CHAR"),
+                "match": tf.strings.regex_full_match(words, "[a-z]+"),
+                "strip": tf.strings.reduce_join(tf.strings.strip(words), separator="|"),
+                "tokens": tf.strings.reduce_join(split.flat_values, separator="|"),
+                "token_splits": split.nested_row_splits[-1]}
+
+
 def write_vocab_file(path):
     path.write_text("the\ncat\nsat\n")
     return str(path)

@@ -241,8 +241,11 @@ class DenseHashTable(MutableHashTable):
                  initial_num_buckets=None, name="MutableDenseHashTable", checkpoint=True,
                  experimental_is_anonymous=False):
         super().__init__(key_dtype, value_dtype, default_value)
-        self._reserved = {np.asarray(convert_to_tensor(k, dtype=self.key_dtype)._value).item()
-                          for k in (empty_key, deleted_key)}
+        # kept in order: a SavedModel's MutableDenseHashTableV2 takes them as its two inputs
+        self._empty_key, self._deleted_key = (
+            np.asarray(convert_to_tensor(k, dtype=self.key_dtype)._value).item()
+            for k in (empty_key, deleted_key))
+        self._reserved = {self._empty_key, self._deleted_key}
         if len(self._reserved) != 2:
             raise errors.InvalidArgumentError(None, None, "DenseHashTable: empty_key and "
                                               "deleted_key must differ")
@@ -253,9 +256,14 @@ class DenseHashTable(MutableHashTable):
                 None, None, f"DenseHashTable: keys may not be the empty_key or deleted_key "
                 f"{sorted(self._reserved, key=repr)}")
 
-    def _find(self, keys, default):
-        self._guard(keys)
-        return super()._find(keys, default)
+    def _lookup(self, keys):
+        # checked on real keys only: a trace and an export's capture run the graph on
+        # made-up inputs ("" or 0), often the empty_key (a graph's lookup of it gives the
+        # default value, where TensorFlow's fails)
+        from tensorlite.graph.tracing import is_tracing  # noqa: PLC0415 - graph sits above
+        if type(keys) is Tensor and not is_tracing():
+            self._guard(keys._value)
+        return super()._lookup(keys)
 
     def _insert(self, keys, values):
         self._guard(keys)

@@ -1600,6 +1600,8 @@ declare(STACK, tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}
 declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]))
 declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]))
 declare(SHAPE, tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}))
+declare(SIZE, tf=lambda a, specs: ("Size", {"out_type": a["dtype"]}))
+declare(RANK, tf="Rank")
 declare(GATHER, tf=_gather_tf)
 declare(UNSTACK, tf=lambda a, specs: ("Unpack", {"num": specs[0].shape[a["axis"]],
                                                  "axis": a["axis"]}))

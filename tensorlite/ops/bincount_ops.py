@@ -55,18 +55,39 @@ WEIGHTED_BINCOUNT = register(
         (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))
 
 
+# the size as a tensor input: in a traced graph it may follow the input (a split's row count)
+DENSE_BINCOUNT_SIZED = register(
+    "DenseBincountSized",
+    lambda ids, size, binary_output, out_dtype="float32": _dense_fwd(
+        ids, int(size), binary_output, None, out_dtype),
+    grad=NOT_DIFFERENTIABLE,
+    shape=lambda ids, size, binary_output, out_dtype="float32": Spec(
+        (None,) if len(ids.shape) == 1 else (ids.shape[0], None), dtypes.as_dtype(out_dtype)))
+
+
 def _import_dense(ins, attrs):
     """TensorFlow's DenseBincount(input, size, weights): empty weights count ones; the
     output has the weights' dtype T."""
     ids, size, weights = ins
-    kw = {"size": int(size.numpy()), "binary_output": bool(attrs.get("binary_output", False)),
-          "out_dtype": weights.dtype.name}
+    binary = bool(attrs.get("binary_output", False))
+    try:
+        size_value = int(size.numpy())
+    except errors.InvalidArgumentError:  # a trace refuses: the size follows the input
+        if weights.shape.num_elements():
+            raise
+        return DENSE_BINCOUNT_SIZED(ids, size, binary_output=binary,
+                                    out_dtype=weights.dtype.name)
+    kw = {"size": size_value, "binary_output": binary, "out_dtype": weights.dtype.name}
     if weights.shape.num_elements() == 0:
         return DENSE_BINCOUNT(ids, **kw)
     return WEIGHTED_BINCOUNT(ids, weights, **kw)
 
 
 declare(DENSE_BINCOUNT, tf_import=_import_dense)
+declare(DENSE_BINCOUNT_SIZED, tf=lambda a, specs: ("DenseBincount", {
+    "Tidx": specs[0].dtype, "T": dtypes.as_dtype(a["out_dtype"]),
+    "binary_output": a["binary_output"]},
+    [0, 1, np.zeros(0, dtypes.as_dtype(a["out_dtype"]).as_numpy_dtype)]))
 
 
 def _import_ragged(ins, attrs):

@@ -664,6 +664,9 @@ for _op, _fn in ((CUMSUM, cumsum), (CUMPROD, cumprod)):
     declare(_op, tf_import=lambda ins, a, _fn=_fn: _fn(
         ins[0], int(ins[1].numpy()), exclusive=a.get("exclusive", False),
         reverse=a.get("reverse", False)))
+declare(CUMSUM, tf=lambda a, specs: ("Cumsum", {
+    "Tidx": dtypes.int32, "exclusive": a["exclusive"], "reverse": a["reverse"]},
+    [0, np.array(a["axis"], np.int32)]))
 declare(CAST, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
 
 

@@ -81,6 +81,10 @@ RAGGED_VALUE_ROWIDS = _int_op(
     "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)))
 RAGGED_SPLITS_FROM_LENGTHS = _int_op("RaggedSplitsFromLengths", _lengths_to_splits)
 RAGGED_SPLITS_FROM_ROWIDS = _int_op("RaggedSplitsFromRowIds", _rowids_to_splits)
+# nrows as a tensor input: a graph's row count follows its input (the batch size), where an
+# attribute would be frozen at its traced value
+RAGGED_SPLITS_FROM_ROWIDS_N = _int_op("RaggedSplitsFromRowIdsAndCount",
+                                      lambda rowids, nrows: _rowids_to_splits(rowids, nrows))
 def _uniform_splits_fwd(x, length, nrows):
     nvals = x.shape[0]
     if length == 0:
@@ -406,14 +410,15 @@ def _partition_splits(partitions, types):
     splits, nrows = [], None
     for tensor, kind in zip(partitions, types):
         if kind == "FIRST_DIM_SIZE":
-            nrows = int(tensor.numpy())
+            nrows = math_ops.cast(tensor, dtypes.int64)
         elif kind == "ROW_SPLITS":
             splits.append(math_ops.cast(tensor, dtypes.int64))
         elif kind == "VALUE_ROWIDS":
             if splits:
-                nrows = int(splits[-1].numpy()[-1])
-            splits.append(RAGGED_SPLITS_FROM_ROWIDS(math_ops.cast(tensor, dtypes.int64),
-                                                    nrows=nrows))
+                nrows = splits[-1][-1]
+            rowids = math_ops.cast(tensor, dtypes.int64)
+            splits.append(RAGGED_SPLITS_FROM_ROWIDS(rowids) if nrows is None else
+                          RAGGED_SPLITS_FROM_ROWIDS_N(rowids, nrows))
         else:
             raise errors.UnimplementedError(None, None, f"RaggedTensorToTensor: row partition "
                                             f"type {kind} is not supported")
@@ -454,6 +459,71 @@ def _to_dense_tf(attrs, specs):
 
 
 declare(RAGGED_TO_DENSE, tf_import=_import_to_dense, tf=_to_dense_tf)
+
+
+def _splits_from_rowids_tf(attrs, specs):
+    """TensorFlow's segment_ids_to_row_splits: [0] and the running sum of DenseBincount of
+    the row ids over `nrows` bins (without nrows: the largest row id + 1, 0 when empty)."""
+    i32, i64 = np.int32, np.int64
+
+    def write(add, ins):
+        nrows = attrs.get("nrows")
+        if len(ins) > 1:  # RaggedSplitsFromRowIdsAndCount
+            size = ins[1]
+        elif nrows is not None and np.ndim(nrows) == 0 and nrows >= 0:
+            size = np.array(int(nrows), i64)
+        else:
+            top = add("Max", [ins[0], np.array(0, i32)], T=dtypes.int64, Tidx=dtypes.int32,
+                      keep_dims=False)
+            plus = add("AddV2", [f"{top}:output:0", np.array(1, i64)], T=dtypes.int64)
+            size = add("Maximum", [f"{plus}:z:0", np.array(0, i64)], T=dtypes.int64) + ":z:0"
+        return [write_splits_from_rowids(add, ins[0], size)]
+    return write
+
+
+def write_splits_from_rowids(add, rowids, nrows):
+    """The TensorFlow nodes (written by a tf rule's `add`) of int64 row splits from sorted
+    int64 row ids over `nrows` rows: [0] and the running sum of DenseBincount; returns the
+    splits' ref."""
+    i32, i64 = np.int32, np.int64
+    counts = add("DenseBincount", [rowids, nrows, np.zeros(0, i64)], Tidx=dtypes.int64,
+                 T=dtypes.int64, binary_output=False)
+    ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
+               Tidx=dtypes.int32, exclusive=False, reverse=False)
+    splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
+                 N=2, T=dtypes.int64, Tidx=dtypes.int32)
+    return f"{splits}:output:0"
+
+
+declare(RAGGED_SPLITS_FROM_ROWIDS, tf=_splits_from_rowids_tf)
+
+
+def _uniform_splits_tf(attrs, specs):
+    """Row splits every `length` values: Range(0, rows of the input + 1, length) (length 0:
+    nrows + 1 zeros)."""
+    i32, i64 = np.int32, np.int64
+    length = attrs["length"]
+
+    def write(add, ins):
+        if length == 0:
+            if attrs.get("nrows") is None:
+                raise errors.UnimplementedError(None, None, "SavedModel export: "
+                                                "from_uniform_row_length(0) without nrows")
+            return [add("Identity", [np.zeros(attrs["nrows"] + 1, i64)],
+                        T=dtypes.int64) + ":output:0"]
+        shape = add("Shape", [ins[0]], T=specs[0].dtype, out_type=dtypes.int64)
+        n = add("StridedSlice", [f"{shape}:output:0", np.array([0], i32),
+                                 np.array([1], i32), np.array([1], i32)], T=dtypes.int64,
+                Index=dtypes.int32, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                new_axis_mask=0, shrink_axis_mask=1)
+        limit = add("AddV2", [f"{n}:output:0", np.array(1, i64)], T=dtypes.int64)
+        return [add("Range", [np.array(0, i64), f"{limit}:z:0", np.array(length, i64)],
+                    Tidx=dtypes.int64) + ":output:0"]
+    return write
+
+
+declare(RAGGED_UNIFORM_SPLITS, tf=_uniform_splits_tf)
+declare(RAGGED_SPLITS_FROM_ROWIDS_N, tf=_splits_from_rowids_tf)
 declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather})
 
 

@@ -391,21 +391,41 @@ def _b(text):
 
 
 def _scalar_bytes(t):
-    return np.asarray(t._value).reshape(()).item()
+    # .numpy(): a trace refuses (rather than freezes) a value computed from its inputs
+    return np.asarray(t.numpy()).reshape(()).item()
 
 
-def _sparse_split(ins, attrs):
-    """StringSplitV2's outputs are a SparseTensor's (indices, values, dense_shape)."""
-    from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
-    values, splits = STRING_SPLIT(ins[0], sep=_scalar_bytes(ins[1]),
-                                  maxsplit=int(attrs.get("maxsplit", -1)))
-    b = np.asarray(splits._value)
+def _sparse_split_fwd(x, sep, maxsplit):
+    """TensorFlow's StringSplitV2: a SparseTensor's (indices, values, dense_shape)."""
+    values, b = _split_fwd(x, sep, maxsplit)
     lengths = np.diff(b)
     rowids = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
     cols = np.arange(b[-1], dtype=np.int64) - b[:-1][rowids]
     shape = np.array([lengths.size, lengths.max(initial=0)], dtype=np.int64)
-    return [convert_to_tensor(np.stack([rowids, cols], axis=1).reshape(-1, 2)), values,
-            convert_to_tensor(shape)]
+    return np.stack([rowids, cols], axis=1).reshape(-1, 2), values, shape
+
+
+# one op, so that a traced graph of a TensorFlow SavedModel computes the sparse outputs from
+# its input each run (NumPy in an import rule would freeze them at the traced values)
+STRING_SPLIT_SPARSE = _register("StringSplitV2Sparse", _sparse_split_fwd, lambda *s, **_: [
+    Spec((None, 2), dtypes.int64), Spec((None,), dtypes.string), Spec((2,), dtypes.int64)],
+    True)
+
+
+def _sparse_split(ins, attrs):
+    return list(STRING_SPLIT_SPARSE(ins[0], sep=_scalar_bytes(ins[1]),
+                                    maxsplit=int(attrs.get("maxsplit", -1))))
+
+
+def _sparse_split_tf(attrs, specs):
+    def write(add, x):
+        node = add("StringSplitV2", [x[0], np.array(attrs["sep"], dtype=object)],
+                   maxsplit=attrs["maxsplit"])
+        return [f"{node}:indices:0", f"{node}:values:0", f"{node}:shape:0"]
+    return write
+
+
+declare(STRING_SPLIT_SPARSE, tf=_sparse_split_tf)
 
 
 def _splits_dtype(splits, attrs):
@@ -436,11 +456,11 @@ def _regex_replace(pattern, rewrite):
 def _split_tf(attrs, specs):
     """StringSplitV2 gives sparse indices; the ragged row splits are [0] and the running
     sum of each row's count of tokens (DenseBincount of the indices' row ids), as
-    TensorFlow's RaggedTensor.from_sparse builds them."""
-    if len(specs[0].shape) != 1:
-        raise errors.UnimplementedError(None, None, f"SavedModel export: tf.strings.split of "
-                                        f"a rank-{len(specs[0].shape)} tensor (only vectors)")
-    i32, i64 = np.int32, np.int64
+    TensorFlow's RaggedTensor.from_sparse builds them. TensorFlow's op takes a vector: any
+    other input is flattened first, as this op's rows are its input's flattened elements
+    (tf.strings.split partitions them again by the input's shape)."""
+    i32 = np.int32
+    rank = len(specs[0].shape)
 
     def first(add, tensor, begin, end, stride, shrink, mask):
         return add("StridedSlice", [tensor, np.array(begin, i32), np.array(end, i32),
@@ -449,17 +469,14 @@ def _split_tf(attrs, specs):
                    shrink_axis_mask=shrink) + ":output:0"
 
     def write(add, x):
-        split = add("StringSplitV2", [x[0], np.array(attrs["sep"], dtype=object)],
+        text = x[0] if rank == 1 else add("Reshape", [x[0], np.array([-1], i32)],
+                                          T=dtypes.string, Tshape=dtypes.int32) + ":output:0"
+        split = add("StringSplitV2", [text, np.array(attrs["sep"], dtype=object)],
                     maxsplit=attrs["maxsplit"])
         rows = first(add, f"{split}:indices:0", [0, 0], [0, 1], [1, 1], 2, 1)
         nrows = first(add, f"{split}:shape:0", [0], [1], [1], 1, 0)
-        counts = add("DenseBincount", [rows, nrows, np.zeros(0, i64)], Tidx=dtypes.int64,
-                     T=dtypes.int64, binary_output=False)
-        ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
-                   Tidx=dtypes.int32, exclusive=False, reverse=False)
-        splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
-                     N=2, T=dtypes.int64, Tidx=dtypes.int32)
-        return [f"{split}:values:0", f"{splits}:output:0"]
+        from tensorlite.ops.ragged_ops import write_splits_from_rowids  # noqa: PLC0415
+        return [f"{split}:values:0", write_splits_from_rowids(add, rows, nrows)]
     return write
 
 
@@ -482,7 +499,10 @@ declare(REGEX_REPLACE, tf=lambda a, specs: ("StaticRegexReplace", {
     "pattern": a["pattern"], "rewrite": a["rewrite"], "replace_global": a["replace_global"],
     "T": None}))
 declare(STRING_JOIN, tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
-declare(REDUCE_JOIN, tf_import=_import_reduce_join)
+declare(REDUCE_JOIN, tf_import=_import_reduce_join, tf=lambda a, specs: ("ReduceJoin", {
+    "keep_dims": a["keepdims"], "separator": a["separator"], "T": None},
+    [0, np.array(list(range(len(specs[0].shape))) if a["axis"] is None else list(a["axis"]),
+                 np.int32)]))
 declare(REGEX_REPLACE, tf_import={
     "RegexReplace": _regex_replace(lambda ins, a: _scalar_bytes(ins[1]),
                                    lambda ins, a: _scalar_bytes(ins[2])),
@@ -491,13 +511,17 @@ declare(REGEX_REPLACE, tf_import={
 declare(REGEX_FULL_MATCH, tf_import={
     "RegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_scalar_bytes(ins[1])),
     "StaticRegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_b(a["pattern"]))})
+declare(REGEX_FULL_MATCH, tf=lambda a, specs: ("StaticRegexFullMatch", {
+    "pattern": a["pattern"], "T": None}))
+declare(STRING_LENGTH, tf=lambda a, specs: ("StringLength", {"unit": a["unit"], "T": None}))
 declare(STRING_LENGTH, tf_import=lambda ins, a: STRING_LENGTH(ins[0], unit=a.get("unit",
                                                                                  "BYTE")))
 declare(STRING_LOWER, tf_import=lambda ins, a: STRING_LOWER(ins[0], encoding=a.get("encoding",
                                                                                    "")))
 declare(STRING_UPPER, tf_import=lambda ins, a: STRING_UPPER(ins[0], encoding=a.get("encoding",
                                                                                    "")))
-declare(STRING_STRIP, tf_import=lambda ins, a: STRING_STRIP(ins[0]))
+declare(STRING_STRIP, tf_import=lambda ins, a: STRING_STRIP(ins[0]),
+        tf=lambda a, specs: ("StringStrip", {"T": None}))
 declare(SUBSTR, tf_import=lambda ins, a: SUBSTR(*ins, unit=a.get("unit", "BYTE")))
 declare(STRING_TO_NUMBER, tf_import=lambda ins, a: STRING_TO_NUMBER(
     ins[0], out_type=dtypes.as_dtype(a.get("out_type", dtypes.float32)).name))

@@ -41,11 +41,11 @@ _OUTPUT_ARGS = {
     "RaggedGather": (("output_nested_splits", "OUTPUT_RAGGED_RANK"), "output_dense_values"),
 }
 
-# Ops whose outputs' shapes follow the values of their inputs (a split's word count, a
-# ragged tensor's row partitions): a function using them cannot be traced into a tensorlite
-# graph, whose shapes are fixed when traced (load.py runs it as one node instead).
-VALUE_SHAPED = {"StringSplitV2", "StringNGrams", "UnicodeDecode", "UnicodeDecodeWithOffsets",
-                "RaggedGather", "RaggedTensorToTensor", "RaggedBincount", "Where", "Unique",
+# Ops whose import rules still compute outputs with NumPy outside the registry (a trace would
+# freeze them at their traced values): a function using one runs as one node inside a
+# tf.function (load.py). The text ops (StringSplitV2, StringNGrams, RaggedTensorToTensor,
+# RaggedBincount) import as registry ops, so such functions trace op by op and re-save.
+VALUE_SHAPED = {"UnicodeDecode", "UnicodeDecodeWithOffsets", "RaggedGather", "Where", "Unique",
                 "UnsortedSegmentSum", "UnsortedSegmentJoin"}
 
 _ASSIGN = {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",

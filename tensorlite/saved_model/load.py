@@ -117,22 +117,32 @@ class ConcreteFunction:
         self._value_shaped = runner.value_shaped(name)
 
     def _flat_inputs(self, args, kwargs):
+        """The tensors of a call, in the signature's order. The signature's Python values
+        (a Keras call's `training=False`, `mask=None`) must be given equal or left out;
+        a concrete function saved for other values does not match (TypeError)."""
         sig_args, sig_kwargs = self.structured_input_signature or ((), {})
-        flat_specs = [s for s in nest.flatten((sig_args, sig_kwargs)) if isinstance(s, _Spec)]
         if len(args) > len(sig_args):
             raise TypeError(f"{self.name} takes {len(sig_args)} positional arguments, got "
                             f"{len(args)}")
-        given = list(args) + [kwargs.pop(k) if k in kwargs else None
-                              for k in sorted(sig_kwargs)]
+        given = list(args) + list(sig_args[len(args):]) + [
+            kwargs.pop(k) if k in kwargs else sig_kwargs[k] for k in sorted(sig_kwargs)]
         if kwargs:
             raise TypeError(f"{self.name} got unexpected keyword arguments {sorted(kwargs)}; "
                             f"it takes {sorted(sig_kwargs)}")
-        flat = nest.flatten(given)
-        if len(flat) != len(flat_specs) or any(v is None for v in flat):
-            raise TypeError(f"{self.name} expects {len(flat_specs)} tensors "
-                            f"({[s.name for s in flat_specs]}), got {len(flat)}")
+        flat, flat_sig = nest.flatten(given), nest.flatten((sig_args, sig_kwargs))
+        specs = [s for s in flat_sig if isinstance(s, _Spec)]
+        if len(flat) != len(flat_sig) or any(
+                (v is None or isinstance(v, _Spec)) for v, s in zip(flat, flat_sig)
+                if isinstance(s, _Spec)):
+            raise TypeError(f"{self.name} expects {len(specs)} tensors "
+                            f"({[s.name for s in specs]}), got {len(flat)} arguments")
+        for v, s in zip(flat, flat_sig):
+            if not isinstance(s, _Spec) and not (v is s or (type(v) is type(s) and v == s)):
+                raise TypeError(f"{self.name} was saved for the argument value {s!r}, "
+                                f"got {v!r}")
         from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
-        return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_specs)]
+        return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_sig)
+                if isinstance(s, _Spec)]
 
     def __call__(self, *args, **kwargs):
         return self._call(args, kwargs, inline=False)

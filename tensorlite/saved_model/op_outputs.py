@@ -23,7 +23,8 @@ _OUTPUT = ("BiasAdd BatchMatMulV2 BatchMatMulV3 Conv2D DepthwiseConv2dNative Max
            "MirrorPad SelectV2 Select GatherV2 GatherNd Fill Range OneHot Einsum BroadcastTo "
            "ClipByValue Const ReverseV2 Roll Unpack Split SplitV "
            "StatefulPartitionedCall PartitionedCall StringLower StringUpper StaticRegexReplace "
-           "DenseBincount RaggedBincount").split()
+           "DenseBincount RaggedBincount StaticRegexFullMatch StringLength StringStrip "
+           "ReduceJoin").split()
 
 OUTPUT_ARGS = {
     **{op: "y" for op in _UNARY_Y},

@@ -3,9 +3,11 @@
 A table a saved function captures becomes, as TensorFlow writes it:
 - a `resource` node of the SavedObjectGraph (a child of the object holding the table) with
   three function children: `_create_resource` (a `HashTableV2` / `MutableHashTableV2` of the
-  table's key and value dtypes, returning its handle), `_initialize` (bound to the table:
-  `LookupTableImportV2` of its contents as constants, or `InitializeTableFromTextFileV2`
-  of an asset file for a TextFileInitializer) and `_destroy_resource`;
+  table's key and value dtypes, returning its handle; a DenseHashTable's
+  `MutableDenseHashTableV2` takes its empty_key and deleted_key as Const inputs),
+  `_initialize` (bound to the table: `LookupTableImportV2` of its contents as constants,
+  `LookupTableInsertV2` for a DenseHashTable, or `InitializeTableFromTextFileV2` of an
+  asset file for a TextFileInitializer) and `_destroy_resource`;
 - an `asset` node and an `asset_file_def` for a TextFileInitializer's file, which the writer
   copies into `assets/` (the outer graph's `Const` it names holds the source path until then);
 - in the outer graph, the table's `HashTableV2` node (the signatures' calls take it as their
@@ -35,12 +37,15 @@ def is_table(obj):
     return isinstance(obj, _Table)
 
 
+def _is_dense(table):
+    from tensorlite.lookup.tables import DenseHashTable  # noqa: PLC0415
+    return isinstance(table, DenseHashTable)
+
+
 def _creator_op(table):
     from tensorlite.lookup.tables import MutableHashTable  # noqa: PLC0415
-    if type(table).__name__ == "DenseHashTable":
-        raise errors.UnimplementedError(None, None, "SavedModel export of a DenseHashTable "
-                                        "(MutableDenseHashTableV2) is not built yet; use a "
-                                        "MutableHashTable")
+    if _is_dense(table):
+        return "MutableDenseHashTableV2"
     if isinstance(table, MutableHashTable):
         return "MutableHashTableOfTensorsV2" if table._value_shape else "MutableHashTableV2"
     return "HashTableV2"
@@ -72,15 +77,33 @@ def table_attrs(node, table, shared_name):
     node.attr["key_dtype"].type = datatype(table.key_dtype)
     node.attr["value_dtype"].type = datatype(table.value_dtype)
     node.attr["shared_name"].s = shared_name.encode()
-    if node.op == "MutableHashTableOfTensorsV2":
+    if node.op in ("MutableHashTableOfTensorsV2", "MutableDenseHashTableV2"):
         from tensorlite.summary.graph_def import shape_proto  # noqa: PLC0415
         node.attr["value_shape"].shape.CopyFrom(shape_proto(list(table._value_shape)))
+
+
+def _reserved_key_inputs(add_node, suffix, table):
+    """A DenseHashTable's empty_key and deleted_key as Const nodes (added by `add_node`,
+    named with `suffix` for a function's output form), the creator's two inputs."""
+    if not _is_dense(table):
+        return []
+    names = []
+    for name, key in (("empty_key", table._empty_key), ("deleted_key", table._deleted_key)):
+        node = add_node(name)
+        node.op = "Const"
+        array = np.array(key, dtype=object if table.key_dtype.is_string else
+                         table.key_dtype.as_numpy_dtype)
+        node.attr["dtype"].type = datatype(table.key_dtype)
+        node.attr["value"].tensor.CopyFrom(tensor_proto(array))
+        names.append(node.name + suffix)
+    return names
 
 
 def creator(name, table, shared_name):
     fdef = FunctionDef()
     fdef.signature.name = name
-    node = fdef.node_def.add(name="hash_table", op=_creator_op(table))
+    keys = _reserved_key_inputs(lambda n: fdef.node_def.add(name=n), ":output:0", table)
+    node = fdef.node_def.add(name="hash_table", op=_creator_op(table), input=keys)
     table_attrs(node, table, shared_name)
     out = fdef.node_def.add(name="Identity", op="Identity", input=["hash_table:table_handle:0"])
     out.attr["T"].type = datatype_resource()
@@ -121,9 +144,11 @@ def initializer(name, table):
         node.attr["offset"].i = init._offset
         source = os.path.abspath(init._filename)
     else:
+        # TensorFlow's ImportV2 of a DenseHashTable takes its raw bucket array (keys placed
+        # by TensorFlow's hash), so a dense table's entries are inserted instead
+        op = "LookupTableInsertV2" if _is_dense(table) else "LookupTableImportV2"
         keys, values = _contents(table)
-        node = fdef.node_def.add(name="key_value_init/LookupTableImportV2",
-                                 op="LookupTableImportV2",
+        node = fdef.node_def.add(name=f"key_value_init/{op}", op=op,
                                  input=["table_handle", _const(fdef, "keys", keys),
                                         _const(fdef, "values", values)])
         node.attr["Tin"].type = datatype(table.key_dtype)
@@ -221,7 +246,8 @@ class TableExporter:
     def _outer(self, table, node_id, create, init, source):
         """The outer graph's table node and the call of its initializer."""
         graph = self.b.meta.graph_def
-        node = graph.node.add(name=f"hash_table_{node_id}", op=_creator_op(table))
+        keys = _reserved_key_inputs(lambda n: graph.node.add(name=f"{n}_{node_id}"), "", table)
+        node = graph.node.add(name=f"hash_table_{node_id}", op=_creator_op(table), input=keys)
         table_attrs(node, table, f"table_{node_id}")
         self.handles[node_id] = node.name
         inputs = [node.name] + ([self.b.meta.asset_file_def[-1].tensor_info.name[:-2]]

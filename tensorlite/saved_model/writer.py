@@ -65,7 +65,9 @@ def _functions(obj):
             found[name] = value
         elif isinstance(name, str) and isinstance(value, RestoredFunction) and \
                 name not in _RESOURCE_FUNCTIONS:
-            found[name] = _retraced(value)
+            made = _retraced(value)
+            if made is not None:
+                found[name] = made
     return sorted(found.items())
 
 
@@ -75,19 +77,42 @@ def _spec(spec):
     return TensorSpec(spec.shape, spec.dtype, spec.name)
 
 
+def _inference_first(concretes):
+    """The concrete functions, those saved with no `True` argument (a Keras call's
+    `training=False`) first: the one a re-saved model keeps."""
+    from tensorlite.framework import nest  # noqa: PLC0415
+    return sorted(concretes, key=lambda c: any(
+        v is True for v in nest.flatten(c.structured_input_signature or ((), {}))))
+
+
 def _retraced(restored):
     """A function of a loaded SavedModel as a tf.function (its FunctionDefs run on
     tensorlite ops, so tracing it gives graph IR again): re-saving a loaded, perhaps
-    fine-tuned, model. Made once per restored function."""
+    fine-tuned, model. Its tensor arguments become the tf.function's; its Python ones (a
+    Keras call's `training=False, mask=None`) stay the values it was saved for. None for a
+    function without tensor arguments but with others (Keras's `_adapt_function` of a
+    dataset iterator): nothing to trace. Made once per restored function."""
+    from tensorlite.framework import nest  # noqa: PLC0415
     from tensorlite.graph.function import Function  # noqa: PLC0415
-    made = restored.__dict__.get("_as_tf_function")
-    if made is None:
-        args, kwargs = restored.concrete_functions[0].structured_input_signature or ((), {})
-        if kwargs:
-            raise errors.UnimplementedError(None, None, "re-saving a loaded function with "
-                                            "keyword-only tensor arguments")
-        made = Function(lambda *xs: restored(*xs), input_signature=[_spec(a) for a in args])
-        restored._as_tf_function = made
+    from tensorlite.saved_model.load import _Spec  # noqa: PLC0415
+    if "_as_tf_function" in restored.__dict__:
+        return restored._as_tf_function
+    concrete = _inference_first(restored.concrete_functions)[0]
+    args, kwargs = concrete.structured_input_signature or ((), {})
+    if any(isinstance(v, _Spec) for v in nest.flatten(kwargs)):
+        raise errors.UnimplementedError(None, None, "re-saving a loaded function with "
+                                        "keyword-only tensor arguments")
+    flat = nest.flatten(args)
+    where = [i for i, v in enumerate(flat) if isinstance(v, _Spec)]
+    made = None
+    if where or not flat:
+        def call(*xs):
+            leaves = list(flat)
+            for i, x in zip(where, xs):
+                leaves[i] = x
+            return concrete(*nest.pack_like(args, leaves), **kwargs)
+        made = Function(call, input_signature=[_spec(flat[i]) for i in where])
+    restored._as_tf_function = made
     return made
 
 
@@ -312,7 +337,7 @@ class _Builder:
         node_id = len(self.objects.nodes)
         bare = self.objects.nodes.add().bare_concrete_function
         bare.concrete_function_name = wrapper
-        bare.argument_keywords.extend(names)
+        bare.argument_keywords.extend(sorted(names))
         self.objects.nodes[map_id].children.add(node_id=node_id, local_name=key)
         self._signature_def(key, wrapper, names, signature, bound, outputs, keys, order,
                             call_index)
@@ -323,8 +348,8 @@ class _Builder:
         fdef = FunctionDef()
         fdef.signature.name = name
         resources = [f"unknown_{i}" if i else "unknown" for i in range(len(bound))]
-        for n, spec in zip(names, signature):
-            fdef.signature.input_arg.add(name=n, type=datatype(spec.dtype))
+        for i in _by_name(names):  # TF's callers pass the keyword arguments sorted by name
+            fdef.signature.input_arg.add(name=names[i], type=datatype(signature[i].dtype))
         for r, b in zip(resources, bound):
             fdef.signature.input_arg.add(name=r, type=self.bound_type(b))
         call = call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
@@ -342,8 +367,8 @@ class _Builder:
             fdef.signature.output_arg.add(name=ret, type=datatype(outputs[i].dtype))
             fdef.ret[ret] = f"{ident.name}:output:0"
         shapes = fdef.attr["_input_shapes"].list
-        for spec in signature:
-            shapes.shape.add().CopyFrom(shape_proto(spec.shape.as_list()))
+        for i in _by_name(names):
+            shapes.shape.add().CopyFrom(shape_proto(signature[i].shape.as_list()))
         for _ in bound:
             shapes.shape.add()
         fdef.attr["_construction_context"].s = b"kEagerRuntime"
@@ -378,9 +403,11 @@ class _Builder:
             info.tensor_shape.CopyFrom(shape_proto(spec.shape.as_list()))
         handles = [self.handle(b) for b in bound]
         call_name = "StatefulPartitionedCall" + (f"_{call_index}" if call_index else "")
-        call_node(graph.node.add(), call_name, wrapper, inputs + handles,
-                   [datatype(s.dtype) for s in signature] + [self.bound_type(b) for b in bound],
-                   [datatype(outputs[i].dtype) for i in order])
+        call_node(graph.node.add(), call_name, wrapper,
+                  [inputs[i] for i in _by_name(names)] + handles,
+                  [datatype(signature[i].dtype) for i in _by_name(names)] +
+                  [self.bound_type(b) for b in bound],
+                  [datatype(outputs[i].dtype) for i in order])
         for k, i in enumerate(order):
             info = sig.outputs[keys[i]]
             info.name, info.dtype = f"{call_name}:{k}", datatype(outputs[i].dtype)
@@ -412,6 +439,12 @@ class _Builder:
             read.attr["dtype"].type = datatype(variable.dtype)
             self.handles[node_id] = name
         return self.handles[node_id]
+
+
+def _by_name(names):
+    """Positions of a signature's inputs sorted by name: the order of its wrapper's
+    arguments, as TensorFlow flattens a signature's keyword arguments."""
+    return sorted(range(len(names)), key=lambda i: names[i])
 
 
 def _spec_of(spec):
