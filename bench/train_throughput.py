@@ -11,7 +11,7 @@ Data is synthetic with CIFAR/MNIST shapes (speed does not depend on the pixels).
 run where installed: PyTorch in this Python, TensorFlow in this Python or the one named by
 TL_BENCH_TF_PYTHON (tensorflow-cpu in its own venv).
 
-    python bench/train_throughput.py [--repeats 3] [--batches 6] [--models cnn,mlp,lstm]
+    python bench/train_throughput.py [--repeats 3] [--batches 30] [--models cnn,mlp,lstm]
     python bench/train_throughput.py --contended --models cnn   # a second job holds a core
 
 TensorFlow beside it, in a venv of its own:
@@ -181,7 +181,10 @@ def compare(models, repeats, batches, settings=(1, 0)):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--batches", type=int, default=6)
+    # Steady steps timed per run: tensorlite picks each kernel's thread count by sampling its
+    # first calls (a warm-up, a 1-thread sample, two multi-threaded ones), so at 6 steps most
+    # of the median came from sampling (2 threads read 0.48x TF at 6 steps, 0.7x at 30).
+    parser.add_argument("--batches", type=int, default=30)
     parser.add_argument("--models", default="cnn,mlp,lstm")
     parser.add_argument("--numpy-loop", action="store_true")
     parser.add_argument("--samples", type=int, default=60000)

@@ -83,6 +83,7 @@ def _build(numba):
                             for k in range(o):
                                 out[b, y, 2 * tj + 1, k] = r[i, 1, k] - r[i, 2, k] - r[i, 3, k]
                     t += 1
+
     @numba.njit(cache=True, nogil=True)
     def output_tiles_transposed(g, s, e, th, tw, m):
         """The output transform's transpose, for the filter gradient: images s..e of the

@@ -87,19 +87,23 @@ def conv3x3(x, w, pads, u=None, jit=True):
     return out
 
 
+def _tile_scratch(scratch, rows, c, o, dtype):
+    """(scratch, V [16, rows, c], M [16, rows, o]): a thread's tile buffers, grown when a run
+    needs more. The views are contiguous: the compiled kernels take one memory layout only."""
+    if scratch is None or len(scratch[0]) < 16 * rows * c:
+        scratch = np.empty(16 * rows * c, dtype), np.empty(16 * rows * o, dtype)
+    v, m = scratch
+    return scratch, v[:16 * rows * c].reshape(16, rows, c), m[:16 * rows * o].reshape(16, rows, o)
+
+
 def _jit_worker(compiled, x, u, pads, th, tw, out):
     input_tiles, output_tiles, _ = compiled
     c, o = x.shape[-1], u.shape[-1]
 
     def worker(pull):  # scratch of its own per thread, made on its first run
-        v = None
+        scratch = None
         for s, e in pull:
-            rows = (e - s) * th * tw
-            if v is None or len(v) < 16 * rows * c:
-                v, m = np.empty(16 * rows * c, x.dtype), np.empty(16 * rows * o, x.dtype)
-            # contiguous views: the kernels are compiled for one memory layout only
-            vk = v[:16 * rows * c].reshape(16, rows, c)
-            mk = m[:16 * rows * o].reshape(16, rows, o)
+            scratch, vk, mk = _tile_scratch(scratch, (e - s) * th * tw, c, o, x.dtype)
             input_tiles(x, s, e, pads[0], pads[2], th, tw, vk)
             np.matmul(vk, u, out=mk)
             output_tiles(mk, s, e, th, tw, out)
@@ -147,13 +151,9 @@ def filter_grad3x3(x, g, pads):
     per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
 
     def worker(pull):  # each thread sums its own runs; the partial sums add up
-        du = v = None
+        du = scratch = None
         for s, e in pull:
-            rows = (e - s) * th * tw
-            if v is None or len(v) < 16 * rows * c:
-                v, m = np.empty(16 * rows * c, x.dtype), np.empty(16 * rows * o, x.dtype)
-            vk = v[:16 * rows * c].reshape(16, rows, c)
-            mk = m[:16 * rows * o].reshape(16, rows, o)
+            scratch, vk, mk = _tile_scratch(scratch, (e - s) * th * tw, c, o, x.dtype)
             input_tiles(x, s, e, pads[0], pads[2], th, tw, vk)
             output_tiles_t(g, s, e, th, tw, mk)
             part = np.matmul(vk.transpose(0, 2, 1), mk)
