@@ -90,7 +90,12 @@ class BucketAllReducer:
             send = arrays[0]
             if type(send) is not np.ndarray or not send.flags.c_contiguous:
                 send = np.asarray(send, order="C")   # (0.2 us saved where it already is)
-            return [self._reduce_one(0, send, donate)]
+            if donate:
+                return [self._reduce_one(0, send, donate)]
+            # inlined _reduce_one: at 1 KB a call is ~5 us and each 0.1 us of Python shows
+            recv = self._pool.take(0, send.shape, send.dtype)
+            self._allreduce(send, recv, self._sum_op)
+            return [recv]
         arrays = [np.asarray(a, order="C") for a in arrays]
         if self._size == 1 or not arrays:
             return arrays
