@@ -17,6 +17,9 @@ def fresh(monkeypatch):
     """A clean policy on a pretend 4-core machine, with set_threads recorded."""
     monkeypatch.setattr(blas_threads, "_classes", {})
     monkeypatch.setattr(blas_threads, "cpu_count", lambda: 4)
+    # OpenBLAS's idle threads sleep (pytest loaded NumPy before tensorlite could cut the
+    # timeout: the spinning case has a test of its own)
+    monkeypatch.setattr(blas_threads, "OPENBLAS_SPINS", False)
     monkeypatch.setitem(blas_threads._state, "intra", 0)
     monkeypatch.setitem(blas_threads._state, "current", None)  # whatever earlier tests left
     seen = []
@@ -228,3 +231,68 @@ def test_split_kernels_are_timed_even_when_no_core_is_free(fresh, monkeypatch):
     monkeypatch.setattr(blas_threads.time, "perf_counter", lambda: now[0])
     used = [blas_threads.run(1 << 24, split_work, split=True) for _ in range(5)]
     assert used == [1, 1, 4, 4, 4]  # warm-up, one-thread sample, two of four, then four wins
+
+
+def test_spinning_openblas_threads_are_not_used_beside_split_kernels(fresh, monkeypatch):
+    """NumPy loaded before tensorlite: OpenBLAS's idle threads spin after each threaded
+    call. While split kernels run, its own threads stay unused (they would hold the cores
+    the split kernels need next); alone, a plain kernel still gets them."""
+    monkeypatch.setattr(blas_threads, "OPENBLAS_SPINS", True)
+    work = _clocked(monkeypatch, lambda n: 1.0 / n)
+    monkeypatch.setattr(blas_threads, "_last_split", [-1e9])   # no split kernel near
+    assert [blas_threads.run(1 << 24, work) for _ in range(5)] == [1, 1, 4, 4, 4]
+    blas_threads._classes.clear()
+    monkeypatch.setattr(blas_threads, "_last_split", [blas_threads.time.monotonic()])
+    assert {blas_threads.run(1 << 24, work) for _ in range(200)} == {1}
+    now = [0.0]
+
+    def split_work():
+        now[0] += 1.0 / intra_op_pool.ways()
+        return intra_op_pool.ways()
+    monkeypatch.setattr(blas_threads.time, "perf_counter", lambda: now[0])
+    assert [blas_threads.run(1 << 24, split_work, split=True) for _ in range(5)] == \
+        [1, 1, 4, 4, 4]
+
+
+def test_the_spin_flag_follows_the_import_order():
+    """In a fresh process, tensorlite imported before NumPy cuts the timeout (no spin);
+    imported after it, without OPENBLAS_THREAD_TIMEOUT set, it cannot."""
+    import subprocess
+    import sys
+    code = ("{first}; {second}; from tensorlite.framework import blas_threads; "
+            "print(blas_threads.OPENBLAS_SPINS)")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_THREAD_TIMEOUT", "TENSORLITE_BLAS_TUNING")}
+    out = {}
+    for name, first, second in (("tl_first", "import tensorlite", "import numpy"),
+                                ("np_first", "import numpy", "import tensorlite")):
+        out[name] = subprocess.run([sys.executable, "-c", code.format(first=first,
+                                                                       second=second)],
+                                   capture_output=True, text=True, env=env,
+                                   check=True).stdout.strip()
+    assert out == {"tl_first": "False", "np_first": "True"}
+
+
+@pytest.mark.parametrize("shape", [(256, 256, 256), (7, 300, 5), (1, 64, 3000), (513, 40, 1)])
+def test_row_split_matmul_equals_numpy(shape):
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(m, k)).astype(np.float32)
+    b = rng.normal(size=(k, n)).astype(np.float32)
+    for ways in (1, 2, 3):
+        with intra_op_pool.splitting(ways):
+            got = blas_threads._row_split_matmul(a, b)
+        np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-4)
+        assert got.dtype == np.float32 and got.shape == (m, n)
+    with intra_op_pool.splitting(2):   # a transposed (non-contiguous) left operand
+        np.testing.assert_allclose(blas_threads._row_split_matmul(a.T.copy().T, b), a @ b,
+                                   rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_splits_rows_when_openblas_threads_would_spin(fresh, monkeypatch):
+    monkeypatch.setattr(blas_threads, "OPENBLAS_SPINS", True)
+    monkeypatch.setattr(blas_threads, "_last_split", [blas_threads.time.monotonic()])
+    a = np.ones((512, 512), np.float32)
+    for _ in range(6):
+        np.testing.assert_array_equal(blas_threads.matmul(a, a), np.full((512, 512), 512.0))
+    assert any(k[0] == "_row_split_matmul" and k[1] for k in blas_threads._classes)

@@ -139,6 +139,7 @@ def test_run_splits_kernels_that_ask_and_times_them_apart(monkeypatch):
     # a quiet machine whatever this one is doing: only this thread in the run queue
     monkeypatch.setattr(blas_threads, "_running_tasks", lambda: 1)
     monkeypatch.setattr(blas_threads, "_free", dict(blas_threads._free, at=-1.0))
+    monkeypatch.setattr(blas_threads, "OPENBLAS_SPINS", False)  # whatever the import order
 
     def kernel():
         return intra_op_pool.ways()

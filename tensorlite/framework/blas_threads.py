@@ -47,6 +47,11 @@ FREE_CORES_TTL = 0.005  # seconds a run-queue reading is reused (a read costs ~2
 # OpenBLAS's idle workers spin ~2**28 cycles (runnable) after a threaded kernel, unless
 # blas_tuning cut its thread timeout before NumPy loaded
 SPIN_SECONDS = 0.0 if "OPENBLAS_THREAD_TIMEOUT" in blas_tuning.APPLIED else 0.25
+# OpenBLAS's own threads are used only where they sleep when idle (blas_tuning cut the
+# timeout, or the user set it)
+OPENBLAS_SPINS = blas_tuning.THREADS_SPIN
+SPLIT_RECENT = 1.0  # seconds since the last multi-threaded split kernel that count as "running"
+_last_split = [-1e9]  # monotonic time of the last multi-threaded split kernel
 _SAMPLES = 3  # recent timings kept per thread count; their lower median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
@@ -221,6 +226,8 @@ def _threads_for(macs, fn, split):
     if macs < SMALL_MACS or most == 1:
         return 1, None
     if not split:
+        if _openblas_threads_would_starve_splits():
+            return 1, None
         # OpenBLAS's threads split the work statically and spin: on a core another task
         # holds they wait for it, so they are capped at the free cores. Split kernels'
         # threads block and share runs dynamically: beside a busy core two of them still get
@@ -295,6 +302,7 @@ def run(macs, fn, *args, split=False):
         with _threaded_kernel():
             try:
                 if split:
+                    _last_split[0] = time.monotonic()
                     with intra_op_pool.splitting(n):
                         return _timed(macs, n, entry, fn, args, blas=1)
                 return _timed(macs, n, entry, fn, args)
@@ -324,4 +332,33 @@ def matmul(a, b):
         if _state["current"] != 1:
             set_threads(1)
         return np.matmul(a, b)
+    if a.ndim == 2 and b.ndim == 2 and _openblas_threads_would_starve_splits():
+        # rows split over the intra-op pool instead, each part a single-threaded GEMM
+        return run(macs, _row_split_matmul, a, b, split=True)
     return run(macs, np.matmul, a, b)
+
+
+def _openblas_threads_would_starve_splits():
+    """True while OpenBLAS's idle threads would spin ~0.1 s after a threaded call (its
+    timeout could not be cut: NumPy was loaded first) and split kernels are running in this
+    process (one ran in the last `SPLIT_RECENT` seconds): the spinning threads would hold
+    the cores those kernels' threads need next. With NumPy imported before tensorlite the
+    CIFAR CNN step at 2 threads took 53-57 ms against 40-43 ms this way. A loop of plain
+    matmuls (no split kernel near) keeps OpenBLAS's own threads, whose spinning then costs
+    nothing."""
+    return OPENBLAS_SPINS and time.monotonic() - _last_split[0] < SPLIT_RECENT
+
+
+def _row_split_matmul(a, b):
+    """a @ b (2-D) with a's rows split over the intra-op threads `run` granted."""
+    ways = intra_op_pool.ways()
+    if ways <= 1:
+        return np.matmul(a, b)
+    m = a.shape[0]
+    out = np.empty((m, b.shape[1]), np.result_type(a, b))
+
+    def worker(pull):
+        for s, e in pull:
+            np.matmul(a[s:e], b, out=out[s:e])
+    intra_op_pool.map_runs(intra_op_pool.split_runs(m, -(-m // ways)), worker)
+    return out

@@ -46,3 +46,7 @@ def apply():
 
 
 APPLIED = apply()
+# True where OpenBLAS's idle threads will spin ~0.1 s after each multi-threaded call: the
+# timeout could not be cut (NumPy loaded first, as `import numpy as np` before tensorlite
+# usually does) and the user did not set it.
+THREADS_SPIN = "OPENBLAS_THREAD_TIMEOUT" not in os.environ
