@@ -44,12 +44,10 @@ SMALL_MACS = 1 << 21
 EXPLORE_EVERY = 32
 EXPLORE_MAX = 1024
 FREE_CORES_TTL = 0.005  # seconds a run-queue reading is reused (a read costs ~2 us)
-# OpenBLAS's idle workers spin ~2**28 cycles (runnable) after a threaded kernel, unless
-# blas_tuning cut its thread timeout before NumPy loaded
-SPIN_SECONDS = 0.0 if "OPENBLAS_THREAD_TIMEOUT" in blas_tuning.APPLIED else 0.25
-# OpenBLAS's own threads are used only where they sleep when idle (blas_tuning cut the
-# timeout, or the user set it)
+# OpenBLAS's idle workers spin ~2**28 cycles (runnable) after a threaded kernel, unless its
+# thread timeout was cut before NumPy loaded (by blas_tuning or by the user)
 OPENBLAS_SPINS = blas_tuning.THREADS_SPIN
+SPIN_SECONDS = 0.25 if OPENBLAS_SPINS else 0.0
 SPLIT_RECENT = 1.0  # seconds since the last multi-threaded split kernel that count as "running"
 _last_split = [-1e9]  # monotonic time of the last multi-threaded split kernel
 _SAMPLES = 3  # recent timings kept per thread count; their lower median decides
@@ -343,7 +341,7 @@ def _openblas_threads_would_starve_splits():
     timeout could not be cut: NumPy was loaded first) and split kernels are running in this
     process (one ran in the last `SPLIT_RECENT` seconds): the spinning threads would hold
     the cores those kernels' threads need next. With NumPy imported before tensorlite the
-    CIFAR CNN step at 2 threads took 53-57 ms against 40-43 ms this way. A loop of plain
+    CIFAR CNN step at 2 threads took 53-57 ms against 37-43 ms this way. A loop of plain
     matmuls (no split kernel near) keeps OpenBLAS's own threads, whose spinning then costs
     nothing."""
     return OPENBLAS_SPINS and time.monotonic() - _last_split[0] < SPLIT_RECENT
