@@ -21,9 +21,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, name="Adadelta",
                  **kwargs):
-        super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
         self._set_hyper("rho", rho)
         self.epsilon = backend.epsilon() if epsilon is None else epsilon
 

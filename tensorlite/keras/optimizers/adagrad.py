@@ -21,9 +21,7 @@ class Adagrad(Optimizer):
                              f"{initial_accumulator_value}")
         if epsilon is None:
             epsilon = backend.epsilon()
-        super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
         self._initial_accumulator_value = initial_accumulator_value
         self.epsilon = epsilon
 

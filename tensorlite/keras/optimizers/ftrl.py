@@ -24,7 +24,6 @@ class Ftrl(Optimizer):
                  initial_accumulator_value=0.1, l1_regularization_strength=0.0,
                  l2_regularization_strength=0.0, name="Ftrl",
                  l2_shrinkage_regularization_strength=0.0, beta=0.0, **kwargs):
-        super().__init__(name, **kwargs)
         for arg, value, rule in (
                 ("initial_accumulator_value", initial_accumulator_value, "positive or zero"),
                 ("learning_rate_power", -learning_rate_power, "negative or zero"),
@@ -35,8 +34,7 @@ class Ftrl(Optimizer):
             if value < 0.0:
                 shown = -value if arg == "learning_rate_power" else value
                 raise ValueError(f"`{arg}` needs to be {rule}. Received: {arg}={shown}.")
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
         self._set_hyper("learning_rate_power", learning_rate_power)
         self._set_hyper("l1_regularization_strength", l1_regularization_strength)
         self._set_hyper("l2_regularization_strength", l2_regularization_strength)

@@ -21,9 +21,7 @@ class Lion(Optimizer):
             raise ValueError(f"Argument `beta_1` must be in the [0, 1] range. Otherwise, "
                              f"the optimizer degenerates to SignSGD. Received: "
                              f"beta_1={beta_1}.")
-        super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
         self._set_hyper("beta_1", beta_1)
         self._set_hyper("beta_2", beta_2)
 

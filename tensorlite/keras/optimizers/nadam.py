@@ -36,9 +36,7 @@ class Nadam(Optimizer):
         if isinstance(learning_rate, LearningRateSchedule):
             raise ValueError("The Nadam optimizer does not support "
                              "tf.keras.optimizers.LearningRateSchedules as the learning rate.")
-        super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", learning_rate)
-        self._set_hyper("decay", self._initial_decay)
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
         self._set_hyper("beta_1", beta_1)
         self._set_hyper("beta_2", beta_2)
         self.epsilon = epsilon or backend.epsilon()

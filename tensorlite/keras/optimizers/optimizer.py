@@ -150,7 +150,8 @@ class Optimizer:
 
     _HAS_AGGREGATE_GRAD = True
 
-    def __init__(self, name, gradient_aggregator=None, gradient_transformers=None, **kwargs):
+    def __init__(self, name, gradient_aggregator=None, gradient_transformers=None,
+                 learning_rate=None, **kwargs):
         for k in kwargs:
             if k not in _ALLOWED_KWARGS:
                 raise TypeError(f"Unexpected keyword argument passed to optimizer: {k!s}. "
@@ -188,6 +189,10 @@ class Optimizer:
             raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: "
                              f"ema_momentum={self.ema_momentum}")
         kwargs.pop("jit_compile", None)  # XLA's switch: the fused update ops need none
+        if learning_rate is not None:  # the built-in optimizers: the rate (TF 1's `lr`
+            # spelling wins, as in Keras) and its decay are their first hyperparameters
+            self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
+            self._set_hyper("decay", self._initial_decay)
 
     # -- hyperparameters as attributes ---------------------------------------------------
     def __getattr__(self, name):

@@ -22,9 +22,7 @@ class RMSprop(Optimizer):
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
                  centered=False, name="RMSprop", **kwargs):
-        super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
         self._set_hyper("rho", rho)
         self._momentum = isinstance(momentum, Tensor) or callable(momentum) or momentum > 0
         if isinstance(momentum, (int, float)) and not 0 <= momentum <= 1:

@@ -15,9 +15,7 @@ class SGD(Optimizer):
     """Gradient descent (with momentum) optimizer."""
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD", **kwargs):
-        super().__init__(name, **kwargs)
-        self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
-        self._set_hyper("decay", self._initial_decay)
+        super().__init__(name, learning_rate=learning_rate, **kwargs)
         self._momentum = isinstance(momentum, Tensor) or callable(momentum) or momentum > 0
         if isinstance(momentum, (int, float)) and not 0 <= momentum <= 1:
             raise ValueError(f"`momentum` must be between [0, 1]. Received: "
