@@ -148,3 +148,11 @@ def test_run_splits_kernels_that_ask_and_times_them_apart(monkeypatch):
     assert blas_threads.run(1 << 24, np.add, 1, 2) == 3  # a whole-BLAS kernel: 1 way
     assert ("kernel" in str(list(blas_threads._classes)))
     assert len(blas_threads._classes) == 2  # timed apart from other kernels of that size
+
+
+def test_sum_partials_skips_threads_without_runs():
+    parts = [np.ones(3), None, np.full(3, 2.0)]
+    np.testing.assert_array_equal(intra_op_pool.sum_partials(parts, lambda: np.zeros(3)),
+                                  np.full(3, 3.0))
+    np.testing.assert_array_equal(intra_op_pool.sum_partials([None, None],
+                                                             lambda: np.zeros(2)), np.zeros(2))

@@ -93,6 +93,18 @@ def map_runs(runs, worker):
     return results
 
 
+def sum_partials(parts, empty):
+    """The sum of workers' partial results from `map_runs` (None from a thread that got no
+    run), summed in place into the first; `empty()` where no thread got a run."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return empty()
+    total = parts[0]
+    for p in parts[1:]:
+        total += p
+    return total
+
+
 def split_runs(n, per, ways_now=None):
     """(start, end) runs over n items, at most `per` items each and, when splitting, at least
     two per thread (so a slowed thread can hand work to the others)."""

@@ -364,11 +364,9 @@ def _conv_bf_fwd(x, g, filter_hw, strides, dilations, pads):
             else:
                 dw += part
         return dw
-    parts = [d for d in intra_op_pool.map_runs(
-        _patch_runs(x, filter_hw, strides, dilations, pads), worker) if d is not None]
-    dw = parts[0] if parts else np.zeros((k, p * o), g.dtype)
-    for d in parts[1:]:
-        dw += d
+    dw = intra_op_pool.sum_partials(intra_op_pool.map_runs(
+        _patch_runs(x, filter_hw, strides, dilations, pads), worker),
+        lambda: np.zeros((k, p * o), g.dtype))
     if not lg:
         return dw.reshape(kh, kw, c, o)
     return dw.reshape(k, p, o).transpose(1, 0, 2).reshape(lg + (kh, kw, c, o))

@@ -162,10 +162,8 @@ def filter_grad3x3(x, g, pads):
             else:
                 du += part
         return du
-    parts = [p for p in intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
-             if p is not None]
-    du = parts[0] if parts else np.zeros((16, c, o), x.dtype)
-    for p in parts[1:]:
-        du += p
+    du = intra_op_pool.sum_partials(
+        intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker),
+        lambda: np.zeros((16, c, o), x.dtype))
     gm = _G.astype(x.dtype)
     return np.einsum("pa,pqco,qb->abco", gm, du.reshape(4, 4, c, o), gm, optimize=True)
