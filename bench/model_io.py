@@ -77,11 +77,16 @@ def _keras_model(params):
     return model
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc):
+    """--repeats and --params, shared with bench/saved_model_io.py."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--params", type=int, default=25_000_000)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    args = parse_args(__doc__)
     module = Big(args.params)
     arrays = [v.numpy() for v in module.w]
     size = sum(a.nbytes for a in arrays)

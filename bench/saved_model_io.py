@@ -8,30 +8,24 @@ and the seed 002 CIFAR CNN's `model.export` (tracing twice, FunctionDefs, writin
 A SavedModel write is a checkpoint write plus the graph: the ratio to np.save + fsync says
 what the graph, the protos and the atomic directory swap cost. Medians of the repeats.
 """
-import argparse
 import os
 import shutil
 import statistics
 import sys
 import tempfile
 
-import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 from seed_models import generate_model  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_io  # noqa: E402
 from model_io import _timed, numpy_io  # noqa: E402
 
 
-class Big(tf.Module):
-    def __init__(self, params, layers=5):
-        super().__init__()
-        rows = 1000
-        rng = np.random.default_rng(0)
-        self.w = [tf.Variable(rng.standard_normal((rows, params // (layers * rows)),
-                                                  dtype=np.float32)) for _ in range(layers)]
+class Big(model_io.Big):
+    """model_io's 25M-parameter module, with a function to save."""
 
     @tf.function(input_signature=[tf.TensorSpec([None, 1000], tf.float32)])
     def __call__(self, x):
@@ -39,10 +33,7 @@ class Big(tf.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--params", type=int, default=25_000_000)
-    args = ap.parse_args()
+    args = model_io.parse_args(__doc__)
     module = Big(args.params)
     arrays = [v.numpy() for v in module.w]
     cnn = generate_model()
