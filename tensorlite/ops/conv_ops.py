@@ -186,20 +186,25 @@ def _conv_fwd(x, w, strides, dilations, pads):
     return out.reshape(lx + (n,) + out.shape[1:]) if lx else out
 
 
-@conv_select.algorithm("im2col", lambda *geo: True, split=True)
-def _conv_im2col(x4, w, strides, dilations, pads):
-    """Patch rows of cache-sized runs of images, each run one matmul."""
+@conv_select.algorithm("im2col", lambda *geo: True, split=True, fuses=True)
+def _conv_im2col(x4, w, strides, dilations, pads, epilogue=None):
+    """Patch rows of cache-sized runs of images, each run one matmul (and the epilogue)."""
     kh, kw, c, o = w.shape
     oh = _out_len(x4.shape[1], kh, strides[0], dilations[0], pads[0], pads[1])
     ow = _out_len(x4.shape[2], kw, strides[1], dilations[1], pads[2], pads[3])
     if _small_patches(x4.shape[0] * oh * ow, kh * kw * c, x4.itemsize):
-        return _conv_im2col_small(x4, w, strides, dilations, pads, (oh, ow))
+        out = _conv_im2col_small(x4, w, strides, dilations, pads, (oh, ow))
+        if epilogue is not None:
+            epilogue(out)
+        return out
     w2 = np.ascontiguousarray(w.reshape(kh * kw * c, o))
     out = np.empty((x4.shape[0] * oh * ow, o), x4.dtype)
 
     def worker(pull):
         for rows, s, e in _patch_chunks(x4, (kh, kw), strides, dilations, pads, pull):
-            np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
+            part = np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
+            if epilogue is not None:
+                epilogue(part)
     intra_op_pool.map_runs(_patch_runs(x4, (kh, kw), strides, dilations, pads), worker)
     return out.reshape(x4.shape[0], oh, ow, o)
 
@@ -253,9 +258,9 @@ def _conv_gemm1x1(x4, w, strides, dilations, pads):
 
 @conv_select.algorithm("winograd", lambda xs, ws, s, d, pads, dt: ws[:2] == (3, 3) and
                        s == (1, 1) and d == (1, 1) and xs[-1] >= _WINOGRAD_MIN_CHANNELS,
-                       split=True)
-def _conv_winograd(x4, w, strides, dilations, pads):
-    return winograd.conv3x3(x4, w, pads)
+                       split=True, fuses=True)
+def _conv_winograd(x4, w, strides, dilations, pads, epilogue=None):
+    return winograd.conv3x3(x4, w, pads, epilogue=epilogue)
 
 
 @conv_select.algorithm("numba", numba_conv.eligible)

@@ -10,6 +10,10 @@ the timer's noise do not decide.
 `forced(name)` (tests, benchmarks) or TENSORLITE_CONV_ALGO=name makes every eligible
 shape use one algorithm; shapes it cannot handle keep the choice.
 
+An `epilogue` (fused_ops: a bias add and activation, in place on a view of the output)
+is applied by the algorithms that fuse it to each run of images right after computing it,
+while it is in cache and on the thread that made it; for the others, to the whole output.
+
 Example:
     >>> with forced("winograd"):
     ...     y = tf.nn.conv2d(x, w, 1, "SAME")   # 3x3 stride 1: Winograd F(2x2, 3x3)
@@ -24,6 +28,8 @@ from tensorlite.framework import blas_threads
 ALGORITHMS = {}
 # names of the algorithms that split their runs of images over threads themselves
 SPLIT = set()
+# names of the algorithms that take an `epilogue` and apply it to each run they finish
+FUSES = set()
 _CHOICE = {}
 _FILTER_CHOICE = {}  # the same for filter gradients
 _CACHE_LIMIT = 1024
@@ -35,13 +41,16 @@ SAMPLE_IMAGES = 4
 STATS = {"measured": 0, "hits": 0}
 
 
-def algorithm(name, eligible, split=False):
+def algorithm(name, eligible, split=False, fuses=False):
     """Decorator registering a forward algorithm under `name`; `split`: it spreads its runs
-    of images over threads itself (intra_op_pool.map_runs) instead of using BLAS threads."""
+    of images over threads itself (intra_op_pool.map_runs) instead of using BLAS threads;
+    `fuses`: it takes an optional sixth argument, the epilogue, and applies it per run."""
     def register(run):
         ALGORITHMS[name] = (eligible, run)
         if split:
             SPLIT.add(name)
+        if fuses:
+            FUSES.add(name)
         return run
     return register
 
@@ -91,8 +100,9 @@ def _measure(names, args, macs):
     return best, out
 
 
-def conv(x4, w, strides, dilations, pads):
-    """The convolution by the algorithm chosen for its shape."""
+def conv(x4, w, strides, dilations, pads, epilogue=None):
+    """The convolution by the algorithm chosen for its shape; `epilogue(view)`, if given,
+    is applied in place to the output (see the module's docstring)."""
     key = (x4.shape, w.shape, strides, dilations, pads, x4.dtype.char)
     forced_name = _FORCED[0]
     n, h, wd, _ = x4.shape
@@ -104,11 +114,11 @@ def conv(x4, w, strides, dilations, pads):
             raise ValueError(f"TENSORLITE_CONV_ALGO={forced_name!r} names no convolution "
                              f"algorithm; choose one of {sorted(ALGORITHMS)} or unset it")
         if entry[0](*key):
-            return blas_threads.run(macs, entry[1], *args, split=forced_name in SPLIT)
+            return _run(forced_name, macs, args, epilogue)
     name = _CHOICE.get(key)
     if name is not None:
         STATS["hits"] += 1
-        return blas_threads.run(macs, ALGORITHMS[name][1], *args, split=name in SPLIT)
+        return _run(name, macs, args, epilogue)
     names = eligible(*key)
     if len(names) == 1:
         best, out = names[0], ALGORITHMS[names[0]][1](*args)
@@ -118,6 +128,19 @@ def conv(x4, w, strides, dilations, pads):
     if len(_CHOICE) >= _CACHE_LIMIT:
         _CHOICE.clear()
     _CHOICE[key] = best
+    if epilogue is not None:
+        epilogue(out)
+    return out
+
+
+def _run(name, macs, args, epilogue):
+    run = ALGORITHMS[name][1]
+    if epilogue is None:
+        return blas_threads.run(macs, run, *args, split=name in SPLIT)
+    if name in FUSES:
+        return blas_threads.run(macs, run, *args, epilogue, split=name in SPLIT)
+    out = blas_threads.run(macs, run, *args, split=name in SPLIT)
+    epilogue(out)
     return out
 
 

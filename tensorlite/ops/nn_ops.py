@@ -55,17 +55,21 @@ def _activation(op, kinds=FLOAT):
 
 
 # -- piecewise-linear activations -------------------------------------------------------------
-def _piecewise_linear(name, fwd, scaled):
+def _piecewise_linear(name, fwd, scaled, by_output=False):
     """An activation linear piece by piece. Its gradient op `<name>Grad(g, x)` scales g by
     the slope of x's piece: linear in g (so its own gradient is itself) and piecewise
-    constant in x (no gradient flows into x)."""
+    constant in x (no gradient flows into x). `by_output`: the output tells the piece as
+    well as the input does (ReLU, ReLU6), so the gradient reads the output, as TF's: the
+    input then dies at the activation, and graph passes may fuse the two (a bias add and
+    ReLU into the convolution before them)."""
     grad_op = declare(register(
         name + "Grad", scaled, shape=_same_as_first,
         grad=lambda c, ans, g, x, **a: (execute(grad_op, (c, x), a or None), None)),
         batch=elementwise(scaled))
-    return declare(register(name, fwd, shape=_same,
-                            grad=lambda c, ans, x, **a: execute(grad_op, (c, x), a or None)),
-                   tf=name, tf_import="plain", batch=elementwise(fwd))
+    return declare(register(
+        name, fwd, shape=_same,
+        grad=lambda c, ans, x, **a: execute(grad_op, (c, ans if by_output else x), a or None)),
+        tf=name, tf_import="plain", batch=elementwise(fwd))
 
 
 def _leaky_slope(x, alpha, dtype):
@@ -75,9 +79,10 @@ def _leaky_slope(x, alpha, dtype):
 
 # Masks multiply rather than select: np.where branches per element and runs several times
 # slower on data of mixed sign (and TF's kernels multiply too).
-RELU = _piecewise_linear("Relu", lambda x: np.maximum(x, 0), lambda g, x: g * (x > 0))
+RELU = _piecewise_linear("Relu", lambda x: np.maximum(x, 0), lambda g, x: g * (x > 0),
+                         by_output=True)
 RELU6 = _piecewise_linear("Relu6", lambda x: np.clip(x, 0, 6),
-                          lambda g, x: g * ((x > 0) & (x < 6)))
+                          lambda g, x: g * ((x > 0) & (x < 6)), by_output=True)
 LEAKY_RELU = _piecewise_linear(
     "LeakyRelu", lambda x, alpha: x * _leaky_slope(x, alpha, x.dtype),
     lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype))

@@ -64,10 +64,11 @@ def _output_tiles(m, n, th, tw, out):
         np.subtract(s[1] - s[2], s[3], out=out[:, i::2, 1::2])
 
 
-def conv3x3(x, w, pads, u=None, jit=True):
+def conv3x3(x, w, pads, u=None, jit=True, epilogue=None):
     """3x3 stride-1 cross-correlation of [N, H, W, C] with [3, 3, C, O] under pads
     (top, bottom, left, right); `u` is filter_transform(w) when already known. `jit`: use
-    the numba transforms where numba is available (False: the NumPy ones)."""
+    the numba transforms where numba is available (False: the NumPy ones). `epilogue(view)`
+    is applied in place to each run of output images once computed (conv_select)."""
     n, h, wd, c = x.shape
     o = w.shape[-1]
     pt, pb, pl, pr = pads
@@ -80,9 +81,9 @@ def conv3x3(x, w, pads, u=None, jit=True):
     per = max(1, CHUNK_BYTES // max(16 * th * tw * max(c, o) * x.itemsize, 1))
     compiled = numba_winograd.kernels() if jit and x.dtype.char in "fd" else None
     if compiled is not None:
-        worker = _jit_worker(compiled, np.ascontiguousarray(x), u, pads, th, tw, out)
+        worker = _jit_worker(compiled, np.ascontiguousarray(x), u, pads, th, tw, out, epilogue)
     else:
-        worker = _numpy_worker(x, u, pads, th, tw, out)
+        worker = _numpy_worker(x, u, pads, th, tw, out, epilogue)
     intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker)
     return out
 
@@ -96,7 +97,7 @@ def _tile_scratch(scratch, rows, c, o, dtype):
     return scratch, v[:16 * rows * c].reshape(16, rows, c), m[:16 * rows * o].reshape(16, rows, o)
 
 
-def _jit_worker(compiled, x, u, pads, th, tw, out):
+def _jit_worker(compiled, x, u, pads, th, tw, out, epilogue):
     input_tiles, output_tiles, _ = compiled
     c, o = x.shape[-1], u.shape[-1]
 
@@ -107,10 +108,12 @@ def _jit_worker(compiled, x, u, pads, th, tw, out):
             input_tiles(x, s, e, pads[0], pads[2], th, tw, vk)
             np.matmul(vk, u, out=mk)
             output_tiles(mk, s, e, th, tw, out)
+            if epilogue is not None:
+                epilogue(out[s:e])
     return worker
 
 
-def _numpy_worker(x, u, pads, th, tw, out):
+def _numpy_worker(x, u, pads, th, tw, out, epilogue):
     n, h, wd, c = x.shape
     oh, ow, o = out.shape[1], out.shape[2], out.shape[3]
     pt, _, pl, _ = pads
@@ -132,6 +135,8 @@ def _numpy_worker(x, u, pads, th, tw, out):
             np.matmul(vk, u, out=mk)
             _output_tiles(mk, k, th, tw, y[:k])
             out[s:e] = y[:k, :oh, :ow]
+            if epilogue is not None:
+                epilogue(out[s:e])
     return worker
 
 

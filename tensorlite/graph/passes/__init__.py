@@ -4,7 +4,8 @@ Each pass is a module with one function `run(graph) -> (new_graph, report_lines)
 changes its input graph, and `report_lines` holds one line per change, `"<verb> <what>"`
 (e.g. `"folded Mul"`), so an empty list means "nothing to do". `optimize(graph)` runs the
 enabled passes (switches in tensorlite/graph/options.py) in rounds until none changes
-anything, then fuses elementwise chains and, when asked, wraps independent branches for
+anything, then fuses layers' ops into kernels (a convolution with its bias add and ReLU),
+fuses elementwise chains and, when asked, wraps independent branches for
 threads. With the `report` option it prints one line per pass:
 
     >>> tf.config.optimizer.set_experimental_options({"report": True})
@@ -34,7 +35,8 @@ SIMPLIFY = [("arithmetic", "arithmetic_optimization"),
             ("cse", "common_subexpression_elimination"),
             ("dce", "dependency_optimization")]
 # Run once at the end: they build coarse nodes that the simplifying passes do not look into.
-FINAL = [("fusion", "remapping"), ("parallel", "parallel_branches")]
+FINAL = [("kernel_fusion", "remapping"), ("fusion", "remapping"),
+         ("parallel", "parallel_branches")]
 NOUNS = {"fused": ("chain", "chains"), "wrapped": ("branch", "branches")}
 COUNTERS = {}  # pass name -> changes made since the process started (all graphs)
 
@@ -170,9 +172,10 @@ def _variable_spec(var):
 # -- the pipeline ----------------------------------------------------------------------------
 def _modules():
     from tensorlite.graph.passes import (  # noqa: PLC0415 - the passes import this module
-        arithmetic, constant_folding, cse, dce, fusion, parallel)
+        arithmetic, constant_folding, cse, dce, fusion, kernel_fusion, parallel)
     return {"arithmetic": arithmetic, "constant_folding": constant_folding, "cse": cse,
-            "dce": dce, "fusion": fusion, "parallel": parallel}
+            "dce": dce, "kernel_fusion": kernel_fusion, "fusion": fusion,
+            "parallel": parallel}
 
 
 def run_pipeline(graph):

@@ -31,7 +31,7 @@ from tensorlite.graph.ir import Graph, Node
 from tensorlite.graph.passes import Specs, barrier, derive, known, size, stateful
 
 MIN_COST = 1 << 21  # ~2M multiply-adds (~0.2 ms): below that a thread hand-off costs more
-CONVS = {"Conv2D", "DepthwiseConv2dNative"}
+CONVS = {"Conv2D", "DepthwiseConv2dNative", "_FusedConv2D"}
 _POOL = []
 _POOL_LOCK = threading.Lock()
 
@@ -86,7 +86,7 @@ def cost(node, specs):
     n = size(specs[node.outputs[0]])
     ins = [specs[s] for s in node.inputs]
     name = node.op.name
-    if name == "BatchMatMulV2" and known(ins[0]) and len(ins[0].shape) >= 2:
+    if name in ("BatchMatMulV2", "_FusedMatMul") and known(ins[0]) and len(ins[0].shape) >= 2:
         return n * ins[0].shape[-2 if node.attrs.get("transpose_a") else -1]
     if name in CONVS and len(ins) > 1 and known(ins[1]):
         return n * int(np.prod(ins[1].shape[:-1]))

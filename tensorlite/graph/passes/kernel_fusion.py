@@ -1,0 +1,161 @@
+"""Remapping of layers' ops into fused kernels (Grappler's remapper: `_FusedConv2D`,
+`_FusedMatMul`), forward and backward; the kernels are ops/fused_ops.py's.
+
+Forward: `Relu(AddV2(Conv2D(x, w), bias))`, with `bias` a vector along the last axis,
+becomes `_FusedConv2D(x, w, bias, activation="Relu")`, and likewise without the ReLU, and
+for a matrix product of two matrices (`_FusedMatMul`). The bias add and the ReLU then run
+in place on the convolution's output, run by run while it is in cache: two [N, H, W, C]
+temporaries and two passes over memory fewer per layer.
+
+Backward: `Sum(ReluGrad(g, y), axis=all but the last)` (a ReLU layer's input gradient and
+its bias's) becomes `_FusedReluGradBiasAddGrad(g, y)` with both as outputs; when g is
+`MaxPoolGrad(y, p, d)` of a non-overlapping pool over that same ReLU output y, the three
+become `_FusedMaxPoolGradReluGrad(y, p, d)`. (ReLU's gradient reads its output, as TF's:
+the mask is the same.)
+
+A fused node takes the place of the last op it replaces, and only intermediates used by
+nothing else (and no graph outputs) are fused away. No fusion spans an assignment or a
+random draw. Fused nodes have no gradients: like FusedElementwise they exist only in the
+optimised graph run by the executor.
+"""
+import numpy as np
+
+from tensorlite.graph.ir import Node
+from tensorlite.graph.passes import Specs, barrier, known
+from tensorlite.graph.passes import derive
+from tensorlite.ops import fused_ops
+
+CONTRACTIONS = {"Conv2D": fused_ops.FUSED_CONV2D, "BatchMatMulV2": fused_ops.FUSED_MATMUL}
+
+
+class _Graph:
+    """Producers, consumers and barrier counts of a graph's nodes, for pattern matching."""
+
+    def __init__(self, graph):
+        self.nodes = graph.nodes
+        self.specs = Specs(graph)
+        self.index = {id(n): k for k, n in enumerate(graph.nodes)}
+        self.producer = {s: n for n in graph.nodes for s in n.outputs}
+        self.uses = {}
+        for n in graph.nodes:
+            for s in n.inputs:
+                self.uses.setdefault(s, []).append(n)
+        self.outputs = set(graph.output_slots())
+        self.barriers_upto = np.cumsum([0] + [bool(barrier(n)) for n in graph.nodes])
+
+    def only_use(self, slot, op_name):
+        """The one node using `slot` if it is an `op_name` and the slot no graph output."""
+        users = self.uses.get(slot, ())
+        if len(users) != 1 or slot in self.outputs or users[0].op.name != op_name:
+            return None
+        return users[0]
+
+    def made_by(self, slot, op_name):
+        node = self.producer.get(slot)
+        return node if node is not None and node.op.name == op_name else None
+
+    def no_barrier_between(self, first, last):
+        return self.barriers_upto[self.index[id(first)]] == \
+            self.barriers_upto[self.index[id(last)] + 1]
+
+    def spec(self, slot):
+        s = self.specs[slot]
+        return s if known(s) else None
+
+
+def _bias_of(g, add, out_slot):
+    """The bias operand of AddV2 node `add` applied to `out_slot`: a vector as long as the
+    last axis of `out_slot`'s value, of its dtype; else None."""
+    other = [s for s in add.inputs if s != out_slot]
+    if len(add.inputs) != 2 or len(other) != 1:
+        return None
+    so, sb = g.spec(out_slot), g.spec(other[0])
+    if so is None or sb is None or len(so.shape) < 2 or sb.dtype is not so.dtype or \
+            tuple(sb.shape) != (so.shape[-1],):
+        return None
+    return other[0]
+
+
+def _forward(g, add):
+    """(fused node, replaced nodes) for AddV2 node `add` after a contraction, or None."""
+    for slot in add.inputs:
+        node = g.producer.get(slot)
+        fused = CONTRACTIONS.get(node.op.name) if node is not None else None
+        if fused is None or g.only_use(slot, "AddV2") is not add:
+            continue
+        ranks = [g.spec(s) for s in node.inputs]
+        if any(s is None for s in ranks) or \
+                {len(s.shape) for s in ranks} != {4 if fused is fused_ops.FUSED_CONV2D else 2}:
+            continue
+        bias = _bias_of(g, add, slot)
+        if bias is None:
+            continue
+        relu = g.only_use(add.outputs[0], "Relu")
+        last = relu or add
+        if not g.no_barrier_between(node, last):
+            continue
+        attrs = dict(node.attrs, activation="Relu" if relu else None)
+        members = [node, add] + ([relu] if relu else [])
+        return Node(fused, list(node.inputs) + [bias], attrs, last.outputs, last.where,
+                    last.scope), members
+    return None
+
+
+def _all_but_last(node, rank):
+    axis = node.attrs.get("axis")
+    if node.attrs.get("keepdims") or axis is None:
+        return False
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return sorted(int(a) % rank for a in axes) == list(range(rank - 1))
+
+
+def _backward(g, total):
+    """(fused node, replaced nodes) for a Sum node `total` of a ReluGrad, or None."""
+    relu_grad = g.made_by(total.inputs[0], "ReluGrad")
+    spec = g.spec(total.inputs[0])
+    if relu_grad is None or spec is None or len(spec.shape) < 2 or \
+            not _all_but_last(total, len(spec.shape)):
+        return None
+    grad, y = relu_grad.inputs
+    pool = g.made_by(grad, "MaxPoolGrad")
+    if pool is not None and pool.inputs[0] == y and g.only_use(grad, "ReluGrad") and \
+            len(spec.shape) == 4 and g.no_barrier_between(pool, total) and \
+            fused_ops._non_overlapping(pool.attrs["ksize"], pool.attrs["strides"],
+                                       pool.attrs["pads"]):
+        return Node(fused_ops.FUSED_MAX_POOL_GRAD_RELU_GRAD, pool.inputs, pool.attrs,
+                    relu_grad.outputs + total.outputs, relu_grad.where,
+                    relu_grad.scope), [pool, relu_grad, total]
+    if not g.no_barrier_between(relu_grad, total):
+        return None
+    return Node(fused_ops.FUSED_RELU_GRAD_BIAS_GRAD, [grad, y], {},
+                relu_grad.outputs + total.outputs, relu_grad.where,
+                relu_grad.scope), [relu_grad, total]
+
+
+def run(graph):
+    """Fuses the patterns above; one report line `fused <Op>+<Op>+...` per fused node."""
+    g = _Graph(graph)
+    place, drop, lines = {}, set(), []
+    for node in graph.nodes:
+        if id(node) in drop:
+            continue
+        if node.op.name == "AddV2":
+            found = _forward(g, node)
+        elif node.op.name == "Sum" and len(node.inputs) == 1:
+            found = _backward(g, node)
+        else:
+            continue
+        if found is None or any(id(m) in drop for m in found[1]):
+            continue
+        fused, members = found
+        # the fused node stands where its last member stood (a backward one, where the
+        # ReluGrad did: its Sum only moves earlier, past pure nodes)
+        anchor = members[-1] if fused.op in (fused_ops.FUSED_CONV2D,
+                                             fused_ops.FUSED_MATMUL) else members[-2]
+        place[id(anchor)] = fused
+        drop.update(id(m) for m in members if m is not anchor)
+        lines.append("fused " + "+".join(m.op.name for m in members))
+    if not lines:
+        return graph, []
+    nodes = [place.get(id(n), n) for n in graph.nodes if id(n) not in drop]
+    return derive(graph, nodes), lines

@@ -1,0 +1,159 @@
+"""Fused ops of optimised graphs: what graph/passes/kernel_fusion.py rewrites a layer's
+ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
+
+  * `_FusedConv2D(x, w, bias)` and `_FusedMatMul(a, b, bias)`: the contraction with the
+    bias add and (activation="Relu") the ReLU after it applied in place to its output; a
+    convolution applies them to each run of images right after computing it, on the
+    thread that made it (conv_select's epilogue), so no [N, H, W, C] temporary is made
+    and the pass over it is in cache and split over the intra-op threads.
+  * `_FusedReluGradBiasAddGrad(g, y) -> (g * (y > 0), its sum over all axes but the
+    last)`: a ReLU layer's gradient and its bias's, in one pass.
+  * `_FusedMaxPoolGradReluGrad(x, y, g) -> (dx, bias gradient)`: a non-overlapping max
+    pool's gradient times the ReLU mask of its input x (a ReLU's output), and its sum.
+
+Each does the arithmetic of the ops it replaces (masks multiply; a bias gradient is summed
+in float64, then cast). With numba (the `jit` extra) each is one compiled pass
+(ops/numba_fused.py) split over runs of images; without it, NumPy in place. They exist only
+in optimised graphs, run by the executor: no gradients (a GradientTape interprets the
+original graph), no TF or ONNX names (exporters read the original graph).
+
+Example:
+    >>> y = execute(FUSED_CONV2D, (x, w, b), dict(strides=(1, 1), dilations=(1, 1),
+    ...             pads=(1, 1, 1, 1), activation="Relu"))   # relu(conv2d(x, w) + b)
+"""
+import numpy as np
+
+from tensorlite.framework import blas_threads, intra_op_pool
+from tensorlite.framework.registry import Spec, register
+from tensorlite.ops import conv_ops, conv_select, math_ops, numba_fused
+
+ACTIVATIONS = (None, "Relu")
+# A fused elementwise pass of this many elements is timed against splitting it over the
+# intra-op threads (blas_threads counts cost in multiply-adds: ~4 per element here).
+_COST_PER_ELEMENT = 4
+# Rows per run of the row-split kernels (~1 MB of float32 at 64 channels).
+_RUN_ROWS = 4096
+
+
+def _kernels(*arrays):
+    """The compiled kernels when every array is a contiguous float32/64 array of one
+    dtype, else None (NumPy then)."""
+    dt = arrays[0].dtype
+    if dt.char not in "fd" or any(a.dtype != dt or not a.flags.c_contiguous for a in arrays):
+        return None
+    return numba_fused.kernels()
+
+
+class Epilogue:
+    """`epilogue(view)`: adds the bias along the last axis of `view`, then the ReLU where
+    asked, in place (conv_select applies it to each run of a convolution's output)."""
+    __slots__ = ("bias", "relu")
+
+    def __init__(self, bias, relu):
+        self.bias, self.relu = bias, relu
+
+    def __call__(self, view):
+        k = _kernels(view, self.bias)
+        if k is not None:
+            k.bias_act(view.reshape(-1, view.shape[-1]), self.bias, self.relu)
+            return
+        np.add(view, self.bias, out=view)
+        if self.relu:
+            np.maximum(view, 0, out=view)
+
+
+def _check_activation(activation):
+    if activation not in ACTIVATIONS:
+        raise NotImplementedError(f"fused activation {activation!r}: only "
+                                  f"{ACTIVATIONS} are fused")
+    return activation == "Relu"
+
+
+def _fused_conv_fwd(x, w, bias, strides, dilations, pads, activation=None):
+    return conv_select.conv(x, w, strides, dilations, pads,
+                            Epilogue(bias.astype(x.dtype, copy=False),
+                                     _check_activation(activation)))
+
+
+def _fused_matmul_fwd(a, b, bias, transpose_a, transpose_b, activation=None):
+    out = math_ops.MATMUL.forward(a, b, transpose_a, transpose_b)  # a fresh array
+    Epilogue(bias.astype(out.dtype, copy=False), _check_activation(activation))(out)
+    return out
+
+
+def _rows(a):
+    return a.reshape(-1, a.shape[-1])
+
+
+def _relu_grad_bias_fwd(g, y):
+    k = _kernels(g, y)
+    if k is None:
+        r = g * (y > 0)
+        return r, _rows(r).sum(0)
+    return blas_threads.run(g.size * _COST_PER_ELEMENT, _relu_grad_bias_split, g, y,
+                            split=True)
+
+
+def _relu_grad_bias_split(g, y):
+    k = numba_fused.kernels()
+    g2, y2 = _rows(g), _rows(y)
+    out = np.empty_like(g)
+    o2 = _rows(out)
+
+    def worker(pull):
+        acc = np.zeros(g2.shape[1], np.float64)
+        for s, e in pull:
+            k.relu_grad_bias(g2[s:e], y2[s:e], o2[s:e], acc)
+        return acc
+    acc = intra_op_pool.sum_partials(
+        intra_op_pool.map_runs(intra_op_pool.split_runs(len(g2), _RUN_ROWS), worker),
+        lambda: np.zeros(g2.shape[1], np.float64))
+    return out, acc.astype(g.dtype)
+
+
+def _non_overlapping(ksize, strides, pads):
+    return tuple(ksize) == tuple(strides) and not any(pads)
+
+
+def _max_pool_grad_relu_fwd(x, y, g, ksize, strides, pads):
+    k = _kernels(x, y, g)
+    if k is None or not _non_overlapping(ksize, strides, pads) or x.ndim != 4:
+        dx = conv_ops.MAX_POOL_GRAD.forward(x, y, g, ksize=ksize, strides=strides, pads=pads)
+        np.multiply(dx, x > 0, out=dx)
+        return dx, _rows(dx).sum(0)
+    return blas_threads.run(x.size * _COST_PER_ELEMENT, _max_pool_grad_relu_split, x, y, g,
+                            tuple(ksize), split=True)
+
+
+def _max_pool_grad_relu_split(x, y, g, ksize):
+    k = numba_fused.kernels()
+    dx = np.empty_like(x)
+
+    def worker(pull):
+        acc = np.zeros(x.shape[-1], np.float64)
+        for s, e in pull:
+            k.max_pool_grad_relu(x, y, g, ksize[0], ksize[1], s, e, dx, acc)
+        return acc
+    per = max(1, _RUN_ROWS // max(1, x.shape[1] * x.shape[2]))
+    acc = intra_op_pool.sum_partials(
+        intra_op_pool.map_runs(intra_op_pool.split_runs(x.shape[0], per), worker),
+        lambda: np.zeros(x.shape[-1], np.float64))
+    return dx, acc.astype(g.dtype)
+
+
+def _bias_grad_spec(g):
+    return Spec((g.shape[-1],), g.dtype)
+
+
+FUSED_CONV2D = register(
+    "_FusedConv2D", _fused_conv_fwd,
+    shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo))
+FUSED_MATMUL = register(
+    "_FusedMatMul", _fused_matmul_fwd,
+    shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t))
+FUSED_RELU_GRAD_BIAS_GRAD = register(
+    "_FusedReluGradBiasAddGrad", _relu_grad_bias_fwd, multi_output=True,
+    shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)))
+FUSED_MAX_POOL_GRAD_RELU_GRAD = register(
+    "_FusedMaxPoolGradReluGrad", _max_pool_grad_relu_fwd, multi_output=True,
+    shape=lambda x, y, g, **pool: (Spec(tuple(x.shape), g.dtype), _bias_grad_spec(g)))

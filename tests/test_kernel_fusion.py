@@ -1,0 +1,185 @@
+"""The kernel-fusion pass (graph/passes/kernel_fusion.py) and its fused ops (ops/fused_ops.py):
+which patterns fuse and which must not, and that the fused kernels give the unfused ops'
+results, forward and backward, for every convolution algorithm, with numba and without."""
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.graph import options
+from tensorlite.ops import conv_select, fused_ops, numba_backend, numba_fused
+
+rng = np.random.default_rng(7)
+
+
+@pytest.fixture(autouse=True)
+def default_options():
+    saved = dict(options._options)
+    options._options.clear()
+    options._options.update(options.DEFAULTS)
+    yield
+    options._options.clear()
+    options._options.update(saved)
+
+
+@pytest.fixture(params=["numba", "numpy"])
+def backend(request, monkeypatch):
+    if request.param == "numba" and not numba_backend.available():
+        pytest.skip("numba is not installed")
+    if request.param == "numpy":
+        monkeypatch.setattr(numba_fused, "kernels", lambda: None)
+    return request.param
+
+
+def rand(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def run_twice(f, *args):
+    """(optimised graph, result of the optimised runner, result of the unoptimised graph)."""
+    f(*args)
+    got = f(*args)
+    cf = f.get_concrete_function(*args)
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    try:
+        want = tf.function(f.python_function)(*args)
+    finally:
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False})
+    return cf.optimized_graph, got, want
+
+
+def assert_close(got, want, rtol=1e-5):
+    for a, b in zip(tf.nest.flatten(got), tf.nest.flatten(want)):
+        a, b = np.asarray(a), np.asarray(b)
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * (np.abs(b).max() + 1))
+
+
+@pytest.mark.parametrize("algo", [None, "im2col", "winograd", "numba"])
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_conv_bias_relu_fuses_and_matches(algo, padding, backend):
+    if algo == "numba" and not numba_backend.available():
+        pytest.skip("numba is not installed")
+    x, w, b = tf.constant(rand(4, 9, 10, 8)), tf.constant(rand(3, 3, 8, 6)), rand(6)
+
+    @tf.function
+    def f(x, w):
+        return tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, padding), b))
+    with conv_select.forced(algo):
+        graph, got, want = run_twice(f, x, w)
+    assert graph.op_counts() == {"_FusedConv2D": 1}
+    assert_close(got, want)
+    ref = np.maximum(tf.nn.conv2d(x, w, 1, padding).numpy() + b, 0)
+    assert_close(got, ref)
+
+
+def test_dense_layers_fuse_matmul_bias_and_activation(backend):
+    x = tf.constant(rand(5, 7))
+    relu = tf.keras.layers.Dense(4, activation="relu")
+    linear = tf.keras.layers.Dense(3)
+
+    @tf.function
+    def f(x):
+        return linear(relu(x))
+    graph, got, want = run_twice(f, x)
+    assert graph.op_counts().get("_FusedMatMul") == 2
+    assert [n.attrs["activation"] for n in graph.nodes if n.op.name == "_FusedMatMul"] == \
+        ["Relu", None]
+    assert_close(got, want)
+
+
+def test_nothing_fuses_when_an_intermediate_is_used_elsewhere():
+    x, w, b = tf.constant(rand(2, 6, 6, 4)), tf.constant(rand(3, 3, 4, 4)), rand(4)
+
+    @tf.function
+    def f(x, w):
+        c = tf.nn.conv2d(x, w, 1, "SAME")
+        pre = c + b
+        return tf.nn.relu(pre), c * 2.0   # the convolution's output is needed as it is
+
+    graph, got, want = run_twice(f, x, w)
+    assert "_FusedConv2D" not in graph.op_counts()
+    assert_close(got, want)
+
+    @tf.function
+    def g(x, w):
+        pre = tf.nn.conv2d(x, w, 1, "SAME") + b
+        return tf.nn.relu(pre), pre       # the pre-activation is an output: no ReLU fused
+
+    graph, got, want = run_twice(g, x, w)
+    fused = [n for n in graph.nodes if n.op.name == "_FusedConv2D"]
+    assert len(fused) == 1 and fused[0].attrs["activation"] is None
+    assert_close(got, want)
+
+
+def test_a_bias_of_the_wrong_shape_is_not_fused():
+    x, w = tf.constant(rand(2, 5, 5, 3)), tf.constant(rand(3, 3, 3, 4))
+    full = rand(2, 5, 5, 4)   # not a per-channel vector
+
+    @tf.function
+    def f(x, w):
+        return tf.nn.relu(tf.nn.conv2d(x, w, 1, "SAME") + full)
+    graph, got, want = run_twice(f, x, w)
+    assert "_FusedConv2D" not in graph.op_counts()
+    assert_close(got, want)
+
+
+def cnn_grads(x, y, params):
+    w1, b1, w2, b2 = params
+    with tf.GradientTape() as tape:
+        h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w1, 1, "SAME"), b1))
+        h = tf.nn.max_pool2d(h, 2, 2, "VALID")
+        h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w2, 1, "VALID"), b2))
+        loss = tf.reduce_sum(h * y)
+    return loss, tape.gradient(loss, params)
+
+
+@pytest.mark.parametrize("hw", [(8, 8), (9, 11)])   # odd sizes: rows no pool window covers
+def test_backward_fusions_match_the_unfused_gradients(hw, backend):
+    x = tf.constant(rand(3, hw[0], hw[1], 4))
+    params = [tf.Variable(rand(3, 3, 4, 8)), tf.Variable(rand(8) * 0.1),
+              tf.Variable(rand(3, 3, 8, 5)), tf.Variable(rand(5) * 0.1)]
+    oh, ow = hw[0] // 2 - 2, hw[1] // 2 - 2
+    y = tf.constant(rand(3, oh, ow, 5))
+    f = tf.function(lambda x, y: cnn_grads(x, y, params))
+    graph, got, want = run_twice(f, x, y)
+    counts = graph.op_counts()
+    assert counts.get("_FusedMaxPoolGradReluGrad") == 1
+    assert counts.get("_FusedReluGradBiasAddGrad") == 1
+    assert counts.get("_FusedConv2D") == 2
+    assert "ReluGrad" not in counts and "MaxPoolGrad" not in counts
+    assert_close(got, want, rtol=1e-4)
+    eager = cnn_grads(x, y, params)
+    assert_close(got, eager, rtol=1e-4)
+
+
+def test_fused_backward_kernels_keep_numpys_arithmetic(backend):
+    """Masks multiply (an inf cotangent where the mask is 0 gives NaN, as g * (y > 0)),
+    the first maximum of a window takes the gradient, bias sums cover every element."""
+    g = rand(2, 4, 4, 3)
+    y = np.maximum(rand(2, 4, 4, 3), 0)
+    g[0, 0, 0, 0] = np.inf
+    y[0, 0, 0, 0] = 0.0
+    r, s = fused_ops.FUSED_RELU_GRAD_BIAS_GRAD.forward(g, y)
+    want = g * (y > 0)
+    np.testing.assert_array_equal(r, want)
+    np.testing.assert_allclose(s[1:], want.reshape(-1, 3).sum(0)[1:], rtol=1e-5)
+    assert np.isnan(s[0])
+
+    x = np.maximum(rand(2, 5, 4, 3), 0)
+    x[1, 0, 0, :] = x[1, 0, 1, :] = 2.0          # a tie: the first tap takes the gradient
+    pooled = x[:, :4].reshape(2, 2, 2, 2, 2, 3).max(axis=(2, 4))
+    d = rand(2, 2, 2, 3)
+    dx, db = fused_ops.FUSED_MAX_POOL_GRAD_RELU_GRAD.forward(
+        x, pooled, d, ksize=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))
+    from tensorlite.ops import conv_ops
+    ref = conv_ops.MAX_POOL_GRAD.forward(x, pooled, d, ksize=(2, 2), strides=(2, 2),
+                                         pads=(0, 0, 0, 0)) * (x > 0)
+    np.testing.assert_array_equal(dx, ref)
+    assert dx[1, 0, 0, 0] == d[1, 0, 0, 0] and dx[1, 0, 1, 0] == 0
+    np.testing.assert_allclose(db, ref.reshape(-1, 3).sum(0), rtol=1e-5)
+
+
+def test_fused_ops_refuse_an_activation_they_do_not_fuse():
+    x, w, b = rand(1, 4, 4, 2), rand(3, 3, 2, 2), rand(2)
+    with pytest.raises(NotImplementedError, match="Tanh"):
+        fused_ops.FUSED_CONV2D.forward(x, w, b, strides=(1, 1), dilations=(1, 1),
+                                       pads=(1, 1, 1, 1), activation="Tanh")
