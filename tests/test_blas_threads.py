@@ -274,18 +274,21 @@ def test_the_spin_flag_follows_the_import_order():
 
 
 @pytest.mark.parametrize("shape", [(256, 256, 256), (7, 300, 5), (1, 64, 3000), (513, 40, 1)])
-def test_row_split_matmul_equals_numpy(shape):
+def test_split_matmul_equals_numpy(shape):
     m, k, n = shape
     rng = np.random.default_rng(0)
     a = rng.normal(size=(m, k)).astype(np.float32)
     b = rng.normal(size=(k, n)).astype(np.float32)
     for ways in (1, 2, 3):
         with intra_op_pool.splitting(ways):
-            got = blas_threads._row_split_matmul(a, b)
+            got = blas_threads._split_matmul(a, b)
         np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-4)
         assert got.dtype == np.float32 and got.shape == (m, n)
-    with intra_op_pool.splitting(2):   # a transposed (non-contiguous) left operand
-        np.testing.assert_allclose(blas_threads._row_split_matmul(a.T.copy().T, b), a @ b,
+    with intra_op_pool.splitting(2):   # transposed (non-contiguous) operands
+        np.testing.assert_allclose(blas_threads._split_matmul(a.T.copy().T, b), a @ b,
+                                   rtol=1e-5, atol=1e-4)
+        # b a transpose: split by its columns
+        np.testing.assert_allclose(blas_threads._split_matmul(a, b.T.copy().T), a @ b,
                                    rtol=1e-5, atol=1e-4)
 
 
@@ -295,4 +298,4 @@ def test_matmul_splits_rows_when_openblas_threads_would_spin(fresh, monkeypatch)
     a = np.ones((512, 512), np.float32)
     for _ in range(6):
         np.testing.assert_array_equal(blas_threads.matmul(a, a), np.full((512, 512), 512.0))
-    assert any(k[0] == "_row_split_matmul" and k[1] for k in blas_threads._classes)
+    assert any(k[0] == "_split_matmul" and k[1] for k in blas_threads._classes)

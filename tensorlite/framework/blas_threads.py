@@ -331,8 +331,8 @@ def matmul(a, b):
             set_threads(1)
         return np.matmul(a, b)
     if a.ndim == 2 and b.ndim == 2 and _openblas_threads_would_starve_splits():
-        # rows split over the intra-op pool instead, each part a single-threaded GEMM
-        return run(macs, _row_split_matmul, a, b, split=True)
+        # split over the intra-op pool instead, each part a single-threaded GEMM
+        return run(macs, _split_matmul, a, b, split=True)
     return run(macs, np.matmul, a, b)
 
 
@@ -347,16 +347,26 @@ def _openblas_threads_would_starve_splits():
     return OPENBLAS_SPINS and time.monotonic() - _last_split[0] < SPLIT_RECENT
 
 
-def _row_split_matmul(a, b):
-    """a @ b (2-D) with a's rows split over the intra-op threads `run` granted."""
+def _split_matmul(a, b):
+    """a @ b (2-D) split over the intra-op threads `run` granted, each part a
+    single-threaded GEMM: by a's rows, or, where b is a transpose (its columns are the
+    stored matrix's contiguous rows: a Dense layer's input gradient g @ W^T), by b's
+    columns, so each thread reads only its half of the large operand (CIFAR CNN's
+    [32, 512] @ [512, 2304]: 0.92 ms on 2 threads against 1.25 ms by rows, 1.47 ms on 1)."""
     ways = intra_op_pool.ways()
     if ways <= 1:
         return np.matmul(a, b)
-    m = a.shape[0]
-    out = np.empty((m, b.shape[1]), np.result_type(a, b))
-
-    def worker(pull):
-        for s, e in pull:
-            np.matmul(a[s:e], b, out=out[s:e])
-    intra_op_pool.map_runs(intra_op_pool.split_runs(m, -(-m // ways)), worker)
+    m, n = a.shape[0], b.shape[1]
+    out = np.empty((m, n), np.result_type(a, b))
+    if b.flags.f_contiguous and not b.flags.c_contiguous and n >= 2 * ways:
+        def worker(pull):
+            for s, e in pull:
+                out[:, s:e] = np.matmul(a, b[:, s:e])
+        runs = intra_op_pool.split_runs(n, -(-n // ways))
+    else:
+        def worker(pull):
+            for s, e in pull:
+                np.matmul(a[s:e], b, out=out[s:e])
+        runs = intra_op_pool.split_runs(m, -(-m // ways))
+    intra_op_pool.map_runs(runs, worker)
     return out

@@ -35,15 +35,6 @@ _COST_PER_ELEMENT = 4
 _RUN_ROWS = 4096
 
 
-def _kernels(*arrays):
-    """The compiled kernels when every array is a contiguous float32/64 array of one
-    dtype, else None (NumPy then)."""
-    dt = arrays[0].dtype
-    if dt.char not in "fd" or any(a.dtype != dt or not a.flags.c_contiguous for a in arrays):
-        return None
-    return numba_fused.kernels()
-
-
 class Epilogue:
     """`epilogue(view)`: adds the bias along the last axis of `view`, then the ReLU where
     asked, in place (conv_select applies it to each run of a convolution's output)."""
@@ -53,7 +44,7 @@ class Epilogue:
         self.bias, self.relu = bias, relu
 
     def __call__(self, view):
-        k = _kernels(view, self.bias)
+        k = numba_fused.kernels_for(view, self.bias)
         if k is not None:
             k.bias_act(view.reshape(-1, view.shape[-1]), self.bias, self.relu)
             return
@@ -86,7 +77,7 @@ def _rows(a):
 
 
 def _relu_grad_bias_fwd(g, y):
-    k = _kernels(g, y)
+    k = numba_fused.kernels_for(g, y)
     if k is None:
         r = g * (y > 0)
         return r, _rows(r).sum(0)
@@ -116,7 +107,7 @@ def _non_overlapping(ksize, strides, pads):
 
 
 def _max_pool_grad_relu_fwd(x, y, g, ksize, strides, pads):
-    k = _kernels(x, y, g)
+    k = numba_fused.kernels_for(x, y, g)
     if k is None or not _non_overlapping(ksize, strides, pads) or x.ndim != 4:
         dx = conv_ops.MAX_POOL_GRAD.forward(x, y, g, ksize=ksize, strides=strides, pads=pads)
         np.multiply(dx, x > 0, out=dx)

@@ -65,10 +65,9 @@ def _build(numba):
                         r = i * kh + di
                         for dj in range(kw):
                             q = j * kw + dj
-                            for k in range(c):
-                                hit = free[k] and x[b, r, q, k] == y[b, i, j, k]
-                                if hit:
-                                    free[k] = False
+                            for k in range(c):  # branch-free: it vectorizes over k
+                                hit = free[k] & (x[b, r, q, k] == y[b, i, j, k])
+                                free[k] = free[k] & ~hit
                                 v = (g[b, i, j, k] * hit) * (x[b, r, q, k] > 0)
                                 dx[b, r, q, k] = v
                                 acc[k] += v
@@ -80,9 +79,19 @@ def _build(numba):
                 for q in range(ow * kw, w):
                     for k in range(c):
                         dx[b, r, q, k] = 0
+
     return Kernels(bias_act, relu_grad_bias, max_pool_grad_relu)
 
 
 def kernels():
     """The compiled Kernels, or None where numba is unavailable."""
     return compiled("fused_elementwise", _build) if available() else None
+
+
+def kernels_for(*arrays):
+    """kernels() when every array is a contiguous float32 or float64 array of one dtype (the
+    layouts the kernels take), else None."""
+    dt = arrays[0].dtype
+    if dt.char not in "fd" or any(a.dtype != dt or not a.flags.c_contiguous for a in arrays):
+        return None
+    return kernels()
