@@ -183,3 +183,14 @@ def test_fused_ops_refuse_an_activation_they_do_not_fuse():
     with pytest.raises(NotImplementedError, match="Tanh"):
         fused_ops.FUSED_CONV2D.forward(x, w, b, strides=(1, 1), dilations=(1, 1),
                                        pads=(1, 1, 1, 1), activation="Tanh")
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 8, 3), (3, 7, 9, 5)])
+def test_non_overlapping_max_pool_matches_the_tap_reduction(shape, backend):
+    from tensorlite.ops import conv_ops
+    x = rand(*shape)
+    x[0, 0, 0, 0] = np.nan   # NaN wins, as np.maximum's
+    got = conv_ops.MAX_POOL.forward(x, ksize=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))
+    want = conv_ops._reduce_taps(x, (2, 2), (2, 2), np.maximum)[0]
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got[0, 0, 0, 0])

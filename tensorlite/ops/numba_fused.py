@@ -20,7 +20,7 @@ import numpy as np
 
 from tensorlite.ops.numba_backend import available, compiled
 
-Kernels = collections.namedtuple("Kernels", "bias_act relu_grad_bias max_pool_grad_relu")
+Kernels = collections.namedtuple("Kernels", "bias_act relu_grad_bias max_pool max_pool_grad_relu")
 
 
 def _build(numba):
@@ -45,6 +45,25 @@ def _build(numba):
                 v = g[i, k] * (y[i, k] > 0)
                 out[i, k] = v
                 acc[k] += v
+
+    @numba.njit(cache=True, nogil=True)
+    def max_pool(x, kh, kw, s, e, y):
+        """Images s..e of a max pool with windows kh x kw, stride = window, no padding:
+        y [N, OH, OW, C] (NaN wins, as np.maximum's)."""
+        oh, ow, c = y.shape[1], y.shape[2], y.shape[3]
+        for b in range(s, e):
+            for i in range(oh):
+                for j in range(ow):
+                    for k in range(c):
+                        y[b, i, j, k] = x[b, i * kh, j * kw, k]
+                    for di in range(kh):
+                        for dj in range(kw):
+                            if di == 0 and dj == 0:
+                                continue
+                            for k in range(c):
+                                v = x[b, i * kh + di, j * kw + dj, k]
+                                m = y[b, i, j, k]
+                                y[b, i, j, k] = v if (v > m) | (v != v) else m
 
     @numba.njit(cache=True, nogil=True)
     def max_pool_grad_relu(x, y, g, kh, kw, s, e, dx, acc):
@@ -80,7 +99,7 @@ def _build(numba):
                     for k in range(c):
                         dx[b, r, q, k] = 0
 
-    return Kernels(bias_act, relu_grad_bias, max_pool_grad_relu)
+    return Kernels(bias_act, relu_grad_bias, max_pool, max_pool_grad_relu)
 
 
 def kernels():
