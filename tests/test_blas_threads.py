@@ -273,7 +273,8 @@ def test_the_spin_flag_follows_the_import_order():
     assert out == {"tl_first": "False", "np_first": "True"}
 
 
-@pytest.mark.parametrize("shape", [(256, 256, 256), (7, 300, 5), (1, 64, 3000), (513, 40, 1)])
+@pytest.mark.parametrize("shape", [(256, 256, 256), (7, 300, 5), (1, 64, 3000), (513, 40, 1),
+                                   (4, 300, 200)])
 def test_split_matmul_equals_numpy(shape):
     m, k, n = shape
     rng = np.random.default_rng(0)
@@ -289,6 +290,10 @@ def test_split_matmul_equals_numpy(shape):
                                    rtol=1e-5, atol=1e-4)
         # b a transpose: split by its columns
         np.testing.assert_allclose(blas_threads._split_matmul(a, b.T.copy().T), a @ b,
+                                   rtol=1e-5, atol=1e-4)
+        # a short a and a large b: split by the contraction, the parts added
+        short = a[:2]
+        np.testing.assert_allclose(blas_threads._split_matmul(short, b), short @ b,
                                    rtol=1e-5, atol=1e-4)
 
 
