@@ -271,3 +271,51 @@ def test_weight_decay_exclusions():
     opt.apply_gradients([(zero, kept), (zero, decayed), (zero, bias)])
     assert float(kept[0]) == 1.0 and float(bias[0]) == 1.0
     assert float(decayed[0]) == pytest.approx(1.0 - 0.5 * 0.1)
+
+
+KERNEL_CASES = [  # (op, number of slots, coefficients, attrs)
+    (optimizer_ops.SGD, 0, (0.1,), {}),
+    (optimizer_ops.MOMENTUM, 1, (0.1, 0.9), {"nesterov": True}),
+    (optimizer_ops.MOMENTUM, 1, (0.1, 0.9), {}),   # its result is the velocity slot
+    (optimizer_ops.ADAM, 2, (0.1, 0.9, 0.1, 0.999, 0.001, 1e-7), {}),
+    (optimizer_ops.RMSPROP, 3, (0.1, 0.9, 0.1, 0.5, 1e-7),
+     {"centered": True, "use_momentum": True}),
+    (optimizer_ops.FTRL, 2, (0.1, 0.05, 0.1, -0.5, 0.02), {}),
+]
+
+
+@pytest.mark.parametrize("op,n_slots,args,attrs", KERNEL_CASES,
+                         ids=[f"{c[0].name}-{i}" for i, c in enumerate(KERNEL_CASES)])
+def test_split_update_equals_the_whole_kernel(op, n_slots, args, attrs):
+    """Run on parts of the arrays over 3 threads, an update gives the same numbers, slots
+    and mode as on the whole arrays."""
+    from tensorlite.framework import intra_op_pool
+    w = RNG.standard_normal((7, 5)).astype(np.float32)
+    g = RNG.standard_normal((7, 5)).astype(np.float32)
+    slots0 = [np.abs(RNG.standard_normal((7, 5))).astype(np.float32) for _ in range(n_slots)]
+    want_slots = [s.copy() for s in slots0]
+    want, want_mode = op.kernel(w, want_slots, g, np.empty_like(g), *args, **attrs)
+    got_slots = [s.copy() for s in slots0]
+    with intra_op_pool.splitting(3):
+        got, mode = optimizer_ops.split_update(op.kernel, w, got_slots, g, np.empty_like(g),
+                                               args, attrs)
+    assert mode == want_mode and got.shape == w.shape
+    np.testing.assert_array_equal(got, want)
+    for a, b in zip(got_slots, want_slots):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["adam", "rmsprop_centered_momentum", "ftrl", "lion"])
+def test_large_variables_update_in_parts(name, monkeypatch):
+    """The eager path splits a large variable's update over the intra-op threads (here every
+    variable counts as large): the answers stay TensorFlow's."""
+    from tensorlite.keras.optimizers import optimizer as optimizer_module
+    monkeypatch.setattr(optimizer_module, "UPDATE_COST", 1 << 30)
+    calls = []
+    real = optimizer_module.split_update
+    monkeypatch.setattr(optimizer_module, "split_update",
+                        lambda *a: calls.append(1) or real(*a))
+    make, ref = CASES[name]
+    got, _ = _run(make, False)
+    assert calls
+    np.testing.assert_allclose(got, ref(W0, GRADS), rtol=1e-8, atol=1e-10)

@@ -31,7 +31,7 @@ from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, reg
 
 SUB, ADD, SET = "sub", "add", "set"
 
-__all__ = ["SUB", "ADD", "SET", "SGD", "MOMENTUM", "ADAM", "RMSPROP", "ADAGRAD", "ADADELTA",
+__all__ = ["SUB", "ADD", "SET", "UPDATE_COST", "split_update", "SGD", "MOMENTUM", "ADAM", "RMSPROP", "ADAGRAD", "ADADELTA",
            "ADAMAX", "NADAM", "FTRL", "LION", "rms_scaled"]
 
 
@@ -215,6 +215,41 @@ def _lion(w, slots, g, t, lr, beta_1, one_minus_beta_1, beta_2, one_minus_beta_2
     np.multiply(m, beta_2, out=m)
     np.add(m, np.multiply(g, one_minus_beta_2), out=m)
     return t, SUB
+
+
+# -- a kernel over parts of the arrays, on the intra-op threads ---------------------------------
+# Multiply-adds blas_threads counts per element of an update (about its passes over memory):
+# a Dense layer's 1.2M-element RMSprop step is then timed for a split, a bias's is not.
+UPDATE_COST = 8
+
+
+def split_update(kernel, w, slots, g, t, args, attrs):
+    """kernel(w, slots, g, t, *args, **attrs) run on parts of the flattened arrays (every
+    update kernel is elementwise) on the intra-op threads granted by blas_threads.run,
+    NumPy releasing the GIL in each pass: the same (array, mode), the slots and `t`
+    updated in place. A part's result that is a view of `t` or of a slot stands for the
+    whole of it; results made afresh are joined."""
+    from tensorlite.framework import intra_op_pool  # noqa: PLC0415
+    flat = [a.reshape(-1) for a in (w, g, t)]
+    flat_slots = [s.reshape(-1) for s in slots]
+    whole = [t] + list(slots)
+    bases = [a.reshape(-1) for a in whole]
+
+    def worker(pull):
+        done = []
+        for s, e in pull:
+            out, mode = kernel(flat[0][s:e], [x[s:e] for x in flat_slots], flat[1][s:e],
+                               flat[2][s:e], *args, **attrs)
+            done.append((s, out, mode))
+        return done
+    runs = intra_op_pool.split_runs(g.size, -(-g.size // intra_op_pool.ways()))
+    parts = sorted((p for ps in intra_op_pool.map_runs(runs, worker) if ps for p in ps),
+                   key=lambda p: p[0])
+    mode = parts[0][2]
+    for full, base in zip(whole, bases):
+        if all(np.shares_memory(out, base) for _, out, _ in parts):
+            return full, mode
+    return np.concatenate([out.reshape(-1) for _, out, _ in parts]).reshape(g.shape), mode
 
 
 # -- the ops -----------------------------------------------------------------------------------

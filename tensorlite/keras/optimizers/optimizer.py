@@ -31,14 +31,14 @@ import warnings
 import numpy as np
 
 from tensorlite.distribute import distribute_lib
-from tensorlite.framework import dtypes, errors
+from tensorlite.framework import blas_threads, dtypes, errors
 from tensorlite.framework import nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.variables import Variable
 from tensorlite.graph.tracing import is_tracing
 from tensorlite.ops import math_ops
-from tensorlite.ops.optimizer_ops import ADD, SUB
+from tensorlite.ops.optimizer_ops import ADD, SUB, UPDATE_COST, split_update
 from tensorlite.keras.optimizers.schedules import LearningRateSchedule
 from tensorlite.keras.optimizers import ema, weight_decay
 from tensorlite.keras.optimizers import schedules as _schedules
@@ -571,8 +571,15 @@ class Optimizer:
             if t is None or t.shape != g.shape or t.dtype != g.dtype:
                 t = self._scratch_for(var, g)
             slots = all_slots[id(var)]
-            out, mode = kernel(value_array(var), [writable_array(slots[n]) for n in slot_names],
-                               g, t, *c["_args"], **attrs)
+            if g.size * UPDATE_COST >= blas_threads.SMALL_MACS:  # a large layer's weights:
+                out, mode = blas_threads.run(  # its parts on the intra-op threads
+                    g.size * UPDATE_COST, split_update, kernel, value_array(var),
+                    [writable_array(slots[n]) for n in slot_names], g, t, c["_args"], attrs,
+                    split=True)
+            else:
+                out, mode = kernel(value_array(var),
+                                   [writable_array(slots[n]) for n in slot_names],
+                                   g, t, *c["_args"], **attrs)
             if mode is SUB:
                 subtract_from(var, out)
             elif mode is ADD:
