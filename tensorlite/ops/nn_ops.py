@@ -313,25 +313,30 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
 _FALLBACK_RNG = []
 
 
-def _uniform(shape, seed):
-    """Uniform [0, 1) draws for dropout: the one place dropout touches a random stream."""
+def _dropout_rng(seed):
+    """The Generator a dropout mask draws from: the one place dropout touches a random
+    stream."""
     try:
         from tensorlite.ops.random_ops import _next_rng  # noqa: PLC0415 - optional, newer
     except ImportError:
         _next_rng = None
     if _next_rng is not None:
-        rng = _next_rng(seed, "Dropout")
-    elif seed is not None:
-        rng = np.random.default_rng(seed)
-    else:
-        if not _FALLBACK_RNG:
-            _FALLBACK_RNG.append(np.random.default_rng())
-        rng = _FALLBACK_RNG[0]
-    return rng.random(shape, dtype=np.float32)  # 24 random bits: plenty for a keep test
+        return _next_rng(seed, "Dropout")
+    if seed is not None:
+        return np.random.default_rng(seed)
+    if not _FALLBACK_RNG:
+        _FALLBACK_RNG.append(np.random.default_rng())
+    return _FALLBACK_RNG[0]
 
 
 def _dropout_mask_fwd(shape, rate, seed, dtype):
-    keep = _uniform(shape, seed) >= rate
+    """keep / (1 - rate) where a uniform 32-bit word is at least rate * 2^32: raw words
+    from the bit generator, compared as integers (the CIFAR CNN's [32, 15, 15, 32] mask:
+    0.67 ms by float draws, about 0.3 ms so)."""
+    rng = _dropout_rng(seed)
+    size = int(np.prod(shape, dtype=np.int64))
+    words = rng.bit_generator.random_raw((size + 1) // 2).view(np.uint32)[:size]
+    keep = words.reshape(shape) >= np.uint32(min(int(np.ceil(rate * 2.0 ** 32)), 2 ** 32 - 1))
     return keep * np.asarray(1.0 / (1.0 - rate), dtype.as_numpy_dtype)
 
 
