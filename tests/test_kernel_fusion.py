@@ -5,20 +5,10 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.graph import options
 from tensorlite.ops import conv_select, fused_ops, numba_backend, numba_fused
+from tests.test_graph_passes import default_options  # noqa: F401 - autouse: passes at defaults
 
 rng = np.random.default_rng(7)
-
-
-@pytest.fixture(autouse=True)
-def default_options():
-    saved = dict(options._options)
-    options._options.clear()
-    options._options.update(options.DEFAULTS)
-    yield
-    options._options.clear()
-    options._options.update(saved)
 
 
 @pytest.fixture(params=["numba", "numpy"])
