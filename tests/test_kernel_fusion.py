@@ -184,30 +184,3 @@ def test_non_overlapping_max_pool_matches_the_tap_reduction(shape, backend):
     want = conv_ops._reduce_taps(x, (2, 2), (2, 2), np.maximum)[0]
     np.testing.assert_array_equal(got, want)
     assert np.isnan(got[0, 0, 0, 0])
-
-
-@pytest.mark.parametrize("algo,stride", [(None, 1), ("im2col", 1), ("winograd", 1),
-                                         (None, 2)])
-def test_input_gradient_into_a_relu_layer_fuses_its_mask_and_bias_gradient(algo, stride,
-                                                                           backend):
-    """conv -> relu -> conv -> relu: the second convolution's input gradient, the first
-    ReLU's mask and the first bias's gradient are one node (the mask and sums as the
-    convolution's epilogue at stride 1; after it at stride 2)."""
-    x = tf.constant(rand(3, 9, 9, 4))
-    params = [tf.Variable(rand(3, 3, 4, 16)), tf.Variable(rand(16) * 0.1),
-              tf.Variable(rand(3, 3, 16, 8)), tf.Variable(rand(8) * 0.1)]
-
-    def grads(x):
-        w1, b1, w2, b2 = params
-        with tf.GradientTape() as tape:
-            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w1, 1, "SAME"), b1))
-            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w2, stride, "SAME"), b2))
-            loss = tf.reduce_sum(h * h)
-        return tape.gradient(loss, params)
-    with conv_select.forced(algo):
-        graph, got, want = run_twice(tf.function(grads), x)
-        eager = grads(x)
-    assert graph.op_counts().get("_FusedConv2DBackpropInputReluGrad") == 1
-    assert "Conv2DBackpropInput" not in graph.op_counts()
-    assert_close(got, want, rtol=1e-4)
-    assert_close(got, eager, rtol=1e-4)

@@ -10,10 +10,9 @@ the timer's noise do not decide.
 `forced(name)` (tests, benchmarks) or TENSORLITE_CONV_ALGO=name makes every eligible
 shape use one algorithm; shapes it cannot handle keep the choice.
 
-An `epilogue(view, start, end)` (fused_ops: a bias add and activation, or a ReLU gradient
-and its bias gradient, in place on `view`, the output of images start..end) is applied by
-the algorithms that fuse it to each run of images right after computing it, while it is
-in cache and on the thread that made it; for the others, to the whole output.
+An `epilogue` (fused_ops: a bias add and activation, in place on a view of the output)
+is applied by the algorithms that fuse it to each run of images right after computing it,
+while it is in cache and on the thread that made it; for the others, to the whole output.
 
 Example:
     >>> with forced("winograd"):
@@ -102,8 +101,8 @@ def _measure(names, args, macs):
 
 
 def conv(x4, w, strides, dilations, pads, epilogue=None):
-    """The convolution by the algorithm chosen for its shape; `epilogue(view, start, end)`,
-    if given, is applied in place to the output (see the module's docstring)."""
+    """The convolution by the algorithm chosen for its shape; `epilogue(view)`, if given,
+    is applied in place to the output (see the module's docstring)."""
     key = (x4.shape, w.shape, strides, dilations, pads, x4.dtype.char)
     forced_name = _FORCED[0]
     n, h, wd, _ = x4.shape
@@ -130,7 +129,7 @@ def conv(x4, w, strides, dilations, pads, epilogue=None):
         _CHOICE.clear()
     _CHOICE[key] = best
     if epilogue is not None:
-        epilogue(out, 0, n)
+        epilogue(out)
     return out
 
 
@@ -141,7 +140,7 @@ def _run(name, macs, args, epilogue):
     if name in FUSES:
         return blas_threads.run(macs, run, *args, epilogue, split=name in SPLIT)
     out = blas_threads.run(macs, run, *args, split=name in SPLIT)
-    epilogue(out, 0, len(out))
+    epilogue(out)
     return out
 
 

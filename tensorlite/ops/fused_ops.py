@@ -10,9 +10,6 @@ ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
     last)`: a ReLU layer's gradient and its bias's, in one pass.
   * `_FusedMaxPoolGradReluGrad(x, y, g) -> (dx, bias gradient)`: a non-overlapping max
     pool's gradient times the ReLU mask of its input x (a ReLU's output), and its sum.
-  * `_FusedConv2DBackpropInputReluGrad(g, w, y) -> (dx * (y > 0), its sum)`: a
-    convolution's input gradient reaching the ReLU layer before it, the mask and bias
-    gradient applied per run of images as the convolution's epilogue.
 
 Each does the arithmetic of the ops it replaces (masks multiply; a bias gradient is summed
 in float64, then cast). With numba (the `jit` extra) each is one compiled pass
@@ -39,15 +36,14 @@ _RUN_ROWS = 4096
 
 
 class Epilogue:
-    """`epilogue(view, start, end)`: adds the bias along the last axis of `view`, then the
-    ReLU where asked, in place (conv_select applies it to each run of a convolution's
-    output)."""
+    """`epilogue(view)`: adds the bias along the last axis of `view`, then the ReLU where
+    asked, in place (conv_select applies it to each run of a convolution's output)."""
     __slots__ = ("bias", "relu")
 
     def __init__(self, bias, relu):
         self.bias, self.relu = bias, relu
 
-    def __call__(self, view, start=0, end=None):
+    def __call__(self, view):
         k = numba_fused.kernels_for(view, self.bias)
         if k is not None:
             k.bias_act(view.reshape(-1, view.shape[-1]), self.bias, self.relu)
@@ -55,31 +51,6 @@ class Epilogue:
         np.add(view, self.bias, out=view)
         if self.relu:
             np.maximum(view, 0, out=view)
-
-
-class ReluGradBiasEpilogue:
-    """`epilogue(view, start, end)`: multiplies `view` (the gradient reaching images
-    start..end of a ReLU's output y) by y > 0 in place, and keeps its column sums (the
-    bias gradient; `total()` adds the runs' sums, in float64)."""
-
-    def __init__(self, y):
-        self.y, self.sums = y, []
-
-    def __call__(self, view, start, end):
-        y = self.y[start:end].reshape(view.shape)
-        k = numba_fused.kernels_for(view, y)
-        c = view.shape[-1]
-        if k is not None:
-            acc = np.zeros(c, np.float64)
-            k.relu_grad_bias(view.reshape(-1, c), y.reshape(-1, c), view.reshape(-1, c), acc)
-        else:
-            np.multiply(view, y > 0, out=view)
-            acc = _rows(view).sum(0, dtype=np.float64)
-        self.sums.append(acc)   # list.append: safe from the intra-op threads
-
-    def total(self, dtype):
-        return np.sum(self.sums, axis=0).astype(dtype) if self.sums else \
-            np.zeros(self.y.shape[-1], dtype)
 
 
 def _check_activation(activation):
@@ -131,23 +102,6 @@ def _relu_grad_bias_split(g, y):
     return out, acc.astype(g.dtype)
 
 
-def _bi_relu_grad_bias_fwd(g, w, y, input_hw, strides, dilations, pads):
-    """(Conv2DBackpropInput(g, w) * (y > 0), its bias gradient): where the input gradient
-    is a convolution (stride 1, as Conv2DBackpropInput computes it then), the mask and sums
-    are that convolution's epilogue; else they follow it."""
-    ep = ReluGradBiasEpilogue(y)
-    full = conv_ops._full_correlation_pads(w.shape[:2], strides, dilations, pads)
-    if g.ndim == 4 and w.ndim == 4 and w.shape[2] >= conv_ops._FEW_CHANNELS and \
-            full is not None:
-        dx = conv_select.conv(g, w[::-1, ::-1].transpose(0, 1, 3, 2), (1, 1), dilations,
-                              full, ep)
-    else:
-        dx = conv_ops.CONV2D.bi_op.forward(g, w, input_hw=input_hw, strides=strides,
-                                           dilations=dilations, pads=pads)
-        ep(dx, 0, len(dx))
-    return dx, ep.total(g.dtype)
-
-
 def _non_overlapping(ksize, strides, pads):
     return tuple(ksize) == tuple(strides) and not any(pads)
 
@@ -191,9 +145,6 @@ FUSED_MATMUL = register(
 FUSED_RELU_GRAD_BIAS_GRAD = register(
     "_FusedReluGradBiasAddGrad", _relu_grad_bias_fwd, multi_output=True,
     shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)))
-FUSED_BACKPROP_INPUT_RELU_GRAD = register(
-    "_FusedConv2DBackpropInputReluGrad", _bi_relu_grad_bias_fwd, multi_output=True,
-    shape=lambda g, w, y, **geo: (Spec(tuple(y.shape), g.dtype), _bias_grad_spec(g)))
 FUSED_MAX_POOL_GRAD_RELU_GRAD = register(
     "_FusedMaxPoolGradReluGrad", _max_pool_grad_relu_fwd, multi_output=True,
     shape=lambda x, y, g, **pool: (Spec(tuple(x.shape), g.dtype), _bias_grad_spec(g)))

@@ -67,9 +67,8 @@ def _output_tiles(m, n, th, tw, out):
 def conv3x3(x, w, pads, u=None, jit=True, epilogue=None):
     """3x3 stride-1 cross-correlation of [N, H, W, C] with [3, 3, C, O] under pads
     (top, bottom, left, right); `u` is filter_transform(w) when already known. `jit`: use
-    the numba transforms where numba is available (False: the NumPy ones). `epilogue(view,
-    start, end)` is applied in place to each run of output images once computed
-    (conv_select)."""
+    the numba transforms where numba is available (False: the NumPy ones). `epilogue(view)`
+    is applied in place to each run of output images once computed (conv_select)."""
     n, h, wd, c = x.shape
     o = w.shape[-1]
     pt, pb, pl, pr = pads
@@ -110,7 +109,7 @@ def _jit_worker(compiled, x, u, pads, th, tw, out, epilogue):
             np.matmul(vk, u, out=mk)
             output_tiles(mk, s, e, th, tw, out)
             if epilogue is not None:
-                epilogue(out[s:e], s, e)
+                epilogue(out[s:e])
     return worker
 
 
@@ -137,7 +136,7 @@ def _numpy_worker(x, u, pads, th, tw, out, epilogue):
             _output_tiles(mk, k, th, tw, y[:k])
             out[s:e] = y[:k, :oh, :ow]
             if epilogue is not None:
-                epilogue(out[s:e], s, e)
+                epilogue(out[s:e])
     return worker
 
 

@@ -10,9 +10,8 @@ temporaries and two passes over memory fewer per layer.
 Backward: `Sum(ReluGrad(g, y), axis=all but the last)` (a ReLU layer's input gradient and
 its bias's) becomes `_FusedReluGradBiasAddGrad(g, y)` with both as outputs; when g is
 `MaxPoolGrad(y, p, d)` of a non-overlapping pool over that same ReLU output y, the three
-become `_FusedMaxPoolGradReluGrad(y, p, d)`; when g is a convolution's input gradient,
-`_FusedConv2DBackpropInputReluGrad` (mask and sums as that convolution's epilogue).
-(ReLU's gradient reads its output, as TF's: the mask is the same.)
+become `_FusedMaxPoolGradReluGrad(y, p, d)`. (ReLU's gradient reads its output, as TF's:
+the mask is the same.)
 
 A fused node takes the place of the last op it replaces, and only intermediates used by
 nothing else (and no graph outputs) are fused away. No fusion spans an assignment or a
@@ -118,13 +117,6 @@ def _backward(g, total):
             not _all_but_last(total, len(spec.shape)):
         return None
     grad, y = relu_grad.inputs
-    backprop = g.made_by(grad, "Conv2DBackpropInput")
-    if backprop is not None and g.only_use(grad, "ReluGrad") and len(spec.shape) == 4 and \
-            all(g.spec(s) is not None and len(g.spec(s).shape) == 4
-                for s in backprop.inputs) and g.no_barrier_between(backprop, total):
-        return Node(fused_ops.FUSED_BACKPROP_INPUT_RELU_GRAD, backprop.inputs + [y],
-                    backprop.attrs, relu_grad.outputs + total.outputs, relu_grad.where,
-                    relu_grad.scope), [backprop, relu_grad, total]
     pool = g.made_by(grad, "MaxPoolGrad")
     if pool is not None and pool.inputs[0] == y and g.only_use(grad, "ReluGrad") and \
             len(spec.shape) == 4 and g.no_barrier_between(pool, total) and \
