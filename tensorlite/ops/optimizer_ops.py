@@ -247,7 +247,7 @@ def split_update(kernel, w, slots, g, t, args, attrs):
                    key=lambda p: p[0])
     mode = parts[0][2]
     for full, base in zip(whole, bases):
-        if all(np.shares_memory(out, base) for _, out, _ in parts):
+        if all(np.may_share_memory(out, base) for _, out, _ in parts):
             return full, mode
     return np.concatenate([out.reshape(-1) for _, out, _ in parts]).reshape(g.shape), mode
 

@@ -21,8 +21,7 @@ optimised graph run by the executor.
 import numpy as np
 
 from tensorlite.graph.ir import Node
-from tensorlite.graph.passes import Specs, barrier, known
-from tensorlite.graph.passes import derive
+from tensorlite.graph.passes import Specs, barrier, derive, known
 from tensorlite.ops import fused_ops
 
 CONTRACTIONS = {"Conv2D": fused_ops.FUSED_CONV2D, "BatchMatMulV2": fused_ops.FUSED_MATMUL}
@@ -83,9 +82,9 @@ def _forward(g, add):
         fused = CONTRACTIONS.get(node.op.name) if node is not None else None
         if fused is None or g.only_use(slot, "AddV2") is not add:
             continue
-        ranks = [g.spec(s) for s in node.inputs]
-        if any(s is None for s in ranks) or \
-                {len(s.shape) for s in ranks} != {4 if fused is fused_ops.FUSED_CONV2D else 2}:
+        specs = [g.spec(s) for s in node.inputs]
+        if any(s is None for s in specs) or \
+                {len(s.shape) for s in specs} != {4 if fused is fused_ops.FUSED_CONV2D else 2}:
             continue
         bias = _bias_of(g, add, slot)
         if bias is None:
