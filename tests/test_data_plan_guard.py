@@ -9,14 +9,6 @@ import tensorlite as tf
 from tensorlite.data import plan_guard
 from tensorlite.data.parallel_map import cpu_count as parallel_cores
 from tensorlite.data.plan_guard import PlanGuard
-from tensorlite.framework import blas_threads
-
-
-@pytest.fixture(autouse=True)
-def cores_free(monkeypatch):
-    """The plans these tests watch start only with a free core: other programs on the
-    test machine must not make AUTOTUNE stay inline (test_busy_machine_... sets it)."""
-    monkeypatch.setattr(blas_threads, "free_cores", lambda most, fresh=False: most)
 
 
 @pytest.fixture
@@ -230,27 +222,3 @@ def test_an_input_error_during_the_gil_probe_does_not_hang():
         lambda x: _cpu_bound_python(int(x)), num_parallel_calls=tf.data.AUTOTUNE)
     with pytest.raises(tf.errors.InvalidArgumentError, match="element 3"):
         list(ds)
-
-
-def test_busy_machine_runs_inline_until_a_core_is_free(monkeypatch):
-    """No core free (before and after the probe elements): AUTOTUNE runs inline without
-    probing threads or forking workers, looks again after _BUSY_RECHECK_S, and chooses a
-    parallel plan once a core is free; every element arrives once, in order."""
-    from tensorlite.data import parallel_map
-    free = {"cores": 1}
-    monkeypatch.setattr(blas_threads, "free_cores", lambda most, fresh=False: free["cores"])
-    monkeypatch.setattr(parallel_map, "_BUSY_RECHECK_S", 0.05)
-    ds = tf.data.Dataset.range(400).map(lambda x: tf.numpy_function(slow_python, [x], tf.int64),
-                                        num_parallel_calls=tf.data.AUTOTUNE)
-    it = iter(ds)
-    raw = it._raw
-    while not isinstance(raw, parallel_map.ParallelMapIterator):
-        raw = raw._in
-    got = [int(next(it)) for _ in range(20)]
-    assert raw._mode == "inline" and raw._stats.choice.startswith("inline x1 (no free core")
-    assert not raw._workers and raw._pool is None
-    free["cores"] = 2
-    time.sleep(0.06)
-    got += [int(v) for v in it]
-    assert raw._plan is not None and raw._plan[0] in ("thread", "process")
-    assert got == [int(slow_python(i)) for i in range(400)]

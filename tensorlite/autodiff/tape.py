@@ -53,16 +53,8 @@ class UnconnectedGradients(enum.Enum):
 
 
 # A recorded op is a plain tuple (cheapest to build on the hot path):
-# (op, inputs, attrs, outputs, where) — `where` is the user's line for ops without a rule;
-# `outputs` is the op's result as returned: one Tensor, or a tuple of them (`_outs`).
+# (op, inputs, attrs, outputs, where) — `where` is the user's line for ops without a rule.
 OP, INPUTS, ATTRS, OUTPUTS, WHERE = range(5)
-
-
-def _outs(entry):
-    """A recorded op's outputs as a tuple (one output is recorded as it is: no 1-tuple
-    per op on the recording path)."""
-    out = entry[OUTPUTS]
-    return out if type(out) is tuple else (out,)
 
 
 def _is_var(x):
@@ -74,7 +66,7 @@ def _on_variable_read(var, tensor):
         if tape._recording and ((tape._watch_accessed and var.trainable)
                                 or id(var) in tape._tracked):
             tape._tracked[id(var)] = var
-            tape._entries.append((READ_VARIABLE, (var,), None, tensor, None))
+            tape._entries.append((READ_VARIABLE, (var,), None, (tensor,), None))
             tape._tracked[id(tensor)] = tensor
 
 
@@ -189,19 +181,19 @@ class GradientTape:
                 break
         else:
             return
-        grad = op.grad
-        if grad is NOT_DIFFERENTIABLE:
+        if op.grad is NOT_DIFFERENTIABLE:
             self._cuts.append((tuple(id(t) for t in inputs if id(t) in tracked), op.name,
                                user_location(3)))
             return
-        self._entries.append((op, inputs, attrs, outputs,
-                              None if grad is not None else user_location(3)))
         if type(outputs) is tuple:
-            for o in outputs:
-                if o._dtype.is_differentiable:
-                    tracked[id(o)] = o
-        elif outputs._dtype.is_differentiable:
-            tracked[id(outputs)] = outputs
+            outs = outputs
+        else:
+            outs = (outputs,)
+        self._entries.append((op, inputs, attrs, outs,
+                              user_location(3) if op.grad is None else None))
+        for o in outs:
+            if o._dtype.is_differentiable:
+                tracked[id(o)] = o
 
     # -- differentiation -----------------------------------------------------------------
     def _begin_use(self, what):
@@ -328,7 +320,7 @@ class GradientTape:
             for t in e[INPUTS]:
                 if id(t) in reach:
                     rel.append(e)
-                    for o in _outs(e):
+                    for o in e[OUTPUTS]:
                         reach.add(id(o))
                     break
         return rel
@@ -350,8 +342,7 @@ class GradientTape:
 
     def _apply_rule(self, entry, grads, keep, reach):
         """Pushes the cotangents of one recorded op's outputs to its inputs."""
-        op, inputs, attrs, _, where = entry
-        outs = _outs(entry)
+        op, inputs, attrs, outs, where = entry
         gs = [grads.get(id(o)) if id(o) in keep else grads.pop(id(o), None) for o in outs]
         if all(g is None for g in gs):
             return
@@ -404,7 +395,7 @@ class GradientTape:
         reach = {id(s)}
         for e in self._entries:
             if any(id(t) in reach for t in e[INPUTS]):
-                reach.update(id(o) for o in _outs(e))
+                reach.update(id(o) for o in e[OUTPUTS])
         if any(id(t) in reach for t in targets):
             return "connected: the gradient flows"
         reasons = []

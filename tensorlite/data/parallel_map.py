@@ -13,12 +13,7 @@ measurements of the first elements:
 An explicit `num_parallel_calls=N` fixes the parallelism; the mechanism is still measured
 (`options.threading.worker_mechanism` can force "thread" or "process").
 Under AUTOTUNE a parallel plan is then watched while it runs (plan_guard.py): measured
-slower than the inline loop it falls back to inline, and it is retried later. And when
-no core is free at the start (other runnable tasks hold all but the one this loop runs
-on: blas_threads.free_cores), AUTOTUNE runs inline without probing - parallel workers
-would only share the cores the loop already has (a pure-Python map beside a busy
-process on one of 2 cores: 0.91-0.98x of sequential with the probe and workers) - and
-looks again every `_BUSY_RECHECK_S`, choosing as above once a core is free.
+slower than the inline loop it falls back to inline, and it is retried later.
 Order is kept unless `deterministic=False`, which yields in completion order.
 """
 import concurrent.futures as cf
@@ -34,7 +29,7 @@ from tensorlite.data.seeding import element_seed
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
 from tensorlite.data.tracing import name_thread, span_args, thread_name, traced_next
-from tensorlite.framework import blas_threads, trace_hook
+from tensorlite.framework import trace_hook
 
 _INLINE_BELOW = 40e-6  # seconds: cheaper than a hand-off to a worker
 _COPY_BYTES_PER_S = 1.5e9  # rough cost of moving bytes through shared memory
@@ -46,7 +41,6 @@ _THREAD_CHUNK_SECONDS = 1e-3  # work per thread task: amortises ~30 us of future
 _RUN_AHEAD_TASKS = 4
 _GIL_PROBE_SECONDS = 2e-3  # work per thread in the GIL probe: several GIL hand-offs' worth
 _GIL_FREE_CORES = 1.2  # probe threads ran on more cores at once: the GIL is released
-_BUSY_RECHECK_S = 0.25  # inline for want of a free core: how often to look again
 
 
 def _runqueue_wait():
@@ -92,7 +86,6 @@ class ParallelMapIterator(RawIterator):
         self._chunk = 1
         self._guard = None  # AUTOTUNE's PlanGuard once a parallel plan runs
         self._plan = None  # (mode, n, why) of that plan, to return to after a fall-back
-        self._recheck_at = None  # inline for want of a free core: when to look again
 
     # -- running one element -----------------------------------------------------------
     def _run_one(self, element, index):
@@ -173,9 +166,6 @@ class ParallelMapIterator(RawIterator):
             if cap:  # the user's CPU budget bounds what AUTOTUNE may use
                 cores = min(cores, int(cap))
         n = cores if self._requested == AUTOTUNE else max(int(self._requested), 1)
-        self._recheck_at = None
-        busy = self._requested == AUTOTUNE and not self._forced and cores > 1 and \
-            blas_threads.free_cores(cores, fresh=True) <= 1
         probe = []
         for _ in range(2):
             item = self._pull()
@@ -195,11 +185,6 @@ class ParallelMapIterator(RawIterator):
             self._store(index, out)
         if not probe:
             self._set_mode("inline", 1, "input ended or failed while probing")
-            return
-        if busy and blas_threads.free_cores(cores, fresh=True) <= 1:  # before and after
-            self._set_mode("inline", 1, "no free core: other programs hold the others; "
-                           f"looking again every {_BUSY_RECHECK_S} s")
-            self._recheck_at = time.perf_counter() + _BUSY_RECHECK_S
             return
         latency = sorted(p[0] for p in probe)[len(probe) // 2]
         # Chunks are sized on the function's own cost: its time on a core (wall time
@@ -414,8 +399,6 @@ class ParallelMapIterator(RawIterator):
     def next(self):
         if trace_hook.ACTIVE is not None and not self._tracing:
             return traced_next(self)
-        if self._recheck_at is not None and time.perf_counter() >= self._recheck_at:
-            self._mode = None  # a core may be free now: choose again
         if self._mode is None:
             self._choose()
         if self._guard is not None:

@@ -187,16 +187,15 @@ def _running_tasks():
         return None
 
 
-def free_cores(most, fresh=False):
-    """How many of `most` threads would each find a core no other runnable task holds now
-    (`fresh`: a new reading, not one of the last `FREE_CORES_TTL` seconds).
+def free_cores(most):
+    """How many of `most` threads would each find a core no other runnable task holds now.
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
     show up as runnable: they are not counted against us. On a process pinned to some of
     the machine's cores, the others are counted by that share. Where there is no run-queue
     count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
     now = time.monotonic()
-    if now - _free["at"] < FREE_CORES_TTL and not fresh:
+    if now - _free["at"] < FREE_CORES_TTL:
         return _free["cores"]
     running = None if _state["loadavg_fd"] == -1 else _running_tasks()
     if running is None:
