@@ -53,8 +53,15 @@ class UnconnectedGradients(enum.Enum):
 
 
 # A recorded op is a plain tuple (cheapest to build on the hot path):
-# (op, inputs, attrs, outputs, where) — `where` is the user's line for ops without a rule.
+# (op, inputs, attrs, outputs, where) — `where` is the user's line for ops without a rule;
+# `outputs` is the op's result as dispatch returned it: one Tensor, or a tuple of them
+# (read it through _outputs).
 OP, INPUTS, ATTRS, OUTPUTS, WHERE = range(5)
+
+
+def _outputs(result):
+    """A recorded op's outputs as a tuple (a single output is stored bare)."""
+    return result if type(result) is tuple else (result,)
 
 
 def _is_var(x):
@@ -66,7 +73,7 @@ def _on_variable_read(var, tensor):
         if tape._recording and ((tape._watch_accessed and var.trainable)
                                 or id(var) in tape._tracked):
             tape._tracked[id(var)] = var
-            tape._entries.append((READ_VARIABLE, (var,), None, (tensor,), None))
+            tape._entries.append((READ_VARIABLE, (var,), None, tensor, None))
             tape._tracked[id(tensor)] = tensor
 
 
@@ -181,17 +188,21 @@ class GradientTape:
                 break
         else:
             return
-        if op.grad is NOT_DIFFERENTIABLE:
+        grad = op.grad
+        if type(outputs) is not tuple and grad is not None and grad is not NOT_DIFFERENTIABLE:
+            # the hot path (a long tape records ~1 µs per op): a single output is stored
+            # bare, not in a 1-tuple: one long-lived object fewer per op for the GC to scan
+            self._entries.append((op, inputs, attrs, outputs, None))
+            if outputs._dtype.is_differentiable:
+                tracked[id(outputs)] = outputs
+            return
+        if grad is NOT_DIFFERENTIABLE:
             self._cuts.append((tuple(id(t) for t in inputs if id(t) in tracked), op.name,
                                user_location(3)))
             return
-        if type(outputs) is tuple:
-            outs = outputs
-        else:
-            outs = (outputs,)
-        self._entries.append((op, inputs, attrs, outs,
-                              user_location(3) if op.grad is None else None))
-        for o in outs:
+        self._entries.append((op, inputs, attrs, outputs,
+                              user_location(3) if grad is None else None))
+        for o in _outputs(outputs):
             if o._dtype.is_differentiable:
                 tracked[id(o)] = o
 
@@ -320,7 +331,7 @@ class GradientTape:
             for t in e[INPUTS]:
                 if id(t) in reach:
                     rel.append(e)
-                    for o in e[OUTPUTS]:
+                    for o in _outputs(e[OUTPUTS]):
                         reach.add(id(o))
                     break
         return rel
@@ -343,6 +354,7 @@ class GradientTape:
     def _apply_rule(self, entry, grads, keep, reach):
         """Pushes the cotangents of one recorded op's outputs to its inputs."""
         op, inputs, attrs, outs, where = entry
+        outs = _outputs(outs)
         gs = [grads.get(id(o)) if id(o) in keep else grads.pop(id(o), None) for o in outs]
         if all(g is None for g in gs):
             return
@@ -395,7 +407,7 @@ class GradientTape:
         reach = {id(s)}
         for e in self._entries:
             if any(id(t) in reach for t in e[INPUTS]):
-                reach.update(id(o) for o in e[OUTPUTS])
+                reach.update(id(o) for o in _outputs(e[OUTPUTS]))
         if any(id(t) in reach for t in targets):
             return "connected: the gradient flows"
         reasons = []
