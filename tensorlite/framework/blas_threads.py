@@ -187,15 +187,16 @@ def _running_tasks():
         return None
 
 
-def free_cores(most):
-    """How many of `most` threads would each find a core no other runnable task holds now.
+def free_cores(most, max_age=None):
+    """How many of `most` threads would each find a core no other runnable task holds now
+    (a reading at most `max_age` seconds old: `FREE_CORES_TTL` unless given; 0 reads anew).
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
     show up as runnable: they are not counted against us. On a process pinned to some of
     the machine's cores, the others are counted by that share. Where there is no run-queue
     count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
     now = time.monotonic()
-    if now - _free["at"] < FREE_CORES_TTL:
+    if now - _free["at"] < (FREE_CORES_TTL if max_age is None else max_age):
         return _free["cores"]
     running = None if _state["loadavg_fd"] == -1 else _running_tasks()
     if running is None:
