@@ -5,7 +5,7 @@ share cores with it and with the consumer: measured, such a plan runs at 0.9-1.0
 inline loop (bench/data_parallel_map.py, contended case), so AUTOTUNE runs inline until a
 spare core shows. One run-queue reading (framework/blas_threads.free_cores) catches a
 moment; the verdict is the majority of the last few readings, taken at least
-`_SPACING_S` apart as elements go by (each ~2 us, so checking costs nothing measurable).
+`_SPACING_S` apart as elements go by (each ~3 us: under 0.1% of the time).
 
 Example:
     >>> watch = SpareCore(2)
@@ -18,7 +18,7 @@ import time
 from tensorlite.framework.blas_threads import free_cores
 
 _READINGS = 8  # the verdict is the majority of this many recent readings
-_SPACING_S = 2e-3  # apart at least this much: one short burst of load is one reading
+_SPACING_S = 5e-3  # apart at least this much: one short burst of load is one reading
 
 
 class SpareCore:

@@ -54,7 +54,8 @@ _SAMPLES = 3  # recent timings kept per thread count; their lower median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
-          "cpus": None, "loadavg_fd": None}
+          "cpus": None, "loadavg_fd": None,
+          "machine_cpus": os.cpu_count() or 1}  # read once: os.cpu_count() costs ~6 us
 # (kernel, split, size class) -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
 _classes = {}
 # cores free at `at` (monotonic seconds); the threads and end time of our last threaded kernel
@@ -209,7 +210,7 @@ def free_cores(most, max_age=None):
         others = max(0, running - 1 - ours)
         # The count is machine-wide; pinned to some of its cores (a container's cpuset), we
         # expect our share of the others on ours.
-        others = others * cpu_count() // max(os.cpu_count() or 1, cpu_count())
+        others = others * cpu_count() // max(_state["machine_cpus"], cpu_count())
         cores = max(1, min(most, cpu_count() - others))
     _free["at"], _free["cores"] = now, cores
     return cores
