@@ -13,7 +13,10 @@ measurements of the first elements:
 An explicit `num_parallel_calls=N` fixes the parallelism; the mechanism is still measured
 (`options.threading.worker_mechanism` can force "thread" or "process").
 Under AUTOTUNE a parallel plan is then watched while it runs (plan_guard.py): measured
-slower than the inline loop it falls back to inline, and it is retried later.
+slower than the inline loop it falls back to inline, and it is retried later. While other
+programs hold every core but the consumer's (spare_core.py), a CPU-bound function runs
+inline from the start (its parallel plan would run slower) and the plan, and any retry,
+waits for a spare core.
 Order is kept unless `deterministic=False`, which yields in completion order.
 """
 import concurrent.futures as cf

@@ -7,7 +7,8 @@ what the consumer actually pays per element - time spent inside the stage's `nex
 windows, for the parallel plan and for the inline loop, each measured recently:
   * parallel slower than inline -> fall back to inline;
   * while inline, retry the parallel plan after a back-off (doubling on each failed retry,
-    reset by a success), so a plan that pays off again when the load goes away comes back;
+    reset by a success), so a plan that pays off again when the load goes away comes back
+    (`may_retry`, when given, can postpone it: no spare core now);
   * while parallel wins, re-measure the inline loop now and then ("sample": one inline
     window, at 0.5 s, then at doubling intervals up to 8 s while parallel keeps winning),
     because the inline cost it is compared with changes with the load too: a stale one
