@@ -99,7 +99,7 @@ def test_threads_capped_at_the_cores_other_tasks_leave_free(fresh, monkeypatch):
 def test_pinned_to_some_cores_only_our_share_of_the_others_counts(fresh, monkeypatch):
     """A container's cpuset: 4 of the host's 64 cores, the host's run queue 33 deep."""
     work = _clocked(monkeypatch, lambda n: 1.0 / n)
-    monkeypatch.setattr(blas_threads.os, "cpu_count", lambda: 64)
+    monkeypatch.setitem(blas_threads._state, "machine_cpus", 64)
     RUN_QUEUE[0] = 33  # 32 others across 64 cores: 2 expected on our 4
     assert [blas_threads.run(1 << 24, work) for _ in range(3)] == [1, 1, 2]
     RUN_QUEUE[0] = 65  # 64 others: every one of our cores taken

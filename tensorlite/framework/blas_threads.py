@@ -54,7 +54,8 @@ _SAMPLES = 3  # recent timings kept per thread count; their lower median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
 _state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
-          "cpus": None, "loadavg_fd": None}
+          "cpus": None, "loadavg_fd": None,
+          "machine_cpus": os.cpu_count() or 1}  # read once: os.cpu_count() costs ~6 us
 # (kernel, split, size class) -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
 _classes = {}
 # cores free at `at` (monotonic seconds); the threads and end time of our last threaded kernel
@@ -187,15 +188,16 @@ def _running_tasks():
         return None
 
 
-def free_cores(most):
-    """How many of `most` threads would each find a core no other runnable task holds now.
+def free_cores(most, max_age=None):
+    """How many of `most` threads would each find a core no other runnable task holds now
+    (a reading at most `max_age` seconds old: `FREE_CORES_TTL` unless given; 0 reads anew).
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
     show up as runnable: they are not counted against us. On a process pinned to some of
     the machine's cores, the others are counted by that share. Where there is no run-queue
     count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
     now = time.monotonic()
-    if now - _free["at"] < FREE_CORES_TTL:
+    if now - _free["at"] < (FREE_CORES_TTL if max_age is None else max_age):
         return _free["cores"]
     running = None if _state["loadavg_fd"] == -1 else _running_tasks()
     if running is None:
@@ -208,7 +210,7 @@ def free_cores(most):
         others = max(0, running - 1 - ours)
         # The count is machine-wide; pinned to some of its cores (a container's cpuset), we
         # expect our share of the others on ours.
-        others = others * cpu_count() // max(os.cpu_count() or 1, cpu_count())
+        others = others * cpu_count() // max(_state["machine_cpus"], cpu_count())
         cores = max(1, min(most, cpu_count() - others))
     _free["at"], _free["cores"] = now, cores
     return cores
