@@ -65,14 +65,22 @@ class BufferPool:
                     if i != len(buffers) - 1:
                         buffers.append(buffers.pop(i))
                     return buffers[-1]
-        buf = _allocate(shape, np.dtype(dtype))
+        buf = allocate(shape, dtype)
         if len(buffers) >= self._per_slot:
             buffers.pop(0)   # the holder keeps it; the pool forgets it
         buffers.append(buf)
         return buf
 
 
-def _allocate(shape, dtype):
+def allocate(shape, dtype):
+    """An uninitialised C-contiguous array placed as the pool places its buffers: from
+    HUGE_PAGE bytes up on a HUGE_PAGE boundary (a view of a larger block), else np.empty's.
+
+    Example:
+        >>> allocate((1 << 20,), np.float32).ctypes.data % HUGE_PAGE
+        0
+    """
+    dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
     if nbytes < HUGE_PAGE:
         return np.empty(shape, dtype)
