@@ -15,7 +15,8 @@ plan's BufferPool: the summed gradients `finish` returns are views of them, and 
 step reuses a buffer once nothing holds those views. A model whose gradients fit
 in one bucket has nothing to overlap (the bucket is full when the backward pass ends), so
 MultiWorkerMirroredStrategy then runs the compiled step and hands its gradients to `finish`:
-each is scaled straight into the bucket and one all-reduce follows.
+each is scaled straight into the bucket and one blocking all-reduce follows (a single bucket
+is never started from a hook: BucketPlan.overlaps).
 
 Example (under `mpiexec -n 2`):
     >>> plan = BucketPlan([(3,), (2,)], [np.float32, np.float32], bucket_bytes=8)
