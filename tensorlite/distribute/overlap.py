@@ -67,6 +67,8 @@ class BucketPlan:
         self.alone = [len(self.buckets[self.where[i][0]][2]) == 1
                       for i in range(len(self.shapes))]
         self.counts = tuple(len(members) for _, _, members in self.buckets)
+        # 1-D and alone in its bucket: finish() returns the bucket buffer as it is
+        self.whole = [alone and len(shape) == 1 for alone, shape in zip(self.alone, self.shapes)]
         self.bucket_specs = [(b, (n,), dtype) for b, (dtype, n, _) in enumerate(self.buckets)]
         self.weights = None   # (weight, [as a 0-d array per bucket]): OverlappedReduction's
         # One bucket is full only when the backward pass ends: nothing to overlap it with,
@@ -206,13 +208,14 @@ class OverlappedReduction:
             self._requests = []   # a request may keep its buffer referenced
         if self.events is not None:
             self._event("done", -1)
-        out = []
         buffers = self._buffers
+        out = []
         for i, shape in enumerate(plan.shapes):
             b, offset, n = plan.locations[i]
-            if plan.alone[i]:
-                buf = buffers[b]
-                out.append(buf if buf.shape == shape else buf.reshape(shape))
+            if plan.whole[i]:
+                out.append(buffers[b])
+            elif plan.alone[i]:
+                out.append(buffers[b].reshape(shape))
             else:
                 out.append(buffers[b][offset:offset + n].reshape(shape))
         self._buffers = None   # the caller's views own them now: free for the next step once
