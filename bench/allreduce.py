@@ -12,9 +12,22 @@
    - sum([buf], donate=True) (fresh gradients the strategy gives up: reduced in place) vs
      comm.Allreduce(MPI.IN_PLACE, buf); both sum a zero buffer into itself;
    - OverlappedReduction (the bucket path fit takes: the gradient scaled by the replica's
-     weight into the bucket's buffer, reused across steps, then a non-blocking Iallreduce in
-     place and Waitall) vs the same three calls written in mpi4py (np.multiply into a reused
-     buffer, Iallreduce(MPI.IN_PLACE, ...), Request.Waitall);
+     weight into the bucket's buffer, reused across steps; one bucket, which has nothing to
+     overlap with, is reduced in place by a blocking Allreduce in finish, more buckets by
+     Iallreduce + Waitall) vs the same two calls written in mpi4py (np.multiply by a Python
+     float into a reused buffer, Allreduce(MPI.IN_PLACE, ...)). Ours multiplies by a cached
+     0-d array of the bucket's dtype (NumPy resolves a Python float's type on every call:
+     ~0.5 us of the ~5 us at 1 KB); the rest of the gap is its per-step bookkeeping;
+   Like with like: every receive buffer of the references (`out`, `out2`, the scaled
+   bucket) is allocated as the reducer's pool allocates its own (buffer_pool.allocate: on
+   a 2 MiB boundary from 2 MiB up), and `out` and the scaled bucket right after ours. Where
+   a 4 MB buffer lands moves a call by up to 1.5x in one process here: a plain
+   comm.Allreduce into an array allocated after the reducer's buffers took 1.13-1.45x the
+   time of one into an array allocated before them (3 runs, load ~1.4), the same as
+   BucketAllReducer.sum into its own buffer; and a 4 MB in-place Allreduce took ~320 us
+   into a 2 MiB-aligned buffer vs ~440 us into np.empty's. So a reference allocated
+   earlier, or by np.empty, would flatter or handicap ours by that much from 4 MB up. The
+   donated pair both reduce the caller's own np.zeros array.
    and a model-like list of 40 small tensors fused vs one Allreduce each.
    Goal: within 1.2x of Allreduce at every size.
 2. Training: Keras fit of an MLP, samples/s on 1 process (global batch) vs 2 MPI ranks
@@ -62,6 +75,7 @@ def _interleaved(fns, comm, repeats):
 
 def bandwidth():
     from mpi4py import MPI
+    from tensorlite.distribute.buffer_pool import allocate
     from tensorlite.distribute.mpi_comm import BucketAllReducer
     from tensorlite.distribute.overlap import BucketPlan, OverlappedReduction
     comm = MPI.COMM_WORLD
@@ -69,14 +83,20 @@ def bandwidth():
     rows = []
     for nbytes in SIZES:
         buf = np.ones(nbytes // 4, np.float32)
-        out, out2 = np.empty_like(buf), np.empty_like(buf)
+        plan = BucketPlan([buf.shape], [buf.dtype], reducer.bucket_bytes)
+        # Like with like (see the docstring): the references' receive buffers are placed
+        # as the pool places its own, and allocated right after ours (each path's first
+        # call allocates its buffers); `out2` before ours, so its column shows what
+        # placement alone does
+        out2 = allocate(buf.shape, buf.dtype)
+        reducer.sum([buf])
+        OverlappedReduction(comm, plan, 1.0).finish([buf])
+        out, scaled = (allocate(buf.shape, buf.dtype) for _ in range(2))
         ref_zeros, our_zeros = np.zeros_like(buf), np.zeros_like(buf)
-        scaled = np.empty_like(buf)
 
         def by_hand():   # what OverlappedReduction does for one bucket, in plain mpi4py
             np.multiply(buf, 1.0, out=scaled)
-            MPI.Request.Waitall([comm.Iallreduce(MPI.IN_PLACE, scaled, op=MPI.SUM)])
-        plan = BucketPlan([buf.shape], [buf.dtype], reducer.bucket_bytes)
+            comm.Allreduce(MPI.IN_PLACE, scaled, op=MPI.SUM)
         repeats = 60 if nbytes < (4 << 20) else 15 if nbytes < (32 << 20) else 9
         rows.append([nbytes] + _interleaved([
             lambda: comm.Allreduce(buf, out, op=MPI.SUM),
@@ -85,9 +105,9 @@ def bandwidth():
             lambda: reducer.sum([our_zeros], donate=True),
             by_hand,
             lambda: OverlappedReduction(comm, plan, 1.0).finish([buf]),
-            # mpi4py beside itself: the same call into a second reused array. From 4 MB up
-            # where an array lands (huge pages, MPICH's page pinning) alone moved a call
-            # by up to 1.3x here: the spread any ratio in this row carries.
+            # mpi4py beside itself: the same call into a second reused array, allocated
+            # before ours. From 4 MB up where an array lands alone moved a call by up to
+            # 1.5x here: the spread any ratio in this row carries.
             lambda: comm.Allreduce(buf, out2, op=MPI.SUM)], comm, repeats))
     small = [np.ones(n, np.float32) for n in ([64, 64 * 64, 64] * 13 + [10])]
     outs = [np.empty_like(a) for a in small]
@@ -99,7 +119,7 @@ def bandwidth():
     if comm.Get_rank() == 0:
         print(f"{'bytes':>10} {'Allreduce(buf,out)':>18} {'sum':>10} {'ratio':>6} "
               f"{'Allreduce(IN_PLACE)':>19} {'donated':>10} {'ratio':>6} "
-              f"{'scale+Iallreduce':>16} {'bucket':>10} {'ratio':>6} {'GB/s (sum)':>10} "
+              f"{'scale+Allreduce':>16} {'bucket':>10} {'ratio':>6} {'GB/s (sum)':>10} "
               f"{'mpi4py/itself':>13}")
         for nbytes, ref_t, our_t, ref_ip, our_ip, ref_ov, ov_t, ref_t2 in rows:
             print(f"{nbytes:>10} {ref_t * 1e6:>15.1f} us {our_t * 1e6:>7.1f} us "

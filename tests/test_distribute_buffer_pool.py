@@ -55,3 +55,11 @@ def test_large_buffers_start_on_a_huge_page_boundary():
     buf = BufferPool().take(0, (3, buffer_pool.HUGE_PAGE >> 2), np.float32)
     assert buf.ctypes.data % buffer_pool.HUGE_PAGE == 0
     assert buf.shape == (3, buffer_pool.HUGE_PAGE >> 2) and buf.flags.c_contiguous
+
+
+def test_a_slot_list_asked_for_before_any_take_is_the_one_take_fills():
+    pool = BufferPool()
+    slot = pool.slot(0)          # BucketAllReducer.sum inlines take's first check on it
+    assert slot == []
+    a = pool.take(0, (4,), np.float32)
+    assert pool.slot(0) is slot and slot[-1] is a

@@ -195,6 +195,42 @@ def test_overlapped_reduction_takes_gradients_it_did_not_see():
     np.testing.assert_array_equal(grads[1], [0.0, 0.0])
 
 
+def test_a_step_result_still_held_is_not_overwritten_and_a_new_weight_is_used():
+    # one bucket holding one variable: finish hands out the bucket buffer itself
+    plan = overlap.BucketPlan([(2, 2)], [np.float32], bucket_bytes=1 << 20)
+    first, _ = overlap.OverlappedReduction(_FakeOneRankComm(), plan, 0.5).finish(
+        [np.full((2, 2), 4.0, np.float32)])
+    # the last, partial batch of an epoch weighs its replica differently
+    second, _ = overlap.OverlappedReduction(_FakeOneRankComm(), plan, 0.25).finish(
+        [np.full((2, 2), 4.0, np.float32)])
+    np.testing.assert_array_equal(first[0], np.full((2, 2), 2.0, np.float32))
+    np.testing.assert_array_equal(second[0], np.full((2, 2), 1.0, np.float32))
+    assert not np.shares_memory(first[0], second[0])
+    del second
+    third, _ = overlap.OverlappedReduction(_FakeOneRankComm(), plan, 0.25).finish([None])
+    np.testing.assert_array_equal(first[0], 2.0)   # still held: never reused
+    np.testing.assert_array_equal(third[0], 0.0)
+
+
+def test_one_bucket_starts_only_in_finish_even_when_the_tape_fed_it():
+    # nothing to overlap a single bucket with: every rank reduces it in finish (blocking),
+    # never from a hook, so ranks whose hooks did and did not fire still match
+    v = [tf.Variable(np.ones(3, np.float32)), tf.Variable(np.ones(2, np.float32))]
+    plan = overlap.BucketPlan([(3,), (2,)], [np.float32] * 2, bucket_bytes=1 << 20)
+    assert not plan.overlaps
+    reduction = overlap.OverlappedReduction(_FakeOneRankComm(), plan, weight=0.5,
+                                            record_events=True)
+    with reduction.listening():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v[0] * 2.0) + tf.reduce_sum(v[1] * 4.0)
+        tape.gradient(loss, v)
+    assert [k for k, _, _ in reduction.events] == ["grad", "grad"]
+    grads, _ = reduction.finish()
+    assert [k for k, _, _ in reduction.events] == ["grad", "grad", "start", "done"]
+    np.testing.assert_array_equal(grads[0], [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(grads[1], [2.0, 2.0])
+
+
 def test_overlapped_reduction_ignores_gradients_of_a_function_being_traced():
     v = [tf.Variable(np.ones(3, np.float32))]
     plan = overlap.BucketPlan([(3,)], [np.float32], bucket_bytes=1 << 20)

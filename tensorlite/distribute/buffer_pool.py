@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 # Reuse relies on exact reference counts, which CPython has; elsewhere every take allocates.
-_COUNTS_REFERENCES = sys.implementation.name == "cpython"
+COUNTS_REFERENCES = sys.implementation.name == "cpython"
 # Buffers from this size up start on a 2 MiB boundary, so that the huge pages NumPy asks for
 # (on allocations of 4 MiB and up) cover them whole: a 4 MiB Allreduce into an aligned
 # receive buffer took 0.75-0.86x the time of one into a malloc-placed buffer, 4 runs of 2
@@ -40,13 +40,20 @@ class BufferPool:
         self._per_slot = per_slot
         self._slots = {}   # slot -> [ndarray], most recently handed out last
 
+    def slot(self, slot):
+        """The list of `slot`'s buffers, most recently handed out last (created empty if
+        new), for a caller that inlines take's first check on its hot path: a buffer in it
+        with no base is free when only the list refers to it."""
+        return self._slots.setdefault(slot, [])
+
     def take(self, slot, shape, dtype):
         """An array of `shape` (a tuple) and `dtype` that nobody else references; its
         contents are undefined."""
         buffers = self._slots.get(slot)
         if buffers is None:
             buffers = self._slots[slot] = []
-        elif _COUNTS_REFERENCES:   # the common case first: the last one handed out is free
+        elif COUNTS_REFERENCES and buffers:   # the common case first: the last one handed
+            # out is free
             last = buffers[-1]
             # 3 = the list's, `last` and getrefcount's argument; 2 for the base: see below
             # (`is` first: builtin dtypes are singletons, and == on dtypes costs ~0.1 us)
@@ -54,7 +61,7 @@ class BufferPool:
                     and (last.dtype is dtype or last.dtype == dtype)
                     and (last.base is None or sys.getrefcount(last.base) <= 2)):
                 return last
-        if _COUNTS_REFERENCES:
+        if COUNTS_REFERENCES:
             for i in range(len(buffers) - 1, -1, -1):   # the most recent first
                 # 2 = the list's reference and getrefcount's argument: nobody else's. An
                 # aligned buffer's views refer to its base, not to it: that must be free too
@@ -65,14 +72,22 @@ class BufferPool:
                     if i != len(buffers) - 1:
                         buffers.append(buffers.pop(i))
                     return buffers[-1]
-        buf = _allocate(shape, np.dtype(dtype))
+        buf = allocate(shape, dtype)
         if len(buffers) >= self._per_slot:
             buffers.pop(0)   # the holder keeps it; the pool forgets it
         buffers.append(buf)
         return buf
 
 
-def _allocate(shape, dtype):
+def allocate(shape, dtype):
+    """An uninitialised C-contiguous array placed as the pool places its buffers: from
+    HUGE_PAGE bytes up on a HUGE_PAGE boundary (a view of a larger block), else np.empty's.
+
+    Example:
+        >>> allocate((1 << 20,), np.float32).ctypes.data % HUGE_PAGE
+        0
+    """
+    dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
     if nbytes < HUGE_PAGE:
         return np.empty(shape, dtype)

@@ -21,6 +21,8 @@ import numpy as np
 from tensorlite.distribute import buffer_pool
 from tensorlite.framework import errors
 
+_getrefcount = sys.getrefcount
+
 INSTALL_HINT = ("install the pip-packaged MPICH and mpi4py (`pip install mpich mpi4py`, or "
                 "`pip install tensorlite[distributed]`) and launch with `mpiexec -n 2 python "
                 "train.py` or `tensorlite-launch -n 2 train.py`")
@@ -57,7 +59,9 @@ class BucketAllReducer:
         self._in_place = mpi_module().IN_PLACE if self._size > 1 else None
         self._pool = buffer_pool.BufferPool()
         self._allreduce = comm.Allreduce if self._size > 1 else None
-        self._last_recv = None   # the single-array path's last receive buffer
+        # the pool's list for slot 0 (see sum); where reference counts are not exact, an
+        # empty list of our own: every call then goes through take
+        self._slot0 = self._pool.slot(0) if buffer_pool.COUNTS_REFERENCES else []
 
     def _buckets(self, arrays):
         """Groups array indices into (dtype, [indices]) buckets of bounded byte size."""
@@ -95,15 +99,15 @@ class BucketAllReducer:
                 send = np.asarray(send, order="C")   # (0.2 us saved where it already is)
             if donate:
                 return [self._reduce_one(0, send, donate)]
-            # inlined _reduce_one: at 1 KB a call is ~5 us and each 0.1 us of Python shows;
-            # the last small receive buffer is tried first (free: only the pool's list,
-            # this attribute, `recv` and getrefcount's argument refer to it). Aligned
-            # (large) ones are views, which the pool checks by their base: not kept here.
-            recv = self._last_recv
-            if recv is None or sys.getrefcount(recv) > 4 or recv.shape != send.shape or \
-                    recv.dtype is not send.dtype:
+            # inlined _reduce_one: at 1 KB a call is ~5 us and each 0.1 us of Python shows.
+            # The pool's own first check, inlined for a small buffer (no base): slot 0's
+            # last buffer, free when only the pool's list refers to it (3 = the list's,
+            # `recv` and getrefcount's argument); ~0.15 us less than BufferPool.take
+            last = self._slot0
+            recv = last[-1] if last else None
+            if (recv is None or recv.base is not None or _getrefcount(recv) > 3
+                    or recv.shape != send.shape or recv.dtype is not send.dtype):
                 recv = self._pool.take(0, send.shape, send.dtype)
-                self._last_recv = recv if recv.base is None else None
             self._allreduce(send, recv, self._sum_op)
             return [recv]
         arrays = [np.asarray(a, order="C") for a in arrays]
