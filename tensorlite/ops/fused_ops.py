@@ -85,30 +85,33 @@ def _relu_grad_bias_fwd(g, y):
                             split=True)
 
 
+def _column_sums_over_runs(n, per, channels, dtype, run_part):
+    """run_part(start, end, acc) over runs of n items (at most `per` each) on the intra-op
+    threads, each thread adding its column sums into a float64 [channels] of its own; their
+    total, cast to `dtype`."""
+    def worker(pull):
+        acc = np.zeros(channels, np.float64)
+        for s, e in pull:
+            run_part(s, e, acc)
+        return acc
+    return intra_op_pool.sum_partials(
+        intra_op_pool.map_runs(intra_op_pool.split_runs(n, per), worker),
+        lambda: np.zeros(channels, np.float64)).astype(dtype)
+
+
 def _relu_grad_bias_split(g, y):
     k = numba_fused.kernels()
     g2, y2 = _rows(g), _rows(y)
     out = np.empty_like(g)
     o2 = _rows(out)
-
-    def worker(pull):
-        acc = np.zeros(g2.shape[1], np.float64)
-        for s, e in pull:
-            k.relu_grad_bias(g2[s:e], y2[s:e], o2[s:e], acc)
-        return acc
-    acc = intra_op_pool.sum_partials(
-        intra_op_pool.map_runs(intra_op_pool.split_runs(len(g2), _RUN_ROWS), worker),
-        lambda: np.zeros(g2.shape[1], np.float64))
-    return out, acc.astype(g.dtype)
-
-
-def _non_overlapping(ksize, strides, pads):
-    return tuple(ksize) == tuple(strides) and not any(pads)
+    return out, _column_sums_over_runs(
+        len(g2), _RUN_ROWS, g2.shape[1], g.dtype,
+        lambda s, e, acc: k.relu_grad_bias(g2[s:e], y2[s:e], o2[s:e], acc))
 
 
 def _max_pool_grad_relu_fwd(x, y, g, ksize, strides, pads):
     k = numba_fused.kernels_for(x, y, g)
-    if k is None or not _non_overlapping(ksize, strides, pads) or x.ndim != 4:
+    if k is None or not conv_ops.non_overlapping(ksize, strides, pads) or x.ndim != 4:
         dx = conv_ops.MAX_POOL_GRAD.forward(x, y, g, ksize=ksize, strides=strides, pads=pads)
         np.multiply(dx, x > 0, out=dx)
         return dx, _rows(dx).sum(0)
@@ -119,17 +122,10 @@ def _max_pool_grad_relu_fwd(x, y, g, ksize, strides, pads):
 def _max_pool_grad_relu_split(x, y, g, ksize):
     k = numba_fused.kernels()
     dx = np.empty_like(x)
-
-    def worker(pull):
-        acc = np.zeros(x.shape[-1], np.float64)
-        for s, e in pull:
-            k.max_pool_grad_relu(x, y, g, ksize[0], ksize[1], s, e, dx, acc)
-        return acc
-    per = max(1, _RUN_ROWS // max(1, x.shape[1] * x.shape[2]))
-    acc = intra_op_pool.sum_partials(
-        intra_op_pool.map_runs(intra_op_pool.split_runs(x.shape[0], per), worker),
-        lambda: np.zeros(x.shape[-1], np.float64))
-    return dx, acc.astype(g.dtype)
+    per = max(1, _RUN_ROWS // max(1, x.shape[1] * x.shape[2]))   # images per run
+    return dx, _column_sums_over_runs(
+        x.shape[0], per, x.shape[-1], g.dtype,
+        lambda s, e, acc: k.max_pool_grad_relu(x, y, g, ksize[0], ksize[1], s, e, dx, acc))
 
 
 def _bias_grad_spec(g):

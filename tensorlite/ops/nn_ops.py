@@ -24,6 +24,7 @@ from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
                                    norm_axis, tensor_args, to_tensor)
 from tensorlite.ops import math_ops
+from tensorlite.ops.random_ops import _next_rng
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
                                      maximum, minimum, multiply, negative, reduce_mean, reduce_sum,
                                      rsqrt, sigmoid, square, squared_difference, subtract,
@@ -310,30 +311,11 @@ def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
 
 
 # -- dropout ----------------------------------------------------------------------------------
-_FALLBACK_RNG = []
-
-
-def _dropout_rng(seed):
-    """The Generator a dropout mask draws from: the one place dropout touches a random
-    stream."""
-    try:
-        from tensorlite.ops.random_ops import _next_rng  # noqa: PLC0415 - optional, newer
-    except ImportError:
-        _next_rng = None
-    if _next_rng is not None:
-        return _next_rng(seed, "Dropout")
-    if seed is not None:
-        return np.random.default_rng(seed)
-    if not _FALLBACK_RNG:
-        _FALLBACK_RNG.append(np.random.default_rng())
-    return _FALLBACK_RNG[0]
-
-
 def _dropout_mask_fwd(shape, rate, seed, dtype):
     """keep / (1 - rate) where a uniform 32-bit word is at least rate * 2^32: raw words
     from the bit generator, compared as integers (the CIFAR CNN's [32, 15, 15, 32] mask:
     0.67 ms by float draws, about 0.3 ms so)."""
-    rng = _dropout_rng(seed)
+    rng = _next_rng(seed, "Dropout")   # TF's seed rules; the one place dropout draws
     size = int(np.prod(shape, dtype=np.int64))
     words = rng.bit_generator.random_raw((size + 1) // 2).view(np.uint32)[:size]
     keep = words.reshape(shape) >= np.uint32(min(int(np.ceil(rate * 2.0 ** 32)), 2 ** 32 - 1))

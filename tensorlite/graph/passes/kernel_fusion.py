@@ -22,7 +22,7 @@ import numpy as np
 
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known
-from tensorlite.ops import fused_ops
+from tensorlite.ops import conv_ops, fused_ops
 
 CONTRACTIONS = {"Conv2D": fused_ops.FUSED_CONV2D, "BatchMatMulV2": fused_ops.FUSED_MATMUL}
 
@@ -76,7 +76,8 @@ def _bias_of(g, add, out_slot):
 
 
 def _forward(g, add):
-    """(fused node, replaced nodes) for AddV2 node `add` after a contraction, or None."""
+    """(fused node, replaced nodes, the one it takes the place of) for AddV2 node `add`
+    after a contraction, or None. The fused node stands where its last member stood."""
     for slot in add.inputs:
         node = g.producer.get(slot)
         fused = CONTRACTIONS.get(node.op.name) if node is not None else None
@@ -96,7 +97,7 @@ def _forward(g, add):
         attrs = dict(node.attrs, activation="Relu" if relu else None)
         members = [node, add] + ([relu] if relu else [])
         return Node(fused, list(node.inputs) + [bias], attrs, last.outputs, last.where,
-                    last.scope), members
+                    last.scope), members, last
     return None
 
 
@@ -109,7 +110,9 @@ def _all_but_last(node, rank):
 
 
 def _backward(g, total):
-    """(fused node, replaced nodes) for a Sum node `total` of a ReluGrad, or None."""
+    """(fused node, replaced nodes, the one it takes the place of) for a Sum node `total`
+    of a ReluGrad, or None. The fused node stands where the ReluGrad stood: the Sum only
+    moves earlier, past pure nodes."""
     relu_grad = g.made_by(total.inputs[0], "ReluGrad")
     spec = g.spec(total.inputs[0])
     if relu_grad is None or spec is None or len(spec.shape) < 2 or \
@@ -119,16 +122,16 @@ def _backward(g, total):
     pool = g.made_by(grad, "MaxPoolGrad")
     if pool is not None and pool.inputs[0] == y and g.only_use(grad, "ReluGrad") and \
             len(spec.shape) == 4 and g.no_barrier_between(pool, total) and \
-            fused_ops._non_overlapping(pool.attrs["ksize"], pool.attrs["strides"],
-                                       pool.attrs["pads"]):
+            conv_ops.non_overlapping(pool.attrs["ksize"], pool.attrs["strides"],
+                                     pool.attrs["pads"]):
         return Node(fused_ops.FUSED_MAX_POOL_GRAD_RELU_GRAD, pool.inputs, pool.attrs,
                     relu_grad.outputs + total.outputs, relu_grad.where,
-                    relu_grad.scope), [pool, relu_grad, total]
+                    relu_grad.scope), [pool, relu_grad, total], relu_grad
     if not g.no_barrier_between(relu_grad, total):
         return None
     return Node(fused_ops.FUSED_RELU_GRAD_BIAS_GRAD, [grad, y], {},
                 relu_grad.outputs + total.outputs, relu_grad.where,
-                relu_grad.scope), [relu_grad, total]
+                relu_grad.scope), [relu_grad, total], relu_grad
 
 
 def run(graph):
@@ -146,11 +149,7 @@ def run(graph):
             continue
         if found is None or any(id(m) in drop for m in found[1]):
             continue
-        fused, members = found
-        # the fused node stands where its last member stood (a backward one, where the
-        # ReluGrad did: its Sum only moves earlier, past pure nodes)
-        anchor = members[-1] if fused.op in (fused_ops.FUSED_CONV2D,
-                                             fused_ops.FUSED_MATMUL) else members[-2]
+        fused, members, anchor = found
         place[id(anchor)] = fused
         drop.update(id(m) for m in members if m is not anchor)
         lines.append("fused " + "+".join(m.op.name for m in members))
