@@ -304,3 +304,28 @@ def test_matmul_splits_rows_when_openblas_threads_would_spin(fresh, monkeypatch)
     for _ in range(6):
         np.testing.assert_array_equal(blas_threads.matmul(a, a), np.full((512, 512), 512.0))
     assert any(k[0] == "_split_matmul" and k[1] for k in blas_threads._classes)
+
+
+def test_few_rows_times_a_wide_transpose_runs_as_the_transposed_product(fresh, monkeypatch):
+    """g @ W^T (a Dense layer's input gradient) is computed as (W @ g^T)^T, OpenBLAS's
+    faster form there; the values are the same, on one thread and split."""
+    rng = np.random.default_rng(3)
+    g = rng.normal(size=(32, 512)).astype(np.float32)
+    w = rng.normal(size=(2304, 512)).astype(np.float32)
+    assert blas_threads._wide_transposed(g, w.T)
+    assert not blas_threads._wide_transposed(w, g.T)  # many rows: as it is
+    assert not blas_threads._wide_transposed(g, np.ascontiguousarray(w.T))  # no transpose
+    seen = []
+    real = np.matmul
+    monkeypatch.setattr(blas_threads.np, "matmul", lambda a, b, **k: (
+        seen.append((a.shape, b.shape)), real(a, b, **k))[1])
+    want = g.astype(np.float64) @ w.T.astype(np.float64)
+    for spins in (False, True):  # OpenBLAS threads, or split over the intra-op pool
+        monkeypatch.setattr(blas_threads, "OPENBLAS_SPINS", spins)
+        monkeypatch.setattr(blas_threads, "_last_split", [blas_threads.time.monotonic()])
+        for _ in range(4):
+            seen.clear()
+            got = blas_threads.matmul(g, w.T)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+            assert got.shape == (32, 2304) and seen and all(a[1] == 512 and b == (512, 32)
+                                                            for a, b in seen)

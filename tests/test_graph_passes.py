@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.framework import registry
+from tensorlite.framework import blas_threads, registry
 from tensorlite.framework.dispatch import execute
 from tensorlite.graph import options
 from tensorlite.graph.passes import (arithmetic, constant_folding, cse, dce, fusion, optimize,
-                                     parallel)
+                                     overlap_outputs, parallel)
 
 PASS_KEYS = ["constant_folding", "common_subexpression_elimination", "arithmetic_optimization",
              "dependency_optimization", "remapping", "parallel_branches"]
@@ -484,3 +484,75 @@ def test_report_prints_one_line_per_pass(capsys):
     fn(rand(4))
     fn(rand(4))
     assert capsys.readouterr().out == ""
+
+
+# -- overlapped outputs ------------------------------------------------------------------------
+def dense_grads(x, w1, w2):
+    with tf.GradientTape() as tape:
+        tape.watch([w1, w2])
+        loss = tf.reduce_sum(tf.matmul(tf.tanh(tf.matmul(x, w1)), w2))
+    return tape.gradient(loss, [w1, w2])
+
+
+def test_overlap_moves_weight_gradients_off_the_calling_thread():
+    args = [rand(64, 256), rand(256, 256), rand(256, 256)]
+    new, lines = overlap_outputs.run(graph_of(dense_grads, *args))
+    # w2's gradient (h^T @ g) feeds nothing but an output, and the input gradient g @ w2^T
+    # follows it; w1's gradient is the last heavy node: nothing is left to overlap with
+    assert lines == ["overlapped BatchMatMulV2"]
+    counts = new.op_counts()
+    assert counts["_AsyncStart"] == counts["_AsyncResult"] == 1
+    assert new.nodes[-1].op.name == "_AsyncResult"  # awaited at the end
+    cf = check_against_eager(dense_grads, *args, atol=1e-3)  # BLAS thread counts may differ
+    assert cf.optimized_graph.op_counts()["_AsyncStart"] == 1
+
+
+@pytest.mark.parametrize("intra,inter", [(2, 0), (1, 0), (2, 1)])
+def test_overlapped_graph_gives_the_eager_answer_on_any_thread_setting(intra, inter):
+    saved = blas_threads.get_setting("intra"), blas_threads.get_setting("inter")
+    tf.config.threading.set_intra_op_parallelism_threads(intra)
+    tf.config.threading.set_inter_op_parallelism_threads(inter)
+    try:
+        assert overlap_outputs.overlapping() == (intra > 1 and inter != 1)
+        args = [rand(64, 256), rand(256, 256), rand(256, 256)]
+        f = tf.function(dense_grads)
+        for _ in range(3):
+            assert_same(f(*args), dense_grads(*args), atol=1e-3)
+    finally:
+        tf.config.threading.set_intra_op_parallelism_threads(saved[0])
+        tf.config.threading.set_inter_op_parallelism_threads(saved[1])
+
+
+def test_overlap_never_moves_a_node_an_assignment_follows():
+    v = tf.Variable(tf.zeros([256, 256]))
+
+    def fn(a, b):
+        p = tf.matmul(a, b)  # an output only, but the assignment after it might change
+        v.assign(tf.matmul(b, a))  # what it reads (in-place updates): it stays in place
+        return p
+    new, lines = overlap_outputs.run(graph_of(fn, rand(256, 256), rand(256, 256)))
+    assert lines == [] and "_AsyncStart" not in new.op_counts()
+
+
+def test_overlap_leaves_small_or_last_work_and_yields_to_parallel_branches():
+    small = [rand(8, 8) for _ in range(4)]
+    assert overlap_outputs.run(graph_of(two_matmuls, *small))[1] == []
+    big = [rand(256, 256) for _ in range(4)]
+
+    def one(a, b, c, d):
+        return tf.matmul(a, b) + c
+    assert overlap_outputs.run(graph_of(one, *big))[1] == []  # no heavy node after it
+    assert overlap_outputs.run(graph_of(two_matmuls, *big))[1] == ["overlapped BatchMatMulV2"]
+    tf.config.optimizer.set_experimental_options({"parallel_branches": True})
+    assert overlap_outputs.run(graph_of(two_matmuls, *big))[1] == []
+
+
+def test_an_overlapped_op_that_fails_names_itself():
+    def boom(a):
+        raise ValueError("broken kernel")
+    op = registry.REGISTRY.get("TestBoom") or registry.register(
+        "TestBoom", boom, shape=lambda a: a)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="TestBoom failed on the op "
+                       "created at here.py:1: broken kernel"):  # raised by either, as the
+        overlap_outputs.ASYNC_RESULT.forward(  # thread setting runs it here or on a helper
+            overlap_outputs.ASYNC_START.forward(np.ones(3), op=op, attrs={}, where="here.py:1"))

@@ -1,6 +1,7 @@
 """Intra-op splitting of a kernel's runs of images over threads: every run done once, errors
 and forks handled, and each convolution kernel that splits (im2col, Winograd, the filter
 gradient) giving the single-threaded answer and passing op_check while split."""
+import contextlib
 import os
 import threading
 import time
@@ -65,6 +66,67 @@ def test_an_error_in_a_helper_reaches_the_caller_after_all_stop():
                 raise ValueError(f"run {s} failed")
     with intra_op_pool.splitting(2), pytest.raises(ValueError, match="failed"):
         intra_op_pool.map_runs([(i, i + 1) for i in range(8)], worker)
+
+
+@contextlib.contextmanager
+def _helpers_busy(free=0):
+    """Occupies all the pool's helper threads but `free` (a machine with more cores has
+    more of them) until the block ends."""
+    intra_op_pool.submit(lambda: None).result()  # at least one helper exists
+    blockers, release = [], threading.Event()
+    for _ in range(intra_op_pool._pool["threads"] - free):
+        started = threading.Event()
+        blockers.append(intra_op_pool.submit(lambda s=started: (s.set(), release.wait(10))))
+        assert started.wait(10)
+    try:
+        yield release
+    finally:
+        release.set()
+        for task in blockers:
+            task.result()
+
+
+def test_a_task_no_helper_has_started_runs_on_the_caller():
+    with _helpers_busy():
+        task = intra_op_pool.submit(lambda: threading.current_thread().name)
+        assert task.result() == threading.current_thread().name
+
+
+def test_a_split_beside_a_busy_helper_neither_waits_nor_loses_runs():
+    with _helpers_busy() as release:
+        seen = []
+        with intra_op_pool.splitting(2):
+            out = intra_op_pool.map_runs([(i, i + 1) for i in range(6)],
+                                         lambda pull: seen.extend(s for s, _ in pull) or 1)
+        # the helper never started its share: dropped, not waited for (the helpers are
+        # still blocked here), and the caller did every run
+        assert not release.is_set() and sorted(seen) == list(range(6)) and out == [1, None]
+
+
+def test_waiting_for_a_running_task_helps_with_its_runs():
+    names, started = set(), threading.Event()
+
+    def kernel():  # a split kernel, as an overlapped op runs it on the helper
+        def worker(pull):
+            for _ in pull:
+                started.set()
+                names.add(threading.current_thread().name)
+                time.sleep(0.01)
+        with intra_op_pool.splitting(2):
+            intra_op_pool.map_runs([(i, i + 1) for i in range(20)], worker)
+        return "done"
+    with _helpers_busy(free=1):  # only the caller can take the kernel's share
+        task = intra_op_pool.submit(kernel)
+        assert started.wait(10)
+        assert task.result() == "done"  # the caller took runs while it waited
+        assert threading.current_thread().name in names and len(names) == 2
+
+
+def test_a_failing_task_raises_in_the_thread_that_waits():
+    def fail():
+        raise KeyError("missing")
+    with pytest.raises(KeyError, match="missing"):
+        intra_op_pool.submit(fail).result()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

@@ -10,8 +10,15 @@ overlap. Runs are pulled one at a time from a shared iterator, so a thread slowe
 another process on its core simply takes fewer runs (nothing spin-waits).
 
 `ways()` is 1 unless `blas_threads.run(..., split=True)` chose more threads for the calling
-kernel; helper threads always see 1, so kernels never nest splits (no deadlock). After a
-fork the child starts fresh helpers on first use (the parent's threads are not in it).
+kernel; a helper running another thread's share sees 1, so shares never split again. After
+a fork the child starts fresh helpers on first use (the parent's threads are not in it).
+
+`submit(fn)` queues a whole op for a helper (graph/passes/overlap_outputs.py runs a training
+step's weight gradients so, beside the chain of input gradients). Every queued thing is a
+`Task` that whoever claims it first runs, so nothing waits on work no thread has started:
+a split whose helper is busy with a submitted op does all its runs itself and drops the
+helper's share; a thread waiting for a submitted op runs it if no helper has started it,
+and otherwise runs what is queued meanwhile (the op's own split shares), helping it finish.
 
 Example:
     >>> with splitting(2):
@@ -45,9 +52,83 @@ def splitting(n):
         _local.ways = saved
 
 
+def on_helper():
+    """True on one of the pool's helper threads."""
+    return getattr(_local, "helper", False)
+
+
+class Task:
+    """A call queued for the helper threads. Whoever claims it first runs it: a helper, or
+    a thread waiting for a result (see `result`)."""
+    __slots__ = ("fn", "args", "claimed", "value", "error", "done")
+
+    def __init__(self, fn, args=()):
+        self.fn, self.args, self.claimed = fn, args, False
+        self.value = self.error = None
+        self.done = threading.Event()
+
+    def claim(self):
+        with _claims:
+            if self.claimed:
+                return False
+            self.claimed = True
+            return True
+
+    def run(self):
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException as e:  # noqa: BLE001 - re-raised by result()
+            self.error = e
+        finally:
+            self.done.set()
+            with _work:
+                _work.notify_all()
+
+    def result(self):
+        """The call's value (or its exception). A task no helper has started yet runs on
+        the calling thread; while a helper runs it, the caller runs the tasks queued
+        meanwhile (the helper's kernel hands out its runs that way), so it helps rather
+        than idles."""
+        if self.claim():
+            self.run()
+        tasks = _pool["tasks"]
+        while not self.done.is_set():
+            try:
+                other = tasks.get_nowait()
+            except queue.Empty:
+                with _work:
+                    _work.wait_for(lambda: self.done.is_set() or not tasks.empty())
+                continue
+            if other.claim():
+                other.run()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+_claims = threading.Lock()
+_work = threading.Condition()  # notified when a task is queued or finishes
+
+
 def _helper(tasks):
+    _local.helper = True
     while True:
-        tasks.get()()
+        task = tasks.get()
+        if task.claim():
+            task.run()
+
+
+def _put(tasks, task):
+    tasks.put(task)
+    with _work:
+        _work.notify_all()
+
+
+def submit(fn, *args):
+    """fn(*args) queued for a helper thread (started when needed); returns its Task."""
+    task = Task(fn, args)
+    _put(_tasks(1), task)
+    return task
 
 
 def _tasks(helpers):
@@ -71,25 +152,24 @@ def map_runs(runs, worker):
     pull = iter(runs)  # a list iterator's next() is atomic under the GIL
     if n <= 1:
         return [worker(pull)]
-    results, failures = [None] * n, []
-    done = threading.Semaphore(0)
-
-    def job(i):
-        try:
-            results[i] = worker(pull)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the calling thread
-            failures.append(e)
-        finally:
-            if i:  # the helpers' count: the caller waits for each of them
-                done.release()
     tasks = _tasks(n - 1)
-    for i in range(1, n):
-        tasks.put(lambda i=i: job(i))
-    job(0)
-    for _ in range(n - 1):
-        done.acquire()
-    if failures:
-        raise failures[0]
+    helpers = [Task(worker, (pull,)) for _ in range(n - 1)]
+    for task in helpers:
+        _put(tasks, task)
+    error = None
+    try:
+        results = [worker(pull)]
+    except BaseException as e:  # noqa: BLE001 - raised once the helpers have stopped
+        results, error = [None], e
+    for task in helpers:
+        if task.claim():  # busy elsewhere (a submitted task), it never started its share:
+            results.append(None)  # the runs are all taken by now, so it is dropped
+            continue
+        task.done.wait()
+        error = error or task.error
+        results.append(task.value)
+    if error is not None:
+        raise error
     return results
 
 

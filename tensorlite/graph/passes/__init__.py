@@ -5,8 +5,8 @@ changes its input graph, and `report_lines` holds one line per change, `"<verb> 
 (e.g. `"folded Mul"`), so an empty list means "nothing to do". `optimize(graph)` runs the
 enabled passes (switches in tensorlite/graph/options.py) in rounds until none changes
 anything, then fuses layers' ops into kernels (a convolution with its bias add and ReLU),
-fuses elementwise chains and, when asked, wraps independent branches for
-threads. With the `report` option it prints one line per pass:
+fuses elementwise chains, moves heavy nodes that only feed the outputs onto a helper
+thread and, when asked, wraps independent branches for threads. With the `report` option it prints one line per pass:
 
     >>> tf.config.optimizer.set_experimental_options({"report": True})
     >>> f(x)  # the second call builds the optimised runner
@@ -36,8 +36,9 @@ SIMPLIFY = [("arithmetic", "arithmetic_optimization"),
             ("dce", "dependency_optimization")]
 # Run once at the end: they build coarse nodes that the simplifying passes do not look into.
 FINAL = [("kernel_fusion", "remapping"), ("fusion", "remapping"),
-         ("parallel", "parallel_branches")]
-NOUNS = {"fused": ("chain", "chains"), "wrapped": ("branch", "branches")}
+         ("overlap_outputs", "remapping"), ("parallel", "parallel_branches")]
+NOUNS = {"fused": ("chain", "chains"), "wrapped": ("branch", "branches"),
+         "overlapped": ("node", "nodes")}
 COUNTERS = {}  # pass name -> changes made since the process started (all graphs)
 
 
@@ -172,10 +173,11 @@ def _variable_spec(var):
 # -- the pipeline ----------------------------------------------------------------------------
 def _modules():
     from tensorlite.graph.passes import (  # noqa: PLC0415 - the passes import this module
-        arithmetic, constant_folding, cse, dce, fusion, kernel_fusion, parallel)
+        arithmetic, constant_folding, cse, dce, fusion, kernel_fusion, overlap_outputs,
+        parallel)
     return {"arithmetic": arithmetic, "constant_folding": constant_folding, "cse": cse,
             "dce": dce, "kernel_fusion": kernel_fusion, "fusion": fusion,
-            "parallel": parallel}
+            "overlap_outputs": overlap_outputs, "parallel": parallel}
 
 
 def run_pipeline(graph):

@@ -32,6 +32,8 @@ from tensorlite.graph.passes import Specs, barrier, derive, known, size, statefu
 
 MIN_COST = 1 << 21  # ~2M multiply-adds (~0.2 ms): below that a thread hand-off costs more
 CONVS = {"Conv2D", "DepthwiseConv2dNative", "_FusedConv2D"}
+BACKPROP_INPUT = {"Conv2DBackpropInput", "DepthwiseConv2dNativeBackpropInput"}
+BACKPROP_FILTER = {"Conv2DBackpropFilter", "DepthwiseConv2dNativeBackpropFilter"}
 _POOL = []
 _POOL_LOCK = threading.Lock()
 
@@ -79,7 +81,8 @@ PARALLEL = registry.REGISTRY.get("ParallelBranches") or registry.register(
 
 
 def cost(node, specs):
-    """Estimated work: multiply-adds for matmul/conv/einsum, output elements per step for
+    """Estimated work: multiply-adds for matmul/conv (and their backprops)/einsum, output
+    elements per step for
     fused elementwise chains, output elements otherwise."""
     if not node.outputs:
         return 0
@@ -90,6 +93,10 @@ def cost(node, specs):
         return n * ins[0].shape[-2 if node.attrs.get("transpose_a") else -1]
     if name in CONVS and len(ins) > 1 and known(ins[1]):
         return n * int(np.prod(ins[1].shape[:-1]))
+    if name in BACKPROP_INPUT and known(ins[0]) and known(ins[1]):  # (g, w): the conv's
+        return size(ins[0]) * int(np.prod(ins[1].shape[:-1]))
+    if name in BACKPROP_FILTER and known(ins[0]) and known(ins[1]):  # (x, g)
+        return size(ins[1]) * ins[0].shape[-1] * int(np.prod(node.attrs["filter_hw"]))
     if name == "Einsum" and len(ins) == 2 and known(ins[0]) and known(ins[1]):
         return int(np.sqrt(float(n) * size(ins[0]) * size(ins[1])))  # exact for matmuls
     if name == "FusedElementwise":

@@ -1,0 +1,106 @@
+"""Overlapped outputs: heavy nodes whose values only leave the graph run on a helper thread
+while the rest of the graph goes on (TensorFlow's executor gets this from its inter-op
+thread pool).
+
+In a training step these are the weight gradients: each layer's filter gradient
+(`Conv2DBackpropFilter`, a Dense layer's `x^T @ g`) is needed by nothing later in the
+backward pass, which continues down the chain of input gradients. The pass replaces such a
+node by `_AsyncStart` (queues the op on `intra_op_pool`'s helper threads, its kernels
+single-threaded there) and returns its value through an `_AsyncResult` at the end of the
+graph. The two chains then run side by side on two cores, each op whole on one thread,
+instead of every op split in two with a join after each. A split kernel on the main
+thread finds the helper busy and does all its runs itself; `_AsyncResult` runs a start no
+helper has reached yet on the calling thread, so neither thread waits while work is queued.
+
+Only nodes with no node after them that assigns or draws random numbers are moved (their
+inputs cannot change before they run), and only when a heavy node follows to overlap with.
+At run time the op runs in place, as before, when the intra-op or inter-op thread setting
+(`tf.config.threading`) is 1. Under the `remapping` option, with the other fusions; not
+with `parallel_branches`, which then wraps such nodes in its fork-join branches.
+"""
+from tensorlite.framework import blas_threads, errors, intra_op_pool, registry
+from tensorlite.graph import options
+from tensorlite.graph.ir import Node
+from tensorlite.graph.passes import Specs, barrier, derive, stateful
+from tensorlite.graph.passes.parallel import MIN_COST, cost
+
+
+class _Done:
+    """A value computed in place (one thread allowed): `result()` returns it."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def overlapping():
+    """Whether a second thread may run an op beside the calling one now."""
+    return blas_threads.intra_op_threads() > 1 and blas_threads.get_setting("inter") != 1 \
+        and not intra_op_pool.on_helper()
+
+
+def _start(*inputs, op, attrs, where):
+    def outputs():  # a tuple: _AsyncResult has as many outputs as the op it stands for
+        try:
+            out = op.forward(*inputs, **attrs)
+        except errors.OpError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the runner would name _AsyncResult instead
+            raise errors.InvalidArgumentError(
+                None, None, f"{op.name} failed on the op created at {where}: {e} (inputs "
+                f"{[list(getattr(x, 'shape', ())) for x in inputs]})") from e
+        return tuple(out) if op.multi_output else (out,)
+    if not overlapping():
+        return _Done(outputs())
+    return intra_op_pool.submit(outputs)
+
+
+def _result(handle):
+    return handle.result()
+
+
+ASYNC_START = registry.REGISTRY.get("_AsyncStart") or registry.register(
+    "_AsyncStart", _start, grad=None, shape=lambda *specs, **attrs: None)
+ASYNC_RESULT = registry.REGISTRY.get("_AsyncResult") or registry.register(
+    "_AsyncResult", _result, grad=None, shape=lambda handle: None, multi_output=True)
+# they hand work to another thread: no pass may merge, drop or move them
+ASYNC_START.stateful = ASYNC_RESULT.stateful = True
+
+
+def run(graph):
+    """Moves the heavy nodes that only feed graph outputs off the calling thread; one report
+    line `overlapped <Op>` per node."""
+    if options.enabled("parallel_branches"):  # asked for fork-join branches instead
+        return graph, []
+    nodes = graph.nodes
+    used = {s for n in nodes for s in n.inputs}
+    specs = Specs(graph)
+    heavy = [not stateful(n) and cost(n, specs) >= MIN_COST for n in nodes]
+    later_barrier = later_heavy = False
+    moved = set()
+    for k in range(len(nodes) - 1, -1, -1):  # from the end: what follows each node is known
+        n = nodes[k]
+        if heavy[k] and later_heavy and not later_barrier and n.outputs and \
+                not any(s in used for s in n.outputs):
+            moved.add(k)
+        later_barrier = later_barrier or barrier(n)
+        later_heavy = later_heavy or (heavy[k] and k not in moved)
+    if not moved:
+        return graph, []
+    out, ends, lines = [], [], []
+    for k, n in enumerate(nodes):
+        if k not in moved:
+            out.append(n)
+            continue
+        handle = graph.new_slot()
+        out.append(Node(ASYNC_START, n.inputs, {"op": n.op, "attrs": dict(n.attrs), "where": n.where}, [handle],
+                        where=n.where, scope=n.scope))
+        ends.append(Node(ASYNC_RESULT, [handle], {}, list(n.outputs), where=n.where,
+                         scope=n.scope))
+        lines.append(f"overlapped {n.op.name}")
+    new = derive(graph, out + ends)
+    new.n_slots = graph.n_slots
+    return new, lines
