@@ -91,16 +91,17 @@ def run(graph):
     if not moved:
         return graph, []
     out, ends, lines = [], [], []
+    handle = graph.n_slots  # new slots for the handles (the input graph is left as it is)
     for k, n in enumerate(nodes):
         if k not in moved:
             out.append(n)
             continue
-        handle = graph.new_slot()
-        out.append(Node(ASYNC_START, n.inputs, {"op": n.op, "attrs": dict(n.attrs), "where": n.where}, [handle],
-                        where=n.where, scope=n.scope))
+        attrs = {"op": n.op, "attrs": dict(n.attrs), "where": n.where}
+        out.append(Node(ASYNC_START, n.inputs, attrs, [handle], where=n.where, scope=n.scope))
         ends.append(Node(ASYNC_RESULT, [handle], {}, list(n.outputs), where=n.where,
                          scope=n.scope))
         lines.append(f"overlapped {n.op.name}")
+        handle += 1
     new = derive(graph, out + ends)
-    new.n_slots = graph.n_slots
+    new.n_slots = handle
     return new, lines
