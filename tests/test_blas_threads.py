@@ -119,6 +119,17 @@ def test_our_own_spinning_workers_do_not_count_as_contention(fresh, monkeypatch)
     assert blas_threads.run(1 << 24, work) == 1
 
 
+def test_our_own_helper_threads_do_not_count_as_contention(fresh, monkeypatch):
+    """An intra-op helper running an overlapped op (graph/passes/overlap_outputs.py) is
+    this process's load, not another program's."""
+    monkeypatch.setattr(blas_threads, "cpu_count", lambda: 2)
+    RUN_QUEUE[0] = 2  # this thread and one more
+    monkeypatch.setattr(intra_op_pool, "running_helpers", lambda: 1)  # ours
+    assert blas_threads.free_cores(2, max_age=0) == 2
+    monkeypatch.setattr(intra_op_pool, "running_helpers", lambda: 0)  # another program's
+    assert blas_threads.free_cores(2, max_age=0) == 1
+
+
 def test_without_a_run_queue_count_the_load_average_decides(fresh, monkeypatch):
     work = _clocked(monkeypatch, lambda n: 1.0 / n)
     monkeypatch.setattr(blas_threads, "_running_tasks", lambda: None)

@@ -193,7 +193,8 @@ def free_cores(most, max_age=None):
     (a reading at most `max_age` seconds old: `FREE_CORES_TTL` unless given; 0 reads anew).
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
-    show up as runnable: they are not counted against us. On a process pinned to some of
+    and our intra-op helper threads while they run a task show up as runnable: they are
+    not counted against us. On a process pinned to some of
     the machine's cores, the others are counted by that share. Where there is no run-queue
     count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
     now = time.monotonic()
@@ -207,6 +208,7 @@ def free_cores(most, max_age=None):
             cores = most
     else:
         ours = _free["threads"] - 1 if now - _free["ended"] < SPIN_SECONDS else 0
+        ours += intra_op_pool.running_helpers()
         others = max(0, running - 1 - ours)
         # The count is machine-wide; pinned to some of its cores (a container's cpuset), we
         # expect our share of the others on ours.

@@ -110,12 +110,27 @@ _claims = threading.Lock()
 _work = threading.Condition()  # notified when a task is queued or finishes
 
 
+_running = [0]  # helper threads running a task now
+
+
+def running_helpers():
+    """How many helper threads are running a task now: this process's own load, which
+    blas_threads.free_cores does not count against it."""
+    return _running[0]
+
+
 def _helper(tasks):
     _local.helper = True
     while True:
         task = tasks.get()
         if task.claim():
-            task.run()
+            with _claims:
+                _running[0] += 1
+            try:
+                task.run()
+            finally:
+                with _claims:
+                    _running[0] -= 1
 
 
 def _put(tasks, task):

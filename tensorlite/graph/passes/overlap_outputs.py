@@ -15,8 +15,9 @@ helper has reached yet on the calling thread, so neither thread waits while work
 Only nodes with no node after them that assigns or draws random numbers are moved (their
 inputs cannot change before they run), and only when a heavy node follows to overlap with.
 At run time the op runs in place, as before, when the intra-op or inter-op thread setting
-(`tf.config.threading`) is 1. Under the `remapping` option, with the other fusions; not
-with `parallel_branches`, which then wraps such nodes in its fork-join branches.
+(`tf.config.threading`) is 1 or other programs hold every other core. Under the `remapping`
+option, with the other fusions; not with `parallel_branches`, which then wraps such nodes
+in its fork-join branches.
 """
 from tensorlite.framework import blas_threads, errors, intra_op_pool, registry
 from tensorlite.graph import options
@@ -37,9 +38,12 @@ class _Done:
 
 
 def overlapping():
-    """Whether a second thread may run an op beside the calling one now."""
-    return blas_threads.intra_op_threads() > 1 and blas_threads.get_setting("inter") != 1 \
-        and not intra_op_pool.on_helper()
+    """Whether a second thread may run an op beside the calling one now: the thread
+    settings allow it and no other program holds the other cores (two training processes
+    on two cores, a busy neighbour: a helper thread would only take turns with them)."""
+    most = blas_threads.intra_op_threads()
+    return most > 1 and blas_threads.get_setting("inter") != 1 and \
+        not intra_op_pool.on_helper() and blas_threads.free_cores(most) > 1
 
 
 def _start(*inputs, op, attrs, where):
