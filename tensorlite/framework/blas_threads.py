@@ -193,10 +193,10 @@ def free_cores(most, max_age=None):
     (a reading at most `max_age` seconds old: `FREE_CORES_TTL` unless given; 0 reads anew).
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
-    and our intra-op helper threads while they run a task show up as runnable: they are
-    not counted against us. On a process pinned to some of
-    the machine's cores, the others are counted by that share. Where there is no run-queue
-    count, the 1-minute load average stands in (every core taken: 1, else `most`)."""
+    and our intra-op helper threads, while they run a task, show up as runnable: they are
+    not counted against us. On a process pinned to some of the machine's cores, the others
+    are counted by that share. Where there is no run-queue count, the 1-minute load
+    average stands in (every core taken: 1, else `most`)."""
     now = time.monotonic()
     if now - _free["at"] < (FREE_CORES_TTL if max_age is None else max_age):
         return _free["cores"]
@@ -296,7 +296,7 @@ def run(macs, fn, *args, split=False):
         return fn(*args)
     if intra_op_pool.ways() > 1:  # inside a split kernel already: it holds the threads
         return fn(*args)
-    if intra_op_pool.on_helper():  # an overlapped op (graph/passes/overlap.py): its BLAS
+    if intra_op_pool.on_helper():  # an overlapped op (passes/overlap_outputs): its BLAS
         if not split:              # calls stay on this thread; a split kernel offers its
             return fn(*args)       # runs to a thread that waits for it
         with intra_op_pool.splitting(intra_op_threads()):

@@ -6,7 +6,8 @@ changes its input graph, and `report_lines` holds one line per change, `"<verb> 
 enabled passes (switches in tensorlite/graph/options.py) in rounds until none changes
 anything, then fuses layers' ops into kernels (a convolution with its bias add and ReLU),
 fuses elementwise chains, moves heavy nodes that only feed the outputs onto a helper
-thread and, when asked, wraps independent branches for threads. With the `report` option it prints one line per pass:
+thread and, when asked, wraps independent branches for threads. With the `report` option
+it prints one line per pass:
 
     >>> tf.config.optimizer.set_experimental_options({"report": True})
     >>> f(x)  # the second call builds the optimised runner

@@ -5,12 +5,13 @@ thread pool).
 In a training step these are the weight gradients: each layer's filter gradient
 (`Conv2DBackpropFilter`, a Dense layer's `x^T @ g`) is needed by nothing later in the
 backward pass, which continues down the chain of input gradients. The pass replaces such a
-node by `_AsyncStart` (queues the op on `intra_op_pool`'s helper threads, its kernels
-single-threaded there) and returns its value through an `_AsyncResult` at the end of the
-graph. The two chains then run side by side on two cores, each op whole on one thread,
-instead of every op split in two with a join after each. A split kernel on the main
-thread finds the helper busy and does all its runs itself; `_AsyncResult` runs a start no
-helper has reached yet on the calling thread, so neither thread waits while work is queued.
+node by `_AsyncStart` (queues the op on `intra_op_pool`'s helper threads) and returns its
+value through an `_AsyncResult` at the end of the graph. The two chains then run side by
+side on two cores, each op whole on one thread, instead of every op split in two with a
+join after each. A split kernel on the main thread finds the helper busy and does all its
+runs itself; `_AsyncResult` runs a start no helper has reached yet on the calling thread,
+and while the helper runs one it takes that op's split shares, so neither thread waits
+while work is queued.
 
 Only nodes with no node after them that assigns or draws random numbers are moved (their
 inputs cannot change before they run), and only when a heavy node follows to overlap with.
