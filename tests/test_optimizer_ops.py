@@ -315,7 +315,73 @@ def test_large_variables_update_in_parts(name, monkeypatch):
     real = optimizer_module.split_update
     monkeypatch.setattr(optimizer_module, "split_update",
                         lambda *a: calls.append(1) or real(*a))
+    for op in (optimizer_ops.ADAM, optimizer_ops.RMSPROP):  # their compiled forms aside
+        monkeypatch.setattr(op.kernel, "in_place", None)
     make, ref = CASES[name]
     got, _ = _run(make, False)
-    assert calls
+    assert len(calls) == len(GRADS)
     np.testing.assert_allclose(got, ref(W0, GRADS), rtol=1e-8, atol=1e-10)
+
+
+COMPILED_CASES = [  # (op, number of slots, coefficients)
+    (optimizer_ops.ADAM, 2, (0.1, 0.9, 0.1, 0.999, 0.001, 1e-7)),
+    (optimizer_ops.RMSPROP, 1, (0.1, 0.9, 0.1, 0.0, 1e-7)),
+]
+
+
+@pytest.mark.parametrize("op,n_slots,args", COMPILED_CASES, ids=["adam", "rmsprop"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [7, 400_000])  # the larger is split over the intra-op threads
+def test_compiled_updates_equal_the_numpy_kernels_bit_for_bit(op, n_slots, args, dtype, n):
+    pytest.importorskip("numba")
+    from tensorlite.framework import intra_op_pool
+    rng = np.random.default_rng(n)
+    w = rng.standard_normal(n).astype(dtype)
+    g = rng.standard_normal(n).astype(dtype)
+    g[:3] = [0.0, np.inf, -1e-30]  # a zero, an inf and a tiny gradient too
+    slots0 = [np.abs(rng.standard_normal(n)).astype(dtype) for _ in range(n_slots)]
+    coefficients = [np.array(a, dtype) for a in args]
+    want_w, want_slots = w.copy(), [s.copy() for s in slots0]
+    with np.errstate(all="ignore"):
+        out, mode = op.kernel(want_w, want_slots, g, np.empty_like(g), *coefficients)
+        want_w -= out
+        got_w, got_slots = w.copy(), [s.copy() for s in slots0]
+        with intra_op_pool.splitting(2):
+            assert op.kernel.in_place(got_w, got_slots, g, coefficients, {})
+    np.testing.assert_array_equal(got_w, want_w)
+    for a, b in zip(got_slots, want_slots):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_compiled_updates_decline_what_they_do_not_cover():
+    pytest.importorskip("numba")
+    f32 = np.ones(4, np.float32)
+    args = [np.float32(0.1)] * 5
+    rms, adam = optimizer_ops.RMSPROP.kernel.in_place, optimizer_ops.ADAM.kernel.in_place
+    declined = [
+        rms(f32.copy(), [f32.copy()] * 3, f32, args, {"centered": True, "use_momentum": True}),
+        rms(f32.copy(), [f32.copy()] * 2, f32, args, {"use_momentum": True}),
+        adam(f32.copy(), [f32.copy()] * 3, f32, args + [args[0]], {}),  # amsgrad
+        adam(f32.astype(np.float16), [f32.astype(np.float16)] * 2, f32.astype(np.float16),
+             args, {}),
+        rms(f32.copy(), [f32.copy()], f32.astype(np.float64), args, {}),  # mixed dtypes
+        rms(np.ones((4, 4), np.float32).T.copy().T, [np.ones((4, 4), np.float32)],
+            np.ones((4, 4), np.float32), args, {})]  # a transposed (non-C) variable
+    assert declined == [False] * len(declined)
+
+
+def test_eager_keras_optimizers_take_the_compiled_update_with_the_same_answers(monkeypatch):
+    pytest.importorskip("numba")
+    for name, op in (("adam", optimizer_ops.ADAM), ("rmsprop", optimizer_ops.RMSPROP)):
+        make, ref = CASES[name]
+        taken, real = [], op.kernel.in_place
+        monkeypatch.setattr(op.kernel, "in_place", lambda *a: taken.append(real(*a)) or
+                            taken[-1])
+        fast, _ = _run(make, False, "float32")
+        assert taken.count(True) == len(GRADS) - 1  # the first step makes the slots
+        monkeypatch.setattr(optimizer_ops.ADAM.kernel, "in_place", None)
+        monkeypatch.setattr(optimizer_ops.RMSPROP.kernel, "in_place", None)
+        slow, _ = _run(make, False, "float32")
+        monkeypatch.undo()
+        np.testing.assert_array_equal(fast, slow)
+        np.testing.assert_allclose(fast, ref(W0, GRADS), rtol=1e-4, atol=1e-5)

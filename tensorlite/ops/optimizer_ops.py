@@ -27,7 +27,9 @@ Example:
 """
 import numpy as np
 
+from tensorlite.framework import blas_threads, intra_op_pool
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.ops import numba_updates
 
 SUB, ADD, SET = "sub", "add", "set"
 
@@ -229,7 +231,6 @@ def split_update(kernel, w, slots, g, t, args, attrs):
     NumPy releasing the GIL in each pass: the same (array, mode), the slots and `t`
     updated in place. A part's result that is a view of `t` or of a slot stands for the
     whole of it; results made afresh are joined."""
-    from tensorlite.framework import intra_op_pool  # noqa: PLC0415
     flat = [a.reshape(-1) for a in (w, g, t)]
     flat_slots = [s.reshape(-1) for s in slots]
     whole = [t] + list(slots)
@@ -250,6 +251,44 @@ def split_update(kernel, w, slots, g, t, args, attrs):
         if all(np.may_share_memory(out, base) for _, out, _ in parts):
             return full, mode
     return np.concatenate([out.reshape(-1) for _, out, _ in parts]).reshape(g.shape), mode
+
+
+def _compiled(name, applies):
+    """The one-pass compiled form of an update (ops/numba_updates.py: `name`), for the eager
+    optimizers: in_place(w, slots, g, args, attrs) updates the variable's array `w` and the
+    slots in place and returns True, where `applies(attrs, len(slots))`, numba is installed
+    and the arrays are C-contiguous float arrays of one dtype; else returns False (the
+    caller runs the NumPy kernel). The same numbers as the kernel, bit for bit. Large
+    arrays are split over the intra-op threads."""
+    def in_place(w, slots, g, args, attrs):
+        dtype = w.dtype
+        if dtype.char not in "fd" or not applies(attrs, len(slots)) or g.dtype != dtype or \
+                not (w.flags.c_contiguous and g.flags.c_contiguous) or \
+                any(s.dtype != dtype or not s.flags.c_contiguous for s in slots):
+            return False
+        kernels = numba_updates.kernels()
+        if kernels is None:
+            return False
+        fn = getattr(kernels, name)
+        flat = [a.reshape(-1) for a in (w, *slots, g)]
+        coefficients = [dtype.type(a) for a in args]  # in the arrays' precision, as NumPy's
+        if g.size * UPDATE_COST < blas_threads.SMALL_MACS:
+            fn(*flat, *coefficients)
+        else:
+            blas_threads.run(g.size * UPDATE_COST, _split_in_place, fn, flat, coefficients,
+                             split=True)
+        return True
+    return in_place
+
+
+def _split_in_place(fn, flat, coefficients):
+    """fn over parts of the flat arrays, on the intra-op threads blas_threads.run granted."""
+    n = flat[0].size
+
+    def worker(pull):
+        for s, e in pull:
+            fn(*[a[s:e] for a in flat], *coefficients)
+    intra_op_pool.map_runs(intra_op_pool.split_runs(n, -(-n // intra_op_pool.ways())), worker)
 
 
 # -- the ops -----------------------------------------------------------------------------------
@@ -277,9 +316,12 @@ def _shape(var, *rest, n_slots, **attrs):
     return [Spec(var.shape, var.dtype)] + [Spec(s.shape, s.dtype) for s in rest[:n_slots]]
 
 
-def _update_op(name, kernel, tf_name):
+def _update_op(name, kernel, tf_name, in_place=None):
+    """The op for `kernel`; `in_place`: its one-pass compiled form (`_compiled`), which the
+    eager optimizers use where it applies, as `op.kernel.in_place`."""
     op = register(name, _functional(kernel), grad=NOT_DIFFERENTIABLE, shape=_shape,
                   multi_output=True)
+    kernel.in_place = in_place
     op.kernel = kernel
     # Each output is a new array no input and no other output shares: the graph executor
     # lets the AssignVariableOp that alone reads one adopt it without a copy.
@@ -299,9 +341,12 @@ def _tf_name(base):
 SGD = _update_op("ApplyGradientDescent", _sgd, _tf_name("ResourceApplyGradientDescent"))
 MOMENTUM = _update_op("ApplyKerasMomentum", _momentum, _tf_name("ResourceApplyKerasMomentum"))
 ADAM = _update_op("ApplyAdam", _adam, _tf_name(
-    lambda a: "ResourceApplyAdamWithAmsgrad" if a["n_slots"] == 3 else "ResourceApplyAdam"))
+    lambda a: "ResourceApplyAdamWithAmsgrad" if a["n_slots"] == 3 else "ResourceApplyAdam"),
+    in_place=_compiled("adam", lambda attrs, n_slots: n_slots == 2))  # not amsgrad
 RMSPROP = _update_op("ApplyRMSProp", _rmsprop, _tf_name(
-    lambda a: "ResourceApplyCenteredRMSProp" if a.get("centered") else "ResourceApplyRMSProp"))
+    lambda a: "ResourceApplyCenteredRMSProp" if a.get("centered") else "ResourceApplyRMSProp"),
+    in_place=_compiled("rmsprop", lambda attrs, n_slots: not attrs.get("centered")
+                       and not attrs.get("use_momentum")))
 ADAGRAD = _update_op("ApplyAdagradV2", _adagrad, _tf_name("ResourceApplyAdagradV2"))
 ADADELTA = _update_op("ApplyAdadelta", _adadelta, _tf_name("ResourceApplyAdadelta"))
 ADAMAX = _update_op("ApplyAdaMax", _adamax, _tf_name("ResourceApplyAdaMax"))

@@ -561,12 +561,21 @@ class Optimizer:
         is kept free of calls that are not needed.)"""
         op, slot_names, attrs = fused
         kernel = op.kernel
+        in_place = kernel.in_place  # its one-pass compiled form, where there is one
         # apply_state has exactly the keys of these variables: one key is every variable's.
         only = next(iter(apply_state.values())) if len(apply_state) == 1 else None
         all_slots, scratch = self._slots, self._scratch
         for grad, var in pairs:
             c = only if only is not None else self._coefficients(var, apply_state)
             g = grad._value if type(grad) is Tensor else np.asarray(grad)
+            if in_place is not None:
+                w = exclusive_array(var)
+                if w is not None and in_place(
+                        w, [writable_array(all_slots[id(var)][n]) for n in slot_names], g,
+                        c["_args"], attrs):
+                    if getattr(var, "constraint", None) is not None:
+                        self._apply_constraint(var)
+                    continue
             t = scratch.get(id(var))
             if t is None or t.shape != g.shape or t.dtype != g.dtype:
                 t = self._scratch_for(var, g)
