@@ -561,7 +561,7 @@ class Optimizer:
         is kept free of calls that are not needed.)"""
         op, slot_names, attrs = fused
         kernel = op.kernel
-        in_place = kernel.in_place  # its one-pass compiled form, where there is one
+        in_place = getattr(kernel, "in_place", None)  # its one-pass compiled form, if any
         # apply_state has exactly the keys of these variables: one key is every variable's.
         only = next(iter(apply_state.values())) if len(apply_state) == 1 else None
         all_slots, scratch = self._slots, self._scratch
