@@ -8,6 +8,7 @@ Only the loopback interface is served: a profile names the machine, its threads 
 user's code, and TensorBoard has no authentication.
 """
 import importlib.metadata
+import os
 import sys
 import time
 
@@ -49,8 +50,10 @@ def launch(logdir, port=0):
 
 
 def serve(logdir, port=0, print_fn=print):
-    """`launch`, prints the URL of the Profile tab and serves until interrupted (Ctrl-C);
-    returns the exit status."""
+    """`launch`, prints the URL of the Profile tab and serves until interrupted (Ctrl-C),
+    then ends the process at once (the command line's server: TensorBoard's own threads,
+    such as a request the Profile plugin is still converting, must not keep it running
+    after Ctrl-C; one did past 20 s in a CI run)."""
     url = launch(logdir, port)
     print_fn(f"TensorBoard at {url}#profile (Press CTRL+C to quit)")
     plugin = profile_plugin()
@@ -64,4 +67,6 @@ def serve(logdir, port=0, print_fn=print):
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        return 0
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
