@@ -207,7 +207,7 @@ def test_a_fork_waits_for_a_running_threaded_kernel():
     inside, release, order = threading.Event(), threading.Event(), []
 
     def kernel():
-        with blas_threads._threaded_kernel():
+        with blas_threads.fork_excluded():
             inside.set()
             release.wait(10)
             order.append("kernel done")

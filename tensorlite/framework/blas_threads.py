@@ -255,7 +255,9 @@ _fork_state = {"kernels": 0, "forking": False}
 
 
 @contextlib.contextmanager
-def _threaded_kernel():
+def fork_excluded():
+    """Holds forks (`safe_to_fork`) off while the block runs: a multi-threaded kernel, or
+    an op another thread runs meanwhile (graph/passes/overlap_outputs.py)."""
     with _fork_cv:
         while _fork_state["forking"]:
             _fork_cv.wait()
@@ -306,7 +308,7 @@ def run(macs, fn, *args, split=False):
         set_threads(1)
         return fn(*args)
     if n > 1:
-        with _threaded_kernel():
+        with fork_excluded():
             try:
                 if split:
                     _last_split[0] = time.monotonic()

@@ -50,7 +50,8 @@ def overlapping():
 def _start(*inputs, op, attrs, where):
     def outputs():  # a tuple: _AsyncResult has as many outputs as the op it stands for
         try:
-            out = op.forward(*inputs, **attrs)
+            with blas_threads.fork_excluded():  # (a tf.data thread forking workers waits)
+                out = op.forward(*inputs, **attrs)
         except errors.OpError:
             raise
         except Exception as e:  # noqa: BLE001 - the runner would name _AsyncResult instead
