@@ -8,7 +8,6 @@ Only the loopback interface is served: a profile names the machine, its threads 
 user's code, and TensorBoard has no authentication.
 """
 import importlib.metadata
-import os
 import sys
 import time
 
@@ -50,10 +49,8 @@ def launch(logdir, port=0):
 
 
 def serve(logdir, port=0, print_fn=print):
-    """`launch`, prints the URL of the Profile tab and serves until interrupted (Ctrl-C),
-    then ends the process at once (the command line's server: TensorBoard's own threads,
-    such as a request the Profile plugin is still converting, must not keep it running
-    after Ctrl-C; one did past 20 s in a CI run)."""
+    """`launch`, prints the URL of the Profile tab and serves until interrupted (Ctrl-C);
+    returns the exit status."""
     url = launch(logdir, port)
     print_fn(f"TensorBoard at {url}#profile (Press CTRL+C to quit)")
     plugin = profile_plugin()
@@ -67,6 +64,4 @@ def serve(logdir, port=0, print_fn=print):
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        return 0
