@@ -224,7 +224,11 @@ def tensorboard(logs):
     Ctrl-C (SIGINT) and checked to exit within a bounded time."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "tensorlite.profiler", "--tensorboard", logs[0]],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        # Ctrl-C as from a terminal: run as a background job without job control (a CI
+        # script's `cmd &`), the suite and its children start with SIGINT ignored, and
+        # Python keeps an ignored SIGINT ignored, so the server would never see it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         url = _read_url(proc)
         _wait_until_served(url)
