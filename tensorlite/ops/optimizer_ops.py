@@ -33,8 +33,8 @@ from tensorlite.ops import numba_updates
 
 SUB, ADD, SET = "sub", "add", "set"
 
-__all__ = ["SUB", "ADD", "SET", "UPDATE_COST", "split_update", "SGD", "MOMENTUM", "ADAM", "RMSPROP", "ADAGRAD", "ADADELTA",
-           "ADAMAX", "NADAM", "FTRL", "LION", "rms_scaled"]
+__all__ = ["SUB", "ADD", "SET", "UPDATE_COST", "split_update", "SGD", "MOMENTUM", "ADAM",
+           "RMSPROP", "ADAGRAD", "ADADELTA", "ADAMAX", "NADAM", "FTRL", "LION", "rms_scaled"]
 
 
 def rms_scaled(g, second_moment, t, lr, epsilon):
@@ -243,8 +243,8 @@ def split_update(kernel, w, slots, g, t, args, attrs):
                                flat[2][s:e], *args, **attrs)
             done.append((s, out, mode))
         return done
-    runs = intra_op_pool.split_runs(g.size, -(-g.size // intra_op_pool.ways()))
-    parts = sorted((p for ps in intra_op_pool.map_runs(runs, worker) if ps for p in ps),
+    parts = sorted((p for ps in intra_op_pool.map_runs(_parts(g.size), worker) if ps
+                    for p in ps),
                    key=lambda p: p[0])
     mode = parts[0][2]
     for full, base in zip(whole, bases):
@@ -283,12 +283,15 @@ def _compiled(name, applies):
 
 def _split_in_place(fn, flat, coefficients):
     """fn over parts of the flat arrays, on the intra-op threads blas_threads.run granted."""
-    n = flat[0].size
-
     def worker(pull):
         for s, e in pull:
             fn(*[a[s:e] for a in flat], *coefficients)
-    intra_op_pool.map_runs(intra_op_pool.split_runs(n, -(-n // intra_op_pool.ways())), worker)
+    intra_op_pool.map_runs(_parts(flat[0].size), worker)
+
+
+def _parts(n):
+    """(start, end) runs over n elements for an update split over the granted threads."""
+    return intra_op_pool.split_runs(n, -(-n // intra_op_pool.ways()))
 
 
 # -- the ops -----------------------------------------------------------------------------------

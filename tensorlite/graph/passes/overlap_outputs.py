@@ -27,17 +27,6 @@ from tensorlite.graph.passes import Specs, barrier, derive, stateful
 from tensorlite.graph.passes.parallel import MIN_COST, cost
 
 
-class _Done:
-    """A value computed in place (one thread allowed): `result()` returns it."""
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def result(self):
-        return self.value
-
-
 def overlapping():
     """Whether a second thread may run an op beside the calling one now: the thread
     settings allow it and no other program holds the other cores (two training processes
@@ -59,9 +48,12 @@ def _start(*inputs, op, attrs, where):
                 None, None, f"{op.name} failed on the op created at {where}: {e} (inputs "
                 f"{[list(getattr(x, 'shape', ())) for x in inputs]})") from e
         return tuple(out) if op.multi_output else (out,)
-    if not overlapping():
-        return _Done(outputs())
-    return intra_op_pool.submit(outputs)
+    if overlapping():
+        return intra_op_pool.submit(outputs)
+    task = intra_op_pool.Task(outputs)  # one thread allowed: run here, now
+    task.claim()
+    task.run()
+    return task
 
 
 def _result(handle):

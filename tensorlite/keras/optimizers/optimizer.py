@@ -568,27 +568,23 @@ class Optimizer:
         for grad, var in pairs:
             c = only if only is not None else self._coefficients(var, apply_state)
             g = grad._value if type(grad) is Tensor else np.asarray(grad)
+            slots = all_slots[id(var)]
+            slots = [writable_array(slots[n]) for n in slot_names]
             if in_place is not None:
                 w = exclusive_array(var)
-                if w is not None and in_place(
-                        w, [writable_array(all_slots[id(var)][n]) for n in slot_names], g,
-                        c["_args"], attrs):
+                if w is not None and in_place(w, slots, g, c["_args"], attrs):
                     if getattr(var, "constraint", None) is not None:
                         self._apply_constraint(var)
                     continue
             t = scratch.get(id(var))
             if t is None or t.shape != g.shape or t.dtype != g.dtype:
                 t = self._scratch_for(var, g)
-            slots = all_slots[id(var)]
             if g.size * UPDATE_COST >= blas_threads.SMALL_MACS:  # a large layer's weights:
                 out, mode = blas_threads.run(  # its parts on the intra-op threads
-                    g.size * UPDATE_COST, split_update, kernel, value_array(var),
-                    [writable_array(slots[n]) for n in slot_names], g, t, c["_args"], attrs,
-                    split=True)
+                    g.size * UPDATE_COST, split_update, kernel, value_array(var), slots, g,
+                    t, c["_args"], attrs, split=True)
             else:
-                out, mode = kernel(value_array(var),
-                                   [writable_array(slots[n]) for n in slot_names],
-                                   g, t, *c["_args"], **attrs)
+                out, mode = kernel(value_array(var), slots, g, t, *c["_args"], **attrs)
             if mode is SUB:
                 subtract_from(var, out)
             elif mode is ADD:
