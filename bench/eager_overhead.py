@@ -220,6 +220,12 @@ def print_small_ops(res):
 _SPIN = "import time\nend = time.time() + {s}\nwhile time.time() < end: pass"
 
 
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
 def bench_contended_matmul(repeats, seconds=120.0, number=50):
     """A 256x256 float32 matmul while a bounded spinning process holds a core: tensorlite
     (adaptive threads) beside NumPy on 1 thread and on its default threads, interleaved.
@@ -245,8 +251,10 @@ def bench_contended_matmul(repeats, seconds=120.0, number=50):
                 times[k].append(run())
                 # OpenBLAS's idle workers may spin ~0.1 s after a threaded GEMM (where its
                 # thread timeout was not cut): a pause after every case, so none inherits
-                # them and each starts equally cold
-                time.sleep(0.3)
+                # them. The pause spins rather than sleeps: a process waking from a sleep
+                # may be put on the spinner's core and share it for a good part of the next
+                # case (50-call cases then measured 1.5x their steady time, by chance)
+                _spin(0.3)
     finally:
         spinner.kill()
         spinner.wait()
