@@ -1,4 +1,6 @@
 """tf.data sources and transformations with TensorFlow's semantics."""
+import os
+
 import numpy as np
 import pytest
 
@@ -280,6 +282,22 @@ def test_ram_budget_covers_parallel_interleave_buffers():
         list(ds)
     options.autotune.ram_budget = 10_000_000
     assert len(list(ds.with_options(options))) == 40
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_forked_map_workers_start_no_blas_threads():
+    # Setting OpenBLAS's thread count in a forked child restarts its thread pool, whose idle
+    # threads spin ~0.1 s: fresh workers then ran a pure-Python map at a third of its speed.
+    np.ones((64, 64)) @ np.ones((64, 64))  # the parent's BLAS is loaded and in use
+
+    def threads_here(x):
+        return np.array([os.getpid(), len(os.listdir("/proc/self/task"))])
+    options = tf.data.Options()
+    options.threading.worker_mechanism = "process"
+    ds = tf.data.Dataset.range(8).map(threads_here, num_parallel_calls=2).with_options(options)
+    # (the map measures its first elements inline, in this process)
+    in_workers = [threads for pid, threads in values(ds) if pid != os.getpid()]
+    assert len(in_workers) >= 4 and set(in_workers) == {1}
 
 
 @pytest.mark.parametrize("mechanism", ["thread", "process"])

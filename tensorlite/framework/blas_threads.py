@@ -53,7 +53,7 @@ _last_split = [-1e9]  # monotonic time of the last multi-threaded split kernel
 _SAMPLES = 3  # recent timings kept per thread count; their lower median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
-_state = {"setter": None, "found": False, "current": None, "intra": 0, "inter": 0,
+_state = {"setter": None, "getter": None, "found": False, "current": None, "intra": 0, "inter": 0,
           "cpus": None, "loadavg_fd": None,
           "machine_cpus": os.cpu_count() or 1}  # read once: os.cpu_count() costs ~6 us
 # (kernel, split, size class) -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
@@ -92,23 +92,35 @@ def _setter():
                 lib = ctypes.CDLL(path)
             except OSError:
                 continue
-            fn = next((getattr(lib, s) for s in _SYMBOLS if hasattr(lib, s)), None)
-            if fn is not None:
+            name = next((s for s in _SYMBOLS if hasattr(lib, s)), None)
+            if name is not None:
+                fn = getattr(lib, name)
                 fn.argtypes = [ctypes.c_int]
                 _state["setter"] = fn
+                get = getattr(lib, name.replace("_set_", "_get_"), None)
+                if get is not None:
+                    get.restype, get.argtypes = ctypes.c_int, []
+                    _state["getter"] = get
                 break
     return _state["setter"]
 
 
 def set_threads(n, force=False):
-    """Sets OpenBLAS's thread count now (`force`: even where this module set it last);
-    returns False where no OpenBLAS was found."""
+    """Sets OpenBLAS's thread count now (`force`: even where this module set it last, unless
+    OpenBLAS already has it); returns False where no OpenBLAS was found.
+
+    After a fork OpenBLAS's thread pool is down, and its set-threads call starts it again:
+    its idle threads then spin ~0.1 s (unless its thread timeout was cut), which made a
+    freshly forked tf.data worker run its first 50-100 ms at a third of its speed. So a
+    forced setting first asks OpenBLAS for its count and sets only a different one."""
     if _state["current"] == n and not force:
         return True
     fn = _setter()
     if fn is None:
         return False
-    fn(int(n))
+    get = _state["getter"]
+    if not (force and get is not None and get() == int(n)):
+        fn(int(n))
     _state["current"] = n
     return True
 
