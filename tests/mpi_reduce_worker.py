@@ -11,9 +11,25 @@ from tensorlite.distribute.mpi_comm import BucketAllReducer
 comm = MPI.COMM_WORLD
 reducer = BucketAllReducer(comm, bucket_bytes=64)
 size = comm.Get_size()
-a = np.full(1000, comm.rank + 1.0, np.float32)
+# (above PersistentSums.MAX_BYTES_TWO_COPIES: these go into the pool's receive buffers)
+a = np.full(4000, comm.rank + 1.0, np.float32)
 a_before = a.copy()
 total = sum(range(1, size + 1))
+
+# small arrays go through persistent requests' buffers: correct sums, held results intact,
+# one request per shape, a donated array summed in place
+small = np.full((4, 8), comm.rank + 1.0, np.float32)
+small_before = small.copy()
+s1 = reducer.sum([small])[0]
+s2 = reducer.sum([small * 2])[0]
+s3 = reducer.sum([np.arange(5.0)])[0]
+assert s1.shape == (4, 8) and (s1 == total).all() and (s2 == 2 * total).all(), (s1, s2)
+np.testing.assert_array_equal(s3, np.arange(5.0) * size)
+np.testing.assert_array_equal(small, small_before)
+donated_small = small * 3
+assert reducer.sum([donated_small], donate=True)[0] is donated_small
+assert (donated_small == 3 * total).all()
+assert len(reducer._persistent._entries) == 2   # (float32, (4, 8)) and (float64, (5,))
 
 x = reducer.sum([a])[0]
 y = reducer.sum([a * 2])[0]
@@ -51,9 +67,13 @@ assert out is donated and out[0] == 4 * total, out[0]
 np.testing.assert_array_equal(a, a_before)
 
 # fit's bucket path: one step's gradients held while the next step reduces
-plan = overlap.BucketPlan([(2, 500)], [np.float32], bucket_bytes=1 << 20)
-step1, _ = overlap.OverlappedReduction(comm, plan, 0.5).finish([a.reshape(2, 500)])
-step2, _ = overlap.OverlappedReduction(comm, plan, 0.5).finish([2 * a.reshape(2, 500)])
-assert step1[0][0, 0] == total / 2 and step2[0][0, 0] == total, (step1[0][0, 0], step2[0][0, 0])
-assert not np.shares_memory(step1[0], step2[0])
+# (a one-bucket plan of at most PersistentSums.MAX_BYTES sums through a persistent request)
+for n in (4000, 40000):
+    big = np.full(n, comm.rank + 1.0, np.float32)
+    plan = overlap.BucketPlan([(2, n // 2)], [np.float32], bucket_bytes=1 << 20)
+    step1, _ = overlap.OverlappedReduction(comm, plan, 0.5).finish([big.reshape(2, -1)])
+    step2, _ = overlap.OverlappedReduction(comm, plan, 0.5).finish([2 * big.reshape(2, -1)])
+    assert (step1[0] == total / 2).all() and (step2[0] == total).all(), (step1, step2)
+    assert not np.shares_memory(step1[0], step2[0])
+    assert (plan.bound[2] is not None) == (n * 4 <= 64 << 10), plan.bound
 print("ok", comm.rank, flush=True)

@@ -22,6 +22,7 @@ from tensorlite.distribute import buffer_pool
 from tensorlite.framework import errors
 
 _getrefcount = sys.getrefcount
+_copyto = np.copyto
 
 INSTALL_HINT = ("install the pip-packaged MPICH and mpi4py (`pip install mpich mpi4py`, or "
                 "`pip install tensorlite[distributed]`) and launch with `mpiexec -n 2 python "
@@ -43,6 +44,86 @@ def mpi_module():
     return MPI
 
 
+class PersistentSums:
+    """In-place sums over ranks of small arrays through MPI-4 persistent collectives: one
+    `Allreduce_init` request per (dtype, shape) on a private buffer of this cache, then
+    `Start` + `Wait` per call. MPICH sets up a blocking Allreduce on every call: at 1 KB
+    on 2 ranks a persistent one took 0.67-0.71x its time (4.2-5.0 against 5.9-7.4 us), and
+    with a copy into and out of its buffer 0.87-0.92x; from 16 KB the copies cost what it
+    saves, so callers use it up to `MAX_BYTES` (one copy) or `MAX_BYTES_TWO_COPIES`.
+
+    `Allreduce_init` is itself collective: every rank must create requests in the same
+    order. Callers already reduce the same shapes in the same order on every rank (data
+    parallelism needs it for the sums themselves), and which entries exist and which is
+    evicted (the oldest, beyond `MAX_ENTRIES`) depends only on that order, so the ranks'
+    caches stay in step. Requests are freed at exit, before MPI is finalized.
+
+    Example (under `mpiexec -n 2`):
+        >>> sums = persistent_sums(comm_world())
+        >>> buf, request = sums.entry(np.dtype(np.float32), (256,))
+        >>> buf[...] = 1.0; request.Start(); request.Wait()   # buf now holds 2.0 everywhere
+    """
+
+    MAX_BYTES = 64 << 10
+    MAX_BYTES_TWO_COPIES = 8 << 10
+    MAX_ENTRIES = 64
+
+    def __init__(self, comm):
+        self._comm = comm
+        self._entries = {}   # (dtype, shape) -> (buffer, request), oldest first
+        self.available = comm.Get_size() > 1 and hasattr(comm, "Allreduce_init")
+
+    def entry(self, dtype, shape):
+        """(a buffer of `shape` and `dtype`, its request: Start, then Wait, sums it)."""
+        key = (dtype, shape)
+        e = self._entries.get(key)
+        if e is None:
+            if len(self._entries) >= self.MAX_ENTRIES:
+                _free(self._entries.pop(next(iter(self._entries)))[1])
+            mpi = mpi_module()
+            buf = np.zeros(shape, dtype)
+            e = self._entries[key] = (buf, self._comm.Allreduce_init(mpi.IN_PLACE, buf,
+                                                                    mpi.SUM))
+            if not _LIVE:
+                import atexit  # noqa: PLC0415
+                atexit.register(_free_all)   # runs before mpi4py's finalize (registered first)
+            if self not in _LIVE:
+                _LIVE.append(self)
+        return e
+
+    def free(self):
+        for _, request in self._entries.values():
+            _free(request)
+        self._entries.clear()
+
+
+_LIVE = []   # caches holding requests, freed at exit
+_PERSISTENT = {}   # communicator's Fortran handle -> its PersistentSums
+
+
+def persistent_sums(comm):
+    """The PersistentSums of `comm` (one per communicator, so that every caller's requests
+    are created in one order)."""
+    key = comm.py2f()
+    sums = _PERSISTENT.get(key)
+    if sums is None:
+        sums = _PERSISTENT[key] = PersistentSums(comm)
+    return sums
+
+
+def _free(request):
+    try:
+        request.Free()
+    except Exception:  # noqa: BLE001 - MPI already finalized: nothing left to free
+        pass
+
+
+def _free_all():
+    for sums in _LIVE:
+        sums.free()
+    _LIVE.clear()
+
+
 # Horovod's and PyTorch DDP's default fusion size: large enough that per-collective latency
 # is amortised, small enough that the first buckets of a large model start early.
 BUCKET_BYTES = 25 << 20
@@ -62,6 +143,10 @@ class BucketAllReducer:
         # the pool's list for slot 0 (see sum); where reference counts are not exact, an
         # empty list of our own: every call then goes through take
         self._slot0 = self._pool.slot(0) if buffer_pool.COUNTS_REFERENCES else []
+        self._persistent = persistent_sums(comm) if self._size > 1 else None
+        self._small = (PersistentSums.MAX_BYTES_TWO_COPIES
+                       if self._persistent is not None and self._persistent.available else -1)
+        self._last = (None, None, None)   # (shape, dtype, entry) of the last persistent sum
 
     def _buckets(self, arrays):
         """Groups array indices into (dtype, [indices]) buckets of bounded byte size."""
@@ -95,8 +180,24 @@ class BucketAllReducer:
         call only once nothing refers to it any more."""
         if len(arrays) == 1 and self._size > 1:   # one buffer: no bucketing, least Python
             send = arrays[0]
-            if type(send) is not np.ndarray or not send.flags.c_contiguous:
-                send = np.asarray(send, order="C")   # (0.2 us saved where it already is)
+            if type(send) is not np.ndarray:
+                send = np.asarray(send)
+            if send.nbytes <= self._small:   # copied through a persistent request's buffer
+                # (each 0.1 us of Python shows: the last entry is checked before the dict)
+                shape, dtype, entry = self._last
+                if send.shape != shape or send.dtype is not dtype:
+                    entry = self._persistent.entry(send.dtype, send.shape)
+                    self._last = (send.shape, send.dtype, entry)
+                buf, request = entry
+                _copyto(buf, send)
+                request.Start()
+                request.Wait()
+                if donate and send.flags.writeable:
+                    _copyto(send, buf)
+                    return [send]
+                return [buf.copy()]
+            if not send.flags.c_contiguous:
+                send = np.asarray(send, order="C")
             if donate:
                 return [self._reduce_one(0, send, donate)]
             # inlined _reduce_one: at 1 KB a call is ~5 us and each 0.1 us of Python shows.

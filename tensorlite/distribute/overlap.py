@@ -77,6 +77,24 @@ class BucketPlan:
         # Decided by the plan, which every rank shares: a blocking collective never has to
         # match a non-blocking one (MPI forbids that).
         self.overlaps = len(self.buckets) > 1
+        # (communicator, mpi4py's MPI or None on one rank, (buffer, request) or None): what
+        # OverlappedReduction needs of the communicator, found on its first step (`_bind`)
+        self.bound = None
+
+
+def _bind(comm, plan):
+    """A plan's per-communicator state (see BucketPlan.bound). One bucket of at most
+    PersistentSums.MAX_BYTES is summed through a persistent request's buffer: its gradients
+    are scaled into that buffer and `finish` copies the sum out (at 1 KB the request saves
+    more than the copy costs)."""
+    mpi = _mpi() if comm.Get_size() > 1 else None
+    persistent = None
+    if mpi is not None and len(plan.buckets) == 1:
+        dtype, n, _ = plan.buckets[0]
+        sums = mpi_comm.persistent_sums(comm)
+        if sums.available and n * dtype.itemsize <= sums.MAX_BYTES:
+            persistent = sums.entry(dtype, (n,))
+    return comm, mpi, persistent
 
 
 class OverlappedReduction:
@@ -86,7 +104,7 @@ class OverlappedReduction:
 
     # (a new one each step: slots make its ~12 attribute writes cheaper)
     __slots__ = ("_comm", "_plan", "_weights", "_mpi", "_buffers", "_missing", "_received",
-                 "_requests", "_next", "_sources", "events")
+                 "_requests", "_next", "_sources", "_persistent", "events")
 
     def __init__(self, comm, plan, weight, record_events=False):
         self._comm = comm
@@ -97,12 +115,20 @@ class OverlappedReduction:
         if plan.weights is None or plan.weights[0] != weight:
             plan.weights = (weight, [np.array(weight, d) for d, _, _ in plan.buckets])
         self._weights = plan.weights[1]
-        self._mpi = _mpi() if comm.Get_size() > 1 else None
-        take = plan.pool.take
-        self._buffers = [take(b, shape, dtype) for b, shape, dtype in plan.bucket_specs]
-        self._missing = list(plan.counts)
-        self._received = set()
-        self._requests = []
+        bound = plan.bound
+        if bound is None or bound[0] is not comm:
+            bound = plan.bound = _bind(comm, plan)
+        _, self._mpi, persistent = bound
+        if persistent is None:
+            take = plan.pool.take
+            self._buffers = [take(b, shape, dtype) for b, shape, dtype in plan.bucket_specs]
+            self._persistent = None
+        else:   # scaled into the request's buffer; finish copies the sum out
+            self._buffers = [persistent[0]]
+            self._persistent = persistent[1]
+        self._missing = None     # per bucket, gradients not yet in it (made by _put)
+        self._received = None    # variable positions already put (made by _put)
+        self._requests = None    # Iallreduce requests (made by _start)
         self._next = 0           # the next bucket to start (plan order on every rank)
         self._sources = None     # the gradient() call we listen to, once recognised
         self.events = [] if record_events else None
@@ -139,9 +165,13 @@ class OverlappedReduction:
                     for s, shape in zip(sources, self._plan.shapes)))
 
     def _put(self, i, grad):
-        if i in self._received:
+        received = self._received
+        if received is None:
+            received = self._received = set()
+            self._missing = list(self._plan.counts)
+        elif i in received:
             return
-        self._received.add(i)
+        received.add(i)
         if self.events is not None:
             self._event("grad", i)
         b = self._scale(i, grad)
@@ -173,6 +203,8 @@ class OverlappedReduction:
         if self.events is not None:
             self._event("start", b)
         if self._mpi is not None:
+            if self._requests is None:
+                self._requests = []
             self._requests.append(self._comm.Iallreduce(self._mpi.IN_PLACE, self._buffers[b],
                                                         self._mpi.SUM))
 
@@ -183,8 +215,9 @@ class OverlappedReduction:
         received, plan = self._received, self._plan
         if received or plan.overlaps:
             for i in range(len(plan.shapes)):
-                if i not in received:
+                if received is None or i not in received:   # (_put makes the set)
                     self._put(i, None if grads is None else grads[i])
+                    received = self._received
         else:   # one bucket, no hook saw this step (a compiled step): no bookkeeping
             for i in range(len(plan.shapes)):
                 if self.events is not None:
@@ -194,7 +227,13 @@ class OverlappedReduction:
         if not self._plan.overlaps and self._buffers:
             if self.events is not None:
                 self._event("start", 0)
-            if mpi is not None:
+            request = self._persistent
+            if request is not None:
+                request.Start()
+                request.Wait()
+                # a copy the caller owns: the request's buffer is the next step's
+                self._buffers = [self._buffers[0].copy()]
+            elif mpi is not None:
                 self._comm.Allreduce(mpi.IN_PLACE, self._buffers[0], mpi.SUM)
         if scalars:
             scalar_buf = np.array([values_lib.to_numpy(s) for s in scalars], np.float64)
@@ -205,7 +244,7 @@ class OverlappedReduction:
             scalars = []   # (no empty array to build and reduce: ~1 us at 1 KB)
         if self._requests:
             mpi.Request.Waitall(self._requests)
-            self._requests = []   # a request may keep its buffer referenced
+            self._requests = None   # a request may keep its buffer referenced
         if self.events is not None:
             self._event("done", -1)
         buffers = self._buffers
