@@ -315,7 +315,7 @@ def test_large_variables_update_in_parts(name, monkeypatch):
     real = optimizer_module.split_update
     monkeypatch.setattr(optimizer_module, "split_update",
                         lambda *a: calls.append(1) or real(*a))
-    for op in (optimizer_ops.ADAM, optimizer_ops.RMSPROP):  # their compiled forms aside
+    for op in (optimizer_ops.SGD, optimizer_ops.ADAM, optimizer_ops.RMSPROP):  # compiled aside
         monkeypatch.setattr(op.kernel, "in_place", None)
     make, ref = CASES[name]
     got, _ = _run(make, False)
@@ -324,12 +324,13 @@ def test_large_variables_update_in_parts(name, monkeypatch):
 
 
 COMPILED_CASES = [  # (op, number of slots, coefficients)
+    (optimizer_ops.SGD, 0, (0.1,)),
     (optimizer_ops.ADAM, 2, (0.1, 0.9, 0.1, 0.999, 0.001, 1e-7)),
     (optimizer_ops.RMSPROP, 1, (0.1, 0.9, 0.1, 0.0, 1e-7)),
 ]
 
 
-@pytest.mark.parametrize("op,n_slots,args", COMPILED_CASES, ids=["adam", "rmsprop"])
+@pytest.mark.parametrize("op,n_slots,args", COMPILED_CASES, ids=["sgd", "adam", "rmsprop"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [7, 400_000])  # the larger is split over the intra-op threads
 def test_compiled_updates_equal_the_numpy_kernels_bit_for_bit(op, n_slots, args, dtype, n):
@@ -372,15 +373,17 @@ def test_compiled_updates_decline_what_they_do_not_cover():
 
 def test_eager_keras_optimizers_take_the_compiled_update_with_the_same_answers(monkeypatch):
     pytest.importorskip("numba")
-    for name, op in (("adam", optimizer_ops.ADAM), ("rmsprop", optimizer_ops.RMSPROP)):
+    for name, op in (("sgd", optimizer_ops.SGD), ("adam", optimizer_ops.ADAM),
+                     ("rmsprop", optimizer_ops.RMSPROP)):
         make, ref = CASES[name]
         taken, real = [], op.kernel.in_place
         monkeypatch.setattr(op.kernel, "in_place", lambda *a: taken.append(real(*a)) or
                             taken[-1])
         fast, _ = _run(make, False, "float32")
-        assert taken.count(True) == len(GRADS) - 1  # the first step makes the slots
-        monkeypatch.setattr(optimizer_ops.ADAM.kernel, "in_place", None)
-        monkeypatch.setattr(optimizer_ops.RMSPROP.kernel, "in_place", None)
+        # the first step makes the slots and the variable's own array
+        assert taken.count(True) == len(GRADS) - 1
+        for compiled in (optimizer_ops.SGD, optimizer_ops.ADAM, optimizer_ops.RMSPROP):
+            monkeypatch.setattr(compiled.kernel, "in_place", None)
         slow, _ = _run(make, False, "float32")
         monkeypatch.undo()
         np.testing.assert_array_equal(fast, slow)

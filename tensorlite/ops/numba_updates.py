@@ -1,7 +1,7 @@
 """Optimizer updates in one pass, compiled with numba (the `jit` extra), for the eager Keras
 optimizers (ops/optimizer_ops.py declares which update each kernel stands for).
 
-NumPy runs RMSprop's update as nine passes over the variable-sized arrays and Adam's as
+NumPy runs plain SGD's update as two passes, RMSprop's as nine over the variable-sized arrays and Adam's as
 eleven; for a Dense layer's 2304x512 kernel that is 1.7-2.5 ms a step, most of it memory
 traffic. These read the gradient, the variable and the slots once and write the variable
 and the slots once, in place (0.56 ms there). The arithmetic is the NumPy kernels', in the
@@ -18,13 +18,20 @@ import numpy as np
 
 from tensorlite.ops.numba_backend import available, compiled
 
-Kernels = collections.namedtuple("Kernels", "rmsprop adam")
+Kernels = collections.namedtuple("Kernels", "sgd rmsprop adam")
 
 
 def _build(numba):
     # error_model="numpy": a division by zero gives inf as NumPy's does, with no check per
     # element, which is what lets LLVM vectorize the loops
     jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+
+    @jit
+    def sgd(w, g, lr):
+        """w -= lr g (NumPy's kernel: two passes and a scratch array; 92 against 44 us for a
+        784x512 float32 kernel)."""
+        for i in range(w.size):
+            w[i] = w[i] - g[i] * lr
 
     @jit
     def rmsprop(w, rms, g, lr, rho, one_minus_rho, momentum, epsilon):
@@ -46,7 +53,7 @@ def _build(numba):
             m[i] = mi
             v[i] = vi
             w[i] = w[i] - mi / (np.sqrt(vi) + epsilon) * lr
-    return Kernels(rmsprop, adam)
+    return Kernels(sgd, rmsprop, adam)
 
 
 def kernels():

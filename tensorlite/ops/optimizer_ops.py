@@ -341,7 +341,8 @@ def _tf_name(base):
     return rule
 
 
-SGD = _update_op("ApplyGradientDescent", _sgd, _tf_name("ResourceApplyGradientDescent"))
+SGD = _update_op("ApplyGradientDescent", _sgd, _tf_name("ResourceApplyGradientDescent"),
+                 in_place=_compiled("sgd", lambda attrs, n_slots: n_slots == 0))
 MOMENTUM = _update_op("ApplyKerasMomentum", _momentum, _tf_name("ResourceApplyKerasMomentum"))
 ADAM = _update_op("ApplyAdam", _adam, _tf_name(
     lambda a: "ResourceApplyAdamWithAmsgrad" if a["n_slots"] == 3 else "ResourceApplyAdam"),
