@@ -168,6 +168,21 @@ def test_fused_backward_kernels_keep_numpys_arithmetic(backend):
     np.testing.assert_allclose(db, ref.reshape(-1, 3).sum(0), rtol=1e-5)
 
 
+@pytest.mark.parametrize("rows", [8, 5000])  # one run; several runs of rows
+def test_relu_bias_gradient_on_one_thread_has_the_unfused_ops_bits(backend, rows):
+    # A tf.function's first call runs its ops one by one (the trace); later calls run the
+    # fused graph. The two must agree to the bit, or a reloaded model's training drifts
+    # from the original's (test_keras_saving_formats' "continues exactly").
+    from tensorlite.framework import intra_op_pool
+    g, y = rand(rows, 37), rand(rows, 37)
+    with intra_op_pool.splitting(1):
+        r, s = fused_ops.FUSED_RELU_GRAD_BIAS_GRAD.forward(g, y)
+    want = g * (y > 0)
+    np.testing.assert_array_equal(r, want)
+    np.testing.assert_array_equal(s, np.sum(want, axis=0))
+    assert s.dtype == np.float32
+
+
 def test_fused_ops_refuse_an_activation_they_do_not_fuse():
     x, w, b = rand(1, 4, 4, 2), rand(3, 3, 2, 2), rand(2)
     with pytest.raises(NotImplementedError, match="Tanh"):

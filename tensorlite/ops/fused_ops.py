@@ -85,10 +85,23 @@ def _relu_grad_bias_fwd(g, y):
                             split=True)
 
 
-def _column_sums_over_runs(n, per, channels, dtype, run_part):
+def _column_sums_over_runs(n, per, channels, dtype, run_part, in_order=False):
     """run_part(start, end, acc) over runs of n items (at most `per` each) on the intra-op
     threads, each thread adding its column sums into a float64 [channels] of its own; their
-    total, cast to `dtype`."""
+    total, cast to `dtype`.
+
+    `in_order`: run_part adds rows in row-major order. On one thread the sums then
+    accumulate in `dtype`, row after row, which is exactly what NumPy's sum over the leading
+    axes does: the fused op gives the unfused ops' bits, so a tf.function's first call
+    (traced, run op by op) and its later ones (the optimised graph) agree, and a model
+    reloaded from a file trains on exactly as the original (float64 sums there differed
+    in the last bit now and then)."""
+    if in_order and intra_op_pool.ways() <= 1:
+        acc = np.zeros(channels, dtype)
+        for s, e in intra_op_pool.split_runs(n, per):
+            run_part(s, e, acc)
+        return acc
+
     def worker(pull):
         acc = np.zeros(channels, np.float64)
         for s, e in pull:
@@ -106,7 +119,7 @@ def _relu_grad_bias_split(g, y):
     o2 = _rows(out)
     return out, _column_sums_over_runs(
         len(g2), _RUN_ROWS, g2.shape[1], g.dtype,
-        lambda s, e, acc: k.relu_grad_bias(g2[s:e], y2[s:e], o2[s:e], acc))
+        lambda s, e, acc: k.relu_grad_bias(g2[s:e], y2[s:e], o2[s:e], acc), in_order=True)
 
 
 def _max_pool_grad_relu_fwd(x, y, g, ksize, strides, pads):

@@ -7,8 +7,10 @@ NumPy needs two to four passes and a temporary for each of these (the CIFAR CNN'
 ReluGrad + Sum over [32, 32, 32, 32]: 1.2 ms); these read each element once, release the
 GIL (intra-op threads run them side by side on runs of images) and do the same arithmetic
 as the NumPy ops they replace (masks multiply, so an inf cotangent gives NaN there as
-NumPy's and TF's kernels do). Bias gradients accumulate in float64. Compiled on first use,
-cached on disk; `kernels()` is None without numba and fused_ops then uses NumPy.
+NumPy's and TF's kernels do). Bias gradients accumulate in float64 when split over
+threads; the ReLU gradient's, on one thread, row by row in the array's dtype, as NumPy's
+sum does. Compiled on first use, cached on disk; `kernels()` is None without numba and
+fused_ops then uses NumPy.
 
 Example:
     >>> k = kernels()
@@ -38,7 +40,7 @@ def _build(numba):
 
     @numba.njit(cache=True, nogil=True)
     def relu_grad_bias(g, y, out, acc):
-        """out = g * (y > 0) over [rows, C]; acc [C] (float64) += out's column sums."""
+        """out = g * (y > 0) over [rows, C]; acc [C] += out's column sums, row by row."""
         rows, c = g.shape
         for i in range(rows):
             for k in range(c):
