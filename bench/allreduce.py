@@ -17,7 +17,9 @@
      Iallreduce + Waitall) vs the same two calls written in mpi4py (np.multiply by a Python
      float into a reused buffer, Allreduce(MPI.IN_PLACE, ...)). Ours multiplies by a cached
      0-d array of the bucket's dtype (NumPy resolves a Python float's type on every call:
-     ~0.5 us of the ~5 us at 1 KB); the rest of the gap is its per-step bookkeeping;
+     ~0.5 us of the ~5 us at 1 KB). Small sums and buckets (up to 8 KB and 64 KB) go
+     through MPI-4 persistent requests (mpi_comm.PersistentSums) and a copy, which at 1 KB
+     pays for the per-step Python;
    Like with like: every receive buffer of the references (`out`, `out2`, the scaled
    bucket) is allocated as the reducer's pool allocates its own (buffer_pool.allocate: on
    a 2 MiB boundary from 2 MiB up), and `out` and the scaled bucket right after ours. Where
@@ -26,7 +28,10 @@
    time of one into an array allocated before them (3 runs, load ~1.4), the same as
    BucketAllReducer.sum into its own buffer; and a 4 MB in-place Allreduce took ~320 us
    into a 2 MiB-aligned buffer vs ~440 us into np.empty's. So a reference allocated
-   earlier, or by np.empty, would flatter or handicap ours by that much from 4 MB up. The
+   earlier, or by np.empty, would flatter or handicap ours by that much from 4 MB up (3
+   runs with the references reducing into the very pool buffers ours use put the 4 MB
+   bucket path at 0.64-1.04x, against 1.24-1.34x here, and the 256 KB paths at 1.19-1.22x,
+   against 1.02-1.13x: caches shared between the two then weigh in instead). The
    donated pair both reduce the caller's own np.zeros array.
    and a model-like list of 40 small tensors fused vs one Allreduce each.
    Goal: within 1.2x of Allreduce at every size.
