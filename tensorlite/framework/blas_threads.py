@@ -53,8 +53,8 @@ _last_split = [-1e9]  # monotonic time of the last multi-threaded split kernel
 _SAMPLES = 3  # recent timings kept per thread count; their lower median decides
 _SYMBOLS = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
             "openblas_set_num_threads")
-_state = {"setter": None, "getter": None, "found": False, "current": None, "intra": 0, "inter": 0,
-          "cpus": None, "loadavg_fd": None,
+_state = {"setter": None, "getter": None, "found": False, "current": None, "intra": 0,
+          "inter": 0, "cpus": None, "loadavg_fd": None,
           "machine_cpus": os.cpu_count() or 1}  # read once: os.cpu_count() costs ~6 us
 # (kernel, split, size class) -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
 _classes = {}

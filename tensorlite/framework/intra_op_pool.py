@@ -32,7 +32,6 @@ import queue
 import threading
 
 
-
 class _Local(threading.local):
     """Per-thread state with class defaults: a thread that never set them reads them
     without the AttributeError a bare threading.local raises inside getattr (a caught

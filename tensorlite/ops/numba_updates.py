@@ -1,12 +1,12 @@
 """Optimizer updates in one pass, compiled with numba (the `jit` extra), for the eager Keras
 optimizers (ops/optimizer_ops.py declares which update each kernel stands for).
 
-NumPy runs plain SGD's update as two passes, RMSprop's as nine over the variable-sized arrays and Adam's as
-eleven; for a Dense layer's 2304x512 kernel that is 1.7-2.5 ms a step, most of it memory
-traffic. These read the gradient, the variable and the slots once and write the variable
-and the slots once, in place (0.56 ms there). The arithmetic is the NumPy kernels', in the
-same order and precision (no fused multiply-adds, no approximate square roots), so the
-results are bit for bit the same. They release the GIL: large arrays are split over the
+NumPy runs plain SGD's update as two passes over the variable-sized arrays, RMSprop's as
+nine and Adam's as eleven; for a Dense layer's 2304x512 kernel RMSprop and Adam take
+1.7-2.5 ms a step, most of it memory traffic. These read the gradient, the variable and
+the slots once and write the variable and the slots once, in place (0.56 ms there). The
+arithmetic is the NumPy kernels', in the same order and precision (no fused multiply-adds,
+no approximate square roots), so the results are bit for bit the same. They release the GIL: large arrays are split over the
 intra-op threads. Compiled on first use, cached on disk; `kernels()` is None without numba.
 
 Example:
