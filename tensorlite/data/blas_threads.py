@@ -11,12 +11,8 @@ def limit_blas_threads(n=1):
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(n)
     blas_threads.set_intra_op(n)
-    try:  # MKL, OpenMP and other BLAS builds too: only those not at `n` already (setting
-        # OpenBLAS's count in a forked child restarts its spinning threads: see set_threads)
-        from threadpoolctl import threadpool_info, threadpool_limits  # noqa: PLC0415
-        limits = {i["prefix"]: n for i in threadpool_info() if i.get("num_threads") != n}
-        if limits:
-            threadpool_limits(limits)
-    except ImportError:
-        pass
+    # MKL, OpenMP and other BLAS builds too, only those not at `n` already: in a forked
+    # child (where the parent set them to 1 before the fork) nothing then restarts a
+    # library's spinning threads (see blas_threads.set_threads and safe_to_fork)
+    blas_threads.limit_others(n)
     return blas_threads.set_threads(n, force=True)
