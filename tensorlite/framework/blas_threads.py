@@ -125,14 +125,16 @@ def set_threads(n, force=False):
     return True
 
 
-def limit_others(n):
+def limit_others(n, only=None):
     """Sets every BLAS or OpenMP library threadpoolctl finds (when installed) that is not at
-    `n` threads to `n` (this module's own OpenBLAS included, if it is not at `n`)."""
+    `n` threads to `n` (this module's own OpenBLAS included, if it is not at `n`); `only`:
+    just those of that threadpoolctl internal_api ("openblas")."""
     try:
         from threadpoolctl import threadpool_info, threadpool_limits  # noqa: PLC0415
     except ImportError:
         return
-    limits = {i["prefix"]: n for i in threadpool_info() if i.get("num_threads") != n}
+    limits = {i["prefix"]: n for i in threadpool_info()
+              if i.get("num_threads") != n and only in (None, i.get("internal_api"))}
     if limits:
         threadpool_limits(limits)
 
@@ -300,17 +302,18 @@ def safe_to_fork():
     """Holds multi-threaded BLAS kernels off (waiting for running ones to finish) while the
     block forks a process; the pool runs on 1 thread meanwhile.
 
-    Every other BLAS or OpenMP library threadpoolctl finds loaded (SciPy's own OpenBLAS,
-    which numba and SciPy load) is set to 1 thread too, and stays so: the child inherits
-    1 everywhere and sets nothing (a set-threads call in a forked child restarts that
-    library's pool, whose idle threads then spin ~0.1 s beside the child's work)."""
+    Every other OpenBLAS threadpoolctl finds loaded (SciPy's own, which numba and SciPy
+    load) is set to 1 thread too, and stays so: the child inherits 1 in each and sets none
+    (a set-threads call in a forked child restarts that OpenBLAS's pool, whose idle threads
+    then spin ~0.1 s beside the child's work). OpenMP runtimes are left alone: setting
+    their count starts no threads, so the child sets them itself."""
     with _fork_cv:
         while _fork_state["forking"] or _fork_state["kernels"]:
             _fork_cv.wait()
         _fork_state["forking"] = True
     try:
         set_threads(1, force=True)  # also for NumPy calls made outside run()
-        limit_others(1)
+        limit_others(1, only="openblas")
         yield
     finally:
         with _fork_cv:
