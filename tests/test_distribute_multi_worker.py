@@ -113,9 +113,30 @@ def test_on_one_host_buckets_are_reduced_after_the_compiled_step(tmp_path):
 def test_overlap_setting_rejects_a_bad_value(monkeypatch):
     monkeypatch.setenv(multi_worker.OVERLAP_ENV, "sometimes")
     with pytest.raises(ValueError, match="TENSORLITE_OVERLAP_ALLREDUCE='sometimes'.*auto"):
-        multi_worker._overlap_pays(_FakeOneRankComm(), 2)
+        multi_worker._overlap_pays(2, 1)
     monkeypatch.setenv(multi_worker.OVERLAP_ENV, "0")
-    assert multi_worker._overlap_pays(_FakeOneRankComm(), 2) is False
+    assert multi_worker._overlap_pays(2, 1) is False
+    monkeypatch.setenv(multi_worker.OVERLAP_ENV, "auto")
+    # (size, ranks on this host): overlap only where the ranks span several hosts
+    assert [multi_worker._overlap_pays(*c) for c in ((2, 1), (2, 2), (1, 1))] == \
+        [True, False, False]
+
+
+def test_ranks_of_one_host_share_its_cores_unless_the_user_set_threads(monkeypatch):
+    from tensorlite.framework import blas_threads
+    monkeypatch.setattr(blas_threads, "cpu_count", lambda: 8)
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(0)
+        multi_worker._share_cores(3)   # 3 ranks on this 8-core host: 2 threads each
+        assert tf.config.threading.get_intra_op_parallelism_threads() == 2
+        tf.config.threading.set_intra_op_parallelism_threads(0)
+        multi_worker._share_cores(1)   # alone on its host: every core, as before
+        assert tf.config.threading.get_intra_op_parallelism_threads() == 0
+        tf.config.threading.set_intra_op_parallelism_threads(5)   # the user's choice stays
+        multi_worker._share_cores(4)
+        assert tf.config.threading.get_intra_op_parallelism_threads() == 5
+    finally:
+        tf.config.threading.set_intra_op_parallelism_threads(0)
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ import numpy as np
 from tensorlite.distribute import distribute_lib, mpi_comm, overlap, tf_config
 from tensorlite.distribute.cluster_resolver import SimpleClusterResolver, \
     TFConfigClusterResolver
+from tensorlite.framework import blas_threads
 from tensorlite.framework.variables import variable_creator_scope
 
 
@@ -35,7 +36,9 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
         bucket = getattr(communication_options, "bytes_per_pack", 0) or mpi_comm.BUCKET_BYTES
         self._reducer = mpi_comm.BucketAllReducer(self._comm, bucket)
         self._plans = {}
-        self._overlap = _overlap_pays(self._comm, self._size)
+        local = _local_ranks(self._comm, self._size)
+        self._overlap = _overlap_pays(self._size, local)
+        _share_cores(local)
         self.last_reduction = None   # the last step's OverlappedReduction (its events)
         self.cluster_resolver = cluster_resolver or self._resolve_cluster()
         self._devices = (f"/job:worker/replica:0/task:{self._rank}/device:CPU:0",)
@@ -116,18 +119,42 @@ class MultiWorkerMirroredStrategy(distribute_lib.Strategy):
 OVERLAP_ENV = "TENSORLITE_OVERLAP_ALLREDUCE"
 
 
-def _overlap_pays(comm, size):
+def _local_ranks(comm, size):
+    """How many ranks of `comm` run on this host (this one included). Collective: every
+    rank calls it."""
+    if size == 1:
+        return 1
+    local = comm.Split_type(mpi_comm.mpi_module().COMM_TYPE_SHARED)
+    try:
+        return local.Get_size()
+    finally:
+        local.Free()
+
+
+def _share_cores(local):
+    """Each of `local` ranks on this host takes its share of the host's cores as its
+    intra-op threads, as Horovod advises (threads per process = cores / local processes),
+    unless the intra-op setting was made (tf.config.threading) before the strategy.
+    Otherwise each rank's kernels time and choose every core, and the ranks' threads meet
+    on the same cores: the 2-rank MLP step of bench/allreduce.py took 7.3 against 7.9 ms
+    (medians of 7 interleaved runs on 2 cores; two independent processes gained nothing
+    from it)."""
+    if local > 1 and blas_threads.get_setting("intra") == 0:
+        blas_threads.set_intra_op(max(1, blas_threads.cpu_count() // local))
+
+
+def _overlap_pays(size, local):
     """Whether fit overlaps the gradient all-reduce with the backward pass (where the
     gradients span several buckets). TENSORLITE_OVERLAP_ALLREDUCE=1 or 0 forces it; "auto"
-    (the default) overlaps only when the ranks span several hosts. On one host MPICH moves
+    (the default) overlaps only when the ranks span several hosts (`local`, the ranks on
+    this host, fewer than `size`). On one host MPICH moves
     the data by shared-memory or CMA copies that each rank's own thread makes inside MPI
     calls (no progress thread, no network card doing it meanwhile), so there is no transfer
     to hide behind the backward pass, while the eager step the tape's hooks need costs ~10%
     more CPU than the compiled one; measured on 2 ranks of this host (bench/allreduce.py
     --overlap), overlap was 0.76-1.11x of reducing after the compiled step for 2.7-38 MB of
     gradients, no consistent winner. Across hosts the network moves the data while the
-    backward pass runs, which is what Horovod's and PyTorch DDP's overlap relies on.
-    Collective: every rank calls it."""
+    backward pass runs, which is what Horovod's and PyTorch DDP's overlap relies on."""
     value = os.environ.get(OVERLAP_ENV, "auto").strip().lower()
     if value in ("1", "true", "on"):
         return True
@@ -137,10 +164,4 @@ def _overlap_pays(comm, size):
         raise ValueError(f"{OVERLAP_ENV}={value!r}: use 1 (always overlap the all-reduce "
                          f"with the backward pass), 0 (never) or auto (only when the ranks "
                          f"span several hosts)")
-    if size == 1:
-        return False
-    local = comm.Split_type(mpi_comm.mpi_module().COMM_TYPE_SHARED)
-    try:
-        return local.Get_size() < size
-    finally:
-        local.Free()
+    return size > 1 and local < size
