@@ -184,11 +184,14 @@ def contended(n, repeats):
     hog.start()
     try:
         seqs, pars, ceilings, choice = [], [], [], ""
-        for _ in range(repeats):  # interleaved: the load is the same for all three
-            seqs.append(run_tl("python", n, False)[0])
-            rate, ds = run_tl("python", n, True)
-            pars.append(rate)
-            choice = ds.explain(print_fn=None).splitlines()[1].split("[", 1)[-1]
+        for r in range(repeats):  # interleaved: the load is the same for all three
+            for parallel in ((False, True) if r % 2 == 0 else (True, False)):  # order too
+                rate, ds = run_tl("python", n, parallel)
+                if parallel:
+                    pars.append(rate)
+                    choice = ds.explain(print_fn=None).splitlines()[1].split("[", 1)[-1]
+                else:
+                    seqs.append(rate)
             ceilings.append(run_pool("python", n))
     finally:
         hog.terminate()

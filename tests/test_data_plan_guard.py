@@ -288,3 +288,26 @@ def test_a_retry_waits_for_a_spare_core(fast_windows):
     free[0] = True
     actions = [g.observe(1e-3, False) for _ in range(4)]
     assert "retry" in actions
+
+
+def test_autotune_judges_a_function_by_its_calls_after_the_first(monkeypatch):
+    """The first call pays one-off costs (a function's first run, its conversion's setup):
+    judged on it, AUTOTUNE sent an 11 us function to worker processes. Here the first call
+    takes 20 ms and the others almost nothing: the map runs inline."""
+    from tensorlite.data import parallel_map
+    monkeypatch.setattr(parallel_map, "_INLINE_BELOW", 2e-3)   # whatever this machine's speed
+    monkeypatch.setattr(parallel_map, "_PROBE_MORE_BELOW", 20e-3, raising=False)
+    calls = []
+
+    def f(x):
+        if not calls:
+            time.sleep(0.02)
+        calls.append(1)
+        return x + 1
+    ds = tf.data.Dataset.range(40).map(f, num_parallel_calls=tf.data.AUTOTUNE)
+    raw = _map_iterator(ds)
+    try:
+        assert [int(raw.next()) for _ in range(40)] == list(range(1, 41))
+        assert raw._stats.choice.startswith("inline x1 (function takes"), raw._stats.choice
+    finally:
+        raw.close()
