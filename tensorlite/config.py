@@ -1,5 +1,6 @@
 """`tf.config`: functions run eagerly or as graphs, graph optimizer switches, devices."""
 from tensorlite.framework import blas_threads as _blas_threads
+from tensorlite.framework import determinism as _determinism
 from tensorlite.graph import function as _function
 from tensorlite.graph import options as _options
 
@@ -31,6 +32,12 @@ class experimental:  # noqa: N801 - TensorFlow's namespace name
     @staticmethod
     def get_memory_growth(device):
         return True
+
+    @staticmethod
+    def enable_op_determinism():
+        """Ops give the same outputs for the same inputs on every run on this machine
+        (framework/determinism.py says what it changes, and its cost)."""
+        _determinism.enable()
 
 
 def set_visible_devices(devices, device_type=None):

@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from tensorlite.framework import blas_tuning, intra_op_pool
+from tensorlite.framework import blas_tuning, determinism, intra_op_pool
 
 SMALL_MACS = 1 << 21
 EXPLORE_EVERY = 32
@@ -331,11 +331,17 @@ def run(macs, fn, *args, split=False):
         return fn(*args)
     if intra_op_pool.ways() > 1:  # inside a split kernel already: it holds the threads
         return fn(*args)
+    # With op determinism a split kernel runs on one thread: how its runs were shared out
+    # would decide the order of the sums of partial results
+    single = split and determinism.enabled()
     if intra_op_pool.on_helper():  # an overlapped op (passes/overlap_outputs): its BLAS
-        if not split:              # calls stay on this thread; a split kernel offers its
+        if not split or single:    # calls stay on this thread; a split kernel offers its
             return fn(*args)       # runs to a thread that waits for it
         with intra_op_pool.splitting(intra_op_threads()):
             return fn(*args)
+    if single:
+        set_threads(1)
+        return fn(*args)
     n, entry = _threads_for(macs, fn, split)
     if entry is None:
         set_threads(1)

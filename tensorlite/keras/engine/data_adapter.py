@@ -10,6 +10,7 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.framework import nest
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops import random_ops
 
 
 def _to_array(v):
@@ -81,6 +82,9 @@ class ArrayBatches:
             self.sw = _class_weights(self.y, class_weight, self.sw)
         self.batch_size = batch_size or 32
         self.shuffle = shuffle
+        if seed is None:   # from TF's global seed when one is set (tf.random.set_seed,
+            # tf.keras.utils.set_random_seed): a seeded program shuffles alike every run
+            seed = int(random_ops._next_rng().integers(1 << 62))
         self.rng = np.random.default_rng(seed)
 
     def steps(self):
