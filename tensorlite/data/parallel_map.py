@@ -219,43 +219,48 @@ class ParallelMapIterator(RawIterator):
         self._guard_plan(latency)
 
     def _probe_inline(self, count, together=False):
-        """Runs up to `count` elements inline (stored for the consumer), measuring each:
-        [(wall, CPU, bytes in and out, run-queue wait)]; `together`: one entry, the
-        per-element average of the run, with no readings between elements (the readings'
-        system calls cost a cheap function's next call ~20 us of cold caches)."""
+        """Runs up to `count` elements inline (stored for the consumer) and measures them:
+        [(wall, CPU, bytes in and out, run-queue wait)] per element, or with `together` one
+        such entry averaged over them all, its CPU-time and run-queue readings (system
+        calls, which cost a cheap function's next call ~20 us of cold caches) taken once
+        around the run instead of around each element."""
         probe = []
-        if together:
-            self._sample_spare(now=True)
-            wall0, cpu0, rq0 = time.perf_counter(), time.thread_time(), _runqueue_wait()
+        for _ in range(1 if together else count):
+            run = self._probe_run(count if together else 1)
+            if run is None:
+                break
+            if run:
+                probe.append(run)
+        self._sample_spare(now=True)
+        return probe
+
+    def _probe_run(self, count):
+        """Up to `count` elements inline, measured as one run: (wall, CPU, largest bytes in
+        and out, run-queue wait) per element; () when each one failed, None when the input
+        had none left."""
+        self._sample_spare(now=True)
+        cpu0, rq0 = time.thread_time(), _runqueue_wait()
+        wall, nbytes, done, pulled = 0.0, 0, 0, False
         for _ in range(count):
-            if not together:
-                self._sample_spare(now=True)
             item = self._pull()
             if item is None:
                 break
+            pulled = True
             element, index = item
-            in_bytes = element_nbytes(element)
-            if not together:
-                wall0, cpu0, rq0 = time.perf_counter(), time.thread_time(), _runqueue_wait()
+            t0 = time.perf_counter()
             try:
                 out = self._run_one(element, index)
             except BaseException as e:  # noqa: BLE001 - delivered in order later
                 self._store(index, e)
                 continue
-            nbytes = in_bytes + element_nbytes(out)
+            wall += time.perf_counter() - t0
+            nbytes = max(nbytes, element_nbytes(element) + element_nbytes(out))
             self._store(index, out)
-            if not together:
-                wall = time.perf_counter() - wall0
-                probe.append((wall, time.thread_time() - cpu0, nbytes,
-                              min(_runqueue_wait() - rq0, wall)))
-            else:
-                probe.append((0.0, 0.0, nbytes, 0.0))
-        if together and probe:
-            n, wall = len(probe), time.perf_counter() - wall0
-            probe = [(wall / n, (time.thread_time() - cpu0) / n, max(p[2] for p in probe),
-                      min(_runqueue_wait() - rq0, wall) / n)]
-        self._sample_spare(now=True)
-        return probe
+            done += 1
+        if not done:
+            return () if pulled else None
+        cpu, waited = time.thread_time() - cpu0, _runqueue_wait() - rq0
+        return wall / done, cpu / done, nbytes, min(waited, wall) / done
 
     def _sample_spare(self, now=False):
         if self._spare is not None:

@@ -84,11 +84,6 @@ class PersistentSums:
             buf = np.zeros(shape, dtype)
             e = self._entries[key] = (buf, self._comm.Allreduce_init(mpi.IN_PLACE, buf,
                                                                     mpi.SUM))
-            if not _LIVE:
-                import atexit  # noqa: PLC0415
-                atexit.register(_free_all)   # runs before mpi4py's finalize (registered first)
-            if self not in _LIVE:
-                _LIVE.append(self)
         return e
 
     def free(self):
@@ -97,8 +92,7 @@ class PersistentSums:
         self._entries.clear()
 
 
-_LIVE = []   # caches holding requests, freed at exit
-_PERSISTENT = {}   # communicator's Fortran handle -> its PersistentSums
+_PERSISTENT = {}   # communicator's Fortran handle -> its PersistentSums (freed at exit)
 
 
 def persistent_sums(comm):
@@ -107,6 +101,9 @@ def persistent_sums(comm):
     key = comm.py2f()
     sums = _PERSISTENT.get(key)
     if sums is None:
+        if not _PERSISTENT:
+            import atexit  # noqa: PLC0415
+            atexit.register(_free_all)   # runs before mpi4py's finalize (registered first)
         sums = _PERSISTENT[key] = PersistentSums(comm)
     return sums
 
@@ -119,9 +116,8 @@ def _free(request):
 
 
 def _free_all():
-    for sums in _LIVE:
+    for sums in _PERSISTENT.values():
         sums.free()
-    _LIVE.clear()
 
 
 # Horovod's and PyTorch DDP's default fusion size: large enough that per-collective latency
