@@ -43,7 +43,11 @@ from tensorlite.framework import blas_tuning, determinism, intra_op_pool
 SMALL_MACS = 1 << 21
 EXPLORE_EVERY = 32
 EXPLORE_MAX = 1024
-FREE_CORES_TTL = 0.005  # seconds a run-queue reading is reused (a read costs ~2 us)
+FREE_CORES_TTL = 0.005  # seconds a run-queue reading that found a core free is reused
+# ... and one that found every other core taken. A read costs ~2 us, and re-reading every
+# 5 ms measured ~1% of a contended 256x256 GEMM; a stale "taken" costs at most one-thread
+# kernels for this long, where a stale "free" could cost a 60x collapse.
+CONTENDED_TTL = 0.05
 # OpenBLAS's idle workers spin ~2**28 cycles (runnable) after a threaded kernel, unless its
 # thread timeout was cut before NumPy loaded (by blas_tuning or by the user)
 OPENBLAS_SPINS = blas_tuning.THREADS_SPIN
@@ -58,7 +62,8 @@ _state = {"setter": None, "getter": None, "found": False, "current": None, "intr
           "machine_cpus": os.cpu_count() or 1}  # read once: os.cpu_count() costs ~6 us
 # (kernel, split, size class) -> {"rates": {threads: [seconds per MAC]}, calls, wait, best}
 _classes = {}
-# cores free at `at` (monotonic seconds); the threads and end time of our last threaded kernel
+# the machine's cores free at `at` (monotonic seconds, at most cpu_count()); the threads and
+# end time of our last threaded kernel
 _free = {"at": -1.0, "cores": 1, "threads": 1, "ended": -1.0}
 
 
@@ -216,22 +221,25 @@ def _running_tasks():
 
 def free_cores(most, max_age=None):
     """How many of `most` threads would each find a core no other runnable task holds now
-    (a reading at most `max_age` seconds old: `FREE_CORES_TTL` unless given; 0 reads anew).
+    (a reading at most `max_age` seconds old: unless given, `FREE_CORES_TTL`, or
+    `CONTENDED_TTL` for one that found no core free; 0 reads anew).
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
     and our intra-op helper threads, while they run a task, show up as runnable: they are
     not counted against us. On a process pinned to some of the machine's cores, the others
     are counted by that share. Where there is no run-queue count, the 1-minute load
-    average stands in (every core taken: 1, else `most`)."""
+    average stands in (every core taken: 1, else all)."""
     now = time.monotonic()
-    if now - _free["at"] < (FREE_CORES_TTL if max_age is None else max_age):
-        return _free["cores"]
+    if max_age is None:
+        max_age = FREE_CORES_TTL if _free["cores"] > 1 else CONTENDED_TTL
+    if now - _free["at"] < max_age:
+        return min(most, _free["cores"])
     running = None if _state["loadavg_fd"] == -1 else _running_tasks()
     if running is None:
         try:
-            cores = 1 if os.getloadavg()[0] >= most else most
+            cores = 1 if os.getloadavg()[0] >= cpu_count() else cpu_count()
         except (AttributeError, OSError):  # no load average on this platform either
-            cores = most
+            cores = cpu_count()
     else:
         ours = _free["threads"] - 1 if now - _free["ended"] < SPIN_SECONDS else 0
         ours += intra_op_pool.running_helpers()
@@ -239,9 +247,15 @@ def free_cores(most, max_age=None):
         # The count is machine-wide; pinned to some of its cores (a container's cpuset), we
         # expect our share of the others on ours.
         others = others * cpu_count() // max(_state["machine_cpus"], cpu_count())
-        cores = max(1, min(most, cpu_count() - others))
+        cores = max(1, cpu_count() - others)
     _free["at"], _free["cores"] = now, cores
-    return cores
+    return min(most, cores)
+
+
+def _contended():
+    """True while a fresh reading (`free_cores`) found every other core taken: then a
+    whole-BLAS kernel runs on one thread, untimed (see `_threads_for`)."""
+    return _free["cores"] == 1 and time.monotonic() - _free["at"] < CONTENDED_TTL
 
 
 def _class(fn, macs, split):
@@ -325,7 +339,10 @@ def run(macs, fn, *args, split=False):
     """fn(*args) on the thread count measured best for kernels of this size. `split`: fn
     splits its own runs of images over threads (intra_op_pool.map_runs), each calling
     single-threaded BLAS, so its copies and transforms run in parallel too."""
-    if macs < SMALL_MACS:  # the small kernels' path first: they are the ones it shows on
+    # The small kernels' path first: they are the ones it shows on; then a whole-BLAS kernel
+    # on a machine found contended a moment ago, which `_threads_for` would run on one thread
+    # untimed (the checks it skips measured ~1% of a contended 256x256 GEMM)
+    if macs < SMALL_MACS or (not split and _contended()):
         if _state["current"] != 1:
             set_threads(1)
         return fn(*args)
@@ -376,12 +393,12 @@ def matmul(a, b):
     if a.ndim < 2 or b.ndim < 2:
         return np.matmul(a, b)
     macs = max(a.size * b.shape[-1], b.size * a.shape[-2])
-    if macs < SMALL_MACS:
+    if a.ndim == 2 and b.ndim == 2 and macs >= SMALL_MACS and _wide_transposed(a, b):
+        return matmul(b.T, a.T).T
+    if macs < SMALL_MACS or _contended():  # one thread, as run() would choose
         if _state["current"] != 1:
             set_threads(1)
         return np.matmul(a, b)
-    if a.ndim == 2 and b.ndim == 2 and _wide_transposed(a, b):
-        return matmul(b.T, a.T).T
     if a.ndim == 2 and b.ndim == 2 and _openblas_threads_would_starve_splits():
         # split over the intra-op pool instead, each part a single-threaded GEMM
         return run(macs, _split_matmul, a, b, split=True)
