@@ -309,6 +309,25 @@ def test_forked_map_workers_do_not_spin_blas_threads():
     assert len(in_workers) >= 4 and max(in_workers) < 0.02, in_workers
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs 2 CPUs to spread workers over")
+def test_worker_processes_are_spread_one_per_cpu():
+    import time
+    """Linux balances run-queue lengths, not shares: beside a busy process, two workers
+    left on the other core look balanced to it. Each worker is pinned to its own CPU."""
+    def where(x):
+        time.sleep(0.01)
+        return np.array([os.getpid()] + sorted(os.sched_getaffinity(0)))
+    options = tf.data.Options()
+    options.threading.worker_mechanism = "process"
+    ds = tf.data.Dataset.range(12).map(where, num_parallel_calls=2).with_options(options)
+    seen = {int(v[0]): tuple(int(c) for c in v[1:]) for v in values(ds)}
+    workers = {pid: cpus for pid, cpus in seen.items() if pid != os.getpid()}
+    assert len(workers) == 2, seen
+    assert all(len(cpus) == 1 for cpus in workers.values()), workers
+    assert len(set(workers.values())) == 2, workers  # different CPUs
+
+
 @pytest.mark.parametrize("mechanism", ["thread", "process"])
 def test_parallel_map_equals_sequential_and_shuts_down_cleanly(mechanism):
     import gc

@@ -7,20 +7,8 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.data import plan_guard
-from tensorlite.data import spare_core as spare_core_mod
 from tensorlite.data.parallel_map import cpu_count as parallel_cores
 from tensorlite.data.plan_guard import PlanGuard
-
-
-@pytest.fixture(autouse=True)
-def spare_core(monkeypatch):
-    """Other programs' load on this machine does not decide these tests' plans: a spare
-    core is seen unless a test says otherwise (set `.value`)."""
-    class Reading:
-        value = True
-    monkeypatch.setattr(spare_core_mod, "free_cores",
-                        lambda n, max_age=None: 2 if Reading.value else 1)
-    return Reading
 
 
 @pytest.fixture
@@ -234,60 +222,6 @@ def test_an_input_error_during_the_gil_probe_does_not_hang():
         lambda x: _cpu_bound_python(int(x)), num_parallel_calls=tf.data.AUTOTUNE)
     with pytest.raises(tf.errors.InvalidArgumentError, match="element 3"):
         list(ds)
-
-
-def test_spare_core_is_the_majority_of_recent_readings(spare_core, monkeypatch):
-    from tensorlite.data.spare_core import SpareCore
-    readings = iter([True, False, False, True, True])
-    monkeypatch.setattr(spare_core_mod, "free_cores",
-                        lambda n, max_age=None: 2 if next(readings) else 1)
-    watch = SpareCore(2)
-    assert watch.spare()  # no reading yet: assume a spare core
-    verdicts = []
-    for _ in range(5):
-        watch.sample_now()
-        verdicts.append(watch.spare())
-    assert verdicts == [True, False, False, False, True]
-    watch.sample()  # too soon after the last reading: not taken
-    assert len(watch._readings) == 5
-
-
-@pytest.mark.skipif(parallel_cores() < 2, reason="a parallel plan needs 2 cores")
-def test_no_spare_core_starts_inline_then_goes_parallel_keeping_order(spare_core,
-                                                                      monkeypatch):
-    """Every other core busy (another program): AUTOTUNE maps a CPU-bound function inline
-    (a parallel plan would run slower); once a core frees, it chooses the parallel plan.
-    Every element comes once, in order, across the switch."""
-    from tensorlite.data import spare_core as sc
-    monkeypatch.setattr(sc, "_SPACING_S", 0.0)
-    spare_core.value = False
-    raw = _map_iterator(tf.data.Dataset.range(120).map(
-        lambda x: _cpu_bound_python(int(x)), num_parallel_calls=tf.data.AUTOTUNE))
-    try:
-        out = [int(raw.next()) for _ in range(30)]
-        assert raw._mode == "inline" and raw._deferred is not None
-        assert "no core free beyond the consumer's" in raw._stats.choice
-        spare_core.value = True
-        while True:
-            try:
-                out.append(int(raw.next()))
-            except StopIteration:
-                break
-        assert raw._deferred is None and raw._plan is not None  # the parallel plan ran
-        assert out == [int(_cpu_bound_python(i)) for i in range(120)]
-    finally:
-        raw.close()
-
-
-def test_a_retry_waits_for_a_spare_core(fast_windows):
-    free = [False]
-    g = PlanGuard(sequential_cost=1e-3, may_retry=lambda: free[0])
-    assert [g.observe(2e-3, True) for _ in range(4)][-1] == "fallback"
-    time.sleep(0.02)
-    assert [g.observe(1e-3, False) for _ in range(8)] == [None] * 8  # due, but no core
-    free[0] = True
-    actions = [g.observe(1e-3, False) for _ in range(4)]
-    assert "retry" in actions
 
 
 def test_autotune_judges_a_function_by_its_calls_after_the_first(monkeypatch):

@@ -7,8 +7,7 @@ what the consumer actually pays per element - time spent inside the stage's `nex
 windows, for the parallel plan and for the inline loop, each measured recently:
   * parallel slower than inline -> fall back to inline;
   * while inline, retry the parallel plan after a back-off (doubling on each failed retry,
-    reset by a success), so a plan that pays off again when the load goes away comes back
-    (`may_retry`, when given, can postpone it: no spare core now);
+    reset by a success), so a plan that pays off again when the load goes away comes back;
   * while parallel wins, re-measure the inline loop now and then ("sample": one inline
     window, at 0.5 s, then at doubling intervals up to 8 s while parallel keeps winning),
     because the inline cost it is compared with changes with the load too: a stale one
@@ -40,10 +39,8 @@ _SURE_WIN = 0.8  # parallel cost below this share of the CPU time: inline cannot
 class PlanGuard:
     """Per-element cost bookkeeping for one AUTOTUNE map; `observe` says what to do."""
 
-    def __init__(self, sequential_cost, may_retry=None):
+    def __init__(self, sequential_cost):
         self.seq_cost = sequential_cost  # seconds per element inline (probe, then measured)
-        # may_retry() False postpones a retry due after a back-off (no spare core now)
-        self._may_retry = may_retry
         self.par_cost = None
         self._count, self._spent, self._start = 0, 0.0, time.perf_counter()
         self._retry_after = _FIRST_RETRY_S
@@ -138,8 +135,6 @@ class PlanGuard:
                 return "retry"
         if not self._sampling and self._retry_at is not None and \
                 time.perf_counter() >= self._retry_at and self._count == 0:
-            if self._may_retry is not None and not self._may_retry():
-                return None  # asked again at the next window's start
             self._retry_at = None
             return "retry"
         return None

@@ -8,7 +8,16 @@ unlinks them on close, so nothing leaks; workers are told to stop on close, on e
 when the iterator is garbage collected. Close does not wait for them to exit (a process
 exit takes 5-15 ms, paid at the end of every epoch otherwise): the exiting workers are
 reaped later, and one still running 2 s after its stop is terminated.
+
+Each worker is pinned to one of the CPUs this process may use, the one with the fewest of
+its live workers. Linux's load balancer evens out run-queue lengths, not what each task
+gets: with another program busy on one of two cores, two workers sharing the other core
+(2 tasks against 1) look as balanced to it as one worker beside that program, yet the
+second layout gives the map 1.5 cores and the first 1. Measured (bench/data_parallel_map.py,
+a pure-Python map beside a busy process): 1.09-1.18x the inline loop spread this way,
+0.98-1.15x left to the scheduler; on a quiet machine the same as unpinned.
 """
+import weakref
 import multiprocessing as mp
 import os
 import pickle
@@ -31,6 +40,29 @@ SLOTS_PER_WORKER = 3
 _MIN_SLOT = 1 << 16
 _STOP_GRACE_S = 2.0
 _EXITING = []  # [(terminate-after time, process)] of closed workers not yet reaped
+_PINNED = weakref.WeakSet()  # live workers, each pinned to its `cpu`
+
+
+def _pin(worker):
+    """Pins a new worker process to the allowed CPU with the fewest live workers; returns
+    that CPU, or None where there is one CPU or no affinity call."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    if len(cpus) < 2:
+        return None
+    load = dict.fromkeys(cpus, 0)
+    for other in list(_PINNED):
+        if other.cpu in load and not other.closed and other.proc.is_alive():
+            load[other.cpu] += 1
+    cpu = min(cpus, key=load.__getitem__)
+    try:
+        os.sched_setaffinity(worker.pid, {cpu})
+    except OSError:  # it exited already
+        return None
+    _PINNED.add(worker)
+    return cpu
 
 
 def reap_exited():
@@ -191,6 +223,8 @@ class Worker:
             self.proc.start()
         self.pid = self.proc.pid
         child.close()
+        self.closed = False
+        self.cpu = _pin(self)
         self.inputs = [_Segment(_MIN_SLOT) for _ in range(SLOTS_PER_WORKER)]
         self.outputs = [_Segment(_MIN_SLOT) for _ in range(SLOTS_PER_WORKER)]
         self.free_slots = list(range(SLOTS_PER_WORKER))
@@ -246,6 +280,7 @@ class Worker:
     def close(self):
         """Tells the worker to stop and frees its segments, without waiting for its exit
         (see reap_exited)."""
+        self.closed = True
         try:
             self.conn.send(("stop",))
         except (BrokenPipeError, OSError):
