@@ -188,15 +188,23 @@ def test_bucket_plan_reverses_variables_and_cuts_by_size_and_dtype():
         [("float64", 5, [3]), ("float64", 2, [2]), ("float32", 4, [1]), ("float32", 6, [0])]
 
 
-def test_overlapped_reduction_feeds_buckets_from_the_tape():
-    v = [tf.Variable(np.ones((3, 2), np.float32)), tf.Variable(np.ones(4, np.float32))]
-    plan = overlap.BucketPlan([(3, 2), (4,)], [np.float32] * 2, bucket_bytes=16)
-    reduction = overlap.OverlappedReduction(_FakeOneRankComm(), plan, weight=0.25,
+def _listened_step(shapes, scales, bucket_bytes, weight):
+    """Float32 variables of ones, and the gradient of sum(scale * v) over them taken while
+    a recording OverlappedReduction listens: (variables, plan, reduction)."""
+    v = [tf.Variable(np.ones(shape, np.float32)) for shape in shapes]
+    plan = overlap.BucketPlan(shapes, [np.float32] * len(shapes), bucket_bytes=bucket_bytes)
+    reduction = overlap.OverlappedReduction(_FakeOneRankComm(), plan, weight=weight,
                                             record_events=True)
     with reduction.listening():
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(v[0] * 2.0) + tf.reduce_sum(v[1] * 3.0)
+            loss = sum(tf.reduce_sum(x * scale) for x, scale in zip(v, scales))
         tape.gradient(loss, v)
+    return v, plan, reduction
+
+
+def test_overlapped_reduction_feeds_buckets_from_the_tape():
+    v, _, reduction = _listened_step([(3, 2), (4,)], [2.0, 3.0], bucket_bytes=16, weight=0.25)
+    with reduction.listening():
         with tf.GradientTape() as other:      # a second gradient() call is not ours
             tf.reduce_sum(v[1] * 100.0)
             other.gradient(tf.reduce_sum(v[1] * 100.0), v[1])
@@ -236,15 +244,9 @@ def test_a_step_result_still_held_is_not_overwritten_and_a_new_weight_is_used():
 def test_one_bucket_starts_only_in_finish_even_when_the_tape_fed_it():
     # nothing to overlap a single bucket with: every rank reduces it in finish (blocking),
     # never from a hook, so ranks whose hooks did and did not fire still match
-    v = [tf.Variable(np.ones(3, np.float32)), tf.Variable(np.ones(2, np.float32))]
-    plan = overlap.BucketPlan([(3,), (2,)], [np.float32] * 2, bucket_bytes=1 << 20)
+    _, plan, reduction = _listened_step([(3,), (2,)], [2.0, 4.0], bucket_bytes=1 << 20,
+                                        weight=0.5)
     assert not plan.overlaps
-    reduction = overlap.OverlappedReduction(_FakeOneRankComm(), plan, weight=0.5,
-                                            record_events=True)
-    with reduction.listening():
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(v[0] * 2.0) + tf.reduce_sum(v[1] * 4.0)
-        tape.gradient(loss, v)
     assert [k for k, _, _ in reduction.events] == ["grad", "grad"]
     grads, _ = reduction.finish()
     assert [k for k, _, _ in reduction.events] == ["grad", "grad", "start", "done"]
