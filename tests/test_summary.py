@@ -675,6 +675,17 @@ def test_graph_def_attributes_control_flow_and_large_constants(monkeypatch):
     _check_wiring(graph)
 
 
+def test_an_op_held_in_an_attribute_is_written_by_its_name():
+    """The overlap pass's `_AsyncStart` holds the op it runs in its `op` attribute:
+    TensorBoard shows that op's name (it showed the class name, "Op")."""
+    from tensorlite.graph.passes.overlap_outputs import ASYNC_START
+    from tensorlite.ops.math_ops import MATMUL
+    from tensorlite.summary import graph_def as gd
+    assert gd.attr_value(MATMUL).s == b"BatchMatMulV2"
+    assert gd.attr_value(ASYNC_START).s == b"_AsyncStart"
+    assert gd.attr_value(_graph_pb2).s == b"_graph_pb2"  # a plain function: its qualname
+
+
 def test_keras_model_summary_writes_to_json(tmp_path):
     from tensorlite.summary.graph_summaries import keras_model
 

@@ -314,8 +314,9 @@ def attr_value(v):
             return None
     elif hasattr(v, "graph") and hasattr(v, "name"):  # a control-flow body
         av.func.name = str(v.name)
-    elif callable(v):  # a Python callback: its name is what a reader can use
-        av.s = getattr(v, "__qualname__", type(v).__name__).encode("utf-8")
+    elif callable(v):  # a Python callback or a registry op: its name is what a reader
+        name = getattr(v, "__qualname__", None) or getattr(v, "name", None)  # can use
+        av.s = str(name or type(v).__name__).encode("utf-8")
     else:
         return None
     return av
