@@ -7,6 +7,7 @@ This module is the public namespace: it hands names on and defines nothing.
 from tensorlite.framework import blas_tuning as _blas_tuning  # noqa: F401 - before NumPy loads
 from tensorlite.framework import malloc_tuning as _malloc_tuning  # noqa: F401
 from tensorlite.framework import dispatch as _dispatch  # noqa: F401 - installs execute
+from tensorlite.framework import symbolic_dispatch as _symbolic_dispatch
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dtypes import (DType, as_dtype, bfloat16, bool, complex64,  # noqa: A004
                                          complex128, double, float16, float32, float64, half,
@@ -53,6 +54,9 @@ from tensorlite import test
 from tensorlite import debugging, version
 from tensorlite.framework.device import DeviceSpec, device
 from tensorlite.ops.check_ops import Assert
+
+# TF functions called on Keras symbolic tensors become layers (framework/symbolic_dispatch.py)
+_symbolic_dispatch.expose(globals())
 
 newaxis = None
 __version__ = version.VERSION

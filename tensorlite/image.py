@@ -24,3 +24,6 @@ from tensorlite.ops.image_boxes import (draw_bounding_boxes,  # noqa: F401,E402
                                         sample_distorted_bounding_box)
 from tensorlite.ops.image_codecs import (decode_image, decode_jpeg, decode_png,  # noqa: F401,E402
                                          encode_jpeg, encode_png, is_jpeg)
+
+from tensorlite.framework.symbolic_dispatch import expose as _expose  # noqa: E402
+_expose(globals(), "image.")  # ops on Keras symbolic tensors become layers

@@ -10,3 +10,6 @@ try:  # nn owns l2_normalize; TF also lists it here
     from tensorlite.ops.nn_ops import l2_normalize  # noqa: F401
 except ImportError:  # pragma: no cover - until nn_ops defines it
     pass
+
+from tensorlite.framework.symbolic_dispatch import expose as _expose  # noqa: E402
+_expose(globals(), "linalg.")  # ops on Keras symbolic tensors become layers

@@ -10,3 +10,6 @@ from tensorlite.ops.nn_ops import (  # noqa: F401
     softmax, softmax_cross_entropy_with_logits, softplus, softsign,
     sparse_softmax_cross_entropy_with_logits, swish, top_k, weighted_cross_entropy_with_logits,
     zero_fraction)
+
+from tensorlite.framework.symbolic_dispatch import expose as _expose  # noqa: E402
+_expose(globals(), "nn.")  # ops on Keras symbolic tensors become layers

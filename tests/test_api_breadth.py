@@ -207,3 +207,17 @@ def test_recording_tape_raises_gc_threshold_and_restores_it():
         assert gc.get_threshold()[0] >= 10_000  # still recording the outer tape
     assert gc.get_threshold() == before
     assert float(tape.gradient(y, x)) == 2.0 and float(inner.gradient(z, x)) == 3.0
+
+
+def test_model_get_layer_by_name_and_index():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, name="a"),
+                                 tf.keras.layers.Dense(1, name="b")])
+    assert model.get_layer("b") is model.layers[1]
+    assert model.get_layer(index=0) is model.layers[0]
+    assert model.get_layer(index=-1).name == "b"
+    with pytest.raises(ValueError, match="No such layer: c"):
+        model.get_layer("c")
+    with pytest.raises(ValueError, match="only has 2 layers"):
+        model.get_layer(index=5)
+    with pytest.raises(ValueError, match="Provide only"):
+        model.get_layer("a", index=0)

@@ -5,9 +5,12 @@ Calling a layer on KerasTensors builds the layer and infers the output shape by 
 once on a small concrete batch (training=False), then records (layer, inputs, kwargs) so
 `tf.keras.Model(inputs, outputs)` can replay the graph on real tensors.
 """
+import contextlib
+import threading
+
 import numpy as np
 
-from tensorlite.framework import dtypes, nest
+from tensorlite.framework import dtypes, nest, symbolic_dispatch
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 
@@ -38,31 +41,38 @@ class KerasTensor:
         return (f"<KerasTensor: shape={tuple(self.shape.as_list())} dtype={self.dtype.name}"
                 f"{'' if self.name is None else ' name=' + self.name}>")
 
-    # Ops on KerasTensors become Lambda layers, as in Keras (x + 1, x[:, 0], ...)
-    def _lambda(self, fn, *others):
-        from tensorlite.keras.layers.core import Lambda  # noqa: PLC0415
-        return Lambda(lambda args: fn(*args))([self, *others])
-
-    def __add__(self, o):
-        return self._lambda(lambda a, b: a + b, o)
-
-    def __radd__(self, o):
-        return self._lambda(lambda a, b: b + a, o)
-
-    def __sub__(self, o):
-        return self._lambda(lambda a, b: a - b, o)
-
-    def __mul__(self, o):
-        return self._lambda(lambda a, b: a * b, o)
-
-    def __rmul__(self, o):
-        return self._lambda(lambda a, b: b * a, o)
-
-    def __truediv__(self, o):
-        return self._lambda(lambda a, b: a / b, o)
-
+    # Operators on KerasTensors become TFOpLambda layers of the TF functions TF 2's Keras
+    # records for them (x + 1, x[:, 0], -x, x @ w, ...), each saved by that function's name
     def __getitem__(self, key):
-        return self._lambda(lambda a: a[key])
+        from tensorlite.keras.layers.op_lambda import encode_slice_spec  # noqa: PLC0415
+        return _op("__operators__.getitem", self, slice_spec=encode_slice_spec(key))
+
+
+def _op(symbol, *args, **kwargs):
+    from tensorlite.keras.layers.op_lambda import layer_for  # noqa: PLC0415
+    return layer_for(symbol)(*args, **kwargs)
+
+
+def _binary(symbol, reflected=False):
+    if reflected:
+        return lambda self, other: _op(symbol, other, self)
+    return lambda self, other: _op(symbol, self, other)
+
+
+for _name, _symbol in (("add", "__operators__.add"), ("sub", "math.subtract"),
+                       ("mul", "math.multiply"), ("truediv", "math.truediv"),
+                       ("floordiv", "math.floordiv"), ("mod", "math.floormod"),
+                       ("pow", "math.pow"), ("matmul", "linalg.matmul"),
+                       ("and", "math.logical_and"), ("or", "math.logical_or")):
+    setattr(KerasTensor, f"__{_name}__", _binary(_symbol))
+    setattr(KerasTensor, f"__r{_name}__", _binary(_symbol, reflected=True))
+for _name, _symbol in (("lt", "math.less"), ("le", "math.less_equal"),
+                       ("gt", "math.greater"), ("ge", "math.greater_equal")):
+    setattr(KerasTensor, f"__{_name}__", _binary(_symbol))
+for _name, _symbol in (("neg", "math.negative"), ("abs", "math.abs"),
+                       ("invert", "math.logical_not")):
+    setattr(KerasTensor, f"__{_name}__", lambda self, _s=_symbol: _op(_s, self))
+del _name, _symbol
 
 
 def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tensor=None,  # noqa: N802
@@ -74,6 +84,8 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         batch_shape = (batch_size,) + shape
     from tensorlite.keras import backend  # noqa: PLC0415
+    # from now on TF functions called on symbolic tensors become layers
+    symbolic_dispatch.install(_SymbolicCalls)
     if sparse:
         raise NotImplementedError("tf.keras.Input(sparse=True)")
     return KerasTensor(batch_shape, dtype or backend.floatx(),
@@ -95,6 +107,42 @@ class Node:
 
 def is_symbolic(x):
     return any(isinstance(v, KerasTensor) for v in nest.flatten(x))
+
+
+class _Probing(threading.local):
+    depth = 0
+
+
+_PROBING = _Probing()
+
+
+@contextlib.contextmanager
+def _probing():
+    _PROBING.depth += 1
+    try:
+        yield
+    finally:
+        _PROBING.depth -= 1
+
+
+def probing():
+    """True while a layer runs on the zero batch that infers its symbolic output spec:
+    what it records then (metrics) is not data."""
+    return _PROBING.depth > 0
+
+
+class _SymbolicCalls:
+    """framework/symbolic_dispatch's handler: a TF function called on KerasTensors becomes
+    a TFOpLambda layer (keras/layers/op_lambda.py)."""
+
+    @staticmethod
+    def symbolic(args, kwargs):
+        return is_symbolic([list(args), kwargs])
+
+    @staticmethod
+    def call(symbol, fn, args, kwargs):
+        from tensorlite.keras.layers.op_lambda import call_on_symbols  # noqa: PLC0415
+        return call_on_symbols(symbol, fn, args, kwargs)
 
 
 def _ragged_probe(shape, dtype):
@@ -126,13 +174,15 @@ def _concrete(x):
 
 def maybe_symbolic_call(layer, inputs, args, kwargs):
     """If any input is a KerasTensor: build, infer output specs, return KerasTensors."""
-    if not is_symbolic(inputs) and not is_symbolic(list(args)):
+    if not is_symbolic([inputs, list(args), kwargs]):
         return None
-    probe_kwargs = dict(kwargs)
+    probe_kwargs = _concrete(dict(kwargs))
     if "training" in probe_kwargs and probe_kwargs["training"] is None:
         probe_kwargs.pop("training")
-    probe_kwargs.setdefault("training", False)
-    out = layer.__call__(_concrete(inputs), *_concrete(list(args)), **probe_kwargs)
+    if "training" in getattr(layer, "_call_params", ()):
+        probe_kwargs.setdefault("training", False)
+    with _probing():
+        out = layer.__call__(_concrete(inputs), *_concrete(list(args)), **probe_kwargs)
     flat = nest.flatten(out)
     node = Node(layer, inputs, args, kwargs, out)
     keras_out = []

@@ -25,3 +25,6 @@ __all__ = ["as_string", "bytes_split", "format", "join", "length", "lower", "ngr
            "to_hash_bucket", "to_hash_bucket_fast", "to_hash_bucket_strong", "to_number",
            "unicode_decode", "unicode_decode_with_offsets", "unicode_encode", "unicode_split",
            "unicode_transcode", "upper"]
+
+from tensorlite.framework.symbolic_dispatch import expose as _expose  # noqa: E402
+_expose(globals(), "strings.", modules=("tensorlite.strings.",))  # on Keras symbolic tensors: layers

@@ -25,3 +25,20 @@ def keras_models(keras):
     b = keras.layers.Dense(2)(h)
     cnn = keras.Model(x, keras.layers.Concatenate()([a, b]), name="cnn")
     return mlp, cnn
+
+
+def ops_model(tf):
+    """A functional model that mixes layers with TF functions and operators called on
+    symbolic tensors (tf.keras 2 records them as TFOpLambda / SlicingOpLambda layers), and
+    a symbolic loss and metric (AddLoss / AddMetric), built from the caller's `tf`."""
+    keras = tf.keras
+    x = keras.Input((3,), name="values")
+    h = keras.layers.Dense(4, name="hidden")(x)
+    a = tf.nn.relu(h)
+    c = tf.concat([a, h[:, :2] * 2.0], axis=-1)
+    d = tf.reduce_mean(c, axis=1, keepdims=True) - c
+    out = keras.layers.Dense(2, name="out")(1.0 - tf.math.square(d))
+    model = keras.Model(x, out, name="ops")
+    model.add_loss(tf.reduce_mean(a) * 0.01)
+    model.add_metric(tf.math.reduce_std(h), name="std_h", aggregation="mean")
+    return model

@@ -7,7 +7,7 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.interop.shared_data import X, Y, images, keras_models
+from tests.interop.shared_data import X, Y, images, keras_models, ops_model
 
 pytestmark = pytest.mark.interop
 
@@ -49,6 +49,24 @@ def test_tf_keras2_h5_files_load_and_predict_the_same(tmp_path):
     np.testing.assert_allclose(mlp.predict(X, verbose=0), expected["mlp_pred"], atol=1e-6)
     np.testing.assert_allclose(cnn.predict(images(), verbose=0), expected["cnn_pred"],
                                atol=1e-5)
+
+
+def test_tf_keras2_model_of_tf_functions_loads_and_evaluates_the_same(tmp_path):
+    """tf.keras 2 saves TF functions called on symbolic tensors as TFOpLambda layers (their
+    nodes in its own format: constant first arguments, tensors among the kwargs) and a
+    symbolic add_loss / add_metric as AddLoss / AddMetric layers."""
+    facts = run_tf("keras2_ops_write", tmp_path, legacy_keras=True)
+    assert {"TFOpLambda", "SlicingOpLambda", "AddLoss", "AddMetric"} <= set(facts["layers"])
+    expected = np.load(tmp_path / "ops_expected.npz")
+    model = tf.keras.models.load_model(str(tmp_path / "ops.h5"))
+    np.testing.assert_allclose(model.predict(X, verbose=0), expected["pred"], atol=1e-6)
+    model.compile(optimizer="sgd", loss="mse")
+    result = model.evaluate(X, Y, batch_size=4, verbose=0, return_dict=True)
+    np.testing.assert_allclose(result["loss"], expected["loss"], rtol=1e-5)  # with add_loss
+    np.testing.assert_allclose(result["std_h"], expected["std_h"], rtol=1e-5)
+    ours = ops_model(tf)  # the same code builds the same graph here
+    assert [type(la).__name__ for la in ours.layers] == \
+        [type(la).__name__ for la in model.layers]
 
 
 def test_keras3_loads_our_files_and_predicts_the_same(tmp_path):

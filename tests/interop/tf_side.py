@@ -9,6 +9,9 @@ conftest.run_tf, never imported by tensorlite or pytest.
                                   TensorFlow loads the SavedModels tensorlite wrote (as
                                   DIR/manifest.json lists them) and dumps what they compute
                                   into DIR/tf_read.npz
+    python tf_side.py keras2_ops_write DIR
+                                  tf.keras 2 saves DIR/ops.h5, a functional model built
+                                  with TF functions on symbolic tensors (TFOpLambda)
     python tf_side.py optimizers DIR  TensorFlow applies DIR/cases.json's optimizers to the
                                   variable and gradients of DIR/inputs.npz, writes the
                                   variable after each step into DIR/tf_out.npz
@@ -22,7 +25,7 @@ import sys
 
 import numpy as np
 import tensorflow as tf
-from shared_data import X, Y, images, keras_models  # this script's directory is on sys.path
+from shared_data import X, Y, images, keras_models, ops_model  # (this directory is on sys.path)
 
 
 class Net(tf.Module):
@@ -128,6 +131,20 @@ def keras_write(directory):
     out["mlp_next_kernel"] = mlp.layers[0].kernel.numpy()
     np.savez(os.path.join(directory, "keras_expected.npz"), **out)
     return {"formats": formats}
+
+
+def keras2_ops_write(directory):
+    """tf.keras 2 trains and saves (.h5) a functional model built with TF functions on
+    symbolic tensors, a symbolic loss and a metric."""
+    tf.keras.utils.set_random_seed(4)
+    model = ops_model(tf)
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    model.fit(X, Y, epochs=2, batch_size=4, verbose=0, shuffle=False)
+    model.save(os.path.join(directory, "ops.h5"))
+    result = model.evaluate(X, Y, batch_size=4, verbose=0, return_dict=True)
+    np.savez(os.path.join(directory, "ops_expected.npz"), pred=model.predict(X, verbose=0),
+             loss=result["loss"], std_h=result["std_h"])
+    return {"layers": [type(layer).__name__ for layer in model.layers]}
 
 
 def keras_read(directory):
@@ -279,6 +296,6 @@ def optimizers(directory):
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
     result = {"write": write, "read": read, "keras_write": keras_write,
-              "keras_read": keras_read, "savedmodel_write": savedmodel_write,
+              "keras_read": keras_read, "keras2_ops_write": keras2_ops_write, "savedmodel_write": savedmodel_write,
               "savedmodel_read": savedmodel_read, "optimizers": optimizers}[command](directory)
     print(json.dumps(result))

@@ -34,19 +34,58 @@ class Functional(Model):
             if not isinstance(t, KerasTensor):
                 raise ValueError(f"Model inputs and outputs must be tensors from tf.keras.Input "
                                  f"and layer calls on them; got {type(t).__name__}")
-        self._nodes = _topological_nodes(self.outputs)
+        self._extra_outputs = []  # AddLoss / AddMetric outputs: computed beside the outputs
+        self._set_nodes()
+        self.built = True
+
+    def _set_nodes(self):
+        """The layer calls the outputs and the symbolic losses and metrics need, in order."""
+        nodes = _topological_nodes(self.outputs + self._extra_outputs)
         input_ids = {id(t) for t in self.inputs}
-        for node in self._nodes:
+        for node in nodes:
             for t in nest.flatten([node.inputs, list(node.args), list(node.kwargs.values())]):
                 if isinstance(t, KerasTensor) and t.node is None and id(t) not in input_ids:
                     raise ValueError(f"Graph disconnected: cannot obtain value for tensor {t} "
                                      f"at layer \"{node.layer.name}\". The following previous "
                                      f"layers were accessed without issue: "
-                                     f"{[n.layer.name for n in self._nodes[:self._nodes.index(node)]]}")
-        for node in self._nodes:
+                                     f"{[n.layer.name for n in nodes[:nodes.index(node)]]}")
+        self._nodes = nodes
+        for node in nodes:
             if all(node.layer is not t for t in self._tracked):
                 self._tracked.append(node.layer)
-        self.built = True
+
+    def add_loss(self, losses, inputs=None):
+        """Symbolic tensors of the model's graph become an AddLoss layer's input (computed
+        on every call); other losses are added as on any layer."""
+        from tensorlite.keras.layers.graph_metrics import AddLoss  # noqa: PLC0415
+        losses = list(losses) if isinstance(losses, (list, tuple)) else [losses]
+        for loss in losses:
+            if isinstance(loss, KerasTensor):
+                self._add_extra(AddLoss()(loss))
+            else:
+                super().add_loss(loss)
+
+    def add_metric(self, value, name=None, aggregation=None):
+        """A symbolic tensor of the model's graph becomes an AddMetric layer's input."""
+        if not isinstance(value, KerasTensor):
+            return super().add_metric(value, name=name, aggregation=aggregation)
+        from tensorlite.keras.layers.graph_metrics import AddMetric  # noqa: PLC0415
+        self._add_extra(AddMetric(aggregation=aggregation, metric_name=name)(value))
+        return None
+
+    def _add_extra(self, tensor):
+        self._extra_outputs.append(tensor)
+        self._set_nodes()
+
+    def _adopt_extra_layers(self, produced):
+        """After rebuilding from a config: the AddLoss / AddMetric calls among `produced`
+        (layer, outputs) pairs join the graph again."""
+        from tensorlite.keras.layers.graph_metrics import AddLoss, AddMetric  # noqa: PLC0415
+        for layer, out in produced:
+            if isinstance(layer, (AddLoss, AddMetric)):
+                self._extra_outputs.extend(nest.flatten(out))
+        if self._extra_outputs:
+            self._set_nodes()
 
     @property
     def layers(self):
@@ -139,14 +178,18 @@ class Functional(Model):
             if isinstance(x, dict):
                 return {k: deref(v) for k, v in x.items()}
             return x
+        called = []
         for node in config["nodes"]:
             layer = layers[node["layer"]]
             out = layer(deref(node["inputs"]), *deref(node["args"]),
                         **{k: deref(v) for k, v in node["kwargs"].items()})
             produced.append(out)
+            called.append((layer, out))
         outputs = [deref({"ref": r}) for r in config["outputs"]]
         structure = config["input_structure"]
         ins = dict(zip(config["input_keys"], inputs)) if structure == "dict" else \
             (inputs if structure == "list" else inputs[0])
         outs = outputs if config["output_structure"] == "list" else outputs[0]
-        return cls(ins, outs, name=config["name"])
+        model = cls(ins, outs, name=config["name"])
+        model._adopt_extra_layers(called)
+        return model

@@ -94,7 +94,7 @@ class Model(Layer):
             out.extend(self.compiled_loss.metrics)
         if self.compiled_metrics is not None:
             out.extend(self.compiled_metrics.metrics)
-        return out
+        return out + self._layer_metrics()  # then add_metric's, as tf.keras 2 lists them
 
     @property
     def metrics_names(self):
@@ -107,6 +107,24 @@ class Model(Layer):
     @run_eagerly.setter
     def run_eagerly(self, value):
         self._run_eagerly = value
+
+    def get_layer(self, name=None, index=None):
+        """tf.keras's `get_layer`: one of `self.layers`, by name or by index."""
+        if name is not None and index is not None:
+            raise ValueError(f"Provide only a layer name or a layer index. Received: "
+                             f"index={index}, name={name}.")
+        if index is not None:
+            if not -len(self.layers) <= index < len(self.layers):
+                raise ValueError(f"Was asked to retrieve layer at index {index} but model "
+                                 f"only has {len(self.layers)} layers.")
+            return self.layers[index]
+        if name is None:
+            raise ValueError("Provide either a layer name or layer index at `get_layer`.")
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: "
+                         f"{[layer.name for layer in self.layers]}.")
 
     def reset_metrics(self):
         for m in self.metrics:

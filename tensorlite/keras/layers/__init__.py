@@ -3,6 +3,8 @@ from tensorlite.keras.engine_symbolic import Input  # noqa: F401
 from tensorlite.keras.layers.core import (Activation, Dense, Dropout, Flatten,  # noqa: F401
                                           InputLayer, Lambda, Reshape)
 from tensorlite.keras.layers.layer import Layer  # noqa: F401
+from tensorlite.keras.layers.op_lambda import SlicingOpLambda, TFOpLambda  # noqa: F401
+from tensorlite.keras.layers.graph_metrics import AddLoss, AddMetric  # noqa: F401
 from tensorlite.keras.layers.attention import (AdditiveAttention, Attention,  # noqa: F401
                                                EinsumDense, MultiHeadAttention)
 from tensorlite.keras.layers.convolutional import (Conv1D, Conv1DTranspose, Conv2D,  # noqa: F401

@@ -70,6 +70,7 @@ class Layer(Module):
         self._own_weights = []  # from add_weight, creation order
         self._callable_losses = []
         self._activity_losses = []
+        self._added_metrics = {}  # add_metric's Mean metrics by name
         self.built = False
         self.supports_masking = False
         self.activity_regularizer = kwargs.get("activity_regularizer")
@@ -249,8 +250,40 @@ class Layer(Module):
         return out
 
     def add_metric(self, value, name=None, aggregation=None):
-        raise NotImplementedError("Layer.add_metric is not implemented in tensorlite yet; "
-                                  "compile the model with metrics=[...] instead")
+        """tf.keras 2's `add_metric`: `value` (a tensor computed in `call`) is averaged over
+        the batches of an epoch into the metric `name`, which fit and evaluate report and
+        reset as they do compiled metrics (a functional model also takes a symbolic
+        tensor of its graph: keras/layers/graph_metrics.py)."""
+        if aggregation not in (None, "mean"):
+            raise ValueError(f"We currently only support `mean` sample-wise metric "
+                             f"aggregation. You provided aggregation=`{aggregation}`")
+        if name is None:
+            raise ValueError("Please provide a name for your metric like "
+                             "`self.add_metric(tf.reduce_sum(inputs), name='mean_activation')`")
+        from tensorlite.keras.engine_symbolic import is_symbolic, probing  # noqa: PLC0415
+        if is_symbolic(value):
+            raise ValueError(f"add_metric on layer {self.name!r} got the symbolic tensor "
+                             f"{value!r}: call it inside the layer's `call`, or on a "
+                             f"functional model built from that tensor's graph")
+        if probing():  # the zero batch that infers a symbolic output spec is not data
+            return
+        metric = self._added_metrics.get(name)
+        if metric is None:
+            from tensorlite.keras.metrics import Mean  # noqa: PLC0415
+            metric = self._added_metrics[name] = Mean(name=name)
+        metric.update_state(value)
+
+    @property
+    def metrics(self):
+        return self._layer_metrics()
+
+    def _layer_metrics(self):
+        """The metrics `add_metric` made here and in the sub-layers (not a nested model's
+        compiled ones)."""
+        out = list(self._added_metrics.values())
+        for layer in self._sublayers():
+            out.extend(layer._layer_metrics())
+        return out
 
     # -- building and calling --------------------------------------------------------------
     def build(self, input_shape):

@@ -97,6 +97,8 @@ def _json_default(o):
         return o.as_list()
     if hasattr(o, "name") and hasattr(o, "is_floating"):  # a DType
         return o.name
+    if hasattr(o, "numpy") and hasattr(o, "dtype"):  # a constant tensor argument of an op
+        return o.numpy().tolist()
     raise TypeError(f"cannot serialise {type(o).__name__} in a model config")
 
 

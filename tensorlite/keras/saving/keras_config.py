@@ -25,6 +25,7 @@ from tensorlite.keras.saving.object_registration import get_registered_name
 
 _NEUTRAL = (None, False, 0, "", (), [], {})
 _TENSOR = "__keras_tensor__"
+_CONSTANT = "_CONSTANT_VALUE"  # Keras 2's marker of a constant first argument
 _OBJECT_MODULES = {"initializer": "keras.initializers", "regularizer": "keras.regularizers",
                    "constraint": "keras.constraints"}
 
@@ -143,15 +144,37 @@ def _node_args(node):
         return x
     if isinstance(node, dict):  # Keras 3
         return mark(node.get("args", [])), mark(node.get("kwargs", {}))
-    refs = [("ref", tuple(r[:3])) for r in node]  # Keras 2: a list of [l, n, t, kwargs]
-    kwargs = node[0][3] if node and len(node[0]) > 3 else {}
-    return [refs[0] if len(refs) == 1 else refs], dict(kwargs)
+    # Keras 2: a list of [layer, node, tensor, kwargs] entries; an op layer's (TFOpLambda)
+    # node with one tensor as first argument is that entry itself, a constant first
+    # argument is ["_CONSTANT_VALUE", -1, value, kwargs], and its kwargs name tensors as
+    # [layer, node, tensor] lists
+    single = bool(node) and isinstance(node[0], str)
+    entries = [node] if single else node
+    firsts = [entry[2] if entry[0] == _CONSTANT else ("ref", tuple(entry[:3]))
+              for entry in entries]
+    kwargs = entries[0][3] if entries and len(entries[0]) > 3 else {}
+    first = firsts[0] if len(firsts) == 1 else firsts
+    return [first], _keras2_refs(dict(kwargs))
+
+
+def _keras2_refs(x):
+    """Keras 2's kwargs with their [layer, node, tensor] lists as ("ref", ...) markers (a
+    list of 3 or 4 starting with a string and two integers, as Keras 2 reads them)."""
+    if isinstance(x, list) and len(x) in (3, 4) and isinstance(x[0], str) and \
+            all(isinstance(v, int) for v in x[1:3]):
+        return ("ref", tuple(x[:3]))
+    if isinstance(x, list):
+        return [_keras2_refs(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _keras2_refs(v) for k, v in x.items()}
+    return x
 
 
 def _functional(config, custom_objects, safe_mode):
     from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
     from tensorlite.keras.engine_symbolic import Input  # noqa: PLC0415
     produced = {}  # (layer name, node index) -> flat outputs
+    called = []  # (layer, outputs) of each node, in order
 
     def deref(x):
         if isinstance(x, tuple) and len(x) == 2 and x[0] == "ref":
@@ -181,14 +204,17 @@ def _functional(config, custom_objects, safe_mode):
             args, kwargs = deref(args), deref(kwargs)
             out = layer(*args, **kwargs)
             produced[(name, index)] = nest.flatten(out)
+            called.append((layer, out))
     keras2 = any(isinstance(node, list) for entry in config["layers"]
                  for node in entry.get("inbound_nodes", []))
     ins, single_in = _triples(config["input_layers"], keras2)
     outs, single_out = _triples(config["output_layers"], keras2)
     inputs = [deref(("ref", tuple(t[:3]))) for t in ins]
     outputs = [deref(("ref", tuple(t[:3]))) for t in outs]
-    return Functional(inputs[0] if single_in else inputs,
-                      outputs[0] if single_out else outputs, name=config.get("name"))
+    model = Functional(inputs[0] if single_in else inputs,
+                       outputs[0] if single_out else outputs, name=config.get("name"))
+    model._adopt_extra_layers(called)
+    return model
 
 
 # -- writing -------------------------------------------------------------------------------------
