@@ -280,3 +280,35 @@ def test_rnn_errors_name_the_layer():
         layer(tf.ones([2, 4, 5]), mask=tf.ones([2, 3], dtype=tf.bool))
     with pytest.raises(ValueError, match="units"):
         GRU(0)
+
+
+def test_rnn_over_a_list_of_cells_stacks_them_per_step(tmp_path):
+    """`RNN([LSTMCell, GRUCell])`: at each step the GRU cell takes the LSTM cell's output;
+    states come back as one flat list [h1, c1, h2]."""
+    from tensorlite.keras.layers.recurrent import StackedRNNCells
+    x = np.random.default_rng(3).standard_normal((2, 5, 3)).astype(np.float32)
+    rnn = RNN([LSTMCell(4), GRUCell(3)], return_sequences=True, return_state=True)
+    seq, h1, c1, h2 = rnn(x)
+    assert isinstance(rnn.cell, StackedRNNCells)
+    (W1, U1, b1), (W2, U2, b2) = [[w.numpy() for w in cell.weights] for cell in rnn.cell.cells]
+    states, outs = [np.zeros((2, 4)), np.zeros((2, 4)), np.zeros((2, 3))], []
+    for t in range(5):
+        o1, s1 = lstm_step(x[:, t], states[:2], W1, U1, b1)
+        o2, s2 = gru_step(o1, states[2:], W2, U2, b2)
+        states = s1 + s2
+        outs.append(o2)
+    np.testing.assert_allclose(seq.numpy(), np.stack(outs, 1), rtol=1e-5, atol=1e-6)
+    for got, want in zip([h1, c1, h2], states):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    # initial states are the flat list too; the stack saves and reloads with its cells
+    init = [np.ones((2, 4), np.float32), np.zeros((2, 4), np.float32), np.ones((2, 3), np.float32)]
+    inputs = tf.keras.Input((5, 3))
+    model = tf.keras.Model(inputs, RNN([LSTMCell(4), GRUCell(3)])(inputs))
+    model.save(str(tmp_path / "stacked.keras"))
+    loaded = tf.keras.models.load_model(str(tmp_path / "stacked.keras"))
+    np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-6)
+    assert rnn(x, initial_state=init)[0].shape == (2, 5, 3)
+    with pytest.raises(ValueError, match="expects 3 state"):
+        rnn(x, initial_state=init[:2])
+    with pytest.raises(ValueError, match="`state_size`"):
+        StackedRNNCells([LSTMCell(2), "not a cell"])

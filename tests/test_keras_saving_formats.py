@@ -69,6 +69,34 @@ def test_weights_h5_round_trip(tmp_path):
             str(tmp_path / "w.weights.h5"))
 
 
+class Blocks(keras.layers.Layer):
+    """A layer holding its sub-layers in a list, as custom blocks often do."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.blocks = [keras.layers.Dense(2), keras.layers.Dense(2)]
+
+    def call(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def test_sub_layers_in_a_list_are_saved_under_keras3s_paths(tmp_path):
+    """Keras 3 names the layers of a list attribute by class (`blocks/dense_1`): they were
+    not saved at all before."""
+    from tensorlite.keras.saving import weights_layout
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, Blocks()(inputs))
+    assert sorted(weights_layout.keras3_arrays(model, False)) == [
+        f"layers/blocks/blocks/{d}/vars/{i}" for d in ("dense", "dense_1") for i in (0, 1)]
+    model.save_weights(str(tmp_path / "b.weights.h5"))
+    other = keras.Model(inputs, Blocks()(inputs))
+    other.load_weights(str(tmp_path / "b.weights.h5"))
+    for a, b in zip(model.weights, other.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
 @pytest.mark.parametrize("optimizer", ["adam", "rmsprop", "sgd", "adamw", "adagrad", "adadelta",
                                        "adamax", "nadam", "ftrl", "lion"])
 def test_training_continues_exactly_after_load_model(tmp_path, optimizer):

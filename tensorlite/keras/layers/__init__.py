@@ -27,7 +27,8 @@ from tensorlite.keras.layers.pooling import (AveragePooling1D, AveragePooling2D,
                                              GlobalMaxPooling2D, MaxPool1D, MaxPool2D,
                                              MaxPooling1D, MaxPooling2D)
 from tensorlite.keras.layers.recurrent import (GRU, LSTM, RNN, GRUCell,  # noqa: F401
-                                               LSTMCell, SimpleRNN, SimpleRNNCell)
+                                               LSTMCell, SimpleRNN, SimpleRNNCell,
+                                               StackedRNNCells)
 from tensorlite.keras.layers.reshaping import (Cropping1D, Cropping2D, Permute,  # noqa: F401
                                                RepeatVector, UpSampling1D, UpSampling2D,
                                                ZeroPadding1D, ZeroPadding2D)

@@ -283,7 +283,87 @@ class GRUCell(_Cell):
                 "reset_after": self.reset_after, "implementation": self.implementation}
 
 
-_CELLS = {c.__name__: c for c in (SimpleRNNCell, LSTMCell, GRUCell)}
+def _sizes(cell):
+    """A cell's state sizes as a list (an int state_size is one state)."""
+    s = cell.state_size
+    return list(s) if isinstance(s, (list, tuple)) else [s]
+
+
+class StackedRNNCells(KerasLayer):
+    """`tf.keras.layers.StackedRNNCells`: at each step the cells run one after another,
+    each fed the previous one's output (`RNN([cell, cell])` wraps its list so). Its states
+    are every cell's states in order as one flat list (tf.keras 2 nests them per cell)."""
+
+    def __init__(self, cells, **kwargs):
+        cells = list(cells)
+        for cell in cells:
+            if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
+                raise ValueError(f"All cells must have a `call` method and a `state_size` "
+                                 f"attribute. Received cells={cells}")
+        if not cells:
+            raise ValueError("StackedRNNCells needs at least one cell")
+        super().__init__(**kwargs)
+        self.cells = cells
+
+    @property
+    def state_size(self):
+        return [n for cell in self.cells for n in _sizes(cell)]
+
+    @property
+    def output_size(self):
+        last = self.cells[-1]
+        return getattr(last, "output_size", _sizes(last)[0])
+
+    def build(self, input_shape):
+        dims = TensorShape(input_shape).as_list()
+        for cell in self.cells:
+            if isinstance(cell, Layer) and not cell.built:
+                with name_scope(cell._scope_name):
+                    cell.build(TensorShape(dims))
+                cell.built = True
+            dims = dims[:-1] + [getattr(cell, "output_size", _sizes(cell)[0])]
+        self.built = True
+
+    def call(self, inputs, states, training=None):
+        states = list(states) if isinstance(states, (list, tuple)) else [states]
+        new_states, at = [], 0
+        for cell in self.cells:
+            n = len(_sizes(cell))
+            inputs, new = cell(inputs, states[at:at + n], training=training)
+            new_states += list(new) if isinstance(new, (list, tuple)) else [new]
+            at += n
+        return inputs, new_states
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        if inputs is not None:
+            batch_size, dtype = inputs.shape[0], dtype or inputs.dtype
+        return [array_ops.zeros((batch_size, n), dtype or self.dtype) for n in self.state_size]
+
+    def get_config(self):
+        return {**super().get_config(), "cells": [_cell_entry(c) for c in self.cells]}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls([_cell_from_entry(c) for c in config.pop("cells")], **config)
+
+
+_CELLS = {c.__name__: c for c in (SimpleRNNCell, LSTMCell, GRUCell, StackedRNNCells)}
+
+
+def _cell_entry(cell):
+    return {"class_name": type(cell).__name__, "config": cell.get_config()}
+
+
+def _cell_from_entry(cell):
+    """A cell from its saved {"class_name", "config"} (tensorlite's own cell classes)."""
+    if not isinstance(cell, dict):
+        return cell
+    cell_cls = _CELLS.get(cell["class_name"])
+    if cell_cls is None:
+        raise ValueError(f"Unknown cell class {cell['class_name']!r}; build the RNN yourself "
+                         f"from your cell")
+    return cell_cls.from_config(cell["config"])
 
 
 # -- the sequence layer -----------------------------------------------------------------------
@@ -295,12 +375,11 @@ class RNN(KerasLayer):
                  stateful=False, unroll=False, time_major=False, zero_output_for_mask=False,
                  **kwargs):
         super().__init__(**kwargs)
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
         if cell is not None and not hasattr(cell, "state_size"):
             raise ValueError(f"Argument `cell` should have a `call` method and a "
                              f"`state_size` attribute. Received: cell={cell!r}")
-        if isinstance(cell, (list, tuple)):
-            raise NotImplementedError("RNN with a list of cells (StackedRNNCells) is not "
-                                      "supported by tensorlite; stack RNN layers instead")
         if cell is not None:
             self.cell = cell
         self.return_sequences = bool(return_sequences)
@@ -314,8 +393,7 @@ class RNN(KerasLayer):
         self._carried = None  # stateful layers: the last call's final states
 
     def _state_sizes(self):
-        s = self.cell.state_size
-        return list(s) if isinstance(s, (list, tuple)) else [s]
+        return _sizes(self.cell)
 
     def build(self, input_shape):
         if isinstance(input_shape, (list, tuple)) and input_shape and \
@@ -461,21 +539,12 @@ class RNN(KerasLayer):
         return config
 
     def get_config(self):
-        return {**super().get_config(), **self._rnn_config(),
-                "cell": {"class_name": type(self.cell).__name__,
-                         "config": self.cell.get_config()}}
+        return {**super().get_config(), **self._rnn_config(), "cell": _cell_entry(self.cell)}
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
-        cell = config.pop("cell")
-        if isinstance(cell, dict):
-            cell_cls = _CELLS.get(cell["class_name"])
-            if cell_cls is None:
-                raise ValueError(f"Unknown cell class {cell['class_name']!r}; build the RNN "
-                                 f"yourself from your cell")
-            cell = cell_cls.from_config(cell["config"])
-        return cls(cell, **config)
+        return cls(_cell_from_entry(config.pop("cell")), **config)
 
 
 class _CellLayer(RNN):

@@ -3,7 +3,8 @@
 - Keras 3's (`model.weights.h5` inside a `.keras` archive, and `*.weights.h5` files): a
   group per object path, `layers/<class>/vars/<i>` for a layer's own variables in
   creation order (a model's layers named by class and counted: `dense`, `dense_1`),
-  sub-layers of a layer under their attribute names (`layers/lstm/cell/vars`); the
+  sub-layers of a layer under their attribute names (`layers/lstm/cell/vars`), those in
+  a list or dict attribute by class (`layers/rnn/cell/cells/lstm_cell/vars`); the
   optimizer's under `optimizer/vars/<i>` (iterations, the learning rate, then its slots
   in Keras's order);
 - the legacy `.h5` layout (`model.save("m.h5")`, tf.keras 2's `save_weights("w.h5")`): a
@@ -48,8 +49,17 @@ def _children(layer):
     from tensorlite.keras.layers.layer import Layer  # noqa: PLC0415
     if isinstance(layer, Model) and layer._is_network():
         return [(f"layers/{name}", sub) for name, sub in _class_names(layer.layers)]
-    return [(key, value) for key, value in sorted(vars(layer).items())
-            if not key.startswith("_") and isinstance(value, Layer)]
+    out = []
+    for key, value in sorted(vars(layer).items()):
+        if key.startswith("_"):
+            continue
+        if isinstance(value, Layer):
+            out.append((key, value))
+        elif isinstance(value, (list, tuple, dict)):  # a container: its layers by class
+            items = value.values() if isinstance(value, dict) else value
+            out += [(f"{key}/{name}", sub) for name, sub in
+                    _class_names([v for v in items if isinstance(v, Layer)])]
+    return out
 
 
 def _class_names(layers):
