@@ -186,6 +186,33 @@ def test_pad_sequences_and_text_dataset_from_directory(tmp_path):
     assert (n_train, n_val) == (3, 2)
 
 
+def test_text_dataset_with_a_list_of_labels_or_none(tmp_path):
+    """Explicit labels: one per .txt file below the directory, in sorted path order (the
+    sub-directories no longer name classes)."""
+    for path, text in (("b/2.txt", "two"), ("a/1.txt", "one"), ("a/0.txt", "zero"),
+                       ("c.txt", "three")):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text(text)
+    # sorted paths: a/0.txt, a/1.txt, b/2.txt, c.txt
+    ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path), labels=[5, 7, 5, 7],
+                                                    shuffle=False, batch_size=None)
+    assert [(t.numpy(), int(y)) for t, y in ds] == [(b"zero", 5), (b"one", 7), (b"two", 5),
+                                                    (b"three", 7)]
+    assert ds.class_names == [5, 7]
+    texts = tf.keras.utils.text_dataset_from_directory(str(tmp_path), labels=None,
+                                                       shuffle=False, batch_size=2)
+    assert [t.tolist() for t in texts.as_numpy_iterator()] == [[b"zero", b"one"],
+                                                               [b"two", b"three"]]
+    train, val = tf.keras.utils.text_dataset_from_directory(
+        str(tmp_path), labels=[0, 1, 0, 1], validation_split=0.5, subset="both", seed=2)
+    got = sorted(t for ds in (train, val) for xb, _ in ds for t in xb.numpy().tolist())
+    assert got == [b"one", b"three", b"two", b"zero"]
+    with pytest.raises(ValueError, match=r"len\(labels\) is 3 while we found 4 files"):
+        tf.keras.utils.text_dataset_from_directory(str(tmp_path), labels=[0, 1, 0])
+    with pytest.raises(ValueError, match="list/tuple of integer labels"):
+        tf.keras.utils.text_dataset_from_directory(str(tmp_path), labels="folders")
+
+
 def _corpus(n, seed):
     rng = np.random.default_rng(seed)
     pos = ["great", "wonderful", "loved", "excellent", "fun", "brilliant", "charming"]

@@ -1,4 +1,5 @@
-"""`tf.keras.utils.image_dataset_from_directory` and `timeseries_dataset_from_array`.
+"""`tf.keras.utils.image_dataset_from_directory` and `timeseries_dataset_from_array`, and
+the directory indexing and validation split text_dataset_from_directory shares.
 
 Example:
     >>> train = tf.keras.utils.image_dataset_from_directory(
@@ -20,9 +21,12 @@ from tensorlite.ops.image_codecs import decode_image
 _IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 
 
-def _index_directory(directory, labels, class_names, follow_links):
-    """(file paths, integer labels, class names) in Keras's order: classes sorted by name,
-    files sorted within each class."""
+def index_directory(directory, labels, class_names, follow_links,
+                    extensions=_IMAGE_EXTENSIONS):
+    """(file paths, integer labels, class names) in Keras's order: with labels="inferred",
+    classes are the sorted sub-directories (or `class_names`) and files are sorted within
+    each; otherwise every file below `directory`, sorted by path, with `labels` (a list of
+    integers, one per file; their sorted distinct values are the class names) or none."""
     if not os.path.isdir(directory):
         raise errors.NotFoundError(None, None, f"Could not find directory {directory}")
     subdirs = sorted(d for d in os.listdir(directory)
@@ -43,14 +47,28 @@ def _index_directory(directory, labels, class_names, follow_links):
         found = []
         for dirpath, _, files in os.walk(root, followlinks=follow_links):
             found += [os.path.join(dirpath, f) for f in files
-                      if f.lower().endswith(_IMAGE_EXTENSIONS)]
+                      if f.lower().endswith(extensions)]
         found.sort()
         paths += found
         ints += [label] * len(found)
-    return paths, np.array(ints, np.int32), subdirs
+    if labels in ("inferred", None):
+        return paths, np.array(ints, np.int32), subdirs if labels else []
+    if not isinstance(labels, (list, tuple, np.ndarray)):
+        raise ValueError(f'`labels` argument should be a list/tuple of integer labels, of the '
+                         f'same size as the number of files in the target directory. If you '
+                         f'wish to infer the labels from the subdirectory names, set '
+                         f'`labels="inferred"`. If you wish to get a dataset that only '
+                         f'contains files (no labels), set `labels=None`. Received: '
+                         f'labels={labels}')
+    ints = np.asarray(labels, np.int32)
+    if len(ints) != len(paths):
+        raise ValueError(f"Expected the lengths of `labels` to match the number of files in "
+                         f"the target directory. len(labels) is {len(ints)} while we found "
+                         f"{len(paths)} files in directory {directory}.")
+    return paths, ints, sorted(set(ints.tolist()))
 
 
-def _split(items, validation_split, subset, seed):
+def split(items, validation_split, subset, seed):
     if not validation_split:
         return items
     if subset not in ("training", "validation"):
@@ -85,13 +103,9 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         raise ValueError("If using `validation_split` and shuffling the data, you must "
                          "provide a `seed` argument, to make sure that there is no overlap "
                          "between the training and validation subset.")
-    paths, ints, names = _index_directory(directory, labels, class_names, follow_links)
-    if labels not in ("inferred", None):
-        ints = np.asarray(labels, np.int32)
-        if len(ints) != len(paths):
-            raise ValueError(f"Expected the lengths of `labels` to match the number of files "
-                             f"in the target directory. len(labels) is {len(ints)} while we "
-                             f"found {len(paths)} files in directory {directory}.")
+    if labels is None:
+        label_mode = None
+    paths, ints, names = index_directory(directory, labels, class_names, follow_links)
     if not paths:
         raise ValueError(f"No images found in directory {directory}. Allowed formats: "
                          f"{_IMAGE_EXTENSIONS}")
@@ -101,7 +115,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     order = np.random.default_rng(seed).permutation(len(paths)) if shuffle else \
         np.arange(len(paths))
     paths, ints = np.array(paths, dtype=object)[order], ints[order]
-    paths, ints = _split((paths, ints), validation_split, subset, seed)
+    paths, ints = split((paths, ints), validation_split, subset, seed)
     print(f"Found {len(paths)} files belonging to {len(names)} classes."
           if labels == "inferred" else f"Found {len(paths)} files.")
     size = tuple(int(v) for v in image_size)
