@@ -62,3 +62,6 @@ def learning_phase():
 
 def set_learning_phase(value):
     _learning_phase["value"] = int(value)
+
+
+from tensorlite.keras.backend_ops import *  # noqa: E402,F401,F403
