@@ -143,12 +143,12 @@ def test_resize_and_signature_runner(tmp_path):
     data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
     (tmp_path / "m.tflite").write_bytes(data)
     ours = Interpreter(model_path=str(tmp_path / "m.tflite"))
-    name = model.output_names[0]
-    assert ours.get_signature_list() == {"serving_default": {"inputs": ["input_0"],
+    name, name_in = model.output_names[0], model.layers[0].name + "_input"  # tf.keras 2's
+    assert ours.get_signature_list() == {"serving_default": {"inputs": [name_in],
                                                              "outputs": [name]}}
     runner = ours.get_signature_runner()
     x = np.random.default_rng(1).normal(size=(4, 8)).astype("float32")
-    out = runner(input_0=x)  # resized from batch 1 to 4
+    out = runner(**{name_in: x})  # resized from batch 1 to 4
     np.testing.assert_allclose(out[name], model(x).numpy(), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="signature_key"):
         ours.get_signature_runner("nope")

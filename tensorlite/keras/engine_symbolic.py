@@ -95,9 +95,10 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
 class Node:
     """One call of a layer on symbolic inputs: replayed by functional models."""
 
-    def __init__(self, layer, inputs, args, kwargs, outputs_like):
+    def __init__(self, layer, inputs, args, kwargs):
         self.layer, self.inputs, self.args, self.kwargs = layer, inputs, args, kwargs
-        self.outputs_like = outputs_like  # the structure of the call's result
+        self.outputs = []  # the call's KerasTensors, flat
+        self.output = None  # ... in the structure the call returned
 
     def parents(self):
         return [t.node for t in nest.flatten([self.inputs, list(self.args),
@@ -184,7 +185,7 @@ def maybe_symbolic_call(layer, inputs, args, kwargs):
     with _probing():
         out = layer.__call__(_concrete(inputs), *_concrete(list(args)), **probe_kwargs)
     flat = nest.flatten(out)
-    node = Node(layer, inputs, args, kwargs, out)
+    node = Node(layer, inputs, args, kwargs)
     keras_out = []
     for i, t in enumerate(flat):
         ragged = hasattr(t, "flat_values") and hasattr(t, "row_splits")
@@ -194,4 +195,6 @@ def maybe_symbolic_call(layer, inputs, args, kwargs):
         shape = [None] + t.shape.as_list()[1:] if t.shape.rank else []
         keras_out.append(KerasTensor(shape, t.dtype, node=node, index=i, ragged=ragged))
     node.outputs = keras_out
-    return nest.pack_like(out, keras_out)
+    node.output = nest.pack_like(out, keras_out)
+    layer.__dict__.setdefault("_inbound_nodes", []).append(node)  # layer.input / .output
+    return node.output

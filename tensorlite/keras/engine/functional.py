@@ -92,6 +92,15 @@ class Functional(Model):
         return [t for t in self._tracked if isinstance(t, Layer)]
 
     @property
+    def input(self):
+        """The model's own Input tensor(s), as given to Model(inputs=...)."""
+        return self._inputs_struct
+
+    @property
+    def output(self):
+        return self._outputs_struct
+
+    @property
     def output_names(self):
         return [t.node.layer.name for t in self.outputs]
 

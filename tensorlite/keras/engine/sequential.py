@@ -1,7 +1,9 @@
 """`tf.keras.Sequential`: a linear stack of layers."""
+import weakref
+
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras.engine.training import Model
-from tensorlite.keras.engine_symbolic import KerasTensor
+from tensorlite.keras.engine_symbolic import Input, KerasTensor
 from tensorlite.keras.layers.core import InputLayer
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.saving.object_registration import serialize_layer
@@ -39,6 +41,7 @@ class Sequential(Model):
             self._input_dtype = layer._dtype
         if not isinstance(layer, InputLayer):
             self._tracked.append(layer)
+            layer.__dict__["_sequential_owner"] = weakref.ref(self)  # for layer.output
         self.built = False
         self._maybe_build_now()
 
@@ -48,6 +51,9 @@ class Sequential(Model):
             raise TypeError("There are no layers in the model.")
         self._tracked.remove(layers[-1])
         self.built = False
+        graph = self.__dict__.get("_graph")
+        if graph is not None:
+            del graph[len(layers):]  # the input and the remaining layers' outputs
 
     def _maybe_build_now(self):
         if self._input_batch_shape is not None and self.layers:
@@ -70,6 +76,42 @@ class Sequential(Model):
         for layer in self.layers:
             x = layer(x, training=training)
         return x
+
+    # -- the symbolic graph (model.input, layer.output) --------------------------------------
+    def _symbolic_graph(self):
+        """[input, each layer's output] as symbolic tensors, made (and extended as layers
+        are added) once the input shape is known, as tf.keras 2 builds a Sequential's
+        graph: what `model.input`, `model.output` and `layer.output` return."""
+        graph = self.__dict__.get("_graph")
+        if graph is None:
+            shape = self._input_batch_shape or self._build_input_shape
+            if shape is None or not hasattr(shape, "__len__"):
+                raise AttributeError(f"Sequential model {self.name!r} has no input yet: give "
+                                     f"it one (keras.Input, input_shape=) or call it on data")
+            dims = list(TensorShape(shape).as_list())
+            name = f"{self.layers[0].name}_input" if self.layers else None  # tf.keras 2's
+            graph = self.__dict__["_graph"] = [
+                Input(batch_shape=[None] + dims[1:], dtype=self._input_dtype or self.dtype,
+                      name=name)]
+        for layer in self.layers[len(graph) - 1:]:
+            graph.append(layer(graph[-1]))
+        return graph
+
+    @property
+    def input(self):
+        return self._symbolic_graph()[0]
+
+    @property
+    def output(self):
+        return self._symbolic_graph()[-1]
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    @property
+    def outputs(self):
+        return [self.output]
 
     @property
     def output_names(self):

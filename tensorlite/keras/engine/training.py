@@ -472,6 +472,20 @@ class Model(Layer):
                                   f"implement get_config() (and from_config) to serialise it, "
                                   f"or save with save_weights()")
 
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A functional model's config (`get_config()`, tensorlite's or Keras's layout)
+        rebuilds the graph; any other config is a subclassed model's constructor
+        arguments."""
+        if isinstance(config, dict) and "layers" in config and \
+                ("nodes" in config or "input_layers" in config):
+            from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
+            if "nodes" in config:
+                return Functional.from_config(config, custom_objects)
+            from tensorlite.keras.saving.keras_config import from_keras  # noqa: PLC0415
+            return from_keras({"class_name": "Functional", "config": config}, custom_objects)
+        return cls(**config)
+
     def __deepcopy__(self, memo):
         return copy.copy(self)
 

@@ -285,6 +285,57 @@ class Layer(Module):
             out.extend(layer._layer_metrics())
         return out
 
+    # -- symbolic connections (the functional API) ------------------------------------------
+    def _symbolic_nodes(self):
+        """The calls of this layer on symbolic tensors; a layer of a Sequential model whose
+        input shape is known gets its node from the model's symbolic graph, made now."""
+        nodes = self.__dict__.get("_inbound_nodes")
+        owner = self.__dict__.get("_sequential_owner")
+        if not nodes and owner is not None and owner() is not None:
+            owner()._symbolic_graph()
+            nodes = self.__dict__.get("_inbound_nodes")
+        return nodes or []
+
+    def _node_tensors(self, what, node_index=None):
+        nodes = self._symbolic_nodes()
+        if not nodes:
+            raise AttributeError(f"Layer {self.name} is not connected, no {what} to return.")
+        if node_index is None:
+            if len(nodes) > 1:
+                raise AttributeError(f"Layer {self.name} has multiple inbound nodes, hence the "
+                                     f'notion of "layer {what}" is ill-defined. Use '
+                                     f"`get_{what}_at(node_index)` instead.")
+            node_index = 0
+        if not 0 <= node_index < len(nodes):
+            raise ValueError(f"Asked to get {what} at node {node_index}, but the layer has "
+                             f"only {len(nodes)} inbound nodes.")
+        node = nodes[node_index]
+        return node.inputs if what == "input" else node.output
+
+    @property
+    def input(self):
+        """The symbolic input of the layer's one call on symbolic tensors."""
+        return self._node_tensors("input")
+
+    @property
+    def output(self):
+        """The symbolic output of the layer's one call on symbolic tensors."""
+        return self._node_tensors("output")
+
+    def get_input_at(self, node_index):
+        return self._node_tensors("input", node_index)
+
+    def get_output_at(self, node_index):
+        return self._node_tensors("output", node_index)
+
+    @property
+    def input_shape(self):
+        return nest.map_structure(lambda t: tuple(t.shape.as_list()), self.input)
+
+    @property
+    def output_shape(self):
+        return nest.map_structure(lambda t: tuple(t.shape.as_list()), self.output)
+
     # -- building and calling --------------------------------------------------------------
     def build(self, input_shape):
         self.built = True

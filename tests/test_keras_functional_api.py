@@ -1,0 +1,90 @@
+"""The functional API as TF 2's guide uses it: layer.input / layer.output to cut a model
+apart (feature extraction), model.input / model.output of functional and Sequential models,
+Model.from_config with custom objects."""
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite import keras
+from tensorlite.keras import layers
+
+X = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+
+
+def test_feature_extraction_from_each_layers_output():
+    inputs = keras.Input(shape=(8,))
+    dense = layers.Dense(4, activation="relu")
+    hidden = dense(inputs)
+    model = keras.Model(inputs, layers.Dense(2)(hidden))
+    assert dense.input is inputs and dense.output is hidden
+    assert model.input is inputs and model.output is model.outputs[0]
+    assert dense.input_shape == (None, 8) and dense.output_shape == (None, 4)
+    features = keras.Model(inputs=model.input, outputs=[la.output for la in model.layers])
+    got = features(X)
+    np.testing.assert_allclose(got[0].numpy(), dense(X).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got[1].numpy(), model(X).numpy(), rtol=1e-6)
+
+
+def test_a_sequential_model_has_a_graph_once_its_input_is_known():
+    seq = keras.Sequential([keras.Input((8,)), layers.Dense(4, activation="relu"),
+                            layers.Dense(2)])
+    cut = keras.Model(inputs=seq.input, outputs=seq.layers[0].output)  # the input first
+    np.testing.assert_allclose(cut(X).numpy(), seq.layers[0](X).numpy(), rtol=1e-6)
+    assert seq.output.shape.as_list() == [None, 2] and seq.layers[1].input_shape == (None, 4)
+    later = keras.Sequential([layers.Dense(4), layers.Dense(2)])
+    with pytest.raises(AttributeError, match="has no input yet"):
+        later.input  # noqa: B018
+    later(X)  # the input shape comes from data
+    first = later.layers[0].output  # a layer's output before the model's input
+    np.testing.assert_allclose(keras.Model(later.input, first)(X).numpy(),
+                               later.layers[0](X).numpy(), rtol=1e-6)
+    later.add(layers.Dense(1))  # the graph grows with the model
+    assert later.output.shape.as_list() == [None, 1]
+    later.pop()
+    assert later.output.shape.as_list() == [None, 2]
+
+
+def test_input_and_output_errors_say_why():
+    lone = layers.Dense(2)
+    with pytest.raises(AttributeError, match="is not connected, no input to return"):
+        lone.input  # noqa: B018
+    shared = layers.Dense(2)
+    a, b = keras.Input((3,)), keras.Input((3,))
+    shared(a), shared(b)
+    with pytest.raises(AttributeError, match="multiple inbound nodes"):
+        shared.output  # noqa: B018
+    assert shared.get_input_at(1) is b
+    assert shared.get_output_at(0).shape.as_list() == [None, 2]
+    with pytest.raises(ValueError, match="only 2 inbound nodes"):
+        shared.get_output_at(2)
+
+
+class CustomDense(layers.Layer):
+    """The guide's custom layer with get_config."""
+
+    def __init__(self, units=32):
+        super().__init__()
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units),
+                                 initializer="random_normal", trainable=True)
+        self.b = self.add_weight(shape=(self.units,), initializer="random_normal",
+                                 trainable=True)
+
+    def call(self, inputs):
+        return tf.matmul(inputs, self.w) + self.b
+
+    def get_config(self):
+        return {"units": self.units}
+
+
+def test_model_from_config_with_custom_objects():
+    inputs = keras.Input((4,))
+    model = keras.Model(inputs, CustomDense(10)(inputs))
+    config = model.get_config()
+    new_model = keras.Model.from_config(config, custom_objects={"CustomDense": CustomDense})
+    assert [type(la).__name__ for la in new_model.layers] == ["CustomDense"]
+    assert new_model.output.shape.as_list() == [None, 10]
+    with pytest.raises(ValueError, match="Unknown layer: 'CustomDense'"):
+        keras.Model.from_config(config)
