@@ -221,3 +221,18 @@ def test_model_get_layer_by_name_and_index():
         model.get_layer(index=5)
     with pytest.raises(ValueError, match="Provide only"):
         model.get_layer("a", index=0)
+
+
+def test_keras_activations_relu_and_elu_take_keras_arguments():
+    x = tf.constant([-2.0, -0.5, 0.5, 3.0])
+    act = tf.keras.activations
+    # above the threshold x, else 0; then clipped to [0, max_value]; alpha below it
+    np.testing.assert_allclose(act.relu(x, threshold=-1.0, max_value=2.0).numpy(),
+                               [0.0, 0.0, 0.5, 2.0])
+    np.testing.assert_allclose(act.relu(x, alpha=0.1).numpy(), [-0.2, -0.05, 0.5, 3.0],
+                               rtol=1e-6)
+    np.testing.assert_allclose(act.elu(x, alpha=0.5).numpy(),
+                               [0.5 * np.expm1(-2.0), 0.5 * np.expm1(-0.5), 0.5, 3.0],
+                               rtol=1e-6)
+    np.testing.assert_allclose(act.get("elu")(x).numpy(),
+                               [np.expm1(-2.0), np.expm1(-0.5), 0.5, 3.0], rtol=1e-6)

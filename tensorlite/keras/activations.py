@@ -5,6 +5,7 @@ Example:
     array([0., 2.], dtype=float32)
 """
 from tensorlite import nn
+from tensorlite.keras import backend_ops
 from tensorlite.ops import math_ops
 from tensorlite.ops.common import to_tensor
 
@@ -14,15 +15,13 @@ def linear(x):
 
 
 def relu(x, alpha=0.0, max_value=None, threshold=0.0):
-    x = to_tensor(x)
     if alpha == 0.0 and max_value is None and threshold == 0.0:
-        return nn.relu(x)
-    neg = math_ops.multiply(math_ops.minimum(math_ops.subtract(x, threshold), 0.0), alpha) \
-        if alpha else None
-    out = math_ops.where(math_ops.greater(x, threshold), x, math_ops.zeros_like_t(x))
-    if max_value is not None:
-        out = math_ops.minimum(out, float(max_value))
-    return out if neg is None else math_ops.add(out, neg)
+        return nn.relu(to_tensor(x))
+    return backend_ops.relu(x, alpha=alpha, max_value=max_value, threshold=threshold)
+
+
+def elu(x, alpha=1.0):
+    return backend_ops.elu(x, alpha=alpha)
 
 
 def softmax(x, axis=-1):
@@ -51,7 +50,7 @@ def gelu(x, approximate=False):
 
 
 sigmoid, tanh = math_ops.sigmoid, math_ops.tanh
-elu, selu, softplus, softsign = nn.elu, nn.selu, nn.softplus, nn.softsign
+selu, softplus, softsign = nn.selu, nn.softplus, nn.softsign
 swish = silu = nn.silu
 relu6 = nn.relu6
 leaky_relu = nn.leaky_relu
