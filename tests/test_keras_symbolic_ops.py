@@ -167,3 +167,49 @@ def test_add_metric_needs_a_name_and_a_mean_aggregation():
     layer.add_metric(tf.constant(3.0), name="m")
     assert [m.name for m in layer.metrics] == ["m"]
     assert float(layer.metrics[0].result()) == 2.0
+
+
+def test_unknown_dimensions_stay_unknown_through_layers_and_ops():
+    """Probed at two sizes: a sequence's unknown length passes a 'valid' convolution, and
+    a TF function may reduce or move the batch dimension."""
+    x = keras.Input((None, 10))
+    assert layers.Conv1D(3, 3)(x).shape.as_list() == [None, None, 3]
+    assert layers.Dense(4)(x).shape.as_list() == [None, None, 4]
+    assert tf.shape(x).shape.as_list() == [3]
+    assert tf.reduce_sum(x, axis=0).shape.as_list() == [None, 10]
+    assert tf.reduce_sum(keras.Input((4,)), axis=0).shape.as_list() == [4]
+
+
+class LogisticEndpoint(layers.Layer):
+    """The TF 2 guide's endpoint layer: its loss and metric are the model's only ones."""
+
+    def __init__(self, name=None):
+        super().__init__(name=name)
+        self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
+        self.accuracy_fn = keras.metrics.BinaryAccuracy()
+
+    def call(self, targets, logits, sample_weights=None):
+        self.add_loss(self.loss_fn(targets, logits, sample_weights))
+        self.add_metric(self.accuracy_fn(targets, logits, sample_weights), name="accuracy")
+        return tf.nn.softmax(logits)
+
+
+def test_a_model_compiled_without_a_loss_trains_on_its_added_losses():
+    inputs = keras.Input(shape=(3,), name="inputs")
+    targets = keras.Input(shape=(10,), name="targets")
+    logits = layers.Dense(10)(inputs)
+    model = keras.Model(inputs=[inputs, targets],
+                        outputs=LogisticEndpoint(name="predictions")(logits, targets))
+    model.compile(optimizer=keras.optimizers.SGD(0.1))
+    assert model.metrics_names == []  # no loss tracked before a step computes one
+    rng = np.random.default_rng(4)
+    data = {"inputs": rng.random((8, 3)).astype(np.float32),
+            "targets": (rng.random((8, 10)) > 0.5).astype(np.float32)}
+    kernel = model.layers[0].kernel.numpy().copy()
+    history = model.fit(data, batch_size=8, epochs=2, verbose=0).history
+    assert set(history) == {"loss", "accuracy"} and history["loss"][1] < history["loss"][0]
+    assert not np.array_equal(model.layers[0].kernel.numpy(), kernel)
+    bare = keras.Sequential([layers.Dense(1)])
+    bare.compile(optimizer="sgd")
+    with pytest.raises(ValueError, match="No loss found"):
+        bare.fit(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)

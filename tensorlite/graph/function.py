@@ -277,6 +277,8 @@ class Function:
         self._autograph = bool(autograph)
         self._converted = None  # the AutoGraph-converted function, made at the first trace
         self._reduce_retracing = reduce_retracing or bool(experimental_relax_shapes)
+        # Keras's fit step turns it off: it traces one graph per batch shape by design
+        self.warns_on_retracing = True
         # One graph for all sizes (None dimensions) unless the function reads a static
         # shape it computed (then: one graph per shape, and `shape_specialised` says where).
         self._declared = _declared_shapes(self._signature)
@@ -422,7 +424,7 @@ class Function:
             self._traces += 1
             reason = self._retrace_reason(key, args, kwargs)
             self.retrace_log.append(reason)
-            if self._traces > RETRACE_WARNING_AFTER:
+            if self._traces > RETRACE_WARNING_AFTER and self.warns_on_retracing:
                 warnings.warn(
                     f"{self._traces} out of the last {self._calls} calls to "
                     f"{self._name} triggered tf.function retracing. Tracing is expensive "

@@ -5,7 +5,7 @@ Example:
     array([0., 2.], dtype=float32)
 """
 from tensorlite import nn
-from tensorlite.keras import backend_ops
+from tensorlite.keras import backend
 from tensorlite.ops import math_ops
 from tensorlite.ops.common import to_tensor
 
@@ -17,11 +17,11 @@ def linear(x):
 def relu(x, alpha=0.0, max_value=None, threshold=0.0):
     if alpha == 0.0 and max_value is None and threshold == 0.0:
         return nn.relu(to_tensor(x))
-    return backend_ops.relu(x, alpha=alpha, max_value=max_value, threshold=threshold)
+    return backend.relu(x, alpha=alpha, max_value=max_value, threshold=threshold)
 
 
 def elu(x, alpha=1.0):
-    return backend_ops.elu(x, alpha=alpha)
+    return backend.elu(x, alpha=alpha)
 
 
 def softmax(x, axis=-1):

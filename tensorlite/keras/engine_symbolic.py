@@ -15,6 +15,10 @@ from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 
 _PROBE_BATCH = 2
+# Other unknown dimensions (a sequence's length, an image's size) are probed at this size,
+# large enough for the windows of 'valid' convolutions and poolings; then again one larger
+# (and the batch one larger), and the dimensions that change are unknown in the output
+_PROBE_FREE = 32
 
 
 class KerasTensor:
@@ -28,11 +32,13 @@ class KerasTensor:
         self.index = index  # which of the node's flattened outputs this is
         self.name = name
 
-    def _probe(self):
-        """A concrete zero batch of this spec (None dims become 2)."""
+    def _probe(self, bigger=0):
+        """A concrete zero batch of this spec: an unknown batch dimension becomes
+        _PROBE_BATCH, other unknown ones _PROBE_FREE (each + `bigger`)."""
         if self.ragged:
             return _ragged_probe(self.shape.as_list(), self.dtype)
-        shape = [(_PROBE_BATCH if d is None else d) for d in self.shape.as_list()]
+        shape = [d if d is not None else bigger + (_PROBE_BATCH if i == 0 else _PROBE_FREE)
+                 for i, d in enumerate(self.shape.as_list())]
         if self.dtype.is_string:
             return wrap(np.full(shape, b"", dtype=object))
         return wrap(np.zeros(shape, dtype=self.dtype.as_numpy_dtype))
@@ -169,31 +175,55 @@ def _ragged_probe(shape, dtype):
         flat, [wrap(np.array(x, dtype=np.int64)) for x in lengths])
 
 
-def _concrete(x):
-    return nest.map_structure(lambda v: v._probe() if isinstance(v, KerasTensor) else v, x)
+def _concrete(x, bigger=0):
+    return nest.map_structure(
+        lambda v: v._probe(bigger) if isinstance(v, KerasTensor) else v, x)
+
+
+def _output_shapes(layer, symbolic, call, flat):
+    """Each output's shape: unknown where a second probe, one larger in every unknown
+    input dimension, changes it (when an input has unknown dimensions beyond the batch, or
+    the layer is a TF function, which may move the batch dimension); otherwise the batch
+    dimension unknown and the rest as probed."""
+    shapes = [t.shape.as_list() if t.shape.rank is not None else None for t in flat]
+    free = any(None in t.shape.as_list()[1:] for t in symbolic if not t.ragged)
+    if (free or getattr(layer, "_infers_batch", False)) and \
+            not any(t.ragged for t in symbolic):
+        again = [t.shape.as_list() for t in nest.flatten(call(1))]
+        return [[a if a == b else None for a, b in zip(s, s2)] if s is not None and
+                len(s) == len(s2) else None for s, s2 in zip(shapes, again)]
+    return [[None] + s[1:] if s else s for s in shapes]
 
 
 def maybe_symbolic_call(layer, inputs, args, kwargs):
     """If any input is a KerasTensor: build, infer output specs, return KerasTensors."""
     if not is_symbolic([inputs, list(args), kwargs]):
         return None
-    probe_kwargs = _concrete(dict(kwargs))
+    probe_kwargs = dict(kwargs)
     if "training" in probe_kwargs and probe_kwargs["training"] is None:
         probe_kwargs.pop("training")
     if "training" in getattr(layer, "_call_params", ()):
         probe_kwargs.setdefault("training", False)
-    with _probing():
-        out = layer.__call__(_concrete(inputs), *_concrete(list(args)), **probe_kwargs)
+
+    def call(bigger):
+        with _probing():
+            return layer.__call__(_concrete(inputs, bigger),
+                                  *_concrete(list(args), bigger),
+                                  **_concrete(probe_kwargs, bigger))
+    out = call(0)
     flat = nest.flatten(out)
-    node = Node(layer, inputs, args, kwargs)
-    keras_out = []
-    for i, t in enumerate(flat):
-        ragged = hasattr(t, "flat_values") and hasattr(t, "row_splits")
-        if not isinstance(t, Tensor) and not ragged:
+    for t in flat:
+        if not isinstance(t, Tensor) and not (hasattr(t, "flat_values") and
+                                              hasattr(t, "row_splits")):
             raise TypeError(f"layer {layer.name} returned {type(t).__name__} on symbolic "
                             f"inputs; layers must return tensors")
-        shape = [None] + t.shape.as_list()[1:] if t.shape.rank else []
-        keras_out.append(KerasTensor(shape, t.dtype, node=node, index=i, ragged=ragged))
+    symbolic = [v for v in nest.flatten([inputs, list(args), kwargs])
+                if isinstance(v, KerasTensor)]
+    shapes = _output_shapes(layer, symbolic, call, flat)
+    node = Node(layer, inputs, args, kwargs)
+    keras_out = [KerasTensor(shape if shape is not None else [], t.dtype, node=node, index=i,
+                             ragged=hasattr(t, "flat_values") and hasattr(t, "row_splits"))
+                 for i, (t, shape) in enumerate(zip(flat, shapes))]
     node.outputs = keras_out
     node.output = nest.pack_like(out, keras_out)
     layer.__dict__.setdefault("_inbound_nodes", []).append(node)  # layer.input / .output

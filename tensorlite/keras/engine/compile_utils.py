@@ -38,7 +38,8 @@ class LossesContainer:
             self._weights = list(loss_weights)
         self._loss_metric = metrics.Mean(name="loss")
         self._per_output_metrics = [metrics.Mean(name=f"{n}_loss") for n in self._output_names] \
-            if len(self._output_names) > 1 else []
+            if len(self._output_names) > 1 and loss is not None else []
+        self._used = False  # compiled without a loss: tracked once a step computes one
 
     @property
     def losses(self):
@@ -46,6 +47,10 @@ class LossesContainer:
 
     @property
     def metrics(self):
+        """The loss trackers: none for a model compiled without a loss until a step
+        computes its losses (those it adds itself, add_loss), as in tf.keras 2."""
+        if self._spec is None and not self._used:
+            return []
         return [self._loss_metric] + self._per_output_metrics
 
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
@@ -56,6 +61,7 @@ class LossesContainer:
 
     def update_metrics(self, total, per_output, batch):
         """The loss trackers' update, separate so a graph-compiled step can run it eagerly."""
+        self._used = True
         for metric, value in zip(self._per_output_metrics, per_output):
             if value is not None:
                 metric.update_state(value, sample_weight=batch)
@@ -79,12 +85,14 @@ class LossesContainer:
             if w != 1.0:
                 value = math_ops.multiply(value, w)
             total = value if total is None else math_ops.add(total, value)
+        if regularization_losses:  # add_loss and regularizer losses
+            reg = math_ops.add_n([math_ops.cast(r, total.dtype if total is not None else r.dtype)
+                                  for r in regularization_losses])
+            total = reg if total is None else math_ops.add(total, reg)
         if total is None:
-            raise ValueError("No loss to compute: compile the model with a `loss` argument "
-                             "(or override train_step)")
-        if regularization_losses:
-            reg = math_ops.add_n([math_ops.cast(r, total.dtype) for r in regularization_losses])
-            total = math_ops.add(total, reg)
+            raise ValueError("No loss found. You may have forgotten to provide a `loss` "
+                             "argument in the `compile()` method (or to add one with "
+                             "add_loss, or to override train_step).")
         return total, per_output, batch
 
     def reset_state(self):

@@ -67,8 +67,8 @@ class Model(Layer):
             raise TypeError(f"Invalid keyword argument(s) in `compile()`: {sorted(kwargs)}")
         self.optimizer = optimizers.get(optimizer)
         names = self.output_names
-        self.compiled_loss = LossesContainer(loss, loss_weights, names) if loss is not None \
-            else None
+        # without a loss, the model trains on what its layers add (add_loss), if anything
+        self.compiled_loss = LossesContainer(loss, loss_weights, names)
         self.compiled_metrics = MetricsContainer(metrics, weighted_metrics, names, loss)
         self._compile_config = {"optimizer": optimizers.serialize(self.optimizer),
                                 "loss": _serializable(loss), "metrics": _serializable(metrics),
@@ -165,6 +165,9 @@ class Model(Layer):
             from tensorlite.graph.function import Function  # noqa: PLC0415
             step = self.__dict__["_loss_and_grads"] = Function(self._loss_and_grads_eager,
                                                                name="train_step")
+            # a graph per batch shape met (each data size's last batch), by design: fixed
+            # shapes keep the fastest kernels (tf.keras relaxes them: reduce_retracing)
+            step.warns_on_retracing = False
         return step if self._graph_step_allowed() else self._loss_and_grads_eager
 
     def _loss_and_grads_eager(self, x, y, sample_weight):

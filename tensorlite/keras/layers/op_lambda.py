@@ -78,6 +78,8 @@ def api_function(symbol):
 class TFOpLambda(Layer):
     """`function(inputs, **kwargs)` for one public TF function (see the module doc)."""
 
+    _infers_batch = True  # a TF function may reduce, move or keep the batch dimension
+
     def __init__(self, function, **kwargs):
         from tensorlite.keras import backend  # noqa: PLC0415
         symbol = getattr(function, "_tf_api_symbol", function)
