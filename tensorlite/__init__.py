@@ -70,6 +70,11 @@ _LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),
                "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec"),
                "vectorized_map": ("tensorlite.graph.vectorize", "vectorized_map"),
                "TensorArray": ("tensorlite.ops.tensor_array_ops", "TensorArray")}
+# TF 2's initializer classes (`tf.random_normal_initializer()(shape)`): Keras's, same API
+_LAZY_NAMES.update({f"{tf_name}_initializer": ("tensorlite.keras.initializers", cls)
+                    for tf_name, cls in (("constant", "Constant"), ("ones", "Ones"),
+                                         ("zeros", "Zeros"), ("random_normal", "RandomNormal"),
+                                         ("random_uniform", "RandomUniform"))})
 
 _KERAS_ALIASES = {"optimizers", "initializers", "losses", "metrics", "activations"}
 

@@ -236,3 +236,18 @@ def test_keras_activations_relu_and_elu_take_keras_arguments():
                                rtol=1e-6)
     np.testing.assert_allclose(act.get("elu")(x).numpy(),
                                [np.expm1(-2.0), np.expm1(-0.5), 0.5, 3.0], rtol=1e-6)
+
+
+def test_tf2_initializer_aliases_and_datatype_enum_dtypes():
+    """TF 2 code writes `tf.random_normal_initializer()(shape)` and, from the TF guides,
+    `tf.zeros(1, 1)` (dtype given as DataType enum value 1: float32)."""
+    init = tf.random_normal_initializer(stddev=0.0, mean=3.0)
+    np.testing.assert_array_equal(init(shape=(2, 2), dtype="float32").numpy(), 3.0)
+    assert tf.zeros_initializer()((2,)).numpy().tolist() == [0.0, 0.0]
+    assert tf.constant_initializer(7)((1,)).numpy().tolist() == [7.0]
+    assert tf.zeros(1, 1).dtype == tf.float32 and tf.zeros(1, 1).shape == (1,)
+    assert [tf.as_dtype(v) for v in (1, 3, 9, 10, 19)] == [tf.float32, tf.int32, tf.int64,
+                                                           tf.bool, tf.float16]
+    assert tf.float64.as_datatype_enum == 2 and tf.string.as_datatype_enum == 7
+    with pytest.raises(TypeError, match="Cannot convert 99"):
+        tf.as_dtype(99)

@@ -198,16 +198,26 @@ def test_a_model_compiled_without_a_loss_trains_on_its_added_losses():
     inputs = keras.Input(shape=(3,), name="inputs")
     targets = keras.Input(shape=(10,), name="targets")
     logits = layers.Dense(10)(inputs)
-    model = keras.Model(inputs=[inputs, targets],
-                        outputs=LogisticEndpoint(name="predictions")(logits, targets))
+    model = keras.Model(inputs=[inputs, targets],  # (the guide passes them the other way)
+                        outputs=LogisticEndpoint(name="predictions")(targets, logits))
     model.compile(optimizer=keras.optimizers.SGD(0.1))
-    assert model.metrics_names == []  # no loss tracked before a step computes one
+    assert "loss" not in model.metrics_names  # no loss tracked before a step computes one
     rng = np.random.default_rng(4)
     data = {"inputs": rng.random((8, 3)).astype(np.float32),
             "targets": (rng.random((8, 10)) > 0.5).astype(np.float32)}
     kernel = model.layers[0].kernel.numpy().copy()
     history = model.fit(data, batch_size=8, epochs=2, verbose=0).history
-    assert set(history) == {"loss", "accuracy"} and history["loss"][1] < history["loss"][0]
+    # a metric's own result added: that metric, under its own name (tf.keras 2's way)
+    assert set(history) == {"loss", "binary_accuracy"}
+    assert history["loss"][1] < history["loss"][0]
+    model.reset_metrics()
+    model.evaluate(data, batch_size=4, verbose=0)
+    endpoint = model.get_layer("predictions")
+    want = keras.metrics.BinaryAccuracy()
+    want(data["targets"], model.layers[0](data["inputs"]))  # the Dense layer's logits
+    assert 0.2 < float(want.result()) < 0.8
+    assert endpoint.metrics == [endpoint.accuracy_fn]
+    np.testing.assert_allclose(float(endpoint.accuracy_fn.result()), float(want.result()))
     assert not np.array_equal(model.layers[0].kernel.numpy(), kernel)
     bare = keras.Sequential([layers.Dense(1)])
     bare.compile(optimizer="sgd")

@@ -33,6 +33,11 @@ class DType:
         self.is_differentiable = kind in "fc"  # an attribute: the tape reads it per op
 
     @property
+    def as_datatype_enum(self):
+        """TensorFlow's DataType enum value of this dtype (1 for float32)."""
+        return DATA_TYPES[DT_NAMES[self.name]]
+
+    @property
     def as_numpy_dtype(self):
         if self._np is None:
             raise NotImplementedError(
@@ -118,13 +123,32 @@ ALL = [float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, ui
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"half": float16, "double": float64, "float": float32, "int": int32,
                  "str": string, "bytes": string})
+# TensorFlow's DataType enum (tensorflow/core/framework/types.proto): the wire value of a
+# dtype in every TensorFlow file format, and what `tf.zeros(3, 1)` means by dtype 1.
+DATA_TYPES = {"DT_INVALID": 0, "DT_FLOAT": 1, "DT_DOUBLE": 2, "DT_INT32": 3, "DT_UINT8": 4,
+              "DT_INT16": 5, "DT_INT8": 6, "DT_STRING": 7, "DT_COMPLEX64": 8, "DT_INT64": 9,
+              "DT_BOOL": 10, "DT_QINT8": 11, "DT_QUINT8": 12, "DT_QINT32": 13,
+              "DT_BFLOAT16": 14, "DT_QINT16": 15, "DT_QUINT16": 16, "DT_UINT16": 17,
+              "DT_COMPLEX128": 18, "DT_HALF": 19, "DT_RESOURCE": 20, "DT_VARIANT": 21,
+              "DT_UINT32": 22, "DT_UINT64": 23}
+# dtype name (and the handle types resource and variant) -> its DataType enum name
+DT_NAMES = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE",
+            "bfloat16": "DT_BFLOAT16", "int8": "DT_INT8", "int16": "DT_INT16",
+            "int32": "DT_INT32", "int64": "DT_INT64", "uint8": "DT_UINT8",
+            "uint16": "DT_UINT16", "uint32": "DT_UINT32", "uint64": "DT_UINT64",
+            "bool": "DT_BOOL", "complex64": "DT_COMPLEX64", "complex128": "DT_COMPLEX128",
+            "string": "DT_STRING", "resource": "DT_RESOURCE", "variant": "DT_VARIANT"}
+_BY_ENUM = {DATA_TYPES[dt]: _BY_NAME[name] for name, dt in DT_NAMES.items()
+            if name in _BY_NAME}
+
 # Keyed by np.dtype: the hot path maps every op result's dtype through this dict.
 BY_NUMPY = {d._np: d for d in ALL if d._np is not None and not d.is_string}
 BY_NUMPY[np.dtype(object)] = string
 
 
 def as_dtype(type_value):
-    """Converts a DType, NumPy dtype, Python type or name to a `tf.DType`."""
+    """Converts a DType, NumPy dtype, Python type, name or DataType enum value to a
+    `tf.DType`."""
     if isinstance(type_value, DType):
         return type_value
     if isinstance(type_value, str) and type_value in _BY_NAME:
@@ -137,6 +161,8 @@ def as_dtype(type_value):
         return int32
     if type_value in (str, bytes):
         return string
+    if type(type_value) is int and type_value in _BY_ENUM:  # a DataType enum value
+        return _BY_ENUM[type_value]
     try:
         npd = np.dtype(type_value)
     except TypeError:

@@ -14,6 +14,8 @@ Example:
     >>> float(m([1, 0], [[0.1, 0.9], [0.2, 0.8]]))
     0.5
 """
+import weakref
+
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
@@ -77,6 +79,26 @@ def _broadcast_weights(name, weights, values):
         raise ValueError(f"{name}: sample_weight of shape {weights.shape} cannot be broadcast "
                          f"to the values of shape {values.shape}; give one weight per sample "
                          f"(shape [batch])") from None
+
+
+_RESULTS = {}  # id(result tensor) -> (weak reference to it, the metric that made it)
+
+
+def remember_result(result, metric):
+    """Marks `result` as `metric`'s: `layer.add_metric(metric(y, p))` then tracks that
+    metric itself (already updated), as tf.keras 2 does through the tensor's _metric_obj."""
+    key = id(result)
+    try:
+        ref = weakref.ref(result, lambda _, k=key: _RESULTS.pop(k, None))
+    except TypeError:  # not weak-referenceable: nothing to remember
+        return
+    _RESULTS[key] = (ref, metric)
+
+
+def metric_of_result(value):
+    """The metric whose __call__ returned `value`, or None."""
+    entry = _RESULTS.get(id(value))
+    return entry[1] if entry is not None and entry[0]() is value else None
 
 
 class Metric(Module):
@@ -163,7 +185,9 @@ class Metric(Module):
 
     def __call__(self, *args, **kwargs):
         self.update_state(*args, **kwargs)
-        return self.result()
+        result = self.result()
+        remember_result(result, self)
+        return result
 
     def _out(self, value):
         return wrap(np.asarray(value, dtype=self._dtype.as_numpy_dtype))

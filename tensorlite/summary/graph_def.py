@@ -209,15 +209,7 @@ FunctionDef = message_class("FunctionDef")
 FunctionDefLibrary = message_class("FunctionDefLibrary")
 TensorShapeProto = message_class("TensorShapeProto")
 
-# tensorlite dtype name -> TensorFlow's DataType enum value
-_DT = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE",
-       "bfloat16": "DT_BFLOAT16", "int8": "DT_INT8", "int16": "DT_INT16", "int32": "DT_INT32",
-       "int64": "DT_INT64", "uint8": "DT_UINT8", "uint16": "DT_UINT16", "uint32": "DT_UINT32",
-       "uint64": "DT_UINT64", "bool": "DT_BOOL", "complex64": "DT_COMPLEX64",
-       "complex128": "DT_COMPLEX128", "string": "DT_STRING", "resource": "DT_RESOURCE",
-       "variant": "DT_VARIANT"}
-
-_DT_NAME = {DATA_TYPES[dt]: name for name, dt in _DT.items()}
+_DT_NAME = {DATA_TYPES[dt]: name for name, dt in dtypes.DT_NAMES.items()}
 
 _ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
               "sub": "AssignSubVariableOp"}
@@ -226,7 +218,7 @@ _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/>]")
 
 def datatype(dtype):
     """TensorFlow's DataType enum value of a tensorlite dtype (DT_INVALID if none)."""
-    return DATA_TYPES[_DT.get(getattr(dtype, "name", None), "DT_INVALID")]
+    return DATA_TYPES[dtypes.DT_NAMES.get(getattr(dtype, "name", None), "DT_INVALID")]
 
 
 def dtype_from_datatype(value):

@@ -20,6 +20,8 @@ except ImportError as e:  # protobuf is an optional extra
     raise ImportError("tf.train.Example and TFRecord parsing need the `protobuf` package: "
                       "pip install 'tensorlite[tfrecord]' (or pip install protobuf)") from e
 
+from tensorlite.framework import dtypes  # noqa: E402
+
 _F = descriptor_pb2.FieldDescriptorProto
 _PKG = "tensorflow"
 
@@ -94,13 +96,7 @@ def _example_file():
     return file
 
 
-# DataType enum values of tensorflow/core/framework/types.proto (the ones tensors use).
-DATA_TYPES = {"DT_INVALID": 0, "DT_FLOAT": 1, "DT_DOUBLE": 2, "DT_INT32": 3, "DT_UINT8": 4,
-              "DT_INT16": 5, "DT_INT8": 6, "DT_STRING": 7, "DT_COMPLEX64": 8, "DT_INT64": 9,
-              "DT_BOOL": 10, "DT_QINT8": 11, "DT_QUINT8": 12, "DT_QINT32": 13,
-              "DT_BFLOAT16": 14, "DT_QINT16": 15, "DT_QUINT16": 16, "DT_UINT16": 17,
-              "DT_COMPLEX128": 18, "DT_HALF": 19, "DT_RESOURCE": 20, "DT_VARIANT": 21,
-              "DT_UINT32": 22, "DT_UINT64": 23}
+DATA_TYPES = dtypes.DATA_TYPES  # the DataType enum types.proto declares (below)
 
 
 def _types_file():

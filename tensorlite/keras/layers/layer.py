@@ -252,15 +252,23 @@ class Layer(Module):
     def add_metric(self, value, name=None, aggregation=None):
         """tf.keras 2's `add_metric`: `value` (a tensor computed in `call`) is averaged over
         the batches of an epoch into the metric `name`, which fit and evaluate report and
-        reset as they do compiled metrics (a functional model also takes a symbolic
-        tensor of its graph: keras/layers/graph_metrics.py)."""
+        reset as they do compiled metrics; a metric's own result (`self.add_metric(
+        self.acc(y, p))`) adds that metric itself, under its own name, as tf.keras 2 does
+        (a functional model also takes a symbolic tensor of its graph:
+        keras/layers/graph_metrics.py)."""
+        from tensorlite.keras.engine_symbolic import is_symbolic, probing  # noqa: PLC0415
+        from tensorlite.keras.metrics import Mean, metric_of_result  # noqa: PLC0415
         if aggregation not in (None, "mean"):
             raise ValueError(f"We currently only support `mean` sample-wise metric "
                              f"aggregation. You provided aggregation=`{aggregation}`")
+        made_by = metric_of_result(value)
+        if made_by is not None:  # `metric(y, p)`'s result: that metric, already updated
+            if all(made_by is not m for m in self._added_metrics.values()):
+                self._added_metrics[made_by.name] = made_by
+            return
         if name is None:
             raise ValueError("Please provide a name for your metric like "
                              "`self.add_metric(tf.reduce_sum(inputs), name='mean_activation')`")
-        from tensorlite.keras.engine_symbolic import is_symbolic, probing  # noqa: PLC0415
         if is_symbolic(value):
             raise ValueError(f"add_metric on layer {self.name!r} got the symbolic tensor "
                              f"{value!r}: call it inside the layer's `call`, or on a "
@@ -269,7 +277,6 @@ class Layer(Module):
             return
         metric = self._added_metrics.get(name)
         if metric is None:
-            from tensorlite.keras.metrics import Mean  # noqa: PLC0415
             metric = self._added_metrics[name] = Mean(name=name)
         metric.update_state(value)
 

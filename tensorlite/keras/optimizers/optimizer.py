@@ -794,7 +794,7 @@ def _filter_empty_gradients(grads_and_vars):
                              f"zip(grads, model.trainable_variables); got {item!r}") from None
         pairs.append((g, v))
     kept = [(g, v) for g, v in pairs if g is not None]
-    if not kept:
+    if pairs and not kept:  # no variables at all (a model without weights): nothing to do
         names = [getattr(v, "name", repr(v)) for _, v in pairs]
         raise ValueError(f"No gradients provided for any variable: {names}. Check that the "
                          f"loss depends on the variables (computed inside the GradientTape, "
