@@ -88,3 +88,33 @@ def test_model_from_config_with_custom_objects():
     assert new_model.output.shape.as_list() == [None, 10]
     with pytest.raises(ValueError, match="Unknown layer: 'CustomDense'"):
         keras.Model.from_config(config)
+
+
+class CustomModel(keras.Model):
+    """The TF 2 guide's 'Customizing what happens in fit()': a custom train_step on a
+    model built functionally, CustomModel(inputs, outputs)."""
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        gradients = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+
+def test_a_model_subclass_built_from_inputs_and_outputs_is_functional():
+    inputs = keras.Input(shape=(8,))
+    model = CustomModel(inputs, layers.Dense(1)(inputs))
+    assert type(model) is CustomModel and isinstance(model, keras.Model)
+    assert [type(la).__name__ for la in model.layers] == ["Dense"]
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 8)).astype(np.float32)
+    y = x @ rng.standard_normal((8, 1)).astype(np.float32)
+    history = model.fit(x, y, batch_size=16, epochs=3, verbose=0).history
+    assert set(history) == {"loss", "mae"} and history["loss"][-1] < history["loss"][0]
+    np.testing.assert_allclose(model.predict(x, verbose=0), model.layers[0](x).numpy(),
+                               rtol=1e-6)

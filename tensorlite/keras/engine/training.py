@@ -35,7 +35,15 @@ class Model(Layer):
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
-        if type(self).__name__ == "Functional" or args or "inputs" in kwargs:
+        functional = bool(args) or "inputs" in kwargs
+        if functional and not _is_functional(self):
+            # A Model subclass built as `CustomModel(inputs, outputs)` (a custom train_step
+            # on a functional graph): as tf.keras 2 does, its class becomes a Functional one
+            from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
+            _functional_bases(type(self), Functional)
+            Functional.__init__(self, *args, **kwargs)
+            return
+        if type(self).__name__ == "Functional" or functional:
             return  # Functional.__init__ handles it
         base_kwargs = {k: kwargs.pop(k) for k in ("name", "trainable", "dtype")
                        if k in kwargs}
@@ -491,6 +499,22 @@ class Model(Layer):
 
     def __deepcopy__(self, memo):
         return copy.copy(self)
+
+
+def _is_functional(model):
+    from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
+    return isinstance(model, Functional)
+
+
+def _functional_bases(cls, functional):
+    """Puts `functional` where Model is among `cls`'s bases (and its bases' bases), as
+    tf.keras 2's inject_functional_model_class does; returns the class."""
+    if cls is Model:
+        return functional
+    if cls is functional or not issubclass(cls, Model):
+        return cls
+    cls.__bases__ = tuple(_functional_bases(base, functional) for base in cls.__bases__)
+    return cls
 
 
 def _serializable(spec):
