@@ -312,3 +312,59 @@ def test_rnn_over_a_list_of_cells_stacks_them_per_step(tmp_path):
         rnn(x, initial_state=init[:2])
     with pytest.raises(ValueError, match="`state_size`"):
         StackedRNNCells([LSTMCell(2), "not a cell"])
+
+
+class NestedCell(tf.keras.layers.Layer):
+    """tf.keras 2's RNN guide cell: two inputs per step, a vector and a matrix state."""
+
+    def __init__(self, unit_1, unit_2, unit_3, **kwargs):
+        self.unit_1, self.unit_2, self.unit_3 = unit_1, unit_2, unit_3
+        self.state_size = [tf.TensorShape([unit_1]), tf.TensorShape([unit_2, unit_3])]
+        self.output_size = [tf.TensorShape([unit_1]), tf.TensorShape([unit_2, unit_3])]
+        super().__init__(**kwargs)
+
+    def build(self, input_shapes):
+        i1, i2, i3 = input_shapes[0][1], input_shapes[1][1], input_shapes[1][2]
+        self.kernel_1 = self.add_weight(shape=(i1, self.unit_1), initializer="uniform",
+                                        name="kernel_1")
+        self.kernel_2_3 = self.add_weight(shape=(i2, i3, self.unit_2, self.unit_3),
+                                          initializer="uniform", name="kernel_2_3")
+
+    def call(self, inputs, states):
+        input_1, input_2 = tf.nest.flatten(inputs)
+        s1, s2 = states
+        output_1 = tf.matmul(input_1, self.kernel_1)
+        output_2_3 = tf.einsum("bij,ijkl->bkl", input_2, self.kernel_2_3)
+        return (output_1, output_2_3), (s1 + output_1, s2 + output_2_3)
+
+
+def test_nested_inputs_and_matrix_states_run_step_by_step():
+    """`RNN(cell)((x1, x2))`: a tuple is nested inputs (a list is [inputs, *states])."""
+    rng = np.random.default_rng(5)
+    x1 = rng.random((4, 6, 3)).astype(np.float32)
+    x2 = rng.random((4, 6, 2, 5)).astype(np.float32)
+    rnn = RNN(NestedCell(7, 2, 3), return_sequences=True, return_state=True)
+    (seq1, seq2), s1, s2 = rnn((x1, x2))
+    k1, k23 = rnn.cell.kernel_1.numpy(), rnn.cell.kernel_2_3.numpy()
+    o1 = np.einsum("bti,iu->btu", x1, k1)
+    o23 = np.einsum("btij,ijkl->btkl", x2, k23)
+    np.testing.assert_allclose(seq1.numpy(), o1, rtol=1e-5)
+    np.testing.assert_allclose(seq2.numpy(), o23, rtol=1e-5)
+    np.testing.assert_allclose(s1.numpy(), o1.sum(1), rtol=1e-5)  # the states sum the steps
+    np.testing.assert_allclose(s2.numpy(), o23.sum(1), rtol=1e-5)
+    in1, in2 = tf.keras.Input((None, 3)), tf.keras.Input((None, 2, 5))
+    model = tf.keras.Model([in1, in2], RNN(NestedCell(7, 2, 3))((in1, in2)))
+    assert [t.shape.as_list() for t in model.outputs] == [[None, 7], [None, 2, 3]]
+    model.compile(optimizer="adam", loss="mse")
+    model.fit([x1, x2], [o1[:, -1], o23[:, -1]], verbose=0)
+
+
+def test_reset_states_zeroes_a_stateful_layers_states():
+    x = np.random.default_rng(6).random((3, 4, 5)).astype(np.float32)
+    layer = LSTM(2, stateful=True)
+    assert layer.states == [None, None]  # before any call
+    layer(x)
+    layer.reset_states()
+    h, c = layer.states
+    assert h.shape == (3, 2) and not h.numpy().any() and not c.numpy().any()
+    np.testing.assert_allclose(LSTM(2)(x, initial_state=layer.states).shape, (3, 2))

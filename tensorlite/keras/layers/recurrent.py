@@ -17,6 +17,7 @@ Example:
     (TensorShape([2, 5, 8]), TensorShape([2, 8]))
 """
 from tensorlite import nn
+from tensorlite.framework import nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.name_scope import name_scope
 from tensorlite.framework.tensor_shape import TensorShape
@@ -289,6 +290,16 @@ def _sizes(cell):
     return list(s) if isinstance(s, (list, tuple)) else [s]
 
 
+def _state_shapes(state_size):
+    """Each state's shape beyond the batch, flat: an int is [n], a TensorShape its dims
+    (a cell's states may be matrices: tf.keras 2's NestedCell)."""
+    if isinstance(state_size, (list, tuple)):
+        return [shape for s in state_size for shape in _state_shapes(s)]
+    if isinstance(state_size, int):
+        return [(state_size,)]
+    return [tuple(TensorShape(state_size).as_list())]
+
+
 class StackedRNNCells(KerasLayer):
     """`tf.keras.layers.StackedRNNCells`: at each step the cells run one after another,
     each fed the previous one's output (`RNN([cell, cell])` wraps its list so). Its states
@@ -396,7 +407,10 @@ class RNN(KerasLayer):
         return _sizes(self.cell)
 
     def build(self, input_shape):
-        if isinstance(input_shape, (list, tuple)) and input_shape and \
+        if isinstance(input_shape, tuple) and input_shape and \
+                not isinstance(input_shape[0], (int, type(None))):
+            return self._build_nested(input_shape)
+        if isinstance(input_shape, list) and input_shape and \
                 not isinstance(input_shape[0], (int, type(None))):
             input_shape = input_shape[0]  # [inputs, *initial_states]
         shape = TensorShape(input_shape)
@@ -410,10 +424,25 @@ class RNN(KerasLayer):
             self.cell.built = True
         self.built = True
 
+    def _build_nested(self, input_shapes):
+        """Nested inputs (a tuple of sequences): the cell builds on the tuple of their
+        per-step shapes."""
+        steps = []
+        for shape in input_shapes:
+            dims = TensorShape(shape).as_list()
+            steps.append(TensorShape(dims[1:] if self.time_major else dims[:1] + dims[2:]))
+        if isinstance(self.cell, Layer) and not self.cell.built:
+            with name_scope(self.cell._scope_name):
+                self.cell.build(tuple(steps))
+            self.cell.built = True
+        self.built = True
+
     # -- call -----------------------------------------------------------------------------
     def call(self, inputs, mask=None, training=None, initial_state=None):
-        if isinstance(inputs, (list, tuple)):
+        if isinstance(inputs, list):  # [inputs, *initial_states], tf.keras 2's list form
             inputs, initial_state = inputs[0], list(inputs[1:]) or initial_state
+        if isinstance(inputs, tuple):  # nested inputs, for a cell that takes them
+            return self._call_nested(inputs, mask, training, initial_state)
         check_ndim(self, inputs.shape, ndim=3)
         check_axis_value(self, inputs.shape, -1, self._input_dim)
         x = array_ops.transpose(inputs, [1, 0, 2]) if self.time_major else inputs
@@ -428,10 +457,42 @@ class RNN(KerasLayer):
             x = array_ops.reverse(x, [1])
             mask = None if mask is None else array_ops.reverse(mask, [1])
         outputs, last, states = self._loop(x, mask, states, training)
+        return self._finish(outputs, last, states)
+
+    def _call_nested(self, inputs, mask, training, initial_state):
+        """tf.keras 2's nested inputs (`RNN(cell)((x1, x2))`): each step hands the cell
+        the tuple of the sequences' steps; outputs and states may be nested and of any
+        shape (the cell's output and state sizes). No masks here."""
+        if mask is not None and any(m is not None for m in nest.flatten(mask)):
+            raise NotImplementedError(f"Layer {self.name!r}: masks with nested RNN inputs")
+        flat = [convert_to_tensor(x) for x in nest.flatten(inputs)]
+        if self.time_major:
+            flat = [array_ops.transpose(x, [1, 0] + list(range(2, x.shape.rank)))
+                    for x in flat]
+        batch, steps = flat[0].shape.as_list()[:2]
+        states = self._initial_states(initial_state, batch, flat[0].dtype)
+        if self.go_backwards:
+            flat = [array_ops.reverse(x, [1]) for x in flat]
+        per_step = [array_ops.unstack(x, axis=1) for x in flat]
+        outputs, last = [], None
+        for t in range(steps):
+            xt = nest.pack_like(inputs, [p[t] for p in per_step])
+            last, new = self.cell(xt, list(states), training=training)
+            states = [convert_to_tensor(s) for s in nest.flatten(new)]
+            if self.return_sequences:
+                outputs.append(last)
+        return self._finish(outputs, last, states)
+
+    def _finish(self, outputs, last, states):
+        """Carries the states (stateful), stacks the steps' outputs (each of a nested
+        output apart) and returns what the layer returns."""
         if self.stateful:
             self._carried = [math_ops.stop_gradient_t(s) for s in states]
         if self.return_sequences:
-            out = array_ops.stack(outputs, axis=0 if self.time_major else 1)
+            axis = 0 if self.time_major else 1
+            stacked = [array_ops.stack(list(per), axis=axis)
+                       for per in zip(*[nest.flatten(o) for o in outputs])]
+            out = nest.pack_like(outputs[0], stacked)
         else:
             out = last
         return [out] + list(states) if self.return_state else out
@@ -471,7 +532,7 @@ class RNN(KerasLayer):
         return outputs, last, states
 
     def _initial_states(self, initial_state, batch, dtype):
-        sizes = self._state_sizes()
+        shapes = _state_shapes(self.cell.state_size)
         if initial_state is None:
             if self.stateful and self._carried is not None:
                 if self._carried[0].shape[0] != batch:
@@ -479,20 +540,19 @@ class RNN(KerasLayer):
                                      f"of {self._carried[0].shape[0]}, but received a batch of "
                                      f"{batch}; call reset_states() first")
                 return list(self._carried)
-            return [array_ops.zeros((batch, n), dtype) for n in sizes]
-        given = list(initial_state) if isinstance(initial_state, (list, tuple)) else \
-            [initial_state]
-        if len(given) != len(sizes):
-            raise ValueError(f"Layer {self.name} expects {len(sizes)} state(s), but it "
+            return [array_ops.zeros((batch,) + shape, dtype) for shape in shapes]
+        given = nest.flatten(initial_state)
+        if len(given) != len(shapes):
+            raise ValueError(f"Layer {self.name} expects {len(shapes)} state(s), but it "
                              f"received {len(given)} initial state(s). Input received: "
                              f"{initial_state}")
         out = []
-        for s, n in zip(given, sizes):
+        for s, shape in zip(given, shapes):
             s = math_ops.cast(convert_to_tensor(s), dtype)
-            if s.shape.as_list() != [batch, n]:
+            if s.shape.as_list() != [batch, *shape]:
                 raise ValueError(f"Layer {self.name}: an initial state has shape "
                                  f"{s.shape.as_list()}, but the cell's state_size requires "
-                                 f"{[batch, n]} ([batch, units])")
+                                 f"{[batch, *shape]} ([batch, units])")
             out.append(s)
         return out
 
@@ -504,12 +564,16 @@ class RNN(KerasLayer):
         return list(self._carried)
 
     def reset_states(self, states=None):
-        """Stateful layers: forget the carried state (or set it to `states`)."""
+        """Stateful layers: the carried states back to zeros (of the batch size they had;
+        before any call, none), or set to `states`."""
         if not self.stateful:
             raise AttributeError(f"Layer {self.name!r} must be stateful to reset its states")
-        self._carried = None if states is None else [
-            convert_to_tensor(s) for s in (states if isinstance(states, (list, tuple))
-                                           else [states])]
+        if states is None:
+            self._carried = None if self._carried is None else [
+                array_ops.zeros_like(s) for s in self._carried]
+            return
+        self._carried = [convert_to_tensor(s) for s in (
+            states if isinstance(states, (list, tuple)) else [states])]
 
     def compute_output_shape(self, input_shape):
         s = TensorShape(input_shape).as_list()

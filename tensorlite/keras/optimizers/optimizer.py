@@ -489,8 +489,10 @@ class Optimizer:
             return distribute_lib.replica_apply_gradients(
                 list(grads_and_vars), lambda pairs: self.apply_gradients(
                     pairs, name, experimental_aggregate_gradients))
-        return self._apply(_filter_empty_gradients(grads_and_vars),
-                           experimental_aggregate_gradients)
+        pairs = _filter_empty_gradients(grads_and_vars)
+        if not pairs:  # no variables at all (a model without weights): no step, as Keras
+            return self.iterations
+        return self._apply(pairs, experimental_aggregate_gradients)
 
     def _apply(self, pairs, experimental_aggregate_gradients):
         graph = is_tracing()
