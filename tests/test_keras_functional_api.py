@@ -118,3 +118,48 @@ def test_a_model_subclass_built_from_inputs_and_outputs_is_functional():
     assert set(history) == {"loss", "mae"} and history["loss"][-1] < history["loss"][0]
     np.testing.assert_allclose(model.predict(x, verbose=0), model.layers[0](x).numpy(),
                                rtol=1e-6)
+
+
+class TemporalSoftmax(layers.Layer):
+    """The TF 2 guide 'Masking and padding': a layer that needs the mask."""
+
+    def call(self, inputs, mask=None):
+        broadcast_float_mask = tf.expand_dims(tf.cast(mask, "float32"), -1)
+        inputs_exp = tf.exp(inputs) * broadcast_float_mask
+        inputs_sum = tf.reduce_sum(inputs_exp * broadcast_float_mask, axis=-1, keepdims=True)
+        return inputs_exp / inputs_sum
+
+
+def test_masks_show_on_tensors_and_pass_through_dense_while_building():
+    ids = np.array([[3, 5, 0, 0], [7, 0, 0, 0]], np.int32)
+    embedded = layers.Embedding(10, 4, mask_zero=True)(ids)
+    np.testing.assert_array_equal(embedded._keras_mask.numpy(), ids != 0)
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    x = layers.Embedding(input_dim=10, output_dim=8, mask_zero=True)(inputs)
+    assert x._keras_mask.shape.as_list() == [None, None]
+    x = layers.Dense(1)(x)  # a mask passes through Dense, as in Keras
+    model = keras.Model(inputs, TemporalSoftmax()(x))  # its probe saw a mask too
+    with np.errstate(invalid="ignore"):  # 0 / 0 where masked
+        out = model(ids).numpy()
+    np.testing.assert_allclose(out[ids != 0], 1.0, rtol=1e-6)  # softmax over one unit
+    assert np.isnan(out[ids == 0]).all()  # 0 / 0 where masked, as the guide's layer computes
+
+
+def test_training_passed_positionally_and_fine_tuning_after_recompile():
+    inputs = keras.Input((4,))
+    dropped = layers.Dropout(0.99)(inputs)
+    model = keras.Model(inputs, dropped)
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_array_equal(model(x, False).numpy(), x)  # training=False, positional
+    base = keras.Sequential([keras.Input((4,)), layers.Dense(3)])
+    head = keras.Sequential([base, layers.Dense(1)])
+    base.trainable = False
+    head.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    y = np.ones((2, 1), np.float32)
+    frozen = base.get_weights()
+    head.fit(x, y, verbose=0)
+    np.testing.assert_array_equal(base.get_weights()[0], frozen[0])
+    base.trainable = True  # fine-tuning: takes effect at the next compile, as in Keras
+    head.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    head.fit(x, y, verbose=0)
+    assert not np.array_equal(base.get_weights()[0], frozen[0])

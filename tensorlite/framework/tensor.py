@@ -9,7 +9,7 @@ Example:
 """
 import numpy as np
 
-from tensorlite.framework import dtypes
+from tensorlite.framework import dtypes, tensor_notes
 from tensorlite.framework.tensor_shape import TensorShape
 
 _BY_NUMPY = dtypes.BY_NUMPY
@@ -91,6 +91,15 @@ class Tensor:
     @property
     def name(self):
         return self._graph_info("name").name
+
+    @property
+    def _keras_mask(self):
+        """The Keras mask a layer attached to this tensor (its compute_mask), or None."""
+        return tensor_notes.KERAS_MASKS.get(self)
+
+    @_keras_mask.setter
+    def _keras_mask(self, mask):
+        tensor_notes.KERAS_MASKS.set(self, mask)
 
     def numpy(self):
         """The value as a NumPy array (a NumPy scalar for a 0-d tensor); may share memory."""

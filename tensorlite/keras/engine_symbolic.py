@@ -31,6 +31,15 @@ class KerasTensor:
         self.node = node  # the Node that produced it; None for a model input
         self.index = index  # which of the node's flattened outputs this is
         self.name = name
+        self.mask_spec = None  # (shape, dtype) of the mask the layer attached, if any
+
+    @property
+    def _keras_mask(self):
+        """The spec of the mask the layer attaches to this output (an unconnected
+        KerasTensor: what it shows, not a tensor of the graph), or None."""
+        if self.mask_spec is None:
+            return None
+        return KerasTensor(*self.mask_spec)
 
     def _probe(self, bigger=0):
         """A concrete zero batch of this spec: an unknown batch dimension becomes
@@ -177,7 +186,18 @@ def _ragged_probe(shape, dtype):
 
 def _concrete(x, bigger=0):
     return nest.map_structure(
-        lambda v: v._probe(bigger) if isinstance(v, KerasTensor) else v, x)
+        lambda v: _probe_with_mask(v, bigger) if isinstance(v, KerasTensor) else v, x)
+
+
+def _probe_with_mask(kt, bigger):
+    """The probe of a KerasTensor, carrying an all-true mask when the layer that made it
+    attaches one, so the next layer's probe sees a mask as its real calls will."""
+    probe = kt._probe(bigger)
+    if kt.mask_spec is not None:
+        from tensorlite.keras.layers.mask_propagation import set_keras_mask  # noqa: PLC0415
+        spec = KerasTensor(*kt.mask_spec)._probe(bigger)
+        set_keras_mask(probe, wrap(np.ones(spec.shape.as_list(), dtype=bool)))
+    return probe
 
 
 def _output_shapes(layer, symbolic, call, flat):
@@ -224,6 +244,11 @@ def maybe_symbolic_call(layer, inputs, args, kwargs):
     keras_out = [KerasTensor(shape if shape is not None else [], t.dtype, node=node, index=i,
                              ragged=hasattr(t, "flat_values") and hasattr(t, "row_splits"))
                  for i, (t, shape) in enumerate(zip(flat, shapes))]
+    from tensorlite.keras.layers.mask_propagation import keras_mask  # noqa: PLC0415
+    for t, kt in zip(flat, keras_out):
+        mask = keras_mask(t)
+        if mask is not None and hasattr(mask, "shape"):  # the output's leading dimensions
+            kt.mask_spec = (kt.shape.as_list()[:mask.shape.rank], mask.dtype)
     node.outputs = keras_out
     node.output = nest.pack_like(out, keras_out)
     layer.__dict__.setdefault("_inbound_nodes", []).append(node)  # layer.input / .output

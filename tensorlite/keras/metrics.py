@@ -14,14 +14,13 @@ Example:
     >>> float(m([1, 0], [[0.1, 0.9], [0.2, 0.8]]))
     0.5
 """
-import weakref
-
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.module import Module, camel_to_snake
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.framework.tensor_notes import TensorNotes
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
@@ -81,24 +80,18 @@ def _broadcast_weights(name, weights, values):
                          f"(shape [batch])") from None
 
 
-_RESULTS = {}  # id(result tensor) -> (weak reference to it, the metric that made it)
+_RESULTS = TensorNotes()  # a metric's result tensor -> the metric
 
 
 def remember_result(result, metric):
     """Marks `result` as `metric`'s: `layer.add_metric(metric(y, p))` then tracks that
     metric itself (already updated), as tf.keras 2 does through the tensor's _metric_obj."""
-    key = id(result)
-    try:
-        ref = weakref.ref(result, lambda _, k=key: _RESULTS.pop(k, None))
-    except TypeError:  # not weak-referenceable: nothing to remember
-        return
-    _RESULTS[key] = (ref, metric)
+    _RESULTS.set(result, metric)
 
 
 def metric_of_result(value):
     """The metric whose __call__ returned `value`, or None."""
-    entry = _RESULTS.get(id(value))
-    return entry[1] if entry is not None and entry[0]() is value else None
+    return _RESULTS.get(value)
 
 
 class Metric(Module):

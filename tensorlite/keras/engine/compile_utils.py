@@ -46,6 +46,11 @@ class LossesContainer:
         return self._losses
 
     @property
+    def per_output_metrics(self):
+        """The per-output loss trackers (a model with several outputs and a loss)."""
+        return list(self._per_output_metrics)
+
+    @property
     def metrics(self):
         """The loss trackers: none for a model compiled without a loss until a step
         computes its losses (those it adds itself, add_loss), as in tf.keras 2."""

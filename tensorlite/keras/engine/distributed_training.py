@@ -83,7 +83,7 @@ class DataParallelStep:
         # of them at its end.
         step_fn = model._loss_and_grads_eager if strategy._overlap_plan(shapes, dtypes) \
             else model._loss_and_grads_step()
-        n_per = len(model.compiled_loss.metrics) - 1
+        n_per = len(model.compiled_loss.per_output_metrics)
 
         def compute(part):
             total, per_output, y_pred, grads = step_fn(*part)

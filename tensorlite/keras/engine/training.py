@@ -83,6 +83,8 @@ class Model(Layer):
                                 "loss_weights": loss_weights}
         self._run_eagerly = run_eagerly
         self._is_compiled = True
+        # a new step graph: which layers are trainable may have changed (fine-tuning)
+        self.__dict__.pop("_loss_and_grads", None)
         self._distribution_strategy = distributed_training.strategy_in_scope() or \
             getattr(self, "_distribution_strategy", None)
 
@@ -160,7 +162,9 @@ class Model(Layer):
         """Forward, loss and backward as one compiled graph; the optimizer and the metrics
         (which update NumPy state directly) run eagerly on its results."""
         total, per_output, y_pred, grads = self._loss_and_grads_step()(x, y, sample_weight)
-        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        # the variables the graph was traced for: a layer frozen or unfrozen since then
+        # takes effect at the next compile(), as in tf.keras
+        self.optimizer.apply_gradients(zip(grads, self.__dict__["_step_variables"]))
         batch = nest.flatten(y_pred)[0].shape[0]
         self.compiled_loss.update_metrics(total, per_output, batch)
         return self.compute_metrics(x, y, y_pred, sample_weight)
@@ -179,11 +183,12 @@ class Model(Layer):
         return step if self._graph_step_allowed() else self._loss_and_grads_eager
 
     def _loss_and_grads_eager(self, x, y, sample_weight):
+        variables = self.__dict__["_step_variables"] = self.trainable_variables
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             total, per_output, _ = self.compiled_loss.compute(
                 y, y_pred, sample_weight, regularization_losses=self.losses)
-        grads = tape.gradient(total, self.trainable_variables)
+        grads = tape.gradient(total, variables)
         return total, per_output, y_pred, grads
 
     def _traced_train_graph(self):

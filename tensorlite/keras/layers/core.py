@@ -32,6 +32,7 @@ class Dense(Layer):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.supports_masking = True  # a mask passes through, as in Keras
         units = int(units) if not isinstance(units, int) else units
         if units <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
@@ -132,6 +133,7 @@ class Dropout(Layer):
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         if not 0 <= float(rate) <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float "
                              f"value between 0 and 1. Received: rate={rate}")
@@ -154,6 +156,7 @@ class Activation(Layer):
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.activation = activations.get(activation)
 
     def call(self, inputs):

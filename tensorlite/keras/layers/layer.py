@@ -81,7 +81,12 @@ class Layer(Module):
             shape = (kwargs.get("batch_size"), kwargs["input_dim"])
         self._batch_input_shape = None if shape is None else tuple(shape)
         self._initial_weights = kwargs.get("weights")
-        self._call_params = set(inspect.signature(self.call).parameters)
+        params = inspect.signature(self.call).parameters
+        self._call_params = set(params)
+        # call's positional parameters after the inputs: `training` or `mask` given
+        # positionally (model(x, True)) is not given again by keyword
+        self._call_positional = [n for n, p in list(params.items())[1:]
+                                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self.input_spec = None
 
     # -- attribute tracking ----------------------------------------------------------------
@@ -391,12 +396,13 @@ class Layer(Module):
             return symbolic
         inputs = self._cast_inputs(inputs)
         self._maybe_build(inputs)
+        given = self._call_positional[:len(args)] if args else ()
         if "training" not in self._call_params:
             kwargs.pop("training", None)
-        elif kwargs.get("training") is None:
+        elif kwargs.get("training") is None and "training" not in given:
             kwargs["training"] = _current_training()
         mask = kwargs.get("mask")
-        if mask is None:
+        if mask is None and "mask" not in given:
             mask = mask_propagation.input_mask(inputs)  # the previous layer's output mask
             if mask is not None and "mask" in self._call_params:
                 kwargs["mask"] = mask

@@ -1,7 +1,7 @@
 """Keras mask propagation: a layer's output carries the mask its `compute_mask` gives, and
 the next layer called on that output receives it as its `mask` argument, as Keras does with
-`tensor._keras_mask`. Tensors have fixed slots, so masks live in a side table keyed by the
-tensor's id and dropped when the tensor dies.
+`tensor._keras_mask`. Tensors have fixed slots, so masks live in a side table
+(framework/tensor_notes.py), which `tensor._keras_mask` reads.
 
 Example:
     >>> emb = tf.keras.layers.Embedding(5, 2, mask_zero=True)
@@ -9,38 +9,23 @@ Example:
     >>> keras_mask(out).numpy()
     array([[ True, False]])
 """
-import weakref
-
 from tensorlite.framework import nest
-
-_MASKS = {}  # id(tensor) -> (weak reference to it, its mask)
-
-
-def _forget(key):
-    return lambda ref: _MASKS.pop(key, None)
+from tensorlite.framework.tensor_notes import KERAS_MASKS
 
 
 def set_keras_mask(tensor, mask):
-    if mask is None:
-        return
-    try:
-        key = id(tensor)
-        _MASKS[key] = (weakref.ref(tensor, _forget(key)), mask)
-    except TypeError:  # a value that cannot carry a mask (a Python number)
-        pass
+    if mask is not None:
+        KERAS_MASKS.set(tensor, mask)
 
 
 def keras_mask(tensor):
     """The mask attached to `tensor`, or None."""
-    entry = _MASKS.get(id(tensor))
-    if entry is not None and entry[0]() is tensor:
-        return entry[1]
-    return None
+    return KERAS_MASKS.get(tensor)
 
 
 def input_mask(inputs):
     """The masks of a layer's inputs: one mask, a list of them, or None when none is set."""
-    if not _MASKS:
+    if not KERAS_MASKS:
         return None
     if isinstance(inputs, (list, tuple)):
         masks = [keras_mask(x) for x in inputs]
