@@ -163,3 +163,28 @@ def test_training_passed_positionally_and_fine_tuning_after_recompile():
     head.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
     head.fit(x, y, verbose=0)
     assert not np.array_equal(base.get_weights()[0], frozen[0])
+
+
+@keras.utils.register_keras_serializable(package="my_package", name="custom_fn")
+def custom_fn(x):
+    return x ** 2
+
+
+def test_the_save_guides_architecture_round_trips(tmp_path):
+    """The TF 2 guide 'Save and load Keras models': a registered activation, to_json /
+    model_from_json, a name that is no identifier, layers reused in a Sequential."""
+    inputs = keras.Input(shape=(4,))
+    model = keras.Model(inputs, layers.Dense(2, activation=custom_fn)(inputs),
+                        name="3_layer_mlp")
+    model.save(str(tmp_path / "custom.keras"))
+    x = np.random.default_rng(2).random((3, 4)).astype(np.float32)
+    reloaded = keras.models.load_model(str(tmp_path / "custom.keras"))
+    assert reloaded.layers[0].activation is custom_fn and reloaded.name == "3_layer_mlp"
+    np.testing.assert_allclose(reloaded(x).numpy(), model(x).numpy(), rtol=1e-6)
+    rebuilt = keras.models.model_from_json(model.to_json())
+    assert [type(la).__name__ for la in rebuilt.layers] == ["Dense"]
+    assert rebuilt.output.shape.as_list() == [None, 2]
+    with pytest.raises(ValueError, match="cannot contain character `/`"):
+        layers.Dense(1, name="a/b")
+    reused = keras.Sequential(model.layers + [layers.Dense(1)])  # input from their graph
+    assert reused.built and reused.output.shape.as_list() == [None, 1]

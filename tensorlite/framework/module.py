@@ -36,12 +36,17 @@ class Module:
     def __init__(self, name=None):
         if name is None:
             name = camel_to_snake(type(self).__name__)
-        elif not re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]*$", name):
-            raise ValueError(f"'{name}' is not a valid module name. Module names must be "
-                             f"valid Python identifiers (e.g. a valid class name).")
+        else:
+            self._check_name(name)
         self._name = name
         with _name_scope(name) as scope:
             self._scope_name = scope
+
+    @staticmethod
+    def _check_name(name):
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_.\-]*$", name):
+            raise ValueError(f"'{name}' is not a valid module name. Module names must be "
+                             f"valid Python identifiers (e.g. a valid class name).")
 
     @property
     def name(self):

@@ -69,9 +69,15 @@ def get(identifier):
         return linear
     if isinstance(identifier, str):
         fn = _BY_NAME.get(identifier)
+        if fn is None:  # a registered one ("package>name"), or in a custom_object_scope
+            from tensorlite.keras.saving.object_registration import (  # noqa: PLC0415
+                get_registered_object)
+            fn = get_registered_object(identifier)
         if fn is None:
             raise ValueError(f"Unknown activation function: '{identifier}'. Known: "
-                             f"{sorted(_BY_NAME)}")
+                             f"{sorted(_BY_NAME)}; register your own with "
+                             f"@tf.keras.utils.register_keras_serializable() or pass it "
+                             f"in custom_objects")
         return fn
     if callable(identifier):
         return identifier
@@ -82,7 +88,8 @@ def serialize(activation):
     for name, fn in _BY_NAME.items():
         if fn is activation:
             return name
-    return getattr(activation, "__name__", repr(activation))
+    from tensorlite.keras.saving.object_registration import get_registered_name  # noqa: PLC0415
+    return get_registered_name(activation) or repr(activation)
 
 
 def deserialize(name):

@@ -16,3 +16,13 @@ def clone_model(model, input_tensors=None, clone_function=None):
 def model_from_config(config, custom_objects=None):
     from tensorlite.keras.saving.registry import layer_from_config  # noqa: PLC0415
     return layer_from_config(config, custom_objects)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """`tf.keras.models.model_from_json`: the model of `model.to_json()` (a Keras
+    config: tensorlite's, Keras 3's or tf.keras 2's), with fresh weights."""
+    import json  # noqa: PLC0415
+    from tensorlite.keras.saving.keras_config import from_keras  # noqa: PLC0415
+    from tensorlite.keras.saving.object_registration import custom_object_scope  # noqa: PLC0415
+    with custom_object_scope(custom_objects):
+        return from_keras(json.loads(json_string), custom_objects)

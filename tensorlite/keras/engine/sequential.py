@@ -39,6 +39,13 @@ class Sequential(Model):
             # hub.KerasLayer(..., input_shape=[], dtype=tf.string) takes strings
             self._input_batch_shape = layer._batch_input_shape
             self._input_dtype = layer._dtype
+        elif not self.layers and self._input_batch_shape is None:
+            # a layer taken from another model (keras.Sequential(pretrained.layers[:-1])):
+            # the input it was called on there
+            nodes = layer.__dict__.get("_inbound_nodes") or []
+            if nodes and isinstance(nodes[0].inputs, KerasTensor):
+                self._input_batch_shape = tuple(nodes[0].inputs.shape.as_list())
+                self._input_dtype = nodes[0].inputs.dtype
         if not isinstance(layer, InputLayer):
             self._tracked.append(layer)
             layer.__dict__["_sequential_owner"] = weakref.ref(self)  # for layer.output

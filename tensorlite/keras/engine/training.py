@@ -488,6 +488,19 @@ class Model(Layer):
                                   f"implement get_config() (and from_config) to serialise it, "
                                   f"or save with save_weights()")
 
+    def to_json(self, **kwargs):
+        """The model's architecture as Keras's JSON config (`model_from_json` rebuilds it;
+        `.keras` archives hold the same); keyword arguments go to json.dumps."""
+        import json  # noqa: PLC0415
+        from tensorlite.keras.saving.keras_config import to_keras  # noqa: PLC0415
+        if not self._is_network():
+            self.get_config()  # a subclassed model without get_config: its error
+            raise NotImplementedError(f"to_json of the subclassed model "
+                                      f"{type(self).__name__}: save it with save_weights, "
+                                      f"or as a .keras archive")
+        from tensorlite.keras.saving.keras_archive import _json_default  # noqa: PLC0415
+        return json.dumps(to_keras(self), default=_json_default, **kwargs)
+
     @classmethod
     def from_config(cls, config, custom_objects=None):
         """A functional model's config (`get_config()`, tensorlite's or Keras's layout)

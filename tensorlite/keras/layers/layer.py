@@ -89,6 +89,14 @@ class Layer(Module):
                                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self.input_spec = None
 
+    @staticmethod
+    def _check_name(name):
+        """Keras takes any layer name without a '/' ("3_layer_mlp"); tf.Module's are
+        identifiers."""
+        if not isinstance(name, str) or "/" in name:
+            raise ValueError(f"Argument `name` must be a string and cannot contain "
+                             f"character `/`. Received: name={name!r}")
+
     # -- attribute tracking ----------------------------------------------------------------
     def __setattr__(self, key, value):
         tracked = self.__dict__.get("_tracked")

@@ -23,7 +23,7 @@ from tensorlite.checkpoint.checkpoint import read_checkpoint, write_checkpoint
 from tensorlite.checkpoint.state import update_state
 from tensorlite.framework import errors
 from tensorlite.framework.write_policy import may_write
-from tensorlite.keras.saving.object_registration import safe_mode_scope
+from tensorlite.keras.saving.object_registration import custom_object_scope, safe_mode_scope
 from tensorlite.keras.saving import keras_archive, legacy_h5
 
 
@@ -77,7 +77,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
     if not os.path.exists(path):
         raise errors.NotFoundError(None, None, f"No model found at {os.fspath(filepath)} "
                                    f"(expected {path}); save one with model.save()")
-    with safe_mode_scope(safe_mode):  # also for Lambda configs nested deeper
+    # custom_objects also for what configs name deeper (activations, initializers)
+    with safe_mode_scope(safe_mode), custom_object_scope(custom_objects):
         if _is_h5(path):
             return legacy_h5.load_model(path, custom_objects, compile, safe_mode)
         return keras_archive.read_archive(path, custom_objects, compile, safe_mode)
