@@ -183,11 +183,12 @@ class Model(Layer):
         return step if self._graph_step_allowed() else self._loss_and_grads_eager
 
     def _loss_and_grads_eager(self, x, y, sample_weight):
-        variables = self.__dict__["_step_variables"] = self.trainable_variables
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             total, per_output, _ = self.compiled_loss.compute(
                 y, y_pred, sample_weight, regularization_losses=self.losses)
+        # after the forward pass: a model's first call builds its layers
+        variables = self.__dict__["_step_variables"] = self.trainable_variables
         grads = tape.gradient(total, variables)
         return total, per_output, y_pred, grads
 
