@@ -169,3 +169,12 @@ def test_layers_in_a_dataset_map_and_functional_model():
     x = L.ReLU()(L.Rescaling(1 / 255.0)(x))
     model = tf.keras.Model(inputs, L.Softmax()(L.Dense(2)(L.Flatten()(x))))
     assert model(np.zeros((2, 8, 8, 3), np.uint8)).shape == (2, 2)
+
+
+def test_tf_idf_is_also_taken_in_tf_24s_spelling():
+    texts = ["the brain is wider than the sky", "for put them side by side"]
+    new, old = (tf.keras.layers.TextVectorization(output_mode=m) for m in ("tf_idf", "tf-idf"))
+    new.adapt(texts)
+    old.adapt(texts)
+    np.testing.assert_allclose(old(texts).numpy(), new(texts).numpy())
+    assert old.output_mode == "tf_idf"

@@ -18,6 +18,8 @@ MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
 
 
 def check_mode(mode, allowed=MODES):
+    if mode == "tf-idf":  # TF 2.4's spelling, still in programs written then
+        mode = "tf_idf"
     if mode not in allowed:
         raise ValueError(f"output_mode must be one of {list(allowed)}, got {mode!r}")
     return mode

@@ -18,6 +18,7 @@ from tensorlite import strings
 from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.keras.layers.layer import Layer
+from tensorlite.keras.layers.preprocessing_encoding import check_mode
 from tensorlite.keras.layers.preprocessing_lookup import StringLookup, _is_ragged
 from tensorlite.ops import array_ops
 
@@ -60,7 +61,7 @@ class TextVectorization(Layer):
         self.standardize, self.split = standardize, split
         # an int n means all n-grams up to n (1..n); a tuple, exactly those widths
         self.ngrams = tuple(range(1, ngrams + 1)) if isinstance(ngrams, int) else ngrams
-        self.output_mode = output_mode
+        self.output_mode = check_mode(output_mode)
         self.output_sequence_length = output_sequence_length
         self.ragged = ragged
         self.max_tokens = max_tokens
