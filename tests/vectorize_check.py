@@ -144,7 +144,8 @@ def check_batch_rule(op, inputs, attrs, rng):
         if not op.multi_output:
             got, per = [got], [[p] for p in per]
         assert len(got) == len(per[0]), f"{op.name}: {len(got)} outputs, not {len(per[0])}"
-        for k, g in enumerate(got):
+        for k, g in enumerate(got):  # a batch and one example may take different measured-
+            # fastest convolution algorithms: float32 sums near 0 then differ by ~1e-6
             np.testing.assert_allclose(np.asarray(g), np.stack([p[k] for p in per]),
-                                       rtol=1e-5, atol=1e-6, err_msg=f"{op.name} output {k} "
+                                       rtol=1e-5, atol=5e-6, err_msg=f"{op.name} output {k} "
                                        f"batched={pattern} attrs={attrs}")

@@ -5,7 +5,7 @@ from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras.engine.training import Model
 from tensorlite.keras.engine_symbolic import Input, KerasTensor
 from tensorlite.keras.layers.core import InputLayer
-from tensorlite.keras.layers.layer import Layer
+from tensorlite.keras.layers.layer import SEQUENTIAL_OWNERS, Layer
 from tensorlite.keras.saving.object_registration import serialize_layer
 
 
@@ -48,7 +48,7 @@ class Sequential(Model):
                 self._input_dtype = nodes[0].inputs.dtype
         if not isinstance(layer, InputLayer):
             self._tracked.append(layer)
-            layer.__dict__["_sequential_owner"] = weakref.ref(self)  # for layer.output
+            SEQUENTIAL_OWNERS[layer] = weakref.ref(self)  # for layer.output
         self.built = False
         self._maybe_build_now()
 

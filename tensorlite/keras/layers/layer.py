@@ -14,6 +14,7 @@ Example:
 """
 import inspect
 import re
+import weakref
 
 import numpy as np
 
@@ -45,6 +46,11 @@ def _is_trackable_weight(x):
 def _weight_local_name(variable):
     """The name add_weight was given: `dense/kernel:0` -> `kernel`."""
     return str(variable.name).rsplit("/", 1)[-1].split(":", 1)[0]
+
+
+# layer -> weak reference to the Sequential model it was added to, whose symbolic graph
+# gives it an input and output (kept outside the layer, so that a layer still pickles)
+SEQUENTIAL_OWNERS = weakref.WeakKeyDictionary()
 
 
 class Layer(Module):
@@ -310,7 +316,7 @@ class Layer(Module):
         """The calls of this layer on symbolic tensors; a layer of a Sequential model whose
         input shape is known gets its node from the model's symbolic graph, made now."""
         nodes = self.__dict__.get("_inbound_nodes")
-        owner = self.__dict__.get("_sequential_owner")
+        owner = SEQUENTIAL_OWNERS.get(self)
         if not nodes and owner is not None and owner() is not None:
             owner()._symbolic_graph()
             nodes = self.__dict__.get("_inbound_nodes")
