@@ -19,10 +19,13 @@ def test_feature_extraction_from_each_layers_output():
     assert dense.input is inputs and dense.output is hidden
     assert model.input is inputs and model.output is model.outputs[0]
     assert dense.input_shape == (None, 8) and dense.output_shape == (None, 4)
+    assert [type(la).__name__ for la in model.layers] == ["InputLayer", "Dense", "Dense"]
+    assert model.layers[0].output is inputs  # the InputLayer first, as tf.keras lists it
     features = keras.Model(inputs=model.input, outputs=[la.output for la in model.layers])
     got = features(X)
-    np.testing.assert_allclose(got[0].numpy(), dense(X).numpy(), rtol=1e-6)
-    np.testing.assert_allclose(got[1].numpy(), model(X).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got[0].numpy(), X)
+    np.testing.assert_allclose(got[1].numpy(), dense(X).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got[2].numpy(), model(X).numpy(), rtol=1e-6)
 
 
 def test_a_sequential_model_has_a_graph_once_its_input_is_known():
@@ -84,7 +87,7 @@ def test_model_from_config_with_custom_objects():
     model = keras.Model(inputs, CustomDense(10)(inputs))
     config = model.get_config()
     new_model = keras.Model.from_config(config, custom_objects={"CustomDense": CustomDense})
-    assert [type(la).__name__ for la in new_model.layers] == ["CustomDense"]
+    assert [type(la).__name__ for la in new_model.layers] == ["InputLayer", "CustomDense"]
     assert new_model.output.shape.as_list() == [None, 10]
     with pytest.raises(ValueError, match="Unknown layer: 'CustomDense'"):
         keras.Model.from_config(config)
@@ -109,14 +112,14 @@ def test_a_model_subclass_built_from_inputs_and_outputs_is_functional():
     inputs = keras.Input(shape=(8,))
     model = CustomModel(inputs, layers.Dense(1)(inputs))
     assert type(model) is CustomModel and isinstance(model, keras.Model)
-    assert [type(la).__name__ for la in model.layers] == ["Dense"]
+    assert [type(la).__name__ for la in model.layers] == ["InputLayer", "Dense"]
     model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
     rng = np.random.default_rng(1)
     x = rng.standard_normal((64, 8)).astype(np.float32)
     y = x @ rng.standard_normal((8, 1)).astype(np.float32)
     history = model.fit(x, y, batch_size=16, epochs=3, verbose=0).history
     assert set(history) == {"loss", "mae"} and history["loss"][-1] < history["loss"][0]
-    np.testing.assert_allclose(model.predict(x, verbose=0), model.layers[0](x).numpy(),
+    np.testing.assert_allclose(model.predict(x, verbose=0), model.layers[1](x).numpy(),
                                rtol=1e-6)
 
 
@@ -179,12 +182,22 @@ def test_the_save_guides_architecture_round_trips(tmp_path):
     model.save(str(tmp_path / "custom.keras"))
     x = np.random.default_rng(2).random((3, 4)).astype(np.float32)
     reloaded = keras.models.load_model(str(tmp_path / "custom.keras"))
-    assert reloaded.layers[0].activation is custom_fn and reloaded.name == "3_layer_mlp"
+    assert reloaded.layers[1].activation is custom_fn and reloaded.name == "3_layer_mlp"
     np.testing.assert_allclose(reloaded(x).numpy(), model(x).numpy(), rtol=1e-6)
     rebuilt = keras.models.model_from_json(model.to_json())
-    assert [type(la).__name__ for la in rebuilt.layers] == ["Dense"]
+    assert [type(la).__name__ for la in rebuilt.layers] == ["InputLayer", "Dense"]
     assert rebuilt.output.shape.as_list() == [None, 2]
     with pytest.raises(ValueError, match="cannot contain character `/`"):
         layers.Dense(1, name="a/b")
-    reused = keras.Sequential(model.layers + [layers.Dense(1)])  # input from their graph
+    reused = keras.Sequential(model.layers + [layers.Dense(1)])  # the InputLayer first
     assert reused.built and reused.output.shape.as_list() == [None, 1]
+
+
+def test_summary_lists_the_input_layer_first():
+    inputs = keras.Input((784,), name="digits")
+    model = keras.Model(inputs, layers.Dense(10)(inputs))
+    lines = []
+    model.summary(print_fn=lines.append)
+    rows = [line for line in lines if "(" in line and "Layer (type)" not in line]
+    assert rows[0].split() == ["digits", "(InputLayer)", "[(None,", "784)]", "0"]
+    assert model.get_layer(index=0) is inputs.input_layer

@@ -32,6 +32,7 @@ class KerasTensor:
         self.index = index  # which of the node's flattened outputs this is
         self.name = name
         self.mask_spec = None  # (shape, dtype) of the mask the layer attached, if any
+        self.input_layer = None  # a model input's InputLayer (tf.keras.Input makes it)
 
     @property
     def _keras_mask(self):
@@ -103,8 +104,17 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
     symbolic_dispatch.install(_SymbolicCalls)
     if sparse:
         raise NotImplementedError("tf.keras.Input(sparse=True)")
-    return KerasTensor(batch_shape, dtype or backend.floatx(),
-                       name=name or backend.unique_object_name("input"), ragged=bool(ragged))
+    tensor = KerasTensor(batch_shape, dtype or backend.floatx(),
+                         name=name or backend.unique_object_name("input"),
+                         ragged=bool(ragged))
+    # its InputLayer: listed first in a functional model's layers, as tf.keras lists it
+    from tensorlite.keras.layers.core import InputLayer  # noqa: PLC0415
+    layer = tensor.input_layer = InputLayer(batch_input_shape=tuple(tensor.shape.as_list()),
+                                            dtype=tensor.dtype.name, name=tensor.name)
+    node = Node(layer, tensor, (), {})
+    node.outputs, node.output = [tensor], tensor
+    layer.__dict__["_inbound_nodes"] = [node]  # its input and output: the tensor itself
+    return tensor
 
 
 class Node:

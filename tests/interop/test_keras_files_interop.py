@@ -24,8 +24,8 @@ def test_keras3_files_load_and_predict_the_same(keras3_written, fmt):
     directory, expected = keras3_written
     mlp = tf.keras.models.load_model(str(directory / f"mlp.{fmt}"))
     cnn = tf.keras.models.load_model(str(directory / f"cnn.{fmt}"))
-    assert [type(layer).__name__ for layer in cnn.layers] == [
-        "Conv2D", "BatchNormalization", "MaxPooling2D", "Conv2D", "Flatten", "Dropout",
+    assert [type(layer).__name__ for layer in cnn.layers] == [  # as Keras lists them
+        "InputLayer", "Conv2D", "BatchNormalization", "MaxPooling2D", "Conv2D", "Flatten", "Dropout",
         "Dense", "Dense", "Concatenate"]
     np.testing.assert_allclose(mlp.predict(X, verbose=0), expected["mlp_pred"], atol=1e-6)
     np.testing.assert_allclose(cnn.predict(images(), verbose=0), expected["cnn_pred"],

@@ -89,7 +89,11 @@ class Functional(Model):
 
     @property
     def layers(self):
-        return [t for t in self._tracked if isinstance(t, Layer)]
+        """The InputLayers of the inputs first, then every layer the graph calls, in
+        order, as tf.keras lists them."""
+        inputs = [t.input_layer for t in self.inputs if t.input_layer is not None]
+        return inputs + [t for t in self._tracked if isinstance(t, Layer)
+                         and all(t is not i for i in inputs)]
 
     @property
     def input(self):

@@ -15,6 +15,9 @@ def _output_shapes(model):
     from tensorlite.keras.engine.sequential import Sequential  # noqa: PLC0415
     shapes = {}
     if isinstance(model, Functional):
+        for t in model.inputs:  # its InputLayer's row, as Keras shows it: [(None, 784)]
+            if t.input_layer is not None:
+                shapes[id(t.input_layer)] = str([tuple(t.shape.as_list())])
         for node in model._nodes:
             outs = [tuple(t.shape.as_list()) for t in node.outputs]
             shapes[id(node.layer)] = str(outs[0] if len(outs) == 1 else outs)
