@@ -229,3 +229,25 @@ def test_a_loaded_savedmodel_fine_tuned_and_saved_again(tmp_path):
                                   want)
     np.testing.assert_array_equal(again.features(X).numpy(), module.features(X).numpy())
     assert not np.array_equal(again.w.numpy(), module.w.numpy())
+
+
+def test_a_function_traced_for_a_python_value_is_saved_for_that_value(tmp_path):
+    """`module([[2.0, 2.0, 2.0]])` traces for the list's value (TF's rule); the saved
+    function keeps the value in its signature, so the loaded one matches that call."""
+    class Module(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2))
+
+        @tf.function
+        def __call__(self, x):
+            return tf.matmul(x, self.w)
+    module = Module()
+    want = module([[2.0, 2.0, 2.0]]).numpy()
+    tf.saved_model.save(module, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    np.testing.assert_array_equal(loaded([[2.0, 2.0, 2.0]]).numpy(), want)
+    assert loaded.__call__.concrete_functions[0].structured_input_signature == \
+        (([[2.0, 2.0, 2.0]],), {})
+    with pytest.raises(ValueError, match="Could not find a matching function"):
+        loaded([[1.0, 1.0, 1.0]])  # traced for another value only, as in TensorFlow

@@ -132,12 +132,19 @@ def _retraced_signature(concrete):
 
 
 def _traces(function):
-    """(input signature, graph or None) to export a tf.function with: its input_signature
-    (traced afresh), else each graph its calls traced."""
+    """(input signature, graph or None, structured signature or None) to export a
+    tf.function with: its input_signature (traced afresh), else each graph its calls
+    traced, with the (args, kwargs) it was traced for where Python values are among them
+    (a call `f([[2.0, 2.0]])` traces for that value: the saved function matches it)."""
     if function._signature is not None:
-        return [(list(function._signature), None)]
-    return [(_placeholder_specs(c.graph), c.graph)
-            for c in dict.fromkeys(function._cache.values())]
+        return [(list(function._signature), None, None)]
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    out = []
+    for c in dict.fromkeys(function._cache.values()):
+        structured = c.structured_input_signature
+        python = any(not isinstance(v, TensorSpec) for v in nest.flatten(structured))
+        out.append((_placeholder_specs(c.graph), c.graph, structured if python else None))
+    return out
 
 
 def _placeholder_specs(graph):
@@ -168,6 +175,40 @@ def _spec_value(value, name, spec):
     s.name = name
     s.shape.CopyFrom(shape_proto(spec.shape))
     s.dtype = datatype(spec.dtype)
+    return value
+
+
+def _python_signature(value, structure, specs):
+    """Writes a traced (args, kwargs) with Python values (a list of floats, training=False)
+    into StructuredValue `value`: Python values as themselves, each TensorSpec as the next
+    of `specs` (the written placeholders' specs, named)."""
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    if isinstance(structure, TensorSpec):
+        value.CopyFrom(next(specs))
+    elif structure is None:
+        value.none_value.SetInParent()
+    elif isinstance(structure, bool):
+        value.bool_value = structure
+    elif isinstance(structure, int):
+        value.int64_value = structure
+    elif isinstance(structure, float):
+        value.float64_value = structure
+    elif isinstance(structure, str):
+        value.string_value = structure
+    elif isinstance(structure, dict):
+        value.dict_value.SetInParent()
+        for k in sorted(structure):
+            _python_signature(value.dict_value.fields[str(k)], structure[k], specs)
+    elif isinstance(structure, (list, tuple)):
+        target = value.list_value if isinstance(structure, list) else value.tuple_value
+        target.SetInParent()
+        for item in structure:
+            _python_signature(target.values.add(), item, specs)
+    else:
+        raise errors.UnimplementedError(
+            None, None, f"SavedModel export: a function traced for the Python argument "
+            f"{structure!r} of type {type(structure).__name__}; pass a tensor or give the "
+            f"tf.function an input_signature")
     return value
 
 
@@ -256,9 +297,10 @@ class _Builder:
         return f"__inference_{arg_name(base)}_{self.counter}"
 
     # -- functions -----------------------------------------------------------------------
-    def concrete(self, function, signature, base, graph=None):
+    def concrete(self, function, signature, base, graph=None, structured=None):
         """Writes one concrete function; returns (name, captured variable node ids,
-        traced graph, arg names, output Specs)."""
+        traced graph, arg names, output Specs). `structured`: the (args, kwargs) it was
+        traced for, where Python values are among them."""
         key = (id(function), id(graph), tuple((tuple(s.shape.as_list()), s.dtype.name)
                                               for s in signature))
         if key in self.written:  # a signature of an already saved function: written once
@@ -288,6 +330,12 @@ class _Builder:
                             .tuple_value.values, names):
             value.tensor_spec_value.name = n
         saved.canonicalized_input_signature.tuple_value.values.add().dict_value.SetInParent()
+        if structured is not None:  # Python values among the arguments: as traced
+            specs = list(saved.canonicalized_input_signature.tuple_value.values[0]
+                         .tuple_value.values)
+            saved.canonicalized_input_signature.Clear()
+            _python_signature(saved.canonicalized_input_signature, tuple(structured),
+                              iter(specs))
         flat = nest.flatten(traced.graph.outputs)
         leaf_specs = {s: o for s, o in zip(flat, outputs)}
         _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
@@ -303,8 +351,9 @@ class _Builder:
         proto = self.objects.nodes.add()
         saved = proto.function
         names = None
-        for signature, graph in traces:
-            name, _, _, names, _ = self.concrete(function, signature, attr, graph)
+        for signature, graph, structured in traces:
+            name, _, _, names, _ = self.concrete(function, signature, attr, graph,
+                                                 structured)
             saved.concrete_functions.append(name)
         _fullargspec(saved.function_spec.fullargspec, names)
         if function._signature is not None:

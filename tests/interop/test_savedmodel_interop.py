@@ -157,6 +157,19 @@ class Slicer(tf.Module):
                 "d": x[:, ::-1, -2]}
 
 
+class PythonArgument(tf.Module):
+    """The TF 2 guide 'Introduction to modules': a tf.function called with a Python list,
+    traced for that value (TensorFlow's loaded function matches the same value)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2) / 10)
+
+    @tf.function
+    def __call__(self, x):
+        return tf.nn.relu(tf.matmul(x, self.w) + 1.0)
+
+
 @pytest.fixture(scope="module")
 def tensorlite_written(tmp_path_factory):
     from tests.lite_helpers import fitted_cifar_cnn, mlp as lite_mlp, template_images
@@ -185,6 +198,10 @@ def tensorlite_written(tmp_path_factory):
     tf.saved_model.save(reloaded, str(directory / "resaved"))
     slicer = Slicer()
     tf.saved_model.save(slicer, str(directory / "slicer"))
+    python_arg = PythonArgument()
+    python_arg([[2.0, 2.0, 2.0]])  # traced for this Python value
+    python_arg(tf.ones((2, 3)))  # and for a tensor
+    tf.saved_model.save(python_arg, str(directory / "python_arg"))
     x235 = np.arange(30, dtype=np.float32).reshape(2, 3, 5)
     img6 = np.random.default_rng(1).normal(size=(3, 6, 6, 2)).astype(np.float32)
     idx = np.array([0, 4, 2], np.int32)
@@ -204,6 +221,7 @@ def tensorlite_written(tmp_path_factory):
         "traced": {"functions": {"f": ["ones42"]}, "signatures": {"five": {"x": "ones5"}}},
         "ops": {"functions": {"many": ["img6", "idx"]}},
         "slicer": {"functions": {"f": ["x235"]}},
+        "python_arg": {"functions": {"__call__": [{"python": [[2.0, 2.0, 2.0]]}]}},
         "resaved": {"functions": {"__call__": ["X"]},
                     "signatures": {"serving_default": {"x": "X"}}}}
     (directory / "manifest.json").write_text(__import__("json").dumps(manifest))
@@ -214,7 +232,8 @@ def tensorlite_written(tmp_path_factory):
                 "bn_cnn": bn_cnn(images(), training=False).numpy(),
                 "ops": {k: v.numpy() for k, v in ops.many(img6, idx).items()},
                 "slicer": {k: v.numpy() for k, v in slicer.f(x235).items()},
-                "resaved": reloaded(X)["score"].numpy()}
+                "resaved": reloaded(X)["score"].numpy(),
+                "python_arg": python_arg([[2.0, 2.0, 2.0]]).numpy()}
     return directory, facts, np.load(directory / "tf_read.npz"), expected
 
 
@@ -238,6 +257,12 @@ def test_tensorflow_runs_tensorlite_module_functions_and_variables(tensorlite_wr
                                atol=1e-6)
     for name in ("w", "b", "scale"):
         np.testing.assert_array_equal(got[f"module.var.{name}"], expected[name])
+
+
+def test_tensorflow_calls_a_function_traced_for_a_python_value(tensorlite_written):
+    _, _, got, expected = tensorlite_written
+    np.testing.assert_allclose(got["python_arg.__call__"], expected["python_arg"], rtol=1e-6)
+    assert expected["python_arg"].shape == (1, 2)
 
 
 def test_tensorflow_inspects_tensorlite_signatures(tensorlite_written):

@@ -250,7 +250,9 @@ def savedmodel_read(directory):
         loaded = tf.saved_model.load(path)
         for fn, args in spec.get("functions", {}).items():
             target = loaded if fn == "__call__" else getattr(loaded, fn)
-            _flat_outputs(f"{name}.{fn}", target(*[inputs[a] for a in args]), out)
+            # an argument names an array of inputs.npz, or is {"python": a Python value}
+            values = [inputs[a] if isinstance(a, str) else a["python"] for a in args]
+            _flat_outputs(f"{name}.{fn}", target(*values), out)
         for key, kwargs in spec.get("signatures", {}).items():
             result = loaded.signatures[key](**{k: tf.constant(inputs[v])
                                                for k, v in kwargs.items()})
