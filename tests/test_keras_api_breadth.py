@@ -61,6 +61,17 @@ def test_gradient_of_watched_variable_wrt_itself_is_one():
     with tf.GradientTape(persistent=True) as tape:
         r = v * 2.0
     assert float(tape.gradient([r, v], v)) == 3.0
+    # the TF 2 autodiff guide: a variable never read inside the tape, watched or not,
+    # trainable or not, is its own gradient's source (checked against TensorFlow)
+    v1, frozen = tf.Variable(2.0), tf.Variable(2.0, trainable=False)
+    with tf.GradientTape(persistent=True) as tape:
+        result = v
+    assert [None if g is None else float(g) for g in tape.gradient(result, [v, v1])] == \
+        [1.0, None]
+    for variable, watch in ((v, False), (frozen, True)):
+        with tf.GradientTape(watch_accessed_variables=watch) as tape:
+            result = variable
+        assert float(tape.gradient(result, variable)) == 1.0
 
 
 class _Recording(tf.keras.Model):

@@ -246,9 +246,13 @@ class GradientTape:
         recorded_reads = self._recording  # a target variable's read above is on the tape
         on_final = _final_gradient_notifier(flat_sources, structure.flatten(target))
         grads = self._backward(targets, cots, flat_sources, on_final)
+        source_ids = {id(s) for s in flat_sources}
         for t, c in zip(structure.flatten(target), cots):
-            if _is_var(t) and id(t) in self._tracked and not recorded_reads:
-                _accumulate(grads, id(t), c)  # d v / d v: TF matches the variable's handle
+            # d v / d v = 1: TF matches the variable's handle, whether the tape watched it
+            # or not (checked against TF: unread, unwatched, non-trainable alike)
+            if _is_var(t) and not recorded_reads and (id(t) in self._tracked or
+                                                      id(t) in source_ids):
+                _accumulate(grads, id(t), c)
         if on_final is not None:
             on_final.flush(grads)
         out = [_finish(grads.get(id(s)), s, unconnected) for s in flat_sources]
