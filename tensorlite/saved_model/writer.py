@@ -178,54 +178,47 @@ def _spec_value(value, name, spec):
     return value
 
 
-def _python_signature(value, structure, specs):
-    """Writes a traced (args, kwargs) with Python values (a list of floats, training=False)
-    into StructuredValue `value`: Python values as themselves, each TensorSpec as the next
-    of `specs` (the written placeholders' specs, named)."""
+def _python_leaf(specs):
+    """A leaf writer for `_structure` over a traced (args, kwargs) with Python values (a
+    list of floats, training=False): Python values as themselves, each TensorSpec as the
+    next of `specs` (the written placeholders' specs, named)."""
     from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
-    if isinstance(structure, TensorSpec):
-        value.CopyFrom(next(specs))
-    elif structure is None:
-        value.none_value.SetInParent()
-    elif isinstance(structure, bool):
-        value.bool_value = structure
-    elif isinstance(structure, int):
-        value.int64_value = structure
-    elif isinstance(structure, float):
-        value.float64_value = structure
-    elif isinstance(structure, str):
-        value.string_value = structure
-    elif isinstance(structure, dict):
-        value.dict_value.SetInParent()
-        for k in sorted(structure):
-            _python_signature(value.dict_value.fields[str(k)], structure[k], specs)
-    elif isinstance(structure, (list, tuple)):
-        target = value.list_value if isinstance(structure, list) else value.tuple_value
-        target.SetInParent()
-        for item in structure:
-            _python_signature(target.values.add(), item, specs)
-    else:
-        raise errors.UnimplementedError(
-            None, None, f"SavedModel export: a function traced for the Python argument "
-            f"{structure!r} of type {type(structure).__name__}; pass a tensor or give the "
-            f"tf.function an input_signature")
-    return value
+
+    def write(value, leaf, name):
+        if isinstance(leaf, TensorSpec):
+            value.CopyFrom(next(specs))
+        elif isinstance(leaf, bool):
+            value.bool_value = leaf
+        elif isinstance(leaf, int):
+            value.int64_value = leaf
+        elif isinstance(leaf, float):
+            value.float64_value = leaf
+        elif isinstance(leaf, str):
+            value.string_value = leaf
+        else:
+            raise errors.UnimplementedError(
+                None, None, f"SavedModel export: a function traced for the Python argument "
+                f"{leaf!r} of type {type(leaf).__name__}; pass a tensor or give the "
+                f"tf.function an input_signature")
+    return write
 
 
-def _structure(value, structure, leaf, name="output"):
+def _structure(value, structure, leaf, name="output", write=None):
     """Writes `structure` (dicts, lists, tuples, None, leaves) into StructuredValue `value`;
-    `leaf(x)` gives a leaf's Spec."""
+    `leaf(x)` gives a leaf's Spec, or `write(value, x, name)` writes the leaf itself."""
     if structure is None:
         value.none_value.SetInParent()
     elif isinstance(structure, dict):
         value.dict_value.SetInParent()
         for k in sorted(structure):
-            _structure(value.dict_value.fields[str(k)], structure[k], leaf, str(k))
+            _structure(value.dict_value.fields[str(k)], structure[k], leaf, str(k), write)
     elif isinstance(structure, (list, tuple)):
         target = value.list_value if isinstance(structure, list) else value.tuple_value
         target.SetInParent()
         for i, item in enumerate(structure):
-            _structure(target.values.add(), item, leaf, f"{name}_{i}")
+            _structure(target.values.add(), item, leaf, f"{name}_{i}", write)
+    elif write is not None:
+        write(value, structure, name)
     else:
         _spec_value(value, name, leaf(structure))
     return value
@@ -334,8 +327,8 @@ class _Builder:
             specs = list(saved.canonicalized_input_signature.tuple_value.values[0]
                          .tuple_value.values)
             saved.canonicalized_input_signature.Clear()
-            _python_signature(saved.canonicalized_input_signature, tuple(structured),
-                              iter(specs))
+            _structure(saved.canonicalized_input_signature, tuple(structured), None,
+                       write=_python_leaf(iter(specs)))
         flat = nest.flatten(traced.graph.outputs)
         leaf_specs = {s: o for s, o in zip(flat, outputs)}
         _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
