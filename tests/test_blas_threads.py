@@ -153,9 +153,9 @@ def test_our_own_helper_threads_do_not_count_as_contention(fresh, monkeypatch):
     monkeypatch.setattr(blas_threads, "cpu_count", lambda: 2)
     RUN_QUEUE[0] = 2  # this thread and one more
     monkeypatch.setattr(intra_op_pool, "running_helpers", lambda: 1)  # ours
-    assert blas_threads.free_cores(2, max_age=0) == 2
+    assert blas_threads.free_cores(2) == 2
     monkeypatch.setattr(intra_op_pool, "running_helpers", lambda: 0)  # another program's
-    assert blas_threads.free_cores(2, max_age=0) == 1
+    assert blas_threads.free_cores(2) == 1
 
 
 def test_without_a_run_queue_count_the_load_average_decides(fresh, monkeypatch):

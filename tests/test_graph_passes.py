@@ -514,7 +514,7 @@ def test_overlapped_graph_gives_the_eager_answer_on_any_thread_setting(intra, in
     tf.config.threading.set_intra_op_parallelism_threads(intra)
     tf.config.threading.set_inter_op_parallelism_threads(inter)
     # free: the cores other programs leave (1: they hold all but ours)
-    monkeypatch.setattr(blas_threads, "free_cores", lambda most, max_age=None: min(most, free))
+    monkeypatch.setattr(blas_threads, "free_cores", lambda most: min(most, free))
     try:
         assert overlap_outputs.overlapping() == (intra > 1 and inter != 1 and free > 1)
         args = [rand(64, 256), rand(256, 256), rand(256, 256)]

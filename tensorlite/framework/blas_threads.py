@@ -219,10 +219,10 @@ def _running_tasks():
         return None
 
 
-def free_cores(most, max_age=None):
+def free_cores(most):
     """How many of `most` threads would each find a core no other runnable task holds now
-    (a reading at most `max_age` seconds old: unless given, `FREE_CORES_TTL`, or
-    `CONTENDED_TTL` for one that found no core free; 0 reads anew).
+    (a reading at most `FREE_CORES_TTL` seconds old, or `CONTENDED_TTL` for one that found
+    no core free).
 
     Our own OpenBLAS workers, while they spin after a threaded kernel (`SPIN_SECONDS`),
     and our intra-op helper threads, while they run a task, show up as runnable: they are
@@ -230,9 +230,7 @@ def free_cores(most, max_age=None):
     are counted by that share. Where there is no run-queue count, the 1-minute load
     average stands in (every core taken: 1, else all)."""
     now = time.monotonic()
-    if max_age is None:
-        max_age = FREE_CORES_TTL if _free["cores"] > 1 else CONTENDED_TTL
-    if now - _free["at"] < max_age:
+    if now - _free["at"] < (FREE_CORES_TTL if _free["cores"] > 1 else CONTENDED_TTL):
         return min(most, _free["cores"])
     running = None if _state["loadavg_fd"] == -1 else _running_tasks()
     if running is None:
