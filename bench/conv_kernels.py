@@ -1,8 +1,8 @@
 """The convolution kernels of seed 002's CIFAR CNN, each algorithm on 1 and 2 intra-op
 threads, interleaved in one process: milliseconds (median of --repeats rounds) and the
 2-thread speedup. Forward and stride-1 input gradients (a convolution of the padded
-cotangent) by im2col, Winograd with NumPy transforms and Winograd with the numba ones;
-filter gradients by im2col and by Winograd (numba).
+cotangent) by im2col, Winograd F(2x2, 3x3) with NumPy transforms and with the numba ones,
+and Winograd F(4x4, 3x3) (numba); filter gradients by im2col and by both Winograds.
 
     python bench/conv_kernels.py [--repeats 9]
 
@@ -44,7 +44,9 @@ def kernels(x, w, pads):
         out["winograd numpy"] = lambda: winograd.conv3x3(x, w, pads, jit=False)
         if numba_winograd.available():
             out["winograd numba"] = lambda: winograd.conv3x3(x, w, pads)
+            out["winograd4"] = lambda: winograd.conv3x3(x, w, pads, m=4)
             out["dw winograd"] = lambda: winograd.filter_grad3x3(x, g, pads)
+            out["dw winograd4"] = lambda: winograd.filter_grad3x3(x, g, pads, m=4)
     return out
 
 

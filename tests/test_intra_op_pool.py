@@ -11,7 +11,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import blas_threads, intra_op_pool
-from tensorlite.ops import conv_ops, conv_select, winograd
+from tensorlite.ops import conv_ops, conv_select, numba_winograd, winograd
 from tests.op_check import check_op, rand
 from tests.test_conv_ops import ref_conv2d
 
@@ -175,6 +175,9 @@ def test_split_kernels_equal_single_threaded(xs, ws, pads, monkeypatch):
                lambda: conv_ops._conv_bf_fwd(x, y, ws[:2], *geo)]
     if xs[-1] >= 8:
         kernels.append(lambda: winograd.conv3x3(x, w, pads))
+        if numba_winograd.available():
+            kernels.append(lambda: winograd.conv3x3(x, w, pads, m=4))
+            kernels.append(lambda: winograd.filter_grad3x3(x, y, pads, m=4))
     for kernel in kernels:
         want = kernel()
         with intra_op_pool.splitting(2):
@@ -182,7 +185,9 @@ def test_split_kernels_equal_single_threaded(xs, ws, pads, monkeypatch):
                 np.testing.assert_allclose(kernel(), want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("algo", ["im2col", "winograd"])
+@pytest.mark.parametrize("algo", ["im2col", "winograd", pytest.param(
+    "winograd4", marks=pytest.mark.skipif(not numba_winograd.available(),
+                                          reason="needs numba (the jit extra)"))])
 def test_split_algorithms_pass_op_check(algo, monkeypatch):
     """Values against the loop reference, gradients (whose filter gradient and stride-1
     input gradient split too) against finite differences, all with two threads."""

@@ -256,11 +256,25 @@ def _conv_gemm1x1(x4, w, strides, dilations, pads):
     return np.matmul(xs, w[0, 0])
 
 
-@conv_select.algorithm("winograd", lambda xs, ws, s, d, pads, dt: ws[:2] == (3, 3) and
-                       s == (1, 1) and d == (1, 1) and xs[-1] >= _WINOGRAD_MIN_CHANNELS,
-                       split=True, fuses=True)
+def _winograd_eligible(xs, ws, strides, dilations, pads, dtype_char):
+    return ws[:2] == (3, 3) and strides == (1, 1) and dilations == (1, 1) and \
+        xs[-1] >= _WINOGRAD_MIN_CHANNELS
+
+
+def _winograd4_eligible(xs, ws, strides, dilations, pads, dtype_char):
+    """F(4x4, 3x3): compiled transforms only (float32/float64 with numba)."""
+    return _winograd_eligible(xs, ws, strides, dilations, pads, dtype_char) and \
+        dtype_char in "fd" and numba_winograd.available()
+
+
+@conv_select.algorithm("winograd", _winograd_eligible, split=True, fuses=True)
 def _conv_winograd(x4, w, strides, dilations, pads, epilogue=None):
     return winograd.conv3x3(x4, w, pads, epilogue=epilogue)
+
+
+@conv_select.algorithm("winograd4", _winograd4_eligible, split=True, fuses=True)
+def _conv_winograd4(x4, w, strides, dilations, pads, epilogue=None):
+    return winograd.conv3x3(x4, w, pads, epilogue=epilogue, m=4)
 
 
 @conv_select.algorithm("numba", numba_conv.eligible)
@@ -532,13 +546,17 @@ def _bf_winograd(x, g, filter_hw, strides, dilations, pads):
     return winograd.filter_grad3x3(x, g, pads)
 
 
+def _bf_winograd4(x, g, filter_hw, strides, dilations, pads):
+    return winograd.filter_grad3x3(x, g, pads, m=4)
+
+
 def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
     if x.ndim == 4 and g.ndim == 4:  # unbatched: by the fastest algorithm for the shape
         candidates = {"im2col": _conv_bf_fwd}
-        if filter_hw == (3, 3) and strides == (1, 1) and dilations == (1, 1) and \
-                x.shape[-1] >= _WINOGRAD_MIN_CHANNELS and x.dtype.char in "fd" and \
-                numba_winograd.available():
+        if _winograd4_eligible(x.shape, filter_hw, strides, dilations, pads,
+                               x.dtype.char):  # (both need the compiled transforms)
             candidates["winograd"] = _bf_winograd
+            candidates["winograd4"] = _bf_winograd4
         return conv_select.filter_grad(candidates, x, g, filter_hw, strides, dilations, pads)
     macs = g.size * x.shape[-1] * filter_hw[0] * filter_hw[1]
     return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads,
