@@ -111,3 +111,69 @@ def test_a_graph_that_bakes_a_size_is_specialised_per_shape_and_says_where():
     assert f.shape_specialised is not None and "test_function_rules.py" in \
         f.shape_specialised
     assert len(f._cache) == 3 and f.experimental_get_tracing_count() == 1
+
+
+# -- an op fails in a graph only when it runs ---------------------------------------------
+def test_an_unused_failing_op_is_dropped_from_the_graph():
+    """(tests/test_guide_graphs.py has the guide's own lines.) The trace records the op,
+    its failure waits, and the graph drops it: the compiled graph and a tape's op-by-op
+    run of it never run it."""
+    @tf.function
+    def f(x):
+        tf.gather(x, [1])  # unused
+        return x
+    for _ in range(2):  # the trace's call, then the compiled graph
+        assert f(tf.constant([0.0])).numpy().tolist() == [0.0]
+    graph = f.get_concrete_function(tf.constant([0.0])).graph
+    assert "GatherV2" not in {n.op.name for n in graph.nodes}
+    with tf.GradientTape() as tape:  # a tape runs the graph op by op: still not run
+        x = tf.constant([3.0])
+        tape.watch(x)
+        y = f(x) * 2.0
+    assert tape.gradient(y, x).numpy().tolist() == [2.0]
+
+
+def test_a_used_failing_op_raises_its_own_error_at_the_users_line():
+    @tf.function
+    def used(x):
+        picked = tf.gather(x, [1])
+        return x + tf.reduce_sum(picked)
+
+    @tf.function
+    def returned(x):
+        return tf.gather(x, [1])
+
+    @tf.function
+    def to_python(x):
+        return float(tf.gather(tf.constant([1.0]), [2])) + x
+    for f in (used, returned, to_python):
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"(indices\[0\] = 1|indices\[0\] = 2).*test_function_rules"):
+            f(tf.constant([0.0]))
+    assert used(tf.constant([1.0, 2.0])).numpy().tolist() == [3.0, 4.0]
+
+
+def test_an_untaken_branch_may_fail_on_the_values_it_was_traced_with():
+    @tf.function
+    def second_or_first(x):
+        return tf.cond(tf.size(x) > 1, lambda: tf.gather(x, [1]) * 2.0, lambda: x[:1])
+    assert second_or_first(tf.constant([4.0])).numpy().tolist() == [4.0]
+    assert second_or_first(tf.constant([4.0, 5.0])).numpy().tolist() == [10.0]
+    assert second_or_first(tf.constant([7.0])).numpy().tolist() == [7.0]
+
+    @tf.function
+    def always_second(x):  # the taken branch fails when it runs, naming the gather
+        return tf.cond(tf.size(x) > 0, lambda: tf.gather(x, [1]), lambda: x)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[0\] = 1"):
+        always_second(tf.constant([4.0]))
+
+
+def test_shape_errors_still_raise_while_tracing():
+    """A shape rule that refuses the inputs' shapes is a graph-construction error in TF
+    (ValueError / InvalidArgumentError at trace time), whether or not the result is used."""
+    @tf.function
+    def f(x):
+        tf.matmul(x, tf.ones([3, 2]))  # unused, but [1, 2] @ [3, 2] has no shape
+        return x
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError)):
+        f(tf.ones([1, 2]))

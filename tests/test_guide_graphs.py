@@ -103,8 +103,6 @@ def test_intro_python_side_effects_once_per_trace(capsys):
     assert capsys.readouterr().out.count("Calculating MSE!") == 3
 
 
-@pytest.mark.xfail(strict=True, reason="tracing runs each op on the real inputs, so an op that "
-                   "fails is an error at trace time even when the graph would prune it")
 def test_intro_unused_op_is_pruned_from_the_graph():
     def unused_return_eager(x):
         tf.gather(x, [1])  # unused

@@ -1,7 +1,10 @@
 """Dispatch: runs a registered op eagerly and tells observers (tape, profiler) about it.
 
 The fast path comes first: with no observer active an op is a NumPy call and a wrap.
-Observers register in `OBSERVERS`; each gets ``record(op, inputs, attrs, outputs)``.
+Observers register in `OBSERVERS`; each gets ``record(op, inputs, attrs, outputs)``. An
+observer with ``defer_error(op, inputs, attrs, error)`` (a tf.function trace) may take an
+op's failure on it and return stand-in outputs instead: in a graph an op fails only when it
+runs, and an op nothing needs never runs.
 """
 from tensorlite.framework import errors, registry
 from tensorlite.framework.tensor import Tensor, wrap
@@ -29,7 +32,13 @@ def execute(op, inputs, attrs):
         if BEFORE:
             for f in BEFORE:
                 f(None)
-        raise op_error(op, inputs, e) from e
+        err = op_error(op, inputs, e)
+        result = _deferred(op, inputs, attrs, err) if OBSERVERS else None
+        if result is None:
+            raise err from e
+        for ob in OBSERVERS:
+            ob.record(op, inputs, attrs, result)
+        return result
     if op.multi_output:
         result = tuple(map(wrap, out))
     else:
@@ -41,6 +50,17 @@ def execute(op, inputs, attrs):
 
 
 registry._execute = execute
+
+
+def _deferred(op, inputs, attrs, err):
+    """Stand-in outputs from the first observer that defers `err` (see the docstring)."""
+    for ob in OBSERVERS:
+        defer = getattr(ob, "defer_error", None)
+        if defer is not None:
+            result = defer(op, inputs, attrs, err)
+            if result is not None:
+                return result
+    return None
 
 
 class observers_paused:  # noqa: N801 - used as a context manager

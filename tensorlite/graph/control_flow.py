@@ -44,7 +44,10 @@ from tensorlite.ops.control_flow_ops import repack_body_output, select_branch
 # -- tracing a sub-graph -------------------------------------------------------------------------
 class SubTracer(tracing.Tracer):
     """Records a branch. Outer tensors it uses become extra placeholders (captures); the
-    variables it reads before assigning them become placeholders too (hoisted reads)."""
+    variables it reads before assigning them become placeholders too (hoisted reads). Its
+    ops may use a failed op's stand-ins: the branch fails when it runs, if it runs."""
+
+    USES_DEFERRED = True
 
     def __init__(self, graph, name, outer, no_hoist=()):
         super().__init__(graph, name)

@@ -21,12 +21,24 @@ inputs carries a static shape by the registry's shape rules from the declared sh
 (`graph.unknown_shape_ops` names ops whose rule could not tell; their outputs keep only
 their rank). Inside any trace a computed tensor prints as TensorFlow's symbolic tensors do,
 `Tensor("x:0", shape=(None, 3), dtype=float32)`.
+
+An op whose failure depends on the values it met (an InvalidArgumentError or OutOfRangeError
+from a pure op that runs on zeros of the same shapes: an index out of range) fails in
+a graph only when it runs, and TensorFlow runs no op that nothing needs. So a trace defers
+such a failure: the op is recorded, its outputs are zeros of its shape rule's shapes, and the
+error is raised when anything uses them (another op, Python, the function's outputs). A
+top-level trace then drops the op from its graph (the TF 2 guide's unused `tf.gather(x, [1])`
+on a one-element x runs). A tf.cond / tf.while_loop branch trace lets later ops use them
+(garbage while traced): the branch's error is raised when the branch runs, so an untaken
+`tf.cond(tf.size(x) > 1, lambda: tf.gather(x, [1]), ...)` never fails.
 """
 import sys
 
+import numpy as np
+
 from tensorlite.framework import dispatch, errors, nest, variables
 from tensorlite.framework.registry import Spec
-from tensorlite.framework.tensor import _ON_NUMPY, GRAPH_TENSOR_INFO, Tensor
+from tensorlite.framework.tensor import _ON_NUMPY, GRAPH_TENSOR_INFO, Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.user_frame import _PKG_DIR, user_location
 from tensorlite.framework.name_scope import current_scope
@@ -41,6 +53,9 @@ _ACTIVE = []  # tracers, innermost last
 
 
 class Tracer:
+    # Whether ops may use a deferred failure's stand-ins (see the module's docstring)
+    USES_DEFERRED = False
+
     def __init__(self, graph, function_name):
         from tensorlite.graph import control_flow  # noqa: F401,PLC0415 - its If/While side
         self.graph = graph
@@ -55,6 +70,8 @@ class Tracer:
         self.restore = None  # [(variable, value before)] when the trace is not a call
         self.symbolic = None  # slot -> static shape (None dims) in a polymorphic trace
         self.names = {}  # placeholder slot -> its tensor name ("x:0")
+        self.deferred = {}  # id(stand-in output) -> the error its op raised
+        self.failed_nodes = []  # the nodes of those ops
 
     # -- slots -----------------------------------------------------------------------------
     def add_placeholder(self, t, shape=None, name=None):
@@ -91,6 +108,8 @@ class Tracer:
     def record(self, op, inputs, attrs, outputs):
         if script_ops._LOCAL.depth > self.depth:
             return
+        if self.deferred and not self.USES_DEFERRED:
+            self.raise_deferred(inputs)
         in_slots = [self.slot_for(t) for t in inputs]
         outs = outputs if type(outputs) is tuple else (outputs,)
         out_slots = []
@@ -108,8 +127,46 @@ class Tracer:
                 self.shape_derived.add(s)
         node = Node(op, in_slots, attrs, out_slots, user_location(3), current_scope())
         self.graph.nodes.append(node)
+        if self.deferred and id(outs[0]) in self.deferred:
+            self.failed_nodes.append(node)
         if self.symbolic is not None and dep:
             self._infer_static(node, inputs, outs)
+
+    def defer_error(self, op, inputs, attrs, err):
+        """Stand-in outputs for a pure op that failed on this trace's values, or None to
+        raise `err` now (see the module's docstring)."""
+        if self.ignores() or is_stateful(op) or op.name in _VARYING or \
+                not isinstance(err, (errors.InvalidArgumentError, errors.OutOfRangeError)):
+            return None
+        if not self.USES_DEFERRED:
+            self.raise_deferred(inputs)
+        if any(t._dtype.is_string for t in inputs):
+            return None
+        # An op that fails on zeros of the same shapes too, or whose shape rule refuses the
+        # shapes, fails whatever the values: a graph-construction error in TF, raised now
+        try:
+            with np.errstate(all="ignore"):
+                op.forward(*[np.zeros(t._value.shape, t._value.dtype) for t in inputs],
+                           **(attrs or {}))
+            specs = op.infer(*[Spec(tuple(t._value.shape), t._dtype) for t in inputs],
+                             **(attrs or {}))
+        except Exception:  # noqa: BLE001
+            return None
+        specs = list(specs) if op.multi_output else [specs]
+        if any(None in tuple(sp.shape) or sp.dtype.is_string for sp in specs):
+            return None
+        outs = tuple(wrap(np.zeros(tuple(sp.shape), sp.dtype.as_numpy_dtype)) for sp in specs)
+        for o in outs:
+            self.deferred[id(o)] = err
+            self.keep.append(o)
+        return outs if op.multi_output else outs[0]
+
+    def raise_deferred(self, tensors):
+        """Raises the deferred failure of the first of `tensors` that stands in for one."""
+        for t in tensors:
+            err = self.deferred.get(id(t))
+            if err is not None:
+                raise err
 
     def _infer_static(self, node, inputs, outs):
         """Static output shapes by the op's shape rule from its inputs' static shapes; an
@@ -186,6 +243,7 @@ class Tracer:
     def on_numpy(self, tensor):
         if self.ignores():
             return
+        self.raise_deferred((tensor,))
         s = self.slot_of.get(id(tensor))
         if s in self.shape_derived:
             # a static shape read: allowed; in a polymorphic trace the size-check trace
@@ -305,6 +363,9 @@ def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
                 result = fn(*args, **kwargs)
         outputs = nest.map_structure(lambda v: _output_slot(tracer, v), result,
                                      expand_composites=True)
+        if tracer.failed_nodes:  # none is needed (a use raised): never run them
+            failed = set(map(id, tracer.failed_nodes))
+            graph.nodes = [n for n in graph.nodes if id(n) not in failed]
     finally:
         for lst, h in hooks:
             lst.remove(h)
@@ -332,6 +393,7 @@ def _output_slot(tracer, v):
     if getattr(v, "_is_variable", False):  # returning `var.assign_sub(...)`: its new value
         v = v.read_value()
     if isinstance(v, Tensor):
+        tracer.raise_deferred((v,))
         return tracer.slot_for(v)
     return PythonValue(v)
 
