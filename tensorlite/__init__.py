@@ -47,7 +47,7 @@ from tensorlite.autodiff.tape import GradientTape, UnconnectedGradients, stop_gr
 from tensorlite.autodiff.custom_gradient import custom_gradient
 from tensorlite import linalg, math, nn, random  # noqa: A004
 from tensorlite import bitwise, config
-from tensorlite.graph.context import executing_eagerly
+from tensorlite.graph.context import executing_eagerly, init_scope
 from tensorlite.graph.function import function
 from tensorlite.ops.control_flow_ops import case, cond, switch_case, while_loop
 from tensorlite import test

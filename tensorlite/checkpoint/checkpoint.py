@@ -18,6 +18,7 @@ import numpy as np
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.checkpoint.restore import Status, restore_into
 from tensorlite.checkpoint.state import latest_checkpoint, update_state
+from tensorlite.framework import module
 from tensorlite.framework.variables import Variable
 from tensorlite.framework.write_policy import may_write
 
@@ -44,6 +45,51 @@ def read_checkpoint(root, save_path):
     return restore_into(root, BundleReader(save_path))
 
 
+class ListWrapper(list):
+    """A list attribute of a `tf.train.Checkpoint`, as TensorFlow wraps it: an element
+    added later is restored from a checkpoint restored before (checkpoint/deferred.py)."""
+
+    def _changed(self):
+        if module.CHILD_ADDED:
+            module.child_added()
+
+    def append(self, value):
+        super().append(value)
+        self._changed()
+
+    def extend(self, values):
+        super().extend(values)
+        self._changed()
+
+    def insert(self, index, value):
+        super().insert(index, value)
+        self._changed()
+
+    def __setitem__(self, index, value):
+        super().__setitem__(index, value)
+        self._changed()
+
+    def __repr__(self):
+        return f"ListWrapper({list.__repr__(self)})"
+
+
+class _DictWrapper(dict):
+    """A dict attribute of a `tf.train.Checkpoint` (TensorFlow's _DictWrapper)."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if module.CHILD_ADDED:
+            module.child_added()
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        if module.CHILD_ADDED:
+            module.child_added()
+
+    def __repr__(self):
+        return f"_DictWrapper({dict.__repr__(self)})"
+
+
 class Checkpoint:
     """Groups trackable objects (keyword arguments) for saving and restoring."""
 
@@ -57,8 +103,14 @@ class Checkpoint:
 
     def __setattr__(self, name, value):
         if not name.startswith("_ckpt"):
+            if type(value) is list:  # TF's ListWrapper: a later append may be restored
+                value = ListWrapper(value)
+            elif type(value) is dict:
+                value = _DictWrapper(value)
             self._ckpt_children[name] = value
         object.__setattr__(self, name, value)
+        if module.CHILD_ADDED:  # a restore waiting for this attribute
+            module.child_added()
 
     def _trackable_children(self):
         out = list(self._ckpt_children.items())

@@ -1,29 +1,43 @@
 """Restoring a checkpoint into live objects by matching its object graph, as TensorFlow does:
 from the root, a saved child and a live child with the same local name are the same object,
 whatever path the checkpoint's keys spell. A checkpoint without an object graph (TF1's
-name-based ones) is matched by key instead.
+name-based ones) is matched by key instead. A saved child with no live counterpart yet is
+restored when it appears (checkpoint/deferred.py).
 
 Example:
     >>> status = restore_into(tf.train.Checkpoint(v=v), BundleReader(path))
     >>> status.assert_consumed()
 """
+import weakref
+
 import numpy as np
 
+from tensorlite.checkpoint import deferred
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors
 
 
 class Status:
-    """What a restore matched: `assert_consumed` and friends, as TensorFlow's status."""
+    """What a restore matched: `assert_consumed` and friends, as TensorFlow's status. It
+    follows deferred restorations: values still waiting for their objects count as not
+    restored until those objects appear."""
 
-    def __init__(self, unused_keys=(), unrestored=()):
-        self._unused, self._unrestored = sorted(unused_keys), sorted(unrestored)
+    def __init__(self, unused_keys=(), unrestored=(), matcher=None):
+        self._unused_keys, self._unrestored = sorted(unused_keys), sorted(unrestored)
+        self._matcher = matcher
+
+    @property
+    def _unused(self):
+        if self._matcher is None:
+            return self._unused_keys
+        return sorted(set(self._matcher.reader.entries) - self._matcher.used)
 
     def assert_consumed(self):
         """AssertionError unless every saved value was restored and every object got one."""
-        if self._unused or self._unrestored:
+        unused = self._unused
+        if unused or self._unrestored:
             raise AssertionError(f"Unresolved checkpoint values: saved but not restored "
-                                 f"{self._unused}; objects without a saved value "
+                                 f"{unused}; objects without a saved value "
                                  f"{self._unrestored}")
         return self
 
@@ -87,7 +101,7 @@ def restore_into(root, reader):
     live = og.gather(root)
     if saved is None:
         return _restore_by_key(live, reader)
-    return _Matcher(saved, live, reader).run()
+    return _Matcher(saved, live, reader).run(live)
 
 
 def _restore_by_key(live, reader):
@@ -106,34 +120,73 @@ def _restore_by_key(live, reader):
 
 
 class _Matcher:
-    def __init__(self, saved, live, reader):
-        self.saved, self.live, self.reader = saved, live, reader
-        self.matched = {}  # saved node id -> live object
-        self.used = {og.OBJECT_GRAPH_KEY}
+    """Matches a saved object graph to live objects; kept by the restorations that wait
+    (checkpoint/deferred.py), so it holds no live object strongly but variables weakly
+    (a model dropped before it was built is freed, and its waiting values with it)."""
 
-    def run(self):
+    def __init__(self, saved, live, reader):
+        self.saved, self.reader = saved, reader
+        self.matched = set()  # saved node ids matched to a live object
+        self.variables = weakref.WeakValueDictionary()  # of those, the variables'
+        self.used = {og.OBJECT_GRAPH_KEY}
+        # saved variable node id -> [(weak reference to the optimizer, slot reference)]
+        # for slots whose variable is not there yet
+        self.slot_waits = {}
+        self._restored = None  # ids of the objects the first walk restored (run only)
+
+    def run(self, live):
         if not self.saved.nodes:
             return Status(set(self.reader.entries) - self.used, [])
-        queue = [(0, self.live.nodes[0])]
-        self.matched[0] = self.live.nodes[0]
+        root = live.nodes[0]
+        self._restored = set()
+        self._match(0, root)
+        self._walk([(0, root, root, ())])
+        unrestored = [live.prefix(i) for i, o in enumerate(live.nodes)
+                      if og.has_values(o) and id(o) not in self._restored]
+        self._restored = None
+        return Status(unrestored=unrestored, matcher=self)
+
+    def _match(self, node_id, obj):
+        self.matched.add(node_id)
+        if og.is_variable(obj):
+            self.variables[node_id] = obj
+        if self._restored is not None:
+            self._restored.add(id(obj))
+
+    def attach(self, node_id, obj, anchor, path):
+        """Restores saved node `node_id` (and what hangs below it) into `obj`, a child that
+        appeared after the restore at `path` below `anchor`."""
+        if node_id in self.matched:
+            return
+        self._match(node_id, obj)
+        self._walk([(node_id, obj) + deferred.anchor_of(obj, anchor, path[:-1], path[-1])
+                    if path else (node_id, obj, anchor, path)])
+
+    def _walk(self, queue):
+        """Breadth first from (saved node id, live object, its anchor, path) entries: each
+        node's values, then its saved children matched by local name; those not there yet
+        are awaited."""
         while queue:
-            node_id, obj = queue.pop(0)
+            node_id, obj, anchor, path = queue.pop(0)
             self.restore_node(node_id, obj)
+            for optimizer, ref in self.slot_waits.pop(node_id, ()):
+                if optimizer() is not None:
+                    self.restore_slot(optimizer(), ref, obj)
             if hasattr(obj, "_prepare_restore"):
                 obj._prepare_restore()
             live_children = dict(og.children(obj))
             for ref in self.saved.nodes[node_id].children:
+                if not 0 <= ref.node_id < len(self.saved.nodes) or ref.node_id in self.matched:
+                    continue
                 child = live_children.get(ref.local_name)
                 if child is None and hasattr(obj, "_create_saved_child"):
                     child = obj._create_saved_child(ref.local_name)
-                if child is not None and ref.node_id not in self.matched \
-                        and 0 <= ref.node_id < len(self.saved.nodes):
-                    self.matched[ref.node_id] = child
-                    queue.append((ref.node_id, child))
-        restored = {id(o) for o in self.matched.values()}
-        unrestored = [self.live.prefix(i) for i, o in enumerate(self.live.nodes)
-                      if og.has_values(o) and id(o) not in restored]
-        return Status(set(self.reader.entries) - self.used, unrestored)
+                if child is None:
+                    deferred.expect(anchor, path + (ref.local_name,), ref.node_id, self)
+                    continue
+                self._match(ref.node_id, child)
+                queue.append((ref.node_id, child) +
+                             deferred.anchor_of(child, anchor, path, ref.local_name))
 
     def attribute_values(self, attribute):
         """{name: value} of one saved attribute. A saveable of several tensors (a
@@ -160,13 +213,20 @@ class _Matcher:
                 raise errors.InvalidArgumentError(None, None, f"checkpoint {self.reader.prefix}"
                                                   f": {where} is not a variable's value")
             assign(obj, values, where)
-        restore_slot = getattr(obj, "_restore_slot_variable", None)
+        if getattr(obj, "_restore_slot_variable", None) is None:
+            return
         for ref in node.slot_variables:
-            variable = self.matched.get(ref.original_variable_node_id)
-            if restore_slot is None or variable is None \
-                    or not 0 <= ref.slot_variable_node_id < len(self.saved.nodes):
+            if not 0 <= ref.slot_variable_node_id < len(self.saved.nodes):
                 continue
-            slot = restore_slot(variable, ref.slot_name)
-            if slot is not None:
-                self.matched[ref.slot_variable_node_id] = slot
-                self.restore_node(ref.slot_variable_node_id, slot)
+            variable = self.variables.get(ref.original_variable_node_id)
+            if variable is None:  # its variable is not made yet: restored with it
+                self.slot_waits.setdefault(ref.original_variable_node_id, []).append(
+                    (weakref.ref(obj), ref))
+                continue
+            self.restore_slot(obj, ref, variable)
+
+    def restore_slot(self, optimizer, ref, variable):
+        slot = optimizer._restore_slot_variable(variable, ref.slot_name)
+        if slot is not None:
+            self._match(ref.slot_variable_node_id, slot)
+            self.restore_node(ref.slot_variable_node_id, slot)

@@ -17,6 +17,18 @@ from tensorlite.framework.name_scope import name_scope as _name_scope
 from tensorlite.framework.name_scope import current_scope
 
 
+# Callables run when an object gains state a checkpoint may hold (checkpoint/deferred.py's
+# restoration of children that appear after a restore); empty while nothing waits.
+CHILD_ADDED = []
+
+
+def child_added():
+    """Tells waiting restorations that some object may have a new child (a weight made, a
+    trackable attribute set, an optimizer's slots made)."""
+    for f in list(CHILD_ADDED):
+        f()
+
+
 def camel_to_snake(name):
     s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
@@ -41,6 +53,11 @@ class Module:
         self._name = name
         with _name_scope(name) as scope:
             self._scope_name = scope
+
+    def __setattr__(self, key, value):
+        object.__setattr__(self, key, value)
+        if CHILD_ADDED:
+            child_added()
 
     @staticmethod
     def _check_name(name):

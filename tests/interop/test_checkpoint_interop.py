@@ -82,6 +82,20 @@ def test_tf_keras_weights_and_optimizer_restore_here(tf_written):
                                rtol=1e-4, atol=1e-6)
 
 
+def test_tf_keras_checkpoint_restores_into_an_unbuilt_model_as_it_builds(tf_written):
+    """Deferred restoration of TensorFlow's file: the weights when the model first runs,
+    Adam's moments at its first step, which continues TensorFlow's training exactly."""
+    directory, _, expected = tf_written
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"),
+                                 tf.keras.layers.Dense(2)])
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+    status = model.load_weights(str(directory / "keras" / "w"))
+    model.train_on_batch(X, Y)
+    status.assert_consumed()
+    np.testing.assert_allclose(model.layers[0].kernel.numpy(), expected["keras_next_kernel"],
+                               rtol=1e-4, atol=1e-6)
+
+
 def test_tf_checkpoint_manager_directory_here(tf_written):
     directory, facts, _ = tf_written
     ckpt = tf.train.Checkpoint(v=tf.Variable(0.0))

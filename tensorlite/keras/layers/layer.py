@@ -18,7 +18,7 @@ import weakref
 
 import numpy as np
 
-from tensorlite.framework import dtypes, nest
+from tensorlite.framework import dtypes, module, nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.module import Module
 from tensorlite.framework.name_scope import name_scope
@@ -112,6 +112,8 @@ class Layer(Module):
                         all(v is not t for t in tracked):
                     tracked.append(v)
         object.__setattr__(self, key, value)
+        if module.CHILD_ADDED:
+            module.child_added()
 
     # -- checkpointing ---------------------------------------------------------------------
     def _trackable_children(self):
@@ -247,6 +249,8 @@ class Layer(Module):
         if regularizer is not None:
             reg = regularizers.get(regularizer)
             self._callable_losses.append(lambda v=var, r=reg: r(v))
+        if module.CHILD_ADDED:  # a restore waiting for this weight
+            module.child_added()
         return var
 
     def add_loss(self, losses, inputs=None):

@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from tensorlite.distribute import distribute_lib
-from tensorlite.framework import blas_threads, dtypes, errors
+from tensorlite.framework import blas_threads, dtypes, errors, module
 from tensorlite.framework import nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor, wrap
@@ -452,6 +452,8 @@ class Optimizer:
             self._create_slots(new)
             if self.use_ema:
                 ema.create_averages(self, new)
+            if module.CHILD_ADDED:  # a restore waiting for these slots
+                module.child_added()
 
     # -- weights ---------------------------------------------------------------------------
     @property

@@ -97,11 +97,14 @@ def save_weights(model, filepath):
 
 
 def load_weights(model, filepath):
-    """`model.load_weights(prefix)` of a checkpoint written by tensorlite or TensorFlow."""
-    if not model.built:
-        raise ValueError(f"Unable to load weights into model {model.name}: it is not built. "
-                         f"Call the model on a batch of data (or build()) first.")
+    """`model.load_weights(prefix)` of a checkpoint written by tensorlite or TensorFlow.
+    As in tf.keras, a checkpoint may be loaded before the model is built: each weight is
+    restored when it is made (checkpoint/deferred.py); an HDF5 file needs the weights."""
     filepath = os.fspath(filepath)
     if filepath.endswith((".h5", ".hdf5")):
+        if not model.built:
+            raise ValueError(f"Unable to load weights saved in HDF5 format into model "
+                             f"{model.name}: it is not built. Call the model on a batch of "
+                             f"data (or build()) first.")
         return legacy_h5.load_weights(model, filepath)
     return read_checkpoint(model, filepath)
