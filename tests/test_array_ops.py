@@ -25,6 +25,13 @@ def _np_gather_nd(p, idx):
         idx.shape[:-1] + p.shape[idx.shape[-1]:])
 
 
+def _np_extreme(ufunc, t, where, u):
+    out = t.copy()
+    for w, v in zip(where, u):
+        out[w] = ufunc(out[w], v)
+    return out
+
+
 def _np_scatter_nd(idx, upd, shape):
     out = np.zeros(shape, upd.dtype)
     k = idx.shape[-1]
@@ -154,6 +161,13 @@ CASES = [
     ("tensor_scatter_nd_add", lambda t, u: tf.tensor_scatter_nd_add(t, [[1], [1], [2]], u),
      lambda t, u: t + _np_scatter_nd(np.array([[1], [1], [2]]), u, t.shape),
      [X, rand(3, 4, seed=10)]),
+    ("tensor_scatter_nd_sub", lambda t, u: tf.tensor_scatter_nd_sub(t, [[1], [1], [2]], u),
+     lambda t, u: t - _np_scatter_nd(np.array([[1], [1], [2]]), u, t.shape),
+     [X, rand(3, 4, seed=10)]),
+    ("tensor_scatter_nd_min", lambda t, u: tf.tensor_scatter_nd_min(t, [[0, 1], [2, 3]], u),
+     lambda t, u: _np_extreme(np.minimum, t, [(0, 1), (2, 3)], u), [X, rand(2, seed=11)]),
+    ("tensor_scatter_nd_max_rows", lambda t, u: tf.tensor_scatter_nd_max(t, [[2], [0]], u),
+     lambda t, u: _np_extreme(np.maximum, t, [(2,), (0,)], u), [X, rand(2, 4, seed=12)]),
     # -- tile / pad / reverse / roll
     ("tile", lambda x: tf.tile(x, [2, 3]), lambda x: np.tile(x, (2, 3)), [X]),
     ("tile_3d_ones", lambda x: tf.tile(x, [1, 2, 1]), lambda x: np.tile(x, (1, 2, 1)), [T3]),
@@ -325,6 +339,23 @@ def test_gather_nd_and_scatter_errors():
             "TensorScatterUpdate")
     _raises(lambda: tf.tensor_scatter_nd_add(tf.zeros([3]), [[0]], tf.constant([1], tf.int32)),
             tf.errors.InvalidArgumentError, "TensorScatterAdd", "int32")
+
+
+def test_tensor_scatter_min_max_share_the_gradient_among_ties():
+    """TensorFlow's rule: equal candidates (the tensor's element and updates reaching it)
+    share the gradient evenly."""
+    t, u = tf.constant([1.0, 5.0, 2.0]), tf.constant([1.0, 1.0, 7.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([t, u])
+        lo = tf.tensor_scatter_nd_min(t, [[0], [0], [2]], u)
+        hi = tf.tensor_scatter_nd_max(t, [[0], [0], [2]], u)
+    assert lo.numpy().tolist() == [1.0, 5.0, 2.0] and hi.numpy().tolist() == [1.0, 5.0, 7.0]
+    dt, du = tape.gradient(lo, [t, u])
+    np.testing.assert_allclose(dt.numpy(), [1 / 3, 1, 1])
+    np.testing.assert_allclose(du.numpy(), [1 / 3, 1 / 3, 0])
+    dt, du = tape.gradient(hi, [t, u])
+    np.testing.assert_allclose(dt.numpy(), [1 / 3, 1, 0])
+    np.testing.assert_allclose(du.numpy(), [1 / 3, 1 / 3, 1])
 
 
 def test_reshape_count_mismatch():

@@ -23,7 +23,8 @@ from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_ax
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "identity", "broadcast_to",
            "zeros", "ones", "fill", "zeros_like", "ones_like", "concat", "stack", "unstack",
            "split", "shape", "size", "rank", "gather", "gather_nd", "scatter_nd",
-           "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tile", "pad", "one_hot",
+           "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
+           "tensor_scatter_nd_min", "tensor_scatter_nd_max", "tile", "pad", "one_hot",
            "range", "reverse", "boolean_mask", "linspace", "sequence_mask", "repeat", "roll",
            "meshgrid", "unique", "ensure_shape"]
 
@@ -877,12 +878,69 @@ def _tensor_scatter_add_grad(g, ans, tensor, indices, updates, rank):
     return g, None, execute(GATHER_ND, (g, indices), {"batch_dims": 0, "rank": rank})
 
 
-TENSOR_SCATTER_UPDATE = register(
-    "TensorScatterUpdate", _tensor_scatter_update_fwd, grad=_tensor_scatter_update_grad,
-    shape=lambda t, i, u, rank: t)
-TENSOR_SCATTER_ADD = register(
-    "TensorScatterAdd", _tensor_scatter_add_fwd, grad=_tensor_scatter_add_grad,
-    shape=lambda t, i, u, rank: t)
+def _tensor_scatter_sub_fwd(tensor, indices, updates, rank):
+    shape = tensor.shape[tensor.ndim - rank:]
+    return tensor - _scatter_nd_fwd(indices, updates, shape, 0)
+
+
+def _tensor_scatter_sub_grad(g, ans, tensor, indices, updates, rank):
+    from tensorlite.ops.math_ops import negative  # noqa: PLC0415 - math_ops imports us
+    return g, None, negative(execute(GATHER_ND, (g, indices), {"batch_dims": 0,
+                                                              "rank": rank}))
+
+
+def _tensor_scatter_extreme_fwd(ufunc):
+    """TensorScatterMin/Max: each slice at `indices` becomes the elementwise min/max of
+    itself and its updates (duplicates compare with each other too)."""
+    def forward(tensor, indices, updates, rank):
+        nb = tensor.ndim - rank
+        logical = tensor.shape[nb:]
+        _check_nd("TensorScatterMinMax", indices, logical, 0, "shape")
+        k = indices.shape[-1]
+        lin = _nd_linear(indices, logical[:k]).reshape(-1)
+        out = tensor.copy()
+        lf, q = _prod(tensor.shape[:nb]), _prod(logical[k:])
+        view = out.reshape(lf, _prod(logical[:k]), q)
+        upd = updates.reshape(lf, lin.size, q)
+        for b in range(lf):
+            ufunc.at(view[b], lin, upd[b])
+        return out
+    return forward
+
+
+def _tensor_scatter_extreme_grad(g, ans, tensor, indices, updates, rank):
+    """TensorFlow's rule: the gradient goes to every input equal to the result, shared
+    evenly among ties (the tensor's element and the updates that reached it)."""
+    from tensorlite.ops.math_ops import multiply  # noqa: PLC0415 - math_ops imports us
+    attrs = {"batch_dims": 0, "rank": rank}
+    x, y, out = tensor._value, updates._value, ans._value
+    x_hit = (x == out).astype(g._value.dtype)
+    y_hit = (y == _gather_nd_fwd(out, indices._value, 0, rank)).astype(g._value.dtype)
+    share = 1.0 / (x_hit + _scatter_nd_fwd(indices._value, y_hit, out.shape, 0))
+    return (multiply(g, wrap(x_hit * share)), None,
+            multiply(execute(GATHER_ND, (multiply(g, wrap(share)), indices), attrs),
+                     wrap(y_hit)))
+
+
+def _tensor_scatter_op(name, forward, grad):
+    """A TensorScatter* op: TensorFlow's node of the same name takes (tensor, indices,
+    updates) with T and Tindices; our `rank` attribute is not written."""
+    return declare(register(name, forward, grad=grad, shape=lambda t, i, u, rank: t),
+                   tf=lambda attrs, in_specs: (name, {"Tindices": in_specs[1].dtype}))
+
+
+TENSOR_SCATTER_UPDATE = _tensor_scatter_op("TensorScatterUpdate", _tensor_scatter_update_fwd,
+                                           _tensor_scatter_update_grad)
+TENSOR_SCATTER_ADD = _tensor_scatter_op("TensorScatterAdd", _tensor_scatter_add_fwd,
+                                        _tensor_scatter_add_grad)
+TENSOR_SCATTER_SUB = _tensor_scatter_op("TensorScatterSub", _tensor_scatter_sub_fwd,
+                                        _tensor_scatter_sub_grad)
+TENSOR_SCATTER_MIN = _tensor_scatter_op("TensorScatterMin",
+                                        _tensor_scatter_extreme_fwd(np.minimum),
+                                        _tensor_scatter_extreme_grad)
+TENSOR_SCATTER_MAX = _tensor_scatter_op("TensorScatterMax",
+                                        _tensor_scatter_extreme_fwd(np.maximum),
+                                        _tensor_scatter_extreme_grad)
 
 
 def _tensor_scatter(op, op_name, tensor, indices, updates):
@@ -908,6 +966,32 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     >>> tf.tensor_scatter_nd_add([1, 2, 3], [[0], [0]], [5, 5]).numpy()
     array([11,  2,  3], dtype=int32)"""
     return _tensor_scatter(TENSOR_SCATTER_ADD, "TensorScatterAdd", tensor, indices, updates)
+
+
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """`tf.tensor_scatter_nd_sub`: a copy of `tensor` with `updates` subtracted at `indices`.
+
+    >>> tf.tensor_scatter_nd_sub([1, 2, 3], [[0], [2]], [5, 5]).numpy()
+    array([-4,  2, -2], dtype=int32)"""
+    return _tensor_scatter(TENSOR_SCATTER_SUB, "TensorScatterSub", tensor, indices, updates)
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    """`tf.tensor_scatter_nd_min`: a copy of `tensor`, each slice at `indices` the
+    elementwise minimum of itself and its updates.
+
+    >>> tf.tensor_scatter_nd_min([1, 2, 3], [[0], [2]], [0, 5]).numpy()
+    array([0, 2, 3], dtype=int32)"""
+    return _tensor_scatter(TENSOR_SCATTER_MIN, "TensorScatterMin", tensor, indices, updates)
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    """`tf.tensor_scatter_nd_max`: a copy of `tensor`, each slice at `indices` the
+    elementwise maximum of itself and its updates.
+
+    >>> tf.tensor_scatter_nd_max([1, 2, 3], [[0], [2]], [0, 5]).numpy()
+    array([1, 2, 5], dtype=int32)"""
+    return _tensor_scatter(TENSOR_SCATTER_MAX, "TensorScatterMax", tensor, indices, updates)
 
 
 # -- tile -------------------------------------------------------------------------------------
@@ -1423,6 +1507,12 @@ declare(GATHER, tf_import={
     "GatherV2": lambda ins, a: gather(ins[0], ins[1], axis=int(ins[2].numpy()),
                                       batch_dims=a.get("batch_dims", 0)),
     "ResourceGather": lambda ins, a: gather(ins[0], ins[1], batch_dims=a.get("batch_dims", 0))})
+for _op, _fn in ((TENSOR_SCATTER_UPDATE, tensor_scatter_nd_update),
+                 (TENSOR_SCATTER_ADD, tensor_scatter_nd_add),
+                 (TENSOR_SCATTER_SUB, tensor_scatter_nd_sub),
+                 (TENSOR_SCATTER_MIN, tensor_scatter_nd_min),
+                 (TENSOR_SCATTER_MAX, tensor_scatter_nd_max)):
+    declare(_op, tf_import=lambda ins, a, fn=_fn: fn(*ins))
 declare(ZEROS_LIKE, tf_import={
     "ZerosLike": lambda ins, a: zeros_like(ins[0]),
     "OnesLike": lambda ins, a: ones_like(ins[0]),

@@ -24,7 +24,8 @@ _OUTPUT = ("BiasAdd BatchMatMulV2 BatchMatMulV3 Conv2D DepthwiseConv2dNative Max
            "ClipByValue Const ReverseV2 Roll Unpack Split SplitV "
            "StatefulPartitionedCall PartitionedCall StringLower StringUpper StaticRegexReplace "
            "DenseBincount RaggedBincount StaticRegexFullMatch StringLength StringStrip "
-           "ReduceJoin").split()
+           "ReduceJoin TensorScatterUpdate TensorScatterAdd TensorScatterSub TensorScatterMin "
+           "TensorScatterMax").split()
 
 OUTPUT_ARGS = {
     **{op: "y" for op in _UNARY_Y},

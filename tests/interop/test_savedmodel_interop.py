@@ -145,7 +145,12 @@ class Ops(tf.Module):
                 "a": tf.cast(tf.argmax(flat, axis=1), tf.float32),
                 "w": tf.add_n([w, w, flat]), "ls": tf.nn.log_softmax(flat),
                 "mean": tf.reduce_mean(flat, axis=[1]),
-                "sq": tf.math.squared_difference(flat, 1.0) / 3.0 + tf.sqrt(tf.abs(flat))}
+                "sq": tf.math.squared_difference(flat, 1.0) / 3.0 + tf.sqrt(tf.abs(flat)),
+                "scatter": tf.tensor_scatter_nd_sub(tf.tensor_scatter_nd_max(
+                    tf.tensor_scatter_nd_min(tf.tensor_scatter_nd_add(
+                        tf.tensor_scatter_nd_update(flat, [[0, 1]], [9.0]),
+                        [[0, 2], [0, 2]], [1.0, 2.0]), [[0]], -flat[:1]), [[0, 3]], [0.5]),
+                    [[0, 4]], [4.0])}
 
 
 class Slicer(tf.Module):
