@@ -251,3 +251,14 @@ def test_tf2_initializer_aliases_and_datatype_enum_dtypes():
     assert tf.float64.as_datatype_enum == 2 and tf.string.as_datatype_enum == 7
     with pytest.raises(TypeError, match="Cannot convert 99"):
         tf.as_dtype(99)
+
+
+def test_a_fully_known_tensor_shape_converts_to_a_tensor():
+    """`tf.reduce_prod(layer.kernel.shape)` (the advanced autodiff guide)."""
+    layer = tf.keras.layers.Dense(8)
+    layer.build((None, 5))
+    assert int(tf.reduce_prod(layer.kernel.shape)) == 40
+    assert tf.constant(tf.TensorShape([2, 3])).numpy().tolist() == [2, 3]
+    assert tf.convert_to_tensor(tf.TensorShape([2, 3]), dtype=tf.int64).dtype == tf.int64
+    with pytest.raises(ValueError, match="partially known TensorShape"):
+        tf.convert_to_tensor(tf.TensorShape([None, 3]))

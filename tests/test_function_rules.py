@@ -177,3 +177,36 @@ def test_shape_errors_still_raise_while_tracing():
         return x
     with pytest.raises((ValueError, tf.errors.InvalidArgumentError)):
         f(tf.ones([1, 2]))
+
+
+def test_concrete_functions_take_arguments_by_name():
+    """The tf.function guide: `double_strings(a=tf.constant("b"))`."""
+    @tf.function
+    def double(a):
+        return a + a
+    concrete = double.get_concrete_function(tf.TensorSpec([], tf.string))
+    assert concrete(a=tf.constant("b")).numpy() == b"bb"
+
+    @tf.function
+    def minus(x, y):
+        return x - y
+    c = minus.get_concrete_function(tf.constant(1.0), tf.constant(2.0))
+    assert float(c(tf.constant(5.0), y=tf.constant(1.0))) == 4.0
+    assert float(c(y=tf.constant(1.0), x=tf.constant(3.0))) == 2.0
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['z'\]"):
+        c(z=1.0)
+    with pytest.raises(TypeError, match=r"missing required argument\(s\) \['y'\]"):
+        c(x=1.0)
+
+
+def test_a_concrete_function_of_unknown_rank_takes_any_shape():
+    """The tf.function guide's `pow.get_concrete_function(a=tf.TensorSpec(None), b=2)`."""
+    @tf.function
+    def power(a, b):
+        return a ** b
+    square = power.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+    assert float(square(tf.constant(10.0))) == 100.0
+    assert square(tf.constant([1.0, 3.0])).numpy().tolist() == [1.0, 9.0]
+    assert square(a=tf.constant([[2.0]])).numpy().tolist() == [[4.0]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="float32"):
+        square(tf.constant(10))

@@ -251,3 +251,42 @@ def test_a_function_traced_for_a_python_value_is_saved_for_that_value(tmp_path):
         (([[2.0, 2.0, 2.0]],), {})
     with pytest.raises(ValueError, match="Could not find a matching function"):
         loaded([[1.0, 1.0, 1.0]])  # traced for another value only, as in TensorFlow
+
+
+def test_save_options_extra_tags_and_refusals(tmp_path):
+    module = Scorer()
+    tf.saved_model.save(module, str(tmp_path / "m"),
+                        options=tf.saved_model.SaveOptions(extra_tags=["gpu"],
+                                                           experimental_custom_gradients=True))
+    assert sorted(_meta(tmp_path / "m").meta_info_def.tags) == ["gpu", "serve"]
+    assert tf.saved_model.load(str(tmp_path / "m"), tags=["serve", "gpu"],
+                               options=tf.saved_model.LoadOptions()) is not None
+    with pytest.raises(NotImplementedError, match="save_debug_info"):
+        tf.saved_model.SaveOptions(save_debug_info=True)
+    with pytest.raises(NotImplementedError, match="experimental_skip_checkpoint"):
+        tf.saved_model.LoadOptions(experimental_skip_checkpoint=True)
+    with pytest.raises(TypeError, match="SaveOptions"):
+        tf.saved_model.save(module, str(tmp_path / "n"), options={"extra_tags": ["gpu"]})
+
+
+def test_unknown_rank_signature_is_saved_as_the_scalar_it_traced(tmp_path):
+    """The advanced autodiff guide's `input_signature=[tf.TensorSpec(None)]` with a
+    tf.custom_gradient inside: saved (the gradient rule is not, and saving says so), and
+    the loaded function takes scalars."""
+    @tf.custom_gradient
+    def clip_gradients(y):
+        return tf.identity(y), lambda dy: tf.clip_by_norm(dy, 0.5)
+
+    class Clip(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec(None)])
+        def call_custom_grad(self, x):
+            return clip_gradients(x)
+    module = Clip()
+    assert module.call_custom_grad(tf.constant([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
+    with pytest.warns(UserWarning, match="custom gradient of clip_gradients is not saved"):
+        tf.saved_model.save(module, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    v = tf.Variable(2.0)
+    with tf.GradientTape() as tape:
+        out = loaded.call_custom_grad(v * v)
+    assert float(out) == 4.0 and float(tape.gradient(out, v)) == 4.0  # the forward's

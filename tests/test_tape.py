@@ -332,3 +332,68 @@ def test_gradient_hooks_wait_for_every_use_of_a_source():
         tape_lib.GRADIENT_HOOKS.remove(hook)
     expected = 2 * 2.0 + np.cos(2.0) * 2.0 + np.sin(2.0)
     assert seen == [pytest.approx(expected)] and float(g) == pytest.approx(expected)
+
+
+# -- tf.custom_gradient inside tf.function ----------------------------------------------------
+@tf.custom_gradient
+def _clip_gradients(y):
+    return tf.identity(y), lambda dy: tf.clip_by_norm(dy, 0.5)
+
+
+@tf.custom_gradient
+def _scaled_sin(x):
+    def backward(dy):  # reads the forward's x: each call's own value must reach it
+        return dy * tf.cos(x) * 10.0
+    return tf.sin(x), backward
+
+
+def test_custom_gradient_inside_tf_function_on_every_call():
+    """The advanced autodiff guide's clip: a traced graph keeps the supplied gradient for
+    tapes over later calls, whether the trace ran under a tape or not."""
+    v = tf.Variable(2.0)
+    f = tf.function(lambda x: _clip_gradients(x) * 3.0)
+    assert float(f(tf.constant(1.0))) == 3.0  # traced without a tape
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            out = f(v * v)
+        assert float(tape.gradient(out, v)) == 2.0  # 3 clipped to 0.5, times dv^2/dv = 4
+
+
+@pytest.mark.parametrize("tape_inside", [False, True])
+def test_custom_gradient_in_a_graph_uses_each_calls_values(tape_inside):
+    if tape_inside:  # tape.gradient traced into the graph (a training step)
+        @tf.function
+        def grad_at(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = _scaled_sin(x)
+            return tape.gradient(y, x)
+    else:
+        h = tf.function(_scaled_sin)
+
+        def grad_at(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = h(x)
+            return tape.gradient(y, x)
+    for value in (0.0, 1.0, 2.0):
+        np.testing.assert_allclose(float(grad_at(tf.constant(value))),
+                                   10.0 * np.cos(value), rtol=1e-6)
+
+
+def test_custom_gradient_for_variables_inside_tf_function():
+    w = tf.Variable(3.0)
+
+    @tf.custom_gradient
+    def scaled(x):
+        def backward(dy, variables=None):
+            return dy * 2.0, [dy * 100.0]
+        return x * w, backward
+    f = tf.function(scaled)
+    x = tf.constant(1.0)
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        dx, dw = tape.gradient(y, [x, w])
+        assert (float(dx), float(dw)) == (2.0, 100.0)

@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.tensor import Tensor, to_bytes_array, wrap
+from tensorlite.framework.tensor_shape import TensorShape
 
 _CONVERSIONS = []  # (priority, base_type, fn), kept sorted by priority
 _INT32 = np.iinfo(np.int32)
@@ -30,6 +31,24 @@ def register_tensor_conversion_function(base_type, conversion_func, priority=100
 
 def _is_variable(value):
     return getattr(value, "_is_variable", False)
+
+
+def _tensor_shape_to_tensor(shape, dtype=None, name=None, as_ref=False):
+    """A fully known TensorShape converts to its sizes, int32 unless a size needs int64
+    (`tf.reduce_prod(layer.kernel.shape)`), as in TensorFlow."""
+    if not shape.is_fully_defined():
+        raise ValueError(f"Cannot convert a partially known TensorShape {shape} to a Tensor; "
+                         f"use tf.shape(x) for the sizes known when the graph runs")
+    dims = shape.as_list()
+    big = any(d > _INT32.max for d in dims)
+    want = dtypes.int64 if big else dtypes.int32
+    if dtype is not None and dtype in (dtypes.int32, dtypes.int64) and not (
+            big and dtype is dtypes.int32):
+        want = dtype
+    return wrap(np.asarray(dims, dtype=want.as_numpy_dtype))
+
+
+register_tensor_conversion_function(TensorShape, _tensor_shape_to_tensor)
 
 
 def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None, preferred_dtype=None):
@@ -100,6 +119,8 @@ def constant(value, dtype=None, shape=None, name="Const"):
     >>> tf.constant(0.0, shape=[2])
     <tf.Tensor: shape=(2,), dtype=float32, numpy=array([0., 0.], dtype=float32)>
     """
+    if isinstance(value, TensorShape):  # tf.constant(x.shape)
+        value = _tensor_shape_to_tensor(value, dtype)
     if isinstance(value, Tensor) or _is_variable(value):
         t = convert_to_tensor(value)
         arr = t._value

@@ -113,13 +113,21 @@ class ConcreteFunction:
                 self._run = executor.compile_graph(self.optimized_graph)
         return self._run
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         """Runs the graph; each argument must have the dtype it was traced with
-        (InvalidArgumentError otherwise, as TensorFlow's concrete functions)."""
+        (InvalidArgumentError otherwise, as TensorFlow's concrete functions). Tensors may
+        also be passed by their argument names (`concrete(a=x)`)."""
+        return self._call_flat(self._checked_inputs(args, kwargs))
+
+    def _checked_inputs(self, args, kwargs):
+        """The call's tensors in placeholder order, checked against the traced dtypes and
+        static shapes."""
         tensors = [a if isinstance(a, Tensor) else convert_to_tensor(a)
                    for a in nest.flatten(list(args), expand_composites=True)
                    if isinstance(a, (Tensor, int, float, np.ndarray, np.generic))]
         slots = self.graph.placeholders
+        if kwargs:
+            tensors += self._by_name(slots[len(tensors):], kwargs)
         if len(tensors) != len(slots):
             raise TypeError(f"{self.name}: this concrete function takes {len(slots)} tensor "
                             f"arguments, got {len(tensors)}")
@@ -138,7 +146,23 @@ class ConcreteFunction:
                     f"incompatible with this concrete function's "
                     f"{list(TensorShape(list(static)).as_list())} (None: any size); call the "
                     f"tf.function itself, which traces a graph for other shapes")
-        return self._call_flat(tensors)
+        return tensors
+
+    def _by_name(self, slots, kwargs):
+        """The tensors for placeholders `slots` (those positional arguments left) from
+        keyword arguments named as the traced function's arguments."""
+        names = [self.graph.input_names.get(s) for s in slots]
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown or None in names:
+            raise TypeError(f"{self.name}: unexpected keyword argument(s) "
+                            f"{unknown or list(kwargs)}; this concrete function's remaining "
+                            f"arguments are "
+                            f"{[n for n in names if n is not None] or 'positional only'}")
+        missing = [n for n in names if n not in kwargs]
+        if missing:
+            raise TypeError(f"{self.name}: missing required argument(s) {missing}")
+        return [v if isinstance(v, Tensor) else convert_to_tensor(v)
+                for v in (kwargs[n] for n in names)]
 
     def _call_flat(self, tensors):
         if CALL_LISTENERS:
@@ -584,8 +608,12 @@ class Function:
         def materialise(x):
             if isinstance(x, TensorSpec):
                 from tensorlite.ops.array_ops import zeros  # noqa: PLC0415
+                if x.shape.rank is None:  # any rank: traced on a scalar (see _AnyRank)
+                    return zeros([], x.dtype)
                 return zeros([1 if d is None else d for d in x.shape.as_list()], x.dtype)
             return x
+        any_rank = any(isinstance(x, TensorSpec) and x.shape.rank is None
+                       for x in nest.flatten([list(args), kwargs]))
         if not args and not kwargs and self._signature is not None:
             args = tuple(self._signature)
         declared = [tuple(x.shape.as_list()) if isinstance(x, TensorSpec) and
@@ -599,7 +627,8 @@ class Function:
         key = self._key(leaves, declared)
         if key not in self._cache:  # a trace, not a call: tf.print/tf.summary stay silent
             self._trace_and_call(key, args, kwargs, call=False, declared=declared)
-        return self._cache.get(self._key(leaves, declared)) or self.last_concrete_function
+        concrete = self._cache.get(self._key(leaves, declared)) or self.last_concrete_function
+        return _AnyRank(self, concrete, args, kwargs) if any_rank else concrete
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         """The traced signatures, one block each, as TensorFlow prints them:
@@ -615,6 +644,36 @@ class Function:
 
     def __repr__(self):
         return f"<tf.function {self._name}>"
+
+
+class _AnyRank:
+    """The concrete function of `get_concrete_function(tf.TensorSpec(None))`: TensorFlow's
+    graph takes a tensor of any rank there. tensorlite's graphs have ranks, so this one
+    traced on a scalar runs calls of that shape, and a call of other shapes runs the
+    function's graph for them (traced once per shape, with the same Python arguments):
+    the same results, more traces. Everything else is the scalar trace's."""
+
+    def __init__(self, function, concrete, args, kwargs):
+        self._function, self._concrete = function, concrete
+        self._template = [list(args), kwargs]
+
+    def __getattr__(self, name):
+        return getattr(self._concrete, name)
+
+    def __call__(self, *args, **kwargs):
+        tensors = self._concrete._checked_inputs(args, kwargs)
+        specs = [self._concrete.graph.specs[s][0] for s in self._concrete.graph.placeholders]
+        if all(t._value.shape == tuple(sp) for t, sp in zip(tensors, specs)):
+            return self._concrete._call_flat(tensors)
+        new = iter(tensors)
+        flat = [next(new) if isinstance(x, Tensor) else x
+                for x in nest.flatten(self._template, expand_composites=True)]
+        call_args, call_kwargs = nest.pack_like(self._template, flat, expand_composites=True)
+        concrete = self._function.get_concrete_function(*call_args, **call_kwargs)
+        return concrete._call_flat(tensors)
+
+    def __repr__(self):
+        return repr(self._concrete)
 
 
 def _fits_key(k, x):

@@ -55,6 +55,7 @@ _ACTIVE = []  # tracers, innermost last
 class Tracer:
     # Whether ops may use a deferred failure's stand-ins (see the module's docstring)
     USES_DEFERRED = False
+    RECORDS_GRAPH = True  # (tf.custom_gradient records a graph-ready node for tracers)
 
     def __init__(self, graph, function_name):
         from tensorlite.graph import control_flow  # noqa: F401,PLC0415 - its If/While side

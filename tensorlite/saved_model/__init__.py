@@ -8,6 +8,7 @@ functions and signatures, run on tensorlite. `python -m tensorlite.saved_model s
 """
 from tensorlite.saved_model.asset import Asset  # noqa: F401
 from tensorlite.saved_model.load import load  # noqa: F401
+from tensorlite.saved_model.options import LoadOptions, SaveOptions  # noqa: F401
 
 
 def save(obj, export_dir, signatures=None, options=None):
@@ -25,4 +26,4 @@ TRAINING = "train"
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 
 
-__all__ = ["Asset", "load", "save", "SERVING", "TRAINING", "DEFAULT_SERVING_SIGNATURE_DEF_KEY"]
+__all__ = ["Asset", "LoadOptions", "SaveOptions", "load", "save", "SERVING", "TRAINING", "DEFAULT_SERVING_SIGNATURE_DEF_KEY"]

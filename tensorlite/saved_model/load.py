@@ -299,6 +299,10 @@ def _restore_variables(export_dir, root, graph):
 def load(export_dir, tags=None, options=None):
     """`tf.saved_model.load`: the root object of a SavedModel directory."""
     from tensorlite.saved_model.function_runner import Runner  # noqa: PLC0415
+    from tensorlite.saved_model.options import LoadOptions  # noqa: PLC0415
+    if options is not None and not isinstance(options, LoadOptions):
+        raise TypeError(f"options must be a tf.saved_model.LoadOptions, got "
+                        f"{type(options).__name__}")
     export_dir = os.fspath(export_dir)
     meta = meta_graph(read_saved_model(export_dir), tags, export_dir)
     graph = meta.object_graph_def

@@ -36,6 +36,7 @@ from tensorlite.framework.atomic_files import fsync_dir, pid_alive
 from tensorlite.saved_model.function_def import arg_name, call_node, function_def
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
+from tensorlite.saved_model.options import SaveOptions
 from tensorlite.saved_model.asset import Asset
 from tensorlite.saved_model.table_export import add_asset_file, copy_assets, is_table
 from tensorlite.saved_model.trace import TracedGraph
@@ -131,13 +132,23 @@ def _retraced_signature(concrete):
     return Function(call, input_signature=[_spec(specs[n]) for n in names])
 
 
+def _ranked(signature):
+    """An input_signature as it is written: a TensorSpec of unknown rank
+    (`tf.TensorSpec(None)`) becomes the scalar spec its graph is traced for. (TensorFlow's
+    graph takes any rank there; tensorlite's graphs have ranks, so the saved function takes
+    scalars, and a call of another shape is refused by the loader, not miscomputed.)"""
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    return [TensorSpec([], s.dtype, s.name) if isinstance(s, TensorSpec) and s.shape.rank is None
+            else s for s in signature]
+
+
 def _traces(function):
     """(input signature, graph or None, structured signature or None) to export a
     tf.function with: its input_signature (traced afresh), else each graph its calls
     traced, with the (args, kwargs) it was traced for where Python values are among them
     (a call `f([[2.0, 2.0]])` traces for that value: the saved function matches it)."""
     if function._signature is not None:
-        return [(list(function._signature), None, None)]
+        return [(_ranked(function._signature), None, None)]
     from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
     out = []
     for c in dict.fromkeys(function._cache.values()):
@@ -515,7 +526,7 @@ def _signature_functions(obj, signatures):
                 raise ValueError(f"signature {key!r}: a tf.function given as a signature needs "
                                  f"an input_signature (or pass fn.get_concrete_function("
                                  f"tf.TensorSpec(...)))")
-            out[key] = (fn, list(fn._signature), None)
+            out[key] = (fn, _ranked(fn._signature), None)
         elif hasattr(fn, "graph") and hasattr(fn, "_call_flat"):
             out[key] = _concrete_origin(obj, fn)
         else:
@@ -707,6 +718,12 @@ def save(obj, export_dir, signatures=None, options=None):
         >>> tf.saved_model.save(Scale(), "/tmp/scale")  # doctest: +SKIP
     """
     meta, tensors = build(obj, signatures)
+    if options is not None:
+        if not isinstance(options, SaveOptions):
+            raise TypeError(f"options must be a tf.saved_model.SaveOptions, got "
+                            f"{type(options).__name__}")
+        meta.meta_info_def.tags.extend(t for t in options.extra_tags
+                                       if t not in meta.meta_info_def.tags)
     write(export_dir, meta, tensors)
 
 
