@@ -50,6 +50,7 @@ from tensorlite import bitwise, config
 from tensorlite.graph.context import executing_eagerly, init_scope
 from tensorlite.graph.function import function
 from tensorlite.ops.control_flow_ops import case, cond, switch_case, while_loop
+from tensorlite.ops.functional_ops import foldl, foldr, map_fn, scan
 from tensorlite import test
 from tensorlite import debugging, version
 from tensorlite.framework.device import DeviceSpec, device

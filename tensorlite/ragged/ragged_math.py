@@ -334,9 +334,17 @@ def concat(values, axis, name=None):
 
 
 def stack(values, axis=0, name=None):
-    """`tf.stack` of ragged tensors: axis 0 adds an outer dimension, axis 1 pairs rows."""
-    items = [_as_ragged(v) for v in values]
+    """`tf.stack` of ragged tensors: axis 0 adds an outer dimension, axis 1 pairs rows.
+    Dense vectors of different lengths stack along axis 0 into the rows of a ragged
+    tensor (`tf.ragged.stack([[1, 2], [3]])`)."""
     axis = int(axis)
+    if axis in (0, -2) and values and not any(isinstance(v, RaggedTensor) for v in values):
+        dense = [convert_to_tensor(v) for v in values]
+        if all(d.shape.rank == 1 for d in dense):
+            lengths = np.array([d.shape[0] for d in dense], np.int64)
+            return RaggedTensor.from_row_lengths(array_ops.concat(dense, 0), lengths,
+                                                 validate=False)
+    items = [_as_ragged(v) for v in values]
     if axis == 0:
         outer = np.cumsum([0] + [len(rt) for rt in items]).astype(np.int64)
         return RaggedTensor.from_row_splits(_concat0(items), outer, validate=False)
