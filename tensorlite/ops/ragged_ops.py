@@ -528,25 +528,4 @@ declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather})
 
 
 # TensorFlow's ragged reductions (reduce_sum/mean over a ragged dimension) are
-# UnsortedSegmentSum over the row ids of the values
-def _segment_sum_fwd(data, ids, num_segments):
-    ids = ids.astype(_I64, copy=False)
-    out = np.zeros((num_segments,) + data.shape[ids.ndim:], dtype=data.dtype)
-    keep = (ids >= 0) & (ids < num_segments)  # TF drops the values of out-of-range ids
-    np.add.at(out, ids[keep], data[keep])
-    return out
-
-
-def _segment_sum_grad(g, ans, data, ids, num_segments):
-    idx = ids._value.astype(_I64)
-    keep = (idx >= 0) & (idx < num_segments)
-    picked = array_ops.gather(g, np.where(keep, idx, 0))
-    mask = keep.reshape(keep.shape + (1,) * (g._value.ndim - 1)).astype(g._value.dtype)
-    return [math_ops.multiply(picked, mask), None]
-
-
-SEGMENT_SUM = register("UnsortedSegmentSum", _segment_sum_fwd, grad=_segment_sum_grad,
-                       shape=lambda d, i, num_segments: Spec(
-                           (num_segments,) + tuple(d.shape[len(i.shape):]), d.dtype))
-declare(SEGMENT_SUM, tf_import=lambda ins, a: SEGMENT_SUM(ins[0], ins[1],
-                                                          num_segments=int(ins[2].numpy())))
+# UnsortedSegmentSum over the row ids of the values: ops/segment_ops.py imports it

@@ -25,7 +25,8 @@ _OUTPUT = ("BiasAdd BatchMatMulV2 BatchMatMulV3 Conv2D DepthwiseConv2dNative Max
            "StatefulPartitionedCall PartitionedCall StringLower StringUpper StaticRegexReplace "
            "DenseBincount RaggedBincount StaticRegexFullMatch StringLength StringStrip "
            "ReduceJoin TensorScatterUpdate TensorScatterAdd TensorScatterSub TensorScatterMin "
-           "TensorScatterMax").split()
+           "TensorScatterMax UnsortedSegmentSum UnsortedSegmentMax UnsortedSegmentMin "
+           "UnsortedSegmentProd").split()
 
 OUTPUT_ARGS = {
     **{op: "y" for op in _UNARY_Y},

@@ -150,7 +150,11 @@ class Ops(tf.Module):
                     tf.tensor_scatter_nd_min(tf.tensor_scatter_nd_add(
                         tf.tensor_scatter_nd_update(flat, [[0, 1]], [9.0]),
                         [[0, 2], [0, 2]], [1.0, 2.0]), [[0]], -flat[:1]), [[0, 3]], [0.5]),
-                    [[0, 4]], [4.0])}
+                    [[0, 4]], [4.0]),
+                "segments": tf.math.unsorted_segment_max(
+                    tf.transpose(flat), [k % 4 for k in range(18)], 4) +
+                tf.math.unsorted_segment_sum(tf.transpose(flat), [k % 3 for k in range(18)], 4)[:1]
+                * tf.math.unsorted_segment_prod(tf.transpose(flat[:, :3]), [0, 1, 1], 4)[1:2]}
 
 
 class Slicer(tf.Module):
