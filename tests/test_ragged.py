@@ -434,3 +434,41 @@ def test_gather_batch_dims_and_inner_axes():
                  [[1.0, 2.0, 3.0], [4.0, 5.0]], grad=True)
     with pytest.raises(ValueError, match="axis 0 must be in"):
         tf.gather(tf.ragged.constant(NESTED_P), [[0]], batch_dims=1, axis=0)
+
+
+# -- from the TF 2 guide 'Ragged tensors' --------------------------------------------------
+def test_reverse_along_each_kind_of_axis_and_the_guides_palindrome():
+    rt = tf.ragged.constant([[1, 2], [3], [4, 5, 6]])
+    assert tf.reverse(rt, [1]).to_list() == [[2, 1], [3], [6, 5, 4]]
+    assert tf.reverse(rt, [0]).to_list() == [[4, 5, 6], [3], [1, 2]]
+    make_palindrome = tf.function(lambda x, axis: tf.concat([x, tf.reverse(x, [axis])], axis))
+    assert make_palindrome(rt, axis=1).to_list() == [[1, 2, 2, 1], [3, 3], [4, 5, 6, 6, 5, 4]]
+    r3 = tf.ragged.constant([[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1)
+    assert tf.reverse(r3, [2]).to_list() == [[[2, 1], [4, 3]], [[6, 5]]]
+    assert tf.reverse(r3, [1, 0]).to_list() == [[[5, 6]], [[3, 4], [1, 2]]]
+    deep = tf.ragged.constant([[[1, 2], [3]], [[4, 5, 6]]])
+    assert tf.reverse(deep, [2]).to_list() == [[[2, 1], [3]], [[6, 5, 4]]]
+    x = tf.ragged.constant([[1.0, 2.0], [3.0]])
+    with tf.GradientTape() as tape:
+        tape.watch(x.flat_values)
+        y = tf.reduce_sum(tf.reverse(x, [1]) * tf.ragged.constant([[1.0, 10.0], [100.0]]))
+    assert tape.gradient(y, x.flat_values).numpy().tolist() == [10.0, 1.0, 100.0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        tf.reverse(rt, [2])
+
+
+def test_ragged_input_signature_and_string_join_of_ragged_rows():
+    @tf.function(input_signature=[tf.RaggedTensorSpec(shape=[None, None], dtype=tf.int32)])
+    def max_and_min(rt):
+        return tf.math.reduce_max(rt, axis=-1), tf.math.reduce_min(rt, axis=-1)
+    hi, lo = max_and_min(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]))
+    assert hi.numpy().tolist() == [2, 3, 6] and lo.numpy().tolist() == [1, 3, 4]
+    hi, _ = max_and_min(tf.ragged.constant([[7], [1, 9]]))
+    assert hi.numpy().tolist() == [7, 9]
+    with pytest.raises(TypeError, match="RaggedTensorSpec"):
+        max_and_min(tf.constant([[1, 2]]))
+    words = tf.ragged.constant([["a", "b"], ["c"]])
+    joined = tf.strings.join([words, tf.ragged.constant([["x", "y"], ["z"]])], separator="+")
+    assert joined.to_list() == [[b"a+x", b"b+y"], [b"c+z"]]
+    with pytest.raises(ValueError, match="mixes strings and numbers"):
+        tf.ragged.constant([["one", "two"], [3, 4]])

@@ -353,6 +353,14 @@ class Function:
                                 f"given")
             out = []
             for i, (a, spec) in enumerate(zip(args, self._signature)):
+                if type(spec).__name__ == "RaggedTensorSpec":  # a composite: kept whole
+                    if not spec.is_compatible_with(a):
+                        raise TypeError(
+                            f"{self._name}: argument {i} ({_arg_name(self._fn, i)}) is "
+                            f"{type(a).__name__} {a!r}, which is incompatible with the "
+                            f"input_signature entry {spec}")
+                    out.append(a)
+                    continue
                 t = convert_to_tensor(a, dtype_hint=getattr(spec, "dtype", None))
                 if isinstance(spec, TensorSpec) and not spec.is_compatible_with(t):
                     raise TypeError(

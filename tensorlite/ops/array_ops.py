@@ -1338,6 +1338,7 @@ REVERSE = register("ReverseV2", lambda x, axis: np.flip(x, axis),
                    shape=lambda x, axis: x)
 
 
+@composite_aware("reverse")
 def reverse(tensor, axis, name=None):
     """`tf.reverse`: flips the tensor along each dimension in `axis`.
 

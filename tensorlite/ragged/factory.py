@@ -73,6 +73,8 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None,
             np.zeros((0,) + tuple(inner_shape or ()) + (0,) * max(
                 0, depth - 1 - ragged_rank - inner), dtype=(dt or dtypes.float32).as_numpy_dtype
                 if not (dt and dt.is_string) else object)
+    except TypeError as e:  # TF: a ValueError for values of mixed types
+        raise ValueError(f"tf.ragged.constant: {e}") from None
     except ValueError as e:
         raise ValueError(f"tf.ragged.constant: the values inside the ragged dimensions must "
                          f"have a uniform shape (pass ragged_rank={depth - 1} to make every "

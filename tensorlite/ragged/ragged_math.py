@@ -11,7 +11,7 @@ Example:
 """
 import numpy as np
 
-from tensorlite.framework import dtypes
+from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops import array_ops, math_ops
@@ -407,12 +407,43 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     return gather_rows(tensor, rows)
 
 
+def reverse(tensor, axis, name=None):
+    """`tf.reverse` of a ragged tensor: axis 0 reverses the rows' order, a ragged axis each
+    row's entries, a uniform inner axis the flat values'."""
+    from tensorlite.ops.common import int_list  # noqa: PLC0415
+    rt = tensor
+    rank = rt.shape.rank
+    for a in int_list(axis, "axis"):
+        if not -rank <= a < rank:
+            raise errors.InvalidArgumentError(
+                None, None, f"ReverseV2: axis {a} is out of range for a ragged tensor of rank "
+                f"{rank}")
+        rt = _reverse_one(rt, a % rank)
+    return rt
+
+
+def _reverse_one(rt, axis):
+    if axis == 0:
+        return gather_rows(rt, np.arange(int(rt.nrows()) - 1, -1, -1, dtype=np.int64))
+    if axis > rt.ragged_rank:  # a uniform dimension of the flat values
+        return rt.with_flat_values(array_ops.reverse(rt.flat_values, [axis - rt.ragged_rank]))
+    if axis > 1:  # deeper: inside each row's values
+        return RaggedTensor(_reverse_one(rt.values, axis - 1), rt.row_splits, internal=True)
+    splits = rt.row_splits._value
+    order = np.concatenate([np.arange(e - 1, s - 1, -1) for s, e in
+                            zip(splits[:-1], splits[1:])] or [np.zeros(0, np.int64)])
+    values = rt.values
+    picked = gather_rows(values, order.astype(np.int64)) if isinstance(values, RaggedTensor) \
+        else array_ops.gather(values, order.astype(np.int64))
+    return RaggedTensor(picked, rt.row_splits, internal=True)
+
+
 FUNCTIONS = {
     "Sum": reducer_fn("sum"), "Mean": reducer_fn("mean"), "Max": reducer_fn("max"),
     "Min": reducer_fn("min"), "Prod": reducer_fn("prod"), "Any": reducer_fn("any"),
     "All": reducer_fn("all"),
     "gather": gather, "concat": concat, "stack": stack, "tile": tile,
-    "boolean_mask": boolean_mask, "expand_dims": expand_dims,
+    "boolean_mask": boolean_mask, "expand_dims": expand_dims, "reverse": reverse,
     "cast": _flat_only(math_ops.cast), "zeros_like": _flat_only(array_ops.zeros_like),
     "ones_like": _flat_only(array_ops.ones_like),
 }

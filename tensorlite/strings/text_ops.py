@@ -39,6 +39,9 @@ def join(inputs, separator="", name=None):
     array([b'a-b', b'a-c'], dtype=object)"""
     if isinstance(inputs, (Tensor, str, bytes)):
         raise TypeError("tf.strings.join: `inputs` must be a list of string tensors")
+    if any(isinstance(x, RaggedTensor) for x in inputs):  # rows of equal lengths, joined
+        from tensorlite.ragged.ragged_math import elementwise  # noqa: PLC0415
+        return elementwise(lambda *flat: join(list(flat), separator), list(inputs))
     items = [_strings(x, "StringJoin", "inputs") for x in inputs]
     return so.STRING_JOIN(*items, separator=_text(separator))
 
