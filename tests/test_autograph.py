@@ -230,6 +230,21 @@ def test_for_over_dataset_with_break_and_tuples():
     assert float(tf.function(first_big)(ds)) == 15.0
 
 
+def test_for_over_a_generator_dataset_of_unknown_shapes():
+    """The tf.function guide: Dataset.from_generator given only output types."""
+    @tf.function
+    def train(dataset):
+        loss = tf.constant(0)
+        for x, y in dataset:
+            loss += tf.abs(y - x)
+        return loss
+    for n in (3, 10):
+        data = [(1, 4)] * n
+        ds = tf.data.Dataset.from_generator(lambda d=data: d, (tf.int32, tf.int32))
+        assert int(train(ds)) == 3 * n
+        assert len(train.get_concrete_function(ds).graph.nodes) < 40  # one loop, not n
+
+
 def test_python_loop_with_tensor_break_is_conditional():
     def f(x):
         s = tf.constant(0.0)

@@ -58,9 +58,7 @@ def run(ds, extra_test, body, get_state, set_state, names, opts, where, staged_l
             if not alive:
                 with _LOCK:
                     _OPEN.pop(handle, None)
-            return [np.bool_(alive)] + [np.zeros([1 if d is None else d for d in
-                                                  s.shape.as_list()], s.dtype.as_numpy_dtype)
-                                        for s in specs]
+            return [np.bool_(alive)] + [_stand_in(s) for s in specs]
 
     handle = script_ops.numpy_function(open_iterator, [], dtypes.int64)
     first = script_ops.numpy_function(fetch, [handle], tout)
@@ -79,6 +77,14 @@ def run(ds, extra_test, body, get_state, set_state, names, opts, where, staged_l
 
     shapes = tuple([TensorShape([])] + [s.shape for s in specs])
     staged_loop(test, step, get_state, set_state, names, opts, where, tuple(first), shapes)
+
+
+def _stand_in(spec):
+    """Zeros of the spec's shape (1 for an unknown size; a scalar for an unknown rank:
+    `Dataset.from_generator` given only output_types)."""
+    dims = [] if spec.shape.rank is None else [1 if d is None else d
+                                               for d in spec.shape.as_list()]
+    return np.zeros(dims, spec.dtype.as_numpy_dtype)
 
 
 def _single(structure):
