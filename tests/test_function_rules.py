@@ -210,3 +210,50 @@ def test_a_concrete_function_of_unknown_rank_takes_any_shape():
     assert square(a=tf.constant([[2.0]])).numpy().tolist() == [[4.0]]
     with pytest.raises(tf.errors.InvalidArgumentError, match="float32"):
         square(tf.constant(10))
+
+
+def test_tracing_types_decide_which_graph_an_argument_uses():
+    """The tf.function guide's FruitTraceType: fruits of one class share a graph."""
+    class FruitTraceType(tf.types.experimental.TraceType):
+        def __init__(self, fruit):
+            self.fruit_type = type(fruit)
+
+        def is_subtype_of(self, other):
+            return type(other) is FruitTraceType and self.fruit_type is other.fruit_type
+
+        def most_specific_common_supertype(self, others):
+            return self if all(self == other for other in others) else None
+
+        def __eq__(self, other):
+            return type(other) is FruitTraceType and self.fruit_type == other.fruit_type
+
+        def __hash__(self):
+            return hash(self.fruit_type)
+
+    class Fruit:
+        def __tf_tracing_type__(self, context):
+            return FruitTraceType(self)
+
+    class Apple(Fruit):
+        flavor = tf.constant([1, 2])
+
+    class Mango(Fruit):
+        flavor = tf.constant([3, 4])
+
+    class Plain:
+        flavor = tf.constant([0, 0])
+
+    traces = []
+
+    @tf.function
+    def mixed(a, b):
+        traces.append(1)
+        return a.flavor + b.flavor
+    for _ in range(2):
+        assert mixed(Apple(), Mango()).numpy().tolist() == [4, 6]
+    assert len(traces) == 1
+    mixed(Mango(), Apple())
+    assert len(traces) == 2
+    mixed(Plain(), Plain())
+    mixed(Plain(), Plain())  # no tracing type: each new object traces again
+    assert len(traces) == 4

@@ -85,6 +85,9 @@ def _leaf_key(x):
         return ("T", x.shape, str(x.dtype))
     if getattr(x, "_is_variable", False):
         return ("V", id(x))
+    tracing_type = getattr(type(x), "__tf_tracing_type__", None)
+    if tracing_type is not None:  # tf.types.experimental.TraceType: its equality decides
+        return ("TT", tracing_type(x, None))
     try:
         hash(x)
         return ("P", type(x).__name__, x)
@@ -577,11 +580,13 @@ class Function:
         for i, (a, b) in enumerate(zip(prev, key)):
             if a != b:
                 what = {"T": "tensor", "T*": "tensor", "V": "variable", "P": "Python value",
-                        "O": "object"}
+                        "O": "object", "TT": "tracing type"}
                 if a[0] in ("T", "T*") and b[0] in ("T", "T*"):
                     change = f"shape/dtype {a[2]}{list(a[1])} -> {b[2]}{list(b[1])}"
                 elif a[0] == b[0] == "P":
                     change = f"value {a[2]!r} -> {b[2]!r}"
+                elif a[0] == b[0] == "TT":
+                    change = f"tracing type {a[1]!r} -> {b[1]!r}"
                 else:
                     change = f"{what[a[0]]} -> {what[b[0]]}"
                 return (f"{self._name} retraced (trace #{self._traces}): argument "

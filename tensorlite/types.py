@@ -1,0 +1,44 @@
+"""`tf.types.experimental.TraceType`: how a Python argument of a tf.function decides which
+traced graph serves it. An argument whose class defines `__tf_tracing_type__(context)`
+is keyed by the TraceType that returns (equal TraceTypes share one graph); others by
+value (hashable) or identity, as tensorlite's graph/function.py keys them.
+
+Example:
+    >>> class Fruit:
+    ...     def __tf_tracing_type__(self, context):
+    ...         return FruitTraceType(self)   # equal for fruits of one class
+"""
+import abc
+
+
+class TraceType(abc.ABC):
+    """The base of a tracing type: equality and hashing decide graph reuse."""
+
+    @abc.abstractmethod
+    def is_subtype_of(self, other):
+        """Whether values of this type may use a graph traced for `other`."""
+
+    @abc.abstractmethod
+    def most_specific_common_supertype(self, others):
+        """A type every one of self and `others` is a subtype of, or None."""
+
+    def placeholder_value(self, placeholder_context=None):
+        """The value the function is traced with for arguments of this type."""
+        raise NotImplementedError(f"{type(self).__name__}.placeholder_value")
+
+    @abc.abstractmethod
+    def __eq__(self, other):
+        ...
+
+    @abc.abstractmethod
+    def __hash__(self):
+        ...
+
+
+class _Experimental:
+    TraceType = TraceType
+
+
+experimental = _Experimental()
+
+__all__ = ["experimental"]
