@@ -472,3 +472,28 @@ def test_ragged_input_signature_and_string_join_of_ragged_rows():
     assert joined.to_list() == [[b"a+x", b"b+y"], [b"c+z"]]
     with pytest.raises(ValueError, match="mixes strings and numbers"):
         tf.ragged.constant([["one", "two"], [3, 4]])
+
+
+def test_dense_operands_broadcast_by_tensorflows_ragged_rules():
+    """The ragged guide's broadcasting examples: dimensions align from the right; a dense
+    operand has size 1 along ragged dimensions, 1 or nrows along the outer one."""
+    x = tf.ragged.constant([[10, 87, 12], [19, 53], [12, 32]])
+    assert (x + [[1000], [2000], [3000]]).to_list() == \
+        [[1010, 1087, 1012], [2019, 2053], [3012, 3032]]
+    x3 = tf.ragged.constant([[[1, 2], [3, 4], [5, 6]], [[7, 8]]], ragged_rank=1)
+    assert (x3 + tf.constant([[10]])).to_list() == [[[11, 12], [13, 14], [15, 16]], [[17, 18]]]
+    assert (x3 + tf.constant([[[1, 2]], [[3, 4]]])).to_list() == \
+        [[[2, 4], [4, 6], [6, 8]], [[10, 12]]]
+    x4 = tf.ragged.constant([[[[1], [2]], [], [[3]]], [[[5]]]], ragged_rank=2)
+    assert (x4 + tf.constant([[[[100]]], [[[200]]]])).to_list() == \
+        [[[[101], [102]], [], [[103]]], [[[205]]]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ragged dimension must be 1"):
+        tf.ragged.constant([[1, 2], [3, 4, 5, 6], [7]]) + tf.ones([3, 4], tf.int32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="2 rows for 3"):
+        x + tf.ones([2, 1], tf.int32)
+    y = tf.constant([[1.0], [2.0]])
+    r = tf.ragged.constant([[1.0, 2.0], [3.0]])
+    with tf.GradientTape() as tape:
+        tape.watch(y)
+        total = tf.reduce_sum(r * y)
+    assert tape.gradient(total, y).numpy().tolist() == [[3.0], [3.0]]

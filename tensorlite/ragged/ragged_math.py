@@ -35,7 +35,10 @@ def _common_splits(rts):
 
 
 def _flatten_arg(a, template):
-    """A non-ragged operand as something that lines up with `template.flat_values`."""
+    """A non-ragged operand as something that lines up with `template.flat_values`, by
+    TensorFlow's ragged broadcasting: its dimensions align with the template's from the
+    right; against a ragged dimension it must have size 1, against the outer one 1 or the
+    number of rows, against inner ones the usual rules."""
     if isinstance(a, RaggedTensor):
         return a.flat_values
     t = a if isinstance(a, Tensor) or not hasattr(a, "__len__") and not isinstance(
@@ -45,12 +48,32 @@ def _flatten_arg(a, template):
     inner = template.flat_values.shape.rank - 1
     if rank <= inner:
         return a  # broadcasts against each value's inner dimensions
-    if template.ragged_rank == 1 and rank == inner + 2 and t.shape[1] == 1:
-        rows = array_ops.reshape(t, [t.shape[0]] + t.shape.as_list()[2:])
-        return array_ops.gather(rows, template.value_rowids())  # one entry per row
-    raise ValueError(f"cannot broadcast a dense operand of shape {t.shape} against a ragged "
-                     f"tensor of shape {template.shape}; use a scalar, a per-value inner "
-                     f"shape, a [nrows, 1] tensor, or convert it with tf.RaggedTensor.from_tensor")
+    full = template.ragged_rank + 1 + inner
+    if rank > full:
+        raise errors.InvalidArgumentError(
+            None, None, f"cannot broadcast a dense operand of shape {t.shape} against a ragged "
+            f"tensor of shape {template.shape}: it has more dimensions")
+    dims = [1] * (full - rank) + t.shape.as_list()
+    ragged_dims = dims[1:template.ragged_rank + 1]
+    if any(d != 1 for d in ragged_dims):
+        raise errors.InvalidArgumentError(
+            None, None, f"cannot broadcast a dense operand of shape {t.shape} against a ragged "
+            f"tensor of shape {template.shape}: its size along a ragged dimension must be 1; "
+            f"convert it with tf.RaggedTensor.from_tensor or reshape it")
+    nrows = int(template.nrows())
+    if dims[0] not in (1, nrows):
+        raise errors.InvalidArgumentError(
+            None, None, f"cannot broadcast a dense operand of shape {t.shape} against a ragged "
+            f"tensor of shape {template.shape}: {dims[0]} rows for {nrows}")
+    per_row = array_ops.reshape(t, [dims[0]] + dims[template.ragged_rank + 1:])
+    if dims[0] == 1:
+        return array_ops.reshape(per_row, dims[template.ragged_rank + 1:])
+    rows = template  # the outer row of each flat value, through every ragged level
+    row_of = np.arange(nrows, dtype=np.int64)
+    while isinstance(rows, RaggedTensor):
+        row_of = row_of[rows.value_rowids()._value]
+        rows = rows.values
+    return array_ops.gather(per_row, row_of)  # one entry per flat value
 
 
 def map_flat_values(op, *args, **kwargs):
