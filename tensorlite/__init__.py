@@ -96,7 +96,7 @@ def __getattr__(name):
     if name in ("Graph", "gradients"):  # TF1 graphs (tf.compat.v1), loaded when used
         from tensorlite.compat import v1  # noqa: PLC0415
         return getattr(v1, name)
-    if name == "SparseTensor":
-        from tensorlite.sparse import SparseTensor  # noqa: PLC0415
-        return SparseTensor
+    if name in ("SparseTensor", "SparseTensorSpec"):
+        from tensorlite import sparse  # noqa: PLC0415
+        return getattr(sparse, name)
     raise AttributeError(f"module 'tensorlite' has no attribute {name!r}")

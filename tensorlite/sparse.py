@@ -57,6 +57,108 @@ class SparseTensor:
         return (f"SparseTensor(indices={self._indices}, values={self._values}, "
                 f"dense_shape={self._dense_shape})")
 
+    ndim = property(lambda self: int(self._dense_shape._value.shape[0]))
+
+    def __getitem__(self, i):
+        """Row `i` along the first dimension (what tf.data slices and unbatches)."""
+        from tensorlite.ops import array_ops  # noqa: PLC0415
+        if not isinstance(i, (int, np.integer)):
+            raise TypeError("SparseTensor indexing takes one integer (a row); convert with "
+                            "tf.sparse.to_dense for other indexing")
+        shape = _shape_of(self)
+        if not shape:
+            raise TypeError("a SparseTensor of rank 0 has no rows")
+        i = int(i) + shape[0] if int(i) < 0 else int(i)
+        idx = self._indices._value
+        keep = np.nonzero(idx[:, 0] == i)[0]
+        return _from_parts(idx[keep, 1:], array_ops.gather(self._values, wrap(keep)),
+                           shape[1:])
+
+    # -- arithmetic with dense operands (TF's sparse_dense_cwise ops) --------------------
+    def _dense_at_indices(self, other):
+        """`other` broadcast to the dense shape, read at the stored indices."""
+        from tensorlite.ops import array_ops  # noqa: PLC0415
+        other = convert_to_tensor(other, dtype_hint=self.dtype)
+        if other.shape.rank == 0:
+            return other
+        full = array_ops.broadcast_to(other, list(_shape_of(self)))
+        return array_ops.gather_nd(full, self._indices)
+
+    def __mul__(self, other):
+        from tensorlite.ops import math_ops  # noqa: PLC0415
+        if isinstance(other, SparseTensor):
+            raise TypeError("SparseTensor * SparseTensor is not supported; multiply by a "
+                            "dense tensor or use tf.sparse.map_values")
+        return self.with_values(math_ops.multiply(self._values,
+                                                  self._dense_at_indices(other)))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        from tensorlite.ops import math_ops  # noqa: PLC0415
+        return self.with_values(math_ops.truediv(self._values, self._dense_at_indices(other)))
+
+    def __neg__(self):
+        from tensorlite.ops import math_ops  # noqa: PLC0415
+        return self.with_values(math_ops.negative(self._values))
+
+    def __add__(self, other):
+        return add(self, other)
+
+    __radd__ = __add__
+
+
+class SparseTensorSpec:
+    """`tf.SparseTensorSpec`: the type of a SparseTensor (its dense shape, None where it
+    varies, and dtype), as `Dataset.element_spec` shows it."""
+
+    def __init__(self, shape=None, dtype=dtypes.float32):
+        self.shape = TensorShape(shape)
+        self.dtype = dtypes.as_dtype(dtype)
+
+    value_type = property(lambda self: SparseTensor)
+
+    @classmethod
+    def from_value(cls, value):
+        return cls(value.shape, value.dtype)
+
+    def is_compatible_with(self, other):
+        other = other if isinstance(other, SparseTensorSpec) else \
+            SparseTensorSpec.from_value(other) if isinstance(other, SparseTensor) else None
+        return other is not None and other.dtype is self.dtype and \
+            self.shape.is_compatible_with(other.shape)
+
+    def most_specific_compatible_type(self, other):
+        if not isinstance(other, SparseTensorSpec) or other.dtype is not self.dtype:
+            raise ValueError(f"No TypeSpec is compatible with both {self} and {other}")
+        return SparseTensorSpec(self.shape.most_specific_compatible_shape(other.shape),
+                                self.dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, SparseTensorSpec) and self.shape == other.shape and \
+            self.dtype is other.dtype
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype.name))
+
+    def __repr__(self):
+        return f"SparseTensorSpec({self.shape!r}, {self.dtype!r})"
+
+
+def batch(items):
+    """SparseTensors of one rank stacked along a new first dimension (tf.data's batch):
+    the dense shape is the largest of theirs in each dimension."""
+    from tensorlite.ops import array_ops  # noqa: PLC0415
+    shapes = [_shape_of(t) for t in items]
+    if len({len(sh) for sh in shapes}) != 1:
+        raise errors.InvalidArgumentError(None, None, f"batch: SparseTensor elements have "
+                                          f"different ranks {sorted({len(sh) for sh in shapes})}")
+    dense = [len(items)] + [max(d) for d in zip(*shapes)] if shapes[0] else [len(items)]
+    idx = [np.concatenate([np.full((len(t.indices._value), 1), k, np.int64),
+                           t.indices._value], 1) for k, t in enumerate(items)]
+    return _from_parts(np.concatenate(idx), array_ops.concat([t.values for t in items], 0),
+                       dense)
+
 
 def _int64(x, what):
     if isinstance(x, Tensor):
@@ -294,5 +396,5 @@ def reduce_max(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=
     return _reduce("max", sp_input, axis, keepdims, output_is_sparse)
 
 
-__all__ = ["SparseTensor", "to_dense", "from_dense", "reorder", "map_values", "add",
+__all__ = ["SparseTensor", "SparseTensorSpec", "to_dense", "from_dense", "reorder", "map_values", "add",
            "sparse_dense_matmul", "concat", "slice", "transpose", "reduce_sum", "reduce_max"]

@@ -21,10 +21,16 @@ def dense_model():
     return model
 
 
-def test_an_unbuilt_models_weights_are_restored_when_it_builds(tmp_path):
+def trained_checkpoint(tmp_path, steps=1):
+    """(a model trained `steps` steps, its checkpoint's path)."""
     trained = dense_model()
-    trained.train_on_batch(X, Y)
-    path = tf.train.Checkpoint(model=trained).save(tmp_path / "ckpt")
+    for _ in range(steps):
+        trained.train_on_batch(X, Y)
+    return trained, tf.train.Checkpoint(model=trained).save(tmp_path / "ckpt")
+
+
+def test_an_unbuilt_models_weights_are_restored_when_it_builds(tmp_path):
+    trained, path = trained_checkpoint(tmp_path)
     fresh = dense_model()
     status = tf.train.Checkpoint(model=fresh).restore(path)
     with pytest.raises(AssertionError, match="layer_with_weights-0"):
@@ -39,10 +45,7 @@ def test_an_unbuilt_models_weights_are_restored_when_it_builds(tmp_path):
 def test_training_resumes_exactly_with_slots_restored_at_the_first_step(tmp_path):
     """Adam's moments and iteration count are made at the first step (inside the traced
     train step) and restored then: the step continues the saved run exactly."""
-    trained = dense_model()
-    for _ in range(3):
-        trained.train_on_batch(X, Y)
-    path = tf.train.Checkpoint(model=trained).save(tmp_path / "ckpt")
+    trained, path = trained_checkpoint(tmp_path, steps=3)
     trained.train_on_batch(X, Y)
     fresh = dense_model()
     status = tf.train.Checkpoint(model=fresh).restore(path)
@@ -107,9 +110,7 @@ def test_attributes_and_list_entries_added_after_a_restore(tmp_path):
 
 def test_a_waiting_restore_ends_with_its_object(tmp_path):
     """Nothing is kept alive by a restore that waits: its objects may be collected."""
-    trained = dense_model()
-    trained.train_on_batch(X, Y)
-    path = tf.train.Checkpoint(model=trained).save(tmp_path / "ckpt")
+    _, path = trained_checkpoint(tmp_path)
     model = dense_model()
     status = tf.train.Checkpoint(model=model).restore(path)
     assert deferred._WAITING

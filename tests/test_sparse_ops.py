@@ -86,3 +86,35 @@ def test_map_values_and_reductions():
     assert tf.sparse.reduce_max(s, axis=0, keepdims=True).numpy().tolist() == [[1, 2, -4]]
     out = tf.sparse.reduce_sum(s, axis=0, output_is_sparse=True)
     assert isinstance(out, tf.sparse.SparseTensor) and dense(out).tolist() == [1, 2, -4]
+
+
+def test_datasets_of_sparse_tensors_slice_batch_unbatch_and_map():
+    """The sparse guide's tf.data section, and the data guide's SparseTensor element."""
+    sp = st([1, 1, 1, 1, 1, 1], [(0, 0), (0, 1), (0, 2), (4, 3), (5, 0), (5, 1)], [6, 4])
+    want = dense(sp)
+    ds = tf.data.Dataset.from_tensor_slices(sp)
+    assert ds.element_spec == tf.SparseTensorSpec([4], tf.int32)
+    assert [dense(e).tolist() for e in ds] == want.tolist()
+    batched = ds.batch(4)
+    assert batched.element_spec == tf.SparseTensorSpec([None, 4], tf.int32)
+    first = next(iter(batched))
+    assert isinstance(first, tf.sparse.SparseTensor) and dense(first).tolist() == \
+        want[:4].tolist()
+    assert [dense(e).tolist() for e in batched.unbatch()] == want.tolist()
+    doubled = ds.map(lambda x: x * 2)
+    assert [dense(e).tolist() for e in doubled] == (want * 2).tolist()
+    one = tf.data.Dataset.from_tensors(st([1, 2], [[0, 0], [1, 2]], [3, 4]))
+    assert one.element_spec.value_type is tf.sparse.SparseTensor
+
+
+def test_sparse_arithmetic_with_dense_operands():
+    s = st([1.0, 2.0], [[0, 1], [1, 0]], [2, 2])
+    assert dense(s * 3.0).tolist() == [[0, 3], [6, 0]]
+    assert dense(2.0 * s).tolist() == [[0, 2], [4, 0]]
+    assert dense(s * tf.constant([10.0, 100.0])).tolist() == [[0, 100], [20, 0]]
+    assert dense(s / 2.0).tolist() == [[0, 0.5], [1, 0]]
+    assert dense(-s).tolist() == [[0, -1], [-2, 0]]
+    assert (s + tf.ones([2, 2])).numpy().tolist() == [[1, 2], [3, 1]]
+    assert dense(s[1]).tolist() == [2, 0]
+    with pytest.raises(TypeError, match="SparseTensor \\* SparseTensor"):
+        s * s

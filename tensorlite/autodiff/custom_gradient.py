@@ -136,6 +136,7 @@ def _in_graph(f, args, kwargs, recording):
         by_var = dict(zip(map(id, extra), got[n_in:]))
         return tuple(got[:n_in]) + tuple(by_var.get(id(v)) for v, _ in read_vars) + \
             (None,) * n_y
+
     def tf_rule(attrs, in_specs):  # SavedModel: the forward's outputs, passed through
         warnings.warn(f"tf.saved_model.save: the custom gradient of {f.__name__} is not "
                       f"saved; the loaded function differentiates its forward ops (as "

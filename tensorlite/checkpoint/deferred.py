@@ -24,13 +24,13 @@ _WAITING = {}  # id(anchor) -> (weak reference to it, [(path, saved node id, mat
 _SETTLING = [False]
 
 
-def anchor_of(obj, parent_anchor, parent_path, name):
-    """(anchor, path) for child `name` of an object whose own are the parent's: the child
-    itself where it can be watched, else the parent's anchor and a longer path."""
+def anchor_of(obj, anchor, path):
+    """(anchor, path) to keep for `obj`, found at `path` below `anchor`: the object itself
+    where it can be watched, else those."""
     try:
         weakref.ref(obj)
     except TypeError:
-        return parent_anchor, parent_path + (name,)
+        return anchor, path
     return obj, ()
 
 
@@ -47,10 +47,6 @@ def expect(anchor, path, node_id, matcher):
     entry[1].append((path, node_id, matcher))
     if settle not in module.CHILD_ADDED:
         module.CHILD_ADDED.append(settle)
-
-
-def _forget(key):
-    _WAITING.pop(key, None)
 
 
 def _child_at(anchor, path):
@@ -85,7 +81,7 @@ def _settle():
         for key, (ref, items) in list(_WAITING.items()):
             anchor = ref()
             if anchor is None:
-                _forget(key)
+                _WAITING.pop(key, None)
                 continue
             found, left = [], []
             for item in items:
@@ -95,7 +91,7 @@ def _settle():
                 continue
             items[:] = [item for item, _ in left]
             if not items:
-                _forget(key)
+                _WAITING.pop(key, None)
             for (path, node_id, matcher), child in found:
                 matcher.attach(node_id, child, anchor, path)
             progress = True

@@ -101,7 +101,7 @@ def restore_into(root, reader):
     live = og.gather(root)
     if saved is None:
         return _restore_by_key(live, reader)
-    return _Matcher(saved, live, reader).run(live)
+    return _Matcher(saved, reader).run(live)
 
 
 def _restore_by_key(live, reader):
@@ -124,14 +124,11 @@ class _Matcher:
     (checkpoint/deferred.py), so it holds no live object strongly but variables weakly
     (a model dropped before it was built is freed, and its waiting values with it)."""
 
-    def __init__(self, saved, live, reader):
+    def __init__(self, saved, reader):
         self.saved, self.reader = saved, reader
         self.matched = set()  # saved node ids matched to a live object
         self.variables = weakref.WeakValueDictionary()  # of those, the variables'
         self.used = {og.OBJECT_GRAPH_KEY}
-        # saved variable node id -> [(weak reference to the optimizer, slot reference)]
-        # for slots whose variable is not there yet
-        self.slot_waits = {}
         self._restored = None  # ids of the objects the first walk restored (run only)
 
     def run(self, live):
@@ -159,8 +156,7 @@ class _Matcher:
         if node_id in self.matched:
             return
         self._match(node_id, obj)
-        self._walk([(node_id, obj) + deferred.anchor_of(obj, anchor, path[:-1], path[-1])
-                    if path else (node_id, obj, anchor, path)])
+        self._walk([(node_id, obj) + deferred.anchor_of(obj, anchor, path)])
 
     def _walk(self, queue):
         """Breadth first from (saved node id, live object, its anchor, path) entries: each
@@ -169,9 +165,6 @@ class _Matcher:
         while queue:
             node_id, obj, anchor, path = queue.pop(0)
             self.restore_node(node_id, obj)
-            for optimizer, ref in self.slot_waits.pop(node_id, ()):
-                if optimizer() is not None:
-                    self.restore_slot(optimizer(), ref, obj)
             if hasattr(obj, "_prepare_restore"):
                 obj._prepare_restore()
             live_children = dict(og.children(obj))
@@ -186,7 +179,7 @@ class _Matcher:
                     continue
                 self._match(ref.node_id, child)
                 queue.append((ref.node_id, child) +
-                             deferred.anchor_of(child, anchor, path, ref.local_name))
+                             deferred.anchor_of(child, anchor, path + (ref.local_name,)))
 
     def attribute_values(self, attribute):
         """{name: value} of one saved attribute. A saveable of several tensors (a
@@ -213,20 +206,13 @@ class _Matcher:
                 raise errors.InvalidArgumentError(None, None, f"checkpoint {self.reader.prefix}"
                                                   f": {where} is not a variable's value")
             assign(obj, values, where)
-        if getattr(obj, "_restore_slot_variable", None) is None:
-            return
+        restore_slot = getattr(obj, "_restore_slot_variable", None)
         for ref in node.slot_variables:
-            if not 0 <= ref.slot_variable_node_id < len(self.saved.nodes):
-                continue
             variable = self.variables.get(ref.original_variable_node_id)
-            if variable is None:  # its variable is not made yet: restored with it
-                self.slot_waits.setdefault(ref.original_variable_node_id, []).append(
-                    (weakref.ref(obj), ref))
+            if restore_slot is None or variable is None \
+                    or not 0 <= ref.slot_variable_node_id < len(self.saved.nodes):
                 continue
-            self.restore_slot(obj, ref, variable)
-
-    def restore_slot(self, optimizer, ref, variable):
-        slot = optimizer._restore_slot_variable(variable, ref.slot_name)
-        if slot is not None:
-            self._match(ref.slot_variable_node_id, slot)
-            self.restore_node(ref.slot_variable_node_id, slot)
+            slot = restore_slot(variable, ref.slot_name)
+            if slot is not None:
+                self._match(ref.slot_variable_node_id, slot)
+                self.restore_node(ref.slot_variable_node_id, slot)

@@ -1,8 +1,9 @@
-"""Ragged components of dataset elements: their specs, row access and batching.
+"""Ragged and sparse components of dataset elements: their specs, row access and batching.
 
-tf.data elements may hold `tf.RaggedTensor`s: `from_tensor_slices` of a ragged tensor yields
-its rows, `batch` of ragged components and `ragged_batch` of any components build ragged
-batches, `unbatch` yields rows again.
+tf.data elements may hold `tf.RaggedTensor`s and `tf.sparse.SparseTensor`s:
+`from_tensor_slices` of one yields its rows, `batch` stacks them (ragged components into
+a ragged batch, sparse ones into a SparseTensor one rank higher), `ragged_batch` makes any
+component ragged, `unbatch` yields rows again.
 
 Example:
     >>> ds = tf.data.Dataset.from_tensor_slices(tf.ragged.constant([[1], [2, 3]]))
@@ -20,8 +21,24 @@ def is_ragged(x):
     return isinstance(x, RaggedTensor)
 
 
+def is_sparse(x):
+    return type(x).__name__ == "SparseTensor"
+
+
+def is_composite(x):
+    return is_ragged(x) or is_sparse(x)
+
+
+def _sparse_spec(shape, dtype):
+    from tensorlite.sparse import SparseTensorSpec  # noqa: PLC0415
+    return SparseTensorSpec(shape, dtype)
+
+
 def spec_for(t):
-    """TensorSpec of a Tensor, RaggedTensorSpec of a RaggedTensor."""
+    """TensorSpec of a Tensor, RaggedTensorSpec of a RaggedTensor, SparseTensorSpec of a
+    SparseTensor."""
+    if is_sparse(t):
+        return _sparse_spec(t.shape, t.dtype)
     if type(t) is Tensor or not is_ragged(t):
         from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
         return TensorSpec(t.shape, t.dtype)
@@ -31,6 +48,8 @@ def spec_for(t):
 
 def row_spec(t):
     """The spec of one row (slice along dimension 0) of a tensor or ragged tensor."""
+    if is_sparse(t):
+        return _sparse_spec(t.shape[1:], t.dtype)
     if not is_ragged(t):
         from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
         return TensorSpec(t.shape[1:], t.dtype)
@@ -40,6 +59,8 @@ def row_spec(t):
 
 def unbatched_spec(spec):
     from tensorlite.ragged import RaggedTensorSpec  # noqa: PLC0415
+    if type(spec).__name__ == "SparseTensorSpec":
+        return _sparse_spec(spec.shape[1:], spec.dtype)
     if isinstance(spec, RaggedTensorSpec):
         return RaggedTensorSpec(spec.shape[1:], spec.dtype, max(spec.ragged_rank - 1, 0))
     return None
@@ -56,6 +77,8 @@ def batched_spec(spec, dim, ragged):
     from tensorlite.framework.tensor_shape import TensorShape  # noqa: PLC0415
     from tensorlite.ragged import RaggedTensorSpec  # noqa: PLC0415
     shape = TensorShape([dim]) + spec.shape
+    if type(spec).__name__ == "SparseTensorSpec":
+        return _sparse_spec(shape, spec.dtype)
     if isinstance(spec, RaggedTensorSpec):
         return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank + 1)
     if ragged and spec.shape.rank and unknown_shape(spec):
@@ -78,6 +101,12 @@ def batch_rows(items, ragged):
     the batch (TensorFlow decides by the static shape: a fully known one batches densely;
     element shapes here are always concrete, so a batch of equal shapes is dense), and
     `batch` for ragged components."""
+    if any(is_sparse(t) for t in items):
+        if not all(is_sparse(t) for t in items):
+            raise errors.InvalidArgumentError(None, None, "batch: a component is a "
+                                              "SparseTensor in some elements only")
+        from tensorlite.sparse import batch  # noqa: PLC0415
+        return batch(items)
     from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
     from tensorlite.ragged.ragged_math import stack  # noqa: PLC0415
     if all(type(t) is Tensor for t in items):

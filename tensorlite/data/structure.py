@@ -13,7 +13,7 @@ from tensorlite.framework.tensor_spec import TensorSpec
 def to_element(value, where="dataset element"):
     """Converts a (nested) value to the same structure of Tensors. Lists are tensors, as
     in tf.data (a Python list is one component, not a structure)."""
-    if isinstance(value, Tensor) or composite.is_ragged(value):
+    if isinstance(value, Tensor) or composite.is_composite(value):
         return value
     if isinstance(value, dict):
         return type(value)((k, to_element(v, where)) for k, v in value.items())

@@ -847,16 +847,24 @@ def scatter_nd(indices, updates, shape, name=None):
     return execute(SCATTER_ND, (i, u), {"shape": shape, "batch_dims": 0})
 
 
-def _tensor_scatter_update_fwd(tensor, indices, updates, rank):
+def _scatter_slices(op_name, tensor, indices, updates, rank):
+    """(a copy of `tensor`, its view [leading, indexed slices, slice size], the slices'
+    rows in it, `updates` as [leading, updates, slice size]) for the TensorScatter ops."""
     nb = tensor.ndim - rank
     logical = tensor.shape[nb:]
-    _check_nd("TensorScatterUpdate", indices, logical, 0, "shape")
+    _check_nd(op_name, indices, logical, 0, "shape")
     k = indices.shape[-1]
     lin = _nd_linear(indices, logical[:k]).reshape(-1)
     out = tensor.copy()
     lf, q = _prod(tensor.shape[:nb]), _prod(logical[k:])
-    view = out.reshape(lf, _prod(logical[:k]), q)
-    view[:, lin] = updates.reshape(lf, lin.size, q)
+    return (out, out.reshape(lf, _prod(logical[:k]), q), lin,
+            updates.reshape(lf, lin.size, q))
+
+
+def _tensor_scatter_update_fwd(tensor, indices, updates, rank):
+    out, view, lin, upd = _scatter_slices("TensorScatterUpdate", tensor, indices, updates,
+                                          rank)
+    view[:, lin] = upd
     return out
 
 
@@ -893,16 +901,9 @@ def _tensor_scatter_extreme_fwd(ufunc):
     """TensorScatterMin/Max: each slice at `indices` becomes the elementwise min/max of
     itself and its updates (duplicates compare with each other too)."""
     def forward(tensor, indices, updates, rank):
-        nb = tensor.ndim - rank
-        logical = tensor.shape[nb:]
-        _check_nd("TensorScatterMinMax", indices, logical, 0, "shape")
-        k = indices.shape[-1]
-        lin = _nd_linear(indices, logical[:k]).reshape(-1)
-        out = tensor.copy()
-        lf, q = _prod(tensor.shape[:nb]), _prod(logical[k:])
-        view = out.reshape(lf, _prod(logical[:k]), q)
-        upd = updates.reshape(lf, lin.size, q)
-        for b in range(lf):
+        out, view, lin, upd = _scatter_slices("TensorScatterMinMax", tensor, indices,
+                                              updates, rank)
+        for b in range(len(view)):
             ufunc.at(view[b], lin, upd[b])
         return out
     return forward
