@@ -124,3 +124,33 @@ def test_custom_steps_receive_data_as_tf_passes_it():
     assert model.predict(x, batch_size=8, verbose=0).shape == (16, 1)
     packed = tf.keras.utils.pack_x_y_sample_weight(x, y)
     assert len(packed) == 2 and tf.keras.utils.unpack_x_y_sample_weight(packed)[2] is None
+
+
+def test_subclass_passing_itself_to_model_init_as_the_effective_tf2_guide():
+    """`super().__init__(self)`: tf.keras 2 ignores a subclass's positional argument (only
+    inputs and outputs make a functional model); the guide's DynamicRNN then runs its
+    tf.function call with a TensorArray loop over an LSTMCell."""
+    class DynamicRNN(tf.keras.Model):
+        def __init__(self, rnn_cell):
+            super(DynamicRNN, self).__init__(self)
+            self.cell = rnn_cell
+
+        @tf.function(input_signature=[tf.TensorSpec(dtype=tf.float32, shape=[None, None, 3])])
+        def call(self, input_data):
+            input_data = tf.transpose(input_data, [1, 0, 2])
+            timesteps = tf.shape(input_data)[0]
+            batch_size = tf.shape(input_data)[1]
+            outputs = tf.TensorArray(tf.float32, timesteps)
+            state = self.cell.get_initial_state(batch_size=batch_size, dtype=tf.float32)
+            for i in tf.range(timesteps):
+                output, state = self.cell(input_data[i], state)
+                outputs = outputs.write(i, output)
+            return tf.transpose(outputs.stack(), [1, 0, 2]), state
+    rnn = DynamicRNN(tf.keras.layers.LSTMCell(units=13))
+    x = tf.random.normal(shape=[10, 20, 3], seed=1)
+    outputs, state = rnn(x)
+    assert outputs.shape == (10, 20, 13) and len(state) == 2
+    layer = tf.keras.layers.RNN(rnn.cell, return_sequences=True)
+    np.testing.assert_allclose(outputs.numpy(), layer(x).numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises((ValueError, TypeError)):
+        tf.keras.Model(tf.keras.Input((3,)), outputs=None)

@@ -29,13 +29,13 @@ class Model(Layer):
     ``tf.keras.Model(inputs, outputs)``."""
 
     def __new__(cls, *args, **kwargs):
-        if cls is Model and (len(args) >= 2 or "inputs" in kwargs):
+        if cls is Model and _functional_params(args, kwargs):
             from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
             return super().__new__(Functional)
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
-        functional = bool(args) or "inputs" in kwargs
+        functional = _functional_params(args, kwargs)
         if functional and not _is_functional(self):
             # A Model subclass built as `CustomModel(inputs, outputs)` (a custom train_step
             # on a functional graph): as tf.keras 2 does, its class becomes a Functional one
@@ -523,6 +523,14 @@ class Model(Layer):
 def _is_functional(model):
     from tensorlite.keras.engine.functional import Functional  # noqa: PLC0415
     return isinstance(model, Functional)
+
+
+def _functional_params(args, kwargs):
+    """Whether Model(...) arguments build a functional model (inputs and outputs given), as
+    tf.keras 2 decides; a subclass's other positional arguments are ignored there (the
+    effective TF 2 guide's `super().__init__(self)`)."""
+    return len(args) >= 2 or (len(args) == 1 and "outputs" in kwargs) or \
+        ("inputs" in kwargs and "outputs" in kwargs)
 
 
 def _functional_bases(cls, functional):
