@@ -257,3 +257,13 @@ def test_tracing_types_decide_which_graph_an_argument_uses():
     mixed(Plain(), Plain())
     mixed(Plain(), Plain())  # no tracing type: each new object traces again
     assert len(traces) == 4
+
+
+def test_function_type_prints_arguments_and_outputs():
+    @tf.function
+    def power(a, b):
+        return a ** b
+    text = str(power.get_concrete_function(tf.TensorSpec([None], tf.float32), 2).function_type)
+    assert text.startswith("(a: TensorSpec(shape=(None,), dtype=tf.float32")
+    assert "b: Literal[2]" in text and text.endswith(
+        "-> TensorSpec(shape=(None,), dtype=tf.float32, name=None)")

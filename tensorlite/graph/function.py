@@ -249,6 +249,23 @@ class ConcreteFunction:
                f"{hex(id(self))}>"
 
     @property
+    def function_type(self):
+        """TensorFlow's FunctionType, as it prints: each argument with its TensorSpec (or
+        its traced Python value), then the outputs' specs."""
+        from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+        args, kwargs = self.structured_input_signature
+        params = [p[0] for p in getattr(self, "parameters", None) or []]
+        names = [params[i] if i < len(params) else getattr(a, "name", None) or f"arg{i}"
+                 for i, a in enumerate(args)]
+        parts = [f"{n}: {a!r}" if isinstance(a, TensorSpec) else f"{n}: Literal[{a!r}]"
+                 for n, a in zip(names, args)]
+        parts += [f"{k}: {v!r}" if isinstance(v, TensorSpec) else f"{k}: Literal[{v!r}]"
+                  for k, v in kwargs.items()]
+        outputs = nest.map_structure(lambda sh, dt: TensorSpec(sh, dt), self.output_shapes,
+                                     self.output_dtypes)
+        return _FunctionType(f"({', '.join(parts)}) -> {outputs!r}")
+
+    @property
     def output_dtypes(self):
         """The outputs' dtypes, in the outputs' structure (None for a Python value)."""
         specs = StaticSpecs(self.graph)
@@ -657,6 +674,10 @@ class Function:
 
     def __repr__(self):
         return f"<tf.function {self._name}>"
+
+
+class _FunctionType(str):
+    """`ConcreteFunction.function_type`: its text is what TensorFlow prints."""
 
 
 class _AnyRank:
