@@ -18,12 +18,13 @@ from tensorlite.ops.csv_ops import decode_csv  # noqa: F401
 from tensorlite.ops.image_codecs import (decode_image, decode_jpeg, decode_png,  # noqa: F401
                                          encode_jpeg, encode_png, is_jpeg)
 from tensorlite.ops.parsing_ops import (FixedLenFeature, FixedLenSequenceFeature,  # noqa: F401
-                                        VarLenFeature, decode_raw, parse_example,
+                                        RaggedFeature, VarLenFeature, decode_raw,
+                                        parse_example,
                                         parse_single_example, parse_tensor, read_file,
                                         serialize_tensor, write_file)
 
 __all__ = ["TFRecordOptions", "TFRecordWriter", "tf_record_iterator", "FixedLenFeature",
-           "FixedLenSequenceFeature", "VarLenFeature", "decode_raw", "parse_example",
+           "FixedLenSequenceFeature", "RaggedFeature", "VarLenFeature", "decode_raw", "parse_example",
            "parse_single_example", "parse_tensor", "serialize_tensor", "read_file",
            "write_file", "gfile", "decode_csv", "decode_image", "decode_jpeg", "decode_png",
            "encode_jpeg", "encode_png", "is_jpeg"]

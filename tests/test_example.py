@@ -430,3 +430,29 @@ def test_empty_feature_is_an_empty_list_of_any_type():
     assert out["e"].values.shape == (0,) and out["e"].values.dtype == tf.float32
     with pytest.raises(tf.errors.InvalidArgumentError, match="Key: e.*Values size: 0"):
         tf.io.parse_single_example(record, {"e": tf.io.FixedLenFeature([], tf.int64)})
+
+
+def test_ragged_feature_parses_one_ragged_row_per_example():
+    """The ragged guide's `tf.io.RaggedFeature` (values only), then a dataset of the rows
+    batching back into ragged tensors."""
+    batch = [make_example(colors=[b"red", b"blue"], lengths=[7]).SerializeToString(),
+             make_example(colors=[b"orange"]).SerializeToString(),  # no lengths at all
+             make_example(colors=[b"black", b"yellow"], lengths=[1, 3]).SerializeToString()]
+    spec = {"colors": tf.io.RaggedFeature(tf.string),
+            "lens": tf.io.RaggedFeature(tf.int64, value_key="lengths")}
+    parsed = tf.io.parse_example(batch, spec)
+    assert parsed["colors"].to_list() == [[b"red", b"blue"], [b"orange"], [b"black", b"yellow"]]
+    assert parsed["lens"].to_list() == [[7], [], [1, 3]]
+    one = tf.io.parse_single_example(batch[2], spec)
+    assert one["lens"].numpy().tolist() == [1, 3]
+    ds = tf.data.Dataset.from_tensor_slices(parsed).batch(2)
+    first = next(iter(ds))
+    assert first["colors"].to_list() == [[b"red", b"blue"], [b"orange"]]
+    # rows of equal length batch ragged too, and so do unbatched rows batched again
+    again = list(ds.unbatch().skip(1).batch(2))[0]["lens"]
+    assert isinstance(again, tf.RaggedTensor) and again.to_list() == [[], [1, 3]]
+    same = next(iter(tf.data.Dataset.from_tensor_slices(
+        tf.ragged.constant([[1], [2], [3, 4]])).batch(2)))
+    assert isinstance(same, tf.RaggedTensor) and same.to_list() == [[1], [2]]
+    with pytest.raises(NotImplementedError, match="partitions"):
+        tf.io.RaggedFeature(tf.int64, partitions=[("row_lengths", "lengths")])

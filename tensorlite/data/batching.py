@@ -98,9 +98,11 @@ class _BatchIterator(PassThroughIterator):
             if self._ragged and leaves[0].shape.rank and not self._ragged_parts[k] and \
                     len({t._value.shape for t in leaves}) > 1:
                 self._ragged_parts[k] = True  # shapes vary: this component stays ragged
-            if any(type(t) is not Tensor for t in leaves) or (
+            # rows of a ragged tensor (from_tensor_slices, unbatch) batch into one again
+            rows = composite.ragged_rows(leaves) and leaves[0].shape.rank
+            if any(type(t) is not Tensor for t in leaves) or rows or (
                     self._ragged and leaves[0].shape.rank and self._ragged_parts[k]):
-                comps.append(composite.batch_rows(leaves, self._ragged))
+                comps.append(composite.batch_rows(leaves, self._ragged or bool(rows)))
             else:
                 comps.append(wrap(self._combine([t._value for t in leaves], k, first)))
         return nest.pack_like(like, comps)

@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorlite.framework import errors
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.framework.tensor_notes import RAGGED_ROWS
 
 
 def is_ragged(x):
@@ -92,7 +93,17 @@ def values_of(t):
 
 
 def row(a, i):
-    return wrap(a[i]) if isinstance(a, np.ndarray) else a[i]
+    if isinstance(a, np.ndarray):
+        return wrap(a[i])
+    out = a[i]
+    if type(out) is Tensor:  # a dense row of a ragged tensor: batches as ragged again
+        RAGGED_ROWS.set(out, True)
+    return out
+
+
+def ragged_rows(leaves):
+    """Whether every one of a component's batched leaves is a dense row of a ragged tensor."""
+    return bool(RAGGED_ROWS) and all(RAGGED_ROWS.get(t) for t in leaves)
 
 
 def batch_rows(items, ragged):

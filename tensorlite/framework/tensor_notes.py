@@ -1,5 +1,6 @@
 """Notes attached to live tensors in side tables (a Tensor has fixed slots): Keras's mask of
-a layer's output (`tensor._keras_mask`) and the metric whose result a tensor is. A note is
+a layer's output (`tensor._keras_mask`), the metric whose result a tensor is, and the
+dataset rows that are rows of a ragged tensor. A note is
 keyed by the tensor's id and dropped when the tensor dies.
 
 Example:
@@ -36,3 +37,6 @@ class TensorNotes:
 
 
 KERAS_MASKS = TensorNotes()  # keras/layers/mask_propagation.py's, read by tensor._keras_mask
+# tf.data: a dense row sliced from a RaggedTensor (its spec is a RaggedTensorSpec of
+# ragged_rank 0), so `batch` makes a ragged batch of such rows again, as TensorFlow does
+RAGGED_ROWS = TensorNotes()

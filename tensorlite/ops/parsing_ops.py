@@ -27,8 +27,8 @@ from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, reg
 from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 
-__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "parse_example",
-           "parse_single_example", "decode_raw", "serialize_tensor", "parse_tensor",
+__all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "RaggedFeature",
+           "parse_example", "parse_single_example", "decode_raw", "serialize_tensor", "parse_tensor",
            "read_file", "write_file"]
 
 
@@ -43,6 +43,22 @@ class FixedLenFeature(collections.namedtuple("FixedLenFeature",
 
 class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """`tf.io.VarLenFeature(dtype)`: all values of the feature, as a SparseTensor."""
+
+
+class RaggedFeature(collections.namedtuple(
+        "RaggedFeature", ["dtype", "value_key", "partitions", "row_splits_dtype", "validate"])):
+    """`tf.io.RaggedFeature(dtype, value_key=None)`: all values of the feature, as a ragged
+    row per Example (`parse_example`) or a vector (`parse_single_example`). `value_key`
+    names the Example's feature when it differs from the result's key. Partitions (extra
+    ragged dimensions from other features) are not supported yet."""
+
+    def __new__(cls, dtype, value_key=None, partitions=(), row_splits_dtype=dtypes.int32,
+                validate=False):
+        if partitions:
+            raise NotImplementedError("tf.io.RaggedFeature(partitions=...): only the values "
+                                      "(one ragged row per Example) are parsed yet")
+        return super().__new__(cls, dtypes.as_dtype(dtype), value_key, tuple(partitions),
+                               dtypes.as_dtype(row_splits_dtype), validate)
 
 
 class FixedLenSequenceFeature(collections.namedtuple(
@@ -361,17 +377,54 @@ def _pack(config, outs):
     return result
 
 
+def _without_ragged(features):
+    """(features with each RaggedFeature read as a VarLenFeature of its Example key,
+    {result key: (that key, the RaggedFeature)})."""
+    ragged = {k: f for k, f in features.items() if isinstance(f, RaggedFeature)} \
+        if isinstance(features, dict) else {}
+    if not ragged:
+        return features, {}
+    plain = {k: f for k, f in features.items() if k not in ragged}
+    read = {}
+    for key, f in ragged.items():
+        source = f.value_key or key
+        if source in plain:
+            raise ValueError(f"parse_example: feature {source!r} is requested twice (as "
+                             f"{key!r} and as itself); parse it once")
+        plain[source] = VarLenFeature(f.dtype)
+        read[key] = (source, f)
+    return plain, read
+
+
+def _with_ragged(result, read, batch):
+    """The VarLenFeature results of RaggedFeatures as TF gives them: ragged rows for a
+    batch (`batch` Examples), the values for one Example."""
+    from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
+    parsed = {source: result.pop(source) for source, _ in read.values()}
+    for key, (source, f) in read.items():
+        sp = parsed[source]
+        result[key] = sp.values if batch is None else RaggedTensor.from_value_rowids(
+            sp.values, sp.indices._value[:, 0].astype(f.row_splits_dtype.as_numpy_dtype),
+            nrows=batch)
+    return result
+
+
 def parse_example(serialized, features, example_names=None, name=None):
     """`tf.io.parse_example`: a batch (vector) of serialized Examples -> a dict of batched
-    Tensors (FixedLenFeature: [batch] + shape) and SparseTensors (VarLenFeature: [batch, n]).
+    Tensors (FixedLenFeature: [batch] + shape), SparseTensors (VarLenFeature: [batch, n])
+    and RaggedTensors (RaggedFeature: [batch, None]).
     """
     s = _serialized(serialized, "parse_example")
     if s.shape.rank > 1:
         raise ValueError(f"parse_example: `serialized` must be a scalar or a vector of "
                          f"serialized Examples, got shape {s.shape}")
+    features, ragged = _without_ragged(features)
     config = _config(features)
     names = _names(example_names, s._value.size)
-    return _pack(config, execute(PARSE_EXAMPLE, (s,), {"config": config, "names": names}))
+    result = _pack(config, execute(PARSE_EXAMPLE, (s,), {"config": config, "names": names}))
+    if not ragged:
+        return result
+    return _with_ragged(result, ragged, None if s.shape.rank == 0 else s._value.size)
 
 
 def parse_single_example(serialized, features, example_names=None, name=None):
@@ -381,9 +434,11 @@ def parse_single_example(serialized, features, example_names=None, name=None):
     if s.shape.rank != 0:
         raise ValueError(f"parse_single_example: `serialized` must be a scalar string, got "
                          f"shape {s.shape}; use tf.io.parse_example for a batch")
+    features, ragged = _without_ragged(features)
     config = _config(features)
     names = _names(example_names, 1)
-    return _pack(config, execute(PARSE_EXAMPLE, (s,), {"config": config, "names": names}))
+    result = _pack(config, execute(PARSE_EXAMPLE, (s,), {"config": config, "names": names}))
+    return _with_ragged(result, ragged, None) if ragged else result
 
 
 # -- decode_raw ---------------------------------------------------------------------------------
