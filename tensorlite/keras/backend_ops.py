@@ -359,14 +359,50 @@ def cumprod(x, axis=0):
 
 
 # -- element-wise -------------------------------------------------------------------------------
-def square(x):
-    """Element-wise x ** 2."""
-    return tf.square(x)
 
 
-def abs(x):  # noqa: A001
-    """Element-wise absolute value."""
-    return tf.abs(x)
+def _forwarded(name, tf_name, arity, doc):
+    """A Keras backend function that is TensorFlow's `tf_name` on the same arguments. The
+    function is looked up when called, so a call on Keras symbolic tensors reaches the
+    symbolic dispatch that wraps it (framework/symbolic_dispatch.py)."""
+    path = tf_name.split(".")
+
+    def target():
+        obj = tf
+        for part in path:
+            obj = getattr(obj, part)
+        return obj
+    if arity == 1:
+        def forwarded(x):
+            return target()(x)
+    else:
+        def forwarded(x, y):
+            return target()(x, y)
+    forwarded.__name__ = forwarded.__qualname__ = name
+    forwarded.__doc__ = doc
+    return forwarded
+
+
+# Element-wise functions that are TensorFlow's own
+square = _forwarded("square", "square", 1, "Element-wise x ** 2.")
+abs = _forwarded(  # noqa: A001
+    "abs", "abs", 1, "Element-wise absolute value.")
+exp = _forwarded("exp", "exp", 1, "Element-wise e ** x.")
+log = _forwarded("log", "math.log", 1, "Element-wise natural logarithm.")
+round = _forwarded(  # noqa: A001
+    "round", "round", 1, "Rounds to the nearest integer, ties to even.")
+sign = _forwarded("sign", "sign", 1, "Element-wise sign: -1, 0 or 1.")
+sin = _forwarded("sin", "sin", 1, "Element-wise sine.")
+cos = _forwarded("cos", "cos", 1, "Element-wise cosine.")
+sigmoid = _forwarded("sigmoid", "sigmoid", 1, "1 / (1 + exp(-x)).")
+equal = _forwarded("equal", "equal", 2, "Element-wise x == y (bool).")
+not_equal = _forwarded("not_equal", "not_equal", 2, "Element-wise x != y (bool).")
+greater = _forwarded("greater", "greater", 2, "Element-wise x > y (bool).")
+greater_equal = _forwarded("greater_equal", "greater_equal", 2, "Element-wise x >= y (bool).")
+less = _forwarded("less", "less", 2, "Element-wise x < y (bool).")
+less_equal = _forwarded("less_equal", "less_equal", 2, "Element-wise x <= y (bool).")
+maximum = _forwarded("maximum", "maximum", 2, "Element-wise maximum of `x` and `y`.")
+minimum = _forwarded("minimum", "minimum", 2, "Element-wise minimum of `x` and `y`.")
 
 
 def sqrt(x):
@@ -374,24 +410,8 @@ def sqrt(x):
     return tf.sqrt(tf.maximum(_tensor(x), 0.0))
 
 
-def exp(x):
-    """Element-wise e ** x."""
-    return tf.exp(x)
 
 
-def log(x):
-    """Element-wise natural logarithm."""
-    return tf.math.log(x)
-
-
-def round(x):  # noqa: A001
-    """Rounds to the nearest integer, ties to even."""
-    return tf.round(x)
-
-
-def sign(x):
-    """Element-wise sign: -1, 0 or 1."""
-    return tf.sign(x)
 
 
 def pow(x, a):  # noqa: A001
@@ -411,54 +431,14 @@ def clip(x, min_value, max_value):
     return tf.clip_by_value(x, min_value, max_value)
 
 
-def equal(x, y):
-    """Element-wise x == y (bool)."""
-    return tf.equal(x, y)
 
 
-def not_equal(x, y):
-    """Element-wise x != y (bool)."""
-    return tf.not_equal(x, y)
 
 
-def greater(x, y):
-    """Element-wise x > y (bool)."""
-    return tf.greater(x, y)
 
 
-def greater_equal(x, y):
-    """Element-wise x >= y (bool)."""
-    return tf.greater_equal(x, y)
 
 
-def less(x, y):
-    """Element-wise x < y (bool)."""
-    return tf.less(x, y)
-
-
-def less_equal(x, y):
-    """Element-wise x <= y (bool)."""
-    return tf.less_equal(x, y)
-
-
-def maximum(x, y):
-    """Element-wise maximum of `x` and `y`."""
-    return tf.maximum(x, y)
-
-
-def minimum(x, y):
-    """Element-wise minimum of `x` and `y`."""
-    return tf.minimum(x, y)
-
-
-def sin(x):
-    """Element-wise sine."""
-    return tf.sin(x)
-
-
-def cos(x):
-    """Element-wise cosine."""
-    return tf.cos(x)
 
 
 # -- products -----------------------------------------------------------------------------------
@@ -690,10 +670,6 @@ def softsign(x):
     """x / (1 + |x|)."""
     return tf.math.softsign(x)
 
-
-def sigmoid(x):
-    """1 / (1 + exp(-x))."""
-    return tf.sigmoid(x)
 
 
 def hard_sigmoid(x):
