@@ -23,8 +23,9 @@ class TraceType(abc.ABC):
         """A type every one of self and `others` is a subtype of, or None."""
 
     def placeholder_value(self, placeholder_context=None):
-        """The value the function is traced with for arguments of this type."""
-        raise NotImplementedError(f"{type(self).__name__}.placeholder_value")
+        """TensorFlow traces with this value; tensorlite traces on the real argument
+        (graph/tracing.py), so it never asks. Subclasses may define it for TensorFlow."""
+        raise NotImplementedError(f"{type(self).__name__}.placeholder_value is not defined")
 
     @abc.abstractmethod
     def __eq__(self, other):
