@@ -27,13 +27,6 @@ class _Canary:
         return (open, (self.path, "w"))
 
 
-@pytest.fixture
-def canary(tmp_path):
-    path = tmp_path / "canary"
-    yield path
-    assert not path.exists(), "a loader ran code from a crafted file"
-
-
 def _small_model():
     model = tf.keras.Sequential([tf.keras.layers.Dense(3, input_shape=(4,)),
                                  tf.keras.layers.Dense(2)])
