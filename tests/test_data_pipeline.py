@@ -161,7 +161,9 @@ def test_interleave_cycle_block_parallel_equals_sequential():
 
 def test_prefetch_keeps_order_and_surfaces_errors():
     assert values(tf.data.Dataset.range(50).prefetch(tf.data.AUTOTUNE)) == list(range(50))
-    assert values(tf.data.Dataset.range(5).prefetch()) == list(range(5))
+    assert values(tf.data.Dataset.range(5).prefetch(tf.data.AUTOTUNE)) == list(range(5))
+    with pytest.raises(TypeError, match="buffer_size.*AUTOTUNE"):
+        tf.data.Dataset.range(5).prefetch()  # required, as in TensorFlow
 
     def bad(x):
         if int(x) == 2:

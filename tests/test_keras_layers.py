@@ -241,3 +241,16 @@ def test_float64_layers_keep_float64():
         y = layer(x)
         assert y.dtype == tf.float64
         assert all(w.dtype == tf.float64 for w in layer.weights)
+
+
+def test_sequential_starting_with_embedding_summarizes_before_first_call():
+    """tf.keras 2's Embedding defaults to input_shape=(None,): summary() works at once and
+    shows the unknown sequence length as None."""
+    model = tf.keras.Sequential([tf.keras.layers.Embedding(100, 8),
+                                 tf.keras.layers.GlobalAveragePooling1D(),
+                                 tf.keras.layers.Dense(1)])
+    lines = []
+    model.summary(print_fn=lines.append)
+    text = "\n".join(lines)
+    assert "(None, None, 8)" in text and "Total params: 809" in text
+    assert model(np.array([[1, 2, 3]])).shape == (1, 1)

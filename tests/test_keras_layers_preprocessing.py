@@ -178,3 +178,18 @@ def test_tf_idf_is_also_taken_in_tf_24s_spelling():
     old.adapt(texts)
     np.testing.assert_allclose(old(texts).numpy(), new(texts).numpy())
     assert old.output_mode == "tf_idf"
+
+
+def test_normalization_mean_and_variance_attributes_after_adapt():
+    data = np.array([[1., 10.], [2., 20.], [3., 30.]], np.float32)
+    norm = tf.keras.layers.Normalization()
+    norm.adapt(data)
+    np.testing.assert_allclose(norm.mean.numpy(), data.mean(0, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(norm.variance.numpy(), data.var(0, keepdims=True), rtol=1e-5)
+    # the TF regression tutorial's single-feature normalizer
+    horsepower = np.array([130., 165., 150., 140.])
+    single = tf.keras.layers.Normalization(input_shape=[1, ], axis=None)
+    single.adapt(horsepower)
+    assert single.mean.numpy().tolist() == [horsepower.mean()]
+    with pytest.raises(AttributeError, match="before it is built"):
+        tf.keras.layers.Normalization().mean  # noqa: B018

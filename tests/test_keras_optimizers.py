@@ -488,3 +488,32 @@ def test_mlp_adam_training_converges():
         grads = tape.gradient(loss, [w])
         opt.apply_gradients(zip(grads, [w]))
     np.testing.assert_allclose(w.numpy(), w_true, atol=1e-2)
+
+
+def test_custom_optimizer_setting_self_lr_is_its_learning_rate():
+    """The tf.function/XLA talk's MyOptimizer filled in naturally: `self.lr = lr` in a
+    subclass that passes no learning_rate to the base; `lr` and `learning_rate` are one."""
+    class MyOptimizer(tf.keras.optimizers.Optimizer):
+        def __init__(self, lr, power, avg):
+            super().__init__(name="MyOptimizer")
+            self.lr, self.pow, self.avg = lr, power, avg
+
+        def _create_slots(self, var_list):
+            for v in var_list:
+                self.add_slot(v, "accum", tf.zeros_like(v))
+
+        @tf.function(experimental_compile=True)
+        def _resource_apply_dense(self, grad, var, apply_state=None):
+            acc = self.get_slot(var, "accum")
+            acc.assign(self.avg * tf.pow(grad, self.pow) + (1 - self.avg) * acc)
+            return var.assign_sub(self.lr * grad / tf.pow(acc + 1e-3, self.pow))
+
+    opt = MyOptimizer(lr=0.01, power=2.0, avg=0.5)
+    assert float(opt.lr) == float(opt.learning_rate) == pytest.approx(0.01)
+    opt.learning_rate = 0.02
+    assert float(opt.lr) == pytest.approx(0.02)
+    var = tf.Variable([1.0, -1.0])
+    opt.apply_gradients([(tf.constant([0.5, 0.5]), var)])
+    acc = 0.5 * 0.25
+    expect = np.array([1.0, -1.0]) - 0.02 * 0.5 / (acc + 1e-3) ** 2
+    np.testing.assert_allclose(var.numpy(), expect, rtol=1e-5)

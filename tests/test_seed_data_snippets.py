@@ -37,7 +37,7 @@ def test_seed000_normal_pipeline(tfrecords):
     dataset = dataset.map(expensive_preprocess)
     dataset = dataset.shuffle(buffer_size=1024)
     dataset = dataset.batch(batch_size=32)
-    dataset = dataset.prefetch()
+    dataset = dataset.prefetch(tf.data.AUTOTUNE)
 
     inputs = tf.keras.Input(shape=(1,))
     model = tf.keras.Model(inputs, tf.keras.layers.Dense(2)(inputs))
@@ -58,7 +58,7 @@ def test_seed000_snapshot_pipeline(tfrecords, tmp_path):
         dataset = dataset.snapshot(str(tmp_path / "snapshot_dir"))
         dataset = dataset.shuffle(buffer_size=1024)
         dataset = dataset.batch(batch_size=32)
-        dataset = dataset.prefetch()
+        dataset = dataset.prefetch(tf.data.AUTOTUNE)
         return sorted(np.concatenate([b[0].numpy().ravel() for b in dataset]).tolist())
     first, second = run(), run()
     assert first == second and len(first) == 60

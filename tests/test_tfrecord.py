@@ -349,7 +349,7 @@ def test_seed_000_pipeline(tmp_path):
     dataset = dataset.map(expensive_preprocess)
     dataset = dataset.shuffle(buffer_size=1024)
     dataset = dataset.batch(batch_size=32)
-    dataset = dataset.prefetch()
+    dataset = dataset.prefetch(tf.data.AUTOTUNE)
     batches = list(dataset)
     assert [int(b[0].shape[0]) for b in batches] == [32, 32, 32, 24]
     images = np.concatenate([b[0].numpy() for b in batches])

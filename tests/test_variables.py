@@ -104,3 +104,51 @@ def test_variable_creator_scope_substitutes_objects():
         loss = tf.reduce_sum(tf.matmul(tf.ones([1, 20]), k))
     ga, gb = tape.gradient(loss, [k.a, k.b])
     assert ga.shape == (20, 2) and gb.shape == (2, 10)
+
+
+# -- slice assignment (v[0, 0].assign(3.)), as TensorFlow's Variable.__getitem__ ----------
+
+def test_slice_assign_eager_matches_numpy():
+    v = tf.Variable(np.zeros((3, 4), np.float32))
+    expect = np.zeros((3, 4), np.float32)
+    v[0, 0].assign(3.)
+    expect[0, 0] = 3.
+    v[:, 1].assign([1., 2., 3.])
+    expect[:, 1] = [1., 2., 3.]
+    v[1:, 2:].assign_add(np.ones((2, 2), np.float32))
+    expect[1:, 2:] += 1
+    v[..., -1].assign_sub(5.)
+    expect[..., -1] -= 5
+    v[::2].assign(7.)
+    expect[::2] = 7.
+    np.testing.assert_array_equal(v.numpy(), expect)
+
+
+def test_slice_assign_returns_variable_and_keeps_slice_usable():
+    v = tf.Variable([1., 2., 3.])
+    s = v[1:]
+    assert (s + 1).numpy().tolist() == [3., 4.]  # still an ordinary tensor
+    assert v[0].assign(9.) is v
+    assert v.numpy().tolist() == [9., 2., 3.]
+
+
+def test_slice_assign_inside_tf_function_runs_every_call():
+    v = tf.Variable(np.zeros((2, 3), np.float32))
+
+    @tf.function
+    def step(x):
+        v[0, 2].assign(x)
+        v[:, 0].assign_add(tf.constant([1., 1.]))
+        return v[0]
+
+    assert step(tf.constant(7.)).numpy().tolist() == [1., 0., 7.]
+    assert step(tf.constant(5.)).numpy().tolist() == [2., 0., 5.]
+    np.testing.assert_array_equal(v.numpy(), [[2., 0., 5.], [2., 0., 0.]])
+
+
+def test_slice_assign_errors():
+    v = tf.Variable(np.zeros((2, 2), np.float32))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        v[5].assign(1.)
+    with pytest.raises(AttributeError):
+        tf.constant([1., 2.])[0].assign(1.)  # only a variable's slice assigns

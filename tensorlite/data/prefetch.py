@@ -196,5 +196,13 @@ class PrefetchIterator(RawIterator):
         self._in.close()
 
 
-DatasetV2.prefetch = lambda self, buffer_size=AUTOTUNE, name=None: PrefetchDataset(
-    self, buffer_size)
+def _prefetch(self, buffer_size=None, name=None):
+    """`dataset.prefetch(buffer_size)`: `buffer_size` is required, as in TensorFlow."""
+    if buffer_size is None:
+        raise TypeError("prefetch() missing 1 required positional argument: 'buffer_size'; "
+                        "pass tf.data.AUTOTUNE to let tf.data tune it (the tf.data talk's "
+                        "`dataset.prefetch()` is shorthand for that)")
+    return PrefetchDataset(self, buffer_size)
+
+
+DatasetV2.prefetch = _prefetch

@@ -7,6 +7,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.variables import Variable
 from tensorlite.ops import math_ops as m
 from tensorlite.ops.slice_ops import getitem
+from tensorlite.ops.variable_slice import getitem as variable_getitem
 
 
 _BINARY = {
@@ -57,6 +58,7 @@ def install():
     Tensor.__mul__ = m.multiply
     Tensor.__matmul__ = m.matmul
     _install(Variable, lambda v: v._read())
+    Variable.__getitem__ = variable_getitem  # an assignable slice (v[0, 0].assign(3.))
 
 
 install()

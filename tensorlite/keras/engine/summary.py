@@ -22,13 +22,10 @@ def _output_shapes(model):
             outs = [tuple(t.shape.as_list()) for t in node.outputs]
             shapes[id(node.layer)] = str(outs[0] if len(outs) == 1 else outs)
     elif isinstance(model, Sequential) and model._input_batch_shape is not None:
-        from tensorlite.ops import array_ops  # noqa: PLC0415
-        x = array_ops.zeros([1 if d is None else d for d in model._input_batch_shape],
-                            dtype=model.dtype)
-        for layer in model.layers:
-            x = layer(x, training=False)
-            s = [None] + x.shape.as_list()[1:]
-            shapes[id(layer)] = str(tuple(s))
+        # the symbolic graph tf.keras 2 builds for a Sequential: unknown dimensions stay
+        # None and the input's dtype is the model's (strings for a text first layer)
+        for layer, t in zip(model.layers, model._symbolic_graph()[1:]):
+            shapes[id(layer)] = str(tuple(t.shape.as_list()))
     return shapes
 
 

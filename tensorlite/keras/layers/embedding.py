@@ -27,7 +27,9 @@ class Embedding(KerasLayer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, activity_regularizer=None,
                  embeddings_constraint=None, mask_zero=False, input_length=None, **kwargs):
-        if "input_shape" not in kwargs and input_length is not None:
+        if "input_shape" not in kwargs and "batch_input_shape" not in kwargs:
+            # tf.keras 2: (input_length,), else (None,): a Sequential starting with an
+            # Embedding is built (summary() works) before its first call
             kwargs["input_shape"] = (input_length,)
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if not isinstance(input_dim, int) or input_dim <= 0 or \

@@ -101,6 +101,23 @@ class Normalization(KerasLayer):
         return (array_ops.reshape(self.adapt_mean, self._broadcast),
                 array_ops.reshape(self.adapt_variance, self._broadcast))
 
+    @property
+    def mean(self):
+        """The mean in the inputs' broadcast shape (Keras 2's attribute): after `build`,
+        the adapted or given statistics."""
+        return self._stat(0, "mean")
+
+    @property
+    def variance(self):
+        return self._stat(1, "variance")
+
+    def _stat(self, which, name):
+        if not self.built:
+            raise AttributeError(f"'Normalization' layer has no attribute '{name}' before "
+                                 f"it is built (call adapt() or the layer first)")
+        stat = self._stats()[which]
+        return stat if not isinstance(stat, np.ndarray) else math_ops.cast(stat, "float32")
+
     def call(self, inputs):
         x = math_ops.cast(inputs, self.dtype or "float32")
         mean, var = self._stats()

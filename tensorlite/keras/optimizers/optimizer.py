@@ -207,7 +207,9 @@ class Optimizer:
         if name == "lr":
             name = "learning_rate"
         hyper = self.__dict__.get("_hyper")
-        if hyper is not None and name in hyper:
+        # a subclass's `self.lr = lr` (or `self.learning_rate = ...`) makes the rate a
+        # hyperparameter, as OptimizerV2's `lr` property does: one value under both names
+        if hyper is not None and (name in hyper or name == "learning_rate"):
             self._set_hyper(name, value)
         else:
             object.__setattr__(self, name, value)
