@@ -202,3 +202,41 @@ def test_set_random_seed_repeats_every_source():
     assert draw()[2].tolist() != first[2].tolist()
     with pytest.raises(ValueError, match="int seed"):
         tf.keras.utils.set_random_seed(1.5)
+
+
+# -- image files (keras.utils.load_img and friends, on Pillow) -----------------------------
+
+def test_image_file_helpers_round_trip_as_keras(tmp_path):
+    pytest.importorskip("PIL")
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, (20, 30, 3)).astype(np.float32)
+    path = str(tmp_path / "img.png")
+    tf.keras.utils.save_img(path, pixels, scale=False)
+    img = tf.keras.utils.load_img(path)
+    assert img.size == (30, 20) and img.mode == "RGB"
+    arr = tf.keras.utils.img_to_array(img)
+    assert arr.dtype == np.float32 and arr.shape == (20, 30, 3)
+    np.testing.assert_array_equal(arr, pixels)
+    gray = tf.keras.preprocessing.image.load_img(path, color_mode="grayscale",
+                                                 target_size=(10, 15))
+    assert tf.keras.preprocessing.image.img_to_array(gray).shape == (10, 15, 1)
+    first = tf.keras.utils.img_to_array(img, data_format="channels_first")
+    assert first.shape == (3, 20, 30)
+    # keep_aspect_ratio crops the centre (20x30 -> 20x20) before resizing
+    square = tf.keras.utils.load_img(path, target_size=(10, 10), keep_aspect_ratio=True,
+                                     interpolation="bilinear")
+    assert square.size == (10, 10)
+    scaled = tf.keras.utils.array_to_img(np.array([[[0.], [0.5]], [[1.], [0.25]]]))
+    assert np.asarray(scaled).tolist() == [[0, 127], [255, 63]]
+    with pytest.raises(ValueError, match="color_mode"):
+        tf.keras.utils.load_img(path, color_mode="cmyk")
+    with pytest.raises(ValueError, match="rank 3"):
+        tf.keras.utils.array_to_img(np.zeros((4, 4)))
+
+
+def test_rgba_saved_as_jpeg_drops_alpha_with_warning(tmp_path):
+    pytest.importorskip("PIL")
+    path = str(tmp_path / "x.jpg")
+    with pytest.warns(UserWarning, match="RGBA"):
+        tf.keras.utils.save_img(path, np.full((8, 8, 4), 200, np.float32), scale=False)
+    assert tf.keras.utils.load_img(path).mode == "RGB"

@@ -1,3 +1,4 @@
-"""`tf.keras.preprocessing`: TF 2's older text and sequence utilities (text.Tokenizer,
-sequence.pad_sequences), kept for programs that still use them."""
-from tensorlite.keras.preprocessing import sequence, text  # noqa: F401
+"""`tf.keras.preprocessing`: TF 2's older text, sequence and image utilities
+(text.Tokenizer, sequence.pad_sequences, image.load_img), kept for programs that still use
+them."""
+from tensorlite.keras.preprocessing import image, sequence, text  # noqa: F401

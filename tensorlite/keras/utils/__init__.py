@@ -14,3 +14,5 @@ from tensorlite.keras.utils.dataset_utils import (image_dataset_from_directory, 
                                                   timeseries_dataset_from_array)
 from tensorlite.keras.utils.sequence import PyDataset, Sequence  # noqa: F401
 from tensorlite.keras.utils.vis_utils import model_to_dot, plot_model  # noqa: F401
+from tensorlite.keras.utils.image_utils import (array_to_img, img_to_array,  # noqa: F401
+                                                load_img, save_img)
