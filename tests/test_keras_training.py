@@ -241,3 +241,35 @@ def test_fit_with_generator_class_weight_initial_epoch_and_steps():
     assert np.isfinite(h.history["loss"][0])
     with pytest.raises(ValueError, match="class_weight"):
         model.fit(x, y, epochs=1, verbose=0, class_weight={0: 1.0})
+
+
+def test_per_output_metric_lists_and_dicts_with_loss_weights():
+    """compile(metrics=[["mae"], ["accuracy"]]) and metrics={"out_a": [...]}: one list per
+    output (a flat list would apply to every output), with per-output loss weights."""
+    inp = tf.keras.Input((4,))
+    a = tf.keras.layers.Dense(1, name="out_a")(inp)
+    b = tf.keras.layers.Dense(3, activation="softmax", name="out_b")(inp)
+    model = tf.keras.Model(inp, [a, b])
+    rng = np.random.default_rng(0)
+    x = rng.random((32, 4)).astype("float32")
+    ya, yb = rng.random((32, 1)), rng.integers(0, 3, (32,))
+    for metrics in ([["mae"], ["accuracy"]], {"out_a": ["mae"], "out_b": "accuracy"}):
+        model.compile("adam", loss=["mse", "sparse_categorical_crossentropy"],
+                      loss_weights=[1.0, 0.5], metrics=metrics)
+        result = model.evaluate(x, [ya, yb], verbose=0, return_dict=True)
+        assert sorted(result) == ["loss", "out_a_loss", "out_a_mae", "out_b_accuracy",
+                                  "out_b_loss"]
+        assert result["loss"] == pytest.approx(result["out_a_loss"] + 0.5 * result["out_b_loss"],
+                                               rel=1e-5)
+        pa, pb = model.predict(x, verbose=0)
+        assert result["out_a_mae"] == pytest.approx(np.abs(pa - ya).mean(), rel=1e-4)
+        assert result["out_b_accuracy"] == pytest.approx((pb.argmax(1) == yb).mean())
+    model.compile("adam", loss={"out_a": "mse", "out_b": "sparse_categorical_crossentropy"},
+                  loss_weights={"out_a": 2.0, "out_b": 0.5})
+    result = model.evaluate(x, {"out_a": ya, "out_b": yb}, verbose=0, return_dict=True)
+    assert result["loss"] == pytest.approx(2 * result["out_a_loss"] + 0.5 * result["out_b_loss"],
+                                           rel=1e-5)
+    with pytest.raises(ValueError, match="one entry per model output"):
+        model.compile("adam", loss=["mse", "sparse_categorical_crossentropy"],
+                      metrics=[["mae"], ["mae"], ["mae"]])
+        model.evaluate(x, [ya, yb], verbose=0)

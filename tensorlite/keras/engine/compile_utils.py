@@ -20,6 +20,14 @@ def _per_output(spec, output_names, what):
                              f"outputs. The model has {n} outputs, but you passed "
                              f"loss={list(spec)}")
         return list(spec)
+    if isinstance(spec, (list, tuple)) and what != "loss" and \
+            any(isinstance(s, (list, tuple, dict)) for s in spec):
+        # Keras broadcasts a flat list to every output; a list of lists is one per output
+        if len(spec) != n:
+            raise ValueError(f"When passing a list of lists as {what}, it should have one "
+                             f"entry per model output. The model has {n} outputs, but you "
+                             f"passed {what}={list(spec)}")
+        return list(spec)
     return [spec] * n
 
 
