@@ -497,3 +497,13 @@ def test_dense_operands_broadcast_by_tensorflows_ragged_rules():
         tape.watch(y)
         total = tf.reduce_sum(r * y)
     assert tape.gradient(total, y).numpy().tolist() == [[3.0], [3.0]]
+
+
+def test_integer_mean_along_rows_is_float64_with_nan_for_empty_rows():
+    """TensorFlow's ragged reduce_mean is sum / count with `/` (the ragged tensors guide)."""
+    result = tf.reduce_mean(tf.ragged.constant([[1, 2], [], [4]]), axis=1)
+    assert result.dtype == tf.float64
+    values = result.numpy()
+    assert values[0] == 1.5 and np.isnan(values[1]) and values[2] == 4.0
+    assert tf.reduce_mean(tf.ragged.constant([[1, 2]], dtype=tf.int16), axis=1).dtype == \
+        tf.float32

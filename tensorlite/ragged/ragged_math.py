@@ -151,10 +151,10 @@ def _segment(rt, reducer):
     total = rops.RAGGED_SEGMENT_REDUCE(flat, splits, reducer="sum")
     count = math_ops.cast(rops.RAGGED_ROW_LENGTHS(splits), flat.dtype)
     count = array_ops.reshape(count, [-1] + [1] * (flat.shape.rank - 1))
-    if flat.dtype.is_integer:  # TF's integer mean divides with truncation
-        return math_ops.floordiv(total, math_ops.maximum(count, 1))
+    # TensorFlow's ragged mean is sum / count with `/`: integers give float64 (float32 for
+    # 8- and 16-bit ones), and an empty row is 0/0 = NaN
     with np.errstate(invalid="ignore", divide="ignore"):
-        return math_ops.divide(total, count)  # an empty row is 0/0 = NaN, as in TensorFlow
+        return math_ops.truediv(total, count)
 
 
 def _segment_aggregate(data, ids, num_segments, reducer):
