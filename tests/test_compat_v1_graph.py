@@ -44,3 +44,23 @@ def test_collections_and_finalize():
         assert g.finalized
         with pytest.raises(RuntimeError, match="finalized"):
             x + 1.0
+
+
+def test_constant_in_a_graph_is_a_named_graph_tensor():
+    """The TF 2 'Introduction to graphs' guide: inside `with tf.Graph().as_default()`,
+    tf.constant makes a Const op of that graph, named as asked (uniquified, scoped)."""
+    g = tf.Graph()
+    with g.as_default():
+        c = tf.constant(5.0, name="five")
+        again = tf.constant(1.0, name="five")
+        with tf.name_scope("scope"):
+            scoped = tf.constant(2.0)
+        product = c * again
+    assert c.graph is g and c.op.name == "five" and c.name == "five:0"
+    assert c.op.type == "Const"
+    assert again.name == "five_1:0" and scoped.name == "scope/Const:0"
+    assert [op.name for op in g.get_operations()] == ["five", "five_1", "scope/Const", "Mul"]
+    with tf.compat.v1.Session(graph=g) as sess:
+        assert sess.run(product) == 5.0
+    with pytest.raises(AttributeError, match="eager"):
+        tf.constant(1.0).graph  # noqa: B018 - outside the graph, eager as before

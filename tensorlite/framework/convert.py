@@ -17,6 +17,9 @@ from tensorlite.framework.tensor import Tensor, to_bytes_array, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 
 _CONVERSIONS = []  # (priority, base_type, fn), kept sorted by priority
+# f(tensor, name) for each tf.constant made: a TF 1 graph (compat.v1) records it as a Const
+# op of that name. Empty means no cost.
+CONSTANT_HOOKS = []
 _INT32 = np.iinfo(np.int32)
 
 
@@ -137,7 +140,10 @@ def constant(value, dtype=None, shape=None, name="Const"):
         else:
             raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tried to "
                             f"convert {arr.size} elements into shape {list(shape)}.")
-    return wrap(arr)
+    t = wrap(arr)
+    for hook in CONSTANT_HOOKS:
+        hook(t, name)
+    return t
 
 
 def _infer_python(value):

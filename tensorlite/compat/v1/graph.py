@@ -147,6 +147,14 @@ class _GraphTracer(Tracer):
             self.static[self.slot_of[id(o)]] = spec
         self._add_op(op.name, list(inputs), list(outs))
 
+    def on_constant(self, tensor, name):
+        """tf.constant in graph mode: a Const op of the graph, named as the user asked."""
+        if self.ignores():
+            return
+        self._check_open()
+        self.slot_for(tensor)
+        self._add_op("Const", [], [tensor], name=name)
+
     def on_read(self, variable, tensor):
         if self.ignores():
             return

@@ -16,7 +16,7 @@ Example:
 import numpy as np
 
 from tensorlite.compat.v1 import graph as graph_mod
-from tensorlite.framework import dispatch, variables
+from tensorlite.framework import convert, dispatch, variables
 from tensorlite.framework import tensor as tensor_mod
 from tensorlite.framework.name_scope import name_scope, scoped_name
 
@@ -86,6 +86,11 @@ def _assign_hook(variable, mode, value):
     graph_mod.get_default_graph()._tracer.on_assign(variable, mode, value)
 
 
+def _constant_hook(tensor, name):
+    g = graph_mod.get_default_graph()
+    g._tracer.on_constant(tensor, g.unique_name(scoped_name(name or "Const")))
+
+
 def _numpy_hook(tensor):
     graph_mod.get_default_graph()._tracer.on_numpy(tensor)
 
@@ -112,6 +117,7 @@ def sync():
         variables.READ_HOOKS.append(_read_hook)
         variables.ASSIGN_HOOKS.append(_assign_hook)
         tensor_mod._ON_NUMPY.append(_numpy_hook)
+        convert.CONSTANT_HOOKS.append(_constant_hook)
         variables._creator_stack().insert(0, _creator)
         _SAVED_ERR[0] = np.seterr(all="ignore")  # stand-in zeros divide by zero, log 0...
     else:
@@ -119,6 +125,7 @@ def sync():
         _remove(variables.READ_HOOKS, _read_hook)
         _remove(variables.ASSIGN_HOOKS, _assign_hook)
         _remove(tensor_mod._ON_NUMPY, _numpy_hook)
+        _remove(convert.CONSTANT_HOOKS, _constant_hook)
         _remove(variables._creator_stack(), _creator)
         np.seterr(**_SAVED_ERR[0])
         _SAVED_ERR[0] = None
