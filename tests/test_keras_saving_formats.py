@@ -236,3 +236,34 @@ def test_sigkill_during_model_save_leaves_old_or_new_model(tmp_path):
         assert len(values) == 1 and values.pop() >= 1, f"torn save in trial {trial}"
         model.save(path)  # the next save clears the dead writer's temporary file
         assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
+
+
+def test_registered_subclassed_model_round_trips_through_keras_archive(tmp_path):
+    """The 'Save and load Keras models' guide's registered subclassed model: the archive
+    names it "Custom>MySequentialModel" (registered_name) and load_model finds the class;
+    {**super().get_config(), ...} in the subclass extends the base config."""
+    @tf.keras.utils.register_keras_serializable()
+    class MySequentialModel(tf.keras.Model):
+        def __init__(self, units=4, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+            self.dense = tf.keras.layers.Dense(units)
+
+        def call(self, x):
+            return self.dense(x)
+
+        def get_config(self):
+            return {**super().get_config(), "units": self.units}
+
+    model = MySequentialModel(3, name="mine")
+    x = np.ones((2, 2), np.float32)
+    model(x)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as z:
+        entry = json.loads(z.read("config.json"))
+    assert entry["registered_name"] == "Custom>MySequentialModel"
+    assert entry["config"]["units"] == 3 and entry["config"]["name"] == "mine"
+    loaded = tf.keras.models.load_model(path)
+    assert type(loaded) is MySequentialModel and loaded.name == "mine"
+    np.testing.assert_allclose(loaded(x), model(x), rtol=1e-6)

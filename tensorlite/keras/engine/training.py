@@ -485,6 +485,10 @@ class Model(Layer):
         return saving.load_weights(self, filepath)
 
     def get_config(self):
+        if type(self).get_config is not Model.get_config:
+            # a subclass's get_config extending ours ({**super().get_config(), ...}): the
+            # base arguments, as tf.keras's Model.get_config gives them
+            return {"name": self.name, "trainable": self.trainable}
         raise NotImplementedError(f"Model {type(self).__name__} is a subclassed model: "
                                   f"implement get_config() (and from_config) to serialise it, "
                                   f"or save with save_weights()")

@@ -21,6 +21,7 @@ import zipfile
 import numpy as np
 
 from tensorlite.framework import errors
+from tensorlite.keras.saving.object_registration import get_registered_name
 from tensorlite.keras.saving import keras_config, weights_layout
 
 KERAS_VERSION = "3.0.0"  # the archive layout written: Keras 3's
@@ -39,7 +40,7 @@ def model_entry(model, include_optimizer=True):
         except NotImplementedError:
             config = {}
         entry = {"module": cls.__module__, "class_name": cls.__name__, "config": config,
-                 "registered_name": cls.__name__,
+                 "registered_name": get_registered_name(cls),  # "Custom>MyModel"
                  "build_config": {"input_shape": _shape(model._build_input_shape)}}
     if include_optimizer and model.optimizer is not None:
         entry["compile_config"] = keras_config.compile_to_keras(model._compile_config)

@@ -111,7 +111,11 @@ def lookup(class_name, registered_name, custom_objects):
         for n in (registered_name, class_name):
             if n is not None and n in names:
                 return names[n]
-    return None
+    # a file that saved a registered class under its bare name ("MyModel" for
+    # "Custom>MyModel"): the one registered object of that name, if only one
+    matches = [obj for key, obj in _CUSTOM_OBJECTS.items()
+               if ">" in key and key.split(">", 1)[1] in (registered_name, class_name)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def serialize_layer(layer):
