@@ -39,6 +39,16 @@ class TraceType(abc.ABC):
 class _Experimental:
     TraceType = TraceType
 
+    @property
+    def AtomicFunction(self):  # noqa: N802 - TensorFlow's class name
+        from tensorlite.graph.function import AtomicFunction  # noqa: PLC0415
+        return AtomicFunction
+
+    @property
+    def ConcreteFunction(self):  # noqa: N802
+        from tensorlite.graph.function import ConcreteFunction  # noqa: PLC0415
+        return ConcreteFunction
+
 
 experimental = _Experimental()
 

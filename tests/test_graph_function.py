@@ -359,3 +359,25 @@ def test_graph_results_and_gradients_equal_eager(fn, jit):
                 assert b is None
             else:
                 np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_inference_fn_is_the_atomic_function_without_gradients():
+    """ConcreteFunction.inference_fn (the tf.function guide): the same graph, called the
+    same way, that a tape does not differentiate."""
+    @tf.function
+    def double(a):
+        return a + a
+
+    concrete = double.get_concrete_function(tf.constant("a"))
+    atomic = concrete.inference_fn
+    assert isinstance(atomic, tf.types.experimental.AtomicFunction)
+    assert atomic(tf.constant("b")).numpy() == b"bb"
+    assert "double(a: TensorSpec(shape=(), dtype=tf.string" in repr(atomic)
+    v = tf.Variable(2.0)
+    scaled = tf.function(lambda x: x * v).get_concrete_function(tf.constant(1.0))
+    x = tf.constant(3.0)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        plain, through = scaled.inference_fn(x), scaled(x)
+    assert float(plain) == float(through) == 6.0
+    assert tape.gradient(plain, x) is None and float(tape.gradient(through, x)) == 2.0

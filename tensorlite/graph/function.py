@@ -95,6 +95,50 @@ def _leaf_key(x):
         return ("O", id(x))
 
 
+class AtomicFunction:
+    """`ConcreteFunction.inference_fn`: the one graph a concrete function runs, without
+    gradient support (a tape does not see through it; use the ConcreteFunction for that).
+
+    Example:
+        >>> f = tf.function(lambda x: x * 2).get_concrete_function(tf.constant(1.0))
+        >>> f.inference_fn(tf.constant(3.0))
+        <tf.Tensor: shape=(), dtype=float32, numpy=6.0>
+    """
+
+    def __init__(self, concrete):
+        self._concrete = concrete
+        self.name = concrete.name
+        self.graph = concrete.graph
+
+    @property
+    def function_type(self):
+        return self._concrete.function_type
+
+    def __call__(self, *args, **kwargs):
+        from tensorlite.framework.dispatch import observers_paused  # noqa: PLC0415
+        from tensorlite.framework.variables import READ_HOOKS  # noqa: PLC0415
+        tensors = self._concrete._checked_inputs(args, kwargs)
+        with observers_paused():
+            saved, READ_HOOKS[:] = READ_HOOKS[:], []
+            try:
+                result = self._concrete._call_flat(tensors)
+            finally:
+                READ_HOOKS[:] = saved
+        return result
+
+    def call_with_captures(self, args, kwargs, captures):
+        """A call whose captured tensors are the graph's constants already: `captures`
+        must be empty or those same values."""
+        if captures:
+            raise NotImplementedError("AtomicFunction.call_with_captures with new capture "
+                                      "values: tensorlite's graphs hold their captures as "
+                                      "constants; call the function without them")
+        return self(*args, **(kwargs or {}))
+
+    def __repr__(self):
+        return f"<AtomicFunction> {self.name}{self.function_type}"
+
+
 class ConcreteFunction:
     """One traced graph and its compiled runner."""
 
@@ -235,6 +279,12 @@ class ConcreteFunction:
     @property
     def inputs(self):
         return list(self.graph.placeholders)
+
+    @property
+    def inference_fn(self):
+        """TensorFlow's AtomicFunction of this concrete function: the same graph, called
+        with the same arguments, but never differentiated."""
+        return AtomicFunction(self)
 
     def pretty_printed_signature(self, verbose=True):
         """This function's signature as `Function.pretty_printed_concrete_signatures`
