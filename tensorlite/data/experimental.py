@@ -25,6 +25,24 @@ def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=Non
     return lambda dataset: dataset.ragged_batch(batch_size, drop_remainder)
 
 
+def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None):
+    """`tf.data.experimental.save`: `dataset.save(path, ...)`."""
+    from tensorlite.data.save_load import save as _save  # noqa: PLC0415
+    return _save(dataset, path, compression, shard_func, checkpoint_args)
+
+
+def load(path, element_spec=None, compression=None, reader_func=None):
+    """`tf.data.experimental.load`: `tf.data.Dataset.load(path, ...)`."""
+    from tensorlite.data.save_load import load as _load  # noqa: PLC0415
+    return _load(path, element_spec, compression, reader_func)
+
+
+def snapshot(path, compression="AUTO", reader_func=None, shard_func=None):
+    """`tf.data.experimental.snapshot`: for `dataset.apply`, `dataset.snapshot(path)`."""
+    return lambda dataset: dataset.snapshot(path, compression=compression,
+                                            reader_func=reader_func, shard_func=shard_func)
+
+
 def __getattr__(name):
     # tf.data.experimental.service loads Dask only when used.
     if name == "service":
