@@ -25,6 +25,10 @@ _creators = threading.local()
 READ_HOOKS = []
 # Graph tracers record assignments: hook(variable, mode, value_tensor), mode set/add/sub.
 ASSIGN_HOOKS = []
+# Read transforms f(variable, tensor) -> tensor, innermost last: a mixed-precision Keras
+# layer's call reads the float weights it made (marked `_autocast`) cast to its compute
+# dtype. Empty means no cost beyond the check.
+READ_CASTS = []
 
 
 class VariableSynchronization(enum.Enum):
@@ -137,10 +141,12 @@ class Variable(metaclass=_VariableMeta):
     # -- reading -------------------------------------------------------------------------
     def _read(self):
         """The current value; under an active tape, a fresh tensor the tape links to us."""
-        if READ_HOOKS:
+        if READ_HOOKS or READ_CASTS:
             t = wrap(self._t._value)
             for hook in READ_HOOKS:
                 hook(self, t)
+            if READ_CASTS and self.__dict__.get("_autocast"):
+                t = READ_CASTS[-1](self, t)
             return t
         return self._t
 
@@ -230,6 +236,9 @@ class Variable(metaclass=_VariableMeta):
                 value.shape == current.shape:
             return value  # the graph executor's case: an array like the current value
         t = convert.convert_to_tensor(value, dtype_hint=self.dtype)
+        if t._dtype is not self.dtype and t._dtype.is_floating and self.dtype.is_floating \
+                and self.__dict__.get("_autocast"):  # a mixed-precision layer's weight
+            t = wrap(t._value.astype(self.dtype.as_numpy_dtype))
         if t._dtype is not self.dtype:
             raise errors.InvalidArgumentError(
                 None, None, f"{op} on variable {self._name} of dtype {self.dtype.name} got a "

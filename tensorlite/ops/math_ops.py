@@ -691,7 +691,8 @@ def _matmul_fwd(a, b, transpose_a, transpose_b):
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                       f"{list(b.shape)}; the inner dimensions must match (check transpose_a/"
                       f"transpose_b)")
-    return blas_threads.matmul(a, b)
+    out = blas_threads.matmul(a, b)
+    return out if out.dtype == a.dtype else out.astype(a.dtype)  # bfloat16 (see matmul)
 
 
 def _matmul_grad(g, ans, a, b, transpose_a, transpose_b):
@@ -753,7 +754,9 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             and not (transpose_a or transpose_b or adjoint_a or adjoint_b)
             and a._value.ndim >= 2 and b._value.ndim >= 2):
         try:
-            return wrap(_matmul(a._value, b._value))
+            out = _matmul(a._value, b._value)
+            # NumPy multiplies bfloat16 matrices in float32: the result keeps the inputs' dtype
+            return wrap(out if out.dtype == a._value.dtype else out.astype(a._value.dtype))
         except ValueError:
             pass
     a, b = tensor_args("MatMul", (a, b), NUMERIC, ("a", "b"))

@@ -74,6 +74,11 @@ class Model(Layer):
         if kwargs:
             raise TypeError(f"Invalid keyword argument(s) in `compile()`: {sorted(kwargs)}")
         self.optimizer = optimizers.get(optimizer)
+        from tensorlite.keras import mixed_precision  # noqa: PLC0415
+        if self.dtype_policy.name == "mixed_float16" and \
+                not isinstance(self.optimizer, mixed_precision.LossScaleOptimizer):
+            # as Keras: float16 gradients need loss scaling to keep small values
+            self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer)
         names = self.output_names
         # without a loss, the model trains on what its layers add (add_loss), if anything
         self.compiled_loss = LossesContainer(loss, loss_weights, names)
@@ -189,7 +194,13 @@ class Model(Layer):
                 y, y_pred, sample_weight, regularization_losses=self.losses)
         # after the forward pass: a model's first call builds its layers
         variables = self.__dict__["_step_variables"] = self.trainable_variables
-        grads = tape.gradient(total, variables)
+        scaling = getattr(self.optimizer, "get_scaled_loss", None)
+        if scaling is None:
+            grads = tape.gradient(total, variables)
+        else:  # a LossScaleOptimizer: differentiate the scaled loss, unscale the gradients
+            with tape:
+                scaled = scaling(total)
+            grads = self.optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
         return total, per_output, y_pred, grads
 
     def _traced_train_graph(self):

@@ -354,7 +354,7 @@ class MultiHeadAttention(KerasLayer):
                            kernel_regularizer=self.kernel_regularizer,
                            bias_regularizer=self.bias_regularizer,
                            kernel_constraint=self.kernel_constraint,
-                           bias_constraint=self.bias_constraint, name=name, dtype=self._dtype)
+                           bias_constraint=self.bias_constraint, name=name, dtype=self._dtype_arg)
 
     def _build_from_signature(self, q_shape, v_shape, k_shape):
         rank = len(q_shape)

@@ -72,7 +72,7 @@ class Layer(Module):
             name = backend.unique_object_name(keras_snake_case(type(self).__name__))
         super().__init__(name=name)
         self._trainable = trainable
-        self._dtype = None if dtype is None else dtypes.as_dtype(dtype).name
+        self._set_dtype_policy(dtype)
         self._own_weights = []  # from add_weight, creation order
         self._callable_losses = []
         self._activity_losses = []
@@ -139,17 +139,44 @@ class Layer(Module):
     def name(self):
         return self._name
 
+    def _set_dtype_policy(self, dtype):
+        """`dtype`: None (the global mixed-precision policy if one is set, else floatx,
+        read when asked), a dtype, or a policy (name or `mixed_precision.Policy`)."""
+        from tensorlite.keras import mixed_precision  # noqa: PLC0415
+        policy = None
+        if dtype is None:
+            if mixed_precision._GLOBAL[0] is not None:
+                policy = mixed_precision._GLOBAL[0]
+        else:
+            policy = mixed_precision.policy_of(dtype)
+        self._dtype = None if policy is None else policy.variable_dtype
+        # a mixed policy only: layers with one dtype keep their plain dtype
+        self._mixed_policy = policy if policy is not None and policy.mixed else None
+
     @property
     def dtype(self):
+        """The dtype of the layer's variables (Keras's `dtype`)."""
         return self._dtype or backend.floatx()
 
     @property
     def compute_dtype(self):
-        return self.dtype
+        """The dtype the layer computes in: its inputs are cast to it."""
+        policy = self._mixed_policy
+        return policy.compute_dtype if policy is not None else self.dtype
 
     @property
     def variable_dtype(self):
         return self.dtype
+
+    @property
+    def dtype_policy(self):
+        from tensorlite.keras import mixed_precision  # noqa: PLC0415
+        return self._mixed_policy or mixed_precision.Policy(self.dtype)
+
+    @property
+    def _dtype_arg(self):
+        """What to pass as `dtype=` to sub-layers so they share this layer's policy."""
+        return self._mixed_policy or self._dtype
 
     @property
     def trainable(self):
@@ -236,7 +263,7 @@ class Layer(Module):
                    **kwargs):
         """Creates a weight (through tf.Variable, so creator scopes apply) and tracks it."""
         from tensorlite.keras import initializers, regularizers  # noqa: PLC0415
-        dtype = dtypes.as_dtype(dtype or self.dtype)
+        dtype = dtypes.as_dtype(dtype or self.variable_dtype)
         shape = tuple(TensorShape(shape or ()).as_list())
         if initializer is None:
             initializer = "glorot_uniform" if dtype.is_floating else "zeros"
@@ -245,6 +272,8 @@ class Layer(Module):
         with name_scope(self._scope_name):
             var = Variable(initial_value=lambda: init(shape, dtype=dtype), name=name,
                            trainable=trainable, dtype=dtype, constraint=constraint)
+        if self._mixed_policy is not None and dtype.is_floating:
+            var._autocast = True  # read in the compute dtype inside call (AutoCastVariable)
         self._own_weights.append(var)
         if regularizer is not None:
             reg = regularizers.get(regularizer)
@@ -386,7 +415,7 @@ class Layer(Module):
             self._initial_weights = None
 
     def _cast_inputs(self, inputs):
-        target = dtypes.as_dtype(self.dtype)
+        target = dtypes.as_dtype(self.compute_dtype)
 
         def cast(x):
             if isinstance(x, (Tensor, np.ndarray, list, float, int)) or _is_trackable_weight(x):
@@ -428,8 +457,11 @@ class Layer(Module):
             kwargs.pop("mask", None)
         self._activity_losses = []
         # ops run under the layer's name scope, as in Keras (graphs group them by layer)
-        with _TrainingScope(kwargs.get("training")), name_scope(self._scope_name):
-            out = self.call(inputs, *args, **kwargs)
+        if self._mixed_policy is not None:
+            out = self._autocast_call(inputs, args, kwargs)
+        else:
+            with _TrainingScope(kwargs.get("training")), name_scope(self._scope_name):
+                out = self.call(inputs, *args, **kwargs)
         mask_propagation.attach(self, inputs, mask, out)
         if self.activity_regularizer is not None:
             from tensorlite.keras import regularizers  # noqa: PLC0415
@@ -437,6 +469,17 @@ class Layer(Module):
             for o in nest.flatten(out):
                 self._activity_losses.append(reg(o))
         return out
+
+    def _autocast_call(self, inputs, args, kwargs):
+        """`call` with this layer's float weights read in its compute dtype."""
+        from tensorlite.framework.variables import READ_CASTS  # noqa: PLC0415
+        from tensorlite.keras.mixed_precision import autocast_reader  # noqa: PLC0415
+        READ_CASTS.append(autocast_reader(self._mixed_policy.compute_dtype))
+        try:
+            with _TrainingScope(kwargs.get("training")), name_scope(self._scope_name):
+                return self.call(inputs, *args, **kwargs)
+        finally:
+            READ_CASTS.pop()
 
     def compute_mask(self, inputs, mask=None):
         """The output mask: the input mask passed on when `supports_masking`, else None."""
@@ -449,6 +492,9 @@ class Layer(Module):
     # -- config ----------------------------------------------------------------------------
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._mixed_policy is not None:  # as tf.keras 2 writes a policy
+            config["dtype"] = {"class_name": "Policy",
+                               "config": {"name": self._mixed_policy.name}}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         return config

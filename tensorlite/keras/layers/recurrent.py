@@ -620,7 +620,7 @@ class _CellLayer(RNN):
     def __init__(self, cell_kwargs, rnn_kwargs, **kwargs):
         super().__init__(None, **rnn_kwargs, **kwargs)
         with name_scope(self._scope_name):  # weights become lstm/lstm_cell/kernel:0
-            self.cell = self._cell_class(name=self._cell_name, dtype=self._dtype,
+            self.cell = self._cell_class(name=self._cell_name, dtype=self._dtype_arg,
                                          trainable=self.trainable, **cell_kwargs)
 
     def __getattr__(self, key):

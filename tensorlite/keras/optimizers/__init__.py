@@ -47,6 +47,9 @@ def get(identifier):
     config dict."""
     if isinstance(identifier, Optimizer):
         return identifier
+    from tensorlite.keras.mixed_precision import LossScaleOptimizer  # noqa: PLC0415
+    if isinstance(identifier, LossScaleOptimizer):
+        return identifier
     if isinstance(identifier, dict):
         return deserialize(identifier)
     if isinstance(identifier, str):
