@@ -105,15 +105,22 @@ def _limit_flags(p):
                         "(uvicorn's timeout_keep_alive; default %(default)s)")
 
 
+# flag -> RestLimits field
+_LIMIT_FIELDS = {"max_body_bytes": "max_body_bytes",
+                 "rest_api_header_timeout_seconds": "header_timeout_s",
+                 "rest_api_max_header_bytes": "max_header_bytes",
+                 "rest_api_body_timeout_seconds": "body_timeout_s",
+                 "rest_api_timeout_in_ms": "request_timeout_ms",
+                 "rest_api_max_connections": "max_connections",
+                 "rest_api_keep_alive_seconds": "keep_alive_s"}
+
+
 def rest_limits(args):
     """The RestLimits the flags give (ValueError naming a flag that is not positive)."""
-    return RestLimits(max_body_bytes=args.max_body_bytes,
-                      header_timeout_s=args.rest_api_header_timeout_seconds,
-                      max_header_bytes=args.rest_api_max_header_bytes,
-                      body_timeout_s=args.rest_api_body_timeout_seconds,
-                      request_timeout_ms=args.rest_api_timeout_in_ms,
-                      max_connections=args.rest_api_max_connections,
-                      keep_alive_s=args.rest_api_keep_alive_seconds)
+    for flag in _LIMIT_FIELDS:
+        if not getattr(args, flag) > 0:
+            raise ValueError(f"--{flag} must be positive, got {getattr(args, flag)}")
+    return RestLimits(**{field: getattr(args, flag) for flag, field in _LIMIT_FIELDS.items()})
 
 
 def make_server(args):

@@ -343,12 +343,17 @@ def test_a_chunked_body_is_counted_as_it_arrives(base, http):
         running.close()
 
 
-def test_a_body_that_stops_arriving_is_answered_408(base):
+def test_a_trickling_body_is_answered_408_after_the_body_timeout(base):
+    import select
     running = _Served(base, RestLimits(max_body_bytes=MB, body_timeout_s=0.5))
     try:
         with running.connect() as s:
             s.sendall(b"POST /v1/models/m:predict HTTP/1.1\r\nHost: t\r\n"
-                      b"Content-Length: 1000\r\n\r\n" + SMALL[:10])
+                      b"Content-Length: 1000\r\n\r\n")
+            for _ in range(300):  # a byte per 50 ms: never idle, never done
+                if select.select([s], [], [], 0.05)[0]:
+                    break
+                s.send(b" ")
             reply = _read_response(s)
             assert reply[0] == 408
             assert "--rest_api_body_timeout_seconds" in _error(reply)
@@ -457,3 +462,29 @@ def test_errors_echo_at_most_a_prefix_of_what_the_client_sent(served):
         assert f"({MB} characters)" in _error(reply)
     reply = served.request("GET", "/v1/models/" + "p" * 8000 + "/x")
     assert reply[0] == 404 and len(reply[2]) < 1000
+
+
+LIMIT_FLAGS = ("--max_body_bytes", "--rest_api_header_timeout_seconds",
+               "--rest_api_max_header_bytes", "--rest_api_body_timeout_seconds",
+               "--rest_api_timeout_in_ms", "--rest_api_max_connections",
+               "--rest_api_keep_alive_seconds")
+
+
+def test_every_limit_is_a_documented_flag_with_a_default(capsys):
+    from tensorlite.serving.__main__ import parse_args
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    help_text = capsys.readouterr().out
+    docs = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "serving.md"),
+                encoding="utf-8").read()
+    for flag in LIMIT_FLAGS:
+        assert flag in help_text and flag in docs, flag
+    assert "(default 30000)" in " ".join(help_text.split())
+    args = parse_args(["--model_base_path=/m", "--rest_api_timeout_in_ms=1500",
+                       "--max_body_bytes=2048", "--rest_api_header_timeout_seconds=2.5"])
+    assert (args.limits.request_timeout_ms, args.limits.max_body_bytes,
+            args.limits.header_timeout_s) == (1500, 2048, 2.5)
+    assert parse_args(["--model_base_path=/m"]).limits == RestLimits()
+    with pytest.raises(SystemExit):
+        parse_args(["--model_base_path=/m", "--rest_api_body_timeout_seconds=0"])
+    assert "--rest_api_body_timeout_seconds must be positive" in capsys.readouterr().err
