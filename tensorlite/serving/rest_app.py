@@ -155,6 +155,32 @@ def signature_def_json(name, sig):
             "method_name": sig.method_name}
 
 
+_API = {"/metadata": "GetModelMetadata", ":predict": "Predict", ":classify": "Classify",
+        ":regress": "Regress", None: "GetModelStatus"}
+
+
+async def _handle(server, limits, scope, receive, m, read):
+    """The encoded reply to a `/v1/models/...` request that `m` (_PATH) matched; sets
+    read[0] once its body has been read in full."""
+    method, path, verb = scope["method"], scope["path"], m["verb"]
+    want = "POST" if verb in _INFER_VERBS else "GET"
+    if method != want:
+        raise RequestError(f"Malformed request: {method} {echo(path)}; {_API[verb]} takes "
+                           f"{want}", status=405)
+    version = int(m["version"]) if m["version"] is not None else None
+    model = server.model(m["name"])
+    if verb is None:
+        return json_codec.dumps(model.status(version, m["label"]))
+    if verb == "/metadata":
+        return json_codec.dumps(_metadata(model, version, m["label"]))
+    body = await _body(scope, receive, limits)
+    read[0] = True
+    big = len(body) > OFFLOAD_BYTES
+    doc = await _offload(big, json_codec.loads, body)
+    del body  # the decoded document replaces it
+    return await _infer(server, model, verb, version, m["label"], doc, big)
+
+
 def build_app(server, max_body_bytes=None, limits=None):
     """The ASGI app serving `server`'s models under `limits` (a RestLimits; its defaults
     when None, with `max_body_bytes` overriding its body limit): `/v1/models/...` is
@@ -164,27 +190,6 @@ def build_app(server, max_body_bytes=None, limits=None):
     limits = limits or RestLimits()
     if max_body_bytes is not None:
         limits = dataclasses.replace(limits, max_body_bytes=max_body_bytes)
-    api = {"/metadata": "GetModelMetadata", ":predict": "Predict", ":classify": "Classify",
-           ":regress": "Regress", None: "GetModelStatus"}
-
-    async def handle(scope, receive, m, read):
-        method, path, verb = scope["method"], scope["path"], m["verb"]
-        want = "POST" if verb in _INFER_VERBS else "GET"
-        if method != want:
-            raise RequestError(f"Malformed request: {method} {echo(path)}; {api[verb]} takes "
-                               f"{want}", status=405)
-        version = int(m["version"]) if m["version"] is not None else None
-        model = server.model(m["name"])
-        if verb is None:
-            return json_codec.dumps(model.status(version, m["label"]))
-        if verb == "/metadata":
-            return json_codec.dumps(_metadata(model, version, m["label"]))
-        body = await _body(scope, receive, limits)
-        read[0] = True
-        big = len(body) > OFFLOAD_BYTES
-        doc = await _offload(big, json_codec.loads, body)
-        del body  # the decoded document replaces it
-        return await _infer(server, model, verb, version, m["label"], doc, big)
 
     async def models(scope, receive, send):
         t0 = time.perf_counter()
@@ -194,16 +199,17 @@ def build_app(server, max_body_bytes=None, limits=None):
             body = json_codec.dumps({"error": f"Malformed request: {method} {echo(path)}"})
             return await _reply(send, body, 404)
         verb, status, code, read = m["verb"], "OK", 200, [False]
+        deadline = asyncio.timeout(limits.request_timeout_ms / 1000)
         try:
-            async with asyncio.timeout(limits.request_timeout_ms / 1000):
-                reply = await handle(scope, receive, m, read)
+            async with deadline:
+                reply = await _handle(server, limits, scope, receive, m, read)
         except Exception as e:  # noqa: BLE001 - every error is a JSON reply
-            e = _timed_out(limits) if isinstance(e, TimeoutError) else e
+            e = _timed_out(limits) if deadline.expired() else e
             status, code, reply = type(e).__name__, _status_of(e), _error_json(e)
         # a POST whose body was not read in full leaves the connection mid-request
         await _reply(send, reply, code, close=method == "POST" and not read[0])
         if verb in _INFER_VERBS:
-            server.metrics.observe_request(m["name"], api[verb], status,
+            server.metrics.observe_request(m["name"], _API[verb], status,
                                            time.perf_counter() - t0)
 
     async def metrics(request):

@@ -172,14 +172,13 @@ def _large_predict(nbytes):
     return head + b" " * (nbytes - len(head) - 1) + b"}"
 
 
-def test_large_body_and_trickling_clients_do_not_stall_the_rest(base, monkeypatch):
-    limits = RestLimits(max_body_bytes=64 * MB, header_timeout_s=1.5, body_timeout_s=120,
-                        request_timeout_ms=120_000)
-    events = {k: threading.Event() for k in ("partial", "phase1", "decoding", "answered")}
-    seen, order, lock = {}, [], threading.Lock()
+def _gate_large_decoding(monkeypatch, events, seen):
+    """Holds the decoding of any body over 1 MB until events["answered"] (at most 30 s),
+    and notes the threads that decode it and encode its two-row reply. Were decoding on
+    the event loop, the wait would stall every other request and the gate time out."""
     real_loads, real_encode = json_codec.loads, rest_app._encode_predict
 
-    def gated_loads(body):  # holds the large body's decoding until the others are answered
+    def gated_loads(body):
         if len(body) > MB:
             seen["decode_thread"] = threading.get_ident()
             events["decoding"].set()
@@ -193,6 +192,14 @@ def test_large_body_and_trickling_clients_do_not_stall_the_rest(base, monkeypatc
 
     monkeypatch.setattr(json_codec, "loads", gated_loads)
     monkeypatch.setattr(rest_app, "_encode_predict", spied_encode)
+
+
+def test_large_body_and_trickling_clients_do_not_stall_the_rest(base, monkeypatch):
+    limits = RestLimits(max_body_bytes=64 * MB, header_timeout_s=1.5, body_timeout_s=120,
+                        request_timeout_ms=120_000)
+    events = {k: threading.Event() for k in ("partial", "phase1", "decoding", "answered")}
+    seen, order, lock = {}, [], threading.Lock()
+    _gate_large_decoding(monkeypatch, events, seen)
     running = _Served(base, limits)
     trickle = _Trickler(running.port, 200)
     try:
