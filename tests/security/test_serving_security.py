@@ -30,6 +30,7 @@ from tests.security.conftest import tree_state  # noqa: E402
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "serving")
 MB = 1 << 20
 SMALL = b'{"instances": [[1.0, 2.0]]}'
+PROTOCOLS = ["h11", "httptools"]  # uvicorn's two HTTP parsers, each under the guard
 
 
 def _double(x):
@@ -194,13 +195,14 @@ def _gate_large_decoding(monkeypatch, events, seen):
     monkeypatch.setattr(rest_app, "_encode_predict", spied_encode)
 
 
-def test_large_body_and_trickling_clients_do_not_stall_the_rest(base, monkeypatch):
+@pytest.mark.parametrize("http", PROTOCOLS)
+def test_large_body_and_trickling_clients_do_not_stall_the_rest(base, monkeypatch, http):
     limits = RestLimits(max_body_bytes=64 * MB, header_timeout_s=1.5, body_timeout_s=120,
                         request_timeout_ms=120_000)
     events = {k: threading.Event() for k in ("partial", "phase1", "decoding", "answered")}
     seen, order, lock = {}, [], threading.Lock()
     _gate_large_decoding(monkeypatch, events, seen)
-    running = _Served(base, limits)
+    running = _Served(base, limits, http=http)
     trickle = _Trickler(running.port, 200)
     try:
         body = _large_predict(50 * MB)
@@ -308,9 +310,6 @@ def test_the_poll_loop_outlives_an_error_in_one_poll(base, monkeypatch, caplog):
         server.stop()
     assert failures and any("a file system hiccup" in r.exc_text
                             for r in caplog.records if r.exc_text)
-
-
-PROTOCOLS = ["h11", "httptools"]
 
 
 def _error(reply):
