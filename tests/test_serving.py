@@ -42,7 +42,8 @@ class _Running:
     def __init__(self, specs, batching=None, poll_seconds=0.2, config_file=None,
                  config_poll_seconds=0, max_body_bytes=None):
         import uvicorn
-        from tensorlite.serving.rest_app import MAX_BODY_BYTES, build_app
+        from tensorlite.serving.limits import RestLimits, uvicorn_config
+        from tensorlite.serving.rest_app import build_app
         from tensorlite.serving.servable import load_servable
         from tensorlite.serving.server import ModelServer
         self.server = ModelServer(specs, load_servable, batching=batching,
@@ -51,9 +52,9 @@ class _Running:
         self.server.start()
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
-        self._uv = uvicorn.Server(uvicorn.Config(
-            build_app(self.server, max_body_bytes or MAX_BODY_BYTES), host="127.0.0.1",
-            port=port, log_level="error"))
+        limits = RestLimits(max_body_bytes=max_body_bytes or RestLimits.max_body_bytes)
+        self._uv = uvicorn.Server(uvicorn_config(build_app(self.server, limits=limits), limits,
+                                                 "127.0.0.1", port, log_level="error"))
         self._thread = threading.Thread(target=self._uv.run, daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 20

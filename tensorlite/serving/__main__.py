@@ -16,6 +16,7 @@ import sys
 
 from tensorlite.serving.config import (BatchingParameters, ConfigError, ModelSpec,
                                        parse_batching_parameters, parse_model_config)
+from tensorlite.serving.limits import RestLimits, uvicorn_config
 
 
 def _bool(text):
@@ -28,25 +29,98 @@ def _bool(text):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="tensorlite-serving", description=__doc__.split("\n")[0])
-    p.add_argument("--model_name", default="default")
-    p.add_argument("--model_base_path", default="")
-    p.add_argument("--model_config_file", default="")
-    p.add_argument("--model_config_file_poll_wait_seconds", type=int, default=0)
-    p.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0)
-    p.add_argument("--rest_api_port", type=int, default=8501)
-    p.add_argument("--rest_api_host", default="127.0.0.1")
+    p.add_argument("--model_name", default="default",
+                   help="name of the model served from --model_base_path (default "
+                        "%(default)s)")
+    p.add_argument("--model_base_path", default="",
+                   help="directory holding the model's numbered SavedModel versions")
+    p.add_argument("--model_config_file", default="",
+                   help="a ModelServerConfig in protobuf text format (instead of "
+                        "--model_name/--model_base_path)")
+    p.add_argument("--model_config_file_poll_wait_seconds", type=int, default=0,
+                   help="seconds between re-reads of --model_config_file; 0: read once "
+                        "(default %(default)s)")
+    p.add_argument("--file_system_poll_wait_seconds", type=float, default=1.0,
+                   help="seconds between looks for new versions; names that are not a "
+                        "version number are logged and skipped (default %(default)s)")
+    p.add_argument("--rest_api_port", type=int, default=8501,
+                   help="port of the REST API (default %(default)s)")
+    p.add_argument("--rest_api_host", default="127.0.0.1",
+                   help="address the REST API listens on (default %(default)s; TF Serving "
+                        "listens on every interface, tensorlite only when told)")
     p.add_argument("--rest_api_num_threads", type=int, default=0, help="accepted, unused")
     p.add_argument("--port", type=int, default=0, help="gRPC port: not served")
-    p.add_argument("--enable_batching", type=_bool, nargs="?", const=True, default=False)
-    p.add_argument("--batching_parameters_file", default="")
-    p.add_argument("--max_body_bytes", type=int, default=64 << 20)
+    p.add_argument("--enable_batching", type=_bool, nargs="?", const=True, default=False,
+                   help="merge concurrent requests into batches (default %(default)s)")
+    p.add_argument("--batching_parameters_file", default="",
+                   help="BatchingParameters in protobuf text format (TF Serving's defaults "
+                        "when not given)")
     # tensorlite's own: uvicorn's HTTP parser. "auto" takes httptools (C, ~3x less time per
     # request than h11) when it is installed, else h11
-    p.add_argument("--rest_api_http", choices=("auto", "h11", "httptools"), default="auto")
+    p.add_argument("--rest_api_http", choices=("auto", "h11", "httptools"), default="auto",
+                   help="uvicorn's HTTP parser; auto takes httptools when installed, else "
+                        "h11 (default %(default)s)")
+    _limit_flags(p)
     args = p.parse_args(argv)
     if bool(args.model_base_path) == bool(args.model_config_file):
         p.error("give either --model_base_path (with --model_name) or --model_config_file")
+    try:
+        args.limits = rest_limits(args)
+    except ValueError as e:
+        p.error(str(e))
     return args
+
+
+def _limit_flags(p):
+    """The flags that bound what one REST client may cost (limits.RestLimits)."""
+    d = RestLimits()
+    g = p.add_argument_group("client limits (docs/serving.md)")
+    g.add_argument("--max_body_bytes", type=int, default=d.max_body_bytes,
+                   help="largest request body in bytes; larger ones are answered 413, by "
+                        "their Content-Length before any of the body is read, or as a chunked "
+                        "body arrives (default %(default)s, 64 MiB)")
+    g.add_argument("--rest_api_header_timeout_seconds", type=float,
+                   default=d.header_timeout_s,
+                   help="seconds a request's line and headers may take to arrive, from the "
+                        "connection opening or the previous response; later: 408 and the "
+                        "connection closes (default %(default)s)")
+    g.add_argument("--rest_api_max_header_bytes", type=int, default=d.max_header_bytes,
+                   help="largest request line plus headers in bytes; larger: 431 and the "
+                        "connection closes (default %(default)s)")
+    g.add_argument("--rest_api_body_timeout_seconds", type=float, default=d.body_timeout_s,
+                   help="seconds a request's body may take to arrive in full, from the end "
+                        "of its headers; later: 408 and the connection closes "
+                        "(default %(default)s)")
+    g.add_argument("--rest_api_timeout_in_ms", type=int, default=d.request_timeout_ms,
+                   help="TF Serving's timeout for a whole REST request in milliseconds, "
+                        "from the end of its headers to its response (body, decoding, the "
+                        "model, encoding); later: 504 DEADLINE_EXCEEDED "
+                        "(default %(default)s)")
+    g.add_argument("--rest_api_max_connections", type=int, default=d.max_connections,
+                   help="open connections plus requests in flight beyond which a new "
+                        "request is answered 503 (uvicorn's limit_concurrency; "
+                        "default %(default)s)")
+    g.add_argument("--rest_api_keep_alive_seconds", type=float, default=d.keep_alive_s,
+                   help="seconds an idle keep-alive connection stays open between requests "
+                        "(uvicorn's timeout_keep_alive; default %(default)s)")
+
+
+# flag -> RestLimits field
+_LIMIT_FIELDS = {"max_body_bytes": "max_body_bytes",
+                 "rest_api_header_timeout_seconds": "header_timeout_s",
+                 "rest_api_max_header_bytes": "max_header_bytes",
+                 "rest_api_body_timeout_seconds": "body_timeout_s",
+                 "rest_api_timeout_in_ms": "request_timeout_ms",
+                 "rest_api_max_connections": "max_connections",
+                 "rest_api_keep_alive_seconds": "keep_alive_s"}
+
+
+def rest_limits(args):
+    """The RestLimits the flags give (ValueError naming a flag that is not positive)."""
+    for flag in _LIMIT_FIELDS:
+        if not getattr(args, flag) > 0:
+            raise ValueError(f"--{flag} must be positive, got {getattr(args, flag)}")
+    return RestLimits(**{field: getattr(args, flag) for flag, field in _LIMIT_FIELDS.items()})
 
 
 def make_server(args):
@@ -89,10 +163,10 @@ def main(argv=None):
     print(f"tensorlite-serving: REST API at http://{args.rest_api_host}:{args.rest_api_port}",
           flush=True)
     try:
-        uvicorn.run(build_app(server, args.max_body_bytes), host=args.rest_api_host,
-                    port=args.rest_api_port, log_level="warning", access_log=False,
-                    proxy_headers=False,  # X-Forwarded-* are not TF Serving's; one layer less
-                    http=args.rest_api_http)
+        uvicorn.Server(uvicorn_config(build_app(server, limits=args.limits), args.limits,
+                                      args.rest_api_host, args.rest_api_port,
+                                      args.rest_api_http, log_level="warning",
+                                      access_log=False)).run()
     finally:
         server.stop()
     return 0

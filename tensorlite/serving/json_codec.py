@@ -26,6 +26,29 @@ except ImportError:  # pragma: no cover - orjson is in the serving extra
     orjson = None
 
 
+# The most characters of a client's own value (a name, a key, a string) that an error
+# message repeats: a 50 MB signature_name is not echoed back whole
+ECHO_CHARS = 120
+
+
+def echo(value):
+    """A short repr of a client-supplied value for an error message: at most ECHO_CHARS
+    characters of it, then how long it really was. Strings are cut before repr, so a huge
+    one is never copied whole."""
+    if isinstance(value, (str, bytes)):
+        if len(value) <= ECHO_CHARS:
+            return repr(value)
+        return f"{value[:ECHO_CHARS]!r}... ({len(value)} characters)"
+    if isinstance(value, (set, frozenset)):
+        value = sorted(value, key=str)
+    if isinstance(value, (list, tuple)) and len(value) > 8:
+        return echo(list(value[:8]))[:-1] + f", ... ({len(value)} in all)]"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(echo(v) for v in value) + "]"
+    text = repr(value)
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "..."
+
+
 class RequestError(Exception):
     """A client error; `status` is the HTTP status code of the reply."""
 
@@ -55,12 +78,12 @@ def loads(body):
 def _decode_b64(v):
     if isinstance(v, dict):
         if set(v) != {"b64"} or not isinstance(v["b64"], str):
-            raise RequestError(f"JSON object: {json.dumps(v)[:80]} is not a valid tensor value; "
+            raise RequestError(f"JSON object: {echo(json.dumps(v))} is not a valid tensor value; "
                                f"binary values are written as {{\"b64\": \"...\"}}")
         try:
             return base64.b64decode(v["b64"], validate=True)
         except ValueError:
-            raise RequestError(f"Unable to base64 decode {v['b64'][:40]!r}") from None
+            raise RequestError(f"Unable to base64 decode {echo(v['b64'])}") from None
     if isinstance(v, list):
         return [_decode_b64(x) for x in v]
     return v
@@ -79,7 +102,7 @@ def to_array(value, name, spec):
                 flat[i] = x.encode()
             elif not isinstance(x, bytes):
                 raise RequestError(f"Input '{name}' expects strings (DT_STRING), got "
-                                   f"{type(x).__name__} {x!r}")
+                                   f"{type(x).__name__} {echo(x)}")
     else:
         try:
             arr = np.array(value)
@@ -123,7 +146,7 @@ def parse_predict(doc, specs):
                            "Request must have either 'instances' or 'inputs', not both")
     unknown = set(doc) - {"instances", "inputs", "signature_name"}
     if unknown:
-        raise RequestError(f"Unknown keys in the request: {sorted(unknown)}; expected "
+        raise RequestError(f"Unknown keys in the request: {echo(unknown)}; expected "
                            f"'instances' or 'inputs' and optionally 'signature_name'")
     if "instances" in doc:
         return True, _rows(doc["instances"], specs)
@@ -143,7 +166,7 @@ def _rows(instances, specs):
             values[n] = [r[n] for r in instances]
         extra = set().union(*instances) - set(names)
         if extra:
-            raise RequestError(f"Instances have inputs {sorted(extra)} that the signature "
+            raise RequestError(f"Instances have inputs {echo(extra)} that the signature "
                                f"does not take; it takes {names}")
     elif len(names) == 1:
         values = {names[0]: instances}
@@ -162,7 +185,7 @@ def _columns(inputs, specs):
             raise RequestError(f"The signature takes inputs {names}; the request "
                                + (f"lacks {missing}" if missing else "")
                                + (" and " if missing and extra else "")
-                               + (f"has unknown {extra}" if extra else ""))
+                               + (f"has unknown {echo(extra)}" if extra else ""))
         return {n: to_array(inputs[n], n, specs[n]) for n in names}
     if len(names) != 1:
         raise RequestError(f"The signature takes {len(names)} named inputs {names}: pass "
@@ -246,7 +269,7 @@ def example_features(doc):
             raise RequestError("each example must be an object of features")
         clash = set(ex) & set(context)
         if clash:
-            raise RequestError(f"Features {sorted(clash)} appear in both 'context' and an "
+            raise RequestError(f"Features {echo(clash)} appear in both 'context' and an "
                                f"example; they must appear in only one")
         out.append({k: _feature(k, v) for k, v in {**context, **ex}.items()})
     return out
@@ -255,11 +278,11 @@ def example_features(doc):
 def _feature(name, value):
     values = _decode_b64(value if isinstance(value, list) else [value])
     if all(isinstance(v, bool) for v in values):
-        raise RequestError(f"Feature '{name}': booleans are not a tf.train.Example type")
+        raise RequestError(f"Feature {echo(name)}: booleans are not a tf.train.Example type")
     if all(isinstance(v, int) for v in values):
         return ("int64_list", values)
     if all(isinstance(v, (int, float)) for v in values):
         return ("float_list", [float(v) if not math.isnan(v) else v for v in values])
     if all(isinstance(v, (str, bytes)) for v in values):
         return ("bytes_list", [v.encode() if isinstance(v, str) else v for v in values])
-    raise RequestError(f"Feature '{name}' mixes types; a feature holds numbers or strings")
+    raise RequestError(f"Feature {echo(name)} mixes types; a feature holds numbers or strings")

@@ -15,10 +15,18 @@ Example:
     >>> model.poll()                    # the server calls this every poll interval
     >>> model.get().signatures          # the latest available version
 """
+import logging
 import os
+import re
 import threading
 
 from tensorlite.framework import errors
+
+_log = logging.getLogger("tensorlite.serving")
+# A version is a directory named by ASCII digits that fit an int64, as TF Serving's source
+# parses them. str.isdigit() alone also accepts '²' or '١', which int() then refuses
+_VERSION = re.compile(r"[0-9]{1,19}")
+_INT64_MAX = (1 << 63) - 1
 
 
 class VersionState:
@@ -66,9 +74,12 @@ class ServedModel:
         self._versions = {}  # version -> VersionState
         self._pending = {}  # version -> fingerprint seen at the previous poll
         self._threads = []
+        self._skipped = set()  # entries already reported as not being versions
 
     # -- the source: what is on disk and what the policy aspires to --------------------------
     def _on_disk(self):
+        """{version: path} of the numbered version directories under the base path; any
+        other entry is reported once and skipped, so a stray name never stops the poll."""
         try:
             names = os.listdir(self.spec.base_path)
         except OSError:
@@ -76,8 +87,14 @@ class ServedModel:
         out = {}
         for n in names:
             path = os.path.join(self.spec.base_path, n)
-            if n.isdigit() and os.path.isdir(path):
-                out[int(n)] = path
+            if _VERSION.fullmatch(n) and int(n) <= _INT64_MAX:
+                if os.path.isdir(path):
+                    out[int(n)] = path
+            elif n not in self._skipped:
+                self._skipped.add(n)
+                _log.warning("tensorlite-serving: model %s: ignoring %r in %s: version "
+                             "directories are named by an int64 in ASCII digits",
+                             self.spec.name, n[:100], self.spec.base_path)
         return out
 
     def _aspired(self, on_disk):

@@ -11,10 +11,10 @@ Example:
     >>> server = ModelServer([ModelSpec("m", "/models/m")], loader=load_servable)
     >>> server.start(); ...; server.stop()
 """
+import collections
+import logging
 import threading
 import time
-
-import collections
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram
 from prometheus_client.core import Metric
@@ -24,6 +24,7 @@ from tensorlite.serving.batching import Batcher
 from tensorlite.serving.config import parse_model_config
 from tensorlite.serving.manager import ServedModel
 
+_log = logging.getLogger("tensorlite.serving")
 _LATENCY_BUCKETS_US = (100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000,
                        500000, 1000000, 2500000, 5000000, float("inf"))
 
@@ -90,6 +91,15 @@ class Metrics:
     def observe_runtime(self, model_name, api, seconds):
         """One model call's wall time."""
         self._child(self.runtime, (model_name, api, "tensorlite")).observe(seconds * 1e6)
+
+
+def _logged(step, what):
+    """Runs one step of the poll loop; an error is logged and the loop goes on, so one bad
+    model directory or config read never stops new versions of every model loading."""
+    try:
+        step()
+    except Exception:  # noqa: BLE001 - the poll thread must outlive any one failure
+        _log.exception("tensorlite-serving: %s failed; retrying at the next poll", what)
 
 
 class ModelServer:
@@ -161,11 +171,11 @@ class ModelServer:
         last_config = time.monotonic()
         while not self._stop.wait(self.poll_seconds):
             for model in list(self.models.values()):
-                model.poll()
+                _logged(model.poll, f"polling model {model.spec.name}")
             if self.config_file and self.config_poll_seconds > 0 and \
                     time.monotonic() - last_config >= self.config_poll_seconds:
                 last_config = time.monotonic()
-                self._reload_config()
+                _logged(self._reload_config, f"re-reading {self.config_file}")
 
     def start(self):
         """Loads what is on disk now (waiting for it), then polls in the background."""
