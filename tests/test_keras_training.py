@@ -273,3 +273,27 @@ def test_per_output_metric_lists_and_dicts_with_loss_weights():
         model.compile("adam", loss=["mse", "sparse_categorical_crossentropy"],
                       metrics=[["mae"], ["mae"], ["mae"]])
         model.evaluate(x, [ya, yb], verbose=0)
+
+
+def test_one_feature_regression_from_pandas_as_the_tf2_regression_tutorial():
+    """The TF 2 'Basic regression' tutorial: a 1-D pandas column feeds a Sequential whose
+    input is (None, 1) (tf.keras 2's functional models add the size-1 dimension), with
+    validation_split taking pandas data."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    hp = rng.uniform(50, 200, 200)
+    features = pd.DataFrame({"Horsepower": hp})
+    labels = pd.Series(40 - 0.15 * hp + rng.normal(0, 0.5, 200))
+    norm = tf.keras.layers.Normalization(input_shape=[1, ], axis=None)
+    norm.adapt(np.array(features["Horsepower"]))
+    model = tf.keras.Sequential([norm, tf.keras.layers.Dense(units=1)])
+    assert model.predict(np.array(features["Horsepower"])[:10], verbose=0).shape == (10, 1)
+    model.compile(optimizer=tf.keras.optimizers.Adam(learning_rate=0.1),
+                  loss="mean_absolute_error")
+    history = model.fit(features["Horsepower"], labels, epochs=30, verbose=0,
+                        validation_split=0.2)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert len(history.history["val_loss"]) == 30
+    assert model.predict(tf.linspace(0.0, 250, 251), verbose=0).shape == (251, 1)
+    with pytest.raises(ValueError):  # a rank off by more than the size-1 dimension
+        model.predict(np.zeros((4, 3, 2)), verbose=0)

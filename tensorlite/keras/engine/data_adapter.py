@@ -18,7 +18,7 @@ def _to_array(v):
         return v._value
     if getattr(v, "_is_variable", False):
         return v.numpy()
-    a = np.asarray(v)
+    a = v.to_numpy() if _is_pandas(v) else np.asarray(v)
     if a.dtype.kind in "US" or (a.dtype == object and a.size and isinstance(a.flat[0], str)):
         from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
         return convert_to_tensor(a)._value  # text as the bytes objects tf.string holds
@@ -57,8 +57,14 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
     return (x, y, sample_weight)
 
 
+def _is_pandas(x):
+    """A pandas DataFrame or Series (Keras takes them as their NumPy values)."""
+    return type(x).__module__.split(".")[0] == "pandas" and hasattr(x, "to_numpy")
+
+
 def _is_array_like(x):
     return isinstance(x, (np.ndarray, Tensor, list)) or getattr(x, "_is_variable", False) or \
+        _is_pandas(x) or \
         (isinstance(x, (tuple, dict)) and all(_is_array_like(v) or isinstance(v, (int, float))
                                               for v in nest.flatten(x)))
 

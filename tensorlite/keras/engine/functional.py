@@ -21,6 +21,22 @@ def _topological_nodes(outputs):
     return order
 
 
+def conform_to_reference(value, reference_shape):
+    """A call's input given one dimension more or less than the model's input, where that
+    dimension is the size-1 last one, reshaped to match, as tf.keras 2's functional models
+    do: a 1-D feature array (N,) feeds an input of shape (None, 1)."""
+    rank = getattr(reference_shape, "rank", None)
+    shape = getattr(value, "shape", None)
+    if rank is None or shape is None or getattr(shape, "rank", None) is None:
+        return value
+    from tensorlite.ops import array_ops  # noqa: PLC0415
+    if shape.rank == rank - 1 and reference_shape[-1] == 1:
+        return array_ops.expand_dims(value, -1)
+    if shape.rank == rank + 1 and rank > 0 and shape[-1] == 1:
+        return array_ops.squeeze(value, -1)
+    return value
+
+
 class Functional(Model):
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         from tensorlite.keras import backend  # noqa: PLC0415
@@ -126,7 +142,7 @@ class Functional(Model):
             raise ValueError(f'Layer "{self.name}" expects {len(self.inputs)} input(s), but it '
                              f"received {len(flat)} input tensors.")
         for kt, v in zip(self.inputs, flat):
-            values[id(kt)] = v
+            values[id(kt)] = conform_to_reference(v, kt.shape)
         if training is None:
             training = _current_training()
 

@@ -80,6 +80,9 @@ class Sequential(Model):
         if not self.layers:
             raise ValueError("This Sequential model has no layers: add layers before calling it")
         x = inputs
+        if self._input_batch_shape is not None and not isinstance(x, (list, tuple, dict)):
+            from tensorlite.keras.engine.functional import conform_to_reference  # noqa: PLC0415
+            x = conform_to_reference(x, TensorShape(self._input_batch_shape))
         for layer in self.layers:
             x = layer(x, training=training)
         return x
