@@ -381,3 +381,30 @@ def test_inference_fn_is_the_atomic_function_without_gradients():
         plain, through = scaled.inference_fn(x), scaled(x)
     assert float(plain) == float(through) == 6.0
     assert tape.gradient(plain, x) is None and float(tape.gradient(through, x)) == 2.0
+
+
+def test_tensor_leaked_from_one_trace_is_refused_by_another():
+    """The tf.function guide's leaky_function: a tensor kept in a global instead of being
+    returned cannot be captured by another function's trace (TypeError, as in TF)."""
+    leaked = {}
+
+    @tf.function
+    def leaky_function(a):
+        leaked["x"] = a + 1  # bad: leaks a tensor of this trace
+        return a + 2
+
+    assert leaky_function(tf.constant(1)).numpy() == 3
+
+    @tf.function
+    def captures_leaked_tensor(b):
+        return b + leaked["x"]
+
+    with pytest.raises(TypeError, match="out of scope.*leaky_function"):
+        captures_leaked_tensor(tf.constant(2))
+
+    @tf.function
+    def uses_the_returned_value(b):
+        return b + kept
+
+    kept = leaky_function(tf.constant(1))  # a return value is fine
+    assert uses_the_returned_value(tf.constant(2)).numpy() == 5

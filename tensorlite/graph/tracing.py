@@ -33,6 +33,7 @@ on a one-element x runs). A tf.cond / tf.while_loop branch trace lets later ops 
 `tf.cond(tf.size(x) > 1, lambda: tf.gather(x, [1]), ...)` never fails.
 """
 import sys
+import weakref
 
 import numpy as np
 
@@ -50,6 +51,35 @@ _VARYING = CALLBACKS | {"PyFuncStateless"}  # outputs never frozen into the grap
 _SHAPE_OPS = {"Shape", "Size", "Rank"}  # outputs follow the inputs' shapes, not their values
 
 _ACTIVE = []  # tracers, innermost last
+# Tensors a finished trace computed from its inputs and did not return ("leaked" through a
+# global or an attribute): id -> (weak reference, function name). Another trace capturing
+# one gets TensorFlow's TypeError; its value belongs to one call of the other function.
+_LEAKED = {}
+
+
+def _mark_leaked(tracer, result):
+    returned = {id(v) for v in nest.flatten(result, expand_composites=True)
+                if isinstance(v, Tensor)}
+    inputs = set(tracer.graph.placeholders)
+    for t in tracer.keep:
+        s = tracer.slot_of.get(id(t))
+        if s in tracer.dependent and s not in inputs and id(t) not in returned:
+            _LEAKED[id(t)] = (weakref.ref(t), tracer.name)
+    if len(_LEAKED) > 100_000:  # drop the entries of tensors that are gone
+        for key in [k for k, (ref, _) in _LEAKED.items() if ref() is None]:
+            del _LEAKED[key]
+
+
+def _refuse_leaked(t, here):
+    ref, where = _LEAKED[id(t)]
+    if ref() is not t:  # the id of a freed tensor, reused
+        del _LEAKED[id(t)]
+        return
+    raise TypeError(f"{t!r} is out of scope and cannot be used here: it was computed inside "
+                    f"the trace of tf.function {where!r} and kept in a Python variable or "
+                    f"attribute instead of being returned, so it has no value in "
+                    f"{here!r}. Use return values, explicit Python locals or tf.Variables to "
+                    f"pass values between functions")
 
 
 class Tracer:
@@ -96,6 +126,8 @@ class Tracer:
     def slot_for(self, t):
         s = self.slot_of.get(id(t))
         if s is None:
+            if _LEAKED and id(t) in _LEAKED:
+                _refuse_leaked(t, self.name)
             s = self.graph.new_slot()
             self.graph.constants[s] = t._value
             self._bind(t, s)
@@ -367,6 +399,7 @@ def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
         if tracer.failed_nodes:  # none is needed (a use raised): never run them
             failed = set(map(id, tracer.failed_nodes))
             graph.nodes = [n for n in graph.nodes if id(n) not in failed]
+        _mark_leaked(tracer, result)
     finally:
         for lst, h in hooks:
             lst.remove(h)
