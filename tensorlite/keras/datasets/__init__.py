@@ -1,2 +1,5 @@
-"""`tf.keras.datasets`: real file formats from the local Keras cache (no downloads)."""
-from tensorlite.keras.datasets import cifar10, digits, fashion_mnist, mnist  # noqa: F401
+"""`tf.keras.datasets`: Keras's data sets, downloaded once from the origins Keras uses into
+the Keras cache ($KERAS_HOME/datasets, default ~/.keras/datasets), checked against their
+published hashes, and loaded offline from then on; `digits` is scikit-learn's bundled set."""
+from tensorlite.keras.datasets import (boston_housing, cifar10, cifar100,  # noqa: F401
+                                       digits, fashion_mnist, imdb, mnist, reuters)

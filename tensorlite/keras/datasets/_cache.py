@@ -1,23 +1,13 @@
-"""Where `tf.keras.datasets` look for files: $KERAS_HOME/datasets (default
-~/.keras/datasets), as Keras caches its downloads. There is no network here, so a missing
-file is a clear error saying which file to place where."""
-import os
+"""Where `tf.keras.datasets` download to and load from: $KERAS_HOME/datasets (default
+~/.keras/datasets), through `tf.keras.utils.get_file`: fetched once from the origin Keras
+uses, checked against its published SHA-256 (or MD5) before it is kept, and loaded from
+the cache offline afterwards."""
+from tensorlite.keras.utils.data_utils import get_file
 
-from tensorlite.framework import errors
-
-
-def cache_dir():
-    base = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
-    return os.path.join(base, "datasets")
+# Keras's folder of the datasets it repackaged (MNIST, IMDB, Reuters, Boston housing, ...)
+ORIGIN_FOLDER = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 
 
-def locate(name, files, origin):
-    """Full paths of `files` under the cache (directly or in a `name` sub-directory)."""
-    for root in (cache_dir(), os.path.join(cache_dir(), name)):
-        paths = [os.path.join(root, f) for f in files]
-        if all(os.path.exists(p) for p in paths):
-            return paths
-    raise errors.NotFoundError(
-        None, None, f"{name}: the data files {files} are not in {cache_dir()} and tensorlite "
-        f"does not download (no network). Copy them there (they are published at {origin}) "
-        f"or set KERAS_HOME to a directory whose datasets/ sub-directory holds them.")
+def fetch(fname, origin, file_hash, **kwargs):
+    """The cached, verified local path of `fname` (downloaded from `origin` if needed)."""
+    return get_file(fname, origin=origin, file_hash=file_hash, **kwargs)

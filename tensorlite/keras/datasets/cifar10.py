@@ -1,6 +1,7 @@
 """`tf.keras.datasets.cifar10.load_data()` from the CIFAR-10 python batches
 (`cifar-10-batches-py/data_batch_1..5`, `test_batch`: pickled dicts with b"data" uint8
-[N, 3072] channel-major rows and b"labels").
+[N, 3072] channel-major rows and b"labels"), downloaded once from the CIFAR page into the
+Keras cache, checked against Keras's SHA-256 and unpacked there.
 
 The batches exist only as pickles, so this loader must unpickle. It does so with an
 allow-list: only NumPy's array reconstruction and plain containers resolve, and a pickle
@@ -12,10 +13,11 @@ import pickle
 import numpy as np
 
 from tensorlite.framework import errors
-from tensorlite.keras.datasets._cache import cache_dir
+from tensorlite.keras.datasets._cache import fetch
 
-_DIR = "cifar-10-batches-py"
-_ORIGIN = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+DIRNAME = "cifar-10-batches-py"
+ORIGIN = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+FILE_HASH = "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"
 
 
 _ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
@@ -54,14 +56,12 @@ def load_data():
 
     The batch files are pickles: they are unpickled with an allow-list of NumPy's array
     reconstruction only (see `load_batch`), so a crafted file cannot run code."""
-    root = os.path.join(cache_dir(), _DIR)
+    root = fetch(DIRNAME, ORIGIN, FILE_HASH, untar=True)
     names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
     missing = [n for n in names if not os.path.exists(os.path.join(root, n))]
     if missing:
-        raise errors.NotFoundError(
-            None, None, f"cifar10: {missing} not found in {root}; tensorlite does not download "
-            f"(no network). Extract {_ORIGIN} into {cache_dir()} (it creates {_DIR}/) or set "
-            f"KERAS_HOME.")
+        raise errors.DataLossError(None, None, f"cifar10: {missing} are missing from {root}; "
+                                               f"delete it to download the archive again")
     parts = [load_batch(os.path.join(root, n)) for n in names[:5]]
     x_train = np.concatenate([p[0] for p in parts]).transpose(0, 2, 3, 1)
     y_train = np.concatenate([p[1] for p in parts]).reshape(-1, 1)

@@ -18,6 +18,7 @@ import urllib.request
 import zipfile
 
 from tensorlite.framework import errors
+from tensorlite.framework.size_limits import check_inflated
 
 __all__ = ["get_file"]
 
@@ -41,8 +42,10 @@ def validate_file(fpath, file_hash, algorithm="auto"):
     return _hash(fpath, _algorithm(file_hash, algorithm)) == file_hash
 
 
-def _fetch(origin, dest):
-    """Copies `origin` to `dest` through a temp file in dest's directory."""
+def _fetch(origin, dest, file_hash=None, algorithm="auto"):
+    """Copies `origin` to `dest` through a temp file in dest's directory, which takes
+    dest's name only once complete and, with a hash, verified: a killed or corrupt download
+    never leaves a file a later load would take for data."""
     parsed = urllib.parse.urlparse(origin)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix=".download-")
     try:
@@ -64,6 +67,11 @@ def _fetch(origin, dest):
                                  f"file:// or a local path)")
             out.flush()
             os.fsync(out.fileno())
+        if file_hash is not None and not validate_file(tmp, file_hash, algorithm):
+            raise ValueError(f"Incomplete or corrupted file detected. The "
+                             f"{_algorithm(file_hash, algorithm)} file hash does not match "
+                             f"the provided value of {file_hash} (downloaded from {origin}; "
+                             f"nothing was cached)")
         os.replace(tmp, dest)
     finally:
         if os.path.exists(tmp):
@@ -81,24 +89,41 @@ def _safe_members(names, target):
 
 
 def _extract(path, target, archive_format):
+    """Unpacks the archive at `path` into `target`: into a temporary directory first, whose
+    top-level entries are then renamed into place, so a killed extraction leaves no partial
+    directory that a later load would read."""
     formats = ["tar", "zip"] if archive_format in ("auto", None) else (
         [archive_format] if isinstance(archive_format, str) else list(archive_format))
-    if "tar" in formats and tarfile.is_tarfile(path):
-        with tarfile.open(path) as tar:
-            members = tar.getmembers()
-            _safe_members([m.name for m in members], target)
-            bad = [m.name for m in members if m.issym() or m.islnk() or m.isdev()]
-            if bad:
-                raise errors.InvalidArgumentError(None, None, f"get_file: the archive holds "
-                                                  f"links or devices {bad[:3]}; refusing")
-            tar.extractall(target)  # noqa: S202 - members checked above
+    staging = tempfile.mkdtemp(dir=target, prefix=".extract-")
+    try:
+        if "tar" in formats and tarfile.is_tarfile(path):
+            with tarfile.open(path) as tar:
+                members = tar.getmembers()
+                _safe_members([m.name for m in members], target)
+                bad = [m.name for m in members if not (m.isfile() or m.isdir())]
+                if bad:
+                    raise errors.InvalidArgumentError(None, None, f"get_file: the archive holds "
+                                                      f"links or devices {bad[:3]}; refusing")
+                check_inflated(sum(m.size for m in members), "archive", path)
+                tar.extractall(staging)  # noqa: S202 - members checked above
+        elif "zip" in formats and zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                _safe_members(z.namelist(), target)
+                check_inflated(sum(i.file_size for i in z.infolist()), "archive", path)
+                z.extractall(staging)  # noqa: S202 - members checked above
+        else:
+            return False
+        for name in os.listdir(staging):
+            final = os.path.join(target, name)
+            if os.path.isdir(final) and not os.path.islink(final):
+                shutil.rmtree(final)  # an older extraction of the same archive
+            os.replace(os.path.join(staging, name), final)
         return True
-    if "zip" in formats and zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as z:
-            _safe_members(z.namelist(), target)
-            z.extractall(target)  # noqa: S202 - members checked above
-        return True
-    return False
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as e:
+        raise errors.DataLossError(None, None, f"get_file: {path} is not a valid archive: "
+                                               f"{e}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None,
@@ -123,15 +148,10 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
     fresh = force_download or not os.path.exists(fpath) or (
         file_hash is not None and not validate_file(fpath, file_hash, algorithm))
     if fresh:
-        _fetch(origin, fpath)
-        if file_hash is not None and not validate_file(fpath, file_hash, algorithm):
-            os.unlink(fpath)
-            raise ValueError(f"Incomplete or corrupted file detected. The "
-                             f"{_algorithm(file_hash, algorithm)} file hash does not match "
-                             f"the provided value of {file_hash}.")
+        _fetch(origin, fpath, file_hash, algorithm)
     if untar:
         target = os.path.join(directory, fname)
-        if not os.path.exists(target):
+        if fresh or not os.path.exists(target):
             _extract(fpath, directory, "tar")
         return target
     if extract:
