@@ -77,12 +77,21 @@ def test_decode_predictions(tmp_path, monkeypatch):
     preds = np.zeros((2, 1000), np.float32)
     preds[0, [3, 7]] = [0.9, 0.1]
     preds[1, 999] = 1.0
-    with pytest.raises(tf.errors.NotFoundError, match="imagenet_class_index.json"):
-        A.mobilenet_v2.decode_predictions(preds)
+    with pytest.raises(tf.errors.NotFoundError, match="does not exist"):
+        A.mobilenet_v2.decode_predictions(preds, class_index_path=str(tmp_path / "none.json"))
     index = {str(i): [f"n{i:08d}", f"class_{i}"] for i in range(1000)}
-    (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "imagenet_class_index.json").write_text(json.dumps(index))
+    body = json.dumps(index).encode()
+    (tmp_path / "index.json").write_bytes(body)
+    # the download: Keras's origin, replaced by a local file, and its hash checked
+    from tensorlite.keras.applications import imagenet_utils
+    monkeypatch.setattr(imagenet_utils, "CLASS_INDEX_URL", (tmp_path / "index.json").as_uri())
+    with pytest.raises(ValueError, match="hash"):
+        A.resnet50.decode_predictions(preds, top=2)
+    assert not (tmp_path / "models" / "imagenet_class_index.json").exists()
+    monkeypatch.setattr(imagenet_utils, "CLASS_INDEX_HASH",
+                        __import__("hashlib").md5(body).hexdigest())  # noqa: S324
     top = A.resnet50.decode_predictions(preds, top=2)
+    assert (tmp_path / "models" / "imagenet_class_index.json").exists()
     assert top[0] == [("n00000003", "class_3", pytest.approx(0.9)),
                       ("n00000007", "class_7", pytest.approx(0.1))]
     assert top[1][0][1] == "class_999"

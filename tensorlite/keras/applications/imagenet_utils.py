@@ -3,9 +3,9 @@ modes and `decode_predictions`.
 
 Weights: `weights=None` (random initialization) or the path of a local weights file saved
 by `model.save_weights` (there is no network here: "imagenet" names where to put the file).
-`decode_predictions` reads ImageNet's class index (imagenet_class_index.json, as Keras
-caches it) from a path given, $KERAS_HOME/models or ~/.keras/models; the file is JSON,
-parsed as data only.
+`decode_predictions` reads ImageNet's class index (imagenet_class_index.json) from a path
+given, or downloads Keras's once into $KERAS_HOME/models (~/.keras/models), checked against
+its published hash; the file is JSON, parsed as data only.
 """
 import json
 import os
@@ -17,6 +17,7 @@ from tensorlite.keras import backend, layers
 
 CLASS_INDEX_URL = ("https://storage.googleapis.com/download.tensorflow.org/data/"
                    "imagenet_class_index.json")
+CLASS_INDEX_HASH = "c2c37ea517e94d9795004a39431a14cb"  # Keras's published MD5
 _CLASS_INDEX = {}  # path -> parsed index
 
 
@@ -116,21 +117,22 @@ def preprocess_input(x, data_format=None, mode="caffe"):
 
 
 def _index_path(path):
+    """The class index: the path given, else Keras's, downloaded once into the Keras cache
+    ($KERAS_HOME/models) and checked against its published MD5."""
     if path is not None:
-        return os.fspath(path)
-    base = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
-    return os.path.join(base, "models", "imagenet_class_index.json")
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise errors.NotFoundError(None, None, f"decode_predictions: the class index "
+                                                   f"{path} does not exist")
+        return path
+    from tensorlite.keras.utils.data_utils import get_file  # noqa: PLC0415
+    return get_file("imagenet_class_index.json", CLASS_INDEX_URL, cache_subdir="models",
+                    file_hash=CLASS_INDEX_HASH)
 
 
 def _load_index(path):
     if path in _CLASS_INDEX:
         return _CLASS_INDEX[path]
-    if not os.path.exists(path):
-        raise errors.NotFoundError(
-            None, None, f"decode_predictions needs ImageNet's class index, "
-            f"imagenet_class_index.json, which tensorlite does not download (no network). "
-            f"Fetch it from {CLASS_INDEX_URL} and place it at {path}, or pass "
-            f"class_index_path='...'.")
     with open(path, encoding="utf-8") as f:
         try:
             raw = json.load(f)
