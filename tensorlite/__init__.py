@@ -65,7 +65,7 @@ __version__ = version.VERSION
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
 _LAZY = {"compat", "data", "image", "io", "keras", "lite", "profiler", "saved_model", "sparse", "summary",
          "train", "distribute", "estimator", "contrib", "feature_column", "types"}
-_LAZY |= {"ragged", "strings", "lookup", "autograph"}
+_LAZY |= {"ragged", "strings", "lookup", "autograph", "experimental"}
 # Names that live in a lazily loaded sub-package: name -> (module, attribute).
 _LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),
                "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec"),

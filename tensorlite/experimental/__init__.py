@@ -1,0 +1,8 @@
+"""`tf.experimental`: `tf.experimental.numpy` (loaded when used)."""
+
+
+def __getattr__(name):
+    if name == "numpy":
+        import importlib  # noqa: PLC0415
+        return importlib.import_module("tensorlite.experimental.numpy")
+    raise AttributeError(f"module 'tensorlite.experimental' has no attribute {name!r}")
