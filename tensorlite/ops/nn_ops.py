@@ -324,7 +324,8 @@ def _dropout_mask_fwd(shape, rate, seed, dtype):
 
 # A stateful draw: an op (not a captured constant) so a traced graph draws afresh each run.
 DROPOUT_MASK = register("DropoutMask", _dropout_mask_fwd, grad=NOT_DIFFERENTIABLE,
-                        shape=lambda shape, rate, seed, dtype: Spec(tuple(shape), dtype))
+                        shape=lambda shape, rate, seed, dtype: Spec(tuple(shape), dtype),
+                        effects="state")
 
 
 def _rate_value(rate):
