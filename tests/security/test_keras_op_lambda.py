@@ -193,6 +193,19 @@ def test_every_resolvable_function_is_judged_by_its_ops():
         assert pure in names and pure not in refused, pure
 
 
+@pytest.mark.parametrize("path", ["io.write_file", "io.read_file", "summary.scalar",
+                                  "summary.text", "summary.flush", "io.gfile.remove",
+                                  "io.gfile.makedirs", "io.gfile.GFile",
+                                  "keras.backend.print_tensor"])
+def test_the_walk_also_judges_functions_a_file_cannot_name_today(path):
+    """Were these ever resolvable by name, the walk would refuse them: their ops or Python
+    calls write, read or print."""
+    fn = tf
+    for part in path.split("."):
+        fn = getattr(fn, part)
+    assert op_lambda_effects.unsafe_reasons(fn), path
+
+
 def _function_in_ops(body_globals):
     """A function of a (pretend) op module that runs `OP`: the walk follows it."""
     code = compile("def f(x):\n    return execute(OP, (x,), None)\n", "<fake op module>",

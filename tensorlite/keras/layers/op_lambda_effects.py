@@ -13,8 +13,12 @@ by their declared `effects` (framework/registry.py: "io", "callback" and "pure_c
 refuse), tensorlite functions and classes are followed, and a few Python facilities that act
 outside the process's tensors are refused wherever they appear (`open`, `print`, `exec`,
 the `os`/`sys` calls that write or run things, NumPy's file functions, other modules that
-reach files, sockets or processes). The walk over-approximates (a branch never taken still
-counts), which can only refuse more, never less.
+reach files, sockets or processes, assignments to module globals). Within what it follows
+the walk over-approximates (a branch never taken still counts). It does not follow the
+framework's own code (dispatch, tensors, dtypes: the substrate every op runs through, which
+acts only as the ops it runs), nor methods of objects that exist only at run time; so
+framework-level state changes (`tf.random.set_seed`) are not seen, which matters only if
+such a function were ever made resolvable by name (today only the op namespaces are).
 
 As defence in depth, `guard()` refuses an op with such effects that a loaded layer's call
 dispatches anyway (framework/dispatch.py's BEFORE hooks, active only during such calls).
@@ -57,8 +61,14 @@ _IO_ATTRS = {"save", "savez", "savez_compressed", "savetxt", "load", "loadtxt",
              "spawnv", "spawnl", "execv", "execve", "execl", "fork", "kill", "putenv",
              "unsetenv", "chdir", "stdout", "stderr", "stdin", "__stdout__", "__stderr__",
              "settrace", "setprofile", "setrecursionlimit", "exit", "write_text",
-             "write_bytes", "open", "fdopen", "writelines", "import_module", "reload"}
+             "write_bytes", "open", "fdopen", "writelines", "import_module", "reload", "flush"}
+# Modules whose classes are files, streams, processes or sockets (io.FileIO, Popen, ...)
+_IO_MODULES = {"io", "_io", "os", "posix", "nt", "subprocess", "socket", "shutil", "tempfile",
+               "pathlib", "pickle", "shelve", "ctypes", "urllib", "http", "ftplib", "smtplib",
+               "zipfile", "tarfile", "gzip", "bz2", "lzma", "sqlite3", "multiprocessing",
+               "h5py", "logging", "mmap", "asyncio", "selectors", "ssl"}
 _CONTAINERS = (dict, list, tuple, set, frozenset)
+_STORES_GLOBAL = "<stores a module global>"  # a marker among a code object's global names
 
 
 @functools.lru_cache(maxsize=None)
@@ -70,6 +80,8 @@ def _code_names(code):
         name = ins.opname
         if name in ("LOAD_GLOBAL", "LOAD_NAME"):
             glob.add(ins.argval)
+        elif name in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            glob.add(_STORES_GLOBAL)
         elif name in ("LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "IMPORT_FROM"):
             attrs.add(ins.argval)
         elif name == "IMPORT_NAME":
@@ -138,8 +150,25 @@ class _Walk:
         elif isinstance(fn, type):
             if _ours(fn):
                 self._class(fn)
+            elif (fn.__module__ or "").split(".")[0] in _IO_MODULES:
+                self._refuse(f"uses the class {fn.__module__}.{fn.__qualname__}")
         elif _ours(type(fn)):
             self.add(type(fn), depth=depth)  # an instance: what its methods do
+        elif callable(fn):
+            self._foreign_callable(fn)
+
+    def _foreign_callable(self, fn):
+        """A function of C or of another library (os.remove in a closure, builtins.open in a
+        table): judged by its module and name, as names in code are."""
+        name = getattr(fn, "__name__", "")
+        module = getattr(fn, "__module__", None) or type(fn).__module__ or ""
+        if module == "builtins" and name in _BUILTINS or name in _IO_ATTRS:
+            self._refuse(f"calls {module}.{name}")
+        elif module.split(".")[0] in ("os", "posix", "nt", "sys", "shutil", "io", "_io"):
+            if name in _IO_ATTRS:
+                self._refuse(f"calls {module}.{name}")
+        elif not _ours(fn) and module.split(".")[0] not in _PURE_MODULES:
+            self._refuse(f"calls {module}.{name}")
 
     def _function(self, fn):
         if not _ours(fn):
@@ -157,7 +186,9 @@ class _Walk:
     def _code(self, code, env):
         glob, attrs, imports, strings, nested = _code_names(code)
         for name in glob:
-            if name in env:
+            if name == _STORES_GLOBAL:
+                self._refuse(f"changes the module state of {env.get('__name__')}")
+            elif name in env:
                 self.add(env[name], attrs)
             elif name in _BUILTINS:
                 self._refuse(f"calls Python's {name}()")
