@@ -75,6 +75,27 @@ def _ascii_classes_only(pattern):
     return True
 
 
+def _span_matcher(compiled, anchor):
+    """A function (bytes, pos) -> the spans of the match from `pos` (group 0 first, (-1, -1)
+    for a group that did not take part), or None. The binding's own RE2::Match when it has
+    one: its Python wrapper builds a generator and a match object per call, 5-10x the
+    cost of the match itself; else the wrapper's public search/fullmatch."""
+    regexp, anchors = getattr(compiled, "_regexp", None), getattr(re2, "_Anchor", None)
+    if regexp is not None and anchors is not None and hasattr(regexp, "Match"):
+        low, kind = regexp.Match, getattr(anchors, anchor)
+
+        def match(b, pos=0):
+            spans = low(kind, b, pos, len(b))
+            return None if spans[0][0] < 0 else spans
+        return match
+    public = compiled.fullmatch if anchor == "ANCHOR_BOTH" else compiled.search
+
+    def match(b, pos=0):
+        m = public(b, pos)
+        return None if m is None else [m.span(g) for g in range(compiled.groups + 1)]
+    return match
+
+
 class Pattern:
     """A compiled RE2 pattern that works on bytes (TensorFlow strings)."""
 
@@ -83,9 +104,11 @@ class Pattern:
         self._c = compiled
         self._op_name = op_name
         self._deleted = {}  # (template, count) -> deleted_bytes
+        self._search = _span_matcher(compiled, "UNANCHORED")
+        self._full = _span_matcher(compiled, "ANCHOR_BOTH")
 
     def fullmatch(self, b):
-        return self._c.fullmatch(b) is not None
+        return self._full(b) is not None
 
     def sub(self, template, b, count=0):
         """`b` with the first `count` (0: all) matches replaced by `template`
@@ -101,7 +124,7 @@ class Pattern:
         if key not in self._deleted:
             one = (template == () and count == 0 and _ascii_classes_only(self.pattern)
                    and self._c.groups == 0 and _ONE_ATOM.fullmatch(self.pattern) is not None)
-            self._deleted[key] = bytes(c for c in range(256) if self._c.fullmatch(
+            self._deleted[key] = bytes(c for c in range(256) if self.fullmatch(
                 bytes([c]))) if one else None
         return self._deleted[key]
 
@@ -113,21 +136,31 @@ class Pattern:
                 None, None, f"{self._op_name}: Invalid rewrite pattern: it uses group "
                 f"\\{needed}, but the pattern {self.pattern.decode('utf-8', 'replace')!r} "
                 f"has only {self._c.groups} parenthesized subexpressions")
-        search = self._c.search
+        search = self._search
         if count == 1:
             return lambda b: _replace_first(search, template, b)
         return lambda b: _replace_all(search, template, b)
 
 
-def _expand(template, match):
-    return b"".join(p if isinstance(p, bytes) else (match.group(p) or b"") for p in template)
+def _expand(template, b, spans):
+    """The rewrite of one match: literal pieces, and groups (empty if they took no part)."""
+    if len(template) == 1 and isinstance(template[0], bytes):
+        return template[0]
+    out = []
+    for p in template:
+        if isinstance(p, bytes):
+            out.append(p)
+        elif spans[p][0] >= 0:
+            out.append(b[spans[p][0]:spans[p][1]])
+    return b"".join(out)
 
 
 def _replace_first(search, template, b):
-    m = search(b)
-    if m is None:
+    spans = search(b)
+    if spans is None:
         return b
-    return b[:m.start()] + _expand(template, m) + b[m.end():]
+    start, stop = spans[0]
+    return b[:start] + _expand(template, b, spans) + b[stop:]
 
 
 def _replace_all(search, template, b):
@@ -135,17 +168,17 @@ def _replace_all(search, template, b):
     (one UTF-8 character is copied instead)."""
     out, p, end, last_end = [], 0, len(b), -1
     while p <= end:
-        m = search(b, p)
-        if m is None:
+        spans = search(b, p)
+        if spans is None:
             break
-        start, stop = m.span()
+        start, stop = spans[0]
         out.append(b[p:start])
         if start == stop == last_end:
             step = _char_len(b, p)
             out.append(b[p:p + step])
             p += max(step, 1)
             continue
-        out.append(_expand(template, m))
+        out.append(_expand(template, b, spans))
         p = last_end = stop
     if last_end < 0:
         return b

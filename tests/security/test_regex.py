@@ -123,3 +123,28 @@ def test_fast_deletion_equals_re2_replacement(chars, plus, texts):
         assert [b.translate(None, deleted) for b in data] == slow
     got = tf.strings.regex_replace(np.array(data, dtype=object), pattern, "").numpy()
     assert list(got) == slow
+
+
+class _PublicOnly:
+    """The binding's public interface only (no RE2::Match underneath)."""
+
+    def __init__(self, compiled):
+        self.search, self.fullmatch, self.groups = \
+            compiled.search, compiled.fullmatch, compiled.groups
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([rb"x*", rb"(a)|(b)", rb"\s+", rb"(\w+) (\w+)", rb"\b", rb"$", rb"."]),
+       st.text(alphabet="ab x\u00e9\n", max_size=10))
+def test_fast_matcher_equals_the_public_interface(pattern, text):
+    """The replacement loop gives the same on the binding's RE2::Match and on its public
+    search (the fallback for bindings without it)."""
+    import re2
+    compiled = re2.compile(pattern)
+    data = text.encode()
+    for anchor in ("UNANCHORED", "ANCHOR_BOTH"):
+        fast = regex._span_matcher(compiled, anchor)
+        public = regex._span_matcher(_PublicOnly(compiled), anchor)
+        for pos in range(len(data) + 1):
+            assert fast(data, pos) == public(data, pos) if anchor == "UNANCHORED" \
+                else fast(data) == public(data)
