@@ -18,6 +18,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import errors
+from tests.security.conftest import tree_state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HUGE = 10 ** 7  # a 10^7 x 10^7 float32 matrix: 400 TB, more memory than any machine has
@@ -220,10 +221,12 @@ def fuzz_main():
     print("\n".join(found) if found else "NO BARE ERRORS")
 
 
-def test_fuzz_finds_no_bare_exceptions():
+def test_fuzz_finds_no_bare_exceptions(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    before = tree_state(tmp_path)
     proc = subprocess.run(
         [sys.executable, "-c", "from tests.security import test_op_errors as t; t.fuzz_main()"],
-        capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == "NO BARE ERRORS", proc.stdout[-5000:]
+    assert tree_state(tmp_path) == before  # no op wrote a file where it ran
