@@ -149,7 +149,7 @@ def batch(items):
     """SparseTensors of one rank stacked along a new first dimension (tf.data's batch):
     the dense shape is the largest of theirs in each dimension."""
     from tensorlite.ops import array_ops  # noqa: PLC0415
-    shapes = [_shape_of(t) for t in items]
+    shapes = [_shape_of(_sparse(t, "batch")) for t in items]
     if len({len(sh) for sh in shapes}) != 1:
         raise errors.InvalidArgumentError(None, None, f"batch: SparseTensor elements have "
                                           f"different ranks {sorted({len(sh) for sh in shapes})}")
@@ -228,7 +228,7 @@ def from_dense(tensor, name=None):
 def reorder(sp_input, name=None):
     """`tf.sparse.reorder`: the same entries in row-major (lexicographic) index order."""
     from tensorlite.ops import array_ops  # noqa: PLC0415
-    idx = sp_input.indices._value
+    idx = _sparse(sp_input, "tf.sparse.reorder").indices._value
     order = np.lexsort(idx.T[::-1]) if len(idx) else np.zeros(0, dtype=np.int64)
     return SparseTensor(wrap(idx[order]), array_ops.gather(sp_input.values, wrap(order)),
                         sp_input.dense_shape)

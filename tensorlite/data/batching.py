@@ -2,13 +2,14 @@
 import numpy as np
 
 from tensorlite.data import composite
-from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2
+from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2, parallel_calls
 from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
-from tensorlite.framework import errors, nest, trace_hook
+from tensorlite.framework import dtypes, errors, nest, trace_hook
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
+from tensorlite.ops.array_ops import checked_dims
 
 
 def _stack_component(arrays, k, first_index):
@@ -34,7 +35,7 @@ class BatchDataset(UnaryDataset):
             raise errors.InvalidArgumentError(None, None, f"batch: batch_size must be greater "
                                               f"than zero, got {self._batch}")
         self._drop = bool(drop_remainder)
-        self._parallel = num_parallel_calls
+        self._parallel = parallel_calls(num_parallel_calls, "batch")
 
     _ragged = False  # ragged_batch: every component batches into a RaggedTensor
 
@@ -145,6 +146,8 @@ class PaddedBatchDataset(BatchDataset):
         elif not isinstance(padding_values, (tuple, dict)):
             padding_values = nest.map_structure(lambda s: padding_values, spec)
         self._values = padding_values
+        _check_padding(nest.flatten(spec), nest.flatten(self._shapes),
+                       nest.flatten(padding_values))
 
     def _compute_spec(self):
         dim = self._batch if self._drop else None
@@ -163,6 +166,8 @@ class PaddedBatchDataset(BatchDataset):
         def combine(arrays, k, first):
             target = [max(a.shape[i] for a in arrays) if d is None or d < 0 else d
                       for i, d in enumerate(shapes[k])]
+            checked_dims([len(arrays)] + target, "PaddedBatch", dtypes.as_dtype(
+                arrays[0].dtype if arrays[0].dtype.kind not in "SUO" else "string"))
             out = np.full([len(arrays)] + target, values[k], dtype=arrays[0].dtype)
             for j, a in enumerate(arrays):
                 if a.ndim != len(target) or any(s > t for s, t in zip(a.shape, target)):
@@ -172,6 +177,29 @@ class PaddedBatchDataset(BatchDataset):
                 out[(j,) + tuple(slice(0, s) for s in a.shape)] = a
             return out
         return _BatchIterator(self._input._make_iterator(ctx), self._batch, self._drop, combine)
+
+
+def _check_padding(specs, shapes, values):
+    """TensorFlow's checks of padded_batch's arguments, made when the dataset is built:
+    each padded shape fits its component (ValueError), each padding value is a scalar
+    (ValueError) of the component's dtype (TypeError)."""
+    for k, (spec, shape, value) in enumerate(zip(specs, shapes, values)):
+        dims = shape.as_list() if shape.rank is not None else None
+        known = spec.shape.as_list() if spec.shape.rank is not None else None
+        if dims is not None and (
+                any(d is not None and d < -1 for d in dims) or
+                (known is not None and (len(dims) != len(known) or any(
+                    d is not None and d >= 0 and k_ is not None and d < k_
+                    for d, k_ in zip(dims, known))))):
+            raise ValueError(f"padded_batch: the padded shape {dims} is not compatible with "
+                             f"the shape {known} of component {k}")
+        arr = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+        if arr.ndim:
+            raise ValueError(f"padded_batch: padding value of component {k} must be a scalar, "
+                             f"got shape {list(arr.shape)}")
+        if spec.dtype.is_string != (arr.dtype.kind in "SUO"):
+            raise TypeError(f"padded_batch: padding value {arr[()]!r} of component {k} does "
+                            f"not match its dtype {spec.dtype.name}")
 
 
 def _pack_shapes(spec, shapes):

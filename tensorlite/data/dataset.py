@@ -21,6 +21,25 @@ INFINITE = -1
 UNKNOWN = -2
 AUTOTUNE = -1
 
+
+def parallel_calls(value, what):
+    """`num_parallel_calls` checked as TensorFlow's kernels check it: None, AUTOTUNE (-1) or
+    a positive integer; another integer is an InvalidArgumentError, a non-integer a
+    TypeError, each naming the transformation `what` ("map")."""
+    if value is None:
+        return None
+    numpy = getattr(value, "numpy", None)
+    arr = np.asarray(numpy() if callable(numpy) else value)
+    if arr.shape != () or arr.dtype.kind not in "iu":
+        raise TypeError(f"{what}: num_parallel_calls must be an integer or "
+                        f"tf.data.AUTOTUNE, got {value!r}")
+    n = int(arr)
+    if n <= 0 and n != AUTOTUNE:
+        raise errors.InvalidArgumentError(
+            None, None, f"{what}: num_parallel_calls must be greater than zero or "
+            f"tf.data.AUTOTUNE (-1), got {n}")
+    return n
+
 _ids = itertools.count()  # node keys: stats and profiler stages (kept by optimised copies)
 
 

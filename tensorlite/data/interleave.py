@@ -10,7 +10,7 @@ import collections
 import threading
 import time
 
-from tensorlite.data.dataset import AUTOTUNE, DatasetV2
+from tensorlite.data.dataset import AUTOTUNE, DatasetV2, parallel_calls
 from tensorlite.data.functions import StageFunction
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
@@ -18,7 +18,8 @@ from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
 from tensorlite.data.tracing import inner_context, span_args, thread_name, traced_next
 from tensorlite.data.transforms import UnaryDataset, _as_dataset
-from tensorlite.framework import errors, trace_hook
+from tensorlite.framework import dtypes, errors, trace_hook
+from tensorlite.ops.array_ops import checked_dims
 
 _END = object()
 
@@ -40,7 +41,8 @@ class InterleaveDataset(UnaryDataset):
         if self._cycle <= 0 or self._block <= 0:
             raise errors.InvalidArgumentError(None, None, "interleave: cycle_length and "
                                               "block_length must be positive")
-        self._parallel = num_parallel_calls
+        checked_dims((self._cycle,), "Interleave", dtypes.int64)  # its slots, before use
+        self._parallel = parallel_calls(num_parallel_calls, "interleave")
         self._deterministic = deterministic
 
     def _compute_spec(self):

@@ -30,7 +30,8 @@ class ShuffleDataset(UnaryDataset):
         gseed = random_context.global_seed()
         if seed is None and gseed is not None:
             seed = gseed
-        self._seed = None if seed is None else int(seed)
+        # TF's seeds are any int64; NumPy's SeedSequence wants them nonnegative
+        self._seed = None if seed is None else int(seed) % (1 << 64)
         self._reshuffle = True if reshuffle_each_iteration is None else \
             bool(reshuffle_each_iteration)
         self._epochs = itertools.count()

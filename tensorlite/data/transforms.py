@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from tensorlite.data import structure
-from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN, DatasetV2
+from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN, DatasetV2, parallel_calls
 from tensorlite.data.functions import StageFunction, check_predicate
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.seeding import element_seed
@@ -60,7 +60,7 @@ class MapDataset(UnaryDataset):
                  batch_safe=False, name=None):
         super().__init__(input_dataset)
         self._fn = map_func
-        self._parallel = num_parallel_calls
+        self._parallel = parallel_calls(num_parallel_calls, "map")
         self._deterministic = deterministic
         self._batch_safe = batch_safe  # declared vectorisable: map_vectorization may batch it
 

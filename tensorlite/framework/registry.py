@@ -45,20 +45,53 @@ Spec = namedtuple("Spec", ["shape", "dtype"])
 # The consumers that read per-op rules declared with `declare`; None means "no rule".
 CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 
+# What running an op does besides computing its outputs from its inputs (`Op.effects`):
+#   None            a pure tensor computation;
+#   "state"         reads or changes in-process state: variables, random draws, mutable
+#                   tables, TensorArrays, stateful control flow;
+#   "io"            touches files, streams or the console (ReadFile, WriteFile, PrintV2,
+#                   summary writes);
+#   "callback"      runs arbitrary Python code that may have any effect (py_function, the
+#                   effects of Keras's optimizers and metrics);
+#   "pure_callback" runs Python code declared free of effects (numpy_function(stateful=
+#                   False)): graph passes may fold it as TensorFlow does, but it is Python.
+# Graph passes treat "state", "io" and "callback" as stateful (`Op.stateful`); loading a
+# file resolves only functions whose ops have none of "io", "callback", "pure_callback"
+# (keras/layers/op_lambda.py).
+EFFECTS = (None, "state", "io", "callback", "pure_callback")
+STATEFUL_EFFECTS = frozenset({"state", "io", "callback"})
+UNSAFE_EFFECTS = frozenset({"io", "callback", "pure_callback"})
+
 
 class Op:
     __slots__ = ("name", "forward", "grad", "shape_fn", "multi_output", "batchable",
-                 *CONSUMERS, "__dict__")
+                 "effects", *CONSUMERS, "__dict__")
 
-    def __init__(self, name, forward, grad, shape_fn, multi_output, batchable):
+    def __init__(self, name, forward, grad, shape_fn, multi_output, batchable,
+                 effects=None):
         self.name = name
         self.forward = forward
         self.grad = grad
         self.shape_fn = shape_fn
         self.multi_output = multi_output
         self.batchable = batchable
+        self.effects = _checked_effects(name, effects)
         for consumer in CONSUMERS:
             setattr(self, consumer, None)
+
+    @property
+    def stateful(self):
+        """Whether graph passes must neither remove, merge, move nor fold its nodes."""
+        return self.effects in STATEFUL_EFFECTS
+
+    @stateful.setter
+    def stateful(self, value):
+        # `op.stateful = True` (older registrations) declares in-process state
+        if value and self.effects not in STATEFUL_EFFECTS:
+            self.effects = "state"
+        elif not value and self.effects in STATEFUL_EFFECTS:
+            raise ValueError(f"op {self.name} declares effects={self.effects!r}; it cannot "
+                             f"be made stateless")
 
     def __call__(self, *inputs, **attrs):
         """Runs the op on Tensors (already converted); returns a Tensor or a tuple."""
@@ -74,12 +107,20 @@ class Op:
         return f"<Op {self.name}>"
 
 
-def register(name, forward, grad=None, shape=None, multi_output=False, batchable=True):
+def _checked_effects(name, effects):
+    if effects not in EFFECTS:
+        raise ValueError(f"op {name}: effects={effects!r} is not one of {EFFECTS}")
+    return effects
+
+
+def register(name, forward, grad=None, shape=None, multi_output=False, batchable=True,
+             effects=None):
     """Defines an op. `grad=None` means no rule yet: differentiating through it is a loud
-    LookupError naming the op; `grad=NOT_DIFFERENTIABLE` means it legitimately has none."""
+    LookupError naming the op; `grad=NOT_DIFFERENTIABLE` means it legitimately has none.
+    `effects` says what else running it does (see `EFFECTS`); None for pure computations."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is already registered")
-    op = Op(name, forward, grad, shape, multi_output, batchable)
+    op = Op(name, forward, grad, shape, multi_output, batchable, effects)
     REGISTRY[name] = op
     return op
 
@@ -87,11 +128,14 @@ def register(name, forward, grad=None, shape=None, multi_output=False, batchable
 def declare(op, **rules):
     """Attaches consumer rules to an op, next to its registration, e.g.
     ``declare(EXP, onnx=..., batch=...)``. The keys are `CONSUMERS`; each consumer module
-    documents what its rule is. Returns the op.
+    documents what its rule is. `effects=` declares the op's effects (see `EFFECTS`).
+    Returns the op.
 
     Example:
         >>> declare(get("Exp"), tf="Exp")  # doctest: +SKIP
     """
+    if "effects" in rules:
+        op.effects = _checked_effects(op.name, rules.pop("effects"))
     for consumer, rule in rules.items():
         if consumer not in CONSUMERS:
             raise TypeError(f"declare({op.name}): unknown consumer {consumer!r}; "

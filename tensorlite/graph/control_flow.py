@@ -369,15 +369,16 @@ def _while_grad(gs, outs, *inputs, cond, body, n_vars, has_limit):
         lambda vals: replay_loop(cond, body, vals, n_vars, limit, {}), values, outs, gs)
 
 
-def _register(name, fwd, grad, shape):
-    return register(name, fwd, grad=grad, shape=shape, multi_output=True)
+def _register(name, fwd, grad, shape, effects=None):
+    return register(name, fwd, grad=grad, shape=shape, multi_output=True, effects=effects)
 
 
-IF = _register("If", _if_forward, _if_grad, _if_shape)
+# the stateful forms: their branches or body hold stateful nodes
+IF = _register("If", _if_forward, _if_grad, _if_shape, "state")
 STATELESS_IF = _register("StatelessIf", _if_forward, _if_grad, _if_shape)
-CASE = _register("Case", _case_forward, _case_grad, _case_shape)
+CASE = _register("Case", _case_forward, _case_grad, _case_shape, "state")
 STATELESS_CASE = _register("StatelessCase", _case_forward, _case_grad, _case_shape)
-WHILE = _register("While", _while_forward, _while_grad, _while_shape)
+WHILE = _register("While", _while_forward, _while_grad, _while_shape, "state")
 STATELESS_WHILE = _register("StatelessWhile", _while_forward, _while_grad, _while_shape)
 
 

@@ -9,7 +9,8 @@ Graph into a new Graph; the executor and the compiler run it.
 import numpy as np
 
 from tensorlite.framework import nest
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, declare, register
+from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, STATEFUL_EFFECTS, declare,
+                                          register)
 
 
 class Node:
@@ -175,27 +176,22 @@ def adopt_assign(value, variable, mode):
     return variable._t._value
 
 
-READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE),
-                        tf="ReadVariableOp")
-ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE)
+READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE,
+                                 effects="state"), tf="ReadVariableOp")
+ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE,
+                           effects="state")
 # Python callbacks (tensorlite/ops/script_ops.py): py_function, numpy_function, and the
 # effects of tf.print, tf.summary and Keras's host state (optimizer updates, metrics).
-# They act on every run and their outputs may differ
-# from run to run, so they are stateful; PyFuncStateless (numpy_function(stateful=False))
-# is not, as in TensorFlow.
+# They act on every run and their outputs may differ from run to run, so the tracer never
+# freezes their outputs into the graph (graph/tracing.py); their statefulness itself is
+# their registration's `effects`.
 CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter",
              "KerasApplyGradients", "KerasMetric"}
-STATEFUL = {"AssignVariableOp", "GraphReadVariableOp", "If", "Case", "While",
-            "Assert"} | CALLBACKS
-
-
-_RANDOM = {"TruncatedNormal", "Multinomial", "DropoutMask"}
 
 
 def is_stateful(op):
-    """Nodes a pass must neither remove, merge nor fold: state and random draws."""
-    name = op.name
-    return name in STATEFUL or name in _RANDOM or name.startswith("Random") or \
-        op.__dict__.get("stateful", False)  # ops that declare it (mutable lookup tables)
+    """Nodes a pass must neither remove, merge nor fold: those whose registration declares
+    effects on state, files or streams, or Python callbacks (registry.STATEFUL_EFFECTS)."""
+    return op.effects in STATEFUL_EFFECTS
 
 

@@ -22,7 +22,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import tensorlite as tf  # noqa: PLC0415 - keep --help fast
     from tensorlite.onnx import DEFAULT_OPSET, export  # noqa: PLC0415
-    model = tf.keras.models.load_model(args.model, compile=False)
+    try:
+        model = tf.keras.models.load_model(args.model, compile=False)
+    except (ValueError, OSError, tf.errors.OpError) as e:  # a refused or unreadable file
+        print(f"python -m tensorlite.onnx: cannot load {args.model}: {e}", file=sys.stderr)
+        return 1
     signature = None
     if args.input_shape is not None:
         signature = [tf.TensorSpec([None] + args.input_shape, args.input_dtype)]

@@ -18,7 +18,8 @@ from tensorlite.ops.batching import (with_batch_axis, along_axis, broadcast_to_r
                                      leading, reshape_rule, transpose_rule)
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.ops.common import batch_dims, composite_aware, int_list, norm_axis, to_tensor
+from tensorlite.ops.common import (batch_dims, composite_aware, int_list, norm_axis,
+                                   single_axis, to_tensor)
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "identity", "broadcast_to",
            "zeros", "ones", "fill", "zeros_like", "ones_like", "concat", "stack", "unstack",
@@ -273,6 +274,9 @@ def _shape_arg(shape, op_name="Fill", dtype=None):
     return dims
 
 
+checked_dims = _shape_arg  # the same check for the other op modules' new tensors (eye)
+
+
 def zeros(shape, dtype=dtypes.float32, name=None):
     """`tf.zeros`."""
     dt = dtypes.as_dtype(dtype)
@@ -422,7 +426,7 @@ def concat(values, axis, name="concat"):
     if any(x._value.ndim != nd for x in xs):
         raise invalid("ConcatV2", f"ConcatOp: all inputs must have the same rank; got shapes "
                       f"{[list(x._value.shape) for x in xs]}")
-    axis = norm_axis(axis, nd, "ConcatV2")[0]
+    axis = single_axis(axis, nd, "ConcatV2")
     if len(xs) == 1:
         return identity(xs[0])
     return execute(CONCAT, tuple(xs), {"axis": axis})
@@ -450,7 +454,9 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     """`tf.split`: into `num_or_size_splits` equal parts, or parts of the given sizes."""
     x = to_tensor(value)
     nd = x._value.ndim
-    axis = norm_axis(axis, nd, "Split")[0]
+    if nd == 0:
+        raise invalid("Split", "split: value must have rank >= 1, got a scalar")
+    axis = single_axis(axis, nd, "Split")
     dim = x._value.shape[axis]
     if isinstance(num_or_size_splits, (int, np.integer)):
         n = int(num_or_size_splits)
@@ -530,7 +536,7 @@ def unstack(value, num=None, axis=0, name="unstack"):
     nd = x._value.ndim
     if nd == 0:
         raise ValueError("Cannot unstack a scalar tensor")
-    axis = norm_axis(axis, nd, "Unpack")[0]
+    axis = single_axis(axis, nd, "Unpack")
     if num is not None and num != x._value.shape[axis]:
         raise ValueError(f"unstack: num={num} does not match dimension {axis} of size "
                          f"{x._value.shape[axis]}")
@@ -1320,6 +1326,7 @@ def linspace(start, stop, num, name=None, axis=0):
     if num <= 0:
         raise ValueError(f"linspace: num must be positive, got {num}")
     a, b = m.multiply(a, m.ones_like_t(b)), m.multiply(b, m.ones_like_t(a))  # broadcast
+    _shape_arg(a._value.shape + (num,), "LinSpace", a._dtype)  # before any allocation
     nd = a._value.ndim
     if not -nd - 1 <= axis <= nd:
         raise invalid("LinSpace", f"linspace: axis {axis} is out of range [{-nd - 1}, {nd}]")
@@ -1422,7 +1429,7 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
         x, axis = reshape(x, (-1,)), 0
     if x._value.ndim == 0:
         raise invalid("Repeat", "repeat with an axis needs a tensor of rank >= 1, got a scalar")
-    ax = norm_axis(axis, x._value.ndim, "Repeat")[0]
+    ax = single_axis(axis, x._value.ndim, "Repeat")
     n = x._value.shape[ax]
     r = np.asarray(int_list(repeats, "repeats"), dtype=np.int64)
     if r.size == 1:
@@ -1432,6 +1439,9 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
                       f"dimension {ax} (size {n}); got {r.size} entries")
     if (r < 0).any():
         raise invalid("Repeat", f"repeats must be non-negative, got {r.tolist()}")
+    total = sum(int(v) for v in r)  # Python ints: a huge count cannot overflow
+    _shape_arg(x._value.shape[:ax] + (total,) + x._value.shape[ax + 1:], "Repeat", x._dtype)
+    _shape_arg((total,), "Repeat", dtypes.int64)  # the gather indices
     return gather(x, wrap(np.repeat(np.arange(n), r)), axis=ax)
 
 

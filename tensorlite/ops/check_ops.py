@@ -43,8 +43,10 @@ def _assert_fwd(cond, *data, message, summarize):
     return np.asarray(True)
 
 
+# "state": an assertion keeps its place in program order and is never dropped
 ASSERT = register("Assert", _assert_fwd, grad=NOT_DIFFERENTIABLE,
-                  shape=lambda cond, *data, message, summarize: Spec((), dtypes.bool))
+                  shape=lambda cond, *data, message, summarize: Spec((), dtypes.bool),
+                  effects="state")
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name

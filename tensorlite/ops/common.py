@@ -194,6 +194,18 @@ def norm_axis(axis, ndim, op_name="op"):
     return tuple(sorted(out))
 
 
+def single_axis(axis, ndim, op_name="op"):
+    """One axis argument (an int or a scalar integer tensor) -> a non-negative int; a list
+    or non-scalar tensor is an InvalidArgumentError, as TensorFlow's single-axis ops say."""
+    if isinstance(axis, Tensor) or getattr(axis, "_is_variable", False) or \
+            isinstance(axis, (list, tuple, np.ndarray)):
+        shape = np.shape(np.asarray(axis, dtype=object) if isinstance(axis, (list, tuple))
+                         else np.asarray(axis))
+        if shape != ():
+            raise invalid(op_name, f"{op_name}: axis must be a scalar, got shape {list(shape)}")
+    return norm_axis(axis, ndim, op_name)[0]
+
+
 _AXES = {}
 
 

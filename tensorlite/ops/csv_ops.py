@@ -29,7 +29,7 @@ def column_spec(default):
     if isinstance(default, dtypes.DType):
         return default, None
     if hasattr(default, "numpy"):
-        default = default.numpy().tolist()
+        default = np.asarray(default.numpy(), dtype=object).tolist()
     if isinstance(default, (list, tuple)) or (isinstance(default, np.ndarray)):
         values = list(np.asarray(default, dtype=object).ravel()) if len(default) else []
         if not values:

@@ -88,9 +88,11 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
     if rows < 0 or cols < 0:
         raise invalid("Eye", f"eye: num_rows and num_columns must be nonnegative, got {rows} "
                       f"and {cols}")
+    batch = () if batch_shape is None else tuple(int_list(batch_shape, "batch_shape"))
+    array_ops.checked_dims(batch + (rows, cols), "Eye", dt)  # the whole result must be allocatable
     m = np.eye(rows, cols, dtype=dt.as_numpy_dtype)
     if batch_shape is not None:
-        m = np.broadcast_to(m, tuple(int_list(batch_shape, "batch_shape")) + m.shape).copy()
+        m = np.broadcast_to(m, batch + m.shape).copy()
     return wrap(m)
 
 
@@ -259,7 +261,8 @@ def _scalar(v, op_name, what):
     v = np.asarray(v._value if isinstance(v, Tensor) else v)
     if v.ndim:
         raise invalid(op_name, f"{op_name}: {what} must be a scalar, got shape {list(v.shape)}")
-    return v[()].item()
+    item = v[()]
+    return item.item() if isinstance(item, np.generic) else item  # bytes stay bytes
 
 
 def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002

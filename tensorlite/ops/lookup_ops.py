@@ -47,7 +47,7 @@ LOOKUP_EXPORT = register("LookupTableExportV2", _export_fwd, grad=NOT_DIFFERENTI
                          shape=lambda table: [Spec((None,), table.key_dtype),
                                               Spec((None,), table.value_dtype)])
 for _op in (LOOKUP_FIND, LOOKUP_INSERT, LOOKUP_REMOVE, LOOKUP_SIZE, LOOKUP_EXPORT):
-    _op.stateful = True  # a mutable table's contents change between graph runs
+    declare(_op, effects="state")  # a mutable table's contents change between graph runs
 for _op in (LOOKUP_FIND, LOOKUP_SIZE, LOOKUP_EXPORT):
     _op.reads_state_only = True  # export may run them on sample inputs: they change nothing
 

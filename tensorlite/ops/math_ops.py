@@ -15,8 +15,7 @@ from tensorlite.ops import control_flow_ops
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
                                    cached_axes, check_kind, composite_aware, norm_axis,
-                                   tensor_args, to_tensor, unary,
-                                   unbroadcast)
+                                   single_axis, tensor_args, to_tensor, unary, unbroadcast)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "pow", "maximum", "minimum",
@@ -564,7 +563,7 @@ def _arg_fn(name, npfn):
         x = check_kind(op.name, to_tensor(input), REAL, "input")
         if x._value.ndim == 0:
             raise invalid(op.name, f"{op.name} needs a tensor of rank >= 1, got a scalar")
-        ax = norm_axis(0 if axis is None else axis, x._value.ndim, op.name)[0]
+        ax = single_axis(0 if axis is None else axis, x._value.ndim, op.name)
         if x._value.shape[ax] == 0:
             raise invalid(op.name, f"{op.name}: reduction dimension {ax} is empty")
         return execute(op, (x,), {"axis": ax, "output_type": dtypes.as_dtype(output_type)})
@@ -620,7 +619,7 @@ CUMPROD = register("Cumprod", _cum_fwd(np.cumprod, 1), grad=_cumprod_grad,
 def _cum_entry(op):
     def fn(x, axis=0, exclusive=False, reverse=False, name=None):
         x = check_kind(op.name, to_tensor(x), NUMERIC)
-        ax = norm_axis(axis, x._value.ndim, op.name)[0]
+        ax = single_axis(axis, x._value.ndim, op.name)
         return execute(op, (x,), {"axis": ax, "exclusive": bool(exclusive),
                                   "reverse": bool(reverse)})
     return fn
@@ -751,6 +750,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
            a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
     """`tf.linalg.matmul` (`tf.matmul`, `@`): batched, with transpose/adjoint flags."""
     if (not OBSERVERS and type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype
+            and a._dtype.kind in NUMERIC  # strings and bools: the checked path's error
             and not (transpose_a or transpose_b or adjoint_a or adjoint_b)
             and a._value.ndim >= 2 and b._value.ndim >= 2):
         try:
@@ -772,21 +772,40 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                                     "transpose_b": bool(transpose_b)})
 
 
+def _tensordot_axes(axes, sa, sb):
+    """A pair of axis lists (each entry an int within its operand's rank), nonnegative."""
+    pair = list(axes) if isinstance(axes, (list, tuple)) else \
+        list(np.asarray(axes.numpy() if hasattr(axes, "numpy") else axes, dtype=object))
+    if len(pair) != 2:
+        raise ValueError(f"tensordot: 'axes' must be an integer or have length 2, got {axes!r}")
+    out = []
+    for axs, shape, which in zip(pair, (sa, sb), "ab"):
+        axs = np.atleast_1d(np.asarray(axs.numpy() if hasattr(axs, "numpy") else axs)).tolist()
+        for x in axs:
+            if isinstance(x, bool) or not isinstance(x, int) or not -len(shape) <= x < len(shape):
+                raise invalid("Tensordot", f"tensordot: axis {x!r} of `{which}` is not an "
+                              f"integer within its rank {len(shape)}")
+        out.append([x % len(shape) for x in axs])
+    return out
+
+
 def tensordot(a, b, axes, name=None):
     """`tf.tensordot`: contraction over `axes` (an int or a pair of axis lists), built from
     transpose, reshape and one matmul as TensorFlow does."""
     a, b = tensor_args("Tensordot", (a, b), NUMERIC, ("a", "b"))
     sa, sb = a._value.shape, b._value.shape
+    if isinstance(axes, Tensor) and axes._value.ndim == 0:
+        axes = axes._value.item()
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
+        if n < 0:
+            raise ValueError(f"tensordot: 'axes' must be at least 0, got {n}")
         if n > min(len(sa), len(sb)):
             raise invalid("Tensordot", f"tensordot: axes={n} exceeds the rank of {list(sa)} or "
                           f"{list(sb)}")
         ax_a, ax_b = list(range(len(sa) - n, len(sa))), list(range(n))
     else:
-        ax_a, ax_b = [list(np.atleast_1d(np.asarray(x)).tolist()) for x in axes]
-        ax_a = [x % len(sa) for x in ax_a]
-        ax_b = [x % len(sb) for x in ax_b]
+        ax_a, ax_b = _tensordot_axes(axes, sa, sb)
     if [sa[i] for i in ax_a] != [sb[i] for i in ax_b]:
         raise invalid("Tensordot", f"tensordot: contracted dimensions differ: {list(sa)} axes "
                       f"{ax_a} vs {list(sb)} axes {ax_b}")
@@ -863,6 +882,11 @@ EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
 
 def einsum(equation, *inputs, **kwargs):
     """`tf.einsum`."""
+    if isinstance(equation, bytes):
+        equation = equation.decode("utf-8", "replace")
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: equation must be a string such as 'ij,jk->ik', got "
+                        f"{type(equation).__name__}")
     xs = tensor_args("Einsum", list(inputs), NUMERIC)
     _einsum_parse(equation, len(xs))
     return execute(EINSUM, tuple(xs), {"equation": equation})
@@ -972,7 +996,7 @@ def put_along_axis_add(g, indices, shape, axis):
 def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     """`tf.argsort` (int32 indices)."""
     x = to_tensor(values)
-    ax = norm_axis(axis, x._value.ndim, "ArgSort")[0]
+    ax = single_axis(axis, x._value.ndim, "ArgSort")
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError(f"direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
     return execute(ARGSORT, (x,), {"axis": ax, "descending": direction == "DESCENDING"})
@@ -995,12 +1019,14 @@ def sort(values, axis=-1, direction="ASCENDING", name=None):
     """`tf.sort`: differentiable (the gradient routes back through the permutation)."""
     x = to_tensor(values)
     idx = argsort(x, axis=axis, direction=direction, stable=True)
-    return take_along_axis(x, idx, norm_axis(axis, x._value.ndim)[0])
+    return take_along_axis(x, idx, single_axis(axis, x._value.ndim))
 
 
 def top_k_internal(x, k, sorted=True):  # noqa: A002
     """Values and int32 indices of the k largest entries along the last axis."""
     x = to_tensor(x)
+    if x._value.ndim == 0:
+        raise invalid("TopKV2", "top_k: input must be at least rank 1, got a scalar")
     n = x._value.shape[-1]
     if not 0 <= k <= n:
         raise invalid("TopKV2", f"top_k: input must have at least k={k} columns, had {n}")

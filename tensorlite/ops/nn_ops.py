@@ -22,7 +22,7 @@ from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
-                                   norm_axis, tensor_args, to_tensor)
+                                   norm_axis, single_axis, tensor_args, to_tensor)
 from tensorlite.ops import math_ops
 from tensorlite.ops.random_ops import _next_rng
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
@@ -156,6 +156,8 @@ _max_reduce, _add_reduce = np.maximum.reduce, np.add.reduce
 
 
 def _softmax_fwd(x, axis):
+    if x.size == 0:  # as TensorFlow: an empty tensor in, the same empty tensor out
+        return np.empty_like(x)
     if axis == -1:
         out = numba_softmax.rows(x)
         if out is not None:
@@ -167,6 +169,8 @@ def _softmax_fwd(x, axis):
 
 
 def _log_softmax_fwd(x, axis):
+    if x.size == 0:  # as TensorFlow: an empty tensor in, the same empty tensor out
+        return np.empty_like(x)
     s = np.subtract(x, _max_reduce(x, axis=axis, keepdims=True))
     s -= np.log(_add_reduce(np.exp(s), axis=axis, keepdims=True))
     return s
@@ -199,7 +203,7 @@ def _softmax_entry(op):
         if nd == 0:
             raise invalid(op.name, f"{op.name}: logits must have >= 1 dimension, got shape []; "
                           f"give the classes an axis (tf.reshape(x, [1]))")
-        ax = norm_axis(axis, nd, op.name)[0] - nd
+        ax = single_axis(axis, nd, op.name) - nd
         return execute(op, (x,), {"axis": ax})
     fn.__name__ = op.name.lower()
     fn.__doc__ = f"`tf.nn.{fn.__name__}`, stable (subtracts the max along `axis`)."
@@ -324,7 +328,8 @@ def _dropout_mask_fwd(shape, rate, seed, dtype):
 
 # A stateful draw: an op (not a captured constant) so a traced graph draws afresh each run.
 DROPOUT_MASK = register("DropoutMask", _dropout_mask_fwd, grad=NOT_DIFFERENTIABLE,
-                        shape=lambda shape, rate, seed, dtype: Spec(tuple(shape), dtype))
+                        shape=lambda shape, rate, seed, dtype: Spec(tuple(shape), dtype),
+                        effects="state")
 
 
 def _rate_value(rate):

@@ -621,10 +621,12 @@ def _write_file_fwd(filename, contents):
     return np.zeros(0, dtype=np.float32)
 
 
+# "io": they touch the file system, so a graph runs them on every call and a loaded
+# model may not call them (registry.EFFECTS)
 READ_FILE = register("ReadFile", _read_file_fwd, grad=NOT_DIFFERENTIABLE,
-                     shape=lambda f: Spec((), dtypes.string))
+                     shape=lambda f: Spec((), dtypes.string), effects="io")
 WRITE_FILE = register("WriteFile", _write_file_fwd, grad=NOT_DIFFERENTIABLE,
-                      shape=lambda f, c: Spec((0,), dtypes.float32))
+                      shape=lambda f, c: Spec((0,), dtypes.float32), effects="io")
 declare(READ_FILE, tf=lambda attrs, specs: ("ReadFile", {"T": None}),
         tf_import=lambda ins, attrs: READ_FILE(ins[0]))
 

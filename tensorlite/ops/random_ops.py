@@ -227,7 +227,7 @@ def _def_random(name, stateless_name, sample, shape_rule, grad=NOT_DIFFERENTIABL
 
     def shape(*specs, rng, **attrs):
         return shape_rule(*specs, **attrs)
-    stateful = register(name, forward, grad=grad, shape=shape)
+    stateful = register(name, forward, grad=grad, shape=shape, effects="state")
     if stateless_name is None:
         return stateful, None
 

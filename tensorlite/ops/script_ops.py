@@ -4,7 +4,7 @@ A call becomes a node of a callback op whose attributes hold the Python callable
 and the output dtypes (`Tout`). Eagerly the node simply runs; inside a `tf.function` it is
 recorded like any op and runs `func` every time the graph runs (the compiled runner, the
 interpreter used under a GradientTape, the jit compiler and compat.v1 Sessions all call an
-op's forward). The graph passes never fold, merge, move or remove it (`ir.STATEFUL`), and
+op's forward). The graph passes never fold, merge, move or remove it (its `effects`), and
 its outputs have unknown shapes (`Spec(None, dtype)`), as in TensorFlow: `func` may return
 another shape on every call.
 
@@ -222,10 +222,10 @@ def as_tuple(tout):
     return (tout,) if isinstance(tout, dtypes.DType) else tuple(tout)
 
 
-def _register(name, eager, grad=NOT_DIFFERENTIABLE):
+def _register(name, eager, grad=NOT_DIFFERENTIABLE, effects="callback"):
     # One registration per op; the jacobian loops over the rule (it re-runs func per row).
     return register(name, _forward(name, eager), grad=grad, shape=_shape, multi_output=True,
-                    batchable=False)
+                    batchable=False, effects=effects)
 
 
 class _Vjp:
@@ -269,12 +269,14 @@ def _py_function_grad(gs, outs, *inputs, func, Tout):  # noqa: N803
 
 EAGER_PY_FUNC = _register("EagerPyFunc", True, grad=_py_function_grad)
 PY_FUNC = _register("PyFunc", False)
-PY_FUNC_STATELESS = _register("PyFuncStateless", False)
-# The effects of tf.print, tf.summary and a Keras optimizer's update: numpy callbacks that
-# act on every call.
-EFFECTS = {name: _register(name, False) for name in ("PrintV2", "WriteSummary",
-                                                     "FlushSummaryWriter",
-                                                     "KerasApplyGradients", "KerasMetric")}
+# Python all the same, but declared free of effects: passes may fold it (as TF's)
+PY_FUNC_STATELESS = _register("PyFuncStateless", False, effects="pure_callback")
+# The effects of tf.print, tf.summary (streams and files: "io") and a Keras optimizer's
+# update or metric (Python acting on host state: "callback"): numpy callbacks that act on
+# every call.
+EFFECTS = {name: _register(name, False, effects=kind) for name, kind in (
+    ("PrintV2", "io"), ("WriteSummary", "io"), ("FlushSummaryWriter", "io"),
+    ("KerasApplyGradients", "callback"), ("KerasMetric", "callback"))}
 
 
 def callback(op_name, func, inputs, Tout=()):  # noqa: N803

@@ -166,7 +166,8 @@ SEGMENT_JOIN = _register("RaggedReduceJoin", _segment_join_fwd,
 # -- regular expressions -----------------------------------------------------------------------
 def _regex_replace_fwd(x, pattern, rewrite, replace_global):
     compiled = regex.compile_pattern(pattern, "RegexReplace")
-    template, count = regex.rewrite_template(rewrite), 0 if replace_global else 1
+    template = regex.rewrite_template(rewrite, "RegexReplace")
+    count = 0 if replace_global else 1
     deleted = compiled.deleted_bytes(template, count)
     if deleted is not None:
         text = joined(x.reshape(-1).tolist()) if b"\n" not in deleted else None
@@ -247,10 +248,11 @@ SUBSTR = _register("Substr", _substr_fwd, lambda x, p, n, unit: Spec(x.shape, dt
 
 
 # -- numbers <-> strings ------------------------------------------------------------------------
+# on RE2: linear time (with `re`, `\d+\.?\d*` backtracks quadratically on long digit runs)
 _NUMBER = {
-    "f": re.compile(rb"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|infinity|nan)"
-                    rb"\s*", re.IGNORECASE),
-    "i": re.compile(rb"\s*[-+]?\d+\s*"),
+    "f": regex.compile_pattern(rb"(?i)\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|"
+                               rb"inf|infinity|nan)\s*", "StringToNumber"),
+    "i": regex.compile_pattern(rb"\s*[-+]?\d+\s*", "StringToNumber"),
 }
 
 

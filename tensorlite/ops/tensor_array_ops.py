@@ -19,7 +19,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import execute
-from tensorlite.framework.registry import register
+from tensorlite.framework.registry import declare, register
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops import control_flow_ops
@@ -93,8 +93,8 @@ def _scatter_fwd(handle, value):
 
 
 def _stateful(op):
-    op.stateful = True  # run on every call, in order; never folded, merged or dropped
-    return op
+    # run on every call, in order; never folded, merged or dropped
+    return declare(op, effects="state")
 
 
 TA_NEW = _stateful(register("TensorArrayV3", _new_fwd))

@@ -12,6 +12,20 @@ from tensorlite.ragged.ragged_math import boolean_mask, map_flat_values, stack
 from tensorlite.ragged.spec import RaggedTensorSpec
 
 
+def _check_range_size(starts, limits, deltas, dtype):
+    """InvalidArgumentError for a zero delta, ResourceExhaustedError for more values than
+    memory holds, both before anything is allocated (as tf.zeros and tf.range check)."""
+    from tensorlite.framework import dtypes, errors  # noqa: PLC0415
+    from tensorlite.ops.array_ops import checked_dims  # noqa: PLC0415
+    total = 0
+    for a, b, c in zip(starts.reshape(-1).tolist(), limits.reshape(-1).tolist(),
+                       deltas.reshape(-1).tolist()):
+        if c == 0:
+            raise errors.InvalidArgumentError(None, None, "RaggedRange: Requires delta != 0")
+        total += max(0, int(-(-(b - a) // c)))  # ceil, exact for integers
+    checked_dims((total,), "RaggedRange", dtypes.as_dtype(dtype))
+
+
 def range(starts, limits=None, deltas=1, dtype=None, name=None,  # noqa: A001 - TF's name
           row_splits_dtype=None):
     """`tf.ragged.range`: row i is `range(starts[i], limits[i], deltas[i])`.
@@ -22,11 +36,29 @@ def range(starts, limits=None, deltas=1, dtype=None, name=None,  # noqa: A001 - 
     from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
     if limits is None:
         starts, limits = 0, starts
-    s, lim, d = np.broadcast_arrays(*(np.asarray(convert_to_tensor(v)) for v in
-                                      (starts, limits, deltas)))
-    rows = [list(np.arange(a, b, c)) for a, b, c in zip(s.reshape(-1), lim.reshape(-1),
-                                                      d.reshape(-1))]
-    return constant(rows, dtype=dtype or convert_to_tensor(limits).dtype, ragged_rank=1)
+    from tensorlite.framework import errors  # noqa: PLC0415
+    arrays = [np.asarray(convert_to_tensor(v)) for v in (starts, limits, deltas)]
+    sizes = {a.size for a in arrays if a.ndim}
+    if any(a.ndim > 1 for a in arrays) or len(sizes) > 1:
+        raise errors.InvalidArgumentError(
+            None, None, f"RaggedRange: starts, limits and deltas must be scalars or vectors of "
+            f"one length; got shapes {[list(a.shape) for a in arrays]}")
+    s, lim, d = np.broadcast_arrays(*arrays)
+    from tensorlite.framework import dtypes  # noqa: PLC0415
+    if dtype is None:  # as TensorFlow: the widest of int32 < int64 < float32 < float64
+        order = [dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
+        found = [convert_to_tensor(v).dtype for v in (starts, limits, deltas)]
+        dtype = max(found, key=lambda t: order.index(t) if t in order else -1)
+    dt = dtypes.as_dtype(dtype)
+    _check_range_size(s, lim, d, dt)
+    rows = [np.arange(a, b, c) for a, b, c in zip(s.reshape(-1), lim.reshape(-1),
+                                                d.reshape(-1))]
+    values = np.concatenate(rows) if rows else np.zeros(0)
+    splits = np.cumsum([0] + [len(r) for r in rows], dtype=np.int64)
+    return RaggedTensor.from_row_splits(
+        convert_to_tensor(values.astype(dt.as_numpy_dtype)),
+        convert_to_tensor(splits.astype(dtypes.as_dtype(row_splits_dtype or
+                                                        dtypes.int64).as_numpy_dtype)))
 
 
 def stack_dynamic_partitions(data, partitions, num_partitions, name=None):

@@ -426,6 +426,8 @@ def boolean_mask(tensor, mask, axis=None, name=None):
                                              mask.row_splits, reducer="sum")
         kept = take(tensor.values, array_ops.reshape(math_ops.where(keep), [-1]))
         return RaggedTensor.from_row_lengths(kept, lengths, validate=False)
+    if not isinstance(tensor, RaggedTensor):  # dense data, dense mask: tf.boolean_mask's
+        return array_ops.boolean_mask(tensor, mask)
     rows = array_ops.reshape(math_ops.where(convert_to_tensor(mask)), [-1])
     return gather_rows(tensor, rows)
 

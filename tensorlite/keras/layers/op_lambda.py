@@ -7,8 +7,10 @@ functions hand over through framework/symbolic_dispatch.py. The layer holds the 
 public path (`function`: "math.reduce_sum") and nothing else; the call's other arguments are
 the node's, positional ones after the first turned into keyword arguments as Keras 2 does,
 so that a saved config names each. Loading resolves the path among tensorlite's public
-functions only: a file can name a function, never supply code. `SlicingOpLambda` is Keras
-2's name for the `[...]` layer, whose slices a config holds as {start, stop, step} dicts.
+functions only: a file can name a function, never supply code; in safe mode, only a
+function free of effects (no printing, files or Python callbacks: op_lambda_effects.py).
+`SlicingOpLambda` is Keras 2's name for the `[...]` layer, whose slices a config holds as
+{start, stop, step} dicts.
 
 Example:
     >>> x = tf.keras.Input(shape=(4,))
@@ -17,6 +19,7 @@ Example:
     ['tf.nn.relu', 'tf.__operators__.getitem', 'tf.math.multiply', 'tf.concat']
 """
 import inspect
+import types
 
 from tensorlite.keras.layers.layer import Layer
 
@@ -66,7 +69,11 @@ def api_function(symbol):
         return _OPERATORS[parts[1]]
     found = tensorlite
     for part in parts:
-        found = getattr(found, part, None) if not part.startswith("_") else None
+        # only modules are looked into: an attribute of any other object may be a property
+        # that runs code
+        is_module = isinstance(found, types.ModuleType)
+        found = getattr(found, part, None) if is_module and not part.startswith("_") \
+            else None
         if found is None:
             break
     if found is None or getattr(found, "_tf_api_symbol", None) is None:
@@ -79,6 +86,7 @@ class TFOpLambda(Layer):
     """`function(inputs, **kwargs)` for one public TF function (see the module doc)."""
 
     _infers_batch = True  # a TF function may reduce, move or keep the batch dimension
+    _safe_loaded = False  # made from a config in safe mode: its calls are guarded
 
     def __init__(self, function, **kwargs):
         from tensorlite.keras import backend  # noqa: PLC0415
@@ -89,11 +97,32 @@ class TFOpLambda(Layer):
         self.function = api_function(symbol)
         self.built = True
 
+    @classmethod
+    def from_config(cls, config):
+        """The layer of a saved config. In safe mode (the default of `load_model`) the
+        function must be free of effects (op_lambda_effects.py): `tf.print`,
+        `tf.py_function` and the like are a ValueError before anything runs."""
+        from tensorlite.keras.layers import op_lambda_effects  # noqa: PLC0415
+        from tensorlite.keras.saving.object_registration import in_safe_mode  # noqa: PLC0415
+        config = dict(config)
+        symbol = config.get("function")
+        symbol = getattr(symbol, "_tf_api_symbol", symbol)
+        safe = in_safe_mode()
+        if safe:
+            op_lambda_effects.check_loadable(symbol, api_function(symbol))
+        layer = cls(**config)
+        layer._safe_loaded = safe
+        return layer
+
     def __call__(self, inputs, *args, **kwargs):
         from tensorlite.keras.engine_symbolic import maybe_symbolic_call  # noqa: PLC0415
         symbolic = maybe_symbolic_call(self, inputs, args, kwargs)
         if symbolic is not None:
             return symbolic
+        if self._safe_loaded:  # defence in depth: no op with effects runs
+            from tensorlite.keras.layers import op_lambda_effects  # noqa: PLC0415
+            with op_lambda_effects.guard(self.symbol):
+                return self.function(inputs, *args, **kwargs)
         return self.function(inputs, *args, **kwargs)
 
     def get_config(self):
