@@ -548,9 +548,14 @@ def experimental_enable_numpy_behavior(prefer_float32=False, dtype_conversion_mo
             setattr(Tensor, name, value)
 
 
+class NotProvidedError(NotImplementedError, AttributeError):
+    """A NumPy function this module does not provide: NotImplementedError for the user,
+    and an AttributeError, so `hasattr(tnp, name)` and `getattr(tnp, name, None)` hold."""
+
+
 def __getattr__(name):
     if hasattr(np, name) and not name.startswith("_"):
-        raise NotImplementedError(f"tf.experimental.numpy.{name} is not provided by "
+        raise NotProvidedError(f"tf.experimental.numpy.{name} is not provided by "
                                   f"tensorlite yet; compose it from the functions this module "
                                   f"has, or use NumPy on .numpy() values outside the graph")
     raise AttributeError(f"module 'tensorlite.experimental.numpy' has no attribute {name!r}")
