@@ -36,6 +36,7 @@ from tensorlite.ops.math_ops import (abs, add, add_n, argmax, argmin, argsort,  
                                      sqrt, square, subtract, tanh, tensordot, truediv, where,
                                      log, floordiv, tan, sinh, cosh, asin, acos, atan, atan2,
                                      cumprod, reciprocal, ceil, rsqrt, squared_difference)
+from tensorlite.ops.complex_ops import complex  # noqa: A004
 from tensorlite.ops.slice_ops import slice, strided_slice  # noqa: A004
 from tensorlite.ops.logging_ops import print  # noqa: A004
 from tensorlite.ops.script_ops import numpy_function, py_function

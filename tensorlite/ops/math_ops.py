@@ -71,16 +71,38 @@ def _ushape_bool(x):
     return Spec(x.shape, dtypes.bool)
 
 
+def _conjugating(grad):
+    """TensorFlow's gradient convention for complex inputs. The rules here are written as
+    g * f'(z), which is right for real dtypes; for complex ones TF passes g * conj(f'(z))
+    (so that for a real loss L of z = x + iy the gradient is dL/dx + i dL/dy), which for a
+    holomorphic f is conj(rule(conj(g)))."""
+    if not callable(grad):
+        return grad
+
+    def rule(g, ans, *xs, **attrs):
+        if not ans._dtype.is_complex and not xs[0]._dtype.is_complex:
+            return grad(g, ans, *xs, **attrs)
+        out = grad(conj(g), ans, *xs, **attrs)
+        if isinstance(out, (tuple, list)):
+            return tuple(_conj_if_complex(o) for o in out)
+        return _conj_if_complex(out)
+    return rule
+
+
+def _conj_if_complex(t):
+    return conj(t) if t is not None and t._dtype.is_complex else t
+
+
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
     # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
-                 batch=elementwise(fwd))
+    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
+                 tf_import="plain", batch=elementwise(fwd))
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
-                 batch=elementwise(fwd))
+    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
+                 tf_import="plain", batch=elementwise(fwd))
     return op, unary(op, kinds)
 
 
@@ -226,7 +248,31 @@ def invert_operator(x):
 
 # -- unary ------------------------------------------------------------------------------------
 NEG, negative = _defunary("Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC)
-ABS, abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL)  # noqa: A001
+ABS, _real_abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL)
+
+
+def abs(x, name=None):  # noqa: A001 - TF's name
+    """`tf.abs`: |x| elementwise; for complex x the (real) magnitude, TF's ComplexAbs."""
+    if _is_complex_value(x):
+        from tensorlite.ops import complex_ops  # noqa: PLC0415 - complex_ops imports this module
+        return complex_ops.complex_abs(x)
+    return _real_abs(x)
+
+
+def _is_complex_value(x):
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, dtypes.DType):
+        return dtype.is_complex
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "c"
+    if isinstance(x, (complex, list, tuple)):
+        try:
+            return np.array(x).dtype.kind == "c"
+        except (TypeError, ValueError):  # ragged nests: the real path reports them
+            return False
+    return False
+
+
 SIGN, sign = _defunary("Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL)
 SQUARE, square = _defunary("Square", np.square,
                            lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC)
@@ -285,9 +331,37 @@ IS_NAN, is_nan = _defunary("IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape
 IS_INF, is_inf = _defunary("IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool)
 IS_FINITE, is_finite = _defunary("IsFinite", np.isfinite, NOT_DIFFERENTIABLE, FLOAT,
                                  _ushape_bool)
-CONJ, conj = _defunary("Conj", np.conj, lambda g, ans, x: conj(g), ANY)
-REAL_OP, real = _defunary("Real", lambda x: np.real(x).copy(), lambda g, ans, x: None, ANY)
-IMAG, imag = _defunary("Imag", lambda x: np.imag(x).copy(), lambda g, ans, x: None, ANY)
+def _real_part_spec(x):
+    return Spec(x.shape, x.dtype.real_dtype)
+
+
+def _part_grad(imaginary):
+    # Real(z) and Imag(z) send g back to the part they read: complex(g, 0) / complex(0, g).
+    def grad(g, ans, x):
+        if not x._dtype.is_complex:
+            return zeros_like_t(g) if imaginary else g
+        from tensorlite.ops import complex_ops  # noqa: PLC0415 - complex_ops imports this module
+        zero = zeros_like_t(g)
+        return complex_ops.complex(zero, g) if imaginary else complex_ops.complex(g, zero)
+    return grad
+
+
+def _part_tf(name):
+    return lambda attrs, specs: (name, {"Tout": specs[0].dtype.real_dtype})
+
+
+# Conj is anti-holomorphic: TF's gradient is conj(g), registered as is.
+CONJ = declare(register("Conj", np.conj, grad=lambda g, ans, x: conj(g)), tf="Conj",
+               tf_import="plain", batch=elementwise(np.conj))
+conj = unary(CONJ, ANY)
+REAL_OP = declare(register("Real", lambda x: np.real(x).copy(), grad=_part_grad(False),
+                           shape=_real_part_spec),
+                  tf=_part_tf("Real"), tf_import=lambda ins, a: real(ins[0]), batch=elementwise(lambda x: np.real(x).copy()))
+real = unary(REAL_OP, NUMERIC)
+IMAG = declare(register("Imag", lambda x: np.imag(x).copy(), grad=_part_grad(True),
+                        shape=_real_part_spec),
+               tf=_part_tf("Imag"), tf_import=lambda ins, a: imag(ins[0]), batch=elementwise(lambda x: np.imag(x).copy()))
+imag = unary(IMAG, NUMERIC)
 
 
 def zeros_like_t(x):
@@ -346,6 +420,8 @@ def _cast_fwd(x, dtype):
         raise errors.UnimplementedError(
             None, None, f"Cast {source} to {dtype.name} is not supported; use "
             f"tf.strings.to_number / tf.strings.as_string")
+    if x.dtype.kind == "c" and not dtype.is_complex:
+        x = x.real  # TF keeps the real part (NumPy would warn)
     if dtype.is_integer and x.dtype.kind in "fc":
         x = np.trunc(x)  # TF truncates toward zero
     return x.astype(dtype.as_numpy_dtype)
