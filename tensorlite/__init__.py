@@ -46,7 +46,7 @@ from tensorlite.ops.random_ops import *  # noqa: F401,F403
 from tensorlite.ops.linalg_ops import *  # noqa: F401,F403
 from tensorlite.autodiff.tape import GradientTape, UnconnectedGradients, stop_gradient
 from tensorlite.autodiff.custom_gradient import custom_gradient
-from tensorlite import linalg, math, nn, random  # noqa: A004
+from tensorlite import linalg, math, nn, random, signal  # noqa: A004
 from tensorlite import bitwise, config
 from tensorlite.graph.context import executing_eagerly, init_scope
 from tensorlite.graph.function import function
