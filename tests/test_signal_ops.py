@@ -428,3 +428,47 @@ def test_signal_ops_on_keras_inputs_become_layers():
     x = rand(3, 64, seed=23).astype(np.float32)
     np.testing.assert_allclose(model(x).numpy(), np.abs(_np_stft(x, 16, 8, 16)), rtol=1e-4,
                                atol=1e-4)
+
+
+class FeatureModule(tf.Module):
+    """Log-mel features and an inverse/complex path, exported as a SavedModel."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 400], tf.float32)])
+    def __call__(self, pcm):
+        stfts = tf.signal.stft(pcm, frame_length=64, frame_step=32)
+        mel = tf.tensordot(tf.abs(stfts), tf.signal.linear_to_mel_weight_matrix(
+            8, 33, 8000, 100.0, 3800.0), 1)
+        back = tf.signal.inverse_stft(stfts, 64, 32)
+        z = tf.complex(pcm, -pcm)
+        rest = tf.math.angle(tf.signal.ifft(tf.signal.fft2d(z[None]))[0]) + \
+            tf.reshape(tf.signal.irfft2d(tf.signal.rfft2d(tf.reshape(pcm, [-1, 20, 20]))),
+                       [-1, 400])
+        return {"mfcc": tf.signal.mfccs_from_log_mel_spectrograms(tf.math.log(mel + 1e-6)),
+                "back": back, "rest": rest}
+
+
+def test_saved_model_writes_tf_fft_nodes_and_loads_back(tmp_path):
+    from tensorlite.saved_model.protos import SavedModel  # noqa: PLC0415
+    module = FeatureModule()
+    path = str(tmp_path / "features")
+    tf.saved_model.save(module, path, signatures=module.__call__)
+    meta = SavedModel.FromString(open(f"{path}/saved_model.pb", "rb").read()).meta_graphs[0]
+    nodes = {n.op: n for f in meta.graph_def.library.function for n in f.node_def}
+    assert {"RFFT", "IRFFT", "ComplexAbs", "Complex", "FFT2D", "IFFT", "Angle", "RFFT2D",
+            "IRFFT2D"} <= set(nodes)
+    assert nodes["RFFT"].attr["Tcomplex"].type == 8  # DT_COMPLEX64
+    assert nodes["ComplexAbs"].attr["Tout"].type == 1  # DT_FLOAT
+    pcm = rand(2, 400, seed=24).astype(np.float32)
+    loaded = tf.saved_model.load(path)
+    got, want = loaded(pcm), module(pcm)
+    for key in ("mfcc", "back", "rest"):
+        np.testing.assert_allclose(got[key].numpy(), want[key].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_saved_model_refuses_an_fft_length_that_follows_the_batch_size(tmp_path):
+    module = tf.Module()
+    module.f = tf.function(lambda x: tf.abs(tf.signal.rfft2d(x)),
+                           input_signature=[tf.TensorSpec([None, 8], tf.float32)])
+    with pytest.raises(errors.UnimplementedError, match="RFFT2D's fft_length"):
+        tf.saved_model.save(module, str(tmp_path / "m"), signatures=module.f)
+    assert not (tmp_path / "m").exists()

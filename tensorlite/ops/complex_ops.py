@@ -37,7 +37,8 @@ def _complex_shape(x, y):
 
 COMPLEX = declare(register("Complex", _complex_fwd, grad=_complex_grad, shape=_complex_shape),
                   tf=lambda attrs, specs: ("Complex", {"Tout": _COMPLEX_OF[specs[0].dtype.name]}),
-                  batch=elementwise(_complex_fwd))
+                  batch=elementwise(_complex_fwd),
+                  tf_import=lambda ins, a: execute(COMPLEX, (ins[0], ins[1]), None))
 
 
 def complex(real, imag, name=None):  # noqa: A001 - TF's name
@@ -69,6 +70,7 @@ COMPLEX_ABS = declare(
     register("ComplexAbs", lambda x: np.abs(x), grad=_abs_grad,
              shape=lambda x: Spec(x.shape, x.dtype.real_dtype)),
     tf=lambda attrs, specs: ("ComplexAbs", {"Tout": specs[0].dtype.real_dtype}),
+    tf_import=lambda ins, a: complex_abs(ins[0]),
     batch=elementwise(np.abs))
 
 
@@ -89,6 +91,7 @@ ANGLE = declare(
     register("Angle", lambda z: np.angle(z).astype(z.real.dtype), grad=_angle_grad,
              shape=lambda z: Spec(z.shape, z.dtype.real_dtype)),
     tf=lambda attrs, specs: ("Angle", {"Tout": specs[0].dtype.real_dtype}),
+    tf_import=lambda ins, a: angle(ins[0]),
     batch=elementwise(lambda z: np.angle(z).astype(z.real.dtype)))
 
 

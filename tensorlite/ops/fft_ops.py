@@ -15,7 +15,7 @@ import builtins
 
 import numpy as np
 
-from tensorlite.framework import dtypes
+from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
@@ -93,6 +93,8 @@ for _rank in (1, 2, 3):
             tf=(lambda n: lambda attrs, specs: (n, {"Tcomplex": specs[0].dtype, "T": None}))(
                 _name),
             batch=leading(_c2c_fwd(_rank, _inverse)))
+        declare(_C2C[(_rank, _inverse)], tf_import=(lambda op: lambda ins, a: execute(
+            op, (ins[0],), None))(_C2C[(_rank, _inverse)]))
 
 
 def _checked(op_name, x, rank, kinds):
@@ -196,6 +198,11 @@ def _irfft_spec(y, fft_length):
 
 def _length_tf(name, real_in):
     def rule(attrs, specs):
+        if None in attrs["fft_length"]:
+            raise errors.UnimplementedError(
+                None, None, f"SavedModel export: {name}'s fft_length {list(attrs['fft_length'])} "
+                f"follows the batch size (None); pass fft_length explicitly or export with a "
+                f"fixed batch size")
         c = _COMPLEX_OF[specs[0].dtype.name] if real_in else specs[0].dtype
         return (name, {"Treal": c.real_dtype, "Tcomplex": c, "T": None},
                 [0, np.asarray(attrs["fft_length"], np.int32)])
@@ -212,6 +219,9 @@ for _rank in (1, 2, 3):
         register("IRFFT" + _SUFFIX[_rank], _irfft_fwd(_rank), grad=_irfft_grad(_rank),
                  shape=_irfft_spec),
         tf=_length_tf("IRFFT" + _SUFFIX[_rank], False), batch=leading(_irfft_fwd(_rank)))
+    for _op in (_R2C[_rank], _C2R[_rank]):  # TF's fft_length input arrives as a constant
+        declare(_op, tf_import=(lambda op: lambda ins, a: execute(
+            op, (ins[0],), {"fft_length": tuple(int(n) for n in np.asarray(ins[1]))}))(_op))
 
 
 def _fft_length(op_name, fft_length, default, rank):

@@ -13,10 +13,9 @@ from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import control_flow_ops
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
-from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
-                                   cached_axes, check_kind, composite_aware, norm_axis,
-                                   tensor_args, to_tensor, unary,
-                                   unbroadcast)
+from tensorlite.ops.common import (ANY, COMPOSITES, FLOAT, FLOATC, NUMERIC, REAL, batch_dims,
+                                   binary, cached_axes, check_kind, composite_aware, norm_axis,
+                                   tensor_args, to_tensor, unary, unbroadcast)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "pow", "maximum", "minimum",
@@ -338,8 +337,6 @@ def _real_part_spec(x):
 def _part_grad(imaginary):
     # Real(z) and Imag(z) send g back to the part they read: complex(g, 0) / complex(0, g).
     def grad(g, ans, x):
-        if not x._dtype.is_complex:
-            return zeros_like_t(g) if imaginary else g
         from tensorlite.ops import complex_ops  # noqa: PLC0415 - complex_ops imports this module
         zero = zeros_like_t(g)
         return complex_ops.complex(zero, g) if imaginary else complex_ops.complex(g, zero)
@@ -350,18 +347,46 @@ def _part_tf(name):
     return lambda attrs, specs: (name, {"Tout": specs[0].dtype.real_dtype})
 
 
+# TensorFlow's Conj, Real and Imag take complex inputs only; for real ones the public
+# functions answer without an op, as TF's do (conj and real: the input, imag: zeros).
 # Conj is anti-holomorphic: TF's gradient is conj(g), registered as is.
 CONJ = declare(register("Conj", np.conj, grad=lambda g, ans, x: conj(g)), tf="Conj",
                tf_import="plain", batch=elementwise(np.conj))
-conj = unary(CONJ, ANY)
 REAL_OP = declare(register("Real", lambda x: np.real(x).copy(), grad=_part_grad(False),
                            shape=_real_part_spec),
-                  tf=_part_tf("Real"), tf_import=lambda ins, a: real(ins[0]), batch=elementwise(lambda x: np.real(x).copy()))
-real = unary(REAL_OP, NUMERIC)
+                  tf=_part_tf("Real"), tf_import=lambda ins, a: real(ins[0]),
+                  batch=elementwise(lambda x: np.real(x).copy()))
 IMAG = declare(register("Imag", lambda x: np.imag(x).copy(), grad=_part_grad(True),
                         shape=_real_part_spec),
-               tf=_part_tf("Imag"), tf_import=lambda ins, a: imag(ins[0]), batch=elementwise(lambda x: np.imag(x).copy()))
-imag = unary(IMAG, NUMERIC)
+               tf=_part_tf("Imag"), tf_import=lambda ins, a: imag(ins[0]),
+               batch=elementwise(lambda x: np.imag(x).copy()))
+_complex_part = {op.name: unary(op, "c") for op in (CONJ, REAL_OP, IMAG)}
+
+
+def _part(op_name, x, when_real):
+    if _is_complex_value(x):
+        return _complex_part[op_name](x)
+    if type(x) in COMPOSITES:  # a real RaggedTensor
+        return x if when_real is None else COMPOSITES[type(x)].elementwise(when_real, (x,))
+    x = check_kind(op_name, to_tensor(x), NUMERIC, "input")
+    return x if when_real is None else when_real(x)
+
+
+def conj(x, name=None):
+    """`tf.math.conj`: the complex conjugate; a real tensor is returned unchanged."""
+    return _part("Conj", x, None)
+
+
+def real(input, name=None):  # noqa: A002 - TF's argument name
+    """`tf.math.real`: the real part (float32 of complex64, float64 of complex128); a real
+    tensor is returned unchanged."""
+    return _part("Real", input, None)
+
+
+def imag(input, name=None):  # noqa: A002
+    """`tf.math.imag`: the imaginary part; zeros for a real tensor."""
+    return _part("Imag", input, lambda t: wrap(np.zeros_like(t._value)) if not OBSERVERS
+                 else execute(get_op("ZerosLike"), (t,), {"dtype": t._dtype}))
 
 
 def zeros_like_t(x):
