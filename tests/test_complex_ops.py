@@ -57,6 +57,7 @@ def test_real_inputs():
     x = tf.constant([-1.5, 0.0, 2.0])
     np.testing.assert_array_equal(tf.math.real(x).numpy(), x.numpy())
     np.testing.assert_array_equal(tf.math.imag(x).numpy(), [0, 0, 0])
+    assert tf.math.conj(x) is x and tf.math.real(x) is x  # TF returns real inputs unchanged
     np.testing.assert_allclose(tf.math.angle(x).numpy(), [np.pi, 0, 0], rtol=1e-7)
     np.testing.assert_array_equal(tf.abs(x).numpy(), [1.5, 0.0, 2.0])
     with pytest.raises(errors.InvalidArgumentError, match="Angle"):
@@ -82,6 +83,11 @@ def test_complex_gradient_real_parts(name, fn, nargs):
     ("abs_squared", lambda z: tf.abs(z) ** 2),
     ("cast_to_real", lambda z: tf.cast(z, tf.float64)),
     ("sum", lambda z: tf.reduce_sum(z * z, axis=0)),
+    ("prod", lambda z: tf.reduce_prod(z, axis=1)),
+    ("cumprod", lambda z: tf.math.cumprod(z, axis=1)),
+    ("matmul", lambda z: tf.matmul(z, tf.constant(np.arange(6).reshape(3, 2) * (1 - 1j)))),
+    ("matmul_self_adjoint", lambda z: tf.matmul(z, z, adjoint_b=True)),
+    ("einsum", lambda z: tf.einsum("ij,kj->ik", z, tf.math.conj(z) + 1j)),
 ])
 def test_gradients_follow_tf_convention(name, fn):
     check_complex_grads(fn, [_z(2, 3, seed=3)])

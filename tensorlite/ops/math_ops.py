@@ -536,7 +536,8 @@ def _reduce_tf(attrs, in_specs, name):
 
 
 def _defreduce(name, fwd, grad, kinds):
-    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd),
+    op = declare(register(name, fwd, grad=_conjugating(grad), shape=_reduce_shape),
+                 batch=reduction(fwd),
                  tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name))
     fwd = op.forward
 
@@ -714,7 +715,7 @@ def _cumprod_grad(g, ans, x, axis, exclusive, reverse):
     return divide(s, x)
 
 
-CUMPROD = register("Cumprod", _cum_fwd(np.cumprod, 1), grad=_cumprod_grad,
+CUMPROD = register("Cumprod", _cum_fwd(np.cumprod, 1), grad=_conjugating(_cumprod_grad),
                    shape=lambda x, **_: x)
 
 
@@ -838,7 +839,7 @@ def _matmul_tf(attrs, in_specs):
     return "BatchMatMulV2", {"adj_x": ta, "adj_y": tb, **attrs}
 
 
-MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
+MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmul_grad),
                           shape=_matmul_shape), tf=_matmul_tf, tf_import={
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),
@@ -957,7 +958,7 @@ def _einsum_shape(*xs, equation):
 
 
 EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
-    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_einsum_grad,
+    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_conjugating(_einsum_grad),
     shape=_einsum_shape),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}))
 
