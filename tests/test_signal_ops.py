@@ -472,3 +472,21 @@ def test_saved_model_refuses_an_fft_length_that_follows_the_batch_size(tmp_path)
     with pytest.raises(errors.UnimplementedError, match="RFFT2D's fft_length"):
         tf.saved_model.save(module, str(tmp_path / "m"), signatures=module.f)
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("pad_end", [False, True])
+def test_frame_and_stft_count_frames_at_run_time_in_polymorphic_graphs(pad_end):
+    # one graph for every length: the number of frames is computed from tf.shape, as in TF
+    frames = tf.function(lambda x: tf.signal.frame(x, 4, 3, pad_end=pad_end, axis=0),
+                         input_signature=[tf.TensorSpec([None, 2], tf.float64)])
+    spectra = tf.function(lambda x: tf.abs(tf.signal.stft(x, 8, 4, pad_end=pad_end)),
+                          input_signature=[tf.TensorSpec([2, None], tf.float64)])
+    for n in (9, 10, 11, 13, 2, 0):
+        x = rand(n, 2, seed=n)
+        np.testing.assert_array_equal(frames(x).numpy(), _np_frame(x, 4, 3, pad_end, 0, 0))
+        if n:
+            y = rand(2, n + 10, seed=n)
+            np.testing.assert_allclose(spectra(y).numpy(),
+                                       np.abs(_np_stft(y, 8, 4, 8, pad_end)), atol=1e-12)
+    assert frames.experimental_get_tracing_count() == 1
+    assert spectra.experimental_get_tracing_count() == 1

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from tensorlite.framework import errors
+from tensorlite.graph import control_flow
 from tensorlite.ops import array_ops, math_ops
 from tensorlite.ops.common import int_list, tensor_args, to_tensor
 
@@ -40,19 +41,43 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
         raise errors.InvalidArgumentError(None, None, f"frame: axis {axis} is out of range for "
                                           f"a signal of rank {rank}")
     axis %= rank
-    length = x._value.shape[axis]
+    varies = _varies(x, axis)
     if pad_end:
-        num_frames = -(-length // step)
-        extra = max(0, length_n + step * (num_frames - 1) - length)
-        if extra:
-            x, value = tensor_args("frame", (x, pad_value), names=("signal", "pad_value"))
-            paddings = [[0, 0]] * rank
-            paddings[axis] = [0, extra]
-            x = array_ops.pad(x, paddings, constant_values=value)
-    else:
-        num_frames = max(0, 1 + (length - length_n) // step)
+        x = _pad_end(x, axis, length_n, step, pad_value)
+    if varies:
+        return array_ops.gather(x, _dynamic_index(x, axis, length_n, step, pad_end), axis=axis)
+    length = x._value.shape[axis]
+    num_frames = (-(-(length - length_n) // step) if pad_end else
+                  max(0, 1 + (length - length_n) // step))
     index = step * np.arange(num_frames)[:, None] + np.arange(length_n)[None, :]
     return array_ops.gather(x, index.astype(np.int32), axis=axis)
+
+
+def _varies(x, axis):
+    """Whether x's size along axis varies in the polymorphic graph being traced (then the
+    frames are counted at run time from tf.shape, as TensorFlow does). Tensor.shape shows
+    tensorlite's own code the concrete size, so this asks the trace for the static one."""
+    shape = control_flow.static_shape(control_flow.outer_tracer(), x)
+    return shape is not None and shape[axis] is None
+
+
+def _pad_end(x, axis, length_n, step, pad_value):
+    """Appends frame_length samples of pad_value along axis: enough for TF's
+    ceil(length / frame_step) frames (the last starts before the end, so it needs fewer
+    than frame_length more); frame() then takes only the frames TF's padding allows."""
+    x, value = tensor_args("frame", (x, pad_value), names=("signal", "pad_value"))
+    paddings = [[0, 0]] * x._value.ndim
+    paddings[axis] = [0, length_n]
+    return array_ops.pad(x, paddings, constant_values=value)
+
+
+def _dynamic_index(x, axis, length_n, step, pad_end):
+    length = array_ops.shape(x)[axis] - (length_n if pad_end else 0)
+    if pad_end:
+        count = (length + (step - 1)) // step
+    else:
+        count = math_ops.maximum(0, (length - length_n) // step + 1)
+    return array_ops.range(count)[:, None] * step + array_ops.range(length_n)[None, :]
 
 
 def overlap_and_add(signal, frame_step, name=None):
