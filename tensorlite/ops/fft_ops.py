@@ -83,18 +83,17 @@ def _c2c_spec(x):
     return x
 
 
-_C2C = {}
-for _rank in (1, 2, 3):
-    for _inverse in (False, True):
-        _name = ("IFFT" if _inverse else "FFT") + _SUFFIX[_rank]
-        _C2C[(_rank, _inverse)] = declare(
-            register(_name, _c2c_fwd(_rank, _inverse), grad=_c2c_grad(_rank, _inverse),
-                     shape=_c2c_spec),
-            tf=(lambda n: lambda attrs, specs: (n, {"Tcomplex": specs[0].dtype, "T": None}))(
-                _name),
-            batch=leading(_c2c_fwd(_rank, _inverse)))
-        declare(_C2C[(_rank, _inverse)], tf_import=(lambda op: lambda ins, a: execute(
-            op, (ins[0],), None))(_C2C[(_rank, _inverse)]))
+def _register_c2c(rank, inverse):
+    name = ("IFFT" if inverse else "FFT") + _SUFFIX[rank]
+    op = register(name, _c2c_fwd(rank, inverse), grad=_c2c_grad(rank, inverse),
+                  shape=_c2c_spec)
+    return declare(op, tf=lambda attrs, specs: (name, {"Tcomplex": specs[0].dtype, "T": None}),
+                   tf_import=lambda ins, a: execute(op, (ins[0],), None),
+                   batch=leading(_c2c_fwd(rank, inverse)))
+
+
+_C2C = {(rank, inverse): _register_c2c(rank, inverse) for rank in (1, 2, 3)
+        for inverse in (False, True)}
 
 
 def _checked(op_name, x, rank, kinds):
@@ -209,19 +208,19 @@ def _length_tf(name, real_in):
     return rule
 
 
-_R2C, _C2R = {}, {}
-for _rank in (1, 2, 3):
-    _R2C[_rank] = declare(
-        register("RFFT" + _SUFFIX[_rank], _rfft_fwd(_rank), grad=_rfft_grad(_rank),
-                 shape=_rfft_spec),
-        tf=_length_tf("RFFT" + _SUFFIX[_rank], True), batch=leading(_rfft_fwd(_rank)))
-    _C2R[_rank] = declare(
-        register("IRFFT" + _SUFFIX[_rank], _irfft_fwd(_rank), grad=_irfft_grad(_rank),
-                 shape=_irfft_spec),
-        tf=_length_tf("IRFFT" + _SUFFIX[_rank], False), batch=leading(_irfft_fwd(_rank)))
-    for _op in (_R2C[_rank], _C2R[_rank]):  # TF's fft_length input arrives as a constant
-        declare(_op, tf_import=(lambda op: lambda ins, a: execute(
-            op, (ins[0],), {"fft_length": tuple(int(n) for n in np.asarray(ins[1]))}))(_op))
+def _register_real(rank, inverse):
+    name = ("IRFFT" if inverse else "RFFT") + _SUFFIX[rank]
+    fwd, grad, spec = ((_irfft_fwd, _irfft_grad, _irfft_spec) if inverse else
+                       (_rfft_fwd, _rfft_grad, _rfft_spec))
+    op = register(name, fwd(rank), grad=grad(rank), shape=spec)
+    # TF's fft_length input arrives as a constant: it becomes the attribute again
+    return declare(op, tf=_length_tf(name, not inverse), batch=leading(fwd(rank)),
+                   tf_import=lambda ins, a: execute(
+                       op, (ins[0],), {"fft_length": tuple(int(n) for n in np.asarray(ins[1]))}))
+
+
+_R2C = {rank: _register_real(rank, False) for rank in (1, 2, 3)}
+_C2R = {rank: _register_real(rank, True) for rank in (1, 2, 3)}
 
 
 def _fft_length(op_name, fft_length, default, rank):
