@@ -97,6 +97,26 @@ def _spectral_cases():
     }
 
 
+def _mdct_cases():
+    return {
+        "kaiser": (lambda tf, d: tf.signal.kaiser_window(9, beta=5.0, dtype=tf.float64), None),
+        "kaiser_default": (lambda tf, d: tf.signal.kaiser_window(16), None),
+        "kbd": (lambda tf, d: tf.signal.kaiser_bessel_derived_window(12, dtype=tf.float64),
+                None),
+        "vorbis": (lambda tf, d: tf.signal.vorbis_window(10, dtype=tf.float64), None),
+        "mdct": (lambda tf, d: tf.signal.mdct(d["pcm"], 16), "pcm"),
+        "mdct_ortho_kbd_pad_end": (lambda tf, d: tf.signal.mdct(
+            d["pcm"], 12, window_fn=tf.signal.kaiser_bessel_derived_window, pad_end=True,
+            norm="ortho"), "pcm"),
+        "mdct_no_window": (lambda tf, d: tf.signal.mdct(d["x"], 8, window_fn=None), "x"),
+        "inverse_mdct": (lambda tf, d: tf.signal.inverse_mdct(d["mel"]), "mel"),
+        "inverse_mdct_ortho": (lambda tf, d: tf.signal.inverse_mdct(d["mel"], norm="ortho"),
+                               "mel"),
+        "inverse_mdct_no_window": (lambda tf, d: tf.signal.inverse_mdct(d["mel"],
+                                                                        window_fn=None), "mel"),
+    }
+
+
 def _dct_cases():
     cases = {}
     for t in (1, 2, 3, 4):
@@ -121,7 +141,8 @@ def _mfcc_pipeline(tf, d):
 
 def cases():
     """{name: (fn(tf, inputs) -> tensor, name of the input to differentiate or None)}."""
-    return {**_complex_cases(), **_fft_cases(), **_spectral_cases(), **_dct_cases()}
+    return {**_complex_cases(), **_fft_cases(), **_spectral_cases(), **_dct_cases(),
+            **_mdct_cases()}
 
 
 def _weights(shape, phase):
