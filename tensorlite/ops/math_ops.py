@@ -252,6 +252,8 @@ ABS, _real_abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x))
 
 def abs(x, name=None):  # noqa: A001 - TF's name
     """`tf.abs`: |x| elementwise; for complex x the (real) magnitude, TF's ComplexAbs."""
+    if type(x) is Tensor and x._dtype.kind != "c":  # the common case, first
+        return _real_abs(x)
     if _is_complex_value(x):
         from tensorlite.ops import complex_ops  # noqa: PLC0415 - complex_ops imports this module
         return complex_ops.complex_abs(x)
