@@ -61,11 +61,10 @@ def _points(t, rank):
 
 # -- complex-to-complex: FFT, IFFT ------------------------------------------------------------
 def _c2c_fwd(rank, inverse):
-    npfn = np.fft.ifftn if inverse else np.fft.fftn
-
     def fwd(x):
         if 0 in x.shape[x.ndim - rank:]:
             return x.copy()
+        npfn = np.fft.ifftn if inverse else np.fft.fftn  # numpy.fft loads on first use
         return npfn(x, axes=_axes(rank)).astype(x.dtype, copy=False)
     return fwd
 
