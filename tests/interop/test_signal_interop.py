@@ -1,7 +1,7 @@
 """tf.signal and the complex-number basics against real TensorFlow: the same code
 (signal_cases.py) runs under both, and every output and gradient (TensorFlow's complex
 convention) must match; and TensorFlow loads and runs a SavedModel whose graph tensorlite
-wrote with FFT, RFFT, IRFFT, ComplexAbs, Complex and Angle nodes."""
+wrote with FFT, RFFT, IRFFT, ComplexAbs, Complex, Angle, Real, Imag and Conj nodes."""
 import numpy as np
 import pytest
 
@@ -65,6 +65,7 @@ class SpectralFeatures(tf.Module):
                 "back": tf.signal.inverse_stft(stfts, 64, 32),
                 "phase": tf.math.angle(z + 0.25),
                 "spectrum": tf.abs(tf.signal.ifft(tf.signal.fft(z))),
+                "parts": tf.math.real(z) * tf.math.imag(tf.math.conj(z)),
                 "spectrum2d": tf.abs(tf.signal.rfft2d(tf.reshape(pcm, [-1, 15, 20])))}
 
 
