@@ -36,6 +36,8 @@ from tensorlite.ops.math_ops import (abs, add, add_n, argmax, argmin, argsort,  
                                      sqrt, square, subtract, tanh, tensordot, truediv, where,
                                      log, floordiv, tan, sinh, cosh, asin, acos, atan, atan2,
                                      cumprod, reciprocal, ceil, rsqrt, squared_difference)
+from tensorlite.ops.complex_ops import complex  # noqa: A004
+from tensorlite.ops import fft_ops as _fft_ops  # noqa: F401 - registers FFT ops (SavedModels)
 from tensorlite.ops.slice_ops import slice, strided_slice  # noqa: A004
 from tensorlite.ops.logging_ops import print  # noqa: A004
 from tensorlite.ops.script_ops import numpy_function, py_function
@@ -65,7 +67,7 @@ __version__ = version.VERSION
 # Sub-packages that most programs never touch load on first use, keeping the import fast.
 _LAZY = {"compat", "data", "image", "io", "keras", "lite", "profiler", "saved_model", "sparse", "summary",
          "train", "distribute", "estimator", "contrib", "feature_column", "types"}
-_LAZY |= {"ragged", "strings", "lookup", "autograph", "experimental"}
+_LAZY |= {"ragged", "strings", "lookup", "autograph", "experimental", "signal"}
 # Names that live in a lazily loaded sub-package: name -> (module, attribute).
 _LAZY_NAMES = {"RaggedTensor": ("tensorlite.ragged", "RaggedTensor"),
                "RaggedTensorSpec": ("tensorlite.ragged", "RaggedTensorSpec"),

@@ -63,6 +63,21 @@ def _programs():
         rows *= tf.cast(tf.size(v) + tf.shape(v)[0] + tf.rank(v), tf.float32)
         xent += tf.reduce_sum(rows)
     tape.gradient(xent, v)
+    _fft_programs(tf, v)
+
+
+def _fft_programs(tf, v):
+    """The FFT family forward and backward (their rules are "leading": they transform the
+    innermost axes)."""
+    z = tf.complex(v, v * 2.0)
+    with tf.GradientTape() as tape:
+        tape.watch([v, z])
+        out = [tf.signal.fft(z), tf.signal.ifft(z), tf.signal.fft2d(z), tf.signal.ifft2d(z),
+               tf.signal.fft3d(z[None]), tf.signal.ifft3d(z[None]), tf.signal.rfft(v, [6]),
+               tf.signal.irfft(z, [7]), tf.signal.rfft2d(v), tf.signal.irfft2d(z),
+               tf.signal.rfft3d(v[None]), tf.signal.irfft3d(z[None], [1, 4, 6])]
+        total = tf.add_n([tf.reduce_sum(tf.abs(t)) for t in out])
+    tape.gradient(total, [v, z])
 
 
 def _recorded():

@@ -2,8 +2,9 @@
 
 Every op works on the last two dimensions and broadcasts over leading (batch) ones, so its
 gradient rule, written with tensorlite ops, takes cotangents with extra leading dimensions.
-Complex inputs run forward; gradients follow tensorlite's (non-conjugating) convention and
-are tested for real dtypes.
+Complex inputs run forward; the decompositions' own gradient rules are written and tested
+for real dtypes only (matmul and the elementwise ops they call follow TensorFlow's complex
+convention, see math_ops._conjugating).
 
 Where a decomposition reads only one triangle (cholesky, eigh), the gradient follows
 TensorFlow: cholesky's is symmetrised, eigh's is folded onto the lower triangle.

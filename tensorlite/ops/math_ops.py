@@ -13,8 +13,8 @@ from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import control_flow_ops
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
-from tensorlite.ops.common import (ANY, FLOAT, FLOATC, NUMERIC, REAL, batch_dims, binary,
-                                   cached_axes, check_kind, composite_aware, norm_axis,
+from tensorlite.ops.common import (ANY, COMPOSITES, FLOAT, FLOATC, NUMERIC, REAL, batch_dims,
+                                   binary, cached_axes, check_kind, composite_aware, norm_axis,
                                    single_axis, tensor_args, to_tensor, unary, unbroadcast)
 
 __all__ = [
@@ -70,16 +70,38 @@ def _ushape_bool(x):
     return Spec(x.shape, dtypes.bool)
 
 
+def _conjugating(grad):
+    """TensorFlow's gradient convention for complex inputs. The rules here are written as
+    g * f'(z), which is right for real dtypes; for complex ones TF passes g * conj(f'(z))
+    (so that for a real loss L of z = x + iy the gradient is dL/dx + i dL/dy), which for a
+    holomorphic f is conj(rule(conj(g)))."""
+    if not callable(grad):
+        return grad
+
+    def rule(g, ans, *xs, **attrs):
+        if not ans._dtype.is_complex and not xs[0]._dtype.is_complex:
+            return grad(g, ans, *xs, **attrs)
+        out = grad(conj(g), ans, *xs, **attrs)
+        if isinstance(out, (tuple, list)):
+            return tuple(_conj_if_complex(o) for o in out)
+        return _conj_if_complex(out)
+    return rule
+
+
+def _conj_if_complex(t):
+    return conj(t) if t is not None and t._dtype.is_complex else t
+
+
 def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
     # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
-                 batch=elementwise(fwd))
+    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
+                 tf_import="plain", batch=elementwise(fwd))
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = declare(register(name, fwd, grad=grad, shape=shape), tf=name, tf_import="plain",
-                 batch=elementwise(fwd))
+    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
+                 tf_import="plain", batch=elementwise(fwd))
     return op, unary(op, kinds)
 
 
@@ -225,7 +247,33 @@ def invert_operator(x):
 
 # -- unary ------------------------------------------------------------------------------------
 NEG, negative = _defunary("Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC)
-ABS, abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL)  # noqa: A001
+ABS, _real_abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL)
+
+
+def abs(x, name=None):  # noqa: A001 - TF's name
+    """`tf.abs`: |x| elementwise; for complex x the (real) magnitude, TF's ComplexAbs."""
+    if type(x) is Tensor and x._dtype.kind != "c":  # the common case, first
+        return _real_abs(x)
+    if _is_complex_value(x):
+        from tensorlite.ops import complex_ops  # noqa: PLC0415 - complex_ops imports this module
+        return complex_ops.complex_abs(x)
+    return _real_abs(x)
+
+
+def _is_complex_value(x):
+    dtype = getattr(x, "dtype", None)
+    if isinstance(dtype, dtypes.DType):
+        return dtype.is_complex
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "c"
+    if isinstance(x, (complex, list, tuple)):
+        try:
+            return np.array(x).dtype.kind == "c"
+        except (TypeError, ValueError):  # ragged nests: the real path reports them
+            return False
+    return False
+
+
 SIGN, sign = _defunary("Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL)
 SQUARE, square = _defunary("Square", np.square,
                            lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC)
@@ -284,9 +332,63 @@ IS_NAN, is_nan = _defunary("IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape
 IS_INF, is_inf = _defunary("IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool)
 IS_FINITE, is_finite = _defunary("IsFinite", np.isfinite, NOT_DIFFERENTIABLE, FLOAT,
                                  _ushape_bool)
-CONJ, conj = _defunary("Conj", np.conj, lambda g, ans, x: conj(g), ANY)
-REAL_OP, real = _defunary("Real", lambda x: np.real(x).copy(), lambda g, ans, x: None, ANY)
-IMAG, imag = _defunary("Imag", lambda x: np.imag(x).copy(), lambda g, ans, x: None, ANY)
+def _real_part_spec(x):
+    return Spec(x.shape, x.dtype.real_dtype)
+
+
+def _part_grad(imaginary):
+    # Real(z) and Imag(z) send g back to the part they read: complex(g, 0) / complex(0, g).
+    def grad(g, ans, x):
+        from tensorlite.ops import complex_ops  # noqa: PLC0415 - complex_ops imports this module
+        zero = zeros_like_t(g)
+        return complex_ops.complex(zero, g) if imaginary else complex_ops.complex(g, zero)
+    return grad
+
+
+def _part_tf(name):
+    return lambda attrs, specs: (name, {"Tout": specs[0].dtype.real_dtype})
+
+
+# TensorFlow's Conj, Real and Imag take complex inputs only; for real ones the public
+# functions answer without an op, as TF's do (conj and real: the input, imag: zeros).
+# Conj is anti-holomorphic: TF's gradient is conj(g), registered as is.
+CONJ = declare(register("Conj", np.conj, grad=lambda g, ans, x: conj(g)), tf="Conj",
+               tf_import="plain", batch=elementwise(np.conj))
+REAL_OP = declare(register("Real", lambda x: np.real(x).copy(), grad=_part_grad(False),
+                           shape=_real_part_spec),
+                  tf=_part_tf("Real"), tf_import=lambda ins, a: real(ins[0]),
+                  batch=elementwise(lambda x: np.real(x).copy()))
+IMAG = declare(register("Imag", lambda x: np.imag(x).copy(), grad=_part_grad(True),
+                        shape=_real_part_spec),
+               tf=_part_tf("Imag"), tf_import=lambda ins, a: imag(ins[0]),
+               batch=elementwise(lambda x: np.imag(x).copy()))
+_complex_part = {op.name: unary(op, "c") for op in (CONJ, REAL_OP, IMAG)}
+
+
+def _part(op_name, x, when_real):
+    if _is_complex_value(x):
+        return _complex_part[op_name](x)
+    if type(x) in COMPOSITES:  # a real RaggedTensor
+        return x if when_real is None else COMPOSITES[type(x)].elementwise(when_real, (x,))
+    x = check_kind(op_name, to_tensor(x), NUMERIC, "input")
+    return x if when_real is None else when_real(x)
+
+
+def conj(x, name=None):
+    """`tf.math.conj`: the complex conjugate; a real tensor is returned unchanged."""
+    return _part("Conj", x, None)
+
+
+def real(input, name=None):  # noqa: A002 - TF's argument name
+    """`tf.math.real`: the real part (float32 of complex64, float64 of complex128); a real
+    tensor is returned unchanged."""
+    return _part("Real", input, None)
+
+
+def imag(input, name=None):  # noqa: A002
+    """`tf.math.imag`: the imaginary part; zeros for a real tensor."""
+    return _part("Imag", input, lambda t: wrap(np.zeros_like(t._value)) if not OBSERVERS
+                 else execute(get_op("ZerosLike"), (t,), {"dtype": t._dtype}))
 
 
 def zeros_like_t(x):
@@ -345,6 +447,8 @@ def _cast_fwd(x, dtype):
         raise errors.UnimplementedError(
             None, None, f"Cast {source} to {dtype.name} is not supported; use "
             f"tf.strings.to_number / tf.strings.as_string")
+    if x.dtype.kind == "c" and not dtype.is_complex:
+        x = x.real  # TF keeps the real part (NumPy would warn)
     if dtype.is_integer and x.dtype.kind in "fc":
         x = np.trunc(x)  # TF truncates toward zero
     return x.astype(dtype.as_numpy_dtype)
@@ -434,7 +538,8 @@ def _reduce_tf(attrs, in_specs, name):
 
 
 def _defreduce(name, fwd, grad, kinds):
-    op = declare(register(name, fwd, grad=grad, shape=_reduce_shape), batch=reduction(fwd),
+    op = declare(register(name, fwd, grad=_conjugating(grad), shape=_reduce_shape),
+                 batch=reduction(fwd),
                  tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name))
     fwd = op.forward
 
@@ -612,7 +717,7 @@ def _cumprod_grad(g, ans, x, axis, exclusive, reverse):
     return divide(s, x)
 
 
-CUMPROD = register("Cumprod", _cum_fwd(np.cumprod, 1), grad=_cumprod_grad,
+CUMPROD = register("Cumprod", _cum_fwd(np.cumprod, 1), grad=_conjugating(_cumprod_grad),
                    shape=lambda x, **_: x)
 
 
@@ -736,7 +841,7 @@ def _matmul_tf(attrs, in_specs):
     return "BatchMatMulV2", {"adj_x": ta, "adj_y": tb, **attrs}
 
 
-MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_matmul_grad,
+MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmul_grad),
                           shape=_matmul_shape), tf=_matmul_tf, tf_import={
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),
@@ -875,7 +980,7 @@ def _einsum_shape(*xs, equation):
 
 
 EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
-    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_einsum_grad,
+    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_conjugating(_einsum_grad),
     shape=_einsum_shape),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}))
 

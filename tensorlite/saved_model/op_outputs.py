@@ -11,7 +11,7 @@ from tensorlite.framework import errors
 
 _UNARY_Y = ("Abs Acos Asin Atan Ceil Cos Cosh Erf Exp Expm1 Floor Inv Invert IsFinite IsInf "
             "IsNan Log Log1p LogicalNot Neg Reciprocal Rint Round Rsqrt Sigmoid Sign Sin Sinh "
-            "Sqrt Square Tan Tanh Conj Real Imag Cast Transpose ZerosLike OnesLike").split()
+            "Sqrt Square Tan Tanh Cast Transpose ZerosLike OnesLike ComplexAbs").split()
 _BINARY_Z = ("AddV2 Sub Mul RealDiv Div DivNoNan FloorDiv FloorMod TruncateDiv TruncateMod Pow "
              "Maximum Minimum SquaredDifference Equal NotEqual Less LessEqual Greater "
              "GreaterEqual LogicalAnd LogicalOr LogicalXor BitwiseAnd BitwiseOr BitwiseXor "
@@ -26,7 +26,8 @@ _OUTPUT = ("BiasAdd BatchMatMulV2 BatchMatMulV3 Conv2D DepthwiseConv2dNative Max
            "DenseBincount RaggedBincount StaticRegexFullMatch StringLength StringStrip "
            "ReduceJoin TensorScatterUpdate TensorScatterAdd TensorScatterSub TensorScatterMin "
            "TensorScatterMax UnsortedSegmentSum UnsortedSegmentMax UnsortedSegmentMin "
-           "UnsortedSegmentProd").split()
+           "UnsortedSegmentProd Conj Real Imag Angle FFT IFFT FFT2D IFFT2D FFT3D IFFT3D RFFT "
+           "IRFFT RFFT2D IRFFT2D RFFT3D IRFFT3D").split()
 
 OUTPUT_ARGS = {
     **{op: "y" for op in _UNARY_Y},
@@ -37,7 +38,7 @@ OUTPUT_ARGS = {
     "ReadVariableOp": "value", "Placeholder": "output", "Cumsum": "out", "Cumprod": "out",
     "LookupTableFindV2": "values", "LookupTableSizeV2": "size",
     "StringToHashBucketFast": "output", "AsString": "output", "RaggedTensorToTensor": "result",
-    "ReadFile": "contents",
+    "ReadFile": "contents", "Complex": "out",
 }
 
 
