@@ -173,7 +173,8 @@ def _read_meta(path):
         ok = (isinstance(meta, dict) and type(meta.get("num_elements")) is int
               and meta["num_elements"] >= 0 and type(meta.get("num_shards")) is int
               and 1 <= meta["num_shards"] <= 65536 and isinstance(meta.get("gzip"), bool)
-              and isinstance(meta.get("pipeline"), list))
+              and isinstance(meta.get("pipeline"), list)
+              and all(isinstance(line, str) for line in meta["pipeline"]))
     except (OSError, ValueError, RecursionError) as e:
         ok, meta = False, e
     if not ok:
