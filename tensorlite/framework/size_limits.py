@@ -82,3 +82,24 @@ def check_shape(shape, dtype, present, what, source):
             None, None, f"{source}: the {what} claims shape {list(shape)} of "
                         f"{np.dtype(dtype).name} ({need} bytes) but only {present} bytes "
                         f"are present")
+
+
+_DEFAULT_CONFIG_CAP = 64 << 20
+
+
+def check_config(claimed, what, source):
+    """ResourceExhaustedError if a JSON config (or other text parsed into Python objects,
+    which take tens of times its bytes) is larger than `TENSORLITE_MAX_CONFIG_BYTES`
+    (default 64 MiB, never above the decompression cap)."""
+    value = os.environ.get("TENSORLITE_MAX_CONFIG_BYTES")
+    try:
+        cap = int(value) if value else _DEFAULT_CONFIG_CAP
+    except ValueError:
+        raise ValueError(f"TENSORLITE_MAX_CONFIG_BYTES must be a whole number of bytes, "
+                         f"not {value!r}") from None
+    cap = min(cap, decompression_cap())
+    if claimed > cap:
+        raise errors.ResourceExhaustedError(
+            None, None, f"{source}: the {what} is {claimed} bytes, more than the cap of "
+                        f"{cap} for configs; raise TENSORLITE_MAX_CONFIG_BYTES if the file "
+                        f"is trusted")

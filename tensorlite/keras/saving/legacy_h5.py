@@ -10,7 +10,7 @@ Example:
 """
 import json
 
-from tensorlite.framework import errors
+from tensorlite.framework import errors, size_limits
 from tensorlite.keras.saving import keras_config, weights_layout
 
 
@@ -23,10 +23,28 @@ def _open(path, mode):
             from None
 
 
+def check_h5_sizes(f, path):
+    """Before any dataset is read: a dataset whose shape needs more bytes than the file
+    stores for it (fill values, compressed chunks) expands, so the expansion is capped
+    (ResourceExhaustedError naming the file), per dataset and in total."""
+    h5py = weights_layout.h5py_module()
+    total = [0]
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "biufc":
+            nbytes = size_limits.shape_bytes(obj.shape or (), obj.dtype)
+            if nbytes > obj.id.get_storage_size():
+                size_limits.check_inflated(nbytes, f"dataset {name}", path)
+            total[0] += nbytes
+    f.visititems(visit)
+    size_limits.check_inflated(total[0], "weights' datasets together", path)
+
+
 def _attr_json(f, name, path):
     raw = f.attrs.get(name)
     if raw is None:
         return None
+    size_limits.check_config(len(raw), f"{name} attribute", path)
     try:
         return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -45,6 +63,7 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True):  # noqa
         training = _attr_json(f, "training_config", path)
         if "model_weights" not in f:
             raise errors.DataLossError(None, None, f"{path} has no model_weights group")
+        check_h5_sizes(f, path)
         weights_layout.read_legacy(model, f["model_weights"])
     if compile and training:
         keras_config.compile_from_keras(model, training, custom_objects)
@@ -73,6 +92,7 @@ def save_model(model, path, include_optimizer=True):
 def load_weights(model, path):
     """`load_weights("w.h5")` (legacy layout) or `load_weights("w.weights.h5")` (Keras 3)."""
     with _open(path, "r") as f:
+        check_h5_sizes(f, path)
         if "layer_names" in f.attrs:
             weights_layout.read_legacy(model, f)
         elif "model_weights" in f:
