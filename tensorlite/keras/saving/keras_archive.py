@@ -144,7 +144,7 @@ def read_member(z, name, path, config=False):
                     raise _loss(path, f"{name} holds more than the {declared} bytes its "
                                       f"header declares")
             return bytes(out)
-    except _ZIP_ERRORS as e:
+    except (*_ZIP_ERRORS, OSError) as e:  # the archive is open: OSError is a bad offset
         raise _loss(path, f"{name} cannot be read ({type(e).__name__}: {e})") from None
 
 
@@ -181,8 +181,9 @@ def _read_weights(z, names, path):
             with h5py.File(io.BytesIO(read_member(z, WEIGHTS_H5, path)), "r") as f:
                 check_h5_sizes(f, path)
                 return weights_layout.read_h5(f, path)
-        except OSError as e:
-            raise _loss(path, f"{WEIGHTS_H5} is not a valid HDF5 file ({e})") from None
+        except (OSError, RuntimeError, KeyError) as e:  # what h5py/HDF5 raise for damage
+            raise _loss(path, f"{WEIGHTS_H5} is not a valid HDF5 file "
+                              f"({type(e).__name__}: {e})") from None
     if WEIGHTS_NPZ in names:
         return read_npz(read_member(z, WEIGHTS_NPZ, path), path)
     raise _loss(path, f"it has neither {WEIGHTS_H5} nor {WEIGHTS_NPZ}")
