@@ -18,7 +18,7 @@ Example:
 import numpy as np
 
 from tensorlite.lite import flatbuf, kernels, memory_plan, schema
-from tensorlite.lite.model_errors import data_loss, exhausted, memory_cap
+from tensorlite.lite.model_errors import data_loss, exhausted, invoke_failed, memory_cap
 
 _NUMPY = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
           "INT64": np.int64, "BOOL": np.bool_, "INT16": np.int16, "INT8": np.int8,
@@ -26,6 +26,9 @@ _NUMPY = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT
 _TYPE_NAMES = {v: k for k, v in schema.ENUMS["TensorType"].items()}
 _BUILTIN_NAMES = {v: k for k, v in schema.ENUMS["BuiltinOperator"].items()}
 CUSTOM_OPS = {}  # name -> (prepare or None, invoke)
+# What a builtin kernel raises when a (mutated) model's tensors do not fit the operator.
+_KERNEL_FAULTS = (IndexError, KeyError, TypeError, ValueError, AttributeError,
+                  ZeroDivisionError, OverflowError)
 _MONOTONIC = (1, 2, 3, 4)  # RELU, RELU_N1_TO_1, RELU6, TANH: non-decreasing activations
 
 
@@ -267,7 +270,7 @@ class Interpreter:
             arrays[t] = self._arena[off:off + sizes[t]].view(dtype).reshape(self._shapes[t])
         self._arrays = arrays
         self._offsets = offsets
-        self._steps = [self._bind(node) for node in self._plan]
+        self._steps = [self._bind(k, node) for k, node in enumerate(self._plan)]
 
     def _prepare(self, k, node):
         """A builtin kernel's output shapes; a kernel tripping over tensors that do not fit
@@ -277,8 +280,7 @@ class Interpreter:
             return node.kernel.prepare(self, node)
         try:
             shapes = [tuple(int(d) for d in shape) for shape in node.kernel.prepare(self, node)]
-        except (IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError,
-                OverflowError) as e:
+        except _KERNEL_FAULTS as e:
             raise data_loss(self._source, f"operator {k} ({node.name}) failed to prepare: "
                                           f"{type(e).__name__}: {e}") from None
         if any(d < 0 for shape in shapes for d in shape):
@@ -298,11 +300,15 @@ class Interpreter:
                                               f"of {cap}; raise TENSORLITE_MAX_DECOMPRESSED_BYTES "
                                               f"if the model is trusted")
 
-    def _bind(self, node):
+    def _bind(self, k, node):
         """The node's step of the static execution plan: the kernel's pre-bound function
         when it has one, else a call of its invoke."""
         bind = getattr(node.kernel, "bind", None)
-        step = bind(self, node) if bind is not None else None
+        try:
+            step = bind(self, node) if bind is not None else None
+        except _KERNEL_FAULTS as e:  # as in _prepare: a mutated operator's options
+            raise data_loss(self._source, f"operator {k} ({node.name}) failed to prepare: "
+                                          f"{type(e).__name__}: {e}") from None
         if step is None:
             invoke = node.kernel.invoke
             return lambda: invoke(self, node)
@@ -314,8 +320,16 @@ class Interpreter:
             raise RuntimeError("Invoke called before allocate_tensors(): call "
                                "interpreter.allocate_tensors() first (and after every "
                                "resize_tensor_input)")
-        for step in self._steps:
-            step()
+        k = 0
+        try:
+            for k, step in enumerate(self._steps):
+                step()
+        except _KERNEL_FAULTS as e:
+            if isinstance(self._plan[k].kernel, _CustomKernel):
+                raise  # a custom op's errors are its author's own
+            raise invoke_failed(self._source, f"operator {k} ({self._plan[k].name}) failed to "
+                                              f"invoke: {type(e).__name__}: {e}; its tensors "
+                                              f"do not fit it (a corrupt model)") from None
 
     # -- tensors --------------------------------------------------------------------------
     def _check_index(self, index):

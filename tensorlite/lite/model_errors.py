@@ -14,26 +14,35 @@ Example:
 _CLASSES = {}
 
 
-def _error_class(kind):
-    cls = _CLASSES.get(kind)
+def _error_class(name, base_name, python_class):
+    cls = _CLASSES.get(name)
     if cls is None:
         from tensorlite.framework import errors  # noqa: PLC0415 - see the module docstring
-        base = getattr(errors, kind)
-        cls = type(f"Model{kind}", (base, ValueError),
-                   {"__doc__": f"A .tflite file that cannot be loaded: {base.__doc__}",
+        base = getattr(errors, base_name)
+        cls = type(name, (base, python_class),
+                   {"__doc__": f"A .tflite model that cannot be loaded or run: {base.__doc__}",
                     "__module__": __name__})
-        _CLASSES[kind] = globals()[cls.__name__] = cls  # found by name when unpickled
+        _CLASSES[name] = globals()[name] = cls  # found by name when unpickled
     return cls
 
 
 def data_loss(source, message):
     """DataLossError (and ValueError) for a corrupt model, naming `source`."""
-    return _error_class("DataLossError")(None, None, f"{source}: {message}")
+    return _error_class("ModelDataLossError", "DataLossError", ValueError)(
+        None, None, f"{source}: {message}")
+
+
+def invoke_failed(source, message):
+    """DataLossError (and RuntimeError, TF Lite's class for a failed invoke) for an
+    operator whose kernel trips over tensors that do not fit it."""
+    return _error_class("ModelInvokeError", "DataLossError", RuntimeError)(
+        None, None, f"{source}: {message}")
 
 
 def exhausted(source, message):
     """ResourceExhaustedError (and ValueError) for a model that asks for too much memory."""
-    return _error_class("ResourceExhaustedError")(None, None, f"{source}: {message}")
+    return _error_class("ModelResourceExhaustedError", "ResourceExhaustedError", ValueError)(
+        None, None, f"{source}: {message}")
 
 
 def memory_cap():
