@@ -24,7 +24,7 @@ import numpy as np
 
 from tensorlite.framework import errors, size_limits
 from tensorlite.keras.saving import keras_config, weights_layout
-from tensorlite.keras.saving.legacy_h5 import check_h5_sizes
+from tensorlite.keras.saving.legacy_h5 import check_h5_sizes, damaged_h5
 
 KERAS_VERSION = "3.0.0"  # the archive layout written: Keras 3's
 CONFIG, METADATA, WEIGHTS_H5, WEIGHTS_NPZ = ("config.json", "metadata.json",
@@ -177,13 +177,10 @@ def read_archive(path, custom_objects=None, compile=True, safe_mode=True):  # no
 def _read_weights(z, names, path):
     if WEIGHTS_H5 in names:
         h5py = weights_layout.h5py_module()
-        try:
-            with h5py.File(io.BytesIO(read_member(z, WEIGHTS_H5, path)), "r") as f:
-                check_h5_sizes(f, path)
-                return weights_layout.read_h5(f, path)
-        except (OSError, RuntimeError, KeyError) as e:  # what h5py/HDF5 raise for damage
-            raise _loss(path, f"{WEIGHTS_H5} is not a valid HDF5 file "
-                              f"({type(e).__name__}: {e})") from None
+        image = read_member(z, WEIGHTS_H5, path)
+        with damaged_h5(path, WEIGHTS_H5), h5py.File(io.BytesIO(image), "r") as f:
+            check_h5_sizes(f, path)
+            return weights_layout.read_h5(f, path)
     if WEIGHTS_NPZ in names:
         return read_npz(read_member(z, WEIGHTS_NPZ, path), path)
     raise _loss(path, f"it has neither {WEIGHTS_H5} nor {WEIGHTS_NPZ}")

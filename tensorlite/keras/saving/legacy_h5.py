@@ -8,6 +8,7 @@ archive or a checkpoint keeps it).
 Example:
     >>> model = tf.keras.models.load_model("mlp.h5")
 """
+import contextlib
 import json
 
 from tensorlite.framework import errors, size_limits
@@ -21,6 +22,18 @@ def _open(path, mode):
     except OSError as e:
         raise errors.DataLossError(None, None, f"{path} is not a valid HDF5 file ({e})") \
             from None
+
+
+@contextlib.contextmanager
+def damaged_h5(path, what="it"):
+    """What h5py raises for a damaged file once it is open (OSError, RuntimeError from
+    HDF5's object visitation, KeyError for a named group that is not there) becomes the
+    file's DataLossError."""
+    try:
+        yield
+    except (OSError, RuntimeError, KeyError) as e:
+        raise errors.DataLossError(None, None, f"{path}: {what} is not a valid Keras HDF5 "
+                                   f"file ({type(e).__name__}: {e})") from None
 
 
 def check_h5_sizes(f, path):
@@ -54,7 +67,7 @@ def _attr_json(f, name, path):
 
 def load_model(path, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
     """The model of a legacy `.h5` model file."""
-    with _open(path, "r") as f:
+    with _open(path, "r") as f, damaged_h5(path):
         config = _attr_json(f, "model_config", path)
         if config is None:
             raise ValueError(f"No model config found in the file at {path}: it holds weights "
@@ -91,7 +104,7 @@ def save_model(model, path, include_optimizer=True):
 
 def load_weights(model, path):
     """`load_weights("w.h5")` (legacy layout) or `load_weights("w.weights.h5")` (Keras 3)."""
-    with _open(path, "r") as f:
+    with _open(path, "r") as f, damaged_h5(path):
         check_h5_sizes(f, path)
         if "layer_names" in f.attrs:
             weights_layout.read_legacy(model, f)
