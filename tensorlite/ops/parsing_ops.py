@@ -530,8 +530,10 @@ def _values_from_fields(proto, dt, size):
     np_dt = object if dt.is_string else dt.as_numpy_dtype
     if field in ("scomplex_val", "dcomplex_val"):
         vals = [complex(a, b) for a, b in zip(vals[0::2], vals[1::2])]
-    if field == "half_val":  # float16/bfloat16 bit patterns in int32s
-        arr = np.array(vals, dtype=np.uint16).view(np_dt)
+    if field == "half_val":  # float16/bfloat16 bit patterns in int32s: the low 16 bits
+        arr = np.array(vals, dtype=np.int64).astype(np.uint16).view(np_dt)
+    elif field == "int_val" and not dt.is_bool:  # int32s narrowed as TF's static_cast does
+        arr = np.array(vals, dtype=np.int64).astype(np_dt)
     else:
         arr = np.empty(len(vals), dtype=object) if dt.is_string else np.array(vals, dtype=np_dt)
         if dt.is_string:
@@ -559,6 +561,10 @@ def _parse_tensor_fwd(serialized, out_type):
     shape = tuple(int(d.size) for d in proto.tensor_shape.dim)
     nbytes, itemsize = _claimed_bytes(shape, dt)
     if proto.tensor_content:
+        if dt.is_string:
+            raise errors.InvalidArgumentError(None, None, "Could not parse `serialized` as "
+                                              "TensorProto: a string tensor's values are in "
+                                              "string_val, never tensor_content")
         if len(proto.tensor_content) != nbytes:
             raise errors.InvalidArgumentError(
                 None, None, f"TensorProto holds {len(proto.tensor_content)} bytes of "

@@ -106,6 +106,9 @@ class Tally:
             call()
             kind = "loaded"
         except errors.OpError as e:
+            if "failed on inputs (" in str(e):  # the dispatcher wrapping a raw exception
+                raise AssertionError(f"{self.name}: a raw exception inside the op: {e}") \
+                    from e
             kind = type(e).__name__
         except self.allowed as e:
             if self.allowed_message and not re.search(self.allowed_message, str(e)):
@@ -229,16 +232,55 @@ def test_fuzz_cache_and_snapshot_records(workdir, capsys):
 
 
 # -- tf.io.parse_tensor ---------------------------------------------------------------------
+_PROTO = st.fixed_dictionaries({
+    "dtype": st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 17, 18, 19, 22, 23, 99]),
+    "dims": st.lists(st.sampled_from(
+        [-1, 0, 1, 2, 3, 80000, 1 << 31, 1 << 62]), max_size=4),
+    "content": st.none() | st.binary(max_size=24),
+    "field": st.sampled_from(["float_val", "double_val", "int_val", "int64_val", "bool_val",
+                              "string_val", "half_val", "scomplex_val", "dcomplex_val",
+                              "uint32_val", "uint64_val"]),
+    "count": st.integers(0, 5)})
+_FIELD_VALUE = {"float_val": 1.5, "double_val": -2.5, "int_val": 70000, "int64_val": -3,
+                "bool_val": True, "string_val": b"ab", "half_val": 70000,
+                "scomplex_val": 1.0, "dcomplex_val": 2.0, "uint32_val": 7, "uint64_val": 9}
+
+
+def _crafted_proto(fields):
+    """A TensorProto built field by field: a well-formed message holding wrong values."""
+    from tensorlite.train.example import TensorProto  # noqa: PLC0415
+    proto = TensorProto(dtype=fields["dtype"])
+    for d in fields["dims"]:
+        proto.tensor_shape.dim.add(size=d)
+    if fields["content"] is not None:
+        proto.tensor_content = fields["content"]
+    from tensorlite.ops.parsing_ops import _VAL_FIELD  # noqa: PLC0415
+    field = _VAL_FIELD.get(fields["dtype"], fields["field"]) if fields["count"] % 2 else \
+        fields["field"]  # mostly the dtype's own field, sometimes another
+    getattr(proto, field).extend([_FIELD_VALUE[field]] * fields["count"])
+    return proto.SerializeToString()
+
+
 def test_fuzz_parse_tensor(capsys):
     values = [tf.constant([[1.0, 2.0]]), tf.constant([b"ab", b"c"]), tf.constant(7)]
     valid = [(tf.io.serialize_tensor(v).numpy(), v.dtype) for v in values]
+    dtypes = [tf.float32, tf.float64, tf.int32, tf.uint8, tf.int64, tf.string, tf.bool,
+              tf.float16, tf.complex64, tf.uint32]
     tally = Tally("parse_tensor")
 
-    @_settings(200)
-    @given(st.sampled_from(valid), st.lists(_EDIT, max_size=4))
-    def one(source, edits):
-        data, dtype = source
-        tally.run(lambda: tf.io.parse_tensor(mutate(data, edits), dtype))
+    @_settings(300)
+    @given(st.sampled_from(valid), st.lists(_EDIT, max_size=4), st.booleans(), _PROTO,
+           st.sampled_from(dtypes))
+    def one(source, edits, structured, fields, dtype):
+        data, out_type = source
+        if structured:  # mostly the proto's own dtype, so parsing goes past the check
+            from tensorlite.ops.parsing_ops import _DT_BY_NUMBER  # noqa: PLC0415
+            data = _crafted_proto(fields)
+            out_type = _DT_BY_NUMBER.get(fields["dtype"], dtype) if fields["count"] % 4 \
+                else dtype
+        else:
+            data = mutate(data, edits)
+        tally.run(lambda: tf.io.parse_tensor(data, out_type))
 
     with guarded_allocations():
         one()
