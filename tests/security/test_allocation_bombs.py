@@ -244,6 +244,23 @@ def test_tflite_shared_tables_cannot_multiply(tmp_path):
             "shared more times than the file's size allows")
 
 
+def test_tflite_schema_has_no_recursive_tables():
+    """The decoder recurses once per nested table: bounded only while no table of the
+    schema can contain itself (a crafted file cannot then nest deeper than the schema)."""
+    from tensorlite.lite import schema  # noqa: PLC0415
+
+    def children(table):
+        for _, ftype, *_ in schema.TABLES[table]:
+            inner = ftype[1:-1] if ftype.startswith("[") else ftype
+            yield from schema.UNIONS.get(inner, [inner] if inner in schema.TABLES else [])
+
+    def walk(table, path):
+        assert table not in path, f"recursive tables: {path + [table]}"
+        for child in children(table):
+            walk(child, path + [table])
+    walk(schema.ROOT_TYPE, [])
+
+
 # -- .keras archives --------------------------------------------------------------------
 def _patch_declared_size(path, member, size):
     """Rewrites a stored member's declared uncompressed size in the local header and the

@@ -166,7 +166,7 @@ def test_fuzz_tfrecord(workdir, capsys):
     def read(compression):
         list(tf.compat.v1.io.tf_record_iterator(path, compression))
 
-    @_settings(150)
+    @_settings(120)
     @given(st.lists(_EDIT, max_size=4), st.none() | st.sampled_from(_BOUNDARY),
            st.sampled_from([None, "GZIP", "GZIP-raw"]))
     def one(edits, length, compression):
@@ -211,7 +211,7 @@ def test_fuzz_cache_and_snapshot_records(workdir, capsys):
         with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
             list(element_io.read_records(f, path))
 
-    @_settings(200)
+    @_settings(150)
     @given(st.lists(_EDIT, max_size=4), st.sampled_from(["raw", "payload", "length"]),
            st.sampled_from(_BOUNDARY), st.booleans())
     def one(edits, where, length, gz):
@@ -268,7 +268,7 @@ def test_fuzz_parse_tensor(capsys):
               tf.float16, tf.complex64, tf.uint32]
     tally = Tally("parse_tensor")
 
-    @_settings(300)
+    @_settings(200)
     @given(st.sampled_from(valid), st.lists(_EDIT, max_size=4), st.booleans(), _PROTO,
            st.sampled_from(dtypes))
     def one(source, edits, structured, fields, dtype):
@@ -430,7 +430,7 @@ def test_fuzz_tflite(tflite_model, capsys):
     _run_tflite(tflite_model)  # the valid model runs
     decoded = flatbuf.decode(tflite_model)
 
-    @_settings(300)
+    @_settings(220)
     @given(st.booleans(), st.lists(_EDIT, min_size=1, max_size=4),
            st.sampled_from(["inputs", "outputs", "opcode_index", "option", "shape", "buffer",
                             "type", "buffer data", "builtin_code", "graph io"]),
