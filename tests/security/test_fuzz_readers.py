@@ -520,6 +520,32 @@ def test_fuzz_keras_archive(workdir, keras_members, capsys):
     _only(workdir, ["m.keras"])
 
 
+def test_fuzz_npz_weights(capsys):
+    """The `.npz` weights of earlier tensorlite archives, read without numpy.load."""
+    from tensorlite.keras.saving.keras_archive import read_npz  # noqa: PLC0415
+    buf = io.BytesIO()
+    np.savez(buf, np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2], np.int64))
+    valid = buf.getvalue()
+    with zipfile.ZipFile(io.BytesIO(valid)) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    tally = Tally(".npz weights")
+
+    @_settings(120)
+    @given(st.sampled_from(["zip", "arr_0.npy", "arr_1.npy"]),
+           st.lists(_EDIT, min_size=1, max_size=4))
+    def one(target, edits):
+        if target == "zip":
+            data = mutate(valid, edits)
+        else:
+            data = _zip(dict(members, **{target: mutate(members[target], edits)}),
+                        zipfile.ZIP_STORED)
+        tally.run(lambda: read_npz(data, "old.keras"))
+
+    with guarded_allocations():
+        one()
+    tally.report(capsys)
+
+
 def test_mutate_applies_each_kind():
     assert mutate(b"abcd", [("flip", 0, b"\x01")]) == b"`bcd"
     assert mutate(b"abcd", [("set", 1, b"XY")]) == b"aXYd"

@@ -16,6 +16,7 @@ import datetime
 import io
 import json
 import struct
+import tokenize
 import warnings
 import zipfile
 import zlib
@@ -144,21 +145,24 @@ def read_member(z, name, path, config=False):
                     raise _loss(path, f"{name} holds more than the {declared} bytes its "
                                       f"header declares")
             return bytes(out)
-    except (*_ZIP_ERRORS, OSError) as e:  # the archive is open: OSError is a bad offset
+    except (*_ZIP_ERRORS, OSError, ValueError) as e:  # open: these are bad offsets
         raise _loss(path, f"{name} cannot be read ({type(e).__name__}: {e})") from None
 
 
-def _open_zip(path):
+def _open_zip(file, path):
+    """The zip in `file` (a path or a binary file); a damaged one is `path`'s DataLoss."""
     try:
-        return zipfile.ZipFile(path)
-    except _ZIP_ERRORS as e:
+        return zipfile.ZipFile(file)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise  # the path, not the archive, is wrong: the caller reports it
+    except (*_ZIP_ERRORS, ValueError, OSError) as e:  # offsets that seek before the start
         raise _loss(path, f"{type(e).__name__}: {e}") from None
 
 
 def read_archive(path, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
     """The model of a `.keras` archive (Keras 3's, or an earlier tensorlite one)."""
     try:
-        with _open_zip(path) as z:
+        with _open_zip(path, path) as z:
             names = _members(z, path)
             if CONFIG not in names:
                 raise _loss(path, f"it has no {CONFIG}")
@@ -189,16 +193,17 @@ def _read_weights(z, names, path):
 def read_npz(data, path):
     """name -> array of an `.npz` image (no pickles). Each member's `.npy` header is
     checked against the bytes that follow it before the array is made."""
-    z = _open_zip(io.BytesIO(data))
     out = {}
-    for name in z.namelist():
-        raw = read_member(z, name, path)
-        key = name[:-4] if name.endswith(".npy") else name
-        try:
-            out[key] = _npy(raw, f"{name} of its weights", path)
-        except ValueError as e:  # numpy's own header checks
-            raise _loss(path, f"{name} of its weights is not a valid .npy array ({e})") \
-                from None
+    with _open_zip(io.BytesIO(data), path) as z:
+        for name in z.namelist():
+            raw = read_member(z, name, path)
+            key = name[:-4] if name.endswith(".npy") else name
+            try:
+                out[key] = _npy(raw, f"{name} of its weights", path)
+            except (ValueError, SyntaxError, TypeError, KeyError,
+                    tokenize.TokenError) as e:  # numpy's parse of the header's dict
+                raise _loss(path, f"{name} of its weights is not a valid .npy array ({e})") \
+                    from None
     return out
 
 
@@ -208,8 +213,8 @@ def _npy(raw, what, path):
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
         np.lib.format.read_array_header_2_0
     shape, fortran, dtype = read_header(f)
-    if dtype.hasobject:
-        raise _loss(path, f"{what} holds Python objects, which loading would unpickle")
+    if dtype.kind not in "biufc":  # objects would be unpickled; strings are no weights
+        raise _loss(path, f"{what} has dtype {dtype}, not a weight array's")
     size_limits.check_shape(shape, dtype, len(raw) - f.tell(), what, path)
     count = 1
     for d in shape:
