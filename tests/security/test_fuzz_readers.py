@@ -546,6 +546,22 @@ def test_fuzz_npz_weights(capsys):
     tally.report(capsys)
 
 
+def test_allocation_guard_fails_a_runaway_reader():
+    """The guard itself can fail: an allocation past the address-space limit is a
+    MemoryError inside it, a large traced one fails it on exit."""
+    refused = []
+    with contextlib.suppress(AssertionError):  # the traced peak may count the attempt too
+        with guarded_allocations():
+            try:
+                np.ones(3 << 30, np.uint8)
+            except MemoryError:
+                refused.append(True)
+    assert refused, "a 3 GiB allocation got past the address-space limit"
+    with pytest.raises(AssertionError, match="allocate"):
+        with guarded_allocations():
+            np.ones(_PEAK + (1 << 20), np.uint8)
+
+
 def test_mutate_applies_each_kind():
     assert mutate(b"abcd", [("flip", 0, b"\x01")]) == b"`bcd"
     assert mutate(b"abcd", [("set", 1, b"XY")]) == b"aXYd"
