@@ -95,6 +95,16 @@ def test_gzip_snapshot_shard_length_beyond_the_cap(tmp_path, canary):
     refused(errors.ResourceExhaustedError, tmp_path, lambda: list(ds), "shard_00000")
 
 
+def test_snapshot_metadata_beyond_the_config_cap(tmp_path, monkeypatch):
+    ds = tf.data.Dataset.range(2).snapshot(str(tmp_path / "snap"))
+    assert sorted(int(x) for x in ds) == [0, 1]
+    (meta,) = (tmp_path / "snap").glob("*/run/snapshot.metadata")
+    meta.write_text(json.dumps({"pad": " " * 5000}))
+    monkeypatch.setenv("TENSORLITE_MAX_CONFIG_BYTES", "4096")
+    refused(errors.ResourceExhaustedError, tmp_path, lambda: list(ds), "snapshot.metadata",
+            "TENSORLITE_MAX_CONFIG_BYTES")
+
+
 def _element_payload(shape, body):
     """element_io.pack's bytes for one float32 array whose meta claims `shape`."""
     head = json.dumps(0).encode()
