@@ -238,6 +238,7 @@ class _RecordReader:
             self._f = raw
             raw.seek(offset)
         self.offset = offset
+        self._size = None  # the file's size as last seen (uncompressed files)
 
     def _read(self, n):
         try:
@@ -284,10 +285,12 @@ class _RecordReader:
         if isinstance(self._f, _InflateReader):
             size_limits.check_inflated(length, what, self.path)
             return
-        try:
-            left = os.fstat(self._f.fileno()).st_size - self.offset - 12
-        except OSError as e:
-            raise _os_error(e, self.path) from None
+        if self._size is None or self.offset + 16 + length > self._size:
+            try:  # the file may have grown since: only a claim past the known end re-stats
+                self._size = os.fstat(self._f.fileno()).st_size
+            except OSError as e:
+                raise _os_error(e, self.path) from None
+        left = self._size - self.offset - 12
         try:
             size_limits.check_claimed(length, max(left - 4, 0), "record length", self.path)
         except errors.DataLossError as e:  # TF's wording, with the byte offset
