@@ -133,6 +133,8 @@ def workdir(canary):
     with tempfile.TemporaryDirectory(dir=canary.parent) as d:
         yield d
         assert not canary.exists()
+        # beside the fuzzed files' own directory nothing was created (or removed)
+        assert os.listdir(canary.parent) == [os.path.basename(d)]
 
 
 def _only(directory, names):
