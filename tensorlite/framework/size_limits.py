@@ -8,7 +8,9 @@ claim's bytes can hold (`check_shape`), and anything that decompresses is capped
 setting that raises the cap).
 
 The cap is `TENSORLITE_MAX_DECOMPRESSED_BYTES` in the environment (default 4 GiB), or
-`set_decompression_cap(n)` at run time.
+`set_decompression_cap(n)` at run time. JSON configs, which parse into many times their
+bytes of Python objects, have a smaller cap (`check_config`:
+`TENSORLITE_MAX_CONFIG_BYTES`, default 64 MiB).
 
 Example:
     >>> check_claimed(16, 8, "record length", "data.tfrecord")  # doctest: +SKIP
