@@ -216,6 +216,8 @@ class _Index:
         for entry in self.entries.values():
             if not 0 <= entry.shard_id < self.header.num_shards:
                 self.mismatch(f"shard {entry.shard_id} is out of range")
+            if entry.offset < 0 or entry.size < 0:  # int64 fields: a crafted one seeks back
+                self.mismatch(f"an entry claims offset {entry.offset} and size {entry.size}")
             ends[entry.shard_id] = max(ends.get(entry.shard_id, 0), entry.offset + entry.size)
         for shard in range(self.header.num_shards):
             try:

@@ -8,16 +8,18 @@ format tensorlite reads is a pickle.
 """
 import io
 import json
+import os
 import struct
 import zlib
 
 import numpy as np
 
-from tensorlite.framework import errors, nest
+from tensorlite.framework import errors, nest, size_limits
 from tensorlite.framework.tensor import wrap
 
 _MAGIC = b"TLE1"
 _HEAD = struct.Struct("<4sQI")  # magic, payload length, crc32 of payload
+_CHUNK = 1 << 20  # a stream's payload is read this much at a time, so memory follows data
 
 
 def _template(element):
@@ -62,10 +64,14 @@ def _array(meta, body):
     shape = tuple(int(d) for d in meta["shape"])
     if any(d < 0 for d in shape):
         raise ValueError(f"negative dimension in shape {list(shape)}")
-    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    n = 1
+    for d in shape:  # Python ints: a crafted shape cannot overflow into a small count
+        n *= d
     if meta["dtype"] == "string":
+        if 8 * n > len(body):
+            raise ValueError(f"{n} string lengths do not fit in {len(body)} bytes")
         lengths = np.frombuffer(body[:8 * n], dtype=np.int64)
-        if len(lengths) != n or (lengths < 0).any() or 8 * n + int(lengths.sum()) != len(body):
+        if (lengths < 0).any() or 8 * n + sum(map(int, lengths)) != len(body):
             raise ValueError("string lengths do not match the data")
         out = np.empty(n, dtype=object)
         off = 8 * n
@@ -73,9 +79,14 @@ def _array(meta, body):
             out[i] = bytes(body[off:off + ln])
             off += ln
         return out.reshape(shape)
+    if not isinstance(meta["dtype"], str):
+        raise ValueError(f"dtype {meta['dtype']!r} is not a dtype name")
     dtype = np.dtype(meta["dtype"])
     if dtype.kind not in "biufc":  # object, void, datetime: nothing a tensor holds
         raise ValueError(f"dtype {dtype} is not a tensor dtype")
+    if n * dtype.itemsize != len(body):
+        raise ValueError(f"shape {list(shape)} of {dtype} needs {n * dtype.itemsize} bytes, "
+                         f"the record holds {len(body)}")
     return np.frombuffer(body, dtype=dtype).reshape(shape).copy()
 
 
@@ -97,7 +108,8 @@ def unpack(payload, what):
                 raise ValueError("array data runs past the end")
             arrays.append(_array(meta, view[pos:pos + blen]))
             pos += blen
-    except (ValueError, TypeError, KeyError, struct.error, RecursionError) as e:
+    except (ValueError, TypeError, KeyError, OverflowError, struct.error,
+            RecursionError) as e:
         raise errors.DataLossError(None, None, f"{what} is malformed ({e}); it was not "
                                    f"written by tensorlite or is corrupted") from None
     return header, arrays
@@ -115,16 +127,45 @@ def decode(payload, what="a dataset element record"):
     template, arrays = unpack(payload, what)
     try:
         return _rebuild(template, iter([wrap(a) for a in arrays]))
-    except (StopIteration, RuntimeError, TypeError, KeyError, AttributeError) as e:
+    except (StopIteration, RuntimeError, TypeError, KeyError, AttributeError,
+            RecursionError) as e:
         raise errors.DataLossError(None, None, f"{what}: its structure does not match its "
                                    f"data ({e!r})") from None
+
+
+def _read(f, n, path):
+    """Up to `n` bytes of `f`; a corrupt compressed stream is a DataLossError."""
+    try:
+        return f.read(n)
+    except (OSError, EOFError, zlib.error) as e:
+        raise errors.DataLossError(None, None, f"{path}: the compressed data is corrupt "
+                                   f"({e})") from None
+
+
+def _read_payload(f, length, path, pos):
+    """A record's payload. The length field may claim anything: a plain file's claim is
+    checked against the bytes left in it, a decompressed stream's against the cap and
+    then read in chunks, so nothing is allocated that the data does not fill."""
+    if isinstance(f, (io.BufferedReader, io.FileIO)):
+        left = os.fstat(f.fileno()).st_size - f.tell()
+        size_limits.check_claimed(length, max(left, 0), f"record at offset {pos}", path)
+        return _read(f, length, path)
+    size_limits.check_inflated(length, f"record at offset {pos}", path)
+    parts, got = [], 0
+    while got < length:
+        part = _read(f, min(_CHUNK, length - got), path)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def read_records(f, path):
     """Yields decoded elements; a truncated or corrupted record is a DataLossError."""
     while True:
         pos = f.tell()
-        head = f.read(_HEAD.size)
+        head = _read(f, _HEAD.size, path)
         if not head:
             return
         if len(head) < _HEAD.size:
@@ -133,7 +174,7 @@ def read_records(f, path):
         magic, length, crc = _HEAD.unpack(head)
         if magic != _MAGIC:
             raise errors.DataLossError(None, None, f"{path}: bad record magic at offset {pos}")
-        payload = f.read(length)
+        payload = _read_payload(f, length, path, pos)
         if len(payload) < length or zlib.crc32(payload) != crc:
             raise errors.DataLossError(None, None, f"{path}: corrupted or truncated record at "
                                        f"offset {pos}")

@@ -24,7 +24,7 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
 from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import atomic_files, errors, trace_hook
+from tensorlite.framework import atomic_files, errors, size_limits, trace_hook
 from tensorlite.framework.tensor import Tensor
 
 _SKIP = {"_key", "_spec", "_last_ctx", "_inputs", "_memory", "_epochs", "_fixed"}
@@ -168,12 +168,15 @@ class SnapshotDataset(UnaryDataset):
 def _read_meta(path):
     """A snapshot's metadata, checked: anything else is a DataLossError naming the file."""
     try:
+        # parsed JSON takes many times its bytes: a metadata file is capped like a config
+        size_limits.check_config(os.path.getsize(path), "snapshot metadata", path)
         with open(path, encoding="utf-8") as f:
             meta = json.load(f)
         ok = (isinstance(meta, dict) and type(meta.get("num_elements")) is int
               and meta["num_elements"] >= 0 and type(meta.get("num_shards")) is int
               and 1 <= meta["num_shards"] <= 65536 and isinstance(meta.get("gzip"), bool)
-              and isinstance(meta.get("pipeline"), list))
+              and isinstance(meta.get("pipeline"), list)
+              and all(isinstance(line, str) for line in meta["pipeline"]))
     except (OSError, ValueError, RecursionError) as e:
         ok, meta = False, e
     if not ok:

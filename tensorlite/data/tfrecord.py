@@ -27,7 +27,7 @@ from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.sources import FromTensorSlicesDataset, FromTensorsDataset
 from tensorlite.data.tracing import traced_next
-from tensorlite.framework import dtypes, errors, trace_hook
+from tensorlite.framework import dtypes, errors, size_limits, trace_hook
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 
@@ -238,6 +238,7 @@ class _RecordReader:
             self._f = raw
             raw.seek(offset)
         self.offset = offset
+        self._size = None  # the file's size as last seen (uncompressed files)
 
     def _read(self, n):
         try:
@@ -267,6 +268,7 @@ class _RecordReader:
         length, length_crc = _LENGTH.unpack_from(header)[0], _CRC.unpack_from(header, 8)[0]
         if masked_crc32c(header[:8]) != length_crc:
             raise self._loss("length checksum mismatch")
+        self._check_length(length)
         data = self._read(length)
         footer = self._read(4)
         if len(data) < length or len(footer) < 4:
@@ -275,6 +277,24 @@ class _RecordReader:
             raise self._loss("data checksum mismatch")
         self.offset += 16 + length
         return data
+
+    def _check_length(self, length):
+        """A length field may claim up to 2**64 bytes: it is checked against the bytes
+        left in the file (or, compressed, against the decompression cap) before reading."""
+        what = f"record at byte offset {self.offset}"
+        if isinstance(self._f, _InflateReader):
+            size_limits.check_inflated(length, what, self.path)
+            return
+        if self._size is None or self.offset + 16 + length > self._size:
+            try:  # the file may have grown since: only a claim past the known end re-stats
+                self._size = os.fstat(self._f.fileno()).st_size
+            except OSError as e:
+                raise _os_error(e, self.path) from None
+        left = self._size - self.offset - 12
+        try:
+            size_limits.check_claimed(length, max(left - 4, 0), "record length", self.path)
+        except errors.DataLossError as e:  # TF's wording, with the byte offset
+            raise self._loss(str(e)) from None
 
     def close(self):
         self._f.close()

@@ -8,7 +8,9 @@ claim's bytes can hold (`check_shape`), and anything that decompresses is capped
 setting that raises the cap).
 
 The cap is `TENSORLITE_MAX_DECOMPRESSED_BYTES` in the environment (default 4 GiB), or
-`set_decompression_cap(n)` at run time.
+`set_decompression_cap(n)` at run time. JSON configs, which parse into many times their
+bytes of Python objects, have a smaller cap (`check_config`:
+`TENSORLITE_MAX_CONFIG_BYTES`, default 64 MiB).
 
 Example:
     >>> check_claimed(16, 8, "record length", "data.tfrecord")  # doctest: +SKIP
@@ -82,3 +84,24 @@ def check_shape(shape, dtype, present, what, source):
             None, None, f"{source}: the {what} claims shape {list(shape)} of "
                         f"{np.dtype(dtype).name} ({need} bytes) but only {present} bytes "
                         f"are present")
+
+
+_DEFAULT_CONFIG_CAP = 64 << 20
+
+
+def check_config(claimed, what, source):
+    """ResourceExhaustedError if a JSON config (or other text parsed into Python objects,
+    which take tens of times its bytes) is larger than `TENSORLITE_MAX_CONFIG_BYTES`
+    (default 64 MiB, never above the decompression cap)."""
+    value = os.environ.get("TENSORLITE_MAX_CONFIG_BYTES")
+    try:
+        cap = int(value) if value else _DEFAULT_CONFIG_CAP
+    except ValueError:
+        raise ValueError(f"TENSORLITE_MAX_CONFIG_BYTES must be a whole number of bytes, "
+                         f"not {value!r}") from None
+    cap = min(cap, decompression_cap())
+    if claimed > cap:
+        raise errors.ResourceExhaustedError(
+            None, None, f"{source}: the {what} is {claimed} bytes, more than the cap of "
+                        f"{cap} for configs; raise TENSORLITE_MAX_CONFIG_BYTES if the file "
+                        f"is trusted")

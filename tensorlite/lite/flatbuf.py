@@ -4,7 +4,8 @@
 union field is a `(member table name, dict)` pair; enums are ints or their names; numeric
 vectors may be NumPy arrays) with the `flatbuffers` Builder; `decode(data)` reads a file
 back into the same form, numeric vectors as read-only NumPy views of the file (weights are
-never copied). Malformed files raise ValueError.
+never copied). Malformed files raise DataLossError (a ValueError too, as in TensorFlow
+Lite).
 
 Example:
     >>> data = encode({"version": 3, "description": "m", "buffers": [{}]})
@@ -23,6 +24,7 @@ except ImportError as e:  # an optional extra
                       "'tensorlite[lite]'") from e
 
 from tensorlite.lite import schema
+from tensorlite.lite.model_errors import data_loss
 
 # schema scalar type -> (Builder.Prepend<X>Slot suffix, NumPy dtype, flatbuffers flags)
 _SCALARS = {
@@ -152,62 +154,84 @@ def encode(model):
 
 
 # -- reading --------------------------------------------------------------------------------
-def _read_vector(tab, o, elem, buf):
-    start, n = tab.Vector(o), tab.VectorLen(o)
-    scalar = _scalar_type(elem)
-    if scalar is not None:
-        dtype = np.dtype(_SCALARS[scalar][1]).newbyteorder("<")
-        return np.frombuffer(buf, dtype=dtype, count=n, offset=start)
-    if elem == "string":
-        return [_string(buf, start + 4 * i) for i in range(n)]
-    return [_read_table(buf, elem, tab.Indirect(start + 4 * i)) for i in range(n)]
+class _Reader:
+    """Decodes tables of one buffer. Tables may share their children, so a small file
+    could decode into a product of its vectors' lengths: each decoded table or string costs
+    one unit of a budget of one per 4 bytes of file (what unshared tables take at least)."""
 
+    def __init__(self, buf):
+        self.buf = buf
+        self.budget = len(buf) // 4 + 64
 
-def _string(buf, pos):
-    tab = Table(buf, 0)
-    return tab.String(pos).decode("utf-8")
+    def _spend(self, n=1):
+        self.budget -= n
+        if self.budget < 0:
+            raise _Corrupt("its tables are shared more times than the file's size allows "
+                           "(a decompression bomb made of references)")
 
+    def vector(self, tab, o, elem):
+        buf = self.buf
+        start, n = tab.Vector(o), tab.VectorLen(o)
+        scalar = _scalar_type(elem)
+        if scalar is not None:
+            dtype = np.dtype(_SCALARS[scalar][1]).newbyteorder("<")
+            return np.frombuffer(buf, dtype=dtype, count=n, offset=start)
+        if start + 4 * n > len(buf):
+            raise _Corrupt(f"a vector of {n} {elem}s runs past the end of the file")
+        self._spend(n)
+        if elem == "string":
+            return [Table(buf, 0).String(start + 4 * i).decode("utf-8") for i in range(n)]
+        return [self.table(elem, tab.Indirect(start + 4 * i)) for i in range(n)]
 
-def _read_table(buf, table, pos):
-    tab = Table(buf, pos)
-    out = {}
-    for slot, name, ftype, default, _, is_union in _layout(table):
-        o = tab.Offset(4 + 2 * slot)
-        if is_union:
-            code = tab.Get(N.Uint8Flags, tab.Pos + tab.Offset(2 + 2 * slot)) \
-                if tab.Offset(2 + 2 * slot) else 0
-            members = schema.UNIONS[ftype]
-            if o and 0 < code <= len(members):
-                member = members[code - 1]
-                out[name] = (member, _read_table(buf, member, tab.Indirect(tab.Pos + o)))
+    def _union(self, tab, slot, ftype, o):
+        code = tab.Get(N.Uint8Flags, tab.Pos + tab.Offset(2 + 2 * slot)) \
+            if tab.Offset(2 + 2 * slot) else 0
+        members = schema.UNIONS[ftype]
+        if o and 0 < code <= len(members):
+            member = members[code - 1]
+            return member, self.table(member, tab.Indirect(tab.Pos + o))
+        return None
+
+    def table(self, table, pos):
+        self._spend()
+        tab = Table(self.buf, pos)
+        out = {}
+        for slot, name, ftype, default, _, is_union in _layout(table):
+            o = tab.Offset(4 + 2 * slot)
+            if is_union:
+                out[name] = self._union(tab, slot, ftype, o)
+            elif ftype.startswith("["):
+                out[name] = self.vector(tab, o, ftype[1:-1]) if o else None
+            elif ftype == "string":
+                out[name] = tab.String(tab.Pos + o).decode("utf-8") if o else None
+            elif ftype in schema.TABLES:
+                out[name] = self.table(ftype, tab.Indirect(tab.Pos + o)) if o else None
             else:
-                out[name] = None
-        elif ftype.startswith("["):
-            out[name] = _read_vector(tab, o, ftype[1:-1], buf) if o else None
-        elif ftype == "string":
-            out[name] = tab.String(tab.Pos + o).decode("utf-8") if o else None
-        elif ftype in schema.TABLES:
-            out[name] = _read_table(buf, ftype, tab.Indirect(tab.Pos + o)) if o else None
-        else:
-            flags = _SCALARS[_scalar_type(ftype)][2]
-            out[name] = tab.Get(flags, tab.Pos + o) if o else default
-    return out
+                flags = _SCALARS[_scalar_type(ftype)][2]
+                out[name] = tab.Get(flags, tab.Pos + o) if o else default
+        return out
 
 
-def decode(data):
-    """A `.tflite` file's Model as nested dicts. Raises ValueError for a file that is not
-    one (too short, another file identifier) or whose offsets point outside it."""
+class _Corrupt(Exception):
+    """A structural fault found while decoding (reported as the file's DataLossError)."""
+
+
+def decode(data, source="Model provided"):
+    """A `.tflite` file's Model as nested dicts. A file that is not one (too short, another
+    file identifier) or whose offsets point outside it raises DataLossError (also a
+    ValueError, as TensorFlow Lite raises) naming `source`."""
     buf = data if isinstance(data, (bytes, bytearray, memoryview)) else bytes(data)
     if len(buf) < 8:
-        raise ValueError(f"Model provided has {len(buf)} bytes: too short to be a TensorFlow "
-                         f"Lite FlatBuffer")
+        raise data_loss(source, f"Model provided has {len(buf)} bytes: too short to be a "
+                                f"TensorFlow Lite FlatBuffer")
     ident = bytes(buf[4:8])
     if ident != schema.FILE_IDENTIFIER.encode():
-        raise ValueError(f"Model provided has file identifier {ident!r}, not "
-                         f"{schema.FILE_IDENTIFIER!r}: it is not a TensorFlow Lite model")
+        raise data_loss(source, f"Model provided has file identifier {ident!r}, not "
+                                f"{schema.FILE_IDENTIFIER!r}: it is not a TensorFlow Lite "
+                                f"model")
     try:
         root = fb_encode.Get(N.UOffsetTFlags.packer_type, buf, 0)
-        return _read_table(buf, schema.ROOT_TYPE, root)
+        return _Reader(buf).table(schema.ROOT_TYPE, root)
     except Exception as e:  # noqa: BLE001 - any decoding failure means a malformed file
-        raise ValueError(f"Model provided is not a valid TensorFlow Lite FlatBuffer: "
-                         f"{type(e).__name__}: {e}") from None
+        raise data_loss(source, f"Model provided is not a valid TensorFlow Lite FlatBuffer: "
+                                f"{type(e).__name__}: {e}") from None

@@ -18,6 +18,7 @@ Example:
 import numpy as np
 
 from tensorlite.lite import flatbuf, kernels, memory_plan, schema
+from tensorlite.lite.model_errors import data_loss, exhausted, invoke_failed, memory_cap
 
 _NUMPY = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT8": np.uint8,
           "INT64": np.int64, "BOOL": np.bool_, "INT16": np.int16, "INT8": np.int8,
@@ -25,6 +26,9 @@ _NUMPY = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT32": np.int32, "UINT
 _TYPE_NAMES = {v: k for k, v in schema.ENUMS["TensorType"].items()}
 _BUILTIN_NAMES = {v: k for k, v in schema.ENUMS["BuiltinOperator"].items()}
 CUSTOM_OPS = {}  # name -> (prepare or None, invoke)
+# What a builtin kernel raises when a (mutated) model's tensors do not fit the operator.
+_KERNEL_FAULTS = (IndexError, KeyError, TypeError, ValueError, AttributeError,
+                  ZeroDivisionError, OverflowError)
 _MONOTONIC = (1, 2, 3, 4)  # RELU, RELU_N1_TO_1, RELU6, TANH: non-decreasing activations
 
 
@@ -96,12 +100,15 @@ class Interpreter:
         if model_path is not None:
             with open(model_path, "rb") as f:
                 model_content = f.read()
-        self._model = flatbuf.decode(bytes(model_content))
+        self._source = str(model_path) if model_path is not None else \
+            f"model_content ({len(model_content)} bytes)"
+        self._model = flatbuf.decode(bytes(model_content), self._source)
         self._preserve = experimental_preserve_all_tensors
         subgraphs = self._model.get("subgraphs") or []
         if not subgraphs:
-            raise ValueError("Model provided has no subgraphs")
+            raise data_loss(self._source, "Model provided has no subgraphs")
         self._graph = subgraphs[0]
+        self._graph_io = self._checked_io()
         self._custom = dict(CUSTOM_OPS)
         for name, fn in (custom_ops or {}).items():
             self._custom[name] = fn if isinstance(fn, tuple) else (None, fn)
@@ -124,32 +131,53 @@ class Interpreter:
                 raise ValueError(f"tensor {k} has type {type_name}, which tensorlite's "
                                  f"interpreter does not support")
             shape = [int(d) for d in (t["shape"] if t["shape"] is not None else [])]
+            if any(d < 0 for d in shape):
+                raise data_loss(self._source, f"tensor {k} has a negative dimension in its "
+                                              f"shape {shape}")
             dtype = np.dtype(_NUMPY[type_name])
             const = None
             if not 0 <= t["buffer"] < len(buffers):
-                raise ValueError(f"tensor {k} refers to buffer {t['buffer']} of "
-                                 f"{len(buffers)}")
+                raise data_loss(self._source, f"tensor {k} refers to buffer {t['buffer']} of "
+                                              f"{len(buffers)}")
             data = buffers[t["buffer"]].get("data") if t["buffer"] else None
             if data is not None and len(data):
-                if len(data) != dtype.itemsize * int(np.prod(shape)):
-                    raise ValueError(f"tensor {k} ({t['name']}) has {len(data)} bytes of data "
-                                     f"for shape {shape} of {type_name}")
+                if len(data) != _nbytes(shape, dtype):  # checked before any view is made
+                    raise data_loss(self._source, f"tensor {k} ({t['name']}) has {len(data)} "
+                                                  f"bytes of data for shape {shape} of "
+                                                  f"{type_name} ({_nbytes(shape, dtype)} "
+                                                  f"bytes)")
                 const = data.view(dtype).reshape(shape)
             self._tensors.append(dict(t, shape=shape, dtype=dtype, type_name=type_name))
             self._consts.append(const)
 
+    def _checked_io(self):
+        """(inputs, outputs) of the subgraph as int lists, every index a tensor's."""
+        n = len(self._graph.get("tensors") or [])
+        out = []
+        for key in ("inputs", "outputs"):
+            indices = [int(i) for i in (self._graph.get(key) if self._graph.get(key) is not
+                                        None else [])]
+            if any(not 0 <= i < n for i in indices):
+                raise data_loss(self._source, f"the subgraph's {key} {indices} are not all "
+                                              f"tensors of 0..{n - 1}")
+            out.append(indices)
+        return tuple(out)
+
     def _node(self, op, k):
         codes = self._model.get("operator_codes") or []
         if not 0 <= op["opcode_index"] < len(codes):
-            raise ValueError(f"operator {k} has opcode index {op['opcode_index']} of "
-                             f"{len(codes)} operator codes")
+            raise data_loss(self._source, f"operator {k} has opcode index "
+                                          f"{op['opcode_index']} of {len(codes)} operator "
+                                          f"codes")
         code = codes[op["opcode_index"]]
         builtin = max(code["builtin_code"], code["deprecated_builtin_code"])
         name = _BUILTIN_NAMES.get(builtin, f"builtin {builtin}")
         n = len(self._tensors)
-        ins, outs = [int(i) for i in op["inputs"]], [int(i) for i in op["outputs"]]
+        ins = [int(i) for i in (op["inputs"] if op["inputs"] is not None else [])]
+        outs = [int(i) for i in (op["outputs"] if op["outputs"] is not None else [])]
         if any(not -1 <= i < n for i in ins) or any(not 0 <= i < n for i in outs):
-            raise ValueError(f"operator {k} ({name}) refers to tensors outside 0..{n - 1}")
+            raise data_loss(self._source, f"operator {k} ({name}) refers to tensors outside "
+                                          f"0..{n - 1}")
         custom_options = None if op.get("custom_options") is None else \
             bytes(op["custom_options"])
         if name == "CUSTOM":
@@ -176,7 +204,7 @@ class Interpreter:
         for node in self._plan:
             for i in node.inputs:
                 readers.setdefault(i, []).append(node)
-        outputs = set(int(i) for i in self._graph["outputs"])
+        outputs = set(self._graph_io[1])
         for node in self._plan:
             act = node.options.get("fused_activation_function", 0)
             if node.name not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") or \
@@ -221,19 +249,20 @@ class Interpreter:
     # -- planning -------------------------------------------------------------------------
     def allocate_tensors(self):
         """Runs every kernel's prepare (output shapes) and the memory plan."""
-        for node in self._plan:
+        for k, node in enumerate(self._plan):
             node.data = {}
-            shapes = node.kernel.prepare(self, node)
-            for index, shape in zip(node.outputs, shapes):
+            for index, shape in zip(node.outputs, self._prepare(k, node)):
                 self._shapes[index] = tuple(int(d) for d in shape)
         computed = {i for i in range(len(self._tensors)) if self._consts[i] is None}
         life = memory_plan.lifetimes(
             len(self._plan), [n.inputs for n in self._plan], [n.outputs for n in self._plan],
-            self._graph["inputs"], self._graph["outputs"],
+            self._graph_io[0], self._graph_io[1],
             preserve=computed if self._preserve else ())
-        sizes = {t: int(np.prod(self._shapes[t])) * self._tensors[t]["dtype"].itemsize
+        sizes = {t: _nbytes(self._shapes[t], self._tensors[t]["dtype"])
                  for t in life if t in computed}
+        self._check_sizes(sizes)
         offsets, self.arena_size = memory_plan.plan(sizes, {t: life[t] for t in sizes})
+        self._check_sizes({"the arena": self.arena_size})
         self._arena = np.zeros(self.arena_size, np.uint8)
         arrays = list(self._consts)
         for t, off in offsets.items():
@@ -241,13 +270,45 @@ class Interpreter:
             arrays[t] = self._arena[off:off + sizes[t]].view(dtype).reshape(self._shapes[t])
         self._arrays = arrays
         self._offsets = offsets
-        self._steps = [self._bind(node) for node in self._plan]
+        self._steps = [self._bind(k, node) for k, node in enumerate(self._plan)]
 
-    def _bind(self, node):
+    def _prepare(self, k, node):
+        """A builtin kernel's output shapes; a kernel tripping over tensors that do not fit
+        it (a mutated operator: wrong rank, missing input, bad options) is the file's
+        DataLossError, never a raw IndexError. Custom ops' errors are the user's own."""
+        if isinstance(node.kernel, _CustomKernel):
+            return node.kernel.prepare(self, node)
+        try:
+            shapes = [tuple(int(d) for d in shape) for shape in node.kernel.prepare(self, node)]
+        except _KERNEL_FAULTS as e:
+            raise data_loss(self._source, f"operator {k} ({node.name}) failed to prepare: "
+                                          f"{type(e).__name__}: {e}") from None
+        if any(d < 0 for shape in shapes for d in shape):
+            raise data_loss(self._source, f"operator {k} ({node.name}) computes output shapes "
+                                          f"{shapes} with a negative dimension")
+        return shapes
+
+    def _check_sizes(self, sizes):
+        """ResourceExhaustedError, before the arena is allocated, if a tensor (or the
+        arena) would take more than the cap (TENSORLITE_MAX_DECOMPRESSED_BYTES)."""
+        cap = memory_cap()
+        for t, nbytes in sizes.items():
+            if nbytes > cap:
+                what = t if isinstance(t, str) else \
+                    f"tensor {t} ({self._tensors[t]['name']}) of shape {list(self._shapes[t])}"
+                raise exhausted(self._source, f"{what} needs {nbytes} bytes, more than the cap "
+                                              f"of {cap}; raise TENSORLITE_MAX_DECOMPRESSED_BYTES "
+                                              f"if the model is trusted")
+
+    def _bind(self, k, node):
         """The node's step of the static execution plan: the kernel's pre-bound function
         when it has one, else a call of its invoke."""
         bind = getattr(node.kernel, "bind", None)
-        step = bind(self, node) if bind is not None else None
+        try:
+            step = bind(self, node) if bind is not None else None
+        except _KERNEL_FAULTS as e:  # as in _prepare: a mutated operator's options
+            raise data_loss(self._source, f"operator {k} ({node.name}) failed to prepare: "
+                                          f"{type(e).__name__}: {e}") from None
         if step is None:
             invoke = node.kernel.invoke
             return lambda: invoke(self, node)
@@ -259,8 +320,16 @@ class Interpreter:
             raise RuntimeError("Invoke called before allocate_tensors(): call "
                                "interpreter.allocate_tensors() first (and after every "
                                "resize_tensor_input)")
-        for step in self._steps:
-            step()
+        k = 0
+        try:
+            for k, step in enumerate(self._steps):
+                step()
+        except _KERNEL_FAULTS as e:
+            if isinstance(self._plan[k].kernel, _CustomKernel):
+                raise  # a custom op's errors are its author's own
+            raise invoke_failed(self._source, f"operator {k} ({self._plan[k].name}) failed to "
+                                              f"invoke: {type(e).__name__}: {e}; its tensors "
+                                              f"do not fit it (a corrupt model)") from None
 
     # -- tensors --------------------------------------------------------------------------
     def _check_index(self, index):
@@ -287,7 +356,7 @@ class Interpreter:
         self.array(tensor_index)[...] = value
 
     def _input_position(self, index):
-        ins = list(self._graph["inputs"])
+        ins = self._graph_io[0]
         return f"input {ins.index(index)}" if index in ins else f"tensor {index}"
 
     def get_tensor(self, tensor_index):
@@ -303,7 +372,7 @@ class Interpreter:
     def resize_tensor_input(self, input_index, tensor_size, strict=False):
         """Changes an input's shape; call allocate_tensors() before the next invoke."""
         self._check_index(input_index)
-        if input_index not in list(self._graph["inputs"]):
+        if input_index not in self._graph_io[0]:
             raise ValueError(f"tensor {input_index} is not an input of the model")
         size = tuple(int(d) for d in tensor_size)
         signature = self._tensors[input_index].get("shape_signature")
@@ -335,10 +404,10 @@ class Interpreter:
                 "sparsity_parameters": {}}
 
     def get_input_details(self):
-        return [self._detail(i) for i in self._graph["inputs"]]
+        return [self._detail(i) for i in self._graph_io[0]]
 
     def get_output_details(self):
-        return [self._detail(i) for i in self._graph["outputs"]]
+        return [self._detail(i) for i in self._graph_io[1]]
 
     def get_tensor_details(self):
         return [self._detail(i) for i in range(len(self._tensors))]
@@ -349,8 +418,12 @@ class Interpreter:
 
     # -- signatures -----------------------------------------------------------------------
     def _signatures(self):
-        out = {}
+        out, n = {}, len(self._tensors)
         for sig in self._model.get("signature_defs") or []:
+            for m in (sig["inputs"] or []) + (sig["outputs"] or []):
+                if not 0 <= m["tensor_index"] < n:
+                    raise data_loss(self._source, f"signature {sig['signature_key']!r} names "
+                                                  f"tensor {m['tensor_index']} of 0..{n - 1}")
             out[sig["signature_key"]] = sig
         return out
 
@@ -373,6 +446,15 @@ class Interpreter:
             raise ValueError(f"Invalid signature_key {signature_key!r}; the model has "
                              f"{sorted(sigs)}")
         return SignatureRunner(self, sigs[signature_key])
+
+
+def _nbytes(shape, dtype):
+    """Bytes of a dense `shape` of `dtype`, in Python ints (a crafted shape cannot
+    overflow into a small size)."""
+    n = dtype.itemsize
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 class SignatureRunner:

@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from tensorlite.framework import dtypes, errors
+from tensorlite.framework import dtypes, errors, size_limits
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
@@ -530,8 +530,10 @@ def _values_from_fields(proto, dt, size):
     np_dt = object if dt.is_string else dt.as_numpy_dtype
     if field in ("scomplex_val", "dcomplex_val"):
         vals = [complex(a, b) for a, b in zip(vals[0::2], vals[1::2])]
-    if field == "half_val":  # float16/bfloat16 bit patterns in int32s
-        arr = np.array(vals, dtype=np.uint16).view(np_dt)
+    if field == "half_val":  # float16/bfloat16 bit patterns in int32s: the low 16 bits
+        arr = np.array(vals, dtype=np.int64).astype(np.uint16).view(np_dt)
+    elif field == "int_val" and not dt.is_bool:  # int32s narrowed as TF's static_cast does
+        arr = np.array(vals, dtype=np.int64).astype(np_dt)
     else:
         arr = np.empty(len(vals), dtype=object) if dt.is_string else np.array(vals, dtype=np_dt)
         if dt.is_string:
@@ -556,16 +558,41 @@ def _parse_tensor_fwd(serialized, out_type):
         got = dt.name if dt is not None else f"DataType {proto.dtype}"
         raise errors.InvalidArgumentError(None, None, f"Type mismatch between parsed tensor "
                                           f"({got}) and dtype ({want.name})")
-    shape = tuple(d.size for d in proto.tensor_shape.dim)
-    size = int(np.prod(shape, dtype=np.int64))
+    shape = tuple(int(d.size) for d in proto.tensor_shape.dim)
+    nbytes, itemsize = _claimed_bytes(shape, dt)
     if proto.tensor_content:
+        if dt.is_string:
+            raise errors.InvalidArgumentError(None, None, "Could not parse `serialized` as "
+                                              "TensorProto: a string tensor's values are in "
+                                              "string_val, never tensor_content")
+        if len(proto.tensor_content) != nbytes:
+            raise errors.InvalidArgumentError(
+                None, None, f"TensorProto holds {len(proto.tensor_content)} bytes of "
+                            f"tensor_content for shape {list(shape)} of {dt.name} "
+                            f"({nbytes} bytes)")
         np_dt = np.dtype(dt.as_numpy_dtype)
         arr = np.frombuffer(proto.tensor_content, dtype=np_dt.newbyteorder("<"))
-        if arr.size != size:
-            raise errors.InvalidArgumentError(None, None, f"TensorProto holds {arr.size} "
-                                              f"values for shape {list(shape)}")
         return arr.astype(np_dt).reshape(shape)
+    # Values repeated from a typed field's last value expand a few bytes into the whole
+    # tensor: capped like any decompression before anything is allocated.
+    size_limits.check_inflated(nbytes, f"tensor of shape {list(shape)} ({dt.name})",
+                               "parse_tensor")
+    size = nbytes // itemsize
     return _values_from_fields(proto, dt, size)[:size].reshape(shape)
+
+
+def _claimed_bytes(shape, dt):
+    """(bytes, itemsize) of a parsed shape, in Python ints (a crafted shape cannot
+    overflow); negative dimensions are refused as TF's FromProto refuses them."""
+    if any(d < 0 for d in shape):
+        raise errors.InvalidArgumentError(None, None, f"Could not parse `serialized` as "
+                                          f"TensorProto: negative dimension in shape "
+                                          f"{list(shape)}")
+    itemsize = 8 if dt.is_string else np.dtype(dt.as_numpy_dtype).itemsize
+    n = 1
+    for d in shape:
+        n *= d
+    return n * itemsize, itemsize
 
 
 SERIALIZE_TENSOR = register("SerializeTensor", _serialize_fwd, grad=NOT_DIFFERENTIABLE,

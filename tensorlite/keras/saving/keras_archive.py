@@ -15,14 +15,18 @@ Example:
 import datetime
 import io
 import json
+import struct
+import tokenize
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 
-from tensorlite.framework import errors
+from tensorlite.framework import errors, size_limits
 from tensorlite.keras.saving.object_registration import get_registered_name
 from tensorlite.keras.saving import keras_config, weights_layout
+from tensorlite.keras.saving.legacy_h5 import check_h5_sizes, damaged_h5
 
 KERAS_VERSION = "3.0.0"  # the archive layout written: Keras 3's
 CONFIG, METADATA, WEIGHTS_H5, WEIGHTS_NPZ = ("config.json", "metadata.json",
@@ -119,22 +123,57 @@ def _members(z, path):
     return set(names)
 
 
+# What a damaged zip raises from zipfile and zlib: each is the archive's DataLossError.
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError,
+               NotImplementedError, RuntimeError, struct.error, OverflowError)
+
+
+def read_member(z, name, path, config=False):
+    """The bytes of archive member `name`. Its declared size is checked against the cap
+    (a config's against the smaller config cap) before reading, and the read is bounded
+    by that size too, since the declaration can lie: a zip bomb fails, never allocates."""
+    try:
+        info = z.getinfo(name)
+        declared = info.file_size
+        if config:
+            size_limits.check_config(declared, f"archive member {name}", path)
+        size_limits.check_inflated(declared, f"archive member {name}", path)
+        out = bytearray()
+        with z.open(info) as member:
+            while chunk := member.read(min(1 << 20, declared + 1 - len(out))):
+                out += chunk
+                if len(out) > declared:
+                    raise _loss(path, f"{name} holds more than the {declared} bytes its "
+                                      f"header declares")
+            return bytes(out)
+    except (*_ZIP_ERRORS, OSError, ValueError) as e:  # open: these are bad offsets
+        raise _loss(path, f"{name} cannot be read ({type(e).__name__}: {e})") from None
+
+
+def _open_zip(file, path):
+    """The zip in `file` (a path or a binary file); a damaged one is `path`'s DataLoss."""
+    try:
+        return zipfile.ZipFile(file)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise  # the path, not the archive, is wrong: the caller reports it
+    except (*_ZIP_ERRORS, ValueError, OSError) as e:  # offsets that seek before the start
+        raise _loss(path, f"{type(e).__name__}: {e}") from None
+
+
 def read_archive(path, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
     """The model of a `.keras` archive (Keras 3's, or an earlier tensorlite one)."""
     try:
-        with zipfile.ZipFile(path) as z:
+        with _open_zip(path, path) as z:
             names = _members(z, path)
             if CONFIG not in names:
                 raise _loss(path, f"it has no {CONFIG}")
-            entry = json.loads(z.read(CONFIG))
+            entry = json.loads(read_member(z, CONFIG, path, config=True))
             if not isinstance(entry, dict):
                 raise _loss(path, f"{CONFIG} is not a JSON object")
             if entry.get("format") == "tensorlite-keras-1":
                 from tensorlite.keras.saving.legacy_archive import load  # noqa: PLC0415
                 return load(z, entry, path, custom_objects, compile)
             weights = _read_weights(z, names, path)
-    except zipfile.BadZipFile as e:
-        raise _loss(path, str(e)) from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise _loss(path, f"{CONFIG} is not valid JSON ({e})") from None
     return build_model(entry, weights, custom_objects, compile, safe_mode, path)
@@ -143,15 +182,46 @@ def read_archive(path, custom_objects=None, compile=True, safe_mode=True):  # no
 def _read_weights(z, names, path):
     if WEIGHTS_H5 in names:
         h5py = weights_layout.h5py_module()
-        try:
-            with h5py.File(io.BytesIO(z.read(WEIGHTS_H5)), "r") as f:
-                return weights_layout.read_h5(f, path)
-        except OSError as e:
-            raise _loss(path, f"{WEIGHTS_H5} is not a valid HDF5 file ({e})") from None
+        image = read_member(z, WEIGHTS_H5, path)
+        with damaged_h5(path, WEIGHTS_H5), h5py.File(io.BytesIO(image), "r") as f:
+            check_h5_sizes(f, path)
+            return weights_layout.read_h5(f, path)
     if WEIGHTS_NPZ in names:
-        with np.load(io.BytesIO(z.read(WEIGHTS_NPZ)), allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
+        return read_npz(read_member(z, WEIGHTS_NPZ, path), path)
     raise _loss(path, f"it has neither {WEIGHTS_H5} nor {WEIGHTS_NPZ}")
+
+
+def read_npz(data, path):
+    """name -> array of an `.npz` image (no pickles). Each member's `.npy` header is
+    checked against the bytes that follow it before the array is made."""
+    out = {}
+    with _open_zip(io.BytesIO(data), path) as z:
+        for name in z.namelist():
+            raw = read_member(z, name, path)
+            key = name[:-4] if name.endswith(".npy") else name
+            try:
+                out[key] = _npy(raw, f"{name} of its weights", path)
+            except (ValueError, SyntaxError, TypeError, KeyError,
+                    tokenize.TokenError) as e:  # numpy's parse of the header's dict
+                raise _loss(path, f"{name} of its weights is not a valid .npy array ({e})") \
+                    from None
+    return out
+
+
+def _npy(raw, what, path):
+    f = io.BytesIO(raw)
+    version = np.lib.format.read_magic(f)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+        np.lib.format.read_array_header_2_0
+    shape, fortran, dtype = read_header(f)
+    if dtype.kind not in "biufc":  # objects would be unpickled; strings are no weights
+        raise _loss(path, f"{what} has dtype {dtype}, not a weight array's")
+    size_limits.check_shape(shape, dtype, len(raw) - f.tell(), what, path)
+    count = 1
+    for d in shape:
+        count *= d
+    array = np.frombuffer(raw, dtype=dtype, count=count, offset=f.tell())
+    return array.reshape(shape, order="F" if fortran else "C").copy()
 
 
 def build_model(entry, weights, custom_objects, compile, safe_mode, path):  # noqa: A002

@@ -5,19 +5,16 @@
 Example:
     >>> model = tf.keras.models.load_model("old.keras")   # dispatched here by its format
 """
-import io
-
-import numpy as np
-
 from tensorlite.framework import errors
+from tensorlite.keras.saving.keras_archive import read_member, read_npz
 
 
 def load(z, config, path, custom_objects=None, compile=True):  # noqa: A002
     """The model of an open tensorlite-keras-1 archive."""
     from tensorlite.keras.saving.registry import get_class, instantiate  # noqa: PLC0415
     try:
-        with np.load(io.BytesIO(z.read("weights.npz")), allow_pickle=False) as weights:
-            arrays = [weights[f"arr_{i}"] for i in range(len(weights.files))]
+        weights = read_npz(read_member(z, "weights.npz", path), path)
+        arrays = [weights[f"arr_{i}"] for i in range(len(weights))]
         entry = config["model"]
     except (KeyError, ValueError) as e:
         raise errors.DataLossError(None, None, f"{path} is not a complete tensorlite model "

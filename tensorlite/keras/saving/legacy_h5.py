@@ -8,9 +8,10 @@ archive or a checkpoint keeps it).
 Example:
     >>> model = tf.keras.models.load_model("mlp.h5")
 """
+import contextlib
 import json
 
-from tensorlite.framework import errors
+from tensorlite.framework import errors, size_limits
 from tensorlite.keras.saving import keras_config, weights_layout
 
 
@@ -23,10 +24,40 @@ def _open(path, mode):
             from None
 
 
+@contextlib.contextmanager
+def damaged_h5(path, what="it"):
+    """What h5py raises for a damaged file once it is open (OSError, RuntimeError from
+    HDF5's object visitation, KeyError for a named group that is not there) becomes the
+    file's DataLossError."""
+    try:
+        yield
+    except (OSError, RuntimeError, KeyError) as e:
+        raise errors.DataLossError(None, None, f"{path}: {what} is not a valid Keras HDF5 "
+                                   f"file ({type(e).__name__}: {e})") from None
+
+
+def check_h5_sizes(f, path):
+    """Before any dataset is read: a dataset whose shape needs more bytes than the file
+    stores for it (fill values, compressed chunks) expands, so the expansion is capped
+    (ResourceExhaustedError naming the file), per dataset and in total."""
+    h5py = weights_layout.h5py_module()
+    total = [0]
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and obj.dtype.kind in "biufc":
+            nbytes = size_limits.shape_bytes(obj.shape or (), obj.dtype)
+            if nbytes > obj.id.get_storage_size():
+                size_limits.check_inflated(nbytes, f"dataset {name}", path)
+            total[0] += nbytes
+    f.visititems(visit)
+    size_limits.check_inflated(total[0], "weights' datasets together", path)
+
+
 def _attr_json(f, name, path):
     raw = f.attrs.get(name)
     if raw is None:
         return None
+    size_limits.check_config(len(raw), f"{name} attribute", path)
     try:
         return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -36,7 +67,7 @@ def _attr_json(f, name, path):
 
 def load_model(path, custom_objects=None, compile=True, safe_mode=True):  # noqa: A002
     """The model of a legacy `.h5` model file."""
-    with _open(path, "r") as f:
+    with _open(path, "r") as f, damaged_h5(path):
         config = _attr_json(f, "model_config", path)
         if config is None:
             raise ValueError(f"No model config found in the file at {path}: it holds weights "
@@ -45,6 +76,7 @@ def load_model(path, custom_objects=None, compile=True, safe_mode=True):  # noqa
         training = _attr_json(f, "training_config", path)
         if "model_weights" not in f:
             raise errors.DataLossError(None, None, f"{path} has no model_weights group")
+        check_h5_sizes(f, path)
         weights_layout.read_legacy(model, f["model_weights"])
     if compile and training:
         keras_config.compile_from_keras(model, training, custom_objects)
@@ -72,7 +104,8 @@ def save_model(model, path, include_optimizer=True):
 
 def load_weights(model, path):
     """`load_weights("w.h5")` (legacy layout) or `load_weights("w.weights.h5")` (Keras 3)."""
-    with _open(path, "r") as f:
+    with _open(path, "r") as f, damaged_h5(path):
+        check_h5_sizes(f, path)
         if "layer_names" in f.attrs:
             weights_layout.read_legacy(model, f)
         elif "model_weights" in f:
