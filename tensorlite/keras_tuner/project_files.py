@@ -1,0 +1,142 @@
+"""What a tuner reads from its project directory, checked, and where it may write.
+
+The project directory (`directory/project_name`) may be shared, copied from elsewhere or
+edited by hand, so its files are data to check, never trusted names:
+
+* trial ids are what KerasTuner writes: decimal digits (zero-padded, "00", "01", ...),
+  nothing with a path separator or `..`; a trial file must sit in `trial_<its id>/`;
+* checkpoint names recorded in a trial are plain file names in the trial's directory;
+* every path the tuner reads or writes is resolved with realpath and must stay under the
+  project directory (a `trial_NN` or `oracle.json` that is a link out of it is refused);
+* a trial file that is corrupt or fails these checks is reported (a RuntimeWarning naming
+  the file and what is wrong) and skipped, so the search goes on without it.
+
+Example:
+    >>> check_trial_id("07", "trial.json")
+    '07'
+    >>> check_trial_id("../../x", "trial.json")   # doctest: +SKIP
+    DataLossError: trial.json: trial id '../../x' is not a KerasTuner trial id ...
+"""
+import json
+import math
+import os
+import re
+import warnings
+
+from tensorlite.framework import errors
+
+__all__ = ["check_trial_id", "check_weights_name", "inside", "read_json_checked",
+           "trial_dict_problem", "warn_skipped", "TRIAL_DIR"]
+
+TRIAL_DIR = re.compile(r"^trial_(?P<id>[0-9]{1,9})$")
+_TRIAL_ID = re.compile(r"^[0-9]{1,9}$")
+_WEIGHTS = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")
+_STATUSES = ("RUNNING", "IDLE", "INVALID", "STOPPED", "COMPLETED", "FAILED")
+# A trial or oracle file is a few kilobytes; anything far larger is not one of ours.
+MAX_STATE_FILE_BYTES = 64 << 20
+
+
+def check_trial_id(trial_id, source):
+    """`trial_id` if it is a KerasTuner trial id (decimal digits), else DataLossError."""
+    if not isinstance(trial_id, str) or not _TRIAL_ID.match(trial_id):
+        raise errors.DataLossError(
+            None, None, f"{source}: trial id {trial_id!r} is not a KerasTuner trial id "
+                        f"(decimal digits such as '00'); the file is corrupt or crafted")
+    return trial_id
+
+
+def check_weights_name(name, source):
+    """A checkpoint name recorded in a trial: a plain file name (no directory, no `..`)."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not _WEIGHTS.match(name) or ".." in name:
+        raise errors.DataLossError(
+            None, None, f"{source}: checkpoint name {name!r} is not a file name in the "
+                        f"trial's directory; the file is corrupt or crafted")
+    return name
+
+
+def inside(project_dir, path):
+    """`path` if its real path is under the project directory's, else
+    PermissionDeniedError (a link in the project pointing out of it)."""
+    base = os.path.realpath(project_dir)
+    real = os.path.realpath(path)
+    if os.path.commonpath([base, real]) != base:
+        raise errors.PermissionDeniedError(
+            None, None, f"{path} resolves to {real}, outside the tuner's project directory "
+                        f"{base}; refusing to use it (remove the link, or use another "
+                        f"directory)")
+    return path
+
+
+def read_json_checked(path):
+    """The JSON in `path`; DataLossError (naming it) if it is too large or not JSON."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_STATE_FILE_BYTES:
+            raise errors.DataLossError(None, None, f"{path}: {size} bytes is far too large "
+                                                   f"for a tuner state file")
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, bad UTF-8, deep nesting
+        raise errors.DataLossError(None, None, f"{path} is not valid JSON "
+                                               f"({type(e).__name__}: {e})") from None
+
+
+def trial_dict_problem(d, dir_id):
+    """What is wrong with a parsed trial.json found in `trial_<dir_id>/`, or None."""
+    if not isinstance(d, dict):
+        return f"holds a {type(d).__name__}, not a trial"
+    trial_id = d.get("trial_id")
+    if not isinstance(trial_id, str) or not _TRIAL_ID.match(trial_id):
+        return f"trial id {trial_id!r} is not a KerasTuner trial id (decimal digits)"
+    if trial_id != dir_id:
+        return f"trial id {trial_id!r} does not match its directory trial_{dir_id}"
+    if d.get("status") not in _STATUSES:
+        return f"status {d.get('status')!r} is not one of {list(_STATUSES)}"
+    values = d.get("values", {})
+    if not isinstance(values, dict):
+        return "its values are not a mapping"
+    parent = values.get("tuner/trial_id")
+    if parent is not None and (not isinstance(parent, str) or not _TRIAL_ID.match(parent)):
+        return f"tuner/trial_id {parent!r} is not a KerasTuner trial id"
+    return _fields_problem(d)
+
+
+def _fields_problem(d):
+    score = d.get("score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                              or math.isnan(score)):
+        return f"score {score!r} is not a number"
+    if d.get("best_step") is not None and not isinstance(d.get("best_step"), int):
+        return f"best_step {d.get('best_step')!r} is not an integer"
+    if not isinstance(d.get("metrics") or {}, dict):
+        return "its metrics are not a mapping"
+    if d.get("message") is not None and not isinstance(d.get("message"), str):
+        return "its message is not text"
+    owner = d.get("owner")
+    if owner is not None and not (isinstance(owner, dict) and
+                                  isinstance(owner.get("host"), str) and
+                                  isinstance(owner.get("pid"), int)):
+        return f"owner {owner!r} is not {{host, pid}}"
+    weights = d.get("weights")
+    if weights is not None and (not isinstance(weights, str) or not _WEIGHTS.match(weights)
+                                or ".." in weights):
+        return f"checkpoint name {weights!r} is not a file name in the trial's directory"
+    return None
+
+
+def warn_skipped(path, reason, reported):
+    """Reports a skipped state file once per version of it (`reported`: the set of what
+    was already reported)."""
+    try:
+        st = os.stat(path)
+        key = (path, st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = (path, None, None)
+    if key in reported:
+        return
+    reported.add(key)
+    warnings.warn(f"KerasTuner: skipping {path}: {reason}. The search goes on without it; "
+                  f"remove or fix the file to silence this warning.", RuntimeWarning,
+                  stacklevel=4)
