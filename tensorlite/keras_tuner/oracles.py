@@ -160,11 +160,16 @@ class Oracle:
         except (errors.DataLossError, errors.PermissionDeniedError, OSError) as e:
             files.warn_skipped(path, getattr(e, "message", None) or str(e), self._reported)
             return None
-        problem = files.trial_dict_problem(d, dir_id)
+        problem = files.trial_dict_problem(d, dir_id) or self._values_problem(d.get("values",
+                                                                                   {}))
         if problem is not None:
             files.warn_skipped(path, problem, self._reported)
             return None
         return Trial.from_dict(d, self.hyperparameters)
+
+    def _values_problem(self, values):
+        """What is wrong with a trial file's values, or None (subclasses add their tags)."""
+        return files.values_problem(values, self.hyperparameters)
 
     def _next_trial_id(self, trials):
         """One past the largest id in use, counting every trial_NN directory (also those
@@ -374,6 +379,19 @@ class HyperbandOracle(Oracle):
             raise ValueError(f"`factor` must be >= 2, got {factor}")
         self.max_epochs, self.factor = int(max_epochs), int(factor)
         self.hyperband_iterations = int(hyperband_iterations)
+
+    def _values_problem(self, values):
+        """Hyperband's tags in a trial file: whole numbers in the schedule's range (a
+        crafted tuner/epochs would train for as long as it says)."""
+        limits = {"tuner/epochs": self.max_epochs, "tuner/initial_epoch": self.max_epochs,
+                  "tuner/bracket": self.num_brackets(), "tuner/round": self.num_brackets(),
+                  "tuner/iteration": self.hyperband_iterations}
+        for name, top in limits.items():
+            v = values.get(name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or
+                                  not 0 <= v <= top):
+                return f"{name} {v!r} is not a whole number in [0, {top}]"
+        return super()._values_problem(values)
 
     def num_brackets(self):
         epochs, n = self.max_epochs, 0

@@ -6,6 +6,8 @@ edited by hand, so its files are data to check, never trusted names:
 * trial ids are what KerasTuner writes: decimal digits (zero-padded, "00", "01", ...),
   nothing with a path separator or `..`; a trial file must sit in `trial_<its id>/`;
 * checkpoint names recorded in a trial are plain file names in the trial's directory;
+* hyperparameter values lie in their declared domains (oracles may check more, such as
+  Hyperband's epochs);
 * every path the tuner reads or writes is resolved with realpath and must stay under the
   project directory (a `trial_NN` or `oracle.json` that is a link out of it is refused);
 * a trial file that is corrupt or fails these checks is reported (a RuntimeWarning naming
@@ -26,7 +28,7 @@ import warnings
 from tensorlite.framework import errors
 
 __all__ = ["check_trial_id", "check_weights_name", "inside", "read_json_checked",
-           "trial_dict_problem", "warn_skipped", "TRIAL_DIR"]
+           "trial_dict_problem", "values_problem", "warn_skipped", "TRIAL_DIR"]
 
 TRIAL_DIR = re.compile(r"^trial_(?P<id>[0-9]{1,9})$")
 _TRIAL_ID = re.compile(r"^[0-9]{1,9}$")
@@ -101,6 +103,19 @@ def trial_dict_problem(d, dir_id):
     if parent is not None and (not isinstance(parent, str) or not _TRIAL_ID.match(parent)):
         return f"tuner/trial_id {parent!r} is not a KerasTuner trial id"
     return _fields_problem(d)
+
+
+def values_problem(values, space):
+    """What is wrong with a trial's hyperparameter values, or None: a value of a declared
+    hyperparameter must lie in its domain (a crafted `units: 10**12` would otherwise build
+    a model of that size); a value of one not declared yet must be a JSON scalar."""
+    for name, v in values.items():
+        hp = space._space.get(name)
+        if hp is not None and not hp.contains(v):
+            return f"value {v!r} of {name!r} is outside its search space ({hp.config()})"
+        if hp is None and not (v is None or isinstance(v, (str, bool, int, float))):
+            return f"value of {name!r} is a {type(v).__name__}, not a hyperparameter value"
+    return None
 
 
 def _fields_problem(d):

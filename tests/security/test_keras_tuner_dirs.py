@@ -20,12 +20,13 @@ Y = X.sum(axis=1, keepdims=True)
 
 
 MAX_BUILDS = 40
-_builds = [0]
+MAX_EPOCHS = 100
+_builds, _epochs = [0], [0]  # models built and epochs trained in this test
 
 
 @pytest.fixture(autouse=True)
 def _count_builds():
-    _builds[0] = 0
+    _builds[0] = _epochs[0] = 0
 
 
 class SearchLoops(BaseException):
@@ -51,8 +52,20 @@ def _tuner(directory, max_trials, overwrite=False):
                            overwrite=overwrite)
 
 
+class _EpochBudget(tf.keras.callbacks.Callback):
+    """Stops a search that trains far longer than any real trial here would (a crafted
+    epoch count obeyed), failing the test instead of running for hours."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        _epochs[0] += 1
+        if _epochs[0] > MAX_EPOCHS:
+            raise SearchLoops("far more epochs than the search has trials: a crafted "
+                              "epoch count was obeyed")
+
+
 def _search(tuner):
-    tuner.search(X, Y, epochs=1, validation_data=(X, Y), verbose=0)
+    tuner.search(X, Y, epochs=1, validation_data=(X, Y), verbose=0,
+                 callbacks=[_EpochBudget()])
 
 
 def _dead_pid():
@@ -70,10 +83,10 @@ def _trial(trial_id, status="COMPLETED", **extra):
     return json.dumps(d)
 
 
-def _running_dead(trial_id):
+def _running_dead(trial_id, **extra):
     """A RUNNING trial whose process died on this host: the oracle runs it again."""
     return _trial(trial_id, "RUNNING", score=None, owner={
-        "tuner_id": "tuner0", "host": socket.gethostname(), "pid": _dead_pid()})
+        "tuner_id": "tuner0", "host": socket.gethostname(), "pid": _dead_pid()}, **extra)
 
 
 CRAFTED = {
@@ -94,6 +107,10 @@ CRAFTED = {
                                                        "pid": "not a pid"}),
     "bad_status": lambda: _trial("00", status="PWNED"),
     "nan_score": lambda: _trial("00", score=float("nan")),
+    "huge_units": lambda: _running_dead("00", values={"units": 10 ** 12}),
+    "units_as_text": lambda: _running_dead("00", values={"units": "8"}),
+    "units_off_domain": lambda: _running_dead("00", values={"units": 3.5}),
+    "nested_value": lambda: _running_dead("00", values={"units": 4, "other": [[1]]}),
 }
 
 
@@ -185,3 +202,19 @@ def test_state_file_linked_out_is_refused(tmp_path, layout, canary, name):
     with pytest.raises(tf.errors.PermissionDeniedError, match="outside the tuner's|lock"):
         _search(tuner)
     assert _outside(tmp_path, project) == before
+
+
+def test_hyperband_epochs_from_a_trial_file_are_checked(tmp_path, layout, canary):
+    root, project = layout
+    crafted = project / "trial_00" / "trial.json"
+    crafted.parent.mkdir()
+    crafted.write_text(_running_dead("00", values={
+        "units": 4, "tuner/epochs": 10 ** 9, "tuner/initial_epoch": 0, "tuner/bracket": 0,
+        "tuner/round": 0, "tuner/iteration": 0}))
+    tuner = kt.Hyperband(build_model, objective="val_loss", max_epochs=2, factor=3, seed=3,
+                         directory=str(root / "tuning"), project_name="proj")
+    with pytest.warns(RuntimeWarning, match=r"tuner/epochs 1000000000 is not"):
+        _search(tuner)
+    trials = tuner.oracle.trials
+    assert "00" not in trials and trials
+    assert all(t.hyperparameters.values["tuner/epochs"] <= 2 for t in trials.values())
