@@ -23,12 +23,14 @@ import json
 import math
 import os
 import re
+import shutil
 import warnings
 
 from tensorlite.framework import errors
 
 __all__ = ["check_trial_id", "check_weights_name", "inside", "read_json_checked",
-           "trial_dict_problem", "values_problem", "warn_skipped", "TRIAL_DIR"]
+           "trial_dict_problem", "values_problem", "warn_skipped", "remove_project",
+           "TRIAL_DIR"]
 
 TRIAL_DIR = re.compile(r"^trial_(?P<id>[0-9]{1,9})$")
 _TRIAL_ID = re.compile(r"^[0-9]{1,9}$")
@@ -139,6 +141,29 @@ def _fields_problem(d):
                                 or ".." in weights):
         return f"checkpoint name {weights!r} is not a file name in the trial's directory"
     return None
+
+
+def remove_project(project_dir):
+    """`overwrite=True`: removes what a tuner writes in its project directory (the
+    trial_NN directories, oracle.json, oracle.lock) and then the directory if that left it
+    empty. Anything else there (a user's file, a link, however named) is left alone: the
+    directory is only ours in part."""
+    if os.path.islink(project_dir):
+        raise errors.PermissionDeniedError(
+            None, None, f"{project_dir} is a link; overwrite=True removes a project "
+                        f"directory's contents only where the directory itself is real")
+    for name in os.listdir(project_dir):
+        path = os.path.join(project_dir, name)
+        if os.path.islink(path):
+            continue
+        if TRIAL_DIR.match(name) and os.path.isdir(path):
+            shutil.rmtree(path)
+        elif name in ("oracle.json", "oracle.lock") and os.path.isfile(path):
+            os.remove(path)
+    try:
+        os.rmdir(project_dir)
+    except OSError:
+        pass  # other files remain: they are not the tuner's to remove
 
 
 def warn_skipped(path, reason, reported):

@@ -3,7 +3,8 @@ the objective's best epoch), keep the best epoch's weights, and report.
 
 `search(*fit_args, **fit_kwargs)` takes what `model.fit` takes; each trial gets deep
 copies of the callbacks. Results live in `directory/project_name` (see oracles.py): with
-overwrite=False a new search continues the previous one. Several processes running the
+overwrite=False a new search continues the previous one; overwrite=True removes the
+tuner's own files there (trial_NN/, oracle.json, oracle.lock), never anything else. Several processes running the
 same search on the same directory share its trials (set KERASTUNER_TUNER_ID per process).
 
 Example:
@@ -20,7 +21,6 @@ Example:
 """
 import copy
 import os
-import shutil
 import sys
 import time
 
@@ -95,8 +95,8 @@ class Tuner:
         self.project_dir = os.path.join(self.directory, self.project_name)
         self.executions_per_trial = int(executions_per_trial)
         self.tuner_id = tuner_id or os.environ.get("KERASTUNER_TUNER_ID", "tuner0")
-        if overwrite and os.path.exists(self.project_dir):
-            shutil.rmtree(self.project_dir)
+        if overwrite and os.path.lexists(self.project_dir):
+            project_files.remove_project(self.project_dir)
         self.oracle._configure(self.project_dir)
         if self.oracle.objective is None:
             raise ValueError("An objective is required: objective='val_accuracy' or "

@@ -218,3 +218,33 @@ def test_hyperband_epochs_from_a_trial_file_are_checked(tmp_path, layout, canary
     trials = tuner.oracle.trials
     assert "00" not in trials and trials
     assert all(t.hyperparameters.values["tuner/epochs"] <= 2 for t in trials.values())
+
+
+def test_overwrite_removes_only_what_the_tuner_wrote(tmp_path, layout, canary):
+    root, project = layout
+    _search(_tuner(root / "tuning", max_trials=1))
+    (project / "notes.txt").write_text("the user's")
+    (project / "trial_xyz").mkdir()  # not a trial name the tuner writes
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("the user's too")
+    os.symlink(elsewhere, project / "trial_07")
+    before = tree_state(elsewhere)
+    clean = _tuner(root / "tuning", max_trials=1, overwrite=True)
+    assert sorted(os.listdir(project)) == ["notes.txt", "trial_07", "trial_xyz"]
+    assert tree_state(elsewhere) == before
+    _search(clean)  # trial_07 holds no trial file: not a trial, and its name is not reused
+    assert {k: t.status for k, t in clean.oracle.trials.items()} == {"08": "COMPLETED"}
+    assert tree_state(elsewhere) == before
+
+
+def test_overwrite_of_a_linked_project_is_refused(tmp_path, layout):
+    root, project = layout
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("the user's")
+    os.symlink(elsewhere, root / "tuning" / "linked")
+    with pytest.raises(tf.errors.PermissionDeniedError, match="is a link"):
+        kt.RandomSearch(build_model, objective="val_loss", max_trials=1,
+                        directory=str(root / "tuning"), project_name="linked", overwrite=True)
+    assert (elsewhere / "keep.txt").read_text() == "the user's"
