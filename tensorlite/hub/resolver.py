@@ -13,8 +13,9 @@ killed, cut-off or wrong download is never cached as resolved: the next resolve 
 again. Cleanup removes only temporary directories whose marker proves they are this
 host's and their process is dead; nothing else in the cache is touched.
 
-The download itself is capped at `size_limits.decompression_cap()` bytes and at
-`DOWNLOAD_TIMEOUT_S` seconds per network read.
+The download itself is capped at `size_limits.decompression_cap()` bytes, at
+`DOWNLOAD_TIMEOUT_S` seconds per network read and `DOWNLOAD_DEADLINE_S` in all
+(DeadlineExceededError).
 
 Example:
     >>> resolve("https://example.org/models/embedder/1")
@@ -25,6 +26,7 @@ import http.client
 import os
 import shutil
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -34,7 +36,8 @@ from tensorlite.framework import size_limits
 from tensorlite.hub import archive
 from tensorlite.hub import downloads
 
-DOWNLOAD_TIMEOUT_S = 60
+DOWNLOAD_TIMEOUT_S = 60  # per network operation
+DOWNLOAD_DEADLINE_S = 3600  # for the whole download: a server dripping bytes cannot stall
 _MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
 _CHUNK = 1 << 20
 
@@ -94,9 +97,12 @@ def _publish(module, target):
     process published it first (its copy is as complete as ours)."""
     try:
         os.rename(module, target)
-    except OSError:
+    except OSError as e:
         if not os.path.isdir(target):
-            raise
+            raise errors.FailedPreconditionError(
+                None, None, f"cannot put the downloaded module at {target} ({e}); "
+                            f"something else is there: remove it or set TFHUB_CACHE_DIR") \
+                from None
         return False
     return True
 
@@ -139,8 +145,13 @@ def _download(url, out):
         claimed = response.headers.get("Content-Length")
         if claimed and claimed.isdigit():
             size_limits.check_inflated(int(claimed), "download", url)
-        total = 0
+        total, deadline = 0, time.monotonic() + DOWNLOAD_DEADLINE_S
         while True:
+            if time.monotonic() > deadline:
+                raise errors.DeadlineExceededError(
+                    None, None, f"the download of {url} took longer than "
+                                f"DOWNLOAD_DEADLINE_S ({DOWNLOAD_DEADLINE_S} s); the server is "
+                                f"too slow or stalls")
             try:
                 chunk = response.read(_CHUNK)
             except http.client.HTTPException as e:  # the body ended before its length

@@ -19,6 +19,7 @@ import tensorlite as tf
 import tensorlite.hub as hub
 from tensorlite.framework import size_limits
 from tensorlite.hub import archive, downloads
+from tensorlite.hub import resolver as hub_resolver
 from tests.security.conftest import tree_state
 from tests.test_hub import EXPECTED, _Server, _tarball
 from tests.interop.shared_data import X
@@ -287,3 +288,24 @@ def test_broken_cached_module_is_reported_not_deleted(cache, server):
     with pytest.raises(tf.errors.DataLossError, match="remove that directory"):
         hub.resolve(server.url)
     assert tree_state(cache) == before
+
+
+def test_a_server_dripping_bytes_hits_the_deadline(cache, monkeypatch):
+    monkeypatch.setattr(hub_resolver, "DOWNLOAD_DEADLINE_S", 0.05)
+    monkeypatch.setattr(hub_resolver, "_CHUNK", 4096)
+    body = _tarball(_model_members() + [_member("assets/pad.bin", os.urandom(200_000))])
+    server = _Server(body, chunk_delay=0.01)  # 4 KiB every 10 ms: about half a second
+    try:
+        with pytest.raises(tf.errors.DeadlineExceededError, match="DOWNLOAD_DEADLINE_S"):
+            hub.resolve(server.url)
+    finally:
+        server.close()
+    assert os.listdir(cache) == []
+
+
+def test_something_else_at_the_module_path_is_a_clear_error(cache, server):
+    (cache / hub_resolver.hashlib.sha1(server.url.encode()).hexdigest()).write_text("x")
+    with pytest.raises(tf.errors.FailedPreconditionError, match="something else is there"):
+        hub.resolve(server.url)
+    assert sorted(os.listdir(cache)) == [hub_resolver.hashlib.sha1(
+        server.url.encode()).hexdigest()]
