@@ -4,8 +4,10 @@ the objective's best epoch), keep the best epoch's weights, and report.
 `search(*fit_args, **fit_kwargs)` takes what `model.fit` takes; each trial gets deep
 copies of the callbacks. Results live in `directory/project_name` (see oracles.py): with
 overwrite=False a new search continues the previous one; overwrite=True removes the
-tuner's own files there (trial_NN/, oracle.json, oracle.lock), never anything else. Several processes running the
-same search on the same directory share its trials (set KERASTUNER_TUNER_ID per process).
+tuner's own files there (trial_NN/, oracle.json, oracle.lock), never anything else.
+Several processes running the same search on the same directory share its trials (set
+KERASTUNER_TUNER_ID per process). What is read back from the directory is checked
+(project_files.py).
 
 Example:
     >>> def build_model(hp):
