@@ -14,6 +14,8 @@ import tarfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tensorlite as tf
 import tensorlite.hub as hub
@@ -197,6 +199,9 @@ def _many_small():  # each member under the cap, together over it
                                         for i in range(12)])
 
 
+_GOOD_GZ = _tarball()
+_GOOD_TAR = gzip.decompress(_GOOD_GZ)
+
 CRAFTED = {
     "no_saved_model": (_without_saved_model, tf.errors.DataLossError, "no saved_model.pb"),
     "truncated_gzip": (_truncated, tf.errors.DataLossError, "valid compressed model"),
@@ -309,3 +314,29 @@ def test_something_else_at_the_module_path_is_a_clear_error(cache, server):
         hub.resolve(server.url)
     assert sorted(os.listdir(cache)) == [hub_resolver.hashlib.sha1(
         server.url.encode()).hexdigest()]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_mutated_archives_are_unpacked_or_refused_cleanly(tmp_path_factory, data):
+    """Any corruption of a good archive (bytes flipped, cut) unpacks, or fails with
+    DataLossError / ResourceExhaustedError, never a raw error; nothing lands outside."""
+    base = tmp_path_factory.mktemp("fuzz")
+    good = bytearray(_GOOD_GZ if data.draw(st.booleans()) else _GOOD_TAR)
+    for _ in range(data.draw(st.integers(1, 8))):
+        i = data.draw(st.integers(0, len(good) - 1))
+        good[i] = data.draw(st.integers(0, 255))
+    body = bytes(good[:data.draw(st.integers(1, len(good)))])
+    out = base / "module"
+    out.mkdir()
+    size_limits.set_decompression_cap(1 << 20)
+    try:
+        archive.extract(io.BytesIO(body), str(out), "fuzz.tar.gz")
+    except (tf.errors.DataLossError, tf.errors.ResourceExhaustedError):
+        pass
+    finally:
+        size_limits.set_decompression_cap(None)
+    assert sorted(os.listdir(base)) == ["module"]
+    for dirpath, dirs, files in os.walk(out):
+        for name in dirs + files:
+            assert not os.path.islink(os.path.join(dirpath, name))
