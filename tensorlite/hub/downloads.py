@@ -45,6 +45,7 @@ _TOOL = "tensorlite.hub"
 _NAME = re.compile(r"^(?P<target>[0-9a-f]{40})\.tmp-(?P<pid>[0-9]{1,10})-"
                    r"(?P<host>[0-9a-f]{12})-(?P<token>[0-9a-f]{32})$")
 _MAX_MARKER_BYTES = 4096
+_MAX_PID = 2 ** 31 - 1  # pid_t: no process of ours has a larger id (or os.kill overflows)
 
 
 def host_tag(host=None):
@@ -80,7 +81,7 @@ def remove_dead(root):
         if m is None or m["host"] != host_tag():
             continue
         pid = int(m["pid"])
-        if pid == os.getpid() or atomic.pid_alive(pid):
+        if not 0 < pid <= _MAX_PID or pid == os.getpid() or atomic.pid_alive(pid):
             continue
         path = os.path.join(root, name)
         if os.path.islink(path) or not os.path.isdir(path):

@@ -134,8 +134,8 @@ def _fields_problem(d):
     owner = d.get("owner")
     if owner is not None and not (isinstance(owner, dict) and
                                   isinstance(owner.get("host"), str) and
-                                  isinstance(owner.get("pid"), int)):
-        return f"owner {owner!r} is not {{host, pid}}"
+                                  _is_pid(owner.get("pid"))):
+        return f"owner {owner!r} is not {{host, pid}} with a process id"
     weights = d.get("weights")
     if weights is not None and (not isinstance(weights, str) or not _WEIGHTS.match(weights)
                                 or ".." in weights):
@@ -164,6 +164,11 @@ def remove_project(project_dir):
         os.rmdir(project_dir)
     except OSError:
         pass  # other files remain: they are not the tuner's to remove
+
+
+def _is_pid(pid):
+    """A process id os.kill accepts as one process (not a group: 0 and negatives are)."""
+    return isinstance(pid, int) and not isinstance(pid, bool) and 0 < pid <= 2 ** 31 - 1
 
 
 def warn_skipped(path, reason, reported):

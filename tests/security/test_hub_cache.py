@@ -147,6 +147,14 @@ def test_unproven_temporaries_survive_cleanup(cache, server, tmp_path, case):
     assert path.is_dir() and tree_state(path) == before
 
 
+def test_temporary_named_with_an_impossible_pid_survives(cache, server):
+    path = cache / f"{'3' * 40}.tmp-9999999999-{downloads.host_tag()}-{'ab' * 16}"
+    path.mkdir()
+    (path / "data").write_text("x")
+    _load_ok(server.url)
+    assert (path / "data").read_text() == "x"
+
+
 def test_empty_temporary_of_a_dead_resolver_is_removed(cache, server):
     """Killed between mkdir and the marker: empty, so os.rmdir can remove nothing else."""
     path = cache / f"{'2' * 40}.tmp-{_dead_pid()}-{downloads.host_tag()}-{'ef' * 16}"

@@ -7,9 +7,12 @@ PermissionDeniedError."""
 import json
 import os
 import socket
+import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tensorlite as tf
 import tensorlite.keras_tuner as kt
@@ -105,6 +108,10 @@ CRAFTED = {
                                                      "tuner/trial_id": "../../canary"}),
     "bad_owner": lambda: _trial("00", "RUNNING", owner={"host": socket.gethostname(),
                                                        "pid": "not a pid"}),
+    "huge_owner_pid": lambda: _trial("00", "RUNNING", owner={"host": socket.gethostname(),
+                                                              "pid": 10 ** 15}),
+    "group_owner_pid": lambda: _trial("00", "RUNNING", owner={"host": socket.gethostname(),
+                                                               "pid": -1}),
     "bad_status": lambda: _trial("00", status="PWNED"),
     "nan_score": lambda: _trial("00", score=float("nan")),
     "huge_units": lambda: _running_dead("00", values={"units": 10 ** 12}),
@@ -248,3 +255,38 @@ def test_overwrite_of_a_linked_project_is_refused(tmp_path, layout):
         kt.RandomSearch(build_model, objective="val_loss", max_trials=1,
                         directory=str(root / "tuning"), project_name="linked", overwrite=True)
     assert (elsewhere / "keep.txt").read_text() == "the user's"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10 ** 15, 10 ** 15) | st.floats() |
+    st.sampled_from(["00", "01", "../x", "/tmp/x", "RUNNING", "COMPLETED", "units",
+                     socket.gethostname(), "tuner/trial_id", "ckpt", "a/b"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["trial_id", "status", "values", "score", "owner", "weights",
+                         "host", "pid", "units", "tuner/trial_id", "best_step",
+                         "metrics", "message"]), inner, max_size=6),
+    max_leaves=12)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(d=_JSON)
+def test_any_json_in_a_trial_file_is_used_or_skipped(tmp_path_factory, d):
+    """Whatever JSON a trial file holds, the oracle lists it as a valid trial or skips it
+    with a warning, and creating the next trial works, all inside the project."""
+    base = tmp_path_factory.mktemp("oracle")
+    project = base / "proj"
+    (project / "trial_00").mkdir(parents=True)
+    (project / "trial_00" / "trial.json").write_text(json.dumps(d))
+    hp = kt.HyperParameters()
+    hp.Int("units", 2, 16, step=2)
+    oracle = kt.oracles.RandomSearchOracle("val_loss", max_trials=3, hyperparameters=hp,
+                                           seed=1)
+    oracle._configure(str(project))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        trials = oracle.trials
+        new = oracle.create_trial("tuner0")
+    assert set(trials) <= {"00"}
+    assert new.status == "RUNNING" and new.trial_id in ("00", "01")
+    assert sorted(os.listdir(base)) == ["proj"]
+    assert all(n.startswith(("trial_", "oracle")) for n in os.listdir(project))
