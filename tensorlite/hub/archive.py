@@ -19,6 +19,7 @@ Example:
 """
 import gzip
 import lzma
+import errno
 import os
 import tarfile
 import zlib
@@ -32,6 +33,7 @@ __all__ = ["extract", "MAX_MEMBERS"]
 # an archive of a hundred thousand members is a header bomb, not a model.
 MAX_MEMBERS = 100_000
 _CHUNK = 1 << 20
+_BAD_NAME_ERRNOS = (errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ)
 
 # What a cut-off or corrupt compressed stream raises from inside tarfile.
 _STREAM_ERRORS = (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError)
@@ -103,6 +105,12 @@ def _write_members(tar, members, directory, source):
                 None, None, f"{source}: archive member {m.name!r} conflicts with an "
                             f"earlier member (a file and a directory of one name); "
                             f"refusing to unpack it") from None
+        except OSError as e:
+            if e.errno not in _BAD_NAME_ERRNOS:
+                raise  # the disk (full, read-only): not the archive's fault
+            raise errors.DataLossError(
+                None, None, f"{source}: archive member {m.name[:200]!r} cannot be a file "
+                            f"name here ({e.strerror}); refusing to unpack it") from None
 
 
 def _write_member(tar, m, base, written, source):

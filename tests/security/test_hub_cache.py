@@ -234,6 +234,8 @@ CRAFTED = {
                tf.errors.DataLossError, "device or special file"),
     "fifo": (lambda: _tarball(_model_members() + [_member("pipe", kind=tarfile.FIFOTYPE)]),
              tf.errors.DataLossError, "device or special file"),
+    "name_too_long": (lambda: _tarball(_model_members() + [_member("assets/" + "a" * 300)]),
+                      tf.errors.DataLossError, "cannot be a file name"),
     "file_then_dir": (lambda: _tarball(_model_members() + [
         _member("assets/a"), _member("assets/a/b")]), tf.errors.DataLossError, "conflicts"),
 }
