@@ -37,6 +37,10 @@ class _HP:
     def grid(self):
         raise NotImplementedError
 
+    def contains(self, v):
+        """Whether `v` (read back from a trial file) is a value of this hyperparameter."""
+        raise NotImplementedError(f"{type(self).__name__}.contains")
+
     def __repr__(self):
         return f"{self.kind}(name={self.name!r})"
 
@@ -103,6 +107,13 @@ class _Range(_HP):
                 v *= self.step
             return out
         return sorted({self._cast(self.from_unit(u)) for u in np.linspace(0, 1, 10)})
+
+    def contains(self, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return False
+        slack = 1e-9 * max(abs(self.min_value), abs(self.max_value), 1)
+        return self.min_value - slack <= v <= self.max_value + slack and \
+            (self.kind != "Int" or float(v).is_integer())
 
     def config(self):
         return {**super().config(), "min_value": self.min_value, "max_value": self.max_value,
@@ -174,6 +185,11 @@ class Choice(_HP):
     def grid(self):
         return list(self.values)
 
+    def contains(self, v):
+        return any(type(v) is type(c) and v == c for c in self.values) or (
+            self.ordered and isinstance(v, (int, float)) and not isinstance(v, bool) and
+            v in self.values)
+
     def config(self):
         return {**super().config(), "values": self.values, "ordered": self.ordered}
 
@@ -207,6 +223,9 @@ class Fixed(_HP):
 
     def grid(self):
         return [self.value]
+
+    def contains(self, v):
+        return v == self.value
 
     def config(self):
         return {**super().config(), "value": self.value}

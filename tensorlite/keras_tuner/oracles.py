@@ -1,6 +1,8 @@
 """Oracles: which hyperparameters each trial tries. Their state is the project directory:
 `oracle.json` (objective and search space) and `trial_NN/trial.json` per trial, each
-written atomically, read and changed under an exclusive lock (`oracle.lock`, flock). So a
+written atomically, read and changed under an exclusive lock (`oracle.lock`, flock), and
+checked when read (project_files.py: ids, names, paths inside the project; a corrupt trial
+file is reported and skipped). So a
 killed search resumes where it stopped (finished trials are never repeated; a trial whose
 process died is run again with the same values), and several worker processes sharing
 the directory (KerasTuner's "distributed" tuning, KERASTUNER_TUNER_ID naming each) split
@@ -8,15 +10,15 @@ the trials between them.
 """
 import contextlib
 import fcntl
-import glob
 import math
 import os
 
 import numpy as np
 
+from tensorlite.framework import errors
+from tensorlite.keras_tuner import project_files as files
 from tensorlite.keras_tuner.hyperparameters import HyperParameters
-from tensorlite.keras_tuner.trial import (Trial, TrialStatus, owner, owner_alive,
-                                          read_json, write_json)
+from tensorlite.keras_tuner.trial import Trial, TrialStatus, owner, owner_alive, write_json
 
 __all__ = ["Objective", "Oracle", "RandomSearchOracle", "GridSearchOracle",
            "HyperbandOracle", "BayesianOptimizationOracle"]
@@ -75,15 +77,23 @@ class Oracle:
         self.seed = np.random.randint(1, 10000) if seed is None else seed
         self.max_consecutive_failed_trials = max_consecutive_failed_trials
         self.project_dir = None
+        self._reported = set()
 
     # -- files ----------------------------------------------------------------------------
     def _configure(self, project_dir):
         self.project_dir = project_dir
+        self._reported = set()  # skipped state files already warned about
         os.makedirs(project_dir, exist_ok=True)
 
     @contextlib.contextmanager
     def _locked(self):
-        with open(os.path.join(self.project_dir, "oracle.lock"), "a+") as f:
+        path = files.inside(self.project_dir, os.path.join(self.project_dir, "oracle.lock"))
+        try:  # O_NOFOLLOW: a lock file planted as a link is never followed out
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as e:
+            raise errors.PermissionDeniedError(
+                None, None, f"cannot open the tuner's lock file {path}: {e}") from None
+        with os.fdopen(fd, "a+") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:
                 self._load_space()
@@ -95,30 +105,84 @@ class Oracle:
         return os.path.join(self.project_dir, "oracle.json")
 
     def _load_space(self):
+        """Merges oracle.json's search space into ours; a corrupt or crafted one is reported
+        and skipped (the space is rebuilt from the hypermodel and rewritten)."""
         path = self._space_path()
-        if os.path.exists(path):
-            saved = HyperParameters.from_config(read_json(path)["hyperparameters"])
-            for name, hp in saved._space.items():
-                self.hyperparameters._space.setdefault(name, hp)
+        if not os.path.lexists(path):
+            return
+        try:
+            files.inside(self.project_dir, path)
+            config = files.read_json_checked(path)
+            if not isinstance(config, dict) or not isinstance(
+                    config.get("hyperparameters"), dict):
+                raise errors.DataLossError(None, None, "it holds no hyperparameters mapping")
+            saved = HyperParameters.from_config(config["hyperparameters"])
+        except errors.DataLossError as e:  # a link out of the project is raised, not read
+            files.warn_skipped(path, e.message, self._reported)
+            return
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError,
+                RecursionError) as e:  # from_config on crafted data
+            files.warn_skipped(path, f"its search space is not valid ({type(e).__name__}: "
+                                     f"{e})", self._reported)
+            return
+        for name, hp in saved._space.items():
+            self.hyperparameters._space.setdefault(name, hp)
 
     def _save_space(self):
-        write_json(self._space_path(), {"hyperparameters": self.hyperparameters.get_config(),
-                                        "objective": [self.objective.name,
-                                                      self.objective.direction]})
+        write_json(files.inside(self.project_dir, self._space_path()),
+                   {"hyperparameters": self.hyperparameters.get_config(),
+                    "objective": [self.objective.name, self.objective.direction]})
 
     def trial_dir(self, trial_id):
-        return os.path.join(self.project_dir, f"trial_{trial_id}")
+        """The directory of a trial: `trial_<id>` in the project, for a valid id only."""
+        files.check_trial_id(trial_id, f"trial in {self.project_dir}")
+        return files.inside(self.project_dir,
+                            os.path.join(self.project_dir, f"trial_{trial_id}"))
 
     def _trials(self):
+        """The project's trials, in id order; corrupt or crafted trial files are reported
+        and skipped."""
         out = []
-        for path in sorted(glob.glob(os.path.join(self.project_dir, "trial_*",
-                                                  "trial.json"))):
-            out.append(Trial.from_dict(read_json(path), self.hyperparameters))
+        for name in sorted(os.listdir(self.project_dir)):
+            m = files.TRIAL_DIR.match(name)
+            path = os.path.join(self.project_dir, name, "trial.json")
+            if m is None or not os.path.lexists(path):
+                continue  # not a trial, or one whose file is not written yet
+            trial = self._read_trial(path, m["id"])
+            if trial is not None:
+                out.append(trial)
         return out
 
+    def _read_trial(self, path, dir_id):
+        try:
+            files.inside(self.project_dir, path)
+            d = files.read_json_checked(path)
+        except (errors.DataLossError, errors.PermissionDeniedError, OSError) as e:
+            files.warn_skipped(path, getattr(e, "message", None) or str(e), self._reported)
+            return None
+        problem = files.trial_dict_problem(d, dir_id) or self._values_problem(d.get("values",
+                                                                                   {}))
+        if problem is not None:
+            files.warn_skipped(path, problem, self._reported)
+            return None
+        return Trial.from_dict(d, self.hyperparameters)
+
+    def _values_problem(self, values):
+        """What is wrong with a trial file's values, or None (subclasses add their tags)."""
+        return files.values_problem(values, self.hyperparameters)
+
+    def _next_trial_id(self, trials):
+        """One past the largest id in use, counting every trial_NN directory (also those
+        skipped as corrupt, so a new trial never overwrites one)."""
+        ids = [int(m["id"]) for m in map(files.TRIAL_DIR.match, os.listdir(self.project_dir))
+               if m is not None]
+        ids += [int(t.trial_id) for t in trials]
+        return f"{max(ids) + 1 if ids else 0:02d}"
+
     def save_trial(self, trial):
-        os.makedirs(self.trial_dir(trial.trial_id), exist_ok=True)
-        write_json(os.path.join(self.trial_dir(trial.trial_id), "trial.json"),
+        directory = self.trial_dir(trial.trial_id)
+        os.makedirs(directory, exist_ok=True)
+        write_json(files.inside(self.project_dir, os.path.join(directory, "trial.json")),
                    trial.to_dict())
 
     # -- the protocol ----------------------------------------------------------------------
@@ -162,7 +226,7 @@ class Oracle:
             if failed_run >= self.max_consecutive_failed_trials:
                 raise RuntimeError(f"{failed_run} consecutive trials failed; the last: "
                                    f"{live[-1].message}")
-            trial_id = f"{len(trials):02d}"
+            trial_id = self._next_trial_id(trials)
             values = self.populate_space(trial_id, live)
             if values in (TrialStatus.IDLE, TrialStatus.STOPPED):
                 return Trial(None, self.hyperparameters.copy(), values)
@@ -315,6 +379,19 @@ class HyperbandOracle(Oracle):
             raise ValueError(f"`factor` must be >= 2, got {factor}")
         self.max_epochs, self.factor = int(max_epochs), int(factor)
         self.hyperband_iterations = int(hyperband_iterations)
+
+    def _values_problem(self, values):
+        """Hyperband's tags in a trial file: whole numbers in the schedule's range (a
+        crafted tuner/epochs would train for as long as it says)."""
+        limits = {"tuner/epochs": self.max_epochs, "tuner/initial_epoch": self.max_epochs,
+                  "tuner/bracket": self.num_brackets(), "tuner/round": self.num_brackets(),
+                  "tuner/iteration": self.hyperband_iterations}
+        for name, top in limits.items():
+            v = values.get(name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or
+                                  not 0 <= v <= top):
+                return f"{name} {v!r} is not a whole number in [0, {top}]"
+        return super()._values_problem(values)
 
     def num_brackets(self):
         epochs, n = self.max_epochs, 0

@@ -1,12 +1,13 @@
 """A trial (one point of the search space, trained and scored) and its file, written
-atomically: a temp name, fsync, os.replace, so a kill leaves the old or the new state."""
+atomically: a temp name, fsync, os.replace, so a kill leaves the old or the new state.
+(Reading a trial file back is checked in project_files.py.)"""
 import json
 import os
 import socket
 
 from tensorlite.framework.atomic_files import write_bytes
 
-__all__ = ["Trial", "TrialStatus", "write_json", "read_json"]
+__all__ = ["Trial", "TrialStatus", "write_json"]
 
 
 class TrialStatus:
@@ -21,11 +22,6 @@ class TrialStatus:
 def write_json(path, data):
     """Writes `data` as JSON atomically (the old or the new file after a kill)."""
     write_bytes(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
-
-
-def read_json(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
 
 
 def owner(tuner_id):

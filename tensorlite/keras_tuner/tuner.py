@@ -3,8 +3,11 @@ the objective's best epoch), keep the best epoch's weights, and report.
 
 `search(*fit_args, **fit_kwargs)` takes what `model.fit` takes; each trial gets deep
 copies of the callbacks. Results live in `directory/project_name` (see oracles.py): with
-overwrite=False a new search continues the previous one. Several processes running the
-same search on the same directory share its trials (set KERASTUNER_TUNER_ID per process).
+overwrite=False a new search continues the previous one; overwrite=True removes the
+tuner's own files there (trial_NN/, oracle.json, oracle.lock), never anything else.
+Several processes running the same search on the same directory share its trials (set
+KERASTUNER_TUNER_ID per process). What is read back from the directory is checked
+(project_files.py).
 
 Example:
     >>> def build_model(hp):
@@ -20,12 +23,13 @@ Example:
 """
 import copy
 import os
-import shutil
 import sys
 import time
 
+from tensorlite.framework import errors
 from tensorlite.keras.callbacks import Callback
 from tensorlite.keras_tuner import oracles as oracle_module
+from tensorlite.keras_tuner import project_files
 from tensorlite.keras_tuner.trial import TrialStatus
 
 __all__ = ["HyperModel", "Tuner", "RandomSearch", "GridSearch", "Hyperband",
@@ -93,8 +97,8 @@ class Tuner:
         self.project_dir = os.path.join(self.directory, self.project_name)
         self.executions_per_trial = int(executions_per_trial)
         self.tuner_id = tuner_id or os.environ.get("KERASTUNER_TUNER_ID", "tuner0")
-        if overwrite and os.path.exists(self.project_dir):
-            shutil.rmtree(self.project_dir)
+        if overwrite and os.path.lexists(self.project_dir):
+            project_files.remove_project(self.project_dir)
         self.oracle._configure(self.project_dir)
         if self.oracle.objective is None:
             raise ValueError("An objective is required: objective='val_accuracy' or "
@@ -174,14 +178,22 @@ class Tuner:
         """Saves under a new name, then records it in trial.json (atomic), then removes the
         previous file: a kill never leaves a trial pointing at torn weights."""
         name = f"checkpoint_epoch{epoch}"
-        model.save_weights(os.path.join(self.oracle.trial_dir(trial.trial_id), name))
+        model.save_weights(self._weights_path(trial, name))
         old, trial.weights = trial.weights, name
         self.oracle.end_trial(trial)
         if old and old != name:
+            prefix = self._weights_path(trial, old)
             for suffix in (".index", ".data-00000-of-00001"):
-                path = os.path.join(self.oracle.trial_dir(trial.trial_id), old + suffix)
-                if os.path.exists(path):
+                path = project_files.inside(self.project_dir, prefix + suffix)
+                if os.path.isfile(path) and not os.path.islink(path):
                     os.unlink(path)
+
+    def _weights_path(self, trial, name):
+        """The checkpoint prefix `name` in the trial's directory (a plain name, inside the
+        project: names come from trial.json, which may be crafted)."""
+        project_files.check_weights_name(name, f"trial {trial.trial_id}")
+        return project_files.inside(self.project_dir,
+                                    os.path.join(self.oracle.trial_dir(trial.trial_id), name))
 
     def load_model(self, trial):
         """The trial's model with its best epoch's weights."""
@@ -193,8 +205,7 @@ class Tuner:
             raise ValueError("The hypermodel builds an unbuilt model, so its saved weights "
                              "cannot be loaded: give the first layer an input_shape (or "
                              "start from tf.keras.Input)")
-        model.load_weights(os.path.join(self.oracle.trial_dir(trial.trial_id),
-                                        trial.weights))
+        model.load_weights(self._weights_path(trial, trial.weights))
         return model
 
     # -- results ---------------------------------------------------------------------------
@@ -287,8 +298,11 @@ class Hyperband(Tuner):
         values = trial.hyperparameters.values
         parent = values.get("tuner/trial_id")
         if parent is not None:
-            parent_trial = self.oracle.trials[parent]
-            model.load_weights(os.path.join(self.oracle.trial_dir(parent),
-                                            parent_trial.weights))
+            parent_trial = self.oracle.trials.get(parent)
+            if parent_trial is None or not parent_trial.weights:
+                raise errors.NotFoundError(
+                    None, None, f"Trial {trial.trial_id} continues trial {parent}, whose "
+                                f"trial file or weights are missing or were skipped")
+            model.load_weights(self._weights_path(parent_trial, parent_trial.weights))
         return {"epochs": values["tuner/epochs"],
                 "initial_epoch": values["tuner/initial_epoch"]}
