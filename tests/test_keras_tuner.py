@@ -263,3 +263,55 @@ def test_seed_001_snippet(tmp_path, monkeypatch):
     assert len(tuner.oracle.trials) == 2
     assert os.path.isdir(tmp_path / "text_generation")
     assert tuner.get_best_hyperparameters()[0]["units"] in (256, 512, 768, 1024)
+
+
+def _unbuilt(hp):
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(hp.Int("units", 4, 8, step=4), activation="relu"),
+        tf.keras.layers.Dense(2, activation="softmax")])
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    return model
+
+
+def _toy_data():
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 5)).astype("float32")
+    return x, (x.sum(1) > 2.5).astype("int32")
+
+
+def test_best_model_of_a_hypermodel_without_input_shape_is_built_from_the_data(tmp_path):
+    x, y = _toy_data()
+    tuner = kt.RandomSearch(_unbuilt, objective="val_accuracy", max_trials=2,
+                            directory=str(tmp_path), project_name="unbuilt")
+    tuner.search(x, y, epochs=2, validation_data=(x, y), verbose=0)
+    best = tuner.get_best_models(1)[0]
+    assert best.built and best.predict(x[:3], verbose=0).shape == (3, 2)
+    trial = tuner.oracle.get_best_trials(1)[0]
+    assert best.evaluate(x, y, verbose=0, return_dict=True)["accuracy"] == \
+        pytest.approx(max(trial.metrics["val_accuracy"]))
+
+
+def test_failed_trials_report_their_traceback_and_an_all_failed_search_says_so(tmp_path,
+                                                                               capsys):
+    x, y = _toy_data()
+
+    def failing(hp):
+        model = _unbuilt(hp)
+
+        def boom_loss(y_true, y_pred):
+            raise ValueError("the loss is broken")
+        model.compile("adam", boom_loss)
+        return model
+    tuner = kt.RandomSearch(failing, objective="val_accuracy", max_trials=2,
+                            directory=str(tmp_path), project_name="failing")
+    with pytest.raises(RuntimeError, match="(?s)All 2 trials failed.*the loss is broken"):
+        tuner.search(x, y, epochs=1, validation_data=(x, y), verbose=0)
+    assert "Traceback" in capsys.readouterr().err
+    assert all("boom_loss" in t.message for t in tuner.oracle.trials.values())
+    with pytest.raises(ValueError, match="No trial .* completed"):
+        tuner.get_best_models()
+    many = kt.RandomSearch(failing, objective="val_accuracy", max_trials=9,
+                           directory=str(tmp_path), project_name="many",
+                           max_consecutive_failed_trials=1)
+    with pytest.raises(RuntimeError, match="(?s)1 consecutive trials failed.*loss is broken"):
+        many.search(x, y, epochs=1, validation_data=(x, y), verbose=0)

@@ -25,6 +25,7 @@ import copy
 import os
 import sys
 import time
+import traceback
 
 from tensorlite.framework import errors
 from tensorlite.keras.callbacks import Callback
@@ -57,6 +58,22 @@ class _FunctionHyperModel(HyperModel):
 
     def build(self, hp):
         return self._fn(hp)
+
+
+def _data_shape(x):
+    """(None, ...) of the first input's examples (an array or a dataset's first
+    component), or None when it cannot tell."""
+    from tensorlite.data.dataset import DatasetV2  # noqa: PLC0415
+    if isinstance(x, DatasetV2):
+        spec = x.element_spec
+        spec = spec[0] if isinstance(spec, tuple) else spec
+        shape = getattr(spec, "shape", None)
+        return None if shape is None or shape.rank is None else (None,) + tuple(
+            shape.as_list()[1:])
+    shape = getattr(x, "shape", None)
+    if shape is None or isinstance(x, (dict, list, tuple)):
+        return None
+    return (None,) + tuple(shape)[1:]
 
 
 class _BestEpoch(Callback):
@@ -96,6 +113,7 @@ class Tuner:
         self.project_name = project_name or "untitled_project"
         self.project_dir = os.path.join(self.directory, self.project_name)
         self.executions_per_trial = int(executions_per_trial)
+        self._input_shape = None  # the data's (None, ...) shape, for unbuilt best models
         self.tuner_id = tuner_id or os.environ.get("KERASTUNER_TUNER_ID", "tuner0")
         if overwrite and os.path.lexists(self.project_dir):
             project_files.remove_project(self.project_dir)
@@ -108,6 +126,7 @@ class Tuner:
     def search(self, *fit_args, **fit_kwargs):
         """Runs trials until the oracle stops (max_trials, an exhausted grid or schedule)."""
         self._populate_initial_space()
+        self._input_shape = _data_shape(fit_args[0] if fit_args else fit_kwargs.get("x"))
         while True:
             trial = self.oracle.create_trial(self.tuner_id)
             if trial.status == TrialStatus.STOPPED:
@@ -116,6 +135,10 @@ class Tuner:
                 time.sleep(0.2)
                 continue
             self._run_and_record(trial, fit_args, fit_kwargs)
+        trials = list(self.oracle.trials.values())
+        if trials and all(t.status == TrialStatus.FAILED for t in trials):
+            raise RuntimeError(f"All {len(trials)} trials failed; the last one's error:\n"
+                               f"{trials[-1].message}")
 
     def _populate_initial_space(self):
         hp = self.oracle.hyperparameters.copy()
@@ -127,10 +150,10 @@ class Tuner:
         print(f"\nSearch: Running Trial #{int(trial.trial_id) + 1}\n")
         try:
             histories = self.run_trial(trial, *fit_args, **fit_kwargs)
-        except Exception as e:  # noqa: BLE001 - a failed trial is recorded, the search goes on
-            trial.status, trial.message = TrialStatus.FAILED, f"{type(e).__name__}: {e}"
+        except Exception:  # noqa: BLE001 - a failed trial is recorded, the search goes on
+            trial.status, trial.message = TrialStatus.FAILED, traceback.format_exc()
             self.oracle.end_trial(trial)
-            print(f"Trial {trial.trial_id} failed: {trial.message}", file=sys.stderr)
+            print(f"Trial {trial.trial_id} failed:\n{trial.message}", file=sys.stderr)
             return
         objective = self.oracle.objective
         scores, best_steps = [], []
@@ -201,17 +224,21 @@ class Tuner:
             raise ValueError(f"Trial {trial.trial_id} has no saved weights (status "
                              f"{trial.status})")
         model = self.hypermodel.build(trial.hyperparameters.copy())
-        if not model.built:
-            raise ValueError("The hypermodel builds an unbuilt model, so its saved weights "
-                             "cannot be loaded: give the first layer an input_shape (or "
-                             "start from tf.keras.Input)")
+        if not model.built and self._input_shape is not None:
+            model.build(self._input_shape)  # the shape of the data the search trained on
+        # an unbuilt model (a search from another process) gets its weights when it builds
         model.load_weights(self._weights_path(trial, trial.weights))
         return model
 
     # -- results ---------------------------------------------------------------------------
     def get_best_models(self, num_models=1):
         """The best `num_models` models, their best epoch's weights loaded."""
-        return [self.load_model(t) for t in self.oracle.get_best_trials(num_models)]
+        best = self.oracle.get_best_trials(num_models)
+        if not best:
+            raise ValueError(f"No trial of {self.project_dir} completed, so there is no best "
+                             f"model; run search() (the failed trials' errors are in their "
+                             f"trial.json files)")
+        return [self.load_model(t) for t in best]
 
     def get_best_hyperparameters(self, num_trials=1):
         return [t.hyperparameters for t in self.oracle.get_best_trials(num_trials)]
