@@ -194,12 +194,14 @@ class _SnapshotWriter(RawIterator):
         self._ds, self._in = ds, inner
         self._dir = os.path.join(ds._path, fp)
         os.makedirs(self._dir, exist_ok=True)
-        for name in os.listdir(self._dir):  # leftovers of dead writers
-            if name.startswith(".tmp-"):
-                pid = name[5:].split("-")[0]
-                if pid.isdigit() and not atomic_files.pid_alive(int(pid)):
-                    shutil.rmtree(os.path.join(self._dir, name), ignore_errors=True)
-        self._tmp = os.path.join(self._dir, f".tmp-{os.getpid()}-{threading.get_ident()}")
+        for name in os.listdir(self._dir):  # leftovers of this host's dead writers only
+            parts = name[5:].split("-") if name.startswith(".tmp-") else []
+            path = os.path.join(self._dir, name)
+            if len(parts) == 3 and atomic_files.is_dead_own_temp(parts[0], parts[1]) and \
+                    os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+        self._tmp = os.path.join(self._dir, f".tmp-{os.getpid()}-{atomic_files.host_tag()}-"
+                                            f"{threading.get_ident()}")
         os.makedirs(self._tmp)
         self._n = cpu_count()
         ext = ".tlsnap.gz" if ds._gzip else ".tlsnap"

@@ -1,29 +1,47 @@
-"""Crash-safe files: write `NAME.tmp-PID`, fsync, rename over `NAME`; reclaim what dead
-writers left.
+"""Crash-safe files: write `NAME.tmp-PID-HOST`, fsync, rename over `NAME`; reclaim what
+dead writers of this host left, and nothing else.
 
 Every file tensorlite writes for later (models, checkpoints, caches, hub modules) goes
 through here, so a process killed at any instant leaves the old complete file or the new
-one. A writer killed before its rename leaves `NAME.tmp-PID` behind; the next writer in the
-same directory removes the temporary files of processes that no longer run (a `keep`
-callback may first salvage one, as the checkpoint writer does with an index whose data file
-was already renamed into place), and takes over lock files whose owner is dead.
+one. A writer killed before its rename leaves `NAME.tmp-PID-HOST` behind (HOST: a digest
+of the host name); the next writer in the same directory removes the temporary files that
+this host's processes no longer running left (a `keep` callback may first salvage one, as
+the checkpoint writer does with an index whose data file was already renamed into place),
+and takes over lock files whose owner is dead. A name without this host's tag (a user's
+`results.tmp-999`, another host's live writer on a shared file system) is never touched.
 
 Example:
     >>> write_bytes("/tmp/out.bin", b"data")       # old or new, never torn
-    >>> temp_name("/tmp/x.index")                  # '/tmp/x.index.tmp-1234'
+    >>> temp_name("/tmp/x.index")                  # '/tmp/x.index.tmp-1234-3f0c9a1b2d4e'
 """
+import hashlib
 import os
 import re
+import socket
 import time
 
 from tensorlite.framework import errors
 
-_TEMP = re.compile(r"^(?P<name>.+)\.tmp-(?P<pid>\d+)$")
+_TEMP = re.compile(r"^(?P<name>.+)\.tmp-(?P<pid>\d{1,10})-(?P<host>[0-9a-f]{12})$")
+_MAX_PID = 2 ** 31 - 1  # pid_t: larger ids are no process (and overflow os.kill)
+
+
+def host_tag(host=None):
+    """A short, file-name-safe digest of a host name (this host's by default)."""
+    host = socket.gethostname() if host is None else host
+    return hashlib.sha1(host.encode("utf-8")).hexdigest()[:12]
 
 
 def temp_name(path):
     """The temporary name this process writes `path` under."""
-    return f"{path}.tmp-{os.getpid()}"
+    return f"{path}.tmp-{os.getpid()}-{host_tag()}"
+
+
+def is_dead_own_temp(pid, host):
+    """Whether a temporary's pid and host tag (strings from its name) prove it was left by
+    a process of this host that no longer runs."""
+    return host == host_tag() and pid.isdigit() and 0 < int(pid) <= _MAX_PID and \
+        int(pid) != os.getpid() and not pid_alive(int(pid))
 
 
 def pid_alive(pid):
@@ -47,7 +65,8 @@ def dead_temps(directory):
     out = []
     for name in names:
         m = _TEMP.match(name)
-        if m and int(m["pid"]) != os.getpid() and not pid_alive(int(m["pid"])):
+        if m and is_dead_own_temp(m["pid"], m["host"]) and \
+                os.path.isfile(os.path.join(directory, name)):
             out.append((os.path.join(directory, name), os.path.join(directory, m["name"])))
     return out
 

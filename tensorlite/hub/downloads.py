@@ -27,7 +27,6 @@ Example:
     >>> tmp = make_temp_dir("/cache", "/cache/0f1e...")  # doctest: +SKIP
     >>> remove_dead("/cache")                            # doctest: +SKIP
 """
-import hashlib
 import json
 import os
 import re
@@ -37,6 +36,7 @@ import socket
 import time
 
 from tensorlite.framework import atomic_files as atomic
+from tensorlite.framework.atomic_files import host_tag
 
 __all__ = ["make_temp_dir", "remove_dead", "MARKER"]
 
@@ -46,12 +46,6 @@ _NAME = re.compile(r"^(?P<target>[0-9a-f]{40})\.tmp-(?P<pid>[0-9]{1,10})-"
                    r"(?P<host>[0-9a-f]{12})-(?P<token>[0-9a-f]{32})$")
 _MAX_MARKER_BYTES = 4096
 _MAX_PID = 2 ** 31 - 1  # pid_t: no process of ours has a larger id (or os.kill overflows)
-
-
-def host_tag(host=None):
-    """A short, file-name-safe digest of a host name."""
-    host = socket.gethostname() if host is None else host
-    return hashlib.sha1(host.encode("utf-8")).hexdigest()[:12]
 
 
 def make_temp_dir(root, target):

@@ -32,7 +32,7 @@ import shutil
 
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
-from tensorlite.framework.atomic_files import fsync_dir, pid_alive
+from tensorlite.framework.atomic_files import fsync_dir, host_tag, is_dead_own_temp
 from tensorlite.saved_model.function_def import arg_name, call_node, function_def
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
@@ -671,11 +671,15 @@ def _exchange(a, b):
 
 
 def _remove_dead_temps(parent, base):
+    """Removes the temporary directories NAME.tmp-saved_model-PID-HOST-N that writers of
+    this host which no longer run left; nothing else (see framework/atomic_files.py)."""
     for entry in os.listdir(parent):
         if entry.startswith(f"{base}{_TMP}"):
-            pid = entry[len(base) + len(_TMP):].split("-")[0]  # NAME.tmp-saved_model-PID-N
-            if not (pid.isdigit() and pid_alive(int(pid))):
-                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+            parts = entry[len(base) + len(_TMP):].split("-")  # PID, HOST, N
+            path = os.path.join(parent, entry)
+            if len(parts) == 3 and is_dead_own_temp(parts[0], parts[1]) and \
+                    os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def write(export_dir, meta, tensors, extra=None):
@@ -685,7 +689,7 @@ def write(export_dir, meta, tensors, extra=None):
     parent, base = os.path.split(export_dir)
     os.makedirs(parent, exist_ok=True)
     _remove_dead_temps(parent, base)
-    tmp = os.path.join(parent, f"{base}{_TMP}{os.getpid()}-{id(meta)}")
+    tmp = os.path.join(parent, f"{base}{_TMP}{os.getpid()}-{host_tag()}-{id(meta)}")
     try:
         _write_directory(tmp, meta, tensors)
         if extra is not None:
