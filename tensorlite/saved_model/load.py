@@ -377,13 +377,14 @@ def load(export_dir, tags=None, options=None):
     if not graph.nodes:  # TF1: signatures over the main graph, variables by the saver
         from tensorlite.saved_model import load_v1  # noqa: PLC0415
         return load_v1.load(export_dir, meta)
-    file_access.check_static(meta, roots, _bound_paths(graph, meta, export_dir))
     runner = Runner(meta.graph_def.library, roots)
     objects = [None] * len(graph.nodes)
     _has_index(export_dir, graph)  # (an incomplete directory fails before any allocation)
     data_bytes = _variables_bytes(export_dir)
     for i, proto in enumerate(graph.nodes):
         objects[i] = _make_object(proto, meta, export_dir, data_bytes)
+    # before any function runs (the tables' initializers run below)
+    file_access.check_static(meta, roots, _bound_paths(graph, meta, export_dir))
     _link(graph, objects, runner)
     root = objects[0]
     _restore_variables(export_dir, root, graph)
