@@ -186,8 +186,20 @@ class Runner:
             self._depth -= 1
 
     def node(self, node, inputs, function):
-        op = node.op
+        """The outputs (a list) of one node run on `inputs`; a node whose inputs or
+        attributes do not fit its op (a corrupt graph) is an InvalidArgumentError naming
+        it."""
         attrs = {k: attr_value(v) for k, v in node.attr.items() if not k.startswith("_")}
+        try:
+            return self._run_node(node, inputs, attrs, function)
+        except (IndexError, KeyError, AttributeError) as e:  # indexing what is absent
+            raise errors.InvalidArgumentError(
+                None, None, f"SavedModel: node {node.name!r} ({node.op}) in {function} has "
+                f"{len(inputs)} inputs and attributes {sorted(attrs)}, which do not fit the "
+                f"op ({type(e).__name__}: {e}); the graph is corrupt") from None
+
+    def _run_node(self, node, inputs, attrs, function):
+        op = node.op
         if op == "NoOp":
             return []
         if op == "Const":

@@ -76,6 +76,14 @@ class Loaded:
         return [(k, v) for k, v in vars(self).items()
                 if isinstance(v, Loaded) or _trackable(v)]
 
+    def _restore_from_tensors(self, restored):
+        """A saved value matched to an object that holds none: the variables do not fit the
+        object graph (a corrupt or mismatched directory)."""
+        raise errors.DataLossError(None, None, f"SavedModel: the variables hold values "
+                                   f"{sorted(restored)} for an object of the object graph that "
+                                   f"is neither a variable nor a table; the SavedModel is "
+                                   f"corrupt")
+
     def __call__(self, *args, **kwargs):
         fn = self.__dict__.get("__call__")
         if fn is None:

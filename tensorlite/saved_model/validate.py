@@ -16,8 +16,8 @@ import numpy as np
 from tensorlite.framework import errors, size_limits
 from tensorlite.summary.graph_def import dtype_from_datatype
 
-# Call-like attributes: a node holding one of these runs another library function.
-_CALL_OPS = ("StatefulPartitionedCall", "PartitionedCall")
+# What a concrete function's bound inputs may be (TensorFlow's captures).
+_CAPTURABLE = ("variable", "resource", "asset", "constant", "captured_tensor")
 
 
 def _corrupt(source, what):
@@ -200,6 +200,11 @@ def check_object_graph(meta, source):
             if not 0 <= node_id < count:
                 raise _corrupt(source, f"concrete function {name} binds node {node_id}, but "
                                        f"the object graph has {count} nodes")
+            kind = graph.nodes[node_id].WhichOneof("kind")
+            if kind not in _CAPTURABLE:
+                raise _corrupt(source, f"concrete function {name} binds node {node_id}, a "
+                                       f"{kind or 'empty'} object; a function captures only "
+                                       f"variables, resources, assets and constants")
 
 
 def check_meta_graph(meta, source):
