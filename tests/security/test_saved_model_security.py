@@ -394,3 +394,28 @@ def test_a_variables_file_that_is_a_symlink_out_is_refused(tmp_path, secret):
     os.rename(data, tmp_path / "moved.data")
     os.symlink(tmp_path / "moved.data", data)
     _load_refused(export, errors.PermissionDeniedError, "variables.data")
+
+
+# -- TF1 SavedModels (no object graph: signatures over the main graph) -----------------------
+TF1_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "serving", "tf1",
+                           "linear", "1")
+
+
+def test_a_tf1_signature_reading_a_constant_path_is_refused_at_load(tmp_path, secret):
+    import shutil
+    export = tmp_path / "tf1"
+    shutil.copytree(TF1_FIXTURE, export)
+    loaded = tf.saved_model.load(str(export))
+    key = sorted(loaded.signatures)[0]
+
+    def leak(meta):
+        path = meta.graph_def.node.add(name="evil_path", op="Const")
+        path.attr["dtype"].type = DT_STRING
+        path.attr["value"].tensor.dtype = DT_STRING
+        path.attr["value"].tensor.string_val.append(os.fsencode(secret))
+        read = meta.graph_def.node.add(name="evil_read", op="ReadFile", input=["evil_path"])
+        assert read.name == "evil_read"
+        out = meta.signature_def[key].outputs["leak"]
+        out.name, out.dtype = "evil_read:0", DT_STRING
+    _edit(export, leak)
+    _load_refused(export, errors.PermissionDeniedError, "'evil_read' \\(ReadFile\\)")
