@@ -90,7 +90,14 @@ class Roots:
 
     def check_tensor(self, value, mode, where):
         """Checks every path a string tensor (or NumPy array) holds."""
-        array = np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=object)
+        try:
+            array = np.asarray(value.numpy() if hasattr(value, "numpy") else value,
+                               dtype=object)
+        except Exception:  # noqa: BLE001 - a symbolic tensor inside a trace has no value
+            raise errors.PermissionDeniedError(
+                None, None, f"SavedModel {self.export_dir}: {where} names its file by a "
+                            f"value that is not known when it runs; a loaded model may only "
+                            f"touch its own assets/ and variables/") from None
         for path in array.reshape(-1):
             self.check(path, mode, where)
 
