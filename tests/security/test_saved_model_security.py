@@ -419,3 +419,40 @@ def test_a_tf1_signature_reading_a_constant_path_is_refused_at_load(tmp_path, se
         out.name, out.dtype = "evil_read:0", DT_STRING
     _edit(export, leak)
     _load_refused(export, errors.PermissionDeniedError, "'evil_read' \\(ReadFile\\)")
+
+
+def test_a_tf1_asset_constant_reads_the_saved_models_copy(tmp_path, secret):
+    """TensorFlow feeds a TF1 asset constant with its file's path in assets/: the constant's
+    own value (the path at export time, here the secret) is never read."""
+    import shutil
+    export = tmp_path / "tf1"
+    shutil.copytree(TF1_FIXTURE, export)
+    os.mkdir(export / "assets")
+    (export / "assets" / "vocab.txt").write_bytes(b"own copy\n")
+
+    def with_asset(meta):
+        path = meta.graph_def.node.add(name="asset_path", op="Const")
+        path.attr["dtype"].type = DT_STRING
+        path.attr["value"].tensor.dtype = DT_STRING
+        path.attr["value"].tensor.string_val.append(os.fsencode(secret))
+        meta.graph_def.node.add(name="read_asset", op="ReadFile", input=["asset_path"])
+        asset = meta.asset_file_def.add(filename="vocab.txt")
+        asset.tensor_info.name, asset.tensor_info.dtype = "asset_path:0", DT_STRING
+        out = meta.signature_def["read_asset"].outputs["contents"]
+        out.name, out.dtype = "read_asset:0", DT_STRING
+    _edit(export, with_asset)
+    fn = tf.saved_model.load(str(export)).signatures["read_asset"]
+    assert fn()["contents"].numpy() == b"own copy\n"
+
+
+def test_a_constant_path_inside_assets_is_allowed(tmp_path):
+    """The check refuses paths outside, not constants: a Const naming the SavedModel's own
+    asset loads and reads it."""
+    export = _reader(tmp_path)
+
+    def own_file(meta):
+        fdef = _function(meta, "__inference_read")
+        _node(fdef, "ReadFile").input[0] = _string_const(
+            fdef, "own", export / "assets" / "words.txt")
+    _edit(export, own_file)
+    assert tf.saved_model.load(str(export)).read()["contents"].numpy() == b"the\ncat\nsat\n"
