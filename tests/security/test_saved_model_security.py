@@ -112,6 +112,32 @@ def test_the_model_server_refuses_to_load_it(tmp_path, secret):
     assert SECRET.decode() not in str(info.value)
 
 
+def test_the_model_server_reports_the_refusal_and_serves_nothing(tmp_path, secret):
+    """Through the server's version manager (what answers :predict): the crafted version
+    never becomes available, its status says PERMISSION_DENIED, and no request can reach
+    the secret."""
+    from tensorlite.serving.config import ModelSpec
+    from tensorlite.serving.manager import ServedModel
+    from tensorlite.serving.servable import load_servable
+    export = _tables(tmp_path)
+
+    def point_at_secret(meta):
+        init = _function(meta, "initializer_9")
+        _node(init, "InitializeTableFromTextFileV2").input[1] = _string_const(
+            init, "evil", secret)
+    _edit(export, point_at_secret)
+    os.makedirs(tmp_path / "served")
+    os.rename(export, tmp_path / "served" / "1")
+    model = ServedModel(ModelSpec("m", str(tmp_path / "served")), loader=load_servable)
+    model.poll(wait=True)
+    model.poll(wait=True)  # (a version loads once its directory is unchanged for a poll)
+    (status,) = model.status()["model_version_status"]
+    assert status["status"]["error_code"] == "PERMISSION_DENIED", status
+    assert SECRET.decode() not in str(status)
+    with pytest.raises(errors.NotFoundError, match="Servable not found"):
+        model.get()
+
+
 @pytest.mark.parametrize("filename", ["../../secret.txt", "../vocab_link.txt",
                                       "/etc/passwd"])
 def test_an_asset_filename_leaving_assets_is_refused(tmp_path, secret, filename):
