@@ -84,8 +84,9 @@ def _load_and_call(directory):
 class Harness:
     """Runs one input under the lowered cap and tracemalloc; counts the inputs."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, call=None):
         self.directory, self.count = directory, 0
+        self.call = call or _load_and_call
 
     def run(self, data):
         self.count += 1
@@ -93,7 +94,7 @@ class Harness:
         before = tracemalloc.get_traced_memory()[0]  # (hypothesis's own data stays out)
         tracemalloc.reset_peak()
         try:
-            _load_and_call(self.directory)
+            self.call(self.directory)
         except Exception as e:  # noqa: BLE001 - the test is which exceptions come out
             if not _allowed(e):
                 where = "".join(traceback.format_exception(e)[-3:])
@@ -105,6 +106,7 @@ class Harness:
 
 @pytest.fixture
 def harness(target):
+    _load_and_call(target)  # first-use imports and caches stay out of the measure
     size_limits.set_decompression_cap(CAP)
     tracemalloc.start()
     try:
@@ -231,3 +233,71 @@ def test_the_harness_reports_a_raw_exception(target, monkeypatch):
     finally:
         tracemalloc.stop()
     assert not _allowed(RecursionError()) and _allowed(errors.DataLossError(None, None, "x"))
+
+
+# -- target 3: a TF1 SavedModel's graph (no object graph; signatures over tensors) -----------
+TF1 = os.path.join(os.path.dirname(__file__), "..", "fixtures", "serving", "tf1", "linear",
+                   "1")
+
+
+def _tf1_example():
+    from tensorlite.train import example as ex
+    feats = ex.Features()
+    feats.feature["x"].float_list.value.extend([1.0, 2.0, 3.0])
+    feats.feature["k"].int64_list.value.extend([1])
+    return ex.Example(features=feats).SerializeToString()
+
+
+def _call_tf1(directory):
+    loaded = tf.saved_model.load(str(directory))
+    batch = tf.constant(np.array([_tf1_example()], object))
+    for fn in loaded.signatures.values():
+        fn(**{key: batch for key in fn.structured_input_signature[1]})
+
+
+def _mutate_tf1(draw, meta):
+    """One field-level mutation of a TF1 MetaGraphDef: a node's input, op or constant
+    shape, or a signature's tensor name."""
+    nodes = meta.graph_def.node
+    node = nodes[draw(st.integers(0, len(nodes) - 1))]
+    kind = draw(st.sampled_from(["input", "op", "shape", "signature"]))
+    if kind == "input":
+        names = [n.name for n in nodes] + ["nope", "x:y", "a:-1", ""]
+        ref = names[draw(st.integers(0, len(names) - 1))]
+        node.input.append(ref + draw(st.sampled_from(["", ":0", ":7"])))
+    elif kind == "op":
+        node.op = draw(st.sampled_from(OPS + ["Placeholder", "VarHandleOp", "ParseExampleV2"]))
+    elif kind == "shape" and "value" in node.attr:
+        tensor = node.attr["value"].tensor
+        tensor.tensor_shape.dim.add(size=draw(st.integers(-3, 1 << 40)))
+    elif kind == "signature":
+        sig = meta.signature_def[sorted(meta.signature_def)[0]]
+        info = sig.outputs[sorted(sig.outputs)[0]] if draw(st.booleans()) else \
+            sig.inputs[sorted(sig.inputs)[0]]
+        info.name = draw(st.sampled_from([n.name for n in nodes][:20] + ["x:y", "", ":", "q:1"]))
+
+
+def test_fuzz_tf1_saved_model_graph(tmp_path):
+    shutil.copytree(TF1, tmp_path / "tf1")
+    model = read_saved_model(str(tmp_path / "tf1"))
+    harness = Harness(tmp_path / "tf1", _call_tf1)
+    _call_tf1(tmp_path / "tf1")  # first-use imports and caches stay out of the measure
+    size_limits.set_decompression_cap(CAP)
+    tracemalloc.start()
+
+    @_SETTINGS
+    @given(data=st.data())
+    def run(data):
+        mutated = type(model)()
+        mutated.CopyFrom(model)
+        for _ in range(data.draw(st.integers(1, 3))):
+            _mutate_tf1(data.draw, mutated.meta_graphs[0])
+        harness.run(mutated.SerializeToString())
+    try:
+        run()
+    except AssertionError as e:
+        raise AssertionError(f"{e} (after {harness.count} inputs tried)") from None
+    finally:
+        tracemalloc.stop()
+        size_limits.set_decompression_cap(None)
+    _report("TF1 SavedModel graph", harness)
