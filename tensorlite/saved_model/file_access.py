@@ -103,7 +103,7 @@ class Roots:
 
 
 # -- the static pass ----------------------------------------------------------------------------
-def _const_paths(node):
+def const_paths(node):
     """The strings of a Const node's value, or None if it holds none."""
     tensor = node.attr["value"].tensor if "value" in node.attr else None
     if tensor is None or not tensor.string_val:
@@ -124,7 +124,7 @@ def resolve(ref, env, nodes, depth=0):
     if node is None:
         return None
     if node.op == "Const":
-        return _const_paths(node)
+        return const_paths(node)
     if node.op == "Identity" and node.input:
         return resolve(node.input[0], env, nodes, depth + 1)
     return None
@@ -206,4 +206,5 @@ def check_static_graph(graph_nodes, order, functions, roots, fed_paths):
             check.check_node(graph_nodes[name], env, graph_nodes, "the TF1 graph")
 
 
-__all__ = ["FILE_OPS", "Roots", "check_static", "check_static_graph", "file_inputs"]
+__all__ = ["FILE_OPS", "Roots", "check_static", "check_static_graph", "const_paths",
+           "file_inputs", "resolve"]

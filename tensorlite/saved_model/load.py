@@ -307,12 +307,12 @@ def _link(graph, objects, runner):
                 object.__setattr__(obj, ref.local_name, child)
 
 
-def _restore_variables(export_dir, root, graph):
+def _restore_variables(export_dir, root, has_index):
     """Restores every variable of the object graph from `variables/`; a SavedModel whose
     variables are missing, partial or do not match its object graph is a DataLossError
     (never a model that runs on zero placeholders)."""
     prefix = os.path.join(export_dir, "variables", "variables")
-    if not _has_index(export_dir, graph):
+    if not has_index:  # (_has_index: a SavedModel without variables needs none)
         return
     from tensorlite.checkpoint.bundle import BundleReader  # noqa: PLC0415
     from tensorlite.checkpoint.restore import restore_into  # noqa: PLC0415
@@ -351,7 +351,7 @@ def check_variables_files(export_dir):
 def _bound_paths(graph, meta, export_dir):
     """node id -> the paths an object-graph node stands for as a function's bound input
     (an asset: its file in assets/; a string constant: its strings), or None."""
-    from tensorlite.saved_model.file_access import _const_paths  # noqa: PLC0415
+    from tensorlite.saved_model.file_access import const_paths  # noqa: PLC0415
 
     def paths(node_id):
         proto = graph.nodes[node_id]
@@ -364,7 +364,7 @@ def _bound_paths(graph, meta, export_dir):
         if kind == "constant":
             for node in meta.graph_def.node:
                 if node.name == proto.constant.operation and node.op == "Const":
-                    return _const_paths(node)
+                    return const_paths(node)
         return None
     return paths
 
@@ -380,14 +380,14 @@ def load(export_dir, tags=None, options=None):
     export_dir = os.fspath(export_dir)
     meta = meta_graph(read_saved_model(export_dir), tags, export_dir)
     validate.check_meta_graph(meta, os.path.join(export_dir, SAVED_MODEL_PB))
-    roots = file_access.Roots(export_dir)
     graph = meta.object_graph_def
     if not graph.nodes:  # TF1: signatures over the main graph, variables by the saver
         from tensorlite.saved_model import load_v1  # noqa: PLC0415
         return load_v1.load(export_dir, meta)
+    roots = file_access.Roots(export_dir)
     runner = Runner(meta.graph_def.library, roots)
     objects = [None] * len(graph.nodes)
-    _has_index(export_dir, graph)  # (an incomplete directory fails before any allocation)
+    has_index = _has_index(export_dir, graph)  # (incomplete: fails before any allocation)
     data_bytes = _variables_bytes(export_dir)
     for i, proto in enumerate(graph.nodes):
         objects[i] = _make_object(proto, meta, export_dir, data_bytes)
@@ -395,7 +395,7 @@ def load(export_dir, tags=None, options=None):
     file_access.check_static(meta, roots, _bound_paths(graph, meta, export_dir))
     _link(graph, objects, runner)
     root = objects[0]
-    _restore_variables(export_dir, root, graph)
+    _restore_variables(export_dir, root, has_index)
     from tensorlite.saved_model.resources import initialize_all  # noqa: PLC0415
     initialize_all(objects)
     if isinstance(root, Loaded) and "signatures" not in root.__dict__:
