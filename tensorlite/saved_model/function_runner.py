@@ -30,11 +30,11 @@ import numpy as np
 
 from tensorlite.framework import errors, registry
 from tensorlite.saved_model.file_access import file_inputs
-from tensorlite.saved_model.validate import check_tensor_proto
+from tensorlite.saved_model.validate import MAX_CALL_DEPTH, check_tensor_proto
 from tensorlite.summary.graph_def import dtype_from_datatype
 
 # Nested calls deeper than this are a corrupt library (load refuses recursive ones already).
-_MAX_CALL_DEPTH = 64
+_MAX_CALL_DEPTH = MAX_CALL_DEPTH
 
 # The output arguments of TensorFlow's ops with several of them, whose rules return one flat
 # list: an input `node:values:0` is the first tensor of argument `values`. A list argument

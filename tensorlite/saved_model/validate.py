@@ -16,6 +16,9 @@ import numpy as np
 from tensorlite.framework import errors, size_limits
 from tensorlite.summary.graph_def import dtype_from_datatype
 
+# Deepest chain of calls a library may have: the loader's walks and the runner recurse once per
+# call (TensorFlow's own nest a handful deep).
+MAX_CALL_DEPTH = 64
 # What a concrete function's bound inputs may be (TensorFlow's captures).
 _CAPTURABLE = ("variable", "resource", "asset", "constant", "captured_tensor")
 
@@ -146,6 +149,28 @@ def check_library(library, source):
                 check_tensor_proto(tensor, source, f"constant {node.name!r} of function "
                                                    f"{fdef.signature.name}")
     _check_acyclic("the function library", calls, source, "function calls")
+    deepest = max(_call_depths(calls).values(), default=0)
+    if deepest > MAX_CALL_DEPTH:
+        raise _corrupt(source, f"the function library nests calls {deepest} deep, more than "
+                               f"{MAX_CALL_DEPTH}")
+
+
+def _call_depths(calls):
+    """function -> length of the longest chain of calls from it (`calls` is acyclic),
+    without recursion."""
+    depth = {}
+    for start in calls:
+        stack = [start]
+        while stack:
+            name = stack[-1]
+            callees = [c for c in calls.get(name, ()) if c in calls]
+            pending = [c for c in callees if c not in depth]
+            if name in depth or not pending:
+                depth.setdefault(name, 1 + max((depth[c] for c in callees), default=0))
+                stack.pop()
+            else:
+                stack.extend(pending)
+    return depth
 
 
 def check_graph_constants(graph_def, source):

@@ -372,6 +372,19 @@ def _node_cycle(meta):
     fdef.node_def.add(name="cyc_b", op="Identity", input=[f"{a.name}:output:0"])
 
 
+def _deep_calls(meta):
+    """A chain of 100 functions, each calling the next (no cycle, but deeper than any walk
+    of the library may recurse)."""
+    first = _function(meta, "__inference_call_")
+    previous = first
+    for i in range(100):
+        fdef = meta.graph_def.library.function.add()
+        fdef.signature.name = f"chain_{i}"
+        call = previous.node_def.add(name=f"to_chain_{i}", op="PartitionedCall")
+        call.attr["f"].func.name = fdef.signature.name
+        previous = fdef
+
+
 def _missing_function(meta):
     for node in meta.object_graph_def.nodes:
         if node.WhichOneof("kind") == "function":
@@ -387,9 +400,10 @@ def _dunder_child(meta):
     (_corrupt_child(10_000), "node id 10000"), (_corrupt_child(-1), "node id -1"),
     (_corrupt_bound, "binds node 10000"), (_dangling_input, "no_such_node"),
     (_self_call, "cycle"), (_mutual_call, "cycle"), (_node_cycle, "cyc_a"),
+    (_deep_calls, "101 deep"),
     (_missing_function, "__inference_nowhere_99"), (_dunder_child, "__class__")],
     ids=["child-id-high", "child-id-negative", "bound-input", "dangling-input", "self-call",
-         "mutual-call", "node-cycle", "missing-function", "dunder-child"])
+         "mutual-call", "node-cycle", "deep-calls", "missing-function", "dunder-child"])
 def test_structural_corruption_is_data_loss(tmp_path, change, match):
     export = _scorer(tmp_path)
     tf.saved_model.load(str(export))
