@@ -26,15 +26,14 @@ output is a DataLossError naming it.
 Example:
     >>> outputs = run_function(library, "__inference___call___11", [x, variable])
 """
+import threading
+
 import numpy as np
 
 from tensorlite.framework import errors, registry
 from tensorlite.saved_model.file_access import file_inputs
 from tensorlite.saved_model.validate import MAX_CALL_DEPTH, check_tensor_proto
 from tensorlite.summary.graph_def import dtype_from_datatype
-
-# Nested calls deeper than this are a corrupt library (load refuses recursive ones already).
-_MAX_CALL_DEPTH = MAX_CALL_DEPTH
 
 # The output arguments of TensorFlow's ops with several of them, whose rules return one flat
 # list: an input `node:values:0` is the first tensor of argument `values`. A list argument
@@ -140,7 +139,7 @@ class Runner:
         self.functions = {f.signature.name: f for f in library.function}
         self.rules = import_rules()
         self.roots = roots  # file_access.Roots: where file ops may read/write (None: nowhere)
-        self._depth = 0
+        self._calls = threading.local()  # per thread: a served model runs on many at once
 
     def value_shaped(self, name, seen=None):
         """Whether function `name` or one it calls uses a VALUE_SHAPED op."""
@@ -165,14 +164,15 @@ class Runner:
         if len(inputs) != len(args):
             raise errors.InvalidArgumentError(None, None, f"function {name} takes "
                                               f"{len(args)} inputs, got {len(inputs)}")
-        if self._depth >= _MAX_CALL_DEPTH:
+        depth = getattr(self._calls, "depth", 0)
+        if depth >= MAX_CALL_DEPTH:  # (load refuses such libraries already)
             raise errors.DataLossError(None, None, f"SavedModel: calls nest deeper than "
-                                       f"{_MAX_CALL_DEPTH} at function {name}; the function "
+                                       f"{MAX_CALL_DEPTH} at function {name}; the function "
                                        f"library is corrupt (recursive)")
         values = {a.name: v for a, v in zip(args, inputs)}
         nodes = {n.name: n for n in fdef.node_def}
         done = {}
-        self._depth += 1
+        self._calls.depth = depth + 1
         try:
             for node_name in _order(nodes, [fdef.ret.get(a.name, "")
                                             for a in fdef.signature.output_arg]):
@@ -183,7 +183,7 @@ class Runner:
             return [_lookup(fdef.ret.get(a.name, ""), values, done, nodes)
                     for a in fdef.signature.output_arg]
         finally:
-            self._depth -= 1
+            self._calls.depth = depth
 
     def node(self, node, inputs, function):
         """The outputs (a list) of one node run on `inputs`; a node whose inputs or

@@ -496,3 +496,17 @@ def test_a_constant_path_inside_assets_is_allowed(tmp_path):
             fdef, "own", export / "assets" / "words.txt")
     _edit(export, own_file)
     assert tf.saved_model.load(str(export)).read()["contents"].numpy() == b"the\ncat\nsat\n"
+
+
+def test_the_runner_stops_a_recursive_call_chain_without_recursion_error(tmp_path):
+    """Defence in depth behind the load check: a runner given a self-calling function
+    (bypassing load) stops it with DataLossError, not Python's RecursionError."""
+    meta = read_saved_model(str(_scorer(tmp_path))).meta_graphs[0]
+    fdef = meta.graph_def.library.function.add()
+    fdef.signature.name = "loop"
+    call = fdef.node_def.add(name="again", op="PartitionedCall")
+    call.attr["f"].func.name = "loop"
+    fdef.signature.output_arg.add(name="out", type=DT_FLOAT)
+    fdef.ret["out"] = "again:output:0"
+    with pytest.raises(errors.DataLossError, match="deeper than"):
+        Runner(meta.graph_def.library).run("loop", [])
