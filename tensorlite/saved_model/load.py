@@ -253,7 +253,7 @@ def _make_object(proto, meta, export_dir, data_bytes=0):
         # fit in the saved bytes (a string element takes at least one byte there)
         size_limits.check_shape(shape, np.uint8 if dtype.is_string else dtype.as_numpy_dtype,
                                 data_bytes, f"variable {v.name!r}",
-                                os.path.join(export_dir, "variables"))
+                                os.path.join(export_dir, "variables", "variables.data-*"))
         # a dimension TensorFlow saved as unknown (-1) takes the checkpoint's size
         known = None if v.shape.unknown_rank else [None if d.size < 0 else d.size
                                                    for d in v.shape.dim]
