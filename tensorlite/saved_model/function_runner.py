@@ -18,14 +18,21 @@ registration, `registry.declare(OP, tf_import=RULE)`, where RULE is
 Only ops that declare a rule run: a graph naming any other registered op (a Python callback,
 a file reader) is refused like an unknown one.
 
-An op with no rule is an UnimplementedError naming the op, the node and the function.
+An op with no rule is an UnimplementedError naming the op, the node and the function. An op
+that names a file (file_access.FILE_OPS) runs only on a path inside the SavedModel's own
+`assets/` or `variables/` (PermissionDeniedError otherwise), and an input naming no node's
+output is a DataLossError naming it.
 
 Example:
     >>> outputs = run_function(library, "__inference___call___11", [x, variable])
 """
+import threading
+
 import numpy as np
 
 from tensorlite.framework import errors, registry
+from tensorlite.saved_model.file_access import file_inputs
+from tensorlite.saved_model.validate import MAX_CALL_DEPTH, check_tensor_proto
 from tensorlite.summary.graph_def import dtype_from_datatype
 
 # The output arguments of TensorFlow's ops with several of them, whose rules return one flat
@@ -105,18 +112,21 @@ def attr_value(av):
     return None
 
 
-def tensor_value(proto):
-    """A TensorProto's value as a NumPy array."""
+def tensor_value(proto, source="SavedModel"):
+    """A TensorProto's value as a NumPy array; its claimed shape is checked against its
+    bytes first (validate.check_tensor_proto)."""
     from tensorlite.ops.parsing_ops import _parse_tensor_fwd  # noqa: PLC0415
     dtype = dtype_from_datatype(proto.dtype)
     if dtype is None:
         raise errors.UnimplementedError(None, None, f"constant of DataType {proto.dtype}")
+    check_tensor_proto(proto, source)
     if dtype.is_string:
         values = list(proto.string_val)
         shape = [d.size for d in proto.tensor_shape.dim]
-        count = int(np.prod(shape, dtype=np.int64))
+        count = int(np.prod(shape, dtype=object))
         array = np.empty(count, dtype=object)
-        array[:] = values if len(values) == count else values[:1] * count
+        # fewer values than the shape: the last one repeats (TensorFlow's splat)
+        array[:] = values[:count] + [values[-1] if values else b""] * (count - len(values))
         return array.reshape(shape)
     return _parse_tensor_fwd(np.array(proto.SerializeToString(), dtype=object), dtype.name)
 
@@ -125,9 +135,11 @@ class Runner:
     """Runs the functions of one library; `capture(handle)` maps a resource input to its
     variable."""
 
-    def __init__(self, library):
+    def __init__(self, library, roots=None):
         self.functions = {f.signature.name: f for f in library.function}
         self.rules = import_rules()
+        self.roots = roots  # file_access.Roots: where file ops may read/write (None: nowhere)
+        self._calls = threading.local()  # per thread: a served model runs on many at once
 
     def value_shaped(self, name, seen=None):
         """Whether function `name` or one it calls uses a VALUE_SHAPED op."""
@@ -152,20 +164,42 @@ class Runner:
         if len(inputs) != len(args):
             raise errors.InvalidArgumentError(None, None, f"function {name} takes "
                                               f"{len(args)} inputs, got {len(inputs)}")
+        depth = getattr(self._calls, "depth", 0)
+        if depth >= MAX_CALL_DEPTH:  # (load refuses such libraries already)
+            raise errors.DataLossError(None, None, f"SavedModel: calls nest deeper than "
+                                       f"{MAX_CALL_DEPTH} at function {name}; the function "
+                                       f"library is corrupt (recursive)")
         values = {a.name: v for a, v in zip(args, inputs)}
         nodes = {n.name: n for n in fdef.node_def}
         done = {}
-        for node_name in _order(nodes, [fdef.ret[a.name] for a in fdef.signature.output_arg]):
-            node = nodes[node_name]
-            ins = [_lookup(ref, values, done, nodes) for ref in node.input
-                   if not ref.startswith("^")]
-            done[node_name] = self.node(node, ins, name)
-        return [_lookup(fdef.ret[a.name], values, done, nodes)
-                for a in fdef.signature.output_arg]
+        self._calls.depth = depth + 1
+        try:
+            for node_name in _order(nodes, [fdef.ret.get(a.name, "")
+                                            for a in fdef.signature.output_arg]):
+                node = nodes[node_name]
+                ins = [_lookup(ref, values, done, nodes) for ref in node.input
+                       if not ref.startswith("^")]
+                done[node_name] = self.node(node, ins, name)
+            return [_lookup(fdef.ret.get(a.name, ""), values, done, nodes)
+                    for a in fdef.signature.output_arg]
+        finally:
+            self._calls.depth = depth
 
     def node(self, node, inputs, function):
-        op = node.op
+        """The outputs (a list) of one node run on `inputs`; a node whose inputs or
+        attributes do not fit its op (a corrupt graph) is an InvalidArgumentError naming
+        it."""
         attrs = {k: attr_value(v) for k, v in node.attr.items() if not k.startswith("_")}
+        try:
+            return self._run_node(node, inputs, attrs, function)
+        except (IndexError, KeyError, AttributeError) as e:  # indexing what is absent
+            raise errors.InvalidArgumentError(
+                None, None, f"SavedModel: node {node.name!r} ({node.op}) in {function} has "
+                f"{len(inputs)} inputs and attributes {sorted(attrs)}, which do not fit the "
+                f"op ({type(e).__name__}: {e}); the graph is corrupt") from None
+
+    def _run_node(self, node, inputs, attrs, function):
+        op = node.op
         if op == "NoOp":
             return []
         if op == "Const":
@@ -184,6 +218,7 @@ class Runner:
             return []
         if op in ("StatefulPartitionedCall", "PartitionedCall"):
             return self.run(attrs["f"], inputs)
+        self._check_files(node, inputs, function)
         rule = self.rules.get(op)
         if rule is None:
             raise errors.UnimplementedError(
@@ -192,6 +227,17 @@ class Runner:
                 f"{', '.join(sorted(set(self.rules) | _STRUCTURAL))}")
         out = rule(inputs, attrs)
         return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    def _check_files(self, node, inputs, function):
+        """Refuses a file op whose actual path lies outside the SavedModel's own files
+        (load checked the paths it could resolve; this is the run-time check)."""
+        for index, mode in file_inputs(node.op):
+            where = f"node {node.name!r} ({node.op}) in {function}"
+            if self.roots is None or index >= len(inputs):
+                raise errors.PermissionDeniedError(None, None, f"SavedModel: {where} touches "
+                                                   f"a file, and this graph has no directory "
+                                                   f"of its own to touch")
+            self.roots.check_tensor(inputs[index], mode, where)
 
 
 def _plain_op(op):
@@ -206,15 +252,23 @@ def _plain_op(op):
 
 
 def _lookup(ref, values, done, nodes):
-    """The value of an input reference: an argument name or `node:out_arg:index`."""
+    """The value of an input reference: an argument name or `node:out_arg:index`; one
+    naming no computed output is a DataLossError (a corrupt graph)."""
     if ref in values:
         return values[ref]
     parts = ref.split(":")
-    outputs = done[parts[0]]
-    index = int(parts[-1]) if len(parts) > 1 else 0
-    if len(parts) == 3:
-        index += _arg_offset(nodes[parts[0]], parts[1])
-    return outputs[index]
+    try:
+        outputs = done[parts[0]]
+        index = int(parts[-1]) if len(parts) > 1 else 0
+        if len(parts) == 3:
+            index += _arg_offset(nodes[parts[0]], parts[1])
+        if index < 0:
+            raise IndexError(index)
+        return outputs[index]
+    except (KeyError, IndexError, ValueError):
+        raise errors.DataLossError(None, None, f"SavedModel: input {ref!r} names no output "
+                                   f"of a node that ran before it; the graph is corrupt"
+                                   ) from None
 
 
 def _arg_offset(node, arg):

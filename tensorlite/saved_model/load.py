@@ -6,7 +6,9 @@ GradientTape sees them and the restored trainable variables can be fine-tuned.
 
 Nothing in the directory is executed as Python: the graph is data, each op runs through a
 tensorlite op's declared `tf_import` rule, and an op without one is an UnimplementedError
-naming it.
+naming it. The file is checked before anything is built from it (validate.py: structure and
+claimed sizes), and its ops may touch only its own `assets/` and `variables/`
+(file_access.py).
 
 Example:
     >>> model = tf.saved_model.load("/tmp/exported")
@@ -35,6 +37,11 @@ def read_saved_model(export_dir):
         raise errors.NotFoundError(None, None, f"SavedModel file does not exist at: {path}; "
                                    f"expected a directory written by tf.saved_model.save"
                                    ) from None
+    except PermissionError:
+        raise errors.PermissionDeniedError(None, None, f"{path}: permission denied") from None
+    except OSError as e:  # a directory named saved_model.pb, an I/O error
+        raise errors.DataLossError(None, None, f"{path} cannot be read as a SavedModel "
+                                   f"({e.strerror or e})") from None
     try:
         model = SavedModel.FromString(data)
     except (DecodeError, RuntimeError) as e:
@@ -68,6 +75,14 @@ class Loaded:
         from tensorlite.checkpoint.object_graph import _trackable  # noqa: PLC0415
         return [(k, v) for k, v in vars(self).items()
                 if isinstance(v, Loaded) or _trackable(v)]
+
+    def _restore_from_tensors(self, restored):
+        """A saved value matched to an object that holds none: the variables do not fit the
+        object graph (a corrupt or mismatched directory)."""
+        raise errors.DataLossError(None, None, f"SavedModel: the variables hold values "
+                                   f"{sorted(restored)} for an object of the object graph that "
+                                   f"is neither a variable nor a table; the SavedModel is "
+                                   f"corrupt")
 
     def __call__(self, *args, **kwargs):
         fn = self.__dict__.get("__call__")
@@ -213,14 +228,32 @@ class RestoredFunction:
                          f"{[f.name for f in self.concrete_functions]} for the given inputs")
 
 
-def _make_object(proto, meta, export_dir):
+def _variables_bytes(export_dir):
+    """Bytes of the variables' data files present in `variables/` (what the variables'
+    claimed shapes must fit in)."""
+    folder = os.path.join(export_dir, "variables")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    return sum(os.path.getsize(os.path.join(folder, n)) for n in names
+               if n.startswith("variables.data-") and os.path.isfile(os.path.join(folder, n)))
+
+
+def _make_object(proto, meta, export_dir, data_bytes=0):
     from tensorlite.saved_model import resources  # noqa: PLC0415
     kind = proto.WhichOneof("kind")
     if kind == "variable":
+        from tensorlite.framework import size_limits  # noqa: PLC0415
         from tensorlite.framework.variables import Variable  # noqa: PLC0415
         v = proto.variable
         dtype = dtype_from_datatype(v.dtype)
         shape = [max(d.size, 0) for d in v.shape.dim]
+        # its zeros are allocated before the checkpoint fills them: the claimed shape must
+        # fit in the saved bytes (a string element takes at least one byte there)
+        size_limits.check_shape(shape, np.uint8 if dtype.is_string else dtype.as_numpy_dtype,
+                                data_bytes, f"variable {v.name!r}",
+                                os.path.join(export_dir, "variables", "variables.data-*"))
         # a dimension TensorFlow saved as unknown (-1) takes the checkpoint's size
         known = None if v.shape.unknown_rank else [None if d.size < 0 else d.size
                                                    for d in v.shape.dim]
@@ -274,17 +307,12 @@ def _link(graph, objects, runner):
                 object.__setattr__(obj, ref.local_name, child)
 
 
-def _restore_variables(export_dir, root, graph):
+def _restore_variables(export_dir, root, has_index):
     """Restores every variable of the object graph from `variables/`; a SavedModel whose
     variables are missing, partial or do not match its object graph is a DataLossError
     (never a model that runs on zero placeholders)."""
     prefix = os.path.join(export_dir, "variables", "variables")
-    has_variables = any(n.WhichOneof("kind") == "variable" for n in graph.nodes)
-    if not os.path.exists(prefix + ".index"):
-        if has_variables:
-            raise errors.DataLossError(None, None, f"{export_dir}: the SavedModel has variables "
-                                       f"but no variables/variables.index; the directory is "
-                                       f"incomplete")
+    if not has_index:  # (_has_index: a SavedModel without variables needs none)
         return
     from tensorlite.checkpoint.bundle import BundleReader  # noqa: PLC0415
     from tensorlite.checkpoint.restore import restore_into  # noqa: PLC0415
@@ -296,6 +324,51 @@ def _restore_variables(export_dir, root, graph):
             f"{status._unrestored[:5]}); the directory is incomplete or inconsistent")
 
 
+def _has_index(export_dir, graph):
+    """Whether variables/variables.index exists (checked to stay in variables/); a
+    SavedModel with variables but no index is a DataLossError."""
+    has_variables = any(n.WhichOneof("kind") == "variable" for n in graph.nodes)
+    if not os.path.exists(os.path.join(export_dir, "variables", "variables.index")):
+        if has_variables:
+            raise errors.DataLossError(None, None, f"{export_dir}: the SavedModel has variables "
+                                       f"but no variables/variables.index; the directory is "
+                                       f"incomplete")
+        return False
+    check_variables_files(export_dir)
+    return True
+
+
+def check_variables_files(export_dir):
+    """PermissionDeniedError if a file of the variables bundle resolves outside
+    `variables/` (a symlink to another file)."""
+    from tensorlite.saved_model.file_access import Roots  # noqa: PLC0415
+    roots, folder = Roots(export_dir), os.path.join(export_dir, "variables")
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("variables."):
+            roots.check(os.path.join(folder, name), "read", f"the variables file {name!r}")
+
+
+def _bound_paths(graph, meta, export_dir):
+    """node id -> the paths an object-graph node stands for as a function's bound input
+    (an asset: its file in assets/; a string constant: its strings), or None."""
+    from tensorlite.saved_model.file_access import const_paths  # noqa: PLC0415
+
+    def paths(node_id):
+        proto = graph.nodes[node_id]
+        kind = proto.WhichOneof("kind")
+        if kind == "asset":
+            index = proto.asset.asset_file_def_index
+            if 0 <= index < len(meta.asset_file_def):
+                return [os.path.join(export_dir, "assets",
+                                     meta.asset_file_def[index].filename)]
+        if kind == "constant":
+            for node in meta.graph_def.node:
+                if node.name == proto.constant.operation and node.op == "Const":
+                    return const_paths(node)
+        return None
+    return paths
+
+
 def load(export_dir, tags=None, options=None):
     """`tf.saved_model.load`: the root object of a SavedModel directory."""
     from tensorlite.saved_model.function_runner import Runner  # noqa: PLC0415
@@ -303,19 +376,26 @@ def load(export_dir, tags=None, options=None):
     if options is not None and not isinstance(options, LoadOptions):
         raise TypeError(f"options must be a tf.saved_model.LoadOptions, got "
                         f"{type(options).__name__}")
+    from tensorlite.saved_model import file_access, validate  # noqa: PLC0415
     export_dir = os.fspath(export_dir)
     meta = meta_graph(read_saved_model(export_dir), tags, export_dir)
+    validate.check_meta_graph(meta, os.path.join(export_dir, SAVED_MODEL_PB))
     graph = meta.object_graph_def
     if not graph.nodes:  # TF1: signatures over the main graph, variables by the saver
         from tensorlite.saved_model import load_v1  # noqa: PLC0415
         return load_v1.load(export_dir, meta)
-    runner = Runner(meta.graph_def.library)
+    roots = file_access.Roots(export_dir)
+    runner = Runner(meta.graph_def.library, roots)
     objects = [None] * len(graph.nodes)
+    has_index = _has_index(export_dir, graph)  # (incomplete: fails before any allocation)
+    data_bytes = _variables_bytes(export_dir)
     for i, proto in enumerate(graph.nodes):
-        objects[i] = _make_object(proto, meta, export_dir)
+        objects[i] = _make_object(proto, meta, export_dir, data_bytes)
+    # before any function runs (the tables' initializers run below)
+    file_access.check_static(meta, roots, _bound_paths(graph, meta, export_dir))
     _link(graph, objects, runner)
     root = objects[0]
-    _restore_variables(export_dir, root, graph)
+    _restore_variables(export_dir, root, has_index)
     from tensorlite.saved_model.resources import initialize_all  # noqa: PLC0415
     initialize_all(objects)
     if isinstance(root, Loaded) and "signatures" not in root.__dict__:

@@ -7,7 +7,10 @@ by the saver from `variables/variables`. `load(export_dir)` (dispatched here fro
 `VarHandleOp`/`VariableV2` nodes are variables holding the saved values.
 
 Nothing is executed as Python from the directory, and the saver's own nodes (SaveV2,
-RestoreV2, ...) never run: the variables are read from the tensor bundle directly.
+RestoreV2, ...) never run: the variables are read from the tensor bundle directly. The
+asset constants (the MetaGraphDef's `asset_file_def`) are fed the path of the asset's file in
+`assets/`, as TensorFlow's loader feeds them, and every file op a signature needs must name a
+path inside the SavedModel's `assets/` or `variables/` (file_access.py), checked at load.
 
 Example:
     >>> loaded = tf.saved_model.load("/models/estimator/1")      # a TF1 SavedModel
@@ -25,6 +28,9 @@ _VARIABLE_OPS = ("VarHandleOp", "VariableV2", "Variable")
 
 def _node_name(tensor_name):
     name, _, index = tensor_name.partition(":")
+    if index and not index.isdigit():
+        raise errors.DataLossError(None, None, f"SavedModel: tensor name {tensor_name!r} is "
+                                   f"not NODE:INDEX; the signature is corrupt")
     return name, int(index or 0)
 
 
@@ -33,6 +39,7 @@ class SignatureFunction:
     `structured_input_signature`, `structured_outputs` and the SignatureDef's method name."""
 
     def __init__(self, graph, key, sig):
+        from tensorlite.saved_model.file_access import check_static_graph  # noqa: PLC0415
         self._graph, self.name, self.method_name = graph, key, sig.method_name
         self._inputs = {k: _node_name(v.name) for k, v in sig.inputs.items()}
         self._outputs = {k: v.name for k, v in sig.outputs.items()}
@@ -41,6 +48,8 @@ class SignatureFunction:
         self.structured_input_signature = ((), {k: _spec(k, v) for k, v in sig.inputs.items()})
         self.structured_outputs = {k: _spec(k, v) for k, v in sig.outputs.items()}
         self._order = _order(graph.nodes, list(self._outputs.values()))
+        check_static_graph(graph.nodes, self._order, graph._runner.functions, graph.roots,
+                           graph.asset_paths)
 
     def __call__(self, **kwargs):
         from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
@@ -65,16 +74,21 @@ def _spec(key, info):
 class Graph:
     """A GraphDef's nodes, its variables (restored) and the runner of their ops."""
 
-    def __init__(self, graph_def, variables):
+    def __init__(self, graph_def, variables, roots, asset_paths):
         self.nodes = {n.name: n for n in graph_def.node}
         self.variables = variables
+        self.roots = roots
+        self.asset_paths = asset_paths  # asset constant's node name -> [its file's path]
         # TF1 serving graphs parse tf.Examples: make sure the lazily imported parsing ops
         # (ParseExampleV2's tf_import rule) are registered before the runner collects rules
         import tensorlite.ops.parsing_ops  # noqa: F401, PLC0415
-        self._runner = Runner(graph_def.library)
+        self._runner = Runner(graph_def.library, roots)
 
     def run(self, order, fed, outputs):
-        done = dict(fed)
+        from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
+        done = {name: [convert_to_tensor(paths[0])] for name, paths in
+                self.asset_paths.items()}
+        done.update(fed)
         for name in order:
             if name in done:
                 continue
@@ -106,6 +120,8 @@ def _restore(export_dir, graph_def):
         raise errors.DataLossError(None, None, f"{export_dir}: the graph has variables but "
                                    f"there is no variables/variables.index; the directory is "
                                    f"incomplete")
+    from tensorlite.saved_model.load import check_variables_files  # noqa: PLC0415
+    check_variables_files(export_dir)
     reader = BundleReader(prefix)
     out = {}
     for node in nodes:
@@ -120,9 +136,18 @@ def _restore(export_dir, graph_def):
     return out
 
 
+def _asset_paths(export_dir, meta):
+    """Asset constant's node name -> [the path of its file in assets/]."""
+    return {_node_name(a.tensor_info.name)[0]:
+            [os.path.join(export_dir, "assets", a.filename).encode()]
+            for a in meta.asset_file_def if a.tensor_info.name}
+
+
 def load(export_dir, meta):
     """The TF1 SavedModel's `MetaGraphDef` `meta` as an object with `signatures`."""
-    graph = Graph(meta.graph_def, _restore(export_dir, meta.graph_def))
+    from tensorlite.saved_model.file_access import Roots  # noqa: PLC0415
+    graph = Graph(meta.graph_def, _restore(export_dir, meta.graph_def), Roots(export_dir),
+                  _asset_paths(export_dir, meta))
     root = Loaded()
     object.__setattr__(root, "signatures", {
         key: SignatureFunction(graph, key, sig) for key, sig in meta.signature_def.items()

@@ -82,6 +82,8 @@ def asset(proto, meta, export_dir):
     if os.path.basename(filename) != filename or not os.path.isfile(path):
         raise errors.NotFoundError(None, None, f"SavedModel: asset {filename!r} is not a file "
                                    f"in {os.path.join(export_dir, 'assets')}")
+    from tensorlite.saved_model.file_access import Roots  # noqa: PLC0415
+    Roots(export_dir).check(path, "read", f"asset {filename!r}")  # (a symlink out of assets/)
     return convert_to_tensor(path.encode())
 
 
