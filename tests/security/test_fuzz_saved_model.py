@@ -116,13 +116,14 @@ def harness(target):
         size_limits.set_decompression_cap(None)
 
 
-def _report(name, harness):
-    print(f"\nfuzz {name}: {harness.count} inputs tried")
+def _report(name, harness, capsys):
+    with capsys.disabled():  # shown in CI's log, not only with pytest -s
+        print(f"\nfuzz {name}: {harness.count} inputs tried")
     assert harness.count >= EXAMPLES // 2, f"{name}: only {harness.count} inputs tried"
 
 
 # -- target 1: the bytes ---------------------------------------------------------------------
-def test_fuzz_saved_model_pb_bytes(original, harness):
+def test_fuzz_saved_model_pb_bytes(original, harness, capsys):
     data = original[1]
 
     @_SETTINGS
@@ -140,7 +141,7 @@ def test_fuzz_saved_model_pb_bytes(original, harness):
         run()
     except AssertionError as e:
         raise AssertionError(f"{e} (after {harness.count} inputs tried)") from None
-    _report("saved_model.pb bytes", harness)
+    _report("saved_model.pb bytes", harness, capsys)
 
 
 # -- target 2: the parsed proto's fields -----------------------------------------------------
@@ -202,7 +203,7 @@ def _mutate(draw, meta):
         fdef.signature.name = _pick(draw, [f.signature.name for f in library] + ["x"])
 
 
-def test_fuzz_saved_model_proto_fields(original, harness):
+def test_fuzz_saved_model_proto_fields(original, harness, capsys):
     model = read_saved_model(str(original[0]))
 
     @_SETTINGS
@@ -217,7 +218,7 @@ def test_fuzz_saved_model_proto_fields(original, harness):
         run()
     except AssertionError as e:
         raise AssertionError(f"{e} (after {harness.count} inputs tried)") from None
-    _report("SavedModel proto fields", harness)
+    _report("SavedModel proto fields", harness, capsys)
 
 
 def test_the_harness_reports_a_raw_exception(target, monkeypatch):
@@ -277,7 +278,7 @@ def _mutate_tf1(draw, meta):
         info.name = draw(st.sampled_from([n.name for n in nodes][:20] + ["x:y", "", ":", "q:1"]))
 
 
-def test_fuzz_tf1_saved_model_graph(tmp_path):
+def test_fuzz_tf1_saved_model_graph(tmp_path, capsys):
     shutil.copytree(TF1, tmp_path / "tf1")
     model = read_saved_model(str(tmp_path / "tf1"))
     harness = Harness(tmp_path / "tf1", _call_tf1)
@@ -300,4 +301,4 @@ def test_fuzz_tf1_saved_model_graph(tmp_path):
     finally:
         tracemalloc.stop()
         size_limits.set_decompression_cap(None)
-    _report("TF1 SavedModel graph", harness)
+    _report("TF1 SavedModel graph", harness, capsys)
