@@ -1,5 +1,5 @@
 """The tf.data service on a real Dask cluster on 127.0.0.1 (a dispatcher in this process,
-three worker processes under nannies): seed 000's pipeline end to end, exactly-once delivery
+three worker processes under nannies, all mutual TLS; tests/security has the refusals): seed 000's pipeline end to end, exactly-once delivery
 in distributed_epoch with a worker SIGKILLed mid-epoch (10 trials), parallel_epochs, shared
 jobs and coordinated reads, register/from_dataset_id, and the bad-input cases."""
 import os
@@ -25,7 +25,8 @@ def cluster():
     # three workers: while a killed one restarts, the next trial still has two
     workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=dispatcher.target))
                for _ in range(3)]
-    client = Client(dispatcher.target, set_as_default=False, timeout=30)
+    client = Client(dispatcher.target, set_as_default=False, timeout=30,
+                    security=dispatcher.security)
     try:
         yield dispatcher, client
     finally:
@@ -217,13 +218,17 @@ def test_command_line_starts_a_service():
                             stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        assert "dispatcher at tcp://127.0.0.1:" in line
+        assert "dispatcher at tls://127.0.0.1:" in line
         address = line.split("dispatcher at ")[1].split()[0]
-        ds = tf.data.Dataset.range(5).distribute(address)
+        credentials = line.split("credentials in ")[1].strip()
+        assert os.stat(credentials).st_mode & 0o777 == 0o600
+        ds = tf.data.Dataset.range(5).apply(
+            service.distribute("distributed_epoch", address, security=credentials))
         assert sorted(int(x) for x in ds) == [0, 1, 2, 3, 4]
     finally:
         proc.terminate()
         proc.wait(30)
+    assert not os.path.exists(credentials)      # the service removed the file it made
 
 
 def test_iterator_checkpoint_over_the_service(cluster, tmp_path):

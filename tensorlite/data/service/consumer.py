@@ -15,7 +15,7 @@ import uuid
 
 from tensorlite.data.dataset import UNKNOWN, DatasetV2
 from tensorlite.data.iterator import RawIterator
-from tensorlite.data.service import dispatcher, shipping, worker_tasks
+from tensorlite.data.service import credentials, dispatcher, shipping, worker_tasks
 from tensorlite.framework import errors, nest
 from tensorlite.framework.tensor import wrap
 
@@ -55,8 +55,9 @@ def _mode(processing_mode):
         f"'distributed_epoch' (or a ShardingPolicy), got {processing_mode!r}")
 
 
-def normalize_address(service):
-    """A Dask address from a service address: 'grpc://h:p', 'tcp://h:p' or 'h:p'."""
+def normalize_address(service, secure=False):
+    """A Dask address from a service address: 'grpc://h:p', 'tls://h:p', 'tcp://h:p' or
+    'h:p' (the last two tls:// when `secure`, i.e. credentials are at hand)."""
     if isinstance(service, tuple):  # TF's (protocol, address)
         service = service[1]
     if not isinstance(service, str) or not service.strip():
@@ -66,8 +67,8 @@ def normalize_address(service):
     address = service.strip()
     for prefix in ("grpc://", "grpc+loas://"):
         if address.startswith(prefix):
-            address = "tcp://" + address[len(prefix):]
-    address = address if "://" in address else "tcp://" + address
+            address = address[len(prefix):]
+    address = address if "://" in address else ("tls://" if secure else "tcp://") + address
     host_port = address.split("://", 1)[1]
     host, _, port = host_port.rpartition(":")
     if not host or not port.isdigit() or any(c in host for c in "<>/ "):
@@ -78,10 +79,13 @@ def normalize_address(service):
     return address
 
 
-def connect(service):
-    """A Dask client of the dispatcher (one per address per process)."""
-    address = normalize_address(service)
-    client = _CLIENTS.get(address)
+def connect(service, security=None):
+    """A Dask client of the dispatcher (one per address and credentials per process),
+    authenticated with `security` (see credentials.resolve)."""
+    security = credentials.resolve(security, _raw_address(service))
+    address = normalize_address(service, security is not None)
+    _check_protocol(service, address, security)
+    client = _CLIENTS.get((address, id(security)))
     if client is not None and client.status == "running":
         return client
     try:
@@ -92,26 +96,70 @@ def connect(service):
             "cloudpickle (or tensorlite[distributed])") from None
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, direct_to_workers=True,
-                        set_as_default=False)
+                        set_as_default=False, security=security)
     except (OSError, TimeoutError) as e:
-        raise errors.UnavailableError(
-            None, None, f"tf.data service: the dispatcher at {service!r} is unreachable "
-            f"({type(e).__name__}: {e}). Start one with `python -m tensorlite.data.service "
-            f"--workers 2` (it prints its address) or tf.data.experimental.service."
-            f"DispatchServer(), and pass that address") from None
-    _CLIENTS[address] = client
+        if security is not None and ("certificate" in str(e).lower() or "SSL" in str(e)):
+            # TLS 1.3: a dispatcher refusing our certificate closes the connection right
+            # after the handshake, which reaches us as an SSL EOF
+            raise errors.UnauthenticatedError(
+                None, None, f"tf.data service: the TLS handshake with the dispatcher at "
+                f"{service!r} failed or it closed the connection after it ({type(e).__name__}"
+                f": {e}): these credentials are not the cluster's (its CA did not sign ours, "
+                f"or ours did not sign its)") from None
+        raise _connect_error(service, address, security, e) from None
+    _CLIENTS[(address, id(security))] = client
     return client
 
 
-def register_dataset(service, dataset, compression="AUTO", dataset_id=None):
-    """Ships `dataset` to the dispatcher; returns its id (content-addressed unless given)."""
+def _raw_address(service):
+    return service[1] if isinstance(service, tuple) else service
+
+
+def _check_protocol(service, address, security):
+    """The address's protocol and the credentials agree (Dask's own errors for a mismatch
+    are a TypeError and a RuntimeError that do not say what to do)."""
+    if address.startswith("tls://") and security is None:
+        raise errors.UnauthenticatedError(
+            None, None, f"tf.data service: {service!r} speaks TLS and admits only clients "
+            f"with its cluster's credentials, and none were found: pass security=<a Dask "
+            f"Security or the credentials file `python -m tensorlite.data.service` prints> "
+            f"or set ${credentials.ENV_VAR}")
+    if address.startswith("tcp://") and getattr(security, "require_encryption", False):
+        raise errors.InvalidArgumentError(
+            None, None, f"tf.data service: {service!r} asks for plain TCP but the cluster's "
+            f"credentials require TLS: use the dispatcher's tls:// address ("
+            f"{'tls://' + address.split('://', 1)[1]!r})")
+
+
+def _connect_error(service, address, security, e):
+    """UnavailableError for a dispatcher that did not let us in, saying what to check:
+    a TLS dispatcher refuses a client without its credentials in the handshake, which
+    Dask reports as a failed or timed-out connection."""
+    if security is None:
+        why = ("no credentials were given: a tensorlite dispatcher speaks TLS and refuses "
+               "clients without its cluster's credentials; pass security=<Security or the "
+               "credentials file `python -m tensorlite.data.service` prints> or set "
+               f"${credentials.ENV_VAR}")
+    else:
+        why = ("if it is running, it refused these credentials (a certificate not signed "
+               "by its CA) or speaks plain TCP")
+    return errors.UnavailableError(
+        None, None, f"tf.data service: the dispatcher at {service!r} ({address}) is "
+        f"unreachable ({type(e).__name__}: {e}); {why}. Start one with `python -m "
+        f"tensorlite.data.service --workers 2` (it prints its address and credentials) or "
+        f"tf.data.experimental.service.DispatchServer(), and pass that address")
+
+
+def register_dataset(service, dataset, compression="AUTO", dataset_id=None, security=None):
+    """Ships `dataset` to the dispatcher; returns its id (content-addressed unless given).
+    `security` (ours): the cluster's credentials, see credentials.resolve."""
     if not isinstance(dataset, DatasetV2):
         raise TypeError(f"register_dataset: `dataset` must be a tf.data.Dataset, got "
                         f"{type(dataset).__name__}")
     blob = shipping.dumps(dataset)
     spec_blob = shipping.dumps(dataset.element_spec)
     ds_id = str(dataset_id) if dataset_id is not None else shipping.dataset_id(blob)
-    dispatcher.call(connect(service), "register_dataset", dataset_id=ds_id, blob=blob,
+    dispatcher.call(connect(service, security), "register_dataset", dataset_id=ds_id, blob=blob,
                     element_spec_blob=spec_blob)
     return ds_id
 
@@ -119,8 +167,9 @@ def register_dataset(service, dataset, compression="AUTO", dataset_id=None):
 def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job_name=None,
                     consumer_index=None, num_consumers=None, max_outstanding_requests=None,
                     data_transfer_protocol=None, cross_trainer_cache=None,
-                    target_workers="AUTO"):
-    """A dataset reading the registered dataset `dataset_id` from the service."""
+                    target_workers="AUTO", security=None):
+    """A dataset reading the registered dataset `dataset_id` from the service.
+    `security` (ours): the cluster's credentials, see credentials.resolve."""
     mode = _mode(processing_mode)
     if (consumer_index is None) != (num_consumers is None):
         raise errors.InvalidArgumentError(
@@ -136,7 +185,8 @@ def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job
                 None, None, f"tf.data service: consumer_index {consumer_index} is not in "
                 f"[0, num_consumers={num_consumers})")
     ds_id = dataset_id.numpy().decode() if hasattr(dataset_id, "numpy") else str(dataset_id)
-    client = connect(service)
+    security = credentials.resolve(security, _raw_address(service))
+    client = connect(service, security)
     found = dispatcher.call(client, "get_dataset", dataset_id=ds_id)
     if found is None:
         raise errors.NotFoundError(None, None, f"tf.data service: no dataset with id {ds_id!r} "
@@ -146,19 +196,22 @@ def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job
     return DataServiceDataset(service, ds_id, mode, element_spec, job_name,
                               None if consumer_index is None else int(consumer_index),
                               None if num_consumers is None else int(num_consumers),
-                              max_outstanding_requests)
+                              max_outstanding_requests, security)
 
 
 def distribute(processing_mode, service, job_name=None, consumer_index=None,
                num_consumers=None, max_outstanding_requests=None, data_transfer_protocol=None,
-               compression="AUTO", cross_trainer_cache=None, target_workers="AUTO"):
-    """A transformation for `dataset.apply`: the pipeline so far runs on the service."""
+               compression="AUTO", cross_trainer_cache=None, target_workers="AUTO",
+               security=None):
+    """A transformation for `dataset.apply`: the pipeline so far runs on the service.
+    `security` (ours): the cluster's credentials, see credentials.resolve."""
     mode = _mode(processing_mode)
 
     def apply(dataset):
-        ds_id = register_dataset(service, dataset)
+        ds_id = register_dataset(service, dataset, security=security)
         out = from_dataset_id(mode, service, ds_id, dataset.element_spec, job_name,
-                              consumer_index, num_consumers, max_outstanding_requests)
+                              consumer_index, num_consumers, max_outstanding_requests,
+                              security=security)
         out._source_cardinality = dataset._cardinality()
         return out
     return apply
@@ -170,8 +223,9 @@ class DataServiceDataset(DatasetV2):
     _name = "DataService"
 
     def __init__(self, service, dataset_id, mode, element_spec, job_name, consumer_index,
-                 num_consumers, max_outstanding_requests):
+                 num_consumers, max_outstanding_requests, security=None):
         self._service, self._dataset_id, self._mode = service, dataset_id, mode
+        self._security = security
         self.__dict__["_spec"] = element_spec
         self._job_name, self._consumer_index = job_name, consumer_index
         self._num_consumers = num_consumers
@@ -194,7 +248,7 @@ class ServiceIterator(RawIterator):
 
     def __init__(self, ds):
         self._ds = ds
-        self._client = client = connect(ds._service)
+        self._client = client = connect(ds._service, ds._security)
         self._consumer = uuid.uuid4().hex
         self._blob = None      # workers fetch the pipeline from the dispatcher by id
         self._done = queue.Queue()
