@@ -1,7 +1,8 @@
 """The tf.data service on a real Dask cluster on 127.0.0.1 (a dispatcher in this process,
-three worker processes under nannies, all mutual TLS; tests/security has the refusals): seed 000's pipeline end to end, exactly-once delivery
-in distributed_epoch with a worker SIGKILLed mid-epoch (10 trials), parallel_epochs, shared
-jobs and coordinated reads, register/from_dataset_id, and the bad-input cases."""
+three worker processes under nannies, all mutual TLS; tests/security has the refusals):
+seed 000's pipeline end to end, exactly-once delivery in distributed_epoch with a worker
+SIGKILLed mid-epoch (10 trials), parallel_epochs, shared jobs and coordinated reads,
+register/from_dataset_id, and the bad-input cases."""
 import os
 import signal
 import subprocess
