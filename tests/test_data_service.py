@@ -232,6 +232,56 @@ def test_command_line_starts_a_service():
     assert not os.path.exists(credentials)      # the service removed the file it made
 
 
+def _dask_cli(args, credentials_file, log):
+    """`dask <args>` with the cluster's TLS files (paths, never keys, on the command line),
+    logging to the file `log` (a pipe nobody reads could fill up and stall it)."""
+    tls = ["--tls-ca-file", credentials_file, "--tls-cert", credentials_file,
+           "--tls-key", credentials_file, "--no-dashboard"]
+    with open(log, "w") as f:
+        return subprocess.Popen([sys.executable, "-m", "dask"] + args + tls, stderr=f)
+
+
+def _logged_address(log, proc, limit=60.0):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        with open(log) as f:
+            for line in f:
+                if "Scheduler at:" in line:
+                    return line.split("Scheduler at:")[1].strip()
+        time.sleep(0.1)
+    return None
+
+
+@pytest.mark.slow
+def test_hand_started_dask_cluster_with_a_credentials_file(tmp_path):
+    # docs/distributed.md's recipe for a cluster started by hand: one credentials file for
+    # `dask scheduler`, `dask worker` and the consumer
+    from tensorlite.data.service import credentials
+    path = str(tmp_path / "cluster.pem")
+    assert subprocess.run([sys.executable, "-m", "tensorlite.data.service",
+                           "--write-credentials", path], check=True).returncode == 0
+    log = str(tmp_path / "scheduler.log")
+    scheduler = _dask_cli(["scheduler", "--host", "127.0.0.1", "--port", "0", "--protocol",
+                           "tls"], path, log)
+    worker = None
+    try:
+        address = _logged_address(log, scheduler)
+        assert address and address.startswith("tls://127.0.0.1:"), address
+        worker = _dask_cli(["worker", address, "--host", "127.0.0.1", "--nthreads", "1"], path,
+                           str(tmp_path / "worker.log"))
+        ds = tf.data.Dataset.range(6).apply(
+            service.distribute("distributed_epoch", address, security=path))
+        assert sorted(int(x) for x in ds) == list(range(6))
+        with pytest.raises(tf.errors.UnauthenticatedError):
+            tf.data.Dataset.range(3).apply(service.distribute(
+                "distributed_epoch", address, security=credentials.generate()))
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(30)
+
+
 def test_iterator_checkpoint_over_the_service(cluster, tmp_path):
     dispatcher, client = cluster
     _wait_workers(client, 2)
