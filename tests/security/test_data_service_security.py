@@ -5,6 +5,7 @@ cluster's CA did not sign) are refused in the handshake and their payloads, whic
 create the canary file, never run; a credentialed client works; the credentials file is
 private and checked; the private key is on no command line."""
 import os
+import socket
 import sys
 import urllib.error
 import urllib.request
@@ -136,8 +137,27 @@ def test_parameter_server_without_the_credentials_is_refused(cluster, canary, mo
     assert not canary.exists()
 
 
-def test_credentialed_clients_work(cluster, tmp_path):
-    from tensorlite.data.service import credentials
+def test_silent_and_garbage_connections_do_not_stall_credentialed_clients(cluster):
+    from distributed import Client
+    dispatcher, _ = cluster
+    host, port = dispatcher.target.split("://", 1)[1].rsplit(":", 1)
+    silent = socket.create_connection((host, int(port)))        # never says anything
+    garbage = socket.create_connection((host, int(port)))
+    garbage.sendall(b"GET / HTTP/1.1\r\n\r\n" + os.urandom(4096))
+    try:
+        client = Client(dispatcher.target, timeout=30, set_as_default=False,
+                        security=dispatcher.security)
+        try:
+            assert client.submit(sum, [1, 2, 3], pure=False).result(timeout=60) == 6
+        finally:
+            client.close()
+    finally:
+        silent.close()
+        garbage.close()
+
+
+def test_credentialed_clients_work(cluster, tmp_path, monkeypatch):
+    from tensorlite.data.service import consumer, credentials
     dispatcher, _ = cluster
     ds = tf.data.Dataset.range(6).map(lambda x: x * 2)
     # in this process: found by the dispatcher's address
@@ -147,10 +167,13 @@ def test_credentialed_clients_work(cluster, tmp_path):
     again = ds.apply(service.distribute("distributed_epoch", dispatcher.target,
                                         security=str(path)))
     assert sorted(int(x) for x in again) == [0, 2, 4, 6, 8, 10]
-    ds_id = service.register_dataset(dispatcher.target, ds, security=path)
-    back = service.from_dataset_id("parallel_epochs", dispatcher.target, ds_id,
-                                   security=path)
+    monkeypatch.setenv(credentials.ENV_VAR, str(path))
+    monkeypatch.setattr(credentials, "_KNOWN", {})
+    ds_id = service.register_dataset(dispatcher.target, ds)
+    back = service.from_dataset_id("parallel_epochs", dispatcher.target, ds_id)
     assert sorted(int(x) for x in back) == [0, 2, 4, 6, 8, 10]     # one worker: one epoch
+    # the file is read on every call, but one client per address and credentials is kept
+    assert consumer.connect(dispatcher.target) is consumer.connect(dispatcher.target)
 
 
 def test_loopback_only_and_no_key_on_command_lines(cluster):

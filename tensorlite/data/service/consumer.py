@@ -80,12 +80,13 @@ def normalize_address(service, secure=False):
 
 
 def connect(service, security=None):
-    """A Dask client of the dispatcher (one per address and credentials per process),
+    """A Dask client of the dispatcher (one per address and credentials in a process),
     authenticated with `security` (see credentials.resolve)."""
     security = credentials.resolve(security, _raw_address(service))
     address = normalize_address(service, security is not None)
     _check_protocol(service, address, security)
-    client = _CLIENTS.get((address, id(security)))
+    key = (address, _identity(security))
+    client = _CLIENTS.get(key)
     if client is not None and client.status == "running":
         return client
     try:
@@ -107,8 +108,17 @@ def connect(service, security=None):
                 f": {e}): these credentials are not the cluster's (its CA did not sign ours, "
                 f"or ours did not sign its)") from None
         raise _connect_error(service, address, security, e) from None
-    _CLIENTS[(address, id(security))] = client
+    _CLIENTS[key] = client
     return client
+
+
+def _identity(security):
+    """What a client's credentials are (not which object holds them: a credentials file is
+    loaded afresh on every call, and each call must not open a new client)."""
+    if security is None:
+        return None
+    return tuple(getattr(security, f, None) for f in
+                 ("tls_ca_file", "tls_client_cert", "tls_client_key", "require_encryption"))
 
 
 def _raw_address(service):
