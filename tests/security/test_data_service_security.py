@@ -137,6 +137,22 @@ def test_parameter_server_without_the_credentials_is_refused(cluster, canary, mo
     assert not canary.exists()
 
 
+def test_worker_without_the_credentials_cannot_join(cluster, monkeypatch):
+    # a rogue worker would be sent the pipelines and their elements
+    from tensorlite.data.service import credentials
+    dispatcher, worker = cluster
+    monkeypatch.delenv(credentials.ENV_VAR, raising=False)
+    for security in (_foreign_credentials(), _unsigned_but_trusting(dispatcher)):
+        with pytest.raises(tf.errors.UnauthenticatedError, match="refused"):
+            service.WorkerServer(service.WorkerConfig(
+                dispatcher_address=dispatcher.target, security=security,
+                dispatcher_timeout_ms=10000))
+    with pytest.raises(tf.errors.UnauthenticatedError, match="none were found"):
+        service.WorkerServer(service.WorkerConfig(
+            dispatcher_address="tls://127.0.0.1:1", dispatcher_timeout_ms=10000))
+    assert list(dispatcher._cluster.scheduler.workers) == [worker.worker_address]
+
+
 def test_silent_and_garbage_connections_do_not_stall_credentialed_clients(cluster):
     from distributed import Client
     dispatcher, _ = cluster

@@ -84,7 +84,7 @@ def connect(service, security=None):
     authenticated with `security` (see credentials.resolve)."""
     security = credentials.resolve(security, _raw_address(service))
     address = normalize_address(service, security is not None)
-    _check_protocol(service, address, security)
+    check_protocol(service, address, security)
     key = (address, _identity(security))
     client = _CLIENTS.get(key)
     if client is not None and client.status == "running":
@@ -125,8 +125,8 @@ def _raw_address(service):
     return service[1] if isinstance(service, tuple) else service
 
 
-def _check_protocol(service, address, security):
-    """The address's protocol and the credentials agree (Dask's own errors for a mismatch
+def check_protocol(service, address, security):
+    """Raises unless the address's protocol and the credentials agree (Dask's own errors for a mismatch
     are a TypeError and a RuntimeError that do not say what to do)."""
     if address.startswith("tls://") and security is None:
         raise errors.UnauthenticatedError(

@@ -97,8 +97,8 @@ def load(path):
     may read it, InvalidArgumentError naming what is missing if it is not one."""
     path = os.fspath(path)
     try:
-        st = os.stat(path)
         with open(path, encoding="ascii") as f:
+            st = os.fstat(f.fileno())        # the file read, not whatever the path names now
             text = f.read(1 << 20)
     except FileNotFoundError:
         raise errors.NotFoundError(

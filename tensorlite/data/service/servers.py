@@ -20,6 +20,7 @@ import threading
 
 from tensorlite.data.service import credentials
 from tensorlite.data.service import dispatcher as dispatcher_lib
+from tensorlite.framework import errors
 
 _BLAS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 # Dask's diagnostics sample every worker's threads (the profiler every 10 ms, the GIL
@@ -148,10 +149,12 @@ class WorkerServer:
             return
         from distributed import Nanny  # noqa: PLC0415
         from distributed.utils import LoopRunner, sync  # noqa: PLC0415
-        from tensorlite.data.service.consumer import normalize_address  # noqa: PLC0415
+        from tensorlite.data.service.consumer import (  # noqa: PLC0415
+            check_protocol, normalize_address)
         security = credentials.resolve(self._config.security,
                                        self._config.dispatcher_address)
         address = normalize_address(self._config.dispatcher_address, security is not None)
+        check_protocol(self._config.dispatcher_address, address, security)
         timeout = (self._config.dispatcher_timeout_ms or 30000) / 1000.0
         self._runner = LoopRunner(asynchronous=False)
         self._runner.start()
@@ -162,8 +165,12 @@ class WorkerServer:
                                silence_logs=40, env=dict(_BLAS_ENV), death_timeout=timeout,
                                config=dict(SERVICE_DASK), security=security,
                                protocol="tls://" if security is not None else None)
-        with quiet_dask():
-            self._nanny = sync(self._runner.loop, start_nanny)
+        try:
+            with quiet_dask():
+                self._nanny = sync(self._runner.loop, start_nanny)
+        except RuntimeError as e:
+            self._runner.stop()
+            raise _refused(e, self._config.dispatcher_address) from e
 
     @property
     def worker_address(self):
@@ -186,3 +193,19 @@ class WorkerServer:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _refused(error, dispatcher_address):
+    """UnauthenticatedError for a nanny the dispatcher refused (Dask says only that it
+    failed to start; the TLS failure is its cause), else `error` itself."""
+    cause = error
+    while cause is not None:
+        text = str(cause)
+        if "certificate" in text.lower() or "SSL" in text:
+            return errors.UnauthenticatedError(
+                None, None, f"tf.data service: the dispatcher at {dispatcher_address!r} "
+                f"refused this worker's credentials, or this worker refused the "
+                f"dispatcher's ({type(cause).__name__}: {text}); give WorkerConfig("
+                f"security=) the cluster's credentials")
+        cause = cause.__cause__ or cause.__context__
+    return error
