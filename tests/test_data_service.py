@@ -204,8 +204,8 @@ def test_bad_service_arguments(cluster):
 
 def test_unreachable_dispatcher(monkeypatch):
     import socket
-    from tensorlite.data.service import consumer
-    monkeypatch.setattr(consumer, "CONNECT_TIMEOUT_S", 2.0)
+    from tensorlite.data.service import connection
+    monkeypatch.setattr(connection, "CONNECT_TIMEOUT_S", 2.0)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]     # bound, never listening: connections are refused

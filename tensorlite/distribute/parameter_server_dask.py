@@ -74,7 +74,7 @@ class DaskBackend:
     """Submits scheduled functions to the Dask workers, one in flight per worker."""
 
     def __init__(self, strategy, address):
-        from tensorlite.data.service.consumer import connect  # noqa: PLC0415
+        from tensorlite.data.service.connection import connect  # noqa: PLC0415
         self.strategy = strategy
         self.client = connect(address, strategy._security)
         self.slots = threading.Semaphore(max(1, len(self.client.scheduler_info()["workers"])))

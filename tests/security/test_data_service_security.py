@@ -102,9 +102,9 @@ def test_the_rogue_pipeline_runs_on_a_worker_when_admitted(cluster, tmp_path):
 
 def test_register_dataset_without_the_credentials_never_runs_the_pipeline(
         cluster, canary, monkeypatch):
-    from tensorlite.data.service import consumer, credentials
+    from tensorlite.data.service import connection, credentials
     dispatcher, _ = cluster
-    monkeypatch.setattr(consumer, "CONNECT_TIMEOUT_S", 5.0)
+    monkeypatch.setattr(connection, "CONNECT_TIMEOUT_S", 5.0)
     # as from another process: this process's record of the dispatcher's credentials hidden
     monkeypatch.setattr(credentials, "_KNOWN", {})
     monkeypatch.delenv(credentials.ENV_VAR, raising=False)
@@ -123,9 +123,9 @@ def test_register_dataset_without_the_credentials_never_runs_the_pipeline(
 
 
 def test_parameter_server_without_the_credentials_is_refused(cluster, canary, monkeypatch):
-    from tensorlite.data.service import consumer
+    from tensorlite.data.service import connection
     dispatcher, _ = cluster
-    monkeypatch.setattr(consumer, "CONNECT_TIMEOUT_S", 5.0)
+    monkeypatch.setattr(connection, "CONNECT_TIMEOUT_S", 5.0)
     resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
         {}, master=dispatcher.target, rpc_layer="dask")
     strategy = tf.distribute.experimental.ParameterServerStrategy(
@@ -173,7 +173,7 @@ def test_silent_and_garbage_connections_do_not_stall_credentialed_clients(cluste
 
 
 def test_credentialed_clients_work(cluster, tmp_path, monkeypatch):
-    from tensorlite.data.service import consumer, credentials
+    from tensorlite.data.service import connection, credentials
     dispatcher, _ = cluster
     ds = tf.data.Dataset.range(6).map(lambda x: x * 2)
     # in this process: found by the dispatcher's address
@@ -189,11 +189,11 @@ def test_credentialed_clients_work(cluster, tmp_path, monkeypatch):
     back = service.from_dataset_id("parallel_epochs", dispatcher.target, ds_id)
     assert sorted(int(x) for x in back) == [0, 2, 4, 6, 8, 10]     # one worker: one epoch
     # the file is read on every call, but one client per address and credentials is kept
-    assert consumer.connect(dispatcher.target) is consumer.connect(dispatcher.target)
+    assert connection.connect(dispatcher.target) is connection.connect(dispatcher.target)
 
 
 def test_loopback_only_and_no_key_on_command_lines(cluster):
-    from tensorlite.data.service.consumer import connect
+    from tensorlite.data.service.connection import connect
     dispatcher, worker = cluster
     assert dispatcher.target.startswith("tls://127.0.0.1:")
     assert worker.worker_address.startswith("tls://127.0.0.1:")
@@ -245,15 +245,15 @@ def test_credentials_file_is_private_and_checked(tmp_path):
 
 
 def test_protocol_and_credentials_must_agree(monkeypatch):
-    from tensorlite.data.service import consumer, credentials
+    from tensorlite.data.service import connection, credentials
     monkeypatch.setattr(credentials, "_KNOWN", {})
     monkeypatch.delenv(credentials.ENV_VAR, raising=False)
     with pytest.raises(tf.errors.UnauthenticatedError, match="none were found"):
-        consumer.connect("tls://127.0.0.1:1")
+        connection.connect("tls://127.0.0.1:1")
     with pytest.raises(tf.errors.InvalidArgumentError, match="use the dispatcher's tls://"):
-        consumer.connect("tcp://127.0.0.1:1", security=credentials.generate())
-    assert consumer.normalize_address("127.0.0.1:5", secure=True) == "tls://127.0.0.1:5"
-    assert consumer.normalize_address("grpc://h:5") == "tcp://h:5"
+        connection.connect("tcp://127.0.0.1:1", security=credentials.generate())
+    assert connection.normalize_address("127.0.0.1:5", secure=True) == "tls://127.0.0.1:5"
+    assert connection.normalize_address("grpc://h:5") == "tcp://h:5"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")

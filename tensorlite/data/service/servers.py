@@ -149,7 +149,7 @@ class WorkerServer:
             return
         from distributed import Nanny  # noqa: PLC0415
         from distributed.utils import LoopRunner, sync  # noqa: PLC0415
-        from tensorlite.data.service.consumer import (  # noqa: PLC0415
+        from tensorlite.data.service.connection import (  # noqa: PLC0415
             check_protocol, normalize_address)
         security = credentials.resolve(self._config.security,
                                        self._config.dispatcher_address)
