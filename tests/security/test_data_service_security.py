@@ -274,3 +274,16 @@ def test_command_line_service_credentials_are_private_and_removed(tmp_path, monk
     assert seen["mode"] == 0o600 and seen["dir"] == 0o700
     assert seen["path"].startswith(str(tmp_path))
     assert tree_state(tmp_path) == before      # it removed what it made, and only that
+
+
+def test_dispatcher_calls_are_named_and_unknown_jobs_are_not_found():
+    from tensorlite.data.service import dispatcher
+    with pytest.raises(tf.errors.InvalidArgumentError, match="no call '_expire'"):
+        dispatcher._on_scheduler("_expire", {}, dask_scheduler=None)
+    state = dispatcher.DispatcherState()
+    for method, kwargs in [("lease", dict(consumer="c", n=1)), ("job_info", {}),
+                           ("commit", dict(consumer="c", split=0)),
+                           ("renew", dict(consumer="c"))]:
+        with pytest.raises(tf.errors.NotFoundError, match="no job 99"):
+            getattr(state, method)(job_id=99, **kwargs)
+    assert state.release(job_id=99, consumer="c") == 0
