@@ -93,7 +93,8 @@ class DispatchServer:
         self._security = (credentials.resolve(config.security) if config.security is not None
                           else credentials.generate())
         with quiet_dask():
-            # no dashboard: it would be one more listener, without the cluster's TLS
+            # no dashboard; Dask's HTTP listener stays (on `host`, outside TLS), serving
+            # only its health check (quiet_dask)
             self._cluster = LocalCluster(n_workers=0, processes=True, host=config.host,
                                          scheduler_port=config.port, protocol="tls://",
                                          security=self._security, dashboard_address=None,
@@ -170,7 +171,10 @@ class WorkerServer:
                 self._nanny = sync(self._runner.loop, start_nanny)
         except RuntimeError as e:
             self._runner.stop()
-            raise _refused(e, self._config.dispatcher_address) from e
+            refused = _refused(e, self._config.dispatcher_address)
+            if refused is e:
+                raise
+            raise refused from e
 
     @property
     def worker_address(self):
