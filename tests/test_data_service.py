@@ -282,6 +282,28 @@ def test_hand_started_dask_cluster_with_a_credentials_file(tmp_path):
                 proc.wait(30)
 
 
+def test_iterator_closed_on_the_dispatchers_event_loop_does_not_deadlock(cluster):
+    # the garbage collector may finalize an iterator on any thread, the in-process
+    # dispatcher's event loop included: a blocking dispatcher call there would wait on
+    # the loop it blocks, and the whole service would hang
+    from distributed.utils import sync
+    from tensorlite.data.service import dispatcher as dispatcher_lib
+    dispatcher, client = cluster
+    _wait_workers(client, 2)
+    it = iter(tf.data.Dataset.range(400).distribute(dispatcher.target))
+    assert int(next(it)) >= 0
+    raw = it._raw
+
+    async def close_on_the_loop():
+        raw.close()
+    sync(dispatcher._cluster.loop, close_on_the_loop, callback_timeout=60)
+    for _ in range(200):     # the leases come back once the close has run
+        if not dispatcher_lib.call(client, "job_info", job_id=raw._job)["leased"]:
+            break
+        time.sleep(0.1)
+    assert dispatcher_lib.call(client, "job_info", job_id=raw._job)["leased"] == 0
+
+
 def test_iterator_checkpoint_over_the_service(cluster, tmp_path):
     dispatcher, client = cluster
     _wait_workers(client, 2)

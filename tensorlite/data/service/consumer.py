@@ -8,8 +8,10 @@ Example:
     >>> sorted(int(x) for x in ds)[:4]
     [0, 1, 4, 9]
 """
+import asyncio
 import collections
 import queue
+import threading
 import time
 import uuid
 
@@ -328,6 +330,20 @@ class ServiceIterator(RawIterator):
         self._buffer = collections.deque(state["buffer"])
 
     def close(self):
+        """Cancels the work in flight and returns this consumer's leases."""
+        if _on_event_loop():
+            # A finalizer the garbage collector ran on an event loop's thread (as on the
+            # in-process dispatcher's): a blocking call to the dispatcher from there waits
+            # for the very loop it blocks. Close from a thread of its own instead.
+            try:
+                threading.Thread(target=self._close_now, daemon=True,
+                                 name="tl-data-service-close").start()
+            except RuntimeError:
+                pass   # interpreter shutdown: the leases expire (lease_timeout)
+            return
+        self._close_now()
+
+    def _close_now(self):
         for fut in list(self._inflight):
             fut.cancel()
         self._inflight.clear()
@@ -337,6 +353,14 @@ class ServiceIterator(RawIterator):
                                 consumer=self._consumer)
             except (OSError, RuntimeError):
                 pass   # the dispatcher is gone: its leases went with it
+
+
+def _on_event_loop():
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _num_splits(num_workers, epoch_elements):
