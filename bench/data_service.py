@@ -61,7 +61,7 @@ def _rate(ds, n_elements):
 def _all_cpu(target):
     """CPU seconds used so far by this process (consumer and dispatcher) and the workers of
     the service at `target`."""
-    from tensorlite.data.service.consumer import connect
+    from tensorlite.data.service.connection import connect
     return time.process_time() + sum(connect(target).run(time.process_time).values())
 
 

@@ -1,7 +1,8 @@
 """The tf.data service on a real Dask cluster on 127.0.0.1 (a dispatcher in this process,
-three worker processes under nannies): seed 000's pipeline end to end, exactly-once delivery
-in distributed_epoch with a worker SIGKILLed mid-epoch (10 trials), parallel_epochs, shared
-jobs and coordinated reads, register/from_dataset_id, and the bad-input cases."""
+three worker processes under nannies, all mutual TLS; tests/security has the refusals):
+seed 000's pipeline end to end, exactly-once delivery in distributed_epoch with a worker
+SIGKILLed mid-epoch (10 trials), parallel_epochs, shared jobs and coordinated reads,
+register/from_dataset_id, and the bad-input cases."""
 import os
 import signal
 import subprocess
@@ -25,7 +26,8 @@ def cluster():
     # three workers: while a killed one restarts, the next trial still has two
     workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=dispatcher.target))
                for _ in range(3)]
-    client = Client(dispatcher.target, set_as_default=False, timeout=30)
+    client = Client(dispatcher.target, set_as_default=False, timeout=30,
+                    security=dispatcher.security)
     try:
         yield dispatcher, client
     finally:
@@ -202,8 +204,8 @@ def test_bad_service_arguments(cluster):
 
 def test_unreachable_dispatcher(monkeypatch):
     import socket
-    from tensorlite.data.service import consumer
-    monkeypatch.setattr(consumer, "CONNECT_TIMEOUT_S", 2.0)
+    from tensorlite.data.service import connection
+    monkeypatch.setattr(connection, "CONNECT_TIMEOUT_S", 2.0)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]     # bound, never listening: connections are refused
@@ -217,13 +219,89 @@ def test_command_line_starts_a_service():
                             stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        assert "dispatcher at tcp://127.0.0.1:" in line
+        assert "dispatcher at tls://127.0.0.1:" in line
         address = line.split("dispatcher at ")[1].split()[0]
-        ds = tf.data.Dataset.range(5).distribute(address)
+        credentials = line.split("credentials in ")[1].strip()
+        assert os.stat(credentials).st_mode & 0o777 == 0o600
+        ds = tf.data.Dataset.range(5).apply(
+            service.distribute("distributed_epoch", address, security=credentials))
         assert sorted(int(x) for x in ds) == [0, 1, 2, 3, 4]
     finally:
         proc.terminate()
         proc.wait(30)
+    assert not os.path.exists(credentials)      # the service removed the file it made
+
+
+def _dask_cli(args, credentials_file, log):
+    """`dask <args>` with the cluster's TLS files (paths, never keys, on the command line),
+    logging to the file `log` (a pipe nobody reads could fill up and stall it)."""
+    tls = ["--tls-ca-file", credentials_file, "--tls-cert", credentials_file,
+           "--tls-key", credentials_file, "--no-dashboard"]
+    with open(log, "w") as f:
+        return subprocess.Popen([sys.executable, "-m", "dask"] + args + tls, stderr=f)
+
+
+def _logged_address(log, proc, limit=60.0):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        with open(log) as f:
+            for line in f:
+                if "Scheduler at:" in line:
+                    return line.split("Scheduler at:")[1].strip()
+        time.sleep(0.1)
+    return None
+
+
+@pytest.mark.slow
+def test_hand_started_dask_cluster_with_a_credentials_file(tmp_path):
+    # docs/distributed.md's recipe for a cluster started by hand: one credentials file for
+    # `dask scheduler`, `dask worker` and the consumer
+    from tensorlite.data.service import credentials
+    path = str(tmp_path / "cluster.pem")
+    assert subprocess.run([sys.executable, "-m", "tensorlite.data.service",
+                           "--write-credentials", path], check=True).returncode == 0
+    log = str(tmp_path / "scheduler.log")
+    scheduler = _dask_cli(["scheduler", "--host", "127.0.0.1", "--port", "0", "--protocol",
+                           "tls"], path, log)
+    worker = None
+    try:
+        address = _logged_address(log, scheduler)
+        assert address and address.startswith("tls://127.0.0.1:"), address
+        worker = _dask_cli(["worker", address, "--host", "127.0.0.1", "--nthreads", "1"], path,
+                           str(tmp_path / "worker.log"))
+        ds = tf.data.Dataset.range(6).apply(
+            service.distribute("distributed_epoch", address, security=path))
+        assert sorted(int(x) for x in ds) == list(range(6))
+        with pytest.raises(tf.errors.UnauthenticatedError):
+            tf.data.Dataset.range(3).apply(service.distribute(
+                "distributed_epoch", address, security=credentials.generate()))
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(30)
+
+
+def test_iterator_closed_on_the_dispatchers_event_loop_does_not_deadlock(cluster):
+    # the garbage collector may finalize an iterator on any thread, the in-process
+    # dispatcher's event loop included: a blocking dispatcher call there would wait on
+    # the loop it blocks, and the whole service would hang
+    from distributed.utils import sync
+    from tensorlite.data.service import dispatcher as dispatcher_lib
+    dispatcher, client = cluster
+    _wait_workers(client, 2)
+    it = iter(tf.data.Dataset.range(400).distribute(dispatcher.target))
+    assert int(next(it)) >= 0
+    raw = it._raw
+
+    async def close_on_the_loop():
+        raw.close()
+    sync(dispatcher._cluster.loop, close_on_the_loop, callback_timeout=60)
+    for _ in range(200):     # the leases come back once the close has run
+        if not dispatcher_lib.call(client, "job_info", job_id=raw._job)["leased"]:
+            break
+        time.sleep(0.1)
+    assert dispatcher_lib.call(client, "job_info", job_id=raw._job)["leased"] == 0
 
 
 def test_iterator_checkpoint_over_the_service(cluster, tmp_path):

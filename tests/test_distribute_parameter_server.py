@@ -116,7 +116,8 @@ def test_parameter_server_on_dask_workers_reaches_single_process_accuracy():
     dispatcher = service.DispatchServer()
     workers = [service.WorkerServer(service.WorkerConfig(dispatcher_address=dispatcher.target))
                for _ in range(2)]
-    client = Client(dispatcher.target, set_as_default=False, timeout=60)
+    client = Client(dispatcher.target, set_as_default=False, timeout=60,
+                    security=dispatcher.security)
     try:
         deadline = time.monotonic() + 120
         while len(client.scheduler_info()["workers"]) < 2:

@@ -1,7 +1,10 @@
 """`ParameterServerStrategy` and `coordinator.ClusterCoordinator`: asynchronous training in
 the parameter-server style of seed 004's first diagram. With a cluster resolver whose
 rpc_layer is "dask" (master: a Dask scheduler address) the workers are Dask worker processes
-(parameter_server_dask.py); otherwise they are threads in this process, as follows.
+(parameter_server_dask.py), reached with the cluster's TLS credentials (`security=`, ours: a
+Dask `Security` or a credentials file's path; by default those of a tf.data service
+dispatcher started in this process at that address, see data/service/credentials.py);
+otherwise they are threads in this process, as follows.
 
 The coordinator hands closures (`schedule(fn, args)`) to a pool of worker threads and
 returns at once with a RemoteValue; each worker takes the next closure when it is free, reads
@@ -36,10 +39,12 @@ _LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 class ParameterServerStrategy(distribute_lib.Strategy):
     """Asynchronous parameter-server training with in-process workers."""
 
-    def __init__(self, cluster_resolver=None, variable_partitioner=None, num_workers=None):
+    def __init__(self, cluster_resolver=None, variable_partitioner=None, num_workers=None,
+                 security=None):
         super().__init__()
         n = num_workers
         self._dask_address = None
+        self._security = security
         self._variables = []     # created in scope(): the parameter server's state
         if cluster_resolver is not None and \
                 getattr(cluster_resolver, "rpc_layer", None) == "dask":
@@ -73,11 +78,13 @@ class ParameterServerStrategy(distribute_lib.Strategy):
         return variable_creator_scope(record)
 
     def __getstate__(self):
-        # travels to Dask workers inside scheduled functions: no threads or clients
-        return {k: v for k, v in self.__dict__.items() if k != "extended"}
+        # travels to Dask workers inside scheduled functions: no threads or clients, and
+        # not the cluster's credentials (a private key has no business in a payload)
+        return {k: v for k, v in self.__dict__.items() if k not in ("extended", "_security")}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self._security = None
         self.extended = distribute_lib.StrategyExtended(self)
 
 class RemoteValue:

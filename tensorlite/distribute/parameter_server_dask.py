@@ -13,8 +13,9 @@ on each worker process and kept there between tasks.
 
 Example:
     >>> resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
-    ...     {}, master="tcp://127.0.0.1:8786", rpc_layer="dask")
-    >>> strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+    ...     {}, master="tls://127.0.0.1:8786", rpc_layer="dask")
+    >>> strategy = tf.distribute.experimental.ParameterServerStrategy(
+    ...     resolver, security="/path/to/credentials.pem")   # or a dispatcher in this process
 """
 import threading
 import uuid
@@ -73,9 +74,9 @@ class DaskBackend:
     """Submits scheduled functions to the Dask workers, one in flight per worker."""
 
     def __init__(self, strategy, address):
-        from tensorlite.data.service.consumer import connect  # noqa: PLC0415
+        from tensorlite.data.service.connection import connect  # noqa: PLC0415
         self.strategy = strategy
-        self.client = connect(address)
+        self.client = connect(address, strategy._security)
         self.slots = threading.Semaphore(max(1, len(self.client.scheduler_info()["workers"])))
         self._payloads = {}
         self._lock = threading.Lock()

@@ -9,8 +9,12 @@
     # or seed 000's spelling: ds = ds.distribute(dispatcher.target)
 
 `python -m tensorlite.data.service --workers 2` starts a dispatcher with two workers and
-prints its address. On a cluster, any Dask scheduler is a dispatcher (`dask scheduler`,
-then `dask worker tcp://scheduler:8786` on each machine).
+prints its address and the credentials file other processes pass as `security=`. Every
+peer authenticates with mutual TLS (credentials.py) and listens on 127.0.0.1 unless told
+otherwise. On a cluster, any Dask scheduler started with the cluster's TLS credentials is a
+dispatcher (`dask scheduler --protocol tls --tls-ca-file F --tls-cert F --tls-key F`, then
+`dask worker tls://scheduler:8786` with the same options on each machine; F from
+`python -m tensorlite.data.service --write-credentials F`; docs/distributed.md).
 
 processing_mode="parallel_epochs": every worker runs the whole pipeline (N workers, N
 epochs). "distributed_epoch": the sources are split among the workers and every element of

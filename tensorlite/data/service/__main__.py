@@ -1,33 +1,68 @@
 """`python -m tensorlite.data.service --workers 2`: a dispatcher and N workers on this
-machine (a Dask LocalCluster of worker processes); prints the address and serves until
-interrupted."""
+machine (a Dask LocalCluster of worker processes, mutual TLS, 127.0.0.1 unless --host says
+otherwise); prints the address and the credentials file clients need, and serves until
+interrupted. `--write-credentials PATH` only writes new credentials (for a cluster started
+by hand with `dask scheduler`/`dask worker`, see docs/distributed.md) and exits."""
 import argparse
+import os
 import signal
 import sys
+import tempfile
 import threading
 
 
-def main(argv=None):
+def _parser():
     p = argparse.ArgumentParser(prog="python -m tensorlite.data.service",
                                 description="Start a tf.data service (dispatcher + workers).")
     p.add_argument("--workers", type=int, default=2, help="worker processes to start")
     p.add_argument("--port", type=int, default=0, help="dispatcher port (0: any free)")
-    p.add_argument("--host", default="127.0.0.1", help="interface to listen on")
-    args = p.parse_args(argv)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="interface to listen on (default 127.0.0.1; 0.0.0.0: every one)")
+    p.add_argument("--credentials", metavar="PATH",
+                   help="use this credentials file (0600) instead of making new ones")
+    p.add_argument("--write-credentials", metavar="PATH",
+                   help="write new credentials to PATH (0600) and exit")
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    from tensorlite.data.service import credentials  # noqa: PLC0415
+    if args.write_credentials:
+        path = credentials.write(credentials.generate(), args.write_credentials)
+        print(f"wrote the cluster's credentials to {path} (readable by you only)")
+        return 0
     if args.workers < 0:
-        p.error("--workers must be >= 0")
+        _parser().error("--workers must be >= 0")
+    security = (credentials.load(args.credentials) if args.credentials
+                else credentials.generate())
+    if args.credentials:
+        return _serve(args, security, args.credentials)
+    made = tempfile.mkdtemp(prefix="tensorlite-data-service-")   # 0700
+    path = os.path.join(made, "credentials.pem")
+    try:
+        return _serve(args, security, credentials.write(security, path))
+    finally:           # remove only what this run made
+        if os.path.exists(path):
+            os.unlink(path)
+        os.rmdir(made)
+
+
+def _serve(args, security, path):
     from distributed import LocalCluster  # noqa: PLC0415
-    from tensorlite.data.service import dispatcher  # noqa: PLC0415
+    from tensorlite.data.service import credentials, dispatcher  # noqa: PLC0415
     from tensorlite.data.service.servers import _BLAS_ENV, quiet_dask  # noqa: PLC0415
-    import os  # noqa: PLC0415
     os.environ.update(_BLAS_ENV)
     with quiet_dask():
         cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               host=args.host, scheduler_port=args.port,
-                               dashboard_address=None, silence_logs=40)
+                               host=args.host, scheduler_port=args.port, protocol="tls://",
+                               security=security, dashboard_address=None, silence_logs=40)
     dispatcher.install(cluster.scheduler)
-    print(f"tf.data service dispatcher at {cluster.scheduler_address} with {args.workers} "
-          f"worker(s); use dataset.distribute({cluster.scheduler_address!r})", flush=True)
+    address = cluster.scheduler_address
+    print(f"tf.data service dispatcher at {address} with {args.workers} worker(s); "
+          f"credentials in {path}", flush=True)
+    print(f"use dataset.apply(tf.data.experimental.service.distribute('distributed_epoch', "
+          f"{address!r}, security={path!r})) or set {credentials.ENV_VAR}={path}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     try:

@@ -8,25 +8,27 @@ Example:
     >>> sorted(int(x) for x in ds)[:4]
     [0, 1, 4, 9]
 """
+import asyncio
 import collections
 import queue
+import threading
 import time
 import uuid
 
 from tensorlite.data.dataset import UNKNOWN, DatasetV2
 from tensorlite.data.iterator import RawIterator
-from tensorlite.data.service import dispatcher, shipping, worker_tasks
+from tensorlite.data.service import credentials, dispatcher, shipping, worker_tasks
+from tensorlite.data.service.connection import (connect, connection_address,  # noqa: F401
+                                                  normalize_address)
 from tensorlite.framework import errors, nest
 from tensorlite.framework.tensor import wrap
 
 PARALLEL_EPOCHS = "parallel_epochs"
 DISTRIBUTED_EPOCH = "distributed_epoch"
-CONNECT_TIMEOUT_S = 10.0
 WORKER_WAIT_S = 30.0
 MAX_RESUBMITS = 5
 MIN_SPLIT_ELEMENTS = 32
 FETCH_WAIT_S = 2.0
-_CLIENTS = {}
 
 
 class ShardingPolicy:
@@ -55,63 +57,16 @@ def _mode(processing_mode):
         f"'distributed_epoch' (or a ShardingPolicy), got {processing_mode!r}")
 
 
-def normalize_address(service):
-    """A Dask address from a service address: 'grpc://h:p', 'tcp://h:p' or 'h:p'."""
-    if isinstance(service, tuple):  # TF's (protocol, address)
-        service = service[1]
-    if not isinstance(service, str) or not service.strip():
-        raise errors.InvalidArgumentError(
-            None, None, f"tf.data service: `service` must be the dispatcher's address such as "
-            f"'tcp://127.0.0.1:8786', got {service!r}")
-    address = service.strip()
-    for prefix in ("grpc://", "grpc+loas://"):
-        if address.startswith(prefix):
-            address = "tcp://" + address[len(prefix):]
-    address = address if "://" in address else "tcp://" + address
-    host_port = address.split("://", 1)[1]
-    host, _, port = host_port.rpartition(":")
-    if not host or not port.isdigit() or any(c in host for c in "<>/ "):
-        raise errors.InvalidArgumentError(
-            None, None, f"tf.data service: {service!r} is not a dispatcher's address; give "
-            f"'host:port' such as 'tcp://127.0.0.1:8786' (`python -m tensorlite.data.service` "
-            f"prints one)")
-    return address
-
-
-def connect(service):
-    """A Dask client of the dispatcher (one per address per process)."""
-    address = normalize_address(service)
-    client = _CLIENTS.get(address)
-    if client is not None and client.status == "running":
-        return client
-    try:
-        from distributed import Client  # noqa: PLC0415
-    except ImportError:
-        raise errors.UnavailableError(
-            None, None, "the tf.data service runs on Dask: pip install distributed "
-            "cloudpickle (or tensorlite[distributed])") from None
-    try:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S, direct_to_workers=True,
-                        set_as_default=False)
-    except (OSError, TimeoutError) as e:
-        raise errors.UnavailableError(
-            None, None, f"tf.data service: the dispatcher at {service!r} is unreachable "
-            f"({type(e).__name__}: {e}). Start one with `python -m tensorlite.data.service "
-            f"--workers 2` (it prints its address) or tf.data.experimental.service."
-            f"DispatchServer(), and pass that address") from None
-    _CLIENTS[address] = client
-    return client
-
-
-def register_dataset(service, dataset, compression="AUTO", dataset_id=None):
-    """Ships `dataset` to the dispatcher; returns its id (content-addressed unless given)."""
+def register_dataset(service, dataset, compression="AUTO", dataset_id=None, security=None):
+    """Ships `dataset` to the dispatcher; returns its id (content-addressed unless given).
+    `security` (ours): the cluster's credentials, see credentials.resolve."""
     if not isinstance(dataset, DatasetV2):
         raise TypeError(f"register_dataset: `dataset` must be a tf.data.Dataset, got "
                         f"{type(dataset).__name__}")
     blob = shipping.dumps(dataset)
     spec_blob = shipping.dumps(dataset.element_spec)
     ds_id = str(dataset_id) if dataset_id is not None else shipping.dataset_id(blob)
-    dispatcher.call(connect(service), "register_dataset", dataset_id=ds_id, blob=blob,
+    dispatcher.call(connect(service, security), "register_dataset", dataset_id=ds_id, blob=blob,
                     element_spec_blob=spec_blob)
     return ds_id
 
@@ -119,8 +74,9 @@ def register_dataset(service, dataset, compression="AUTO", dataset_id=None):
 def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job_name=None,
                     consumer_index=None, num_consumers=None, max_outstanding_requests=None,
                     data_transfer_protocol=None, cross_trainer_cache=None,
-                    target_workers="AUTO"):
-    """A dataset reading the registered dataset `dataset_id` from the service."""
+                    target_workers="AUTO", security=None):
+    """A dataset reading the registered dataset `dataset_id` from the service.
+    `security` (ours): the cluster's credentials, see credentials.resolve."""
     mode = _mode(processing_mode)
     if (consumer_index is None) != (num_consumers is None):
         raise errors.InvalidArgumentError(
@@ -136,7 +92,8 @@ def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job
                 None, None, f"tf.data service: consumer_index {consumer_index} is not in "
                 f"[0, num_consumers={num_consumers})")
     ds_id = dataset_id.numpy().decode() if hasattr(dataset_id, "numpy") else str(dataset_id)
-    client = connect(service)
+    security = credentials.resolve(security, connection_address(service))
+    client = connect(service, security)
     found = dispatcher.call(client, "get_dataset", dataset_id=ds_id)
     if found is None:
         raise errors.NotFoundError(None, None, f"tf.data service: no dataset with id {ds_id!r} "
@@ -146,19 +103,22 @@ def from_dataset_id(processing_mode, service, dataset_id, element_spec=None, job
     return DataServiceDataset(service, ds_id, mode, element_spec, job_name,
                               None if consumer_index is None else int(consumer_index),
                               None if num_consumers is None else int(num_consumers),
-                              max_outstanding_requests)
+                              max_outstanding_requests, security)
 
 
 def distribute(processing_mode, service, job_name=None, consumer_index=None,
                num_consumers=None, max_outstanding_requests=None, data_transfer_protocol=None,
-               compression="AUTO", cross_trainer_cache=None, target_workers="AUTO"):
-    """A transformation for `dataset.apply`: the pipeline so far runs on the service."""
+               compression="AUTO", cross_trainer_cache=None, target_workers="AUTO",
+               security=None):
+    """A transformation for `dataset.apply`: the pipeline so far runs on the service.
+    `security` (ours): the cluster's credentials, see credentials.resolve."""
     mode = _mode(processing_mode)
 
     def apply(dataset):
-        ds_id = register_dataset(service, dataset)
+        ds_id = register_dataset(service, dataset, security=security)
         out = from_dataset_id(mode, service, ds_id, dataset.element_spec, job_name,
-                              consumer_index, num_consumers, max_outstanding_requests)
+                              consumer_index, num_consumers, max_outstanding_requests,
+                              security=security)
         out._source_cardinality = dataset._cardinality()
         return out
     return apply
@@ -170,8 +130,9 @@ class DataServiceDataset(DatasetV2):
     _name = "DataService"
 
     def __init__(self, service, dataset_id, mode, element_spec, job_name, consumer_index,
-                 num_consumers, max_outstanding_requests):
+                 num_consumers, max_outstanding_requests, security=None):
         self._service, self._dataset_id, self._mode = service, dataset_id, mode
+        self._security = security
         self.__dict__["_spec"] = element_spec
         self._job_name, self._consumer_index = job_name, consumer_index
         self._num_consumers = num_consumers
@@ -194,7 +155,7 @@ class ServiceIterator(RawIterator):
 
     def __init__(self, ds):
         self._ds = ds
-        self._client = client = connect(ds._service)
+        self._client = client = connect(ds._service, ds._security)
         self._consumer = uuid.uuid4().hex
         self._blob = None      # workers fetch the pipeline from the dispatcher by id
         self._done = queue.Queue()
@@ -369,6 +330,20 @@ class ServiceIterator(RawIterator):
         self._buffer = collections.deque(state["buffer"])
 
     def close(self):
+        """Cancels the work in flight and returns this consumer's leases."""
+        if _on_event_loop():
+            # A finalizer the garbage collector ran on an event loop's thread (as on the
+            # in-process dispatcher's): a blocking call to the dispatcher from there waits
+            # for the very loop it blocks. Close from a thread of its own instead.
+            try:
+                threading.Thread(target=self._close_now, daemon=True,
+                                 name="tl-data-service-close").start()
+            except RuntimeError:
+                pass   # interpreter shutdown: the leases expire (lease_timeout)
+            return
+        self._close_now()
+
+    def _close_now(self):
         for fut in list(self._inflight):
             fut.cancel()
         self._inflight.clear()
@@ -378,6 +353,14 @@ class ServiceIterator(RawIterator):
                                 consumer=self._consumer)
             except (OSError, RuntimeError):
                 pass   # the dispatcher is gone: its leases went with it
+
+
+def _on_event_loop():
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _num_splits(num_workers, epoch_elements):

@@ -20,7 +20,12 @@ Example:
 import itertools
 import time
 
+from tensorlite.framework import errors
+
 PLUGIN_NAME = "tensorlite-data-service"
+# what consumers may call (`call`): DispatcherState's public methods, and "workers"
+CALLS = frozenset({"register_dataset", "get_dataset", "get_or_create_job", "job_info",
+                   "lease", "commit", "commit_and_lease", "release", "renew", "workers"})
 
 
 class Job:
@@ -71,8 +76,16 @@ class DispatcherState:
             self.job_names[job_name] = job_id
         return job_id
 
+    def _job(self, job_id):
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise errors.NotFoundError(
+                None, None, f"tf.data service: the dispatcher has no job {job_id!r} (it was "
+                f"restarted, or the id is not one it gave out); start a new iterator")
+        return job
+
     def job_info(self, job_id):
-        job = self.jobs[job_id]
+        job = self._job(job_id)
         return {"workers": job.workers, "mode": job.mode, "done": len(job.done),
                 "pending": len(job.pending), "leased": len(job.leased),
                 "commits": job.commits}
@@ -87,7 +100,7 @@ class DispatcherState:
     def lease(self, job_id, consumer, n, consumer_index=None):
         """Up to n pending splits for `consumer` (with coordinated reads, only splits with
         split % num_consumers == consumer_index); finished once none is pending or leased."""
-        job = self.jobs[job_id]
+        job = self._job(job_id)
         self._expire(job)
 
         def mine(split):
@@ -101,7 +114,7 @@ class DispatcherState:
 
     def commit(self, job_id, consumer, split):
         """True once for the consumer holding split's lease: it may deliver the split."""
-        job = self.jobs[job_id]
+        job = self._job(job_id)
         holder = job.leased.get(split)
         if holder is None or holder[0] != consumer or split in job.done:
             return False
@@ -128,7 +141,7 @@ class DispatcherState:
         return len(back)
 
     def renew(self, job_id, consumer):
-        job = self.jobs[job_id]
+        job = self._job(job_id)
         now = time.monotonic()
         for s, (c, _) in list(job.leased.items()):
             if c == consumer:
@@ -156,6 +169,9 @@ def install(scheduler):
 
 
 def _on_scheduler(method, kwargs, dask_scheduler=None):
+    if method not in CALLS:
+        raise errors.InvalidArgumentError(
+            None, None, f"tf.data service: the dispatcher has no call {method!r}")
     state = install(dask_scheduler).state
     if method == "workers":
         return sorted(dask_scheduler.workers)

@@ -28,7 +28,13 @@ def _pipeline(blob, dataset_id):
         from tensorlite.data.service import dispatcher, shipping  # noqa: PLC0415
         if blob is None:
             from distributed import get_client  # noqa: PLC0415
-            blob = dispatcher.call(get_client(), "get_dataset", dataset_id=dataset_id)[0]
+            found = dispatcher.call(get_client(), "get_dataset", dataset_id=dataset_id)
+            if found is None:
+                from tensorlite.framework import errors  # noqa: PLC0415
+                raise errors.NotFoundError(
+                    None, None, f"tf.data service: dataset {dataset_id!r} is not registered "
+                    f"at the dispatcher (was it restarted?); register it again")
+            blob = found[0]
         ds = _DATASETS[dataset_id] = shipping.loads(blob)
     return ds
 
