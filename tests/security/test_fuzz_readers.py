@@ -72,8 +72,8 @@ def mutate(data, edits):
 
 @contextlib.contextmanager
 def guarded_allocations():
-    """The cap at 1 MiB, the address space at its current size plus 1 GiB, and the
-    traced peak checked on exit."""
+    """The cap at 1 MiB, the address space at its current size plus 1 GiB, and allocations
+    traced (each input's peak is checked by Tally.run)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     with open("/proc/self/statm") as f:
         vsize = int(f.read().split()[0]) * resource.getpagesize()
@@ -84,9 +84,7 @@ def guarded_allocations():
     size_limits.set_decompression_cap(_CAP)
     tracemalloc.start()
     try:
-        yield
-        peak = tracemalloc.get_traced_memory()[1]
-        assert peak < _PEAK, f"a fuzzed input made the reader allocate {peak} bytes"
+        yield  # Tally.run checks each input's traced peak
     finally:
         tracemalloc.stop()
         size_limits.set_decompression_cap(None)
@@ -102,6 +100,11 @@ class Tally:
 
     def run(self, call):
         self.tried += 1
+        # each input's own allocations: the peak above what was live before it
+        tracing = tracemalloc.is_tracing()
+        if tracing:
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
         try:
             call()
             kind = "loaded"
@@ -118,6 +121,11 @@ class Tally:
         except Exception as e:  # noqa: BLE001 - a raw exception is what the fuzzer hunts
             raise AssertionError(f"{self.name}: a raw {type(e).__name__} escaped: {e!r}") \
                 from e
+        finally:
+            if tracing:
+                grew = tracemalloc.get_traced_memory()[1] - before
+                assert grew < _PEAK, (f"{self.name}: input {self.tried} made the reader "
+                                      f"allocate {grew} bytes")
         self.outcomes[kind] = self.outcomes.get(kind, 0) + 1
 
     def report(self, capsys):
@@ -550,7 +558,7 @@ def test_fuzz_npz_weights(capsys):
 
 def test_allocation_guard_fails_a_runaway_reader():
     """The guard itself can fail: an allocation past the address-space limit is a
-    MemoryError inside it, a large traced one fails it on exit."""
+    MemoryError inside it, a large traced one fails the input that made it."""
     refused = []
     with contextlib.suppress(AssertionError):  # the traced peak may count the attempt too
         with guarded_allocations():
@@ -561,7 +569,7 @@ def test_allocation_guard_fails_a_runaway_reader():
     assert refused, "a 3 GiB allocation got past the address-space limit"
     with pytest.raises(AssertionError, match="allocate"):
         with guarded_allocations():
-            np.ones(_PEAK + (1 << 20), np.uint8)
+            Tally("guard").run(lambda: np.ones(_PEAK + (1 << 20), np.uint8))
 
 
 def test_mutate_applies_each_kind():
