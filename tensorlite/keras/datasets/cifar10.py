@@ -8,31 +8,16 @@ allow-list: only NumPy's array reconstruction and plain containers resolve, and 
 that names any other callable is a DataLossError before anything runs.
 """
 import os
-import pickle
 
 import numpy as np
 
 from tensorlite.framework import errors
 from tensorlite.keras.datasets._cache import fetch
+from tensorlite.keras.datasets.npz import ArraysOnlyUnpickler
 
 DIRNAME = "cifar-10-batches-py"
 ORIGIN = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 FILE_HASH = "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"
-
-
-_ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-            ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
-            ("numpy._core.multiarray", "scalar"), ("_codecs", "encode")}
-
-
-class _ArraysOnlyUnpickler(pickle.Unpickler):
-    """Unpickles dicts, lists, bytes and NumPy arrays; refuses every other callable."""
-
-    def find_class(self, module, name):
-        if (module, name) not in _ALLOWED:
-            raise pickle.UnpicklingError(f"refusing to load {module}.{name}: a CIFAR batch "
-                                         f"holds only arrays, lists and bytes")
-        return super().find_class(module, name)
 
 
 def load_batch(path, label_key="labels"):
@@ -40,7 +25,7 @@ def load_batch(path, label_key="labels"):
     restricted to arrays and plain containers)."""
     with open(path, "rb") as f:
         try:
-            d = _ArraysOnlyUnpickler(f, encoding="bytes").load()
+            d = ArraysOnlyUnpickler(f, encoding="bytes").load()
             if not isinstance(d, dict):
                 raise TypeError(f"expected a dict, got {type(d).__name__}")
         except Exception as e:  # noqa: BLE001 - any unpickling failure means a bad file

@@ -12,16 +12,23 @@ import numpy as np
 from tensorlite.framework import errors
 from tensorlite.framework.size_limits import check_inflated
 
+# NumPy's array reconstruction (both spellings of its multiarray module), its scalars, and
+# the byte-string decoding of pickles written by Python 2 (the CIFAR batches)
 _ALLOWED = frozenset({("numpy", "ndarray"), ("numpy", "dtype"),
                       ("numpy.core.multiarray", "_reconstruct"),
-                      ("numpy._core.multiarray", "_reconstruct")})
+                      ("numpy._core.multiarray", "_reconstruct"),
+                      ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+                      ("_codecs", "encode")})
 
 
-class _ArraysOnly(pickle.Unpickler):
+class ArraysOnlyUnpickler(pickle.Unpickler):
+    """Unpickles arrays, dicts, lists and bytes; any other callable a pickle names is an
+    UnpicklingError before it runs."""
+
     def find_class(self, module, name):
         if (module, name) not in _ALLOWED:
             raise pickle.UnpicklingError(f"refusing to load {module}.{name}: a dataset file "
-                                         f"holds only arrays")
+                                         f"holds only arrays, lists and bytes")
         return super().find_class(module, name)
 
 
@@ -36,7 +43,7 @@ def _read_member(data):
             np.lib.format.read_array_header_1_0(f)
         else:
             np.lib.format.read_array_header_2_0(f)
-        return _ArraysOnly(f).load()
+        return ArraysOnlyUnpickler(f).load()
 
 
 def load_npz(path):
