@@ -408,3 +408,21 @@ def test_tensor_leaked_from_one_trace_is_refused_by_another():
 
     kept = leaky_function(tf.constant(1))  # a return value is fine
     assert uses_the_returned_value(tf.constant(2)).numpy() == 5
+
+
+def test_numpy_array_arguments_are_tensor_inputs_not_constants():
+    """A NumPy array passed to a tf.function is a tensor argument, as in TensorFlow: one
+    graph per shape and dtype that computes on each call's values (it was baked into the
+    first trace as a constant and reused for other values: silently wrong)."""
+    @tf.function
+    def double(x):
+        return x * 2
+
+    first = double(np.ones(3, np.float32))
+    second = double(np.full(3, 5, np.float32))
+    assert isinstance(second, tf.Tensor)
+    assert first.numpy().tolist() == [2, 2, 2] and second.numpy().tolist() == [10, 10, 10]
+    assert double.experimental_get_tracing_count() == 1
+    finite = tf.function(lambda x: tf.reduce_all(tf.math.is_finite(x)))
+    assert bool(finite(np.ones(2, np.float32)))
+    assert not bool(finite(np.array([np.inf, 1.0], np.float32)))

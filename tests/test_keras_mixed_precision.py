@@ -106,3 +106,45 @@ def test_mixed_bfloat16_computes_in_bfloat16_without_loss_scaling():
         assert history.history["loss"][-1] < history.history["loss"][0]
     finally:
         mixed_precision.set_global_policy(None)
+
+
+def test_guide_custom_training_loop_in_tf_function(mixed):
+    """The mixed precision guide's custom loop: scaled loss, unscaled gradients and
+    apply_gradients inside @tf.function; a step with an inf gradient is skipped and halves
+    the scale at run time, on every call of the graph."""
+    inputs = tf.keras.Input(shape=(8,))
+    x = tf.keras.layers.Dense(16, activation="relu")(inputs)
+    x = tf.keras.layers.Dense(3)(x)
+    outputs = tf.keras.layers.Activation("softmax", dtype="float32")(x)
+    model = tf.keras.Model(inputs, outputs)
+    optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.5),
+                                                   initial_scale=1024.0,
+                                                   dynamic_growth_steps=2)
+    loss_object = tf.keras.losses.SparseCategoricalCrossentropy()
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_object(y, model(x))
+            scaled_loss = optimizer.get_scaled_loss(loss)
+        scaled = tape.gradient(scaled_loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(optimizer.get_unscaled_gradients(scaled),
+                                      model.trainable_variables))
+        return loss
+
+    rng = np.random.default_rng(0)
+    xs = rng.random((32, 8)).astype("float32")
+    ys = xs[:, :3].argmax(1)
+    first = float(train_step(xs, ys))
+    train_step(xs, ys)
+    assert float(optimizer.loss_scale) == 2048.0  # grown after two good steps
+    kernel = model.trainable_variables[0]
+    before = kernel.numpy().copy()
+    bad = xs.copy()
+    bad[0, 0] = np.inf
+    train_step(bad, ys)
+    np.testing.assert_array_equal(kernel.numpy(), before)  # skipped
+    assert float(optimizer.loss_scale) == 1024.0  # halved
+    for _ in range(5):
+        last = float(train_step(xs, ys))
+    assert last < first

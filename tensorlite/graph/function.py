@@ -78,6 +78,12 @@ _VARIABLE_ON_NON_FIRST_CALL = (
     "https://www.tensorflow.org/guide/function#creating_tfvariables for more information.")
 
 
+def _arrays_as_tensors(args, kwargs, leaves):
+    leaves = [convert_to_tensor(x) if type(x) is np.ndarray else x for x in leaves]
+    args, kwargs = nest.pack_like([list(args), kwargs], leaves, expand_composites=True)
+    return tuple(args), kwargs, leaves
+
+
 def _leaf_key(x):
     if isinstance(x, Tensor):
         return ("T", tuple(x._value.shape), x._dtype.name)
@@ -448,6 +454,10 @@ class Function:
         args, kwargs = self._bind(args, kwargs)
         self._calls += 1
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
+        for x in leaves:
+            if type(x) is np.ndarray:  # NumPy arrays are tensor arguments, as in TF: a
+                args, kwargs, leaves = _arrays_as_tensors(args, kwargs, leaves)  # graph
+                break                  # input, never a constant baked into the trace
         key = self._key(leaves)
         concrete = self._cache.get(key)
         if concrete is None and self._cache:

@@ -166,7 +166,7 @@ class LossScaleOptimizer:
         self._growth_steps = int(2000 if dynamic_growth_steps is None else dynamic_growth_steps)
         self._scale = Variable(np.float32(self._initial_scale), trainable=False,
                                name="loss_scale")
-        self._good_steps = 0
+        self._good = Variable(np.int64(0), trainable=False, name="good_steps")
 
     # the inner optimizer's attributes (learning_rate, iterations, variables, ...)
     def __getattr__(self, name):
@@ -203,7 +203,7 @@ class LossScaleOptimizer:
 
     @property
     def dynamic_counter(self):
-        return self._good_steps if self._dynamic else None
+        return self._good.value() if self._dynamic else None
 
     def get_scaled_loss(self, loss):
         """`loss * loss_scale` (a callable loss gives a callable)."""
@@ -254,24 +254,53 @@ class LossScaleOptimizer:
 
     def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
         """Applies the (unscaled) gradients when all are finite; with a dynamic scale, a
-        step with an inf or NaN gradient is skipped and the scale halved."""
+        step with an inf or NaN gradient is skipped and the scale halved. Inside a
+        tf.function the check, the skip and the scale's update are graph ops (a tf.cond),
+        so every call of the graph decides afresh."""
+        from tensorlite.graph.tracing import is_tracing  # noqa: PLC0415
         pairs = list(grads_and_vars)
-        finite = all(np.all(np.isfinite(np.asarray(getattr(g, "values", g))))
-                     for g, _ in pairs if g is not None)
         if not self._dynamic:
             return self._inner.apply_gradients(pairs, name=name)
+        if is_tracing():
+            return self._graph_apply(pairs, name)
+        finite = all(np.all(np.isfinite(np.asarray(getattr(g, "values", g))))
+                     for g, _ in pairs if g is not None)
         if not finite:
             self._scale.assign(np.float32(max(float(self._scale.numpy()) / 2, 1.0)))
-            self._good_steps = 0
+            self._good.assign(np.int64(0))
             return None
         result = self._inner.apply_gradients(pairs, name=name)
-        self._good_steps += 1
-        if self._good_steps >= self._growth_steps:
+        good = int(self._good.numpy()) + 1
+        if good >= self._growth_steps:
             scale = float(self._scale.numpy()) * 2
             if np.isfinite(np.float32(scale)):
                 self._scale.assign(np.float32(scale))
-            self._good_steps = 0
+            good = 0
+        self._good.assign(np.int64(good))
         return result
+
+    def _graph_apply(self, pairs, name):
+        from tensorlite.ops import array_ops, control_flow_ops, math_ops  # noqa: PLC0415
+        grads = [getattr(g, "values", g) for g, _ in pairs if g is not None]
+        finite = math_ops.reduce_all(array_ops.stack(
+            [math_ops.reduce_all(math_ops.is_finite(g)) for g in grads]))
+        self._inner._create_all_weights([v for g, v in pairs if g is not None])
+
+        def apply():
+            self._inner.apply_gradients(pairs, name=name)
+            return array_ops.identity(finite)
+        control_flow_ops.cond(finite, apply, lambda: array_ops.identity(finite))
+        scale = self._scale.value()
+        good = math_ops.add(self._good.value(), np.int64(1))
+        grow = math_ops.greater_equal(good, np.int64(self._growth_steps))
+        doubled = math_ops.multiply(scale, np.float32(2))
+        grown = math_ops.where(math_ops.logical_and(grow, math_ops.is_finite(doubled)),
+                               doubled, scale)
+        halved = math_ops.maximum(math_ops.divide(scale, np.float32(2)), np.float32(1))
+        self._scale.assign(math_ops.where(finite, grown, halved))
+        self._good.assign(math_ops.where(math_ops.logical_and(finite, math_ops.logical_not(
+            grow)), good, np.int64(0)))
+        return None
 
     def get_config(self):
         from tensorlite.keras.optimizers import serialize  # noqa: PLC0415
