@@ -1,7 +1,7 @@
 """`tf.data`: input pipelines."""
 from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN, Dataset, DatasetV2
-from tensorlite.data import (batching, cache, interleave, prefetch, save_load,  # noqa: F401
-                             shuffle, snapshot, sources, transforms)
+from tensorlite.data import (batching, cache, grouping, interleave, prefetch,  # noqa: F401
+                             save_load, shuffle, snapshot, sources, transforms)
 from tensorlite.data.iterator import Iterator, OwnedIterator
 from tensorlite.data.options import Options
 from tensorlite.data.readers import TextLineDataset
