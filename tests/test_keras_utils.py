@@ -46,6 +46,9 @@ def test_image_dataset_from_directory(tmp_path, capsys):
     train, val = U.image_dataset_from_directory(
         tmp_path, validation_split=0.4, subset="both", seed=1, image_size=(4, 4),
         label_mode="categorical", color_mode="grayscale", batch_size=8)
+    assert capsys.readouterr().out.splitlines() == [  # Keras's lines, per subset
+        "Found 5 files belonging to 2 classes.", "Using 3 files for training.",
+        "Found 5 files belonging to 2 classes.", "Using 2 files for validation."]
     (xt, yt), (xv, yv) = next(iter(train)), next(iter(val))
     assert xt.shape == (3, 4, 4, 1) and xv.shape == (2, 4, 4, 1) and yt.shape == (3, 2)
     assert not set(train.file_paths) & set(val.file_paths)

@@ -68,6 +68,15 @@ def index_directory(directory, labels, class_names, follow_links,
     return paths, ints, sorted(set(ints.tolist()))
 
 
+def report_found(n, n_classes, labels, validation_split, subset):
+    """Keras's lines: the files found, then how many the subset uses."""
+    print(f"Found {n} files belonging to {n_classes} classes." if labels == "inferred" else
+          f"Found {n} files.")
+    if validation_split and subset in ("training", "validation"):
+        n_val = int(validation_split * n)
+        print(f"Using {n - n_val if subset == 'training' else n_val} files for {subset}.")
+
+
 def split(items, validation_split, subset, seed):
     if not validation_split:
         return items
@@ -115,9 +124,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     order = np.random.default_rng(seed).permutation(len(paths)) if shuffle else \
         np.arange(len(paths))
     paths, ints = np.array(paths, dtype=object)[order], ints[order]
+    report_found(len(paths), len(names), labels, validation_split, subset)
     paths, ints = split((paths, ints), validation_split, subset, seed)
-    print(f"Found {len(paths)} files belonging to {len(names)} classes."
-          if labels == "inferred" else f"Found {len(paths)} files.")
     size = tuple(int(v) for v in image_size)
 
     def load(path):

@@ -7,7 +7,7 @@ Example:
 """
 import numpy as np
 
-from tensorlite.keras.utils.dataset_utils import index_directory, split
+from tensorlite.keras.utils.dataset_utils import index_directory, report_found, split
 
 
 def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
@@ -41,10 +41,9 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
         order = np.random.RandomState(seed if seed is not None else
                                       np.random.randint(1e6)).permutation(len(paths))
         paths, ints = [paths[i] for i in order], ints[order]
-    paths, ints = split((paths, ints), validation_split, subset, seed)
     if verbose:
-        print(f"Found {len(paths)} files belonging to {len(classes)} classes."
-              if labels == "inferred" else f"Found {len(paths)} files.")
+        report_found(len(paths), len(classes), labels, validation_split, subset)
+    paths, ints = split((paths, ints), validation_split, subset, seed)
     texts = []
     for p in paths:
         with open(p, "rb") as f:
