@@ -1,8 +1,8 @@
 """tf.keras.applications: Keras's parameter counts, output shapes, a MobileNetV2 forward
 pass, weights from a local file, weights="imagenet" (downloaded from a 127.0.0.1 server in
 Keras's HDF5 layout, hash-checked, cached, then loaded offline), preprocessing,
-decode_predictions, and a ResNet50 .keras file that reloads. Models are built at small input sizes where the count does not depend
-on it (the classifier follows a global pooling)."""
+decode_predictions, and a ResNet50 .keras file that reloads. Models are built at small
+input sizes where the count does not depend on it (the classifier follows a global pooling)."""
 import contextlib
 import hashlib
 import http.server
@@ -234,12 +234,12 @@ def test_published_weights_match_by_name_else_in_order(tmp_path):
     model = _two_dense("a", "b")
     swapped = randomize(_two_dense("b", "a"), 2)  # same names, the other order
     write_keras2_weights(swapped, tmp_path / "named.h5")
-    legacy_h5.load_published_weights(model, str(tmp_path / "named.h5"))
+    legacy_h5.load_published_weights(model.layers[1:], str(tmp_path / "named.h5"))
     np.testing.assert_array_equal(model.get_layer("a").kernel.numpy(),
                                   swapped.get_layer("a").kernel.numpy())
     generated = randomize(_two_dense("dense_7", "dense_8"), 3)  # Keras's generated names
     write_keras2_weights(generated, tmp_path / "ordered.h5")
-    legacy_h5.load_published_weights(model, str(tmp_path / "ordered.h5"))
+    legacy_h5.load_published_weights(model.layers[1:], str(tmp_path / "ordered.h5"))
     np.testing.assert_array_equal(model.get_layer("a").kernel.numpy(),
                                   generated.get_layer("dense_7").kernel.numpy())
     inputs = tf.keras.Input(shape=(4,))
@@ -247,4 +247,15 @@ def test_published_weights_match_by_name_else_in_order(tmp_path):
         tf.keras.layers.Dense(4, name="a")(inputs)))
     write_keras2_weights(wrong, tmp_path / "wrong.h5")
     with pytest.raises(ValueError, match="shape"):
-        legacy_h5.load_published_weights(model, str(tmp_path / "wrong.h5"))
+        legacy_h5.load_published_weights(model.layers[1:], str(tmp_path / "wrong.h5"))
+
+
+def test_keras_layer_order_is_by_depth_then_first_visit():
+    """tf.keras 2 lists `b` (depth 1) after `a` (depth 2) although the walk from the
+    output meets `b` first; a plain topological order puts `b` first."""
+    from tensorlite.keras.applications.keras_layer_order import keras_layer_order
+    inputs = tf.keras.Input(shape=(4,))
+    b = tf.keras.layers.Dense(4, name="b")(inputs)
+    c = tf.keras.layers.Dense(4, name="c")(tf.keras.layers.Dense(4, name="a")(inputs))
+    model = tf.keras.Model(inputs, tf.keras.layers.Add(name="add")([b, c]))
+    assert [layer.name for layer in keras_layer_order(model)] == ["a", "b", "c", "add"]

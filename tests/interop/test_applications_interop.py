@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
+from tensorlite.keras.applications.keras_layer_order import keras_layer_order
 from tests.interop.conftest import run_tf
 from tests.test_applications import serve_directory
 
@@ -34,6 +35,8 @@ CASES = {
                              dict(input_shape=(64, 64, 3), include_top=False, pooling="avg")),
     "resnet50_notop": (A.ResNet50, A.resnet50.preprocess_input,
                        dict(input_shape=(64, 64, 3), include_top=False, pooling="avg")),
+    "inception_v3_notop": (A.InceptionV3, A.inception_v3.preprocess_input,
+                           dict(input_shape=(75, 75, 3), include_top=False, pooling="avg")),
 }
 
 
@@ -69,6 +72,8 @@ def run_case(name, directory):
     preds = model.predict(prep(images.copy()), verbose=0)
     os.replace(staged, os.path.join(directory, asked["fname"]))
     np.savez(os.path.join(directory, name + ".npz"), images=images, preds=preds)
+    asked["layers"] = [[layer.name, type(layer).__name__, [list(w.shape) for w in layer.weights]]
+                       for layer in model.layers if layer.weights]
     return asked
 
 
@@ -85,6 +90,8 @@ CASES = {  # name: (builder, its module, keyword arguments), as TF_SIDE's
         input_shape=(64, 64, 3), include_top=False, pooling="avg")),
     "resnet50_notop": (A.ResNet50, A.resnet50, dict(
         input_shape=(64, 64, 3), include_top=False, pooling="avg")),
+    "inception_v3_notop": (A.InceptionV3, A.inception_v3, dict(
+        input_shape=(75, 75, 3), include_top=False, pooling="avg")),
 }
 
 
@@ -100,22 +107,38 @@ def _base_attr(module):
     return "BASE_WEIGHT_PATH" if module is A.mobilenet_v2 else "BASE_WEIGHTS_PATH"
 
 
+HASH_KEYS = {A.efficientnet: "b0", A.resnet50: "resnet50", A.inception_v3: "inception_v3"}
+
+
 def _published_hash(module, fname, top):
     """The hash tensorlite's table gives the file (what Keras's get_file was handed)."""
     if module is A.mobilenet_v2:
         return module.WEIGHTS_HASHES.get(fname)
-    key = {A.efficientnet: "b0", A.resnet50: "resnet50"}[module]
-    return module.WEIGHTS_HASHES[key][0 if top else 1]
+    return module.WEIGHTS_HASHES[HASH_KEYS[module]][0 if top else 1]
 
 
 def _point_hash_at(monkeypatch, module, fname, top, md5):
     if module is A.mobilenet_v2:
         monkeypatch.setitem(module.WEIGHTS_HASHES, fname, md5)
         return
-    key = {A.efficientnet: "b0", A.resnet50: "resnet50"}[module]
-    pair = list(module.WEIGHTS_HASHES[key])
+    pair = list(module.WEIGHTS_HASHES[HASH_KEYS[module]])
     pair[0 if top else 1] = md5
-    monkeypatch.setitem(module.WEIGHTS_HASHES, key, tuple(pair))
+    monkeypatch.setitem(module.WEIGHTS_HASHES, HASH_KEYS[module], tuple(pair))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_layer_order_is_tensorflows(tensorflow_files, name):
+    """The order Keras's files list layers in (what loading in order relies on): layer
+    classes and weight shapes, and the names where the model names its layers."""
+    build, _, kwargs = CASES[name]
+    model = build(weights=None, **kwargs)
+    ours = [[layer.name, type(layer).__name__, [w.shape.as_list() for w in layer.weights]]
+            for layer in keras_layer_order(model) if layer.weights]
+    theirs = tensorflow_files[1][name]["layers"]
+    assert [o[1:] for o in ours] == [t[1:] for t in theirs]
+    if build is not A.InceptionV3:  # its names are generated (per session), as is the
+        named = [[o[0], t[0]] for o, t in zip(ours, theirs) if o[1] != "Normalization"]
+        assert all(o == t for o, t in named), named  # ...Normalization's of EfficientNet
 
 
 @pytest.mark.parametrize("name", list(CASES))

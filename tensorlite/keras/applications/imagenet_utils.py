@@ -90,15 +90,19 @@ def top(x, include_top, pooling, classes, classifier_activation, dropout=None):
     return x
 
 
-def finish(model, weights, imagenet_file=None):
+def finish(model, weights, imagenet_file=None, by_name=True):
     """Loads `weights`: a local file, or for "imagenet" `imagenet_file` = (file name, URL,
-    MD5 or None), Keras's published file, downloaded once into $KERAS_HOME/models."""
+    MD5 or None), Keras's published file, downloaded once into $KERAS_HOME/models and
+    matched by layer name (`by_name`, for models that name every layer) or in order."""
     if weights == "imagenet":
         from tensorlite.keras.saving import legacy_h5  # noqa: PLC0415
         from tensorlite.keras.utils.data_utils import get_file  # noqa: PLC0415
+        from tensorlite.keras.applications.keras_layer_order import (  # noqa: PLC0415
+            keras_layer_order)
         fname, origin, file_hash = imagenet_file
         path = get_file(fname, origin, cache_subdir="models", file_hash=file_hash)
-        legacy_h5.load_published_weights(model, path)
+        weighted = [layer for layer in keras_layer_order(model) if layer.weights]
+        legacy_h5.load_published_weights(weighted, path, by_name)
     elif weights is not None:
         model.load_weights(os.fspath(weights))
     return model

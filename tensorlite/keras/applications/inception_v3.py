@@ -89,7 +89,8 @@ def InceptionV3(include_top=True, weights=None, input_tensor=None, input_shape=N
              f"{'' if include_top else '_notop'}.h5")
     imagenet_file = (fname, BASE_WEIGHTS_PATH + fname,
                      WEIGHTS_HASHES["inception_v3"][0 if include_top else 1])
-    return imagenet_utils.finish(Model(inputs, x, name="inception_v3"), weights, imagenet_file)
+    return imagenet_utils.finish(Model(inputs, x, name="inception_v3"), weights, imagenet_file,
+                                 by_name=False)  # generated layer names: in Keras's order
 
 
 def preprocess_input(x, data_format=None):

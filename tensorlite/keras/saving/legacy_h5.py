@@ -124,40 +124,45 @@ def save_weights(model, path):
     write_with(path, write)
 
 
-def load_published_weights(model, path):
+def load_published_weights(layers, path, by_name=True):
     """Keras's published application weights (tf.keras 2's `save_weights` layout: root
-    `layer_names`, per layer `weight_names`): each layer of `model` with weights takes the
-    file's group of the same name when every such name is in the file, else the file's
-    layers in order (what tf.keras's own `load_weights` does, and what files whose layers
-    carry Keras's generated names, such as InceptionV3's, need)."""
+    `layer_names`, per layer `weight_names`) into `layers`, a model's layers with weights in
+    tf.keras 2's `model.layers` order: with `by_name`, each takes the file's group of its
+    name when every name is in the file; otherwise the file's layers in order (what
+    tf.keras's own `load_weights` does, and what models whose layers carry generated names,
+    such as InceptionV3, need: a generated name depends on what the session built before).
+    Every value and shape is checked before any is assigned."""
     with _open(path, "r") as f, damaged_h5(path):
         check_h5_sizes(f, path)
         if "layer_names" not in f.attrs:
             raise errors.DataLossError(None, None, f"{path} is not a tf.keras 2 weights file "
                                        f"(no layer_names attribute)")
-        names = set(weights_layout._decode(f.attrs["layer_names"]))  # noqa: SLF001
-        weighted = [layer for layer in model.layers if layer.weights]
-        if all(layer.name in names for layer in weighted):
-            _assign_by_name(weighted, f, path)
+        names = weights_layout._decode(f.attrs["layer_names"])  # noqa: SLF001
+        if by_name and all(layer.name in names for layer in layers):
+            groups = [f[layer.name] for layer in layers]
         else:
-            weights_layout.read_legacy(model, f)
-
-
-def _assign_by_name(layers, f, path):
-    """Every layer's values, shapes checked, before any is assigned (no half-loaded model)."""
-    pending = []
-    for layer in layers:
-        group = f[layer.name]
-        weight_names = weights_layout._decode(group.attrs.get("weight_names", []))  # noqa: SLF001
-        if len(weight_names) != len(layer.weights):
-            raise ValueError(f"{path}: layer {layer.name!r} expects {len(layer.weights)} "
-                             f"weights, the file's has {len(weight_names)}")
-        for w, wname in zip(layer.weights, weight_names):
-            value = weights_layout._array(group[wname], f"{layer.name}/{wname}")  # noqa: SLF001
-            if tuple(value.shape) != tuple(w.shape.as_list()):
-                raise ValueError(f"{path}: layer {layer.name!r} weight {w.name} has shape "
-                                 f"{tuple(w.shape.as_list())}, the file's {wname} "
-                                 f"{value.shape}")
-            pending.append((w, value))
+            groups = [f[name] for name in names if len(f[name].attrs.get("weight_names", []))]
+            if len(groups) != len(layers):
+                raise ValueError(f"{path}: the model has {len(layers)} layers with weights, "
+                                 f"the file {len(groups)}")
+        pending = []
+        for layer, group in zip(layers, groups):
+            pending.extend(_layer_values(layer, group, path))
     for w, value in pending:
         w.assign(value.astype(w.dtype.as_numpy_dtype, copy=False))
+
+
+def _layer_values(layer, group, path):
+    """(weight, value) pairs of one layer from its file group, counts and shapes checked."""
+    weight_names = weights_layout._decode(group.attrs.get("weight_names", []))  # noqa: SLF001
+    if len(weight_names) != len(layer.weights):
+        raise ValueError(f"{path}: layer {layer.name!r} expects {len(layer.weights)} weights, "
+                         f"the file's {group.name.lstrip('/')!r} has {len(weight_names)}")
+    pairs = []
+    for w, wname in zip(layer.weights, weight_names):
+        value = weights_layout._array(group[wname], f"{group.name}/{wname}")  # noqa: SLF001
+        if tuple(value.shape) != tuple(w.shape.as_list()):
+            raise ValueError(f"{path}: layer {layer.name!r} weight {w.name} has shape "
+                             f"{tuple(w.shape.as_list())}, the file's {wname} {value.shape}")
+        pairs.append((w, value))
+    return pairs
