@@ -214,6 +214,9 @@ def test_imagenet_argument_checks_come_before_any_download(tmp_path, monkeypatch
     monkeypatch.setattr(A.mobilenet_v2, "BASE_WEIGHT_PATH", "http://127.0.0.1:9/")
     with pytest.raises(ValueError, match="`classes` should be 1000"):
         A.MobileNetV2(weights="imagenet", classes=10, input_shape=(96, 96, 3))
+    with pytest.raises(ValueError, match="Only `None` and `softmax`"):
+        A.MobileNetV2(weights="imagenet", classifier_activation="relu",
+                      input_shape=(96, 96, 3))
     with pytest.raises(ValueError, match="alpha must be one of"):
         A.MobileNetV2(weights="imagenet", alpha=0.6, input_shape=(96, 96, 3))
     with pytest.raises(ValueError, match=r"input_shape` should be \(224, 224, 3\)"):
@@ -259,3 +262,16 @@ def test_keras_layer_order_is_by_depth_then_first_visit():
     c = tf.keras.layers.Dense(4, name="c")(tf.keras.layers.Dense(4, name="a")(inputs))
     model = tf.keras.Model(inputs, tf.keras.layers.Add(name="add")([b, c]))
     assert [layer.name for layer in keras_layer_order(model)] == ["a", "b", "c", "add"]
+
+
+def test_mobilenet_v2_file_for_other_sizes_is_keras_224_one(tmp_path, monkeypatch, caplog):
+    """Keras's rule: a non-square input, or rows outside (96, 128, 160, 192, 224), takes the
+    224 file, with a warning (nothing listens on 127.0.0.1:9, so the URL shows in the
+    error)."""
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras"))
+    monkeypatch.setattr(A.mobilenet_v2, "BASE_WEIGHT_PATH", "http://127.0.0.1:9/")
+    with pytest.raises(Exception, match=r"127\.0\.0\.1:9/mobilenet_v2_weights_tf_dim_"  # noqa: PT011
+                       r"ordering_tf_kernels_0\.5_224_no_top\.h5"):
+        A.MobileNetV2(weights="imagenet", alpha=0.5, include_top=False,
+                      input_shape=(96, 128, 3))
+    assert "Weights for input shape (224, 224) will be loaded" in caplog.text

@@ -70,7 +70,8 @@ def EfficientNet(width, depth, default_size, dropout_rate, drop_connect_rate=0.2
                  input_tensor=None, input_shape=None, pooling=None, classes=1000,
                  classifier_activation="softmax"):
     """The EfficientNet family's body at a width/depth scaling."""
-    imagenet_utils.check_weights(weights, classes, include_top, model_name)
+    imagenet_utils.check_weights(weights, classes, include_top, model_name,
+                                 classifier_activation)
     inputs, x = imagenet_utils.image_input(input_tensor, input_shape, default_size, 32,
                                            include_top, weights)
     x = layers.Rescaling(1.0 / 255.0, name="rescaling")(x)

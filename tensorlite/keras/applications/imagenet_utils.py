@@ -33,9 +33,9 @@ def correct_pad(inputs, kernel_size):
     return ((correct[0] - adjust[0], correct[0]), (correct[1] - adjust[1], correct[1]))
 
 
-def check_weights(weights, classes, include_top, name):
-    """Keras's checks of `weights` (None, 'imagenet' or an existing file) and of `classes`
-    (ImageNet's classifier has 1000)."""
+def check_weights(weights, classes, include_top, name, classifier_activation="softmax"):
+    """Keras's checks of `weights` (None, 'imagenet' or an existing file), of `classes`
+    (ImageNet's classifier has 1000) and of the activation of a pretrained classifier."""
     if not (weights in (None, "imagenet") or os.path.exists(os.fspath(weights)) or
             os.path.exists(os.fspath(weights) + ".index")):  # a save_weights checkpoint
         raise ValueError(f"The `weights` argument should be either `None` (random "
@@ -45,6 +45,14 @@ def check_weights(weights, classes, include_top, name):
     if weights == "imagenet" and include_top and classes != 1000:
         raise ValueError(f"{name}: if using `weights` as `'imagenet'` with `include_top` as "
                          f"true, `classes` should be 1000. Received: classes={classes}")
+    if weights is not None and include_top:
+        from tensorlite.keras import activations  # noqa: PLC0415
+        if activations.get(classifier_activation) not in (activations.softmax,
+                                                          activations.linear):
+            raise ValueError(f"Only `None` and `softmax` activations are allowed for the "
+                             f"`classifier_activation` argument when using pretrained "
+                             f"weights, with `include_top=True`; Received: "
+                             f"classifier_activation={classifier_activation}")
 
 
 def image_input(input_tensor, input_shape, default_size, min_size, include_top, weights):

@@ -56,7 +56,8 @@ def _block8(x, i):
 def InceptionV3(include_top=True, weights=None, input_tensor=None, input_shape=None,  # noqa: N802
                 pooling=None, classes=1000, classifier_activation="softmax", **kwargs):
     """InceptionV3 for images in [-1, 1] (see preprocess_input)."""
-    imagenet_utils.check_weights(weights, classes, include_top, "InceptionV3")
+    imagenet_utils.check_weights(weights, classes, include_top, "InceptionV3",
+                                 classifier_activation)
     inputs, x = imagenet_utils.image_input(input_tensor, input_shape, 299, 75, include_top,
                                            weights)
     x = _conv_bn(x, 32, 3, 3, strides=(2, 2), padding="valid")

@@ -65,7 +65,8 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights=None,  # 
                 input_tensor=None, pooling=None, classes=1000,
                 classifier_activation="softmax", **kwargs):
     """MobileNetV2 for images in [-1, 1] (see preprocess_input)."""
-    imagenet_utils.check_weights(weights, classes, include_top, "MobileNetV2")
+    imagenet_utils.check_weights(weights, classes, include_top, "MobileNetV2",
+                                 classifier_activation)
     shape = tuple(input_tensor.shape.as_list()[1:]) if input_shape is None and \
         input_tensor is not None else input_shape
     rows = shape[0] if shape and shape[0] == shape[1] and shape[0] in IMAGENET_ROWS else 224

@@ -44,7 +44,8 @@ def _stack(x, filters, blocks, stride1=2, name=None):
 def ResNet50(include_top=True, weights=None, input_tensor=None, input_shape=None,  # noqa: N802
              pooling=None, classes=1000, classifier_activation="softmax", **kwargs):
     """ResNet50 for BGR images minus the ImageNet means (see preprocess_input)."""
-    imagenet_utils.check_weights(weights, classes, include_top, "ResNet50")
+    imagenet_utils.check_weights(weights, classes, include_top, "ResNet50",
+                                 classifier_activation)
     inputs, x = imagenet_utils.image_input(input_tensor, input_shape, 224, 32, include_top,
                                            weights)
     x = layers.ZeroPadding2D(((3, 3), (3, 3)), name="conv1_pad")(x)
