@@ -270,8 +270,8 @@ def test_mobilenet_v2_file_for_other_sizes_is_keras_224_one(tmp_path, monkeypatc
     error)."""
     monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras"))
     monkeypatch.setattr(A.mobilenet_v2, "BASE_WEIGHT_PATH", "http://127.0.0.1:9/")
-    with pytest.raises(Exception, match=r"127\.0\.0\.1:9/mobilenet_v2_weights_tf_dim_"  # noqa: PT011
-                       r"ordering_tf_kernels_0\.5_224_no_top\.h5"):
+    url = r"127\.0\.0\.1:9/mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0\.5_224_no_top\.h5"
+    with pytest.raises(Exception, match=url):  # noqa: PT011 - Keras's class for it
         A.MobileNetV2(weights="imagenet", alpha=0.5, include_top=False,
                       input_shape=(96, 128, 3))
     assert "Weights for input shape (224, 224) will be loaded" in caplog.text
