@@ -17,6 +17,13 @@ _BLOCKS = [  # kernel, repeats, filters in, filters out, expand ratio, strides
     (3, 1, 32, 16, 1, 1), (3, 2, 16, 24, 6, 2), (5, 2, 24, 40, 6, 2), (3, 3, 40, 80, 6, 2),
     (5, 3, 80, 112, 6, 1), (5, 4, 112, 192, 6, 2), (3, 1, 192, 320, 6, 1)]
 _SE_RATIO = 0.25
+# Keras's published ImageNet weights and their MD5s: (with the top, without)
+BASE_WEIGHTS_PATH = "https://storage.googleapis.com/keras-applications/"
+WEIGHTS_HASHES = {"b0": ("902e53a9f72be733fc0bcb005b3ebbac",
+                         "50bc09e76180e00e4465e1a485ddc09d")}
+# the published weights' Normalization divides by the variance where the original divided
+# by the standard deviation: Keras rescales by 1/sqrt(stddev) again to match (TF #49930)
+IMAGENET_STDDEV_RGB = [0.229, 0.224, 0.225]
 
 
 def _round_filters(filters, width, divisor=8):
@@ -63,11 +70,15 @@ def EfficientNet(width, depth, default_size, dropout_rate, drop_connect_rate=0.2
                  input_tensor=None, input_shape=None, pooling=None, classes=1000,
                  classifier_activation="softmax"):
     """The EfficientNet family's body at a width/depth scaling."""
-    imagenet_utils.check_weights(weights, classes, include_top, model_name)
+    imagenet_utils.check_weights(weights, classes, include_top, model_name,
+                                 classifier_activation)
     inputs, x = imagenet_utils.image_input(input_tensor, input_shape, default_size, 32,
                                            include_top, weights)
     x = layers.Rescaling(1.0 / 255.0, name="rescaling")(x)
     x = layers.Normalization(axis=-1, name="normalization")(x)
+    if weights == "imagenet":
+        x = layers.Rescaling([1.0 / math.sqrt(s) for s in IMAGENET_STDDEV_RGB],
+                             name="rescaling_1")(x)
     x = layers.ZeroPadding2D(imagenet_utils.correct_pad(x, 3), name="stem_conv_pad")(x)
     x = layers.Conv2D(_round_filters(32, width), 3, strides=2, padding="valid",
                       use_bias=False, name="stem_conv")(x)
@@ -90,7 +101,10 @@ def EfficientNet(width, depth, default_size, dropout_rate, drop_connect_rate=0.2
     x = layers.Activation("swish", name="top_activation")(x)
     x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation,
                            dropout=dropout_rate)
-    return imagenet_utils.finish(Model(inputs, x, name=model_name), weights)
+    fname = model_name + (".h5" if include_top else "_notop.h5")
+    imagenet_file = (fname, BASE_WEIGHTS_PATH + fname,
+                     WEIGHTS_HASHES[model_name[-2:]][0 if include_top else 1])
+    return imagenet_utils.finish(Model(inputs, x, name=model_name), weights, imagenet_file)
 
 
 def EfficientNetB0(include_top=True, weights=None, input_tensor=None, input_shape=None,  # noqa: N802

@@ -1,8 +1,10 @@
 """What the applications share: input shape checks, weights files, ImageNet preprocessing
 modes and `decode_predictions`.
 
-Weights: `weights=None` (random initialization) or the path of a local weights file saved
-by `model.save_weights` (there is no network here: "imagenet" names where to put the file).
+Weights: `weights=None` (random initialization), the path of a local weights file saved
+by `model.save_weights`, or "imagenet": Keras's published `.h5` file for the model, downloaded
+once into $KERAS_HOME/models (~/.keras/models), checked against Keras's published MD5 where
+Keras publishes one (a mismatch is a ValueError and nothing is cached), then loaded.
 `decode_predictions` reads ImageNet's class index (imagenet_class_index.json) from a path
 given, or downloads Keras's once into $KERAS_HOME/models (~/.keras/models), checked against
 its published hash; the file is JSON, parsed as data only.
@@ -31,26 +33,36 @@ def correct_pad(inputs, kernel_size):
     return ((correct[0] - adjust[0], correct[0]), (correct[1] - adjust[1], correct[1]))
 
 
-def check_weights(weights, classes, include_top, name):
+def check_weights(weights, classes, include_top, name, classifier_activation="softmax"):
+    """Keras's checks of `weights` (None, 'imagenet' or an existing file), of `classes`
+    (ImageNet's classifier has 1000) and of the activation of a pretrained classifier."""
     if not (weights in (None, "imagenet") or os.path.exists(os.fspath(weights)) or
             os.path.exists(os.fspath(weights) + ".index")):  # a save_weights checkpoint
         raise ValueError(f"The `weights` argument should be either `None` (random "
                          f"initialization), 'imagenet' (pre-training on ImageNet), or the "
                          f"path to the weights file to be loaded. Received: weights="
                          f"{weights}")
-    if weights == "imagenet":
-        raise errors.NotFoundError(
-            None, None, f"{name}: tensorlite does not download ImageNet weights (no network). "
-            f"Build with weights=None, or pass weights='path/to/file' holding weights saved "
-            f"by model.save_weights")
     if weights == "imagenet" and include_top and classes != 1000:
-        raise ValueError("If using `weights` as `'imagenet'` with `include_top` as true, "
-                         "`classes` should be 1000")
+        raise ValueError(f"{name}: if using `weights` as `'imagenet'` with `include_top` as "
+                         f"true, `classes` should be 1000. Received: classes={classes}")
+    if weights is not None and include_top:
+        from tensorlite.keras import activations  # noqa: PLC0415
+        if activations.get(classifier_activation) not in (activations.softmax,
+                                                          activations.linear):
+            raise ValueError(f"Only `None` and `softmax` activations are allowed for the "
+                             f"`classifier_activation` argument when using pretrained "
+                             f"weights, with `include_top=True`; Received: "
+                             f"classifier_activation={classifier_activation}")
 
 
 def image_input(input_tensor, input_shape, default_size, min_size, include_top, weights):
     """The model's Input: input_shape (None dims allowed without the top) checked against
-    the family's minimum size."""
+    the family's minimum size; ImageNet's classifier takes only its default size."""
+    if weights == "imagenet" and include_top and input_shape is not None and \
+            tuple(input_shape) != (default_size, default_size, 3):
+        raise ValueError(f"When setting `include_top=True` and loading `imagenet` weights, "
+                         f"`input_shape` should be {(default_size, default_size, 3)}. "
+                         f"Received: input_shape={tuple(input_shape)}")
     if input_shape is None:
         input_shape = (default_size, default_size, 3) if include_top else (None, None, 3)
     input_shape = tuple(input_shape)
@@ -86,8 +98,20 @@ def top(x, include_top, pooling, classes, classifier_activation, dropout=None):
     return x
 
 
-def finish(model, weights):
-    if weights is not None:
+def finish(model, weights, imagenet_file=None, by_name=True):
+    """Loads `weights`: a local file, or for "imagenet" `imagenet_file` = (file name, URL,
+    MD5 or None), Keras's published file, downloaded once into $KERAS_HOME/models and
+    matched by layer name (`by_name`, for models that name every layer) or in order."""
+    if weights == "imagenet":
+        from tensorlite.keras.saving import legacy_h5  # noqa: PLC0415
+        from tensorlite.keras.utils.data_utils import get_file  # noqa: PLC0415
+        from tensorlite.keras.applications.keras_layer_order import (  # noqa: PLC0415
+            keras_layer_order)
+        fname, origin, file_hash = imagenet_file
+        path = get_file(fname, origin, cache_subdir="models", file_hash=file_hash)
+        weighted = [layer for layer in keras_layer_order(model) if layer.weights]
+        legacy_h5.load_published_weights(weighted, path, by_name)
+    elif weights is not None:
         model.load_weights(os.fspath(weights))
     return model
 

@@ -9,6 +9,11 @@ from tensorlite.keras import layers
 from tensorlite.keras.applications import imagenet_utils
 from tensorlite.keras.engine.training import Model
 
+# Keras's published ImageNet weights (layers under Keras's generated names: loaded in order)
+BASE_WEIGHTS_PATH = "https://storage.googleapis.com/tensorflow/keras-applications/inception_v3/"
+WEIGHTS_HASHES = {"inception_v3": ("9a0d58056eeedaa3f26cb7ebd46da564",
+                                   "bcbd6486424b2319ff4ef7d526e38f63")}
+
 
 def _conv_bn(x, filters, rows, cols, padding="same", strides=(1, 1)):
     x = layers.Conv2D(filters, (rows, cols), strides=strides, padding=padding,
@@ -51,7 +56,8 @@ def _block8(x, i):
 def InceptionV3(include_top=True, weights=None, input_tensor=None, input_shape=None,  # noqa: N802
                 pooling=None, classes=1000, classifier_activation="softmax", **kwargs):
     """InceptionV3 for images in [-1, 1] (see preprocess_input)."""
-    imagenet_utils.check_weights(weights, classes, include_top, "InceptionV3")
+    imagenet_utils.check_weights(weights, classes, include_top, "InceptionV3",
+                                 classifier_activation)
     inputs, x = imagenet_utils.image_input(input_tensor, input_shape, 299, 75, include_top,
                                            weights)
     x = _conv_bn(x, 32, 3, 3, strides=(2, 2), padding="valid")
@@ -80,7 +86,12 @@ def InceptionV3(include_top=True, weights=None, input_tensor=None, input_shape=N
     for i in range(2):
         x = _block8(x, i)
     x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation)
-    return imagenet_utils.finish(Model(inputs, x, name="inception_v3"), weights)
+    fname = (f"inception_v3_weights_tf_dim_ordering_tf_kernels"
+             f"{'' if include_top else '_notop'}.h5")
+    imagenet_file = (fname, BASE_WEIGHTS_PATH + fname,
+                     WEIGHTS_HASHES["inception_v3"][0 if include_top else 1])
+    return imagenet_utils.finish(Model(inputs, x, name="inception_v3"), weights, imagenet_file,
+                                 by_name=False)  # generated layer names: in Keras's order
 
 
 def preprocess_input(x, data_format=None):

@@ -6,9 +6,17 @@ Example:
     >>> model.count_params()
     3538984
 """
+import logging
+
 from tensorlite.keras import layers
 from tensorlite.keras.applications import imagenet_utils
 from tensorlite.keras.engine.training import Model
+
+# Keras's published ImageNet weights: one file per (alpha, rows), no published hashes
+BASE_WEIGHT_PATH = "https://storage.googleapis.com/tensorflow/keras-applications/mobilenet_v2/"
+WEIGHTS_HASHES = {}  # file name -> MD5; Keras publishes none for MobileNetV2
+IMAGENET_ALPHAS = (0.35, 0.50, 0.75, 1.0, 1.3, 1.4)
+IMAGENET_ROWS = (96, 128, 160, 192, 224)
 
 
 def _make_divisible(v, divisor, min_value=None):
@@ -57,8 +65,13 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights=None,  # 
                 input_tensor=None, pooling=None, classes=1000,
                 classifier_activation="softmax", **kwargs):
     """MobileNetV2 for images in [-1, 1] (see preprocess_input)."""
-    imagenet_utils.check_weights(weights, classes, include_top, "MobileNetV2")
-    inputs, x = imagenet_utils.image_input(input_tensor, input_shape, 224, 32, include_top,
+    imagenet_utils.check_weights(weights, classes, include_top, "MobileNetV2",
+                                 classifier_activation)
+    shape = tuple(input_tensor.shape.as_list()[1:]) if input_shape is None and \
+        input_tensor is not None else input_shape
+    rows = shape[0] if shape and shape[0] == shape[1] and shape[0] in IMAGENET_ROWS else 224
+    imagenet_file = _imagenet_file(alpha, rows, include_top, shape, weights)
+    inputs, x = imagenet_utils.image_input(input_tensor, input_shape, rows, 32, include_top,
                                            weights)
     x = layers.Conv2D(_make_divisible(32 * alpha, 8), 3, strides=(2, 2), padding="same",
                       use_bias=False, name="Conv1")(x)
@@ -71,8 +84,26 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights=None,  # 
     x = _bn("Conv_1_bn")(x)
     x = layers.ReLU(6.0, name="out_relu")(x)
     x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation)
-    model = Model(inputs, x, name=f"mobilenetv2_{alpha:0.2f}_{inputs.shape[1]}")
-    return imagenet_utils.finish(model, weights)
+    name_rows = rows if weights == "imagenet" else inputs.shape[1]  # Keras's model name
+    model = Model(inputs, x, name=f"mobilenetv2_{alpha:0.2f}_{name_rows}")
+    return imagenet_utils.finish(model, weights, imagenet_file)
+
+
+def _imagenet_file(alpha, rows, include_top, shape, weights):
+    """(file name, URL, hash) of Keras's weights for this alpha and input size."""
+    if weights != "imagenet":
+        return None
+    if alpha not in IMAGENET_ALPHAS:
+        raise ValueError(f"If imagenet weights are being loaded, alpha must be one of "
+                         f"`0.35`, `0.50`, `0.75`, `1.0`, `1.3` or `1.4` only; Received "
+                         f"`alpha={alpha}`")
+    if not shape or shape[0] != shape[1] or shape[0] not in IMAGENET_ROWS:
+        logging.getLogger("tensorlite").warning(
+            "`input_shape` is undefined or non-square, or `rows` is not in [96, 128, 160, "
+            "192, 224]. Weights for input shape (224, 224) will be loaded as the default.")
+    fname = (f"mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{float(alpha)}_{rows}"
+             f"{'' if include_top else '_no_top'}.h5")
+    return fname, BASE_WEIGHT_PATH + fname, WEIGHTS_HASHES.get(fname)
 
 
 def preprocess_input(x, data_format=None):

@@ -10,6 +10,10 @@ from tensorlite.keras.applications import imagenet_utils
 from tensorlite.keras.engine.training import Model
 
 _EPS = 1.001e-5
+# Keras's published ImageNet weights and their MD5s: (with the top, without)
+BASE_WEIGHTS_PATH = "https://storage.googleapis.com/tensorflow/keras-applications/resnet/"
+WEIGHTS_HASHES = {"resnet50": ("2cb95161c43110f7111970584f804107",
+                               "4d473c1dd8becc155b73f8504c6f6626")}
 
 
 def _block(x, filters, stride=1, conv_shortcut=True, name=None):
@@ -40,7 +44,8 @@ def _stack(x, filters, blocks, stride1=2, name=None):
 def ResNet50(include_top=True, weights=None, input_tensor=None, input_shape=None,  # noqa: N802
              pooling=None, classes=1000, classifier_activation="softmax", **kwargs):
     """ResNet50 for BGR images minus the ImageNet means (see preprocess_input)."""
-    imagenet_utils.check_weights(weights, classes, include_top, "ResNet50")
+    imagenet_utils.check_weights(weights, classes, include_top, "ResNet50",
+                                 classifier_activation)
     inputs, x = imagenet_utils.image_input(input_tensor, input_shape, 224, 32, include_top,
                                            weights)
     x = layers.ZeroPadding2D(((3, 3), (3, 3)), name="conv1_pad")(x)
@@ -54,7 +59,11 @@ def ResNet50(include_top=True, weights=None, input_tensor=None, input_shape=None
     x = _stack(x, 256, 6, name="conv4")
     x = _stack(x, 512, 3, name="conv5")
     x = imagenet_utils.top(x, include_top, pooling, classes, classifier_activation)
-    return imagenet_utils.finish(Model(inputs, x, name="resnet50"), weights)
+    fname = (f"resnet50_weights_tf_dim_ordering_tf_kernels"
+             f"{'' if include_top else '_notop'}.h5")
+    imagenet_file = (fname, BASE_WEIGHTS_PATH + fname,
+                     WEIGHTS_HASHES["resnet50"][0 if include_top else 1])
+    return imagenet_utils.finish(Model(inputs, x, name="resnet50"), weights, imagenet_file)
 
 
 def preprocess_input(x, data_format=None):

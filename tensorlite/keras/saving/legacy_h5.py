@@ -122,3 +122,47 @@ def save_weights(model, path):
         with _open(tmp, "w") as f:
             weights_layout.write_h5(f, weights_layout.keras3_arrays(model))
     write_with(path, write)
+
+
+def load_published_weights(layers, path, by_name=True):
+    """Keras's published application weights (tf.keras 2's `save_weights` layout: root
+    `layer_names`, per layer `weight_names`) into `layers`, a model's layers with weights in
+    tf.keras 2's `model.layers` order: with `by_name`, each takes the file's group of its
+    name when every name is in the file; otherwise the file's layers in order (what
+    tf.keras's own `load_weights` does, and what models whose layers carry generated names,
+    such as InceptionV3, need: a generated name depends on what the session built before).
+    Every value and shape is checked before any is assigned."""
+    with _open(path, "r") as f, damaged_h5(path):
+        check_h5_sizes(f, path)
+        if "layer_names" not in f.attrs:
+            raise errors.DataLossError(None, None, f"{path} is not a tf.keras 2 weights file "
+                                       f"(no layer_names attribute)")
+        names = weights_layout._decode(f.attrs["layer_names"])  # noqa: SLF001
+        if by_name and all(layer.name in names for layer in layers):
+            groups = [f[layer.name] for layer in layers]
+        else:
+            groups = [f[name] for name in names if len(f[name].attrs.get("weight_names", []))]
+            if len(groups) != len(layers):
+                raise ValueError(f"{path}: the model has {len(layers)} layers with weights, "
+                                 f"the file {len(groups)}")
+        pending = []
+        for layer, group in zip(layers, groups):
+            pending.extend(_layer_values(layer, group, path))
+    for w, value in pending:
+        w.assign(value.astype(w.dtype.as_numpy_dtype, copy=False))
+
+
+def _layer_values(layer, group, path):
+    """(weight, value) pairs of one layer from its file group, counts and shapes checked."""
+    weight_names = weights_layout._decode(group.attrs.get("weight_names", []))  # noqa: SLF001
+    if len(weight_names) != len(layer.weights):
+        raise ValueError(f"{path}: layer {layer.name!r} expects {len(layer.weights)} weights, "
+                         f"the file's {group.name.lstrip('/')!r} has {len(weight_names)}")
+    pairs = []
+    for w, wname in zip(layer.weights, weight_names):
+        value = weights_layout._array(group[wname], f"{group.name}/{wname}")  # noqa: SLF001
+        if tuple(value.shape) != tuple(w.shape.as_list()):
+            raise ValueError(f"{path}: layer {layer.name!r} weight {w.name} has shape "
+                             f"{tuple(w.shape.as_list())}, the file's {wname} {value.shape}")
+        pairs.append((w, value))
+    return pairs
