@@ -256,7 +256,7 @@ def test_published_weights_match_by_name_else_in_order(tmp_path):
 def test_keras_layer_order_is_by_depth_then_first_visit():
     """tf.keras 2 lists `b` (depth 1) after `a` (depth 2) although the walk from the
     output meets `b` first; a plain topological order puts `b` first."""
-    from tensorlite.keras.applications.keras_layer_order import keras_layer_order
+    from tensorlite.keras.engine.layer_order import keras_layer_order
     inputs = tf.keras.Input(shape=(4,))
     b = tf.keras.layers.Dense(4, name="b")(inputs)
     c = tf.keras.layers.Dense(4, name="c")(tf.keras.layers.Dense(4, name="a")(inputs))

@@ -201,3 +201,15 @@ def test_summary_lists_the_input_layer_first():
     rows = [line for line in lines if "(" in line and "Layer (type)" not in line]
     assert rows[0].split() == ["digits", "(InputLayer)", "[(None,", "784)]", "0"]
     assert model.get_layer(index=0) is inputs.input_layer
+
+
+def test_layers_are_listed_in_tf_keras_order_on_branching_graphs():
+    """tf.keras 2 lists a functional model's layers by depth from the outputs (ties by
+    first visit): the order of its .h5 weights and checkpoint keys, so weights land in
+    the same layers both ways. TensorFlow lists [input, a, b, c, add] here."""
+    x = tf.keras.Input((3,))
+    a = tf.keras.layers.Dense(2, name="a")(x)
+    c = tf.keras.layers.Dense(2, name="c")(a)
+    b = tf.keras.layers.Dense(2, name="b")(x)
+    model = tf.keras.Model(x, tf.keras.layers.add([b, c], name="add"))
+    assert [layer.name for layer in model.layers][1:] == ["a", "b", "c", "add"]

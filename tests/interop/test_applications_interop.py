@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.keras.applications.keras_layer_order import keras_layer_order
+from tensorlite.keras.engine.layer_order import keras_layer_order
 from tests.interop.conftest import run_tf
 from tests.test_applications import serve_directory
 

@@ -105,8 +105,7 @@ def finish(model, weights, imagenet_file=None, by_name=True):
     if weights == "imagenet":
         from tensorlite.keras.saving import legacy_h5  # noqa: PLC0415
         from tensorlite.keras.utils.data_utils import get_file  # noqa: PLC0415
-        from tensorlite.keras.applications.keras_layer_order import (  # noqa: PLC0415
-            keras_layer_order)
+        from tensorlite.keras.engine.layer_order import keras_layer_order  # noqa: PLC0415
         fname, origin, file_hash = imagenet_file
         path = get_file(fname, origin, cache_subdir="models", file_hash=file_hash)
         weighted = [layer for layer in keras_layer_order(model) if layer.weights]

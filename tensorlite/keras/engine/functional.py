@@ -108,8 +108,16 @@ class Functional(Model):
         """The InputLayers of the inputs first, then every layer the graph calls, in
         order, as tf.keras lists them."""
         inputs = [t.input_layer for t in self.inputs if t.input_layer is not None]
-        return inputs + [t for t in self._tracked if isinstance(t, Layer)
-                         and all(t is not i for i in inputs)]
+        tracked = [t for t in self._tracked if isinstance(t, Layer)
+                   and all(t is not i for i in inputs)]
+        cached = self.__dict__.get("_layer_order")
+        if cached is None or cached[0] != len(tracked):
+            from tensorlite.keras.engine.layer_order import keras_layer_order  # noqa: PLC0415
+            called = keras_layer_order(self)  # tf.keras 2's order: see layer_order.py
+            seen = {id(layer) for layer in called}
+            ordered = called + [t for t in tracked if id(t) not in seen]
+            cached = self.__dict__["_layer_order"] = (len(tracked), ordered)
+        return inputs + list(cached[1])
 
     @property
     def input(self):

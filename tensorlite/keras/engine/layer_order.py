@@ -4,9 +4,11 @@ the order of the layers in the HDF5 weights files it writes and the order its
 is its deepest call's), ties broken by first visit in a depth-first walk from the outputs
 that enters each call's inputs in argument order.
 
-Keras's published application weights are such files; models whose layers carry generated
-names (InceptionV3's conv2d_N) can only be matched to them in this order. tensorlite's own
-`Functional.layers` is a plain topological order, which differs on branching graphs.
+It is also the order of the `layer_with_weights-N` keys of its checkpoints. So
+`Functional.layers` lists layers in this order, and files move between tf.keras 2 and
+tensorlite with each weight in its layer even on branching graphs (a plain topological
+order differs there); Keras's published application weights, whose layers carry generated
+names (InceptionV3's conv2d_N), can only be matched in this order.
 """
 
 __all__ = ["keras_layer_order"]
