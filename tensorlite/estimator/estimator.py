@@ -31,6 +31,7 @@ import numpy as np
 from tensorlite.framework.atomic_files import write_bytes, write_with
 from tensorlite.autodiff.tape import GradientTape
 from tensorlite.distribute.distribute_lib import should_write_checkpoint
+from tensorlite.estimator import eval_events, graph_checkpoint, graph_estimator
 from tensorlite.estimator.run_config import RunConfig
 from tensorlite.framework import nest
 from tensorlite.framework.tensor import Tensor, wrap
@@ -44,15 +45,20 @@ class ModeKeys:
 
 
 class EstimatorSpec:
-    """What model_fn returns: predictions, loss, train_op (a Keras optimizer here) and
-    eval_metric_ops (name -> tensor, or (value, update_op) whose value is used)."""
+    """What model_fn returns: predictions, loss, train_op and eval_metric_ops.
+
+    train_op is TF1's training op (`optimizer.minimize(loss, global_step=...)` in a graph):
+    the Estimator then runs model_fn in a graph (graph_loops.py), with eval_metric_ops as
+    (value, update_op) pairs. A Keras optimizer (or its name) as train_op selects the eager
+    path instead, where eval_metric_ops may also be tensors or Keras metrics."""
 
     def __init__(self, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None,
                  export_outputs=None, training_chief_hooks=None, training_hooks=None,
                  scaffold=None, evaluation_hooks=None, prediction_hooks=None):
         if mode == ModeKeys.TRAIN and (loss is None or train_op is None):
-            raise ValueError("EstimatorSpec in TRAIN mode needs `loss` and `train_op` (in "
-                             "tensorlite: the Keras optimizer to minimise loss with)")
+            raise ValueError("EstimatorSpec in TRAIN mode needs `loss` and `train_op` (TF1's "
+                             "optimizer.minimize(loss, global_step=...), or a Keras "
+                             "optimizer for the eager path)")
         if mode == ModeKeys.EVAL and loss is None:
             raise ValueError("EstimatorSpec in EVAL mode needs `loss`")
         if mode == ModeKeys.PREDICT and predictions is None:
@@ -60,6 +66,11 @@ class EstimatorSpec:
         self.mode, self.predictions, self.loss = mode, predictions, loss
         self.train_op, self.eval_metric_ops = train_op, eval_metric_ops or {}
         self.export_outputs = export_outputs
+        self.training_chief_hooks = list(training_chief_hooks or [])
+        self.training_hooks = list(training_hooks or [])
+        self.evaluation_hooks = list(evaluation_hooks or [])
+        self.prediction_hooks = list(prediction_hooks or [])
+        self.scaffold = scaffold
 
 
 class _VariableStore:
@@ -114,13 +125,16 @@ class Estimator:
         self._global_step = 0
         self._restored = False
         self._fn_args = set(inspect.signature(model_fn).parameters)
+        self._kind = None          # "graph" or "eager" once known (graph_estimator.py)
+        self._graph_error = None   # why building model_fn in a graph failed, if it did
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
     params = property(lambda self: dict(self._params))
 
     # -- model_fn ---------------------------------------------------------------------------
-    def _call_model_fn(self, features, labels, mode):
+    def _invoke_model_fn(self, features, labels, mode):
+        """model_fn(features, labels, mode[, params, config]) -> its EstimatorSpec."""
         kwargs = {"features": features, "labels": labels, "mode": mode}
         if "params" in self._fn_args:
             kwargs["params"] = self._params
@@ -128,17 +142,22 @@ class Estimator:
             kwargs["config"] = self._config
         if "labels" not in self._fn_args:
             kwargs.pop("labels")
-        with self._store.reuse():
-            spec = self._model_fn(**kwargs)
+        spec = self._model_fn(**kwargs)
         if not isinstance(spec, EstimatorSpec):
             raise ValueError(f"model_fn must return an EstimatorSpec, got "
                              f"{type(spec).__name__}")
+        return spec
+
+    def _call_model_fn(self, features, labels, mode):
+        """The eager path's call: variables handed back by creation order."""
+        with self._store.reuse():
+            spec = self._invoke_model_fn(features, labels, mode)
         if not self._restored:
             # The first call made the variables; load the checkpoint into them and run
             # again so this batch sees the restored values.
             self._maybe_restore()
             with self._store.reuse():
-                spec = self._model_fn(**kwargs)
+                spec = self._invoke_model_fn(features, labels, mode)
         return spec
 
     def _trainable(self):
@@ -181,6 +200,15 @@ class Estimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        if graph_estimator.uses_graph(self, ModeKeys.TRAIN):
+            step = graph_estimator.train(self, input_fn, hooks, steps, max_steps)
+            if step is not None:
+                self._global_step = step
+                return self
+        with graph_estimator.noting_graph_error(self):
+            return self._train_eager(steps, max_steps, input_fn)
+
+    def _train_eager(self, steps, max_steps, input_fn):
         self._maybe_restore()
         if not self._restored:   # variables not made yet: take the step from the checkpoint
             with np.load(self.latest_checkpoint(), allow_pickle=False) as data:
@@ -200,7 +228,11 @@ class Estimator:
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        """{'loss': mean loss, each eval metric, 'global_step'} over input_fn's data."""
+        """{'loss': mean loss, each eval metric, 'global_step'} over input_fn's data; also
+        written as summaries in eval_dir(name)."""
+        if graph_estimator.uses_graph(self, ModeKeys.EVAL):
+            return graph_estimator.evaluate(self, input_fn, steps, hooks, checkpoint_path,
+                                            name)
         self._maybe_restore(checkpoint_path)
         sums, count = {}, 0
         for i, (features, labels) in enumerate(self._batches(input_fn, ModeKeys.EVAL)):
@@ -219,11 +251,20 @@ class Estimator:
             raise ValueError("evaluate: input_fn produced no data")
         out = {k: np.float32(v / count) for k, v in sums.items()}
         out["global_step"] = np.int64(self._global_step)
+        eval_events.write(self.eval_dir(name), self._global_step, out)
         return out
+
+    def eval_dir(self, name=None):
+        """Where evaluate writes its summaries: model_dir/eval or model_dir/eval_<name>."""
+        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
         """Yields predictions (dicts of arrays, one example at a time by default)."""
+        if graph_estimator.uses_graph(self, ModeKeys.PREDICT):
+            yield from graph_estimator.predict(self, input_fn, predict_keys, hooks,
+                                               checkpoint_path, yield_single_examples)
+            return
         self._maybe_restore(checkpoint_path)
         for features, _ in self._batches(input_fn, ModeKeys.PREDICT):
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
@@ -260,15 +301,24 @@ class Estimator:
 
     # -- variables and checkpoints --------------------------------------------------------
     def get_variable_names(self):
+        """Names of the model's variables (a graph model's: the latest checkpoint's keys)."""
+        if graph_estimator.uses_graph(self, None):
+            return graph_estimator.checkpoint_names(self)
         return [v.name for v in self._store.variables]
 
     def get_variable_value(self, name):
+        """A variable's value (a graph model's: from the latest checkpoint)."""
+        if graph_estimator.uses_graph(self, None):
+            return graph_estimator.checkpoint_value(self, name)
         for v in self._store.variables:
             if v.name == name:
                 return _as_numpy(v)
         raise ValueError(f"No variable named {name!r}; known: {self.get_variable_names()}")
 
     def latest_checkpoint(self):
+        """The latest checkpoint's path in model_dir, or None."""
+        if graph_checkpoint.kind(self._model_dir) == "graph":
+            return graph_checkpoint.latest(self._model_dir)
         marker = os.path.join(self._model_dir, "checkpoint")
         if not os.path.exists(marker):
             return None

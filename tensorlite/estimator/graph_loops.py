@@ -1,0 +1,139 @@
+"""train / evaluate / predict of a graph-mode Estimator (model_fn's train_op is a TF1 graph
+op), run as TensorFlow's Estimator runs them: a fresh graph per call, a Session whose
+variables start from model_dir's latest checkpoint, SessionRunHooks around each step.
+
+- train: runs train_op per batch until `steps` more / `max_steps` / the data ends / a hook
+  stops; saves model.ckpt-<step> every `save_checkpoints_steps` and at the end.
+- evaluate: runs every eval_metric_ops update_op (and the loss) per batch, then their
+  value tensors; returns {'loss', metrics..., 'global_step'} and writes them as scalar
+  summaries in model_dir/eval (eval_<name>) for early-stopping hooks and TensorBoard.
+- predict: yields model_fn's predictions per example (or per batch).
+
+Each takes the GraphModel built from input_fn's `first` batch and `batches`, the iterator of
+the remaining (features, labels) pairs.
+"""
+import numpy as np
+
+from tensorlite.distribute.distribute_lib import should_write_checkpoint
+from tensorlite.estimator import eval_events, graph_checkpoint
+from tensorlite.estimator.graph_model import as_numpy
+from tensorlite.estimator.hooks import HookRunner
+
+
+def train(estimator, model, first, batches, hooks, stop_at):
+    """Trains `model` (a TRAIN GraphModel) from batch `first` on; `stop_at(step)` gives the
+    step to stop at. Returns the final global step."""
+    spec = model.spec
+    runner = HookRunner(list(hooks or []) + list(spec.training_chief_hooks or [])
+                        + list(spec.training_hooks or []))
+    with model.graph.as_default():
+        runner.begin()
+    sess = model.session(estimator.model_dir)
+    step = int(sess.run(model.global_step))
+    stop = stop_at(step)
+    if stop is not None and step >= stop:
+        return step
+    runner.after_create_session(sess)
+    every = estimator.config.save_checkpoints_steps
+    for features, labels in _chain(first, batches):
+        _, new = runner.run(sess, [spec.train_op, model.global_step],
+                            model.feed(features, labels))
+        step = _advanced(sess, model, step, int(new))
+        if every and step % every == 0:
+            _save(estimator, sess, model, step)
+        if runner.stop or (stop is not None and step >= stop):
+            break
+    _save(estimator, sess, model, step)
+    runner.end(sess)
+    sess.close()
+    return step
+
+
+def _advanced(sess, model, before, after):
+    """The global step after a step; incremented here when train_op did not (a train_op
+    built without minimize(..., global_step=...) would otherwise never reach max_steps)."""
+    if after > before:
+        return after
+    gs = model.global_step
+    sess._state[id(gs)] = (gs, np.asarray(before + 1, dtype=gs.dtype.as_numpy_dtype))
+    return before + 1
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _save(estimator, sess, model, step):
+    if should_write_checkpoint():
+        graph_checkpoint.save(sess, model.variables, estimator.model_dir, step,
+                              estimator.config.keep_checkpoint_max)
+
+
+def evaluate(estimator, model, first, batches, steps, hooks, checkpoint_path, name):
+    """The metrics dict of one evaluation pass of an EVAL GraphModel."""
+    spec = model.spec
+    values, updates = {}, {}
+    for key, pair in spec.eval_metric_ops.items():
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(f"eval_metric_ops[{key!r}] must be a (value, update_op) pair such "
+                            f"as tf.compat.v1.metrics.mean returns, got {type(pair).__name__}")
+        values[key], updates[key] = pair
+    runner = HookRunner(list(hooks or []) + list(spec.evaluation_hooks or []))
+    with model.graph.as_default():
+        runner.begin()
+    sess = model.session(estimator.model_dir, checkpoint_path, require_checkpoint=True)
+    runner.after_create_session(sess)
+    losses = []
+    for i, (features, labels) in enumerate(_chain(first, batches)):
+        if steps is not None and i >= steps:
+            break
+        loss, _ = runner.run(sess, [spec.loss, list(updates.values())],
+                             model.feed(features, labels))
+        losses.append(float(np.mean(loss)))
+        if runner.stop:
+            break
+    out = {"loss": np.float32(np.mean(losses))}   # TF: metrics.mean of the per-batch losses
+    out.update({k: v for k, v in sess.run(values).items()})
+    out["global_step"] = np.int64(sess.run(model.global_step))
+    runner.end(sess)
+    sess.close()
+    eval_events.write(estimator.eval_dir(name), int(out["global_step"]), out)
+    return out
+
+
+def predict(estimator, model, first, batches, predict_keys, hooks, checkpoint_path, single):
+    """Yields a PREDICT GraphModel's outputs: dicts per example (single) or per batch."""
+    spec = model.spec
+    preds = spec.predictions
+    if isinstance(preds, dict) and predict_keys is not None:
+        missing = [k for k in predict_keys if k not in preds]
+        if missing:
+            raise ValueError(f"Expected to run at least one output from {list(preds)}, "
+                             f"provided {missing}")
+        preds = {k: v for k, v in preds.items() if k in predict_keys}
+    runner = HookRunner(list(hooks or []) + list(spec.prediction_hooks or []))
+    with model.graph.as_default():
+        runner.begin()
+    sess = model.session(estimator.model_dir, checkpoint_path, require_checkpoint=True)
+    runner.after_create_session(sess)
+    try:
+        for features, _ in _chain(first, batches):
+            out = runner.run(sess, preds, model.feed(features))
+            yield from _examples(out, single)
+            if runner.stop:
+                break
+        runner.end(sess)
+    finally:
+        sess.close()
+
+
+def _examples(out, single):
+    if not single:
+        yield out
+    elif isinstance(out, dict):
+        n = len(as_numpy(next(iter(out.values()))))
+        for i in range(n):
+            yield {k: v[i] for k, v in out.items()}
+    else:
+        yield from np.asarray(out)
