@@ -127,6 +127,7 @@ class Estimator:
         self._fn_args = set(inspect.signature(model_fn).parameters)
         self._kind = None          # "graph" or "eager" once known (graph_estimator.py)
         self._graph_error = None   # why building model_fn in a graph failed, if it did
+        self._hook_stopped = False  # whether a hook's request_stop ended the last train
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
@@ -230,6 +231,10 @@ class Estimator:
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """{'loss': mean loss, each eval metric, 'global_step'} over input_fn's data; also
         written as summaries in eval_dir(name)."""
+        if self._kind is None and checkpoint_path is None and \
+                graph_checkpoint.kind(self._model_dir) is None:
+            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}. "
+                             f"Train the Estimator first (or pass checkpoint_path)")
         if graph_estimator.uses_graph(self, ModeKeys.EVAL):
             return graph_estimator.evaluate(self, input_fn, steps, hooks, checkpoint_path,
                                             name)

@@ -24,10 +24,10 @@ def train(estimator, model, first, batches, hooks, stop_at):
     """Trains `model` (a TRAIN GraphModel) from batch `first` on; `stop_at(step)` gives the
     step to stop at. Returns the final global step."""
     spec = model.spec
+    estimator._hook_stopped = False
     runner = HookRunner(list(hooks or []) + list(spec.training_chief_hooks or [])
-                        + list(spec.training_hooks or []))
-    with model.graph.as_default():
-        runner.begin()
+                        + list(spec.training_hooks or []), model.graph)
+    runner.begin()
     sess = model.session(estimator.model_dir)
     step = int(sess.run(model.global_step))
     stop = stop_at(step)
@@ -44,6 +44,7 @@ def train(estimator, model, first, batches, hooks, stop_at):
         if runner.stop or (stop is not None and step >= stop):
             break
     _save(estimator, sess, model, step)
+    estimator._hook_stopped = runner.stop
     runner.end(sess)
     sess.close()
     return step
@@ -79,9 +80,8 @@ def evaluate(estimator, model, first, batches, steps, hooks, checkpoint_path, na
             raise TypeError(f"eval_metric_ops[{key!r}] must be a (value, update_op) pair such "
                             f"as tf.compat.v1.metrics.mean returns, got {type(pair).__name__}")
         values[key], updates[key] = pair
-    runner = HookRunner(list(hooks or []) + list(spec.evaluation_hooks or []))
-    with model.graph.as_default():
-        runner.begin()
+    runner = HookRunner(list(hooks or []) + list(spec.evaluation_hooks or []), model.graph)
+    runner.begin()
     sess = model.session(estimator.model_dir, checkpoint_path, require_checkpoint=True)
     runner.after_create_session(sess)
     losses = []
@@ -112,9 +112,8 @@ def predict(estimator, model, first, batches, predict_keys, hooks, checkpoint_pa
             raise ValueError(f"Expected to run at least one output from {list(preds)}, "
                              f"provided {missing}")
         preds = {k: v for k, v in preds.items() if k in predict_keys}
-    runner = HookRunner(list(hooks or []) + list(spec.prediction_hooks or []))
-    with model.graph.as_default():
-        runner.begin()
+    runner = HookRunner(list(hooks or []) + list(spec.prediction_hooks or []), model.graph)
+    runner.begin()
     sess = model.session(estimator.model_dir, checkpoint_path, require_checkpoint=True)
     runner.after_create_session(sess)
     try:

@@ -68,9 +68,11 @@ class SessionRunContext:
 
 
 class HookRunner:
-    """Runs a list of hooks around the steps of one loop."""
+    """Runs a list of hooks around the steps of one loop, with the loop's graph as the
+    default graph (as TF's loop runs inside it: hooks may call get_global_step())."""
 
-    def __init__(self, hooks):
+    def __init__(self, hooks, graph):
+        self.graph = graph
         self.hooks = list(hooks or [])
         for h in self.hooks:
             if not isinstance(h, SessionRunHook):
@@ -79,31 +81,36 @@ class HookRunner:
         self.stop = False
 
     def begin(self):
-        for h in self.hooks:
-            h.begin()
+        with self.graph.as_default():
+            for h in self.hooks:
+                h.begin()
 
     def after_create_session(self, session):
-        for h in self.hooks:
-            h.after_create_session(session, None)
+        with self.graph.as_default():
+            for h in self.hooks:
+                h.after_create_session(session, None)
 
     def run(self, session, fetches, feed_dict):
         """One step: Session.run of `fetches` plus the hooks' fetches; returns the step's
         own results and sets `self.stop` if a hook asked to stop."""
         context = SessionRunContext(SessionRunArgs(fetches, feed_dict), session)
         extra, feeds = [], dict(feed_dict)
-        for h in self.hooks:
-            args = h.before_run(context)
-            extra.append(None if args is None else args.fetches)
-            if args is not None and args.feed_dict:
-                feeds.update(args.feed_dict)
+        with self.graph.as_default():
+            for h in self.hooks:
+                args = h.before_run(context)
+                extra.append(None if args is None else args.fetches)
+                if args is not None and args.feed_dict:
+                    feeds.update(args.feed_dict)
         wanted = [(i, f) for i, f in enumerate(extra) if f is not None]
         results = session.run([fetches, [f for _, f in wanted]], feed_dict=feeds)
         by_hook = dict(zip([i for i, _ in wanted], results[1]))
-        for i, h in enumerate(self.hooks):
-            h.after_run(context, SessionRunValues(by_hook.get(i), None, None))
+        with self.graph.as_default():
+            for i, h in enumerate(self.hooks):
+                h.after_run(context, SessionRunValues(by_hook.get(i), None, None))
         self.stop = self.stop or context.stop_requested
         return results[0]
 
     def end(self, session):
-        for h in self.hooks:
-            h.end(session)
+        with self.graph.as_default():
+            for h in self.hooks:
+                h.end(session)

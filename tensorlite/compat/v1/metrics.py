@@ -108,7 +108,7 @@ def root_mean_squared_error(labels, predictions, weights=None, metrics_collectio
     """`tf.compat.v1.metrics.root_mean_squared_error`: sqrt of the streaming MSE."""
     mse, update = mean_squared_error(labels, predictions, weights, None, None,
                                      name or "root_mean_squared_error")
-    value, update_op = math_ops.sqrt(mse), common.sqrt(update)
+    value, update_op = math_ops.sqrt(mse), math_ops.sqrt(update)
     _collect(metrics_collections, value)
     _collect(updates_collections, update_op)
     return value, update_op

@@ -1,0 +1,206 @@
+"""The Estimator contract as TensorFlow has it: a TF1 model_fn (tf.compat.v1.layers.dense,
+GradientDescentOptimizer.minimize with the global step, tf.compat.v1.metrics) run as a
+graph, on y = 3x + 2: loss falls, evaluate, predict, resume after a kill, early stopping,
+MirroredStrategy in RunConfig, TF-format checkpoints."""
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+
+
+def model_fn(features, labels, mode, params):
+    """Seed 004's shape of model_fn: TF1 layers, TF1 optimizer, TF1 metrics."""
+    pred = tf.compat.v1.layers.dense(features["x"], 1, name="linear",
+                                     kernel_initializer=params.get("init"))
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred},
+                                          export_outputs={"y": pred})
+    loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(params["lr"]).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step())
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, train_op=train_op, predictions={"y": pred},
+        eval_metric_ops={"mae": tf.compat.v1.metrics.mean_absolute_error(labels, pred),
+                         "rmse": tf.compat.v1.metrics.root_mean_squared_error(labels, pred)})
+
+
+def _data(n=200, seed=0):
+    x = np.random.default_rng(seed).uniform(-1, 1, (n, 1)).astype("float32")
+    return x, 3 * x + 2
+
+
+def _train_fn(epochs=None, shuffle=True):
+    x, y = _data()
+    return tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=20, num_epochs=epochs,
+                                              shuffle=shuffle)
+
+
+def _eval_fn():
+    x, y = _data(100, seed=1)
+    return tf.estimator.inputs.numpy_input_fn({"x": x}, y, batch_size=25, shuffle=False)
+
+
+def _estimator(model_dir, lr=0.1, every=10, strategy=None, init=None):
+    cfg = tf.estimator.RunConfig(save_checkpoints_steps=every, train_distribute=strategy)
+    return tf.estimator.Estimator(model_fn, model_dir=str(model_dir), config=cfg,
+                                  params={"lr": lr, "init": init})
+
+
+class _Steps(tf.estimator.SessionRunHook):
+    """Records every global step the loop ran, and that begin/end were called."""
+
+    def __init__(self):
+        self.steps, self.calls = [], []
+
+    def begin(self):
+        self.calls.append("begin")
+        self.step = tf.compat.v1.train.get_global_step()
+
+    def after_create_session(self, session, coord):
+        self.calls.append("after_create_session")
+
+    def before_run(self, run_context):
+        return tf.estimator.SessionRunArgs(self.step)
+
+    def after_run(self, run_context, run_values):
+        self.steps.append(int(run_values.results))
+
+    def end(self, session):
+        self.calls.append("end")
+
+
+def test_train_evaluate_predict_on_linear_problem(tmp_path):
+    est = _estimator(tmp_path)
+    est.train(_train_fn(), steps=5)
+    early = est.evaluate(_eval_fn())
+    hook = _Steps()
+    est.train(_train_fn(), steps=195, hooks=[hook])
+    late = est.evaluate(_eval_fn())
+    assert hook.calls == ["begin", "after_create_session", "end"]
+    assert hook.steps == list(range(6, 201))
+    assert set(late) == {"loss", "mae", "rmse", "global_step"}
+    assert early["global_step"] == 5 and late["global_step"] == 200
+    assert late["loss"] < early["loss"] / 100 and late["loss"] < 1e-4
+    np.testing.assert_allclose(late["rmse"] ** 2, late["loss"], rtol=1e-3)
+    np.testing.assert_allclose(est.get_variable_value("linear/kernel"), [[3.0]], atol=1e-2)
+    np.testing.assert_allclose(est.get_variable_value("linear/bias"), [2.0], atol=1e-2)
+    preds = list(est.predict(tf.estimator.inputs.numpy_input_fn(
+        {"x": np.array([[0.0], [1.0], [-1.0]], "float32")}, shuffle=False)))
+    assert [sorted(p) for p in preds] == [["y"]] * 3
+    np.testing.assert_allclose([p["y"][0] for p in preds], [2.0, 5.0, -1.0], atol=1e-2)
+
+
+def test_checkpoints_are_tensorflow_format(tmp_path):
+    est = _estimator(tmp_path, every=30)
+    est.train(_train_fn(), max_steps=70)
+    names = set(os.listdir(tmp_path))
+    for step in (30, 60, 70):
+        assert {f"model.ckpt-{step}.index",
+                f"model.ckpt-{step}.data-00000-of-00001"} <= names
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model.ckpt-70")
+    reader = tf.train.load_checkpoint(str(tmp_path))
+    assert sorted(reader.get_variable_to_shape_map()) == ["global_step", "linear/bias",
+                                                          "linear/kernel"]
+    assert reader.get_tensor("global_step") == 70
+    # max_steps already reached: nothing runs, the step stays
+    est.train(_train_fn(), max_steps=50)
+    assert est.evaluate(_eval_fn())["global_step"] == 70
+
+
+def _train_then_die(model_dir):
+    """Run in a child process: trains with checkpoints every 10 steps and SIGKILLs itself
+    at step 25, after the step-20 checkpoint and before any later one."""
+    class Die(tf.estimator.SessionRunHook):
+        def before_run(self, run_context):
+            return tf.estimator.SessionRunArgs(tf.compat.v1.train.get_global_step())
+
+        def after_run(self, run_context, run_values):
+            if run_values.results == 25:
+                os.kill(os.getpid(), signal.SIGKILL)
+    _estimator(model_dir).train(_train_fn(), max_steps=100, hooks=[Die()])
+
+
+def test_resume_after_kill(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = f"import tests.test_estimator_graph as t; t._train_then_die({str(tmp_path)!r})"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, timeout=300,
+                          env={**os.environ, "PYTHONPATH": root}, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-20")
+    saved = tf.train.load_checkpoint(str(tmp_path)).get_tensor("linear/kernel")
+    est = _estimator(tmp_path)
+    np.testing.assert_array_equal(est.get_variable_value("linear/kernel"), saved)
+    hook = _Steps()
+    est.train(_train_fn(), max_steps=40, hooks=[hook])
+    assert hook.steps == list(range(21, 41))     # resumed from step 20, not from 0
+    assert est.evaluate(_eval_fn())["global_step"] == 40
+
+
+def test_make_early_stopping_hook_stops_training(tmp_path):
+    est = _estimator(tmp_path)
+    calls = []
+
+    def should_stop():
+        calls.append(1)
+        return len(calls) >= 3
+    hook = tf.compat.v1.estimator.experimental.make_early_stopping_hook(
+        est, should_stop, run_every_secs=None, run_every_steps=5)
+    est.train(_train_fn(), max_steps=1000, hooks=[hook])
+    # checked at steps 1, 6 and 11: the third check stops after step 11
+    assert est.evaluate(_eval_fn())["global_step"] == 11
+    with pytest.raises(ValueError, match="every_secs or every_steps"):
+        tf.estimator.experimental.make_early_stopping_hook(est, should_stop,
+                                                           run_every_secs=10,
+                                                           run_every_steps=5)
+
+
+@pytest.mark.parametrize("lr,stops", [(0.0, True), (0.1, False)])
+def test_stop_if_no_decrease_hook_reads_eval_events(tmp_path, lr, stops):
+    est = _estimator(tmp_path, lr=lr)
+    for _ in range(2):          # evaluations at steps 10 and 20, as train_and_evaluate does
+        est.train(_train_fn(), steps=10)
+        est.evaluate(_eval_fn())
+    hook = tf.estimator.experimental.stop_if_no_decrease_hook(
+        est, "loss", max_steps_without_decrease=10, run_every_secs=None, run_every_steps=1)
+    est.train(_train_fn(), max_steps=60, hooks=[hook])
+    # lr 0: the loss at step 20 is not lower than at step 10, so training stops at once
+    assert est.evaluate(_eval_fn())["global_step"] == (21 if stops else 60)
+    bad = tf.estimator.experimental.stop_if_higher_hook(
+        est, "no_such_metric", 1.0, run_every_secs=None, run_every_steps=1)
+    with pytest.raises(ValueError, match="no_such_metric is not found"):
+        est.train(_train_fn(), steps=1, hooks=[bad])
+
+
+def test_mirrored_strategy_in_run_config(tmp_path):
+    """The graph path runs each batch whole in one Session: for a mean loss that is the
+    update MirroredStrategy's replicas make together (estimator.py says how)."""
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    init = tf.compat.v1.constant_initializer(0.5)
+    mirrored = _estimator(tmp_path / "m", strategy=strategy, init=init)
+    single = _estimator(tmp_path / "s", init=init)
+    for est in (mirrored, single):
+        est.train(_train_fn(epochs=1, shuffle=False), steps=10)
+    a, b = mirrored.evaluate(_eval_fn()), single.evaluate(_eval_fn())
+    assert a["global_step"] == b["global_step"] == 10
+    assert a["loss"] == pytest.approx(b["loss"], rel=1e-5)
+    assert a["loss"] < 0.5
+
+
+def test_graph_errors(tmp_path):
+    est = _estimator(tmp_path)
+    with pytest.raises(ValueError, match="Could not find trained model"):
+        est.evaluate(_eval_fn())
+
+    def bad_metric_fn(features, labels, mode):
+        spec = model_fn(features, labels, mode, {"lr": 0.1})
+        return tf.estimator.EstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op,
+                                          eval_metric_ops={"m": spec.loss})
+    bad = tf.estimator.Estimator(bad_metric_fn, model_dir=str(tmp_path / "b"))
+    bad.train(_train_fn(), steps=2)
+    with pytest.raises(TypeError, match=r"\(value, update_op\) pair"):
+        bad.evaluate(_eval_fn())
