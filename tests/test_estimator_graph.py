@@ -18,8 +18,8 @@ def model_fn(features, labels, mode, params):
     pred = tf.compat.v1.layers.dense(features["x"], 1, name="linear",
                                      kernel_initializer=params.get("init"))
     if mode == tf.estimator.ModeKeys.PREDICT:
-        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred},
-                                          export_outputs={"y": pred})
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred}, export_outputs={
+            "serving_default": tf.estimator.export.PredictOutput({"y": pred})})
     loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
     train_op = tf.compat.v1.train.GradientDescentOptimizer(params["lr"]).minimize(
         loss, global_step=tf.compat.v1.train.get_global_step())
@@ -204,3 +204,36 @@ def test_graph_errors(tmp_path):
     bad.train(_train_fn(), steps=2)
     with pytest.raises(TypeError, match=r"\(value, update_op\) pair"):
         bad.evaluate(_eval_fn())
+
+
+def _raw_receiver_fn():
+    return tf.estimator.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.TensorSpec([None, 1], tf.float32)})
+
+
+def test_export_saved_model_serves_predictions(tmp_path):
+    est = _estimator(tmp_path / "m")
+    with pytest.raises(ValueError, match="Couldn't find trained model"):
+        est.export_saved_model(str(tmp_path / "export"), _raw_receiver_fn())
+    est.train(_train_fn(), steps=150)
+    first = est.export_saved_model(str(tmp_path / "export"), _raw_receiver_fn())
+    second = est.export_saved_model(str(tmp_path / "export"), _raw_receiver_fn())
+    assert isinstance(first, bytes) and first != second      # timestamped, never reused
+    assert os.path.basename(first.decode()).isdigit()
+    serve = tf.saved_model.load(first.decode()).signatures["serving_default"]
+    out = serve(x=tf.constant([[0.0], [2.0]]))
+    ours = [p["y"] for p in est.predict(tf.estimator.inputs.numpy_input_fn(
+        {"x": np.array([[0.0], [2.0]], np.float32)}, shuffle=False))]
+    np.testing.assert_allclose(out["y"].numpy(), ours, rtol=1e-6)
+    np.testing.assert_allclose(out["y"].numpy(), [[2.0], [8.0]], atol=0.05)
+
+
+def test_export_of_parsed_features_is_not_implemented(tmp_path):
+    est = _estimator(tmp_path)
+    est.train(_train_fn(), steps=1)
+
+    def parsing_receiver_fn():
+        raw = tf.compat.v1.placeholder(tf.float32, [None, 1], name="raw")
+        return tf.estimator.export.ServingInputReceiver({"x": raw * 2.0}, {"raw": raw})
+    with pytest.raises(NotImplementedError, match="computed from the receiver tensors"):
+        est.export_saved_model(str(tmp_path / "export"), parsing_receiver_fn)

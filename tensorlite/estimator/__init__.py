@@ -9,7 +9,7 @@ Example (seed 004):
     ...                                     config=run_config)
     >>> classifier.train(input_fn=input_function)
 """
-from tensorlite.estimator import experimental, inputs
+from tensorlite.estimator import experimental, export, inputs
 from tensorlite.estimator.canned import DNNClassifier
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
 from tensorlite.estimator.hooks import (SessionRunArgs, SessionRunContext, SessionRunHook,

@@ -287,6 +287,24 @@ class Estimator:
                 arr = _as_numpy(preds)
                 yield from (arr if yield_single_examples else [arr])
 
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None,
+                           experimental_mode=ModeKeys.PREDICT):
+        """Writes a timestamped SavedModel under export_dir_base serving model_fn's PREDICT
+        outputs (saved_model_export.py); returns its path as bytes."""
+        if experimental_mode != ModeKeys.PREDICT or assets_extra or as_text:
+            raise NotImplementedError("export_saved_model: tensorlite exports the PREDICT "
+                                      "mode only, without assets_extra or as_text")
+        if checkpoint_path is None and graph_checkpoint.kind(self._model_dir) is None:
+            raise ValueError(f"Couldn't find trained model at {self._model_dir}.")
+        if not graph_estimator.uses_graph(self, None):
+            raise NotImplementedError("export_saved_model needs a graph-mode model_fn (TF1 "
+                                      "train_op) trained into model_dir; the eager path's "
+                                      "Keras-optimizer model_fns cannot be exported yet")
+        from tensorlite.estimator import saved_model_export  # noqa: PLC0415 - heavy
+        return saved_model_export.export(self, export_dir_base, serving_input_receiver_fn,
+                                         checkpoint_path)
+
     def _batches(self, input_fn, mode):
         kwargs = {}
         params = inspect.signature(input_fn).parameters
