@@ -237,3 +237,49 @@ def test_export_of_parsed_features_is_not_implemented(tmp_path):
         return tf.estimator.export.ServingInputReceiver({"x": raw * 2.0}, {"raw": raw})
     with pytest.raises(NotImplementedError, match="computed from the receiver tensors"):
         est.export_saved_model(str(tmp_path / "export"), parsing_receiver_fn)
+
+
+def keras_model_fn(features, labels, mode):
+    """A graph model_fn built from Keras layers, with TF1's Adam and metrics."""
+    hidden = tf.keras.layers.Dense(8, activation="tanh")(features["x"])
+    pred = tf.keras.layers.Dense(1)(hidden)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred})
+    loss = tf.reduce_mean(tf.square(pred - labels))
+    train_op = tf.compat.v1.train.AdamOptimizer(0.05).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
+        "mse": tf.compat.v1.metrics.mean_squared_error(labels, pred)})
+
+
+def test_keras_layers_model_fn_resumes_in_a_new_estimator(tmp_path):
+    tf.keras.layers.Dense(1)   # takes the name `dense` in this process, not in a new graph
+    est = tf.estimator.Estimator(keras_model_fn, model_dir=str(tmp_path))
+    est.train(_train_fn(), steps=10)
+    first = est.evaluate(_eval_fn())
+    assert {"dense/kernel", "dense_1/kernel"} <= set(est.get_variable_names())
+    again = tf.estimator.Estimator(keras_model_fn, model_dir=str(tmp_path))
+    assert again.evaluate(_eval_fn())["loss"] == first["loss"]    # same values restored
+    again.train(_train_fn(), steps=290)
+    last = again.evaluate(_eval_fn())
+    assert last["global_step"] == 300 and last["loss"] < first["loss"] / 20
+    np.testing.assert_allclose(last["mse"], last["loss"], rtol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_nan_loss_stops_training(tmp_path):
+    est = _estimator(tmp_path, lr=1e20)
+    with pytest.raises(tf.estimator.NanLossDuringTrainingError, match="NaN loss"):
+        est.train(_train_fn(), steps=50)
+
+
+def test_save_checkpoints_secs_and_keep_max(tmp_path):
+    cfg = tf.estimator.RunConfig(save_checkpoints_secs=0.000001, keep_checkpoint_max=3)
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path), config=cfg,
+                                 params={"lr": 0.1})
+    est.train(_train_fn(), steps=6)
+    index = sorted(f for f in os.listdir(tmp_path) if f.endswith(".index"))
+    assert index == ["model.ckpt-4.index", "model.ckpt-5.index", "model.ckpt-6.index"]
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == [
+        "model.ckpt-4", "model.ckpt-5", "model.ckpt-6"]

@@ -1,24 +1,38 @@
-"""`tf.estimator.Estimator` on eager tensorlite: model_fn(features, labels, mode[, params,
-config]) returns an EstimatorSpec; train/evaluate/predict loop over input_fn's dataset.
+"""`tf.estimator.Estimator`: model_fn(features, labels, mode[, params, config]) returns an
+EstimatorSpec; train/evaluate/predict loop over input_fn's dataset; export_saved_model.
 
-model_fn runs once per batch. Variables it creates (Keras layers, tf.Variable, embedding
-tables) are created on the first call and handed back, in creation order, on later calls,
-so the same function serves every step. The training step records model_fn under a
-GradientTape and applies `EstimatorSpec.train_op`, which in tensorlite is the Keras optimizer
-to minimise `loss` with (TF 1's train_op is a graph op; an eager step has none: deviation).
-With `RunConfig(train_distribute=strategy)` each batch is split among the strategy's
-replicas and their gradients summed (distribute/data_parallel.py). Checkpoints are NumPy
-archives in model_dir (written by the chief, atomically); a new Estimator on the same
-model_dir continues from the latest one.
+Two paths, chosen by what model_fn's TRAIN spec gives as train_op (graph_estimator.py):
+
+- TF1's train_op (`tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss,
+  global_step=tf.compat.v1.train.get_global_step())`): the graph path, as TensorFlow runs an
+  Estimator. model_fn is built once per call in a fresh tf.Graph (graph_model.py), run by a
+  Session with SessionRunHooks (graph_loops.py), checkpointed in TF's format as
+  model_dir/model.ckpt-<step> (graph_checkpoint.py), evaluated with eval_metric_ops'
+  (value, update_op) pairs and exported as a SavedModel (saved_model_export.py). With
+  `RunConfig(train_distribute=MirroredStrategy(...))` the graph path runs each batch whole in
+  one Session: for a loss that is a mean over the batch this is the update the replicas make
+  together (TF's Estimator scales each replica's loss so that their summed gradients are
+  the mean's), so the strategy is accepted and results match a single device.
+- A Keras optimizer (or its name) as train_op: tensorlite's eager path (this module).
+  model_fn runs once per batch. Variables it creates (Keras layers, tf.Variable, embedding
+  tables) are created on the first call and handed back, in creation order, on later calls,
+  so the same function serves every step. The step records model_fn under a GradientTape
+  and applies the optimizer. With `RunConfig(train_distribute=strategy)` each batch is split
+  among the strategy's replicas and their gradients summed (distribute/data_parallel.py).
+  Checkpoints are NumPy archives in model_dir (written by the chief, atomically); a new
+  Estimator on the same model_dir continues from the latest one. Hooks are not run and
+  export_saved_model is not available on this path.
 
 Example:
     >>> def model_fn(features, labels, mode):
-    ...     logits = tf.keras.layers.Dense(2)(features["x"])
-    ...     loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(
-    ...         labels, logits, from_logits=True))
-    ...     return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits},
-    ...         loss=loss, train_op=tf.keras.optimizers.SGD(0.1))
-    >>> est = tf.estimator.Estimator(model_fn)
+    ...     pred = tf.compat.v1.layers.dense(features["x"], 1)
+    ...     loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
+    ...     train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+    ...         loss, global_step=tf.compat.v1.train.get_global_step())
+    ...     return tf.estimator.EstimatorSpec(mode, predictions={"y": pred}, loss=loss,
+    ...         train_op=train_op, eval_metric_ops={
+    ...             "mae": tf.compat.v1.metrics.mean_absolute_error(labels, pred)})
+    >>> est = tf.estimator.Estimator(model_fn, model_dir="/tmp/m")
 """
 import contextlib
 import inspect

@@ -12,12 +12,38 @@ variables start from model_dir's latest checkpoint, SessionRunHooks around each 
 Each takes the GraphModel built from input_fn's `first` batch and `batches`, the iterator of
 the remaining (features, labels) pairs.
 """
+import time
+
 import numpy as np
 
 from tensorlite.distribute.distribute_lib import should_write_checkpoint
 from tensorlite.estimator import eval_events, graph_checkpoint
 from tensorlite.estimator.graph_model import as_numpy
 from tensorlite.estimator.hooks import HookRunner
+
+
+class NanLossDuringTrainingError(RuntimeError):
+    """`tf.compat.v1.train.NanLossDuringTrainingError`: the loss became NaN or infinite."""
+
+    def __str__(self):
+        return "NaN loss during training."
+
+
+class _SavePolicy:
+    """When to checkpoint: every `save_checkpoints_steps` steps, or every
+    `save_checkpoints_secs` seconds (RunConfig allows one of them), and at the end."""
+
+    def __init__(self, config):
+        self.steps, self.secs = config.save_checkpoints_steps, config.save_checkpoints_secs
+        self.last = time.monotonic()
+
+    def due(self, step):
+        if self.steps:
+            return step % self.steps == 0
+        if self.secs and time.monotonic() - self.last >= self.secs:
+            self.last = time.monotonic()
+            return True
+        return False
 
 
 def train(estimator, model, first, batches, hooks, stop_at):
@@ -32,14 +58,18 @@ def train(estimator, model, first, batches, hooks, stop_at):
     step = int(sess.run(model.global_step))
     stop = stop_at(step)
     if stop is not None and step >= stop:
+        sess.close()
         return step
     runner.after_create_session(sess)
-    every = estimator.config.save_checkpoints_steps
+    policy = _SavePolicy(estimator.config)
     for features, labels in _chain(first, batches):
-        _, new = runner.run(sess, [spec.train_op, model.global_step],
-                            model.feed(features, labels))
+        # the loss is read after train_op ran (Session.run runs operations first)
+        _, new, loss = runner.run(sess, [spec.train_op, model.global_step, spec.loss],
+                                  model.feed(features, labels))
+        if not np.all(np.isfinite(loss)):   # TF's default NanTensorHook
+            raise NanLossDuringTrainingError()
         step = _advanced(sess, model, step, int(new))
-        if every and step % every == 0:
+        if policy.due(step):
             _save(estimator, sess, model, step)
         if runner.stop or (stop is not None and step >= stop):
             break

@@ -11,6 +11,7 @@ Example:
     >>> sess = model.session(estimator.model_dir)
     >>> sess.run(model.spec.loss, feed_dict=model.feed(features, labels))
 """
+import contextlib
 import re
 
 import numpy as np
@@ -57,12 +58,27 @@ def _placeholders(structure, prefix):
     return nest.pack_like(structure, phs)
 
 
+@contextlib.contextmanager
+def fresh_graph(graph):
+    """`graph` as the default graph, with Keras layer names counted afresh inside it: TF
+    numbers Keras layers per graph, so model_fn's `dense`, `dense_1` (and the checkpoint
+    keys they give) are the same in every graph an Estimator builds, in any process."""
+    from tensorlite.keras import backend  # noqa: PLC0415 - Keras only when model_fn uses it
+    saved = getattr(backend._state, "names", None)
+    backend._state.names = None
+    try:
+        with graph.as_default():
+            yield graph
+    finally:
+        backend._state.names = saved
+
+
 class GraphModel:
     """model_fn's graph for one mode: placeholders, the EstimatorSpec, the global step."""
 
     def __init__(self, estimator, mode, features, labels):
         self.mode, self.graph = mode, v1_graph.Graph()
-        with self.graph.as_default():
+        with fresh_graph(self.graph):
             self.features = _placeholders(features, "feature")
             self.labels = None if labels is None else _placeholders(labels, "label")
             self.global_step = get_or_create_global_step()

@@ -28,6 +28,7 @@ from tensorlite.compat.v1.optimizers import get_or_create_global_step
 from tensorlite.compat.v1.variables import global_variables
 from tensorlite.estimator import graph_checkpoint
 from tensorlite.estimator.export import ServingInputReceiver, signature_outputs
+from tensorlite.estimator.graph_model import fresh_graph
 from tensorlite.framework import nest
 from tensorlite.framework.module import Module
 from tensorlite.framework.tensor_spec import TensorSpec
@@ -36,7 +37,7 @@ from tensorlite.framework.variables import Variable, variable_creator_scope
 
 def _receiver_in_graph(estimator, receiver_fn):
     """The receiver, model_fn's PREDICT variables and signature outputs, built in a graph."""
-    with v1_graph.Graph().as_default():
+    with fresh_graph(v1_graph.Graph()):
         receiver = receiver_fn()
         if not isinstance(receiver, ServingInputReceiver):
             raise TypeError(f"serving_input_receiver_fn must return a "
@@ -90,7 +91,7 @@ def _serving_functions(estimator, receiver, variables):
 
     out = {}
     params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
-    with v1_graph.Graph().as_default():
+    with fresh_graph(v1_graph.Graph()):
         keys = list(signature_outputs(estimator._invoke_model_fn(
             receiver.features, None, "infer")))
     for key in keys:
