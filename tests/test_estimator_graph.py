@@ -283,3 +283,17 @@ def test_save_checkpoints_secs_and_keep_max(tmp_path):
     state = tf.train.get_checkpoint_state(str(tmp_path))
     assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == [
         "model.ckpt-4", "model.ckpt-5", "model.ckpt-6"]
+
+
+def test_train_and_evaluate_with_early_stopping(tmp_path):
+    est = _estimator(tmp_path, lr=0.0)         # the loss never decreases
+    hook = tf.estimator.experimental.stop_if_no_decrease_hook(
+        est, "loss", max_steps_without_decrease=20, run_every_secs=None, run_every_steps=1)
+    metrics, exports = tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(_train_fn(), max_steps=500, hooks=[hook]),
+        tf.estimator.EvalSpec(_eval_fn(), steps=None, throttle_steps=10))
+    # evaluations at 10, 20, 30; the check after step 31 sees 30 - 10 >= 20 and stops
+    assert metrics["global_step"] == 31 and exports == []
+    from tensorlite.estimator import eval_events
+    assert est.eval_dir() == str(tmp_path / "eval")
+    assert list(eval_events.read(est.eval_dir())) == [10, 20, 30, 31]
