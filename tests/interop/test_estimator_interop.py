@@ -1,14 +1,13 @@
 """A graph-mode Estimator's files read by real TensorFlow: the model_dir checkpoint through
 tf.train.load_checkpoint / latest_checkpoint, and the SavedModel of export_saved_model through
-tf.saved_model.load, whose serving_default signature predicts what tensorlite predicts."""
-import json
-
+tf.saved_model.load, whose serving_default signature predicts what tensorlite predicts, and
+the evaluation summaries in model_dir/eval through tf.compat.v1.train.summary_iterator."""
 import numpy as np
 import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import run_tf
-from tests.test_estimator_graph import _estimator, _train_fn
+from tests.test_estimator_graph import _estimator, _eval_fn, _train_fn
 
 pytestmark = pytest.mark.interop
 
@@ -23,6 +22,11 @@ with open(model_dir + "/export_path.txt") as f:
 reader = tf.train.load_checkpoint(model_dir)
 serve = tf.saved_model.load(export_dir).signatures["serving_default"]
 out = serve(x=tf.constant([[0.0], [1.0], [-2.0]]))
+evals = {}
+for path in tf.io.gfile.glob(model_dir + "/eval/events.out.tfevents.*"):
+    for event in tf.compat.v1.train.summary_iterator(path):
+        for v in event.summary.value:
+            evals.setdefault(str(event.step), {})[v.tag] = v.simple_value
 print(json.dumps({
     "latest": tf.train.latest_checkpoint(model_dir),
     "shapes": reader.get_variable_to_shape_map(),
@@ -31,6 +35,7 @@ print(json.dumps({
     "bias": reader.get_tensor("linear/bias").tolist(),
     "inputs": sorted(serve.structured_input_signature[1]),
     "y": out["y"].numpy().tolist(),
+    "evals": evals,
 }))
 '''
 
@@ -39,6 +44,7 @@ def test_tensorflow_reads_checkpoint_and_exported_saved_model(tmp_path):
     model_dir = tmp_path / "model"
     est = _estimator(model_dir, every=50)
     est.train(_train_fn(), max_steps=120)
+    metrics = est.evaluate(_eval_fn())
     receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn(
         {"x": tf.TensorSpec([None, 1], tf.float32)})
     export_dir = est.export_saved_model(str(tmp_path / "export"), receiver_fn).decode()
@@ -56,4 +62,7 @@ def test_tensorflow_reads_checkpoint_and_exported_saved_model(tmp_path):
         {"x": np.array([[0.0], [1.0], [-2.0]], np.float32)}, shuffle=False))]
     np.testing.assert_allclose(facts["y"], ours, rtol=1e-6)
     np.testing.assert_allclose(facts["y"], [[2.0], [5.0], [-4.0]], atol=0.05)
-    json.dumps(facts)   # plain JSON came back
+    # TensorFlow's summary_iterator reads the evaluation the early-stopping hooks read
+    assert set(facts["evals"]) == {"120"}
+    assert facts["evals"]["120"] == pytest.approx(
+        {k: float(metrics[k]) for k in ("loss", "mae", "rmse")}, rel=1e-6)
