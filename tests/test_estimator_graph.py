@@ -297,3 +297,21 @@ def test_train_and_evaluate_with_early_stopping(tmp_path):
     from tensorlite.estimator import eval_events
     assert est.eval_dir() == str(tmp_path / "eval")
     assert list(eval_events.read(est.eval_dir())) == [10, 20, 30, 31]
+
+
+class _CountingHook(tf.estimator.SessionRunHook):
+    """Makes a variable in begin() (before the Session exists) and bumps it every step."""
+
+    def begin(self):
+        self.count = tf.compat.v1.get_variable("hook_steps", initializer=tf.constant(0.0),
+                                               trainable=False)
+        self.bump = tf.compat.v1.assign_add(self.count, 1.0)
+
+    def before_run(self, run_context):
+        return tf.estimator.SessionRunArgs(self.bump)
+
+
+def test_hook_variables_made_in_begin_are_initialized_and_saved(tmp_path):
+    est = _estimator(tmp_path)
+    est.train(_train_fn(), steps=7, hooks=[_CountingHook()])
+    assert tf.train.load_checkpoint(str(tmp_path)).get_tensor("hook_steps") == 7.0

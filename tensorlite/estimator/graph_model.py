@@ -83,9 +83,7 @@ class GraphModel:
             self.labels = None if labels is None else _placeholders(labels, "label")
             self.global_step = get_or_create_global_step()
             self.spec = estimator._invoke_model_fn(self.features, self.labels, mode)
-            self.variables = global_variables()
-            self._init = global_variables_initializer()
-            self._local_init = local_variables_initializer()
+        self.variables = None   # fixed by session(), after hooks' begin() may add some
 
     def feed(self, features, labels=None):
         """feed_dict of one batch for this graph's placeholders."""
@@ -101,9 +99,13 @@ class GraphModel:
 
     def session(self, model_dir, checkpoint_path=None, require_checkpoint=False):
         """A Session with initialized variables, restored from `checkpoint_path` or
-        model_dir's latest checkpoint when there is one."""
+        model_dir's latest checkpoint when there is one. Called after the hooks' begin(),
+        as TF finalizes its Scaffold then: variables a hook made are saved too."""
+        with self.graph.as_default():
+            self.variables = global_variables()
+            init = [global_variables_initializer(), local_variables_initializer()]
         sess = Session(graph=self.graph)
-        sess.run([self._init, self._local_init])
+        sess.run(init)
         prefix = checkpoint_path or graph_checkpoint.latest(model_dir)
         if prefix is None and require_checkpoint:
             raise ValueError(f"Could not find trained model in model_dir: {model_dir}. "
