@@ -315,3 +315,14 @@ def test_hook_variables_made_in_begin_are_initialized_and_saved(tmp_path):
     est = _estimator(tmp_path)
     est.train(_train_fn(), steps=7, hooks=[_CountingHook()])
     assert tf.train.load_checkpoint(str(tmp_path)).get_tensor("hook_steps") == 7.0
+
+
+def test_training_loss_summaries_in_model_dir(tmp_path):
+    from tensorlite.estimator import eval_events
+    cfg = tf.estimator.RunConfig(save_summary_steps=40)
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path), config=cfg,
+                                 params={"lr": 0.1})
+    est.train(_train_fn(), steps=120)
+    losses = eval_events.read(str(tmp_path))
+    assert list(losses) == [40, 80, 120] and all(set(v) == {"loss"} for v in losses.values())
+    assert losses[120]["loss"] < losses[40]["loss"]

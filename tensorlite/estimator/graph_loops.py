@@ -3,7 +3,10 @@ op), run as TensorFlow's Estimator runs them: a fresh graph per call, a Session 
 variables start from model_dir's latest checkpoint, SessionRunHooks around each step.
 
 - train: runs train_op per batch until `steps` more / `max_steps` / the data ends / a hook
-  stops; saves model.ckpt-<step> every `save_checkpoints_steps` and at the end.
+  stops; saves model.ckpt-<step> every `save_checkpoints_steps` (or _secs) and at the end,
+  and the loss as a summary in model_dir every `save_summary_steps`. The step's loss and
+  the hooks' fetches are read after train_op ran (Session.run runs operations first), so
+  they show the updated variables and the incremented global step.
 - evaluate: runs every eval_metric_ops update_op (and the loss) per batch, then their
   value tensors; returns {'loss', metrics..., 'global_step'} and writes them as scalar
   summaries in model_dir/eval (eval_<name>) for early-stopping hooks and TensorBoard.
@@ -20,6 +23,7 @@ from tensorlite.distribute.distribute_lib import should_write_checkpoint
 from tensorlite.estimator import eval_events, graph_checkpoint
 from tensorlite.estimator.graph_model import as_numpy
 from tensorlite.estimator.hooks import HookRunner
+from tensorlite.summary.event_writer import Event, EventFileWriter, Summary
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -46,6 +50,27 @@ class _SavePolicy:
         return False
 
 
+class _LossSummaries:
+    """The training loss as a `loss` scalar in model_dir's event file every
+    `save_summary_steps` steps (TF's Estimator writes it there for TensorBoard)."""
+
+    def __init__(self, estimator):
+        self.every = estimator.config.save_summary_steps
+        self.model_dir, self.writer = estimator.model_dir, None
+
+    def maybe_write(self, step, loss):
+        if not self.every or step % self.every or not should_write_checkpoint():
+            return
+        if self.writer is None:
+            self.writer = EventFileWriter(self.model_dir)
+        self.writer.add_event(Event(step=int(step), summary=Summary(value=[
+            Summary.Value(tag="loss", simple_value=float(np.mean(loss)))])))
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.close()
+
+
 def train(estimator, model, first, batches, hooks, stop_at):
     """Trains `model` (a TRAIN GraphModel) from batch `first` on; `stop_at(step)` gives the
     step to stop at. Returns the final global step."""
@@ -61,22 +86,34 @@ def train(estimator, model, first, batches, hooks, stop_at):
         sess.close()
         return step
     runner.after_create_session(sess)
-    policy = _SavePolicy(estimator.config)
-    for features, labels in _chain(first, batches):
+    policy, summaries = _SavePolicy(estimator.config), _LossSummaries(estimator)
+    try:
+        step = _steps(estimator, model, sess, runner, _chain(first, batches), stop, step,
+                      policy, summaries)
+    finally:
+        summaries.close()
+    _save(estimator, sess, model, step)
+    estimator._hook_stopped = runner.stop
+    runner.end(sess)
+    sess.close()
+    return step
+
+
+def _steps(estimator, model, sess, runner, batches, stop, step, policy, summaries):
+    """The training steps; returns the global step reached."""
+    spec = model.spec
+    for features, labels in batches:
         # the loss is read after train_op ran (Session.run runs operations first)
         _, new, loss = runner.run(sess, [spec.train_op, model.global_step, spec.loss],
                                   model.feed(features, labels))
         if not np.all(np.isfinite(loss)):   # TF's default NanTensorHook
             raise NanLossDuringTrainingError()
         step = _advanced(sess, model, step, int(new))
+        summaries.maybe_write(step, loss)
         if policy.due(step):
             _save(estimator, sess, model, step)
         if runner.stop or (stop is not None and step >= stop):
             break
-    _save(estimator, sess, model, step)
-    estimator._hook_stopped = runner.stop
-    runner.end(sess)
-    sess.close()
     return step
 
 
