@@ -326,3 +326,47 @@ def test_training_loss_summaries_in_model_dir(tmp_path):
     losses = eval_events.read(str(tmp_path))
     assert list(losses) == [40, 80, 120] and all(set(v) == {"loss"} for v in losses.values())
     assert losses[120]["loss"] < losses[40]["loss"]
+
+
+class _Listener(tf.estimator.CheckpointSaverListener):
+    """Records the saves; asks to stop after the save at `stop_after`."""
+
+    def __init__(self, stop_after):
+        self.events, self.stop_after = [], stop_after
+
+    def begin(self):
+        self.events.append("begin")
+
+    def before_save(self, session, global_step_value):
+        self.events.append(("before", global_step_value))
+
+    def after_save(self, session, global_step_value):
+        self.events.append(("after", global_step_value))
+        return global_step_value >= self.stop_after
+
+    def end(self, session, global_step_value):
+        self.events.append(("end", global_step_value))
+
+
+def test_saving_listeners_see_each_save_and_can_stop(tmp_path):
+    est = _estimator(tmp_path, every=10)
+    listener = _Listener(stop_after=20)
+    est.train(_train_fn(), max_steps=100, saving_listeners=[listener])
+    assert listener.events == ["begin", ("before", 10), ("after", 10), ("before", 20),
+                               ("after", 20), ("end", 20)]
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-20")
+
+
+def test_hooks_on_the_eager_path_are_not_implemented(tmp_path):
+    def eager_fn(features, labels, mode):
+        pred = tf.keras.layers.Dense(1)(features["x"])
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred},
+                                          loss=tf.reduce_mean(tf.square(pred - labels)),
+                                          train_op=tf.keras.optimizers.SGD(0.1))
+    est = tf.estimator.Estimator(eager_fn, model_dir=str(tmp_path))
+    with pytest.raises(NotImplementedError, match="graph path only"):
+        est.train(_train_fn(), steps=2, hooks=[_Steps()])
+    est.train(_train_fn(), steps=2)
+    assert est.evaluate(_eval_fn())["global_step"] == 2
+    with pytest.raises(NotImplementedError, match="Keras-optimizer model_fns cannot be"):
+        est.export_saved_model(str(tmp_path / "export"), _raw_receiver_fn())

@@ -13,8 +13,8 @@ from tensorlite.estimator import experimental, export, inputs
 from tensorlite.estimator.canned import DNNClassifier
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
 from tensorlite.estimator.graph_loops import NanLossDuringTrainingError
-from tensorlite.estimator.hooks import (SessionRunArgs, SessionRunContext, SessionRunHook,
-                                        SessionRunValues)
+from tensorlite.estimator.hooks import (CheckpointSaverListener, SessionRunArgs,
+                                        SessionRunContext, SessionRunHook, SessionRunValues)
 from tensorlite.estimator.run_config import RunConfig
 from tensorlite.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 

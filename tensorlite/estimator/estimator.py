@@ -216,10 +216,12 @@ class Estimator:
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         if graph_estimator.uses_graph(self, ModeKeys.TRAIN):
-            step = graph_estimator.train(self, input_fn, hooks, steps, max_steps)
+            step = graph_estimator.train(self, input_fn, hooks, steps, max_steps,
+                                         saving_listeners)
             if step is not None:
                 self._global_step = step
                 return self
+        _no_hooks_on_eager_path(hooks, saving_listeners)
         with graph_estimator.noting_graph_error(self):
             return self._train_eager(steps, max_steps, input_fn)
 
@@ -252,6 +254,7 @@ class Estimator:
         if graph_estimator.uses_graph(self, ModeKeys.EVAL):
             return graph_estimator.evaluate(self, input_fn, steps, hooks, checkpoint_path,
                                             name)
+        _no_hooks_on_eager_path(hooks)
         self._maybe_restore(checkpoint_path)
         sums, count = {}, 0
         for i, (features, labels) in enumerate(self._batches(input_fn, ModeKeys.EVAL)):
@@ -284,6 +287,7 @@ class Estimator:
             yield from graph_estimator.predict(self, input_fn, predict_keys, hooks,
                                                checkpoint_path, yield_single_examples)
             return
+        _no_hooks_on_eager_path(hooks)
         self._maybe_restore(checkpoint_path)
         for features, _ in self._batches(input_fn, ModeKeys.PREDICT):
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
@@ -394,6 +398,13 @@ class Estimator:
                 v.assign(data[f"v{i}"])
             self._global_step = int(data["global_step"])
         self._restored = True
+
+
+def _no_hooks_on_eager_path(hooks, listeners=None):
+    if hooks or listeners:
+        raise NotImplementedError("SessionRunHooks and saving_listeners run on the graph path "
+                                  "only (model_fn returning TF1's train_op); the eager path "
+                                  "(a Keras optimizer as train_op) has no Session to hook")
 
 
 def _savez(path, arrays):

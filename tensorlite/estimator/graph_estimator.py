@@ -58,7 +58,7 @@ def noting_graph_error(estimator):
         raise
 
 
-def train(estimator, input_fn, hooks, steps, max_steps):
+def train(estimator, input_fn, hooks, steps, max_steps, saving_listeners=None):
     """The graph path's train; the final global step, or None for an eager model_fn."""
     batches = estimator._batches(input_fn, "train")
     first = next(batches, None)
@@ -74,7 +74,8 @@ def train(estimator, input_fn, hooks, steps, max_steps):
         if max_steps is not None:
             return max_steps
         return step + steps if steps is not None else None
-    return graph_loops.train(estimator, model, first, batches, hooks, stop_at)
+    return graph_loops.train(estimator, model, first, batches, hooks, stop_at,
+                             saving_listeners)
 
 
 def evaluate(estimator, input_fn, steps, hooks, checkpoint_path, name):

@@ -33,21 +33,48 @@ class NanLossDuringTrainingError(RuntimeError):
         return "NaN loss during training."
 
 
-class _SavePolicy:
-    """When to checkpoint: every `save_checkpoints_steps` steps, or every
-    `save_checkpoints_secs` seconds (RunConfig allows one of them), and at the end."""
+class _Checkpoints:
+    """Checkpointing during train: every `save_checkpoints_steps` steps, or every
+    `save_checkpoints_secs` seconds (RunConfig allows one of them), and at the end, with
+    the CheckpointSaverListeners around each save (one whose after_save returns True ends
+    training, as in TF)."""
 
-    def __init__(self, config):
+    def __init__(self, estimator, sess, model, listeners):
+        config = estimator.config
         self.steps, self.secs = config.save_checkpoints_steps, config.save_checkpoints_secs
         self.last = time.monotonic()
+        self.estimator, self.sess, self.model = estimator, sess, model
+        self.listeners, self.stop = list(listeners or []), False
+        self.last_saved = None
+        for listener in self.listeners:
+            listener.begin()
 
-    def due(self, step):
+    def _due(self, step):
         if self.steps:
             return step % self.steps == 0
         if self.secs and time.monotonic() - self.last >= self.secs:
             self.last = time.monotonic()
             return True
         return False
+
+    def maybe_save(self, step):
+        if self._due(step):
+            self.save(step)
+
+    def save(self, step):
+        if not should_write_checkpoint() or step == self.last_saved:
+            return     # the end's save of a step saved already is skipped, as in TF
+        self.last_saved = step
+        for listener in self.listeners:
+            listener.before_save(self.sess, step)
+        graph_checkpoint.save(self.sess, self.model.variables, self.estimator.model_dir, step,
+                              self.estimator.config.keep_checkpoint_max)
+        for listener in self.listeners:
+            self.stop = bool(listener.after_save(self.sess, step)) or self.stop
+
+    def end(self, step):
+        for listener in self.listeners:
+            listener.end(self.sess, step)
 
 
 class _LossSummaries:
@@ -71,7 +98,7 @@ class _LossSummaries:
             self.writer.close()
 
 
-def train(estimator, model, first, batches, hooks, stop_at):
+def train(estimator, model, first, batches, hooks, stop_at, listeners=None):
     """Trains `model` (a TRAIN GraphModel) from batch `first` on; `stop_at(step)` gives the
     step to stop at. Returns the final global step."""
     spec = model.spec
@@ -86,20 +113,22 @@ def train(estimator, model, first, batches, hooks, stop_at):
         sess.close()
         return step
     runner.after_create_session(sess)
-    policy, summaries = _SavePolicy(estimator.config), _LossSummaries(estimator)
+    saves = _Checkpoints(estimator, sess, model, listeners)
+    summaries = _LossSummaries(estimator)
     try:
-        step = _steps(estimator, model, sess, runner, _chain(first, batches), stop, step,
-                      policy, summaries)
+        step = _steps(model, sess, runner, _chain(first, batches), stop, step, saves,
+                      summaries)
     finally:
         summaries.close()
-    _save(estimator, sess, model, step)
-    estimator._hook_stopped = runner.stop
+    saves.save(step)
+    saves.end(step)
+    estimator._hook_stopped = runner.stop or saves.stop
     runner.end(sess)
     sess.close()
     return step
 
 
-def _steps(estimator, model, sess, runner, batches, stop, step, policy, summaries):
+def _steps(model, sess, runner, batches, stop, step, saves, summaries):
     """The training steps; returns the global step reached."""
     spec = model.spec
     for features, labels in batches:
@@ -110,9 +139,8 @@ def _steps(estimator, model, sess, runner, batches, stop, step, policy, summarie
             raise NanLossDuringTrainingError()
         step = _advanced(sess, model, step, int(new))
         summaries.maybe_write(step, loss)
-        if policy.due(step):
-            _save(estimator, sess, model, step)
-        if runner.stop or (stop is not None and step >= stop):
+        saves.maybe_save(step)
+        if runner.stop or saves.stop or (stop is not None and step >= stop):
             break
     return step
 
@@ -130,12 +158,6 @@ def _advanced(sess, model, before, after):
 def _chain(first, rest):
     yield first
     yield from rest
-
-
-def _save(estimator, sess, model, step):
-    if should_write_checkpoint():
-        graph_checkpoint.save(sess, model.variables, estimator.model_dir, step,
-                              estimator.config.keep_checkpoint_max)
 
 
 def evaluate(estimator, model, first, batches, steps, hooks, checkpoint_path, name):

@@ -67,6 +67,24 @@ class SessionRunContext:
         return self._stop_requested
 
 
+class CheckpointSaverListener:
+    """`tf.estimator.CheckpointSaverListener`: called around each checkpoint train writes;
+    after_save returning True ends training."""
+
+    def begin(self):
+        """Called once before training."""
+
+    def before_save(self, session, global_step_value):
+        """Called before each save."""
+
+    def after_save(self, session, global_step_value):
+        """Called after each save; True stops training."""
+        return None
+
+    def end(self, session, global_step_value):
+        """Called once after the final save."""
+
+
 class HookRunner:
     """Runs a list of hooks around the steps of one loop, with the loop's graph as the
     default graph (as TF's loop runs inside it: hooks may call get_global_step())."""
