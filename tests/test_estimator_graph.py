@@ -370,3 +370,19 @@ def test_hooks_on_the_eager_path_are_not_implemented(tmp_path):
     assert est.evaluate(_eval_fn())["global_step"] == 2
     with pytest.raises(NotImplementedError, match="Keras-optimizer model_fns cannot be"):
         est.export_saved_model(str(tmp_path / "export"), _raw_receiver_fn())
+
+
+def test_tf_random_seed_makes_initial_values_repeatable(tmp_path):
+    def kernel_after_one_step(name, seed):
+        est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / name),
+                                     config=tf.estimator.RunConfig(tf_random_seed=seed),
+                                     params={"lr": 0.0})
+        est.train(_train_fn(shuffle=False), steps=1)
+        return est.get_variable_value("linear/kernel")
+    try:
+        a, b = kernel_after_one_step("a", 7), kernel_after_one_step("b", 7)
+        c = kernel_after_one_step("c", 8)
+    finally:
+        tf.random.set_seed(None)   # the seed is process-wide in tensorlite (graph_model.py)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)

@@ -78,6 +78,12 @@ class GraphModel:
 
     def __init__(self, estimator, mode, features, labels):
         self.mode, self.graph = mode, v1_graph.Graph()
+        seed = estimator.config.tf_random_seed
+        if seed is not None:
+            # TF seeds each graph it builds; tensorlite has no graph-level seed, so this is
+            # tf.random.set_seed(seed), which also restarts the process's seeded streams
+            from tensorlite.ops.random_ops import set_seed  # noqa: PLC0415
+            set_seed(seed)
         with fresh_graph(self.graph):
             self.features = _placeholders(features, "feature")
             self.labels = None if labels is None else _placeholders(labels, "label")
