@@ -386,3 +386,22 @@ def test_tf_random_seed_makes_initial_values_repeatable(tmp_path):
         tf.random.set_seed(None)   # the seed is process-wide in tensorlite (graph_model.py)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+def test_warm_start_from_another_model_dir(tmp_path):
+    donor = _estimator(tmp_path / "donor")
+    donor.train(_train_fn(), steps=100)
+    kernel = donor.get_variable_value("linear/kernel")
+    est = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "new"),
+                                 params={"lr": 0.0}, warm_start_from=str(tmp_path / "donor"))
+    est.train(_train_fn(), steps=1)
+    np.testing.assert_array_equal(est.get_variable_value("linear/kernel"), kernel)
+    assert est.evaluate(_eval_fn())["global_step"] == 1    # the step is not warm-started
+    only_bias = tf.estimator.Estimator(
+        model_fn, model_dir=str(tmp_path / "bias"), params={"lr": 0.0},
+        warm_start_from=tf.estimator.WarmStartSettings(str(tmp_path / "donor"),
+                                                       vars_to_warm_start="linear/bias"))
+    only_bias.train(_train_fn(), steps=1)
+    np.testing.assert_array_equal(only_bias.get_variable_value("linear/bias"),
+                                  donor.get_variable_value("linear/bias"))
+    assert not np.array_equal(only_bias.get_variable_value("linear/kernel"), kernel)

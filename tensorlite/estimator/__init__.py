@@ -16,6 +16,7 @@ from tensorlite.estimator.graph_loops import NanLossDuringTrainingError
 from tensorlite.estimator.hooks import (CheckpointSaverListener, SessionRunArgs,
                                         SessionRunContext, SessionRunHook, SessionRunValues)
 from tensorlite.estimator.run_config import RunConfig
+from tensorlite.estimator.warm_start import WarmStartSettings
 from tensorlite.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 
 input = inputs  # noqa: A001 - seed 004 writes tf.estimator.input.numpy_input_fn

@@ -45,7 +45,7 @@ import numpy as np
 from tensorlite.framework.atomic_files import write_bytes, write_with
 from tensorlite.autodiff.tape import GradientTape
 from tensorlite.distribute.distribute_lib import should_write_checkpoint
-from tensorlite.estimator import eval_events, graph_checkpoint, graph_estimator
+from tensorlite.estimator import eval_events, graph_checkpoint, graph_estimator, warm_start
 from tensorlite.estimator.run_config import RunConfig
 from tensorlite.framework import nest
 from tensorlite.framework.tensor import Tensor, wrap
@@ -142,6 +142,7 @@ class Estimator:
         self._kind = None          # "graph" or "eager" once known (graph_estimator.py)
         self._graph_error = None   # why building model_fn in a graph failed, if it did
         self._hook_stopped = False  # whether a hook's request_stop ended the last train
+        self._warm_start = warm_start.settings(warm_start_from)
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
@@ -222,6 +223,9 @@ class Estimator:
                 self._global_step = step
                 return self
         _no_hooks_on_eager_path(hooks, saving_listeners)
+        if self._warm_start is not None:
+            raise NotImplementedError("warm_start_from works on the graph path only (model_fn "
+                                      "returning TF1's train_op), not with a Keras optimizer")
         with graph_estimator.noting_graph_error(self):
             return self._train_eager(steps, max_steps, input_fn)
 

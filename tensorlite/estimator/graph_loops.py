@@ -106,7 +106,7 @@ def train(estimator, model, first, batches, hooks, stop_at, listeners=None):
     runner = HookRunner(list(hooks or []) + list(spec.training_chief_hooks or [])
                         + list(spec.training_hooks or []), model.graph)
     runner.begin()
-    sess = model.session(estimator.model_dir)
+    sess = model.session(estimator.model_dir, warm_start=estimator._warm_start)
     step = int(sess.run(model.global_step))
     stop = stop_at(step)
     if stop is not None and step >= stop:

@@ -23,6 +23,7 @@ from tensorlite.compat.v1.session import Session
 from tensorlite.compat.v1.variables import (global_variables, global_variables_initializer,
                                             local_variables_initializer)
 from tensorlite.estimator import graph_checkpoint
+from tensorlite.estimator import warm_start as warm_start_lib
 from tensorlite.framework import dtypes, nest
 from tensorlite.framework.tensor import Tensor
 
@@ -103,9 +104,11 @@ class GraphModel:
                 out[ph] = as_numpy(value)
         return out
 
-    def session(self, model_dir, checkpoint_path=None, require_checkpoint=False):
+    def session(self, model_dir, checkpoint_path=None, require_checkpoint=False,
+                warm_start=None):
         """A Session with initialized variables, restored from `checkpoint_path` or
-        model_dir's latest checkpoint when there is one. Called after the hooks' begin(),
+        model_dir's latest checkpoint when there is one (else warm-started from
+        `warm_start`, WarmStartSettings, when given). Called after the hooks' begin(),
         as TF finalizes its Scaffold then: variables a hook made are saved too."""
         with self.graph.as_default():
             self.variables = global_variables()
@@ -118,4 +121,6 @@ class GraphModel:
                              f"Train the Estimator first (or pass checkpoint_path)")
         if prefix is not None:
             graph_checkpoint.restore(sess, self.variables, prefix)
+        elif warm_start is not None:
+            warm_start_lib.apply(sess, self.variables, warm_start)
         return sess
