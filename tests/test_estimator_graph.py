@@ -405,3 +405,13 @@ def test_warm_start_from_another_model_dir(tmp_path):
     np.testing.assert_array_equal(only_bias.get_variable_value("linear/bias"),
                                   donor.get_variable_value("linear/bias"))
     assert not np.array_equal(only_bias.get_variable_value("linear/kernel"), kernel)
+
+
+def test_train_on_empty_input_keeps_the_step(tmp_path):
+    est = _estimator(tmp_path)
+    est.train(_train_fn(), steps=3)
+    empty = tf.estimator.inputs.numpy_input_fn({"x": np.zeros((0, 1), np.float32)},
+                                               np.zeros((0, 1), np.float32), shuffle=False)
+    again = _estimator(tmp_path)
+    again.train(empty, steps=5)
+    assert again.evaluate(_eval_fn())["global_step"] == 3

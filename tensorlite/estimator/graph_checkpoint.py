@@ -35,7 +35,10 @@ def kind(model_dir):
 
 
 def latest(model_dir):
-    """The prefix of model_dir's latest TF-format checkpoint, or None."""
+    """The prefix of model_dir's latest TF-format checkpoint, or None (also for an eager
+    Estimator's model_dir)."""
+    if kind(model_dir) != "graph":
+        return None
     found = state.get_checkpoint_state(model_dir)
     if found is None or not found.model_checkpoint_path:
         return None

@@ -62,7 +62,10 @@ def train(estimator, input_fn, hooks, steps, max_steps, saving_listeners=None):
     """The graph path's train; the final global step, or None for an eager model_fn."""
     batches = estimator._batches(input_fn, "train")
     first = next(batches, None)
-    if first is None:
+    if first is None:       # no data: nothing to train (an eager model_fn's path says so)
+        prefix = graph_checkpoint.latest(estimator.model_dir)
+        if estimator._kind == "graph" or prefix is not None:
+            return graph_checkpoint.step_of(prefix) if prefix else 0
         return None
     model = _probe(estimator, first)
     if model is None:
