@@ -4,8 +4,9 @@ A model_fn is a graph one when, built in a `tf.Graph()`, its TRAIN spec's train_
 graph op (TF1's `optimizer.minimize(loss, global_step=...)`); it is an eager one when
 train_op is a Keras optimizer (tensorlite's eager Estimator, estimator.py). The kind is
 decided by the first `train` (or by model_dir's checkpoint: TF-format means graph, an
-.npz archive means eager) and kept. evaluate/predict on a model_dir without checkpoints
-and an Estimator that never trained take the eager path.
+.npz archive means eager) and kept. Without either, evaluate raises TF's "Could not find
+trained model" ValueError and predict takes the eager path (initial values, as TF predicts
+from a fresh initialization).
 
 Example:
     >>> if uses_graph(est, "train"):
