@@ -12,12 +12,12 @@ import os
 
 import numpy as np
 
-from tensorlite.data.tfrecord import tf_record_iterator
-from tensorlite.summary.event_writer import Event, EventFileWriter, Summary
 
 
 def write(eval_dir, step, metrics):
     """Appends one Event at `step` holding the scalar entries of `metrics`."""
+    from tensorlite.summary.event_writer import (Event, EventFileWriter,  # noqa: PLC0415
+                                                 Summary)
     summary = Summary(value=[Summary.Value(tag=k, simple_value=float(v))
                              for k, v in metrics.items()
                              if k != "global_step" and np.ndim(v) == 0])
@@ -31,6 +31,8 @@ def write(eval_dir, step, metrics):
 def read(eval_dir):
     """{global_step: {tag: value}} of every evaluation in eval_dir's event files (a later
     file's value for a step wins, as TF's read_eval_metrics)."""
+    from tensorlite.data.tfrecord import tf_record_iterator  # noqa: PLC0415 - tf.data
+    from tensorlite.summary.event_writer import Event  # noqa: PLC0415 - protobuf
     out = {}
     for path in sorted(glob.glob(os.path.join(glob.escape(eval_dir), "events.out.tfevents.*")),
                        key=os.path.getmtime):

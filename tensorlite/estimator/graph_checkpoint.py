@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from tensorlite.checkpoint import bundle, state
+from tensorlite.checkpoint import state
 from tensorlite.framework import errors
 
 
@@ -43,7 +43,7 @@ def latest(model_dir):
     if found is None or not found.model_checkpoint_path:
         return None
     prefix = found.model_checkpoint_path
-    return prefix if os.path.exists(bundle.index_path(prefix)) else None
+    return prefix if os.path.exists(prefix + ".index") else None
 
 
 def step_of(prefix):
@@ -53,6 +53,7 @@ def step_of(prefix):
 
 def save(session, variables, model_dir, step, keep_max=5):
     """Writes the session's values of `variables` as model.ckpt-<step>; returns the prefix."""
+    from tensorlite.checkpoint import bundle  # noqa: PLC0415 - protobuf, when used
     prefix = os.path.join(model_dir, f"model.ckpt-{int(step)}")
     bundle.write_bundle(prefix, [(var_key(v), session.run(v)) for v in variables])
     old = state.get_checkpoint_state(model_dir)
@@ -69,6 +70,7 @@ def save(session, variables, model_dir, step, keep_max=5):
 
 def restore(session, variables, prefix):
     """Loads `prefix`'s values into the session's `variables` (each must be there)."""
+    from tensorlite.checkpoint import bundle  # noqa: PLC0415 - protobuf, when used
     reader = bundle.BundleReader(prefix)
     for v in variables:
         key = var_key(v)

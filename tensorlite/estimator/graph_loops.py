@@ -23,7 +23,6 @@ from tensorlite.distribute.distribute_lib import should_write_checkpoint
 from tensorlite.estimator import eval_events, graph_checkpoint
 from tensorlite.estimator.graph_model import as_numpy
 from tensorlite.estimator.hooks import HookRunner
-from tensorlite.summary.event_writer import Event, EventFileWriter, Summary
 
 
 class NanLossDuringTrainingError(RuntimeError):
@@ -88,6 +87,8 @@ class _LossSummaries:
     def maybe_write(self, step, loss):
         if not self.every or step % self.every or not should_write_checkpoint():
             return
+        from tensorlite.summary.event_writer import (Event, EventFileWriter,  # noqa: PLC0415
+                                                     Summary)
         if self.writer is None:
             self.writer = EventFileWriter(self.model_dir)
         self.writer.add_event(Event(step=int(step), summary=Summary(value=[

@@ -16,7 +16,6 @@ import re
 
 import numpy as np
 
-from tensorlite.checkpoint import bundle
 from tensorlite.checkpoint.state import latest_checkpoint
 from tensorlite.framework import errors
 
@@ -70,6 +69,7 @@ def _chosen(ws, variables):
 
 def apply(session, variables, ws):
     """Loads the chosen variables' values from ws's checkpoint into the session."""
+    from tensorlite.checkpoint import bundle  # noqa: PLC0415 - protobuf, when used
     reader = bundle.BundleReader(_prefix(ws.ckpt_to_initialize_from))
     for name, v in _chosen(ws, variables):
         prev = ws.var_name_to_prev_var_name.get(name, name)
