@@ -1,5 +1,6 @@
 """`tf.estimator`: Estimator, EstimatorSpec, RunConfig(train_distribute=...), train/evaluate/
-predict, train_and_evaluate, DNNClassifier over feature columns, and numpy_input_fn.
+predict, export_saved_model, train_and_evaluate, SessionRunHook and the early-stopping hooks
+of `tf.estimator.experimental`, DNNClassifier over feature columns, and numpy_input_fn.
 
 Example (seed 004):
     >>> distribution = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
@@ -8,10 +9,14 @@ Example (seed 004):
     ...                                     config=run_config)
     >>> classifier.train(input_fn=input_function)
 """
-from tensorlite.estimator import inputs
+from tensorlite.estimator import experimental, export, inputs
 from tensorlite.estimator.canned import DNNClassifier
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
+from tensorlite.estimator.graph_loops import NanLossDuringTrainingError
+from tensorlite.estimator.hooks import (CheckpointSaverListener, SessionRunArgs,
+                                        SessionRunContext, SessionRunHook, SessionRunValues)
 from tensorlite.estimator.run_config import RunConfig
+from tensorlite.estimator.warm_start import WarmStartSettings
 from tensorlite.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 
 input = inputs  # noqa: A001 - seed 004 writes tf.estimator.input.numpy_input_fn

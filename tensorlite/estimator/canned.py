@@ -30,7 +30,8 @@ class DNNClassifier(Estimator):
         self._n_classes, self._vocab = n_classes, label_vocabulary
         self._optimizer_spec, self._activation = optimizer, activation_fn
         self._dropout, self._weight_column = dropout, weight_column
-        super().__init__(self._dnn_model_fn, model_dir=model_dir, config=config)
+        super().__init__(self._dnn_model_fn, model_dir=model_dir, config=config,
+                         warm_start_from=warm_start_from)
 
     def _make_optimizer(self):
         from tensorlite.keras import optimizers  # noqa: PLC0415

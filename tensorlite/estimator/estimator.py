@@ -1,24 +1,38 @@
-"""`tf.estimator.Estimator` on eager tensorlite: model_fn(features, labels, mode[, params,
-config]) returns an EstimatorSpec; train/evaluate/predict loop over input_fn's dataset.
+"""`tf.estimator.Estimator`: model_fn(features, labels, mode[, params, config]) returns an
+EstimatorSpec; train/evaluate/predict loop over input_fn's dataset; export_saved_model.
 
-model_fn runs once per batch. Variables it creates (Keras layers, tf.Variable, embedding
-tables) are created on the first call and handed back, in creation order, on later calls,
-so the same function serves every step. The training step records model_fn under a
-GradientTape and applies `EstimatorSpec.train_op`, which in tensorlite is the Keras optimizer
-to minimise `loss` with (TF 1's train_op is a graph op; an eager step has none: deviation).
-With `RunConfig(train_distribute=strategy)` each batch is split among the strategy's
-replicas and their gradients summed (distribute/data_parallel.py). Checkpoints are NumPy
-archives in model_dir (written by the chief, atomically); a new Estimator on the same
-model_dir continues from the latest one.
+Two paths, chosen by what model_fn's TRAIN spec gives as train_op (graph_estimator.py):
+
+- TF1's train_op (`tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss,
+  global_step=tf.compat.v1.train.get_global_step())`): the graph path, as TensorFlow runs an
+  Estimator. model_fn is built once per call in a fresh tf.Graph (graph_model.py), run by a
+  Session with SessionRunHooks (graph_loops.py), checkpointed in TF's format as
+  model_dir/model.ckpt-<step> (graph_checkpoint.py), evaluated with eval_metric_ops'
+  (value, update_op) pairs and exported as a SavedModel (saved_model_export.py). With
+  `RunConfig(train_distribute=MirroredStrategy(...))` the graph path runs each batch whole in
+  one Session: for a loss that is a mean over the batch this is the update the replicas make
+  together (TF's Estimator scales each replica's loss so that their summed gradients are
+  the mean's), so the strategy is accepted and results match a single device.
+- A Keras optimizer (or its name) as train_op: tensorlite's eager path (this module).
+  model_fn runs once per batch. Variables it creates (Keras layers, tf.Variable, embedding
+  tables) are created on the first call and handed back, in creation order, on later calls,
+  so the same function serves every step. The step records model_fn under a GradientTape
+  and applies the optimizer. With `RunConfig(train_distribute=strategy)` each batch is split
+  among the strategy's replicas and their gradients summed (distribute/data_parallel.py).
+  Checkpoints are NumPy archives in model_dir (written by the chief, atomically); a new
+  Estimator on the same model_dir continues from the latest one. Hooks are not run and
+  export_saved_model is not available on this path.
 
 Example:
     >>> def model_fn(features, labels, mode):
-    ...     logits = tf.keras.layers.Dense(2)(features["x"])
-    ...     loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(
-    ...         labels, logits, from_logits=True))
-    ...     return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits},
-    ...         loss=loss, train_op=tf.keras.optimizers.SGD(0.1))
-    >>> est = tf.estimator.Estimator(model_fn)
+    ...     pred = tf.compat.v1.layers.dense(features["x"], 1)
+    ...     loss = tf.compat.v1.losses.mean_squared_error(labels, pred)
+    ...     train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+    ...         loss, global_step=tf.compat.v1.train.get_global_step())
+    ...     return tf.estimator.EstimatorSpec(mode, predictions={"y": pred}, loss=loss,
+    ...         train_op=train_op, eval_metric_ops={
+    ...             "mae": tf.compat.v1.metrics.mean_absolute_error(labels, pred)})
+    >>> est = tf.estimator.Estimator(model_fn, model_dir="/tmp/m")
 """
 import contextlib
 import inspect
@@ -31,6 +45,7 @@ import numpy as np
 from tensorlite.framework.atomic_files import write_bytes, write_with
 from tensorlite.autodiff.tape import GradientTape
 from tensorlite.distribute.distribute_lib import should_write_checkpoint
+from tensorlite.estimator import eval_events, graph_checkpoint, graph_estimator, warm_start
 from tensorlite.estimator.run_config import RunConfig
 from tensorlite.framework import nest
 from tensorlite.framework.tensor import Tensor, wrap
@@ -44,15 +59,20 @@ class ModeKeys:
 
 
 class EstimatorSpec:
-    """What model_fn returns: predictions, loss, train_op (a Keras optimizer here) and
-    eval_metric_ops (name -> tensor, or (value, update_op) whose value is used)."""
+    """What model_fn returns: predictions, loss, train_op and eval_metric_ops.
+
+    train_op is TF1's training op (`optimizer.minimize(loss, global_step=...)` in a graph):
+    the Estimator then runs model_fn in a graph (graph_loops.py), with eval_metric_ops as
+    (value, update_op) pairs. A Keras optimizer (or its name) as train_op selects the eager
+    path instead, where eval_metric_ops may also be tensors or Keras metrics."""
 
     def __init__(self, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None,
                  export_outputs=None, training_chief_hooks=None, training_hooks=None,
                  scaffold=None, evaluation_hooks=None, prediction_hooks=None):
         if mode == ModeKeys.TRAIN and (loss is None or train_op is None):
-            raise ValueError("EstimatorSpec in TRAIN mode needs `loss` and `train_op` (in "
-                             "tensorlite: the Keras optimizer to minimise loss with)")
+            raise ValueError("EstimatorSpec in TRAIN mode needs `loss` and `train_op` (TF1's "
+                             "optimizer.minimize(loss, global_step=...), or a Keras "
+                             "optimizer for the eager path)")
         if mode == ModeKeys.EVAL and loss is None:
             raise ValueError("EstimatorSpec in EVAL mode needs `loss`")
         if mode == ModeKeys.PREDICT and predictions is None:
@@ -60,6 +80,11 @@ class EstimatorSpec:
         self.mode, self.predictions, self.loss = mode, predictions, loss
         self.train_op, self.eval_metric_ops = train_op, eval_metric_ops or {}
         self.export_outputs = export_outputs
+        self.training_chief_hooks = list(training_chief_hooks or [])
+        self.training_hooks = list(training_hooks or [])
+        self.evaluation_hooks = list(evaluation_hooks or [])
+        self.prediction_hooks = list(prediction_hooks or [])
+        self.scaffold = scaffold
 
 
 class _VariableStore:
@@ -114,13 +139,18 @@ class Estimator:
         self._global_step = 0
         self._restored = False
         self._fn_args = set(inspect.signature(model_fn).parameters)
+        self._kind = None          # "graph" or "eager" once known (graph_estimator.py)
+        self._graph_error = None   # why building model_fn in a graph failed, if it did
+        self._hook_stopped = False  # whether a hook's request_stop ended the last train
+        self._warm_start = warm_start.settings(warm_start_from)
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
     params = property(lambda self: dict(self._params))
 
     # -- model_fn ---------------------------------------------------------------------------
-    def _call_model_fn(self, features, labels, mode):
+    def _invoke_model_fn(self, features, labels, mode):
+        """model_fn(features, labels, mode[, params, config]) -> its EstimatorSpec."""
         kwargs = {"features": features, "labels": labels, "mode": mode}
         if "params" in self._fn_args:
             kwargs["params"] = self._params
@@ -128,17 +158,22 @@ class Estimator:
             kwargs["config"] = self._config
         if "labels" not in self._fn_args:
             kwargs.pop("labels")
-        with self._store.reuse():
-            spec = self._model_fn(**kwargs)
+        spec = self._model_fn(**kwargs)
         if not isinstance(spec, EstimatorSpec):
             raise ValueError(f"model_fn must return an EstimatorSpec, got "
                              f"{type(spec).__name__}")
+        return spec
+
+    def _call_model_fn(self, features, labels, mode):
+        """The eager path's call: variables handed back by creation order."""
+        with self._store.reuse():
+            spec = self._invoke_model_fn(features, labels, mode)
         if not self._restored:
             # The first call made the variables; load the checkpoint into them and run
             # again so this batch sees the restored values.
             self._maybe_restore()
             with self._store.reuse():
-                spec = self._model_fn(**kwargs)
+                spec = self._invoke_model_fn(features, labels, mode)
         return spec
 
     def _trainable(self):
@@ -181,6 +216,20 @@ class Estimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        if graph_estimator.uses_graph(self, ModeKeys.TRAIN):
+            step = graph_estimator.train(self, input_fn, hooks, steps, max_steps,
+                                         saving_listeners)
+            if step is not None:
+                self._global_step = step
+                return self
+        _no_hooks_on_eager_path(hooks, saving_listeners)
+        if self._warm_start is not None:
+            raise NotImplementedError("warm_start_from works on the graph path only (model_fn "
+                                      "returning TF1's train_op), not with a Keras optimizer")
+        with graph_estimator.noting_graph_error(self):
+            return self._train_eager(steps, max_steps, input_fn)
+
+    def _train_eager(self, steps, max_steps, input_fn):
         self._maybe_restore()
         if not self._restored:   # variables not made yet: take the step from the checkpoint
             with np.load(self.latest_checkpoint(), allow_pickle=False) as data:
@@ -200,7 +249,16 @@ class Estimator:
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        """{'loss': mean loss, each eval metric, 'global_step'} over input_fn's data."""
+        """{'loss': mean loss, each eval metric, 'global_step'} over input_fn's data; also
+        written as summaries in eval_dir(name)."""
+        if self._kind is None and checkpoint_path is None and \
+                graph_checkpoint.kind(self._model_dir) is None:
+            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir}. "
+                             f"Train the Estimator first (or pass checkpoint_path)")
+        if graph_estimator.uses_graph(self, ModeKeys.EVAL):
+            return graph_estimator.evaluate(self, input_fn, steps, hooks, checkpoint_path,
+                                            name)
+        _no_hooks_on_eager_path(hooks)
         self._maybe_restore(checkpoint_path)
         sums, count = {}, 0
         for i, (features, labels) in enumerate(self._batches(input_fn, ModeKeys.EVAL)):
@@ -219,11 +277,21 @@ class Estimator:
             raise ValueError("evaluate: input_fn produced no data")
         out = {k: np.float32(v / count) for k, v in sums.items()}
         out["global_step"] = np.int64(self._global_step)
+        eval_events.write(self.eval_dir(name), self._global_step, out)
         return out
+
+    def eval_dir(self, name=None):
+        """Where evaluate writes its summaries: model_dir/eval or model_dir/eval_<name>."""
+        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
 
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
                 yield_single_examples=True):
         """Yields predictions (dicts of arrays, one example at a time by default)."""
+        if graph_estimator.uses_graph(self, ModeKeys.PREDICT):
+            yield from graph_estimator.predict(self, input_fn, predict_keys, hooks,
+                                               checkpoint_path, yield_single_examples)
+            return
+        _no_hooks_on_eager_path(hooks)
         self._maybe_restore(checkpoint_path)
         for features, _ in self._batches(input_fn, ModeKeys.PREDICT):
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT)
@@ -240,6 +308,24 @@ class Estimator:
             else:
                 arr = _as_numpy(preds)
                 yield from (arr if yield_single_examples else [arr])
+
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None,
+                           experimental_mode=ModeKeys.PREDICT):
+        """Writes a timestamped SavedModel under export_dir_base serving model_fn's PREDICT
+        outputs (saved_model_export.py); returns its path as bytes."""
+        if experimental_mode != ModeKeys.PREDICT or assets_extra or as_text:
+            raise NotImplementedError("export_saved_model: tensorlite exports the PREDICT "
+                                      "mode only, without assets_extra or as_text")
+        if checkpoint_path is None and graph_checkpoint.kind(self._model_dir) is None:
+            raise ValueError(f"Couldn't find trained model at {self._model_dir}.")
+        if not graph_estimator.uses_graph(self, None):
+            raise NotImplementedError("export_saved_model needs a graph-mode model_fn (TF1 "
+                                      "train_op) trained into model_dir; the eager path's "
+                                      "Keras-optimizer model_fns cannot be exported yet")
+        from tensorlite.estimator import saved_model_export  # noqa: PLC0415 - heavy
+        return saved_model_export.export(self, export_dir_base, serving_input_receiver_fn,
+                                         checkpoint_path)
 
     def _batches(self, input_fn, mode):
         kwargs = {}
@@ -260,15 +346,24 @@ class Estimator:
 
     # -- variables and checkpoints --------------------------------------------------------
     def get_variable_names(self):
+        """Names of the model's variables (a graph model's: the latest checkpoint's keys)."""
+        if graph_estimator.uses_graph(self, None):
+            return graph_estimator.checkpoint_names(self)
         return [v.name for v in self._store.variables]
 
     def get_variable_value(self, name):
+        """A variable's value (a graph model's: from the latest checkpoint)."""
+        if graph_estimator.uses_graph(self, None):
+            return graph_estimator.checkpoint_value(self, name)
         for v in self._store.variables:
             if v.name == name:
                 return _as_numpy(v)
         raise ValueError(f"No variable named {name!r}; known: {self.get_variable_names()}")
 
     def latest_checkpoint(self):
+        """The latest checkpoint's path in model_dir, or None."""
+        if graph_checkpoint.kind(self._model_dir) == "graph":
+            return graph_checkpoint.latest(self._model_dir)
         marker = os.path.join(self._model_dir, "checkpoint")
         if not os.path.exists(marker):
             return None
@@ -307,6 +402,13 @@ class Estimator:
                 v.assign(data[f"v{i}"])
             self._global_step = int(data["global_step"])
         self._restored = True
+
+
+def _no_hooks_on_eager_path(hooks, listeners=None):
+    if hooks or listeners:
+        raise NotImplementedError("SessionRunHooks and saving_listeners run on the graph path "
+                                  "only (model_fn returning TF1's train_op); the eager path "
+                                  "(a Keras optimizer as train_op) has no Session to hook")
 
 
 def _savez(path, arrays):

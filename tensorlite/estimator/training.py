@@ -39,13 +39,14 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         while target is None or estimator._global_step < target:
             before = estimator._global_step
             stop = before + chunk if target is None else min(before + chunk, target)
-            estimator.train(train_spec.input_fn, max_steps=stop)
+            estimator.train(train_spec.input_fn, max_steps=stop, hooks=train_spec.hooks)
             metrics = estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps,
-                                         name=eval_spec.name)
-            if estimator._global_step == before:
-                break     # the training data ran out
+                                         name=eval_spec.name, hooks=eval_spec.hooks)
+            if estimator._global_step == before or estimator._hook_stopped:
+                break     # the training data ran out, or a hook (early stopping) ended it
     else:
-        estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps)
+        estimator.train(train_spec.input_fn, max_steps=train_spec.max_steps,
+                        hooks=train_spec.hooks)
         metrics = estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps,
-                                     name=eval_spec.name)
+                                     name=eval_spec.name, hooks=eval_spec.hooks)
     return metrics, []

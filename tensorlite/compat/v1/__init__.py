@@ -12,7 +12,7 @@
 Names TF 1.x shares with TF 2 (tf.compat.v1.float32, tf.compat.v1.matmul, ...) come from
 the top-level namespace.
 """
-from tensorlite.compat.v1 import initializers, layers, losses, nn, train
+from tensorlite.compat.v1 import initializers, layers, losses, metrics, nn, train
 from tensorlite.compat.v1.gradients import gradients
 from tensorlite.compat.v1.graph import (Graph, GraphKeys, Operation, add_to_collection,
                                         add_to_collections, get_collection,

@@ -53,3 +53,43 @@ def _named_sum(losses, name):
     total = add_n(losses, name=name)
     get_default_graph()._set_tensor_name(total, f"{name}:0")
     return total
+
+
+def _weighted_mean(err, weights, loss_collection):
+    """TF1's default reduction (SUM_BY_NONZERO_WEIGHTS): sum(err * w) / count(w != 0)."""
+    from tensorlite.ops import array_ops, math_ops  # noqa: PLC0415
+    w = math_ops.cast(weights, err.dtype) * array_ops.ones_like(err)
+    nonzero = math_ops.reduce_sum(math_ops.cast(math_ops.not_equal(w, 0.0), err.dtype))
+    loss = math_ops.divide(math_ops.reduce_sum(err * w), math_ops.maximum(nonzero, 1.0))
+    add_loss(loss, loss_collection)
+    return loss
+
+
+def _difference(labels, predictions):
+    from tensorlite.ops import math_ops  # noqa: PLC0415
+    from tensorlite.ops.common import to_tensor  # noqa: PLC0415
+    predictions = to_tensor(predictions)
+    labels = math_ops.cast(to_tensor(labels), predictions.dtype)
+    if labels.shape.rank is not None and predictions.shape.rank is not None \
+            and labels.shape.rank != predictions.shape.rank:
+        raise ValueError(f"labels and predictions must have the same rank (TF1 losses do not "
+                         f"broadcast them), got shapes {labels.shape} and "
+                         f"{predictions.shape}")
+    return predictions - labels
+
+
+def mean_squared_error(labels, predictions, weights=1.0, scope=None,
+                       loss_collection=GraphKeys.LOSSES, reduction=None):
+    """`tf.compat.v1.losses.mean_squared_error`: the weighted mean of (pred - label)^2,
+    added to `loss_collection`."""
+    from tensorlite.ops import math_ops  # noqa: PLC0415
+    return _weighted_mean(math_ops.square(_difference(labels, predictions)), weights,
+                          loss_collection)
+
+
+def absolute_difference(labels, predictions, weights=1.0, scope=None,
+                        loss_collection=GraphKeys.LOSSES, reduction=None):
+    """`tf.compat.v1.losses.absolute_difference`: the weighted mean of |pred - label|."""
+    from tensorlite.ops import math_ops  # noqa: PLC0415
+    return _weighted_mean(math_ops.abs(_difference(labels, predictions)), weights,
+                          loss_collection)
