@@ -29,6 +29,7 @@ import numpy as np
 
 from tensorlite.data import element_io
 from tensorlite.data.dataset import DatasetV2
+from tensorlite.data.grouping import ListDataset
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
 from tensorlite.data.transforms import DatasetSpec
@@ -241,35 +242,6 @@ class LoadDataset(DatasetV2):
         return _RoundRobin(self._shards, ctx)
 
 
-class _ShardsOf(DatasetV2):
-    """The dataset of shard datasets that a `reader_func` receives."""
-
-    _name = "LoadShards"
-
-    def __init__(self, shards):
-        self._shards = shards
-
-    def _compute_spec(self):
-        return DatasetSpec(self._shards[0].element_spec if self._shards else None)
-
-    def _cardinality(self):
-        return len(self._shards)
-
-    def _make_iterator(self, ctx):
-        return _ListIterator(self._shards)
-
-
-class _ListIterator(RawIterator):
-    def __init__(self, items):
-        self._items, self._at = list(items), 0
-
-    def next(self):
-        if self._at >= len(self._items):
-            raise StopIteration
-        self._at += 1
-        return self._items[self._at - 1]
-
-
 def load(path, element_spec=None, compression=None, reader_func=None):
     """The dataset `save` wrote under `path`; `element_spec` defaults to the saved one."""
     path = os.path.abspath(os.fspath(path))
@@ -285,7 +257,7 @@ def load(path, element_spec=None, compression=None, reader_func=None):
     shards = [ShardDataset(os.path.join(path, n), gz, spec) for n in names]
     if reader_func is None:
         return LoadDataset(shards, spec, num)
-    result = reader_func(_ShardsOf(shards))
+    result = reader_func(ListDataset(shards, DatasetSpec(spec)))  # a dataset of datasets
     if not isinstance(result, DatasetV2):
         raise TypeError(f"Dataset.load: reader_func must return a Dataset, got "
                         f"{type(result).__name__}")

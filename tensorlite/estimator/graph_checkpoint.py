@@ -79,9 +79,14 @@ def restore(session, variables, prefix):
                 None, None, f"Key {key} not found in checkpoint {prefix}: model_fn builds a "
                 f"different model than the one saved in this model_dir (use a new model_dir "
                 f"or warm_start_from)")
-        value = np.asarray(reader.tensor(key), dtype=v.dtype.as_numpy_dtype)
-        if tuple(value.shape) != tuple(v.shape.as_list()):
-            raise errors.InvalidArgumentError(
-                None, None, f"checkpoint {prefix}: {key} has shape {list(value.shape)} but "
-                f"model_fn's variable has shape {v.shape.as_list()}")
-        session._state[id(v)] = (v, value.copy())
+        assign_from(session, v, reader, key, f"checkpoint {prefix}")
+
+
+def assign_from(session, variable, reader, key, where):
+    """Sets `variable` in `session` to the checkpoint entry `key`, whose shape must match."""
+    value = np.asarray(reader.tensor(key), dtype=variable.dtype.as_numpy_dtype)
+    if tuple(value.shape) != tuple(variable.shape.as_list()):
+        raise errors.InvalidArgumentError(
+            None, None, f"{where}: {key} has shape {list(value.shape)} but the model_fn's "
+                        f"variable {variable.name} has shape {variable.shape.as_list()}")
+    session._state[id(variable)] = (variable, value.copy())

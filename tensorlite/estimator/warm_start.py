@@ -14,9 +14,9 @@ import collections
 import os
 import re
 
-import numpy as np
 
 from tensorlite.checkpoint.state import latest_checkpoint
+from tensorlite.estimator import graph_checkpoint
 from tensorlite.framework import errors
 
 
@@ -76,9 +76,5 @@ def apply(session, variables, ws):
         if prev not in reader.entries:
             raise errors.NotFoundError(None, None, f"warm_start_from: {prev} is not in "
                                        f"checkpoint {reader.prefix}")
-        value = np.asarray(reader.tensor(prev), dtype=v.dtype.as_numpy_dtype)
-        if tuple(value.shape) != tuple(v.shape.as_list()):
-            raise errors.InvalidArgumentError(
-                None, None, f"warm_start_from: {prev} has shape {list(value.shape)} in the "
-                f"checkpoint but {name} has shape {v.shape.as_list()}")
-        session._state[id(v)] = (v, value.copy())
+        graph_checkpoint.assign_from(session, v, reader, prev,
+                                     f"warm_start_from ({reader.prefix})")
