@@ -10,6 +10,7 @@ Example (seed 004):
     >>> classifier.train(input_fn=input_function)
 """
 from tensorlite.estimator import experimental, export, inputs
+from tensorlite.estimator.boosted_trees import BoostedTreesClassifier, BoostedTreesRegressor
 from tensorlite.estimator.canned import DNNClassifier
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
 from tensorlite.estimator.graph_loops import NanLossDuringTrainingError
