@@ -89,7 +89,8 @@ class _BoostedTrees(Estimator):
         self._columns, self._hp = list(feature_columns), dict(hparams)
         self._weight_key = weight_column.key if isinstance(weight_column, NumericColumn) \
             else weight_column
-        self._state, self._layout = None, None
+        self._state = None
+        self._layout = FeatureLayout(self._columns, hparams["quantile_sketch_epsilon"])
         super().__init__(self._no_model_fn, model_dir=model_dir, config=config)
 
     def _no_model_fn(self, features, labels, mode):
