@@ -293,3 +293,36 @@ def test_bad_columns_labels_and_untrained_use(tmp_path):
     assert next(est.predict(_input_fn(X)))["logits"][0] == 0.0
     with pytest.raises(ValueError, match=r"labels must be integers in \[0, 2\)"):
         est.train(_input_fn(X, np.array([0, 1, 2, 1]), epochs=3))
+
+
+def test_unsplittable_layers_are_retried_until_tfs_attempt_limit(tmp_path):
+    """A min_node_weight above the root's (per-instance) hessian stops every split; as TF,
+    each layer is retried on new batches until more than 2 * n_trees * max_depth attempts."""
+    X, y = make_classification(n_samples=100, n_features=2, n_redundant=0, random_state=8)
+    est = tf.estimator.BoostedTreesClassifier(_columns(2), n_batches_per_layer=1, n_trees=2,
+                                              max_depth=2, min_node_weight=0.3,
+                                              model_dir=str(tmp_path))
+    est.train(_input_fn(X, y, epochs=1000))
+    assert est.evaluate(_input_fn(X, y))["global_step"] == 1 + 2 * 2 * 2 + 1
+    assert next(est.predict(_input_fn(X)))["logits"][0] == 0.0
+    # a root hessian of 0.25 (p = 0.5) passes min_node_weight=0.2: depth-1 trees grow
+    grown = tf.estimator.BoostedTreesClassifier(_columns(2), n_batches_per_layer=1, n_trees=2,
+                                                max_depth=1, min_node_weight=0.2,
+                                                model_dir=str(tmp_path / "grown"))
+    grown.train(_input_fn(X, y, epochs=1000))
+    assert grown.evaluate(_input_fn(X, y))["global_step"] == 1 + 2 * 1
+
+
+def test_pre_pruning_drops_splits_below_tree_complexity(tmp_path):
+    X, y = make_classification(n_samples=200, n_features=2, n_redundant=0, random_state=9)
+    importances = {}
+    for tc in (1e-4, 10.0):
+        est = tf.estimator.BoostedTreesClassifier(_columns(2), n_batches_per_layer=1,
+                                                  n_trees=1, max_depth=1, pruning_mode="pre",
+                                                  tree_complexity=tc,
+                                                  model_dir=str(tmp_path / str(tc)))
+        est.train(_input_fn(X, y, epochs=100))
+        importances[tc] = sum(est.experimental_feature_importances().values())
+    assert importances[1e-4] > 0 and importances[10.0] == 0.0
+    with pytest.raises(ValueError, match="no splits"):
+        est.experimental_feature_importances(normalize=True)

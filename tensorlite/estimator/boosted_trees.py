@@ -10,8 +10,9 @@ Then trees grow layer by layer: every layer sums the gradients and hessians of t
 n_batches_per_layer batches, so l2_regularization, tree_complexity and min_node_weight
 are per-instance values as TF documents) per frontier node, feature and bucket, splits
 each node at its best gain and sets each child's logits to its parent's plus
-learning_rate times its Newton step (boosted_trees_grow.py). A tree is finished at
-max_depth (or when no node can split); training stops after n_trees trees, at
+learning_rate times its Newton step (boosted_trees_grow.py); a layer where no node can
+split is tried again on the next batches. A tree is finished at max_depth; training
+stops after n_trees trees or 2 * n_trees * max_depth layer attempts (TF's stop hook), at
 max_steps, or when input_fn's data ends.
 
 Checkpoints are JSON files model_dir/model.ckpt-<step>.json (the ensemble, the bucket
@@ -101,7 +102,8 @@ class _BoostedTrees(Estimator):
     def _fresh_state(self):
         return {"global_step": 0, "boundaries": {}, "sketch": {}, "sketch_batches": 0,
                 "trees": [new_tree(self._head.dim)], "frontier": [0], "depth": 0,
-                "finalized": 0, "centering": bool(self._hp["center_bias"]),
+                "finalized": 0, "attempted_layers": 0,
+                "centering": bool(self._hp["center_bias"]),
                 "centering_rounds": 0, "acc": None}
 
     def _load(self):
@@ -156,7 +158,11 @@ class _BoostedTrees(Estimator):
 
     # -- training ----------------------------------------------------------------------------
     def _done(self):
-        return self._state["finalized"] >= self._hp["n_trees"]
+        """TF's stop rule: n_trees finished, or more than 2 * n_trees * max_depth layer
+        attempts (layers where no node could split count as attempts too)."""
+        hp = self._hp
+        return self._state["finalized"] >= hp["n_trees"] or \
+            self._state["attempted_layers"] > 2 * hp["n_trees"] * hp["max_depth"]
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains for `steps` more batches, up to global step `max_steps`, until n_trees
@@ -259,10 +265,13 @@ class _BoostedTrees(Estimator):
                                            "tree_complexity": hp["tree_complexity"],
                                            "min_node_weight": hp["min_node_weight"],
                                            "pruning_mode": hp["pruning_mode"]})
+        state["attempted_layers"] += 1
+        if all(split is None for split in splits):
+            return     # as TF: retry the same nodes on the next batches
         tree = state["trees"][-1]
         state["frontier"] = grow_layer(tree, state["frontier"], splits, hp["learning_rate"])
         state["depth"] += 1
-        if state["depth"] >= hp["max_depth"] or not state["frontier"]:
+        if state["depth"] >= hp["max_depth"]:
             state["finalized"] += 1
             if state["finalized"] < hp["n_trees"]:
                 state["trees"].append(new_tree(self._head.dim))

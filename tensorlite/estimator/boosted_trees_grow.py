@@ -62,20 +62,27 @@ def histograms(buckets, node_pos, n_nodes, n_buckets, grads, hess):
     return g, h, count
 
 
+_EPS = 1e-15     # TF's kEps: no step where h + l2 is this small
+
+
 def weights_and_gains(g, h, l1, l2):
-    """TF's leaf weight -g'/(h + l2) and gain g'^2/(h + l2), g' = g shrunk by l1 toward 0;
-    both 0 where h + l2 is 0. The last axis (logits) is summed for the gain."""
-    g = np.sign(g) * np.maximum(np.abs(g) - l1, 0.0)
+    """TF's leaf weight -g'/(h + l2) and gain g'^2/(h + l2), both 0 where h + l2 <= 1e-15.
+    g' is g shrunk toward 0 by l1 for one logit; TF applies no l1 to multi-dimensional
+    (diagonal hessian) logits. The last axis (logits) is summed for the gain."""
+    if g.shape[-1] == 1:
+        g = np.sign(g) * np.maximum(np.abs(g) - l1, 0.0)
     denom = h + l2
-    safe = np.where(denom > 0, denom, 1.0)
-    weight = np.where(denom > 0, -g / safe, 0.0)
+    ok = denom > _EPS
+    weight = np.where(ok, -g / np.where(ok, denom, 1.0), 0.0)
     return weight, np.sum(-g * weight, axis=-1)
 
 
 def best_splits(g, h, count, hp):
     """For each frontier node: (gain, feature, threshold, left weight, right weight) of its
-    best split, or None. A split needs examples on both sides and children hessians of at
-    least min_node_weight; 'pre' pruning also needs a positive gain."""
+    best split, or None. As TF, a node whose hessian (its norm over logits) is below
+    min_node_weight does not split, and 'pre' pruning drops negative gains; unlike TF's
+    scan, which may pick a threshold that sends every example one way when nothing
+    better exists, a split here needs examples on both sides."""
     gl, hl, cl = (np.cumsum(a, axis=2)[:, :, :-1] for a in (g, h, count))
     gt, ht, ct = g.sum(2, keepdims=True), h.sum(2, keepdims=True), count.sum(2, keepdims=True)
     gr, hr, cr = gt - gl, ht - hl, ct - cl
@@ -83,15 +90,14 @@ def best_splits(g, h, count, hp):
     _, gain_r = weights_and_gains(gr, hr, hp["l1"], hp["l2"])
     _, gain_p = weights_and_gains(gt, ht, hp["l1"], hp["l2"])
     gain = gain_l + gain_r - gain_p - hp["tree_complexity"]
-    ok = (cl > 0) & (cr > 0) & (hl.sum(-1) >= hp["min_node_weight"]) & \
-        (hr.sum(-1) >= hp["min_node_weight"])
-    gain = np.where(ok, gain, -np.inf)
+    heavy = np.linalg.norm(ht, axis=-1) >= hp["min_node_weight"]
+    gain = np.where((cl > 0) & (cr > 0) & heavy, gain, -np.inf)
     out = []
     for node in range(g.shape[0]):
         flat = int(np.argmax(gain[node]))     # ties: the first feature, lowest threshold
         f, t = np.unravel_index(flat, gain[node].shape)
         best = gain[node, f, t]
-        if not np.isfinite(best) or (hp["pruning_mode"] == "pre" and best <= 0):
+        if not np.isfinite(best) or (hp["pruning_mode"] == "pre" and best < 0):
             out.append(None)
             continue
         wl, _ = weights_and_gains(gl[node, f, t], hl[node, f, t], hp["l1"], hp["l2"])
