@@ -259,7 +259,7 @@ def test_weight_column_acts_like_repeated_rows(tmp_path):
     ({"l2_regularization": -1.0}, ValueError),
     ({"pruning_mode": "late"}, ValueError),
     ({"pruning_mode": "pre"}, ValueError),               # needs tree_complexity > 0
-    ({"pruning_mode": "post", "tree_complexity": 0.1}, NotImplementedError),
+    ({"pruning_mode": "post"}, ValueError),              # needs tree_complexity > 0
     ({"quantile_sketch_epsilon": 0.0}, ValueError),
     ({"n_classes": 1}, ValueError),
     ({"label_vocabulary": ["a", "b", "c"]}, ValueError),
@@ -313,16 +313,46 @@ def test_unsplittable_layers_are_retried_until_tfs_attempt_limit(tmp_path):
     assert grown.evaluate(_input_fn(X, y))["global_step"] == 1 + 2 * 1
 
 
-def test_pre_pruning_drops_splits_below_tree_complexity(tmp_path):
+@pytest.mark.parametrize("mode", ["pre", "post"])
+def test_pruning_drops_splits_below_tree_complexity(tmp_path, mode):
     X, y = make_classification(n_samples=200, n_features=2, n_redundant=0, random_state=9)
     importances = {}
     for tc in (1e-4, 10.0):
         est = tf.estimator.BoostedTreesClassifier(_columns(2), n_batches_per_layer=1,
-                                                  n_trees=1, max_depth=1, pruning_mode="pre",
+                                                  n_trees=1, max_depth=3, pruning_mode=mode,
                                                   tree_complexity=tc,
                                                   model_dir=str(tmp_path / str(tc)))
         est.train(_input_fn(X, y, epochs=100))
         importances[tc] = sum(est.experimental_feature_importances().values())
     assert importances[1e-4] > 0 and importances[10.0] == 0.0
+    assert next(est.predict(_input_fn(X)))["logits"][0] == 0.0
     with pytest.raises(ValueError, match="no splits"):
         est.experimental_feature_importances(normalize=True)
+
+
+def test_post_pruning_keeps_only_positive_gain_or_inner_splits(tmp_path):
+    """Post-pruning turns back bottom-up the negative-gain splits whose children are leaves:
+    what remains are splits of gain >= 0 or splits above kept splits."""
+    from tensorlite.estimator.boosted_trees_grow import post_prune
+    tree = {"feature": [0, 1, -1, -1, -1, 0, -1, -1, -1], "threshold": [0] * 9,
+            "left": [1, 3, 5, -1, -1, 7, -1, -1, -1],
+            "right": [2, 4, 6, -1, -1, 8, -1, -1, -1],
+            "value": [[float(i)] for i in range(9)],
+            "gain": [-1.0, -0.5, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0]}
+    tree["feature"][2] = 1                      # node 2 splits into 5 (which splits) and 6
+    tree["gain"][2] = -0.2
+    post_prune(tree)
+    # node 1 (negative, leaf children) goes; node 2 stays (child 5 splits), so the root stays
+    assert tree["feature"][:3] == [0, -1, 1] and tree["feature"][5] == 0
+    assert tree["value"][1] == [1.0]
+
+
+def test_center_bias_converges_to_the_prior_logit(tmp_path):
+    y = (np.arange(500) % 5 != 0).astype(np.int64)            # 80% positive
+    X = np.random.default_rng(1).normal(size=(500, 1))
+    est = tf.estimator.BoostedTreesClassifier(_columns(1), n_batches_per_layer=1, n_trees=1,
+                                              max_depth=1, center_bias=True,
+                                              min_node_weight=10.0, model_dir=str(tmp_path))
+    est.train(_input_fn(X, y, epochs=1000))                   # no split can grow
+    logit = next(est.predict(_input_fn(X)))["logits"][0]
+    assert np.isclose(logit, np.log(4.0), rtol=0.01)

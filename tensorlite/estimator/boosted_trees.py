@@ -13,11 +13,13 @@ each node at its best gain and sets each child's logits to its parent's plus
 learning_rate times its Newton step (boosted_trees_grow.py); a layer where no node can
 split is tried again on the next batches. A tree is finished at max_depth; training
 stops after n_trees trees or 2 * n_trees * max_depth layer attempts (TF's stop hook), at
-max_steps, or when input_fn's data ends.
+max_steps, or when input_fn's data ends. pruning_mode='pre' drops negative-gain splits;
+'post' grows the tree whole, then turns back into leaves the splits of negative gain whose
+children are leaves, bottom-up, as TF's PostPruneTree.
 
 Checkpoints are JSON files model_dir/model.ckpt-<step>.json (the ensemble, the bucket
 boundaries, the layer's partial sums), named by model_dir/checkpoint; a new instance on
-the same model_dir resumes from the latest. pruning_mode='post' is not implemented.
+the same model_dir resumes from the latest.
 
 Example:
     >>> cols = [tf.feature_column.numeric_column("x")]
@@ -35,13 +37,14 @@ import numpy as np
 from tensorlite.estimator import eval_events
 from tensorlite.estimator.boosted_trees_features import FeatureLayout
 from tensorlite.estimator.boosted_trees_grow import (best_splits, ensemble_logits,
-                                                     grow_layer, histograms, new_tree, route)
+                                                     grow_layer, histograms, new_tree,
+                                                     post_prune, route)
 from tensorlite.estimator.boosted_trees_heads import Head
 from tensorlite.estimator.estimator import Estimator
 from tensorlite.feature_column import NumericColumn, _raw
 from tensorlite.framework.atomic_files import write_bytes
 
-_MIN_DELTA_FOR_CENTER_BIAS = 0.01    # TF stops centering when the bias moves less
+_MIN_DELTA_FOR_CENTER_BIAS = 0.01    # TF stops centering when the bias moves less (relative)
 _MAX_CENTERING_ROUNDS = 100          # bounds the centering loop (Newton converges long before)
 
 
@@ -62,9 +65,6 @@ def _check_params(n_batches_per_layer, n_trees, max_depth, learning_rate, regs,
     if pruning_mode != "none" and regs["tree_complexity"] <= 0:
         raise ValueError("Tree complexity have to be positive to enable pruning "
                          f"(pruning_mode={pruning_mode!r}, tree_complexity=0)")
-    if pruning_mode == "post":
-        raise NotImplementedError("BoostedTrees: pruning_mode='post' is not implemented in "
-                                  "tensorlite; use 'pre' or 'none'")
     if not 0 < quantile_sketch_epsilon < 1:
         raise ValueError(f"BoostedTrees: quantile_sketch_epsilon must be in (0, 1), got "
                          f"{quantile_sketch_epsilon!r}")
@@ -252,10 +252,15 @@ class _BoostedTrees(Estimator):
         g = np.sign(g) * np.maximum(np.abs(g) - hp["l1"], 0.0)
         step = np.where(h + hp["l2"] > 0, -g / np.where(h + hp["l2"] > 0, h + hp["l2"], 1), 0)
         root = state["trees"][0]["value"]
-        root[0] = (np.asarray(root[0]) + step).tolist()
+        bias = np.asarray(root[0])
+        root[0] = (bias + step).tolist()
         state["centering_rounds"] += 1
-        if np.all(np.abs(step) < _MIN_DELTA_FOR_CENTER_BIAS) or \
-                state["centering_rounds"] >= _MAX_CENTERING_ROUNDS:
+        # TF's rule: a first round always, then on while a step moves the bias by more
+        # than 1% of itself
+        relative = np.abs(step) / np.where(bias != 0, np.abs(bias), np.nan)
+        moving = state["centering_rounds"] == 1 or \
+            np.any(np.where(bias != 0, relative, step != 0) > _MIN_DELTA_FOR_CENTER_BIAS)
+        if not moving or state["centering_rounds"] >= _MAX_CENTERING_ROUNDS:
             state["centering"] = False
 
     def _grow(self):
@@ -272,6 +277,8 @@ class _BoostedTrees(Estimator):
         state["frontier"] = grow_layer(tree, state["frontier"], splits, hp["learning_rate"])
         state["depth"] += 1
         if state["depth"] >= hp["max_depth"]:
+            if hp["pruning_mode"] == "post":
+                post_prune(tree)
             state["finalized"] += 1
             if state["finalized"] < hp["n_trees"]:
                 state["trees"].append(new_tree(self._head.dim))

@@ -124,3 +124,18 @@ def grow_layer(tree, frontier, splits, learning_rate):
                 tree[key].append(v)
             tree["value"].append((parent + learning_rate * np.asarray(w)).tolist())
     return children
+
+
+def post_prune(tree, node=0):
+    """TF's post-pruning of a finished tree: bottom-up, a split of negative gain whose
+    children are (now) leaves becomes a leaf again with its own logits. The children stay
+    in the arrays, unreachable."""
+    f = tree["feature"][node]
+    if f < 0:
+        return
+    left, right = tree["left"][node], tree["right"][node]
+    post_prune(tree, left)
+    post_prune(tree, right)
+    if tree["gain"][node] < 0 and tree["feature"][left] < 0 and tree["feature"][right] < 0:
+        tree["feature"][node], tree["gain"][node] = -1, 0.0
+        tree["left"][node] = tree["right"][node] = -1
