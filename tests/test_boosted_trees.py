@@ -133,7 +133,7 @@ def test_one_split_matches_tf_formulas(tmp_path):
     est = tf.estimator.BoostedTreesClassifier([col], n_batches_per_layer=1, n_trees=1,
                                               max_depth=1, learning_rate=lr,
                                               l2_regularization=l2, tree_complexity=tc,
-                                              model_dir=str(tmp_path))
+                                              pruning_mode="pre", model_dir=str(tmp_path))
     est.train(_input_fn(x[:, None], y, epochs=10))
     g, h = (0.5 - y) / len(y), np.full(len(y), 0.25 / len(y))   # logits 0: p = 0.5
     left, right = x == 0, x == 1
@@ -260,6 +260,7 @@ def test_weight_column_acts_like_repeated_rows(tmp_path):
     ({"pruning_mode": "late"}, ValueError),
     ({"pruning_mode": "pre"}, ValueError),               # needs tree_complexity > 0
     ({"pruning_mode": "post"}, ValueError),              # needs tree_complexity > 0
+    ({"tree_complexity": 0.1}, ValueError),              # no effect without pruning
     ({"quantile_sketch_epsilon": 0.0}, ValueError),
     ({"n_classes": 1}, ValueError),
     ({"label_vocabulary": ["a", "b", "c"]}, ValueError),

@@ -63,8 +63,11 @@ def _check_params(n_batches_per_layer, n_trees, max_depth, learning_rate, regs,
         raise ValueError(f"BoostedTrees: pruning_mode must be 'none', 'pre' or 'post', got "
                          f"{pruning_mode!r}")
     if pruning_mode != "none" and regs["tree_complexity"] <= 0:
-        raise ValueError("Tree complexity have to be positive to enable pruning "
+        raise ValueError(f"For pruning, tree_complexity must be positive "
                          f"(pruning_mode={pruning_mode!r}, tree_complexity=0)")
+    if pruning_mode == "none" and regs["tree_complexity"] > 0:
+        raise ValueError("Tree complexity have no effect unless pruning mode is chosen: "
+                         "set pruning_mode='pre' or 'post', or tree_complexity=0")
     if not 0 < quantile_sketch_epsilon < 1:
         raise ValueError(f"BoostedTrees: quantile_sketch_epsilon must be in (0, 1), got "
                          f"{quantile_sketch_epsilon!r}")
