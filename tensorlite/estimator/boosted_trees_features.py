@@ -1,6 +1,7 @@
 """How BoostedTrees sees feature columns: every input dimension becomes one bucketized
 feature. Numeric columns are cut at quantiles of the first training batches (about
-1/quantile_sketch_epsilon buckets, as TF's quantile sketch gives; computed exactly here),
+1/quantile_sketch_epsilon buckets, as TF's quantile sketch gives; computed exactly and
+unweighted here) and bucketized as TF's BoostedTreesBucketize does,
 bucketized columns at their boundaries, and each dimension of an indicator column is a
 0/1 feature. Columns are taken sorted by name, as TF does, and feature importances are
 summed per column name (a numeric column's key, `<key>_bucketized`, an indicator's
@@ -10,7 +11,7 @@ Example:
     >>> layout = FeatureLayout([tf.feature_column.numeric_column("x")], 0.25)
     >>> layout.add_sketch({"x": np.arange(8.0)}); layout.finish_sketch()
     >>> layout.buckets({"x": [0.0, 7.0]}).ravel().tolist()
-    [1, 5]
+    [0, 4]
 """
 import math
 
@@ -75,7 +76,7 @@ class FeatureLayout:
             if isinstance(col, BucketizedColumn):
                 sizes.append(col.num_buckets)
             elif isinstance(col, NumericColumn):
-                sizes += [len(b) + 1 for b in self.boundaries[col.name]]
+                sizes += [len(b) for b in self.boundaries[col.name]]
         return max(sizes)
 
     def buckets(self, features):
@@ -89,6 +90,15 @@ class FeatureLayout:
             else:
                 raw = _raw(features, col.key).astype(np.float64).reshape(-1, col.width)
                 parts.append(np.stack(
-                    [np.searchsorted(b, raw[:, d], side="right")
-                     for d, b in enumerate(self.boundaries[col.name])], 1).astype(np.int64))
+                    [_bucketize(b, raw[:, d]) for d, b in enumerate(self.boundaries[col.name])],
+                    1))
         return np.concatenate(parts, axis=1)
+
+
+def _bucketize(boundaries, values):
+    """TF's BoostedTreesBucketize: the first boundary >= value, capped at the last one
+    (no boundaries: bucket 0)."""
+    if not len(boundaries):
+        return np.zeros(len(values), np.int64)
+    ids = np.searchsorted(np.asarray(boundaries), values, side="left")
+    return np.minimum(ids, len(boundaries) - 1).astype(np.int64)
