@@ -4,7 +4,8 @@ grown as TF's estimator grows them.
 Each train step consumes one batch of input_fn. Numeric columns first get quantile bucket
 boundaries from n_batches_per_layer batches (boosted_trees_features.py); with
 center_bias the first tree's root is then set by Newton steps (each over
-n_batches_per_layer batches) until it moves by less than 0.01, as TF's bias centering.
+n_batches_per_layer batches) until a step moves it by less than 1% (TF's bias
+centering; TF's kernel centers one logit, here each of a multi-class head's logits).
 Then trees grow layer by layer: every layer sums the gradients and hessians of the loss
 (divided by the batch size, TF's SUM_OVER_BATCH_SIZE, and averaged over
 n_batches_per_layer batches, so l2_regularization, tree_complexity and min_node_weight
@@ -19,7 +20,10 @@ children are leaves, bottom-up, as TF's PostPruneTree.
 
 Checkpoints are JSON files model_dir/model.ckpt-<step>.json (the ensemble, the bucket
 boundaries, the layer's partial sums), named by model_dir/checkpoint; a new instance on
-the same model_dir resumes from the latest.
+the same model_dir resumes from the latest. train_in_memory=True (n_batches_per_layer=1)
+trains the same way, so input_fn must give the whole data set in each batch as TF asks;
+weight_column scales each example's gradient and hessian (evaluation metrics are
+weighted means; numeric quantiles are not weighted).
 
 Example:
     >>> cols = [tf.feature_column.numeric_column("x")]
