@@ -357,3 +357,15 @@ def test_center_bias_converges_to_the_prior_logit(tmp_path):
     est.train(_input_fn(X, y, epochs=1000))                   # no split can grow
     logit = next(est.predict(_input_fn(X)))["logits"][0]
     assert np.isclose(logit, np.log(4.0), rtol=0.01)
+
+
+def test_bucketized_column_ids_and_one_hot():
+    """TF's buckets: boundaries[i-1] <= x < boundaries[i]; the dense form is one-hot."""
+    age = bucketized_column(tf.feature_column.numeric_column("age"), [18.0, 65.0])
+    assert age.name == "age_bucketized" and age.num_buckets == 3
+    ids = age.bucket_ids({"age": [[10.0], [18.0], [64.9], [65.0]]}).ravel().tolist()
+    assert ids == [0, 1, 1, 2]
+    dense = tf.feature_column.input_layer({"age": [[10.0], [70.0]]}, [age]).numpy()
+    np.testing.assert_array_equal(dense, [[1, 0, 0], [0, 0, 1]])
+    with pytest.raises(ValueError, match="numeric_column"):
+        bucketized_column("age", [1.0])
