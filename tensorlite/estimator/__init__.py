@@ -1,6 +1,7 @@
 """`tf.estimator`: Estimator, EstimatorSpec, RunConfig(train_distribute=...), train/evaluate/
 predict, export_saved_model, train_and_evaluate, SessionRunHook and the early-stopping hooks
-of `tf.estimator.experimental`, DNNClassifier over feature columns, and numpy_input_fn.
+of `tf.estimator.experimental`, the canned estimators (DNN, Linear and DNNLinearCombined
+classifiers and regressors) over feature columns, and numpy_input_fn / pandas_input_fn.
 
 Example (seed 004):
     >>> distribution = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
@@ -10,7 +11,9 @@ Example (seed 004):
     >>> classifier.train(input_fn=input_function)
 """
 from tensorlite.estimator import experimental, export, inputs
-from tensorlite.estimator.canned import DNNClassifier
+from tensorlite.estimator.canned import (DNNClassifier, DNNLinearCombinedClassifier,
+                                         DNNLinearCombinedRegressor, DNNRegressor,
+                                         LinearClassifier, LinearRegressor)
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
 from tensorlite.estimator.graph_loops import NanLossDuringTrainingError
 from tensorlite.estimator.hooks import (CheckpointSaverListener, SessionRunArgs,
