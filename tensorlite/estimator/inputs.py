@@ -1,4 +1,5 @@
-"""`tf.estimator.inputs` / `tf.compat.v1.estimator.inputs`: input functions over NumPy data.
+"""`tf.estimator.inputs` / `tf.compat.v1.estimator.inputs`: input functions over NumPy data
+(numpy_input_fn) and pandas DataFrames (pandas_input_fn).
 
 Example:
     >>> fn = numpy_input_fn({"x": np.arange(4.0)}, np.arange(4), batch_size=2, shuffle=False)
@@ -30,3 +31,38 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
             ds = ds.shuffle(queue_capacity)
         return ds.repeat(num_epochs).batch(batch_size)
     return input_fn
+
+
+def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
+                    queue_capacity=1000, num_threads=1, target_column="target"):
+    """An input_fn over a pandas DataFrame `x` (one feature per column) and a Series (or
+    DataFrame) `y` of labels with the same index, as numpy_input_fn batches them."""
+    if shuffle is None:
+        raise ValueError("pandas_input_fn: shuffle must be provided explicitly (True or False)")
+    if not hasattr(x, "columns") or not hasattr(x, "index"):
+        raise TypeError(f"pandas_input_fn: x must be a pandas DataFrame, got "
+                        f"{type(x).__name__}")
+    labels = None
+    if y is not None:
+        if target_column in x.columns:
+            raise ValueError(f"Cannot use name {target_column} for target column since it is "
+                             f"already a column name in x.")
+        if not hasattr(y, "index") or not np.array_equal(np.asarray(x.index),
+                                                         np.asarray(y.index)):
+            raise ValueError("pandas_input_fn: x and y must be pandas objects with the same "
+                             "index (Index for x and y are mismatched)")
+        labels = _pandas_labels(y)
+    features = {str(c): x[c].to_numpy() for c in x.columns}
+    return numpy_input_fn(features, labels, batch_size=batch_size, num_epochs=num_epochs,
+                          shuffle=shuffle, queue_capacity=queue_capacity,
+                          num_threads=num_threads)
+
+
+def _pandas_labels(y):
+    """A Series' values; a one-column DataFrame's column (several columns: not supported)."""
+    if hasattr(y, "columns"):
+        if len(y.columns) != 1:
+            raise NotImplementedError("pandas_input_fn: a y DataFrame with several columns "
+                                      "(a dict of labels) is not implemented; pass a Series")
+        y = y[y.columns[0]]
+    return y.to_numpy()
