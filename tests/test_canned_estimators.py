@@ -14,7 +14,7 @@ from tests.test_hub_text import EXPECTED, MODULE, SENTENCES, corpus
 sklearn = pytest.importorskip("sklearn")
 from sklearn.datasets import make_classification, make_regression  # noqa: E402
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
-from sklearn.metrics import r2_score  # noqa: E402
+from sklearn.metrics import precision_score, r2_score, recall_score, roc_auc_score  # noqa: E402
 
 
 def _split(x, y, n_train):
@@ -45,18 +45,31 @@ def test_linear_classifier_matches_logistic_regression(binary, tmp_path):
     tf.random.set_seed(0)
     xt, yt, xe, ye = binary
     sk = LogisticRegression().fit(xt, yt).score(xe, ye)
-    est = tf.estimator.LinearClassifier([tf.feature_column.numeric_column("x", shape=(10,))],
-                                        model_dir=str(tmp_path))
+    cols = [tf.feature_column.numeric_column("x", shape=(10,))]
+    est = tf.estimator.LinearClassifier(cols, model_dir=str(tmp_path))
     train, evaluate = _fns(xt, yt, xe, ye)
     est.train(train, steps=400)
     metrics = est.evaluate(evaluate)
     assert abs(metrics["accuracy"] - sk) <= 0.03, (metrics, sk)
     assert metrics["global_step"] == 400
-    assert set(metrics) == {"accuracy", "average_loss", "loss", "label/mean",
-                            "prediction/mean", "global_step"}
+    assert set(metrics) == {"accuracy", "accuracy_baseline", "auc", "average_loss", "loss",
+                            "label/mean", "precision", "prediction/mean", "recall",
+                            "global_step"}
     assert metrics["label/mean"] == pytest.approx(np.mean(ye), abs=1e-6)
+    assert metrics["accuracy_baseline"] == pytest.approx(max(np.mean(ye), 1 - np.mean(ye)))
     ids = _predict(est, xe, "class_ids").reshape(-1)
+    scores = _predict(est, xe, "logistic").reshape(-1)
     assert np.mean(ids == ye) == pytest.approx(metrics["accuracy"], abs=1e-6)
+    # the dataset-wide metrics over two eval batches are scikit-learn's over all of them
+    assert metrics["auc"] == pytest.approx(roc_auc_score(ye, scores), abs=1e-6)
+    assert metrics["precision"] == pytest.approx(precision_score(ye, ids), abs=1e-6)
+    assert metrics["recall"] == pytest.approx(recall_score(ye, ids), abs=1e-6)
+    # a new estimator restores from model_dir on its first batch: the same metrics
+    again = tf.estimator.LinearClassifier(cols, model_dir=str(tmp_path)).evaluate(evaluate)
+    assert {k: pytest.approx(v, abs=1e-6) for k, v in metrics.items()} == again
+    from tensorlite.estimator import eval_events
+    assert eval_events.read(est.eval_dir())[400]["auc"] == \
+        pytest.approx(metrics["auc"], abs=1e-6)
 
 
 @pytest.mark.parametrize("kind", ["dnn", "combined"])

@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
+from tensorlite.estimator import eval_events
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
-from tensorlite.framework.tensor import wrap
 
 _DNN_LEARNING_RATE = 0.05
 _LINEAR_LEARNING_RATE = 0.2
@@ -137,6 +137,7 @@ class _Canned(Estimator):
 
     def __init__(self, head, model_dir, config, warm_start_from):
         self._head, self._resolved = head, None
+        self._eval_batches = None   # collected by evaluate for canned_head.dataset_metrics
         super().__init__(self._canned_model_fn, model_dir=model_dir, config=config,
                          warm_start_from=warm_start_from)
 
@@ -146,11 +147,41 @@ class _Canned(Estimator):
         if mode == ModeKeys.PREDICT:
             return EstimatorSpec(mode, predictions=predictions)
         loss, metrics = self._head.loss_and_metrics(logits, predictions, labels)
+        if mode == ModeKeys.EVAL and self._eval_batches is not None:
+            self._collect(features, self._head.eval_outputs(predictions, labels))
         if mode == ModeKeys.TRAIN and self._resolved is None:
             self._resolved = self._train_op()   # one optimizer (and its slots) for all steps
         return EstimatorSpec(mode, predictions=predictions, loss=loss,
                              train_op=self._resolved if mode == ModeKeys.TRAIN else None,
                              eval_metric_ops=metrics)
+
+
+    def _collect(self, features, outputs):
+        """Keeps one batch's outputs; the Estimator's first call runs model_fn twice on the
+        same features (before and after restoring), which must count once."""
+        if outputs is None:
+            return
+        if self._eval_batches and self._eval_batches[-1][0] is features:
+            self._eval_batches.pop()
+        self._eval_batches.append((features, outputs))
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Estimator.evaluate, plus the head's metrics that need the whole evaluation set at
+        once (the binary head's auc, precision, recall, accuracy_baseline), also written
+        to eval_dir(name) at the same global step."""
+        self._eval_batches = []
+        try:
+            out = super().evaluate(input_fn, steps=steps, hooks=hooks,
+                                   checkpoint_path=checkpoint_path, name=name)
+            batches = [b for _, b in self._eval_batches]
+        finally:
+            self._eval_batches = None
+        if batches:
+            from tensorlite.estimator import canned_head  # noqa: PLC0415
+            extra = canned_head.dataset_metrics(batches)
+            eval_events.write(self.eval_dir(name), int(out["global_step"]), extra)
+            out.update(extra)
+        return dict(sorted(out.items()))
 
 
 def _head(kind, n_classes, label_vocabulary, label_dimension, what):

@@ -4,8 +4,10 @@ eval metrics.
 ClassificationHead (n_classes == 2: one logit and a sigmoid, TF's binary head; more: softmax)
 predicts `logits`, `logistic` (binary only), `probabilities`, `class_ids`, `classes` (the
 label_vocabulary's strings, or the ids as strings, as bytes), `all_class_ids` and
-`all_classes`; its metrics are `accuracy` and `average_loss`, plus `label/mean` and
-`prediction/mean` for two classes. RegressionHead predicts `predictions`
+`all_classes`; its metrics are `accuracy` and `average_loss`, plus, for two classes,
+`label/mean`, `prediction/mean` and the ones needing the whole evaluation set at once
+(dataset_metrics: `accuracy_baseline`, `auc` (exact ROC AUC, where TF approximates it with
+200 thresholds), `precision`, `recall`). RegressionHead predicts `predictions`
 ([batch, label_dimension]) with a mean squared error loss, and reports `average_loss`,
 `label/mean` and `prediction/mean`. The Estimator adds `loss` and `global_step`.
 
@@ -114,6 +116,42 @@ class ClassificationHead:
             metrics["prediction/mean"] = _mean(predictions["logistic"])
         return loss, metrics
 
+    def eval_outputs(self, predictions, labels):
+        """What dataset_metrics needs of one batch (None: this head has no such metrics)."""
+        if self._n != 2:
+            return None
+        return (_numpy(predictions["logistic"]), _numpy(predictions["class_ids"]),
+                self.label_ids(labels))
+
+
+def _roc_auc(scores, positive):
+    """The exact area under the ROC curve (ties count half), by ranks; 0 without both
+    classes (TF's streaming auc is also 0 then)."""
+    n_pos = int(positive.sum())
+    n_neg = positive.size - n_pos
+    if not n_pos or not n_neg:
+        return 0.0
+    order = np.argsort(scores, kind="mergesort")
+    ranks = np.empty(scores.size, np.float64)
+    sorted_scores = scores[order]
+    # average ranks over ties
+    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
+    ranks[order] = np.repeat(first + (counts + 1) / 2.0, counts)
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def dataset_metrics(batches):
+    """TF's binary-head metrics over all (logistic, class_ids, label_ids) batches."""
+    scores = np.concatenate([np.reshape(b[0], -1) for b in batches]).astype(np.float64)
+    predicted = np.concatenate([np.reshape(b[1], -1) for b in batches]) == 1
+    positive = np.concatenate([b[2] for b in batches]) == 1
+    label_mean = float(positive.mean()) if positive.size else 0.0
+    hits = float((predicted & positive).sum())
+    return {"accuracy_baseline": np.float32(max(label_mean, 1.0 - label_mean)),
+            "auc": np.float32(_roc_auc(scores, positive)),
+            "precision": np.float32(hits / predicted.sum() if predicted.any() else 0.0),
+            "recall": np.float32(hits / positive.sum() if positive.any() else 0.0)}
+
 
 class RegressionHead:
     """Mean squared error over [batch, label_dimension] float labels."""
@@ -130,6 +168,9 @@ class RegressionHead:
 
     def predictions(self, logits):
         return {"predictions": logits}
+
+    def eval_outputs(self, predictions, labels):
+        return None
 
     def loss_and_metrics(self, logits, predictions, labels):
         """The mean squared error and TF's regression eval metrics."""
