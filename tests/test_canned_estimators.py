@@ -275,3 +275,39 @@ def test_bad_arguments(binary, tmp_path):
     with pytest.raises(ValueError, match="label_vocabulary for string labels"):
         tf.estimator.LinearClassifier(cols, model_dir=str(tmp_path / "c")).train(
             _fns(xt, np.where(yt, "y", "n"), xe, ye)[0], steps=1)
+
+
+def test_two_dimensional_regression_labels(tmp_path):
+    tf.random.set_seed(5)
+    x, y = make_regression(800, 4, n_targets=2, noise=5.0, random_state=6)
+    y = (y / y.std(axis=0)).astype(np.float32)
+    xt, yt, xe, ye = _split(x, y, 600)
+    est = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x", shape=(4,))],
+                                       label_dimension=2, model_dir=str(tmp_path))
+    est.train(_fns(xt, yt, xe, ye)[0], steps=400)
+    pred = _predict(est, xe, "predictions")
+    assert pred.shape == (len(xe), 2)
+    sk = r2_score(ye, LinearRegression().fit(xt, yt).predict(xe))
+    assert r2_score(ye, pred) >= sk - 0.03
+
+
+def test_wide_deep_continues_from_its_checkpoint(binary, tmp_path):
+    xt, yt, xe, ye = binary
+    cols = [tf.feature_column.numeric_column("x", shape=(10,))]
+
+    def make():
+        return tf.estimator.DNNLinearCombinedClassifier(
+            model_dir=str(tmp_path), linear_feature_columns=cols, dnn_feature_columns=cols,
+            dnn_hidden_units=[8])
+    train, evaluate = _fns(xt, yt, xe, ye)
+    first = make().train(train, steps=50).evaluate(evaluate)
+    again = make()
+    assert again.evaluate(evaluate)["auc"] == pytest.approx(first["auc"], abs=1e-6)
+    assert again.train(train, steps=30).evaluate(evaluate)["global_step"] == 80
+
+
+def test_unimplemented_loss_reduction_fails_loudly():
+    cols = [tf.feature_column.numeric_column("x")]
+    with pytest.raises(NotImplementedError, match="loss_reduction"):
+        tf.estimator.LinearClassifier(cols, loss_reduction=tf.keras.losses.Reduction.SUM)
+    tf.estimator.DNNRegressor([2], cols, loss_reduction="sum_over_batch_size")

@@ -102,6 +102,14 @@ def _check_units(hidden_units, what):
     return units
 
 
+def _check_reduction(loss_reduction, what):
+    """TF2's canned default, the mean over the batch, is the only reduction implemented."""
+    if loss_reduction not in (None, "sum_over_batch_size"):
+        raise NotImplementedError(f"{what}: loss_reduction={loss_reduction!r} is not "
+                                  f"implemented; tensorlite's canned heads average the loss "
+                                  f"over the batch (SUM_OVER_BATCH_SIZE)")
+
+
 def _not_implemented(what, weight_column, batch_norm=False):
     if weight_column is not None or batch_norm:
         raise NotImplementedError(
@@ -219,6 +227,7 @@ class DNNClassifier(_DNN):
                  weight_column=None, label_vocabulary=None, optimizer="Adagrad",
                  activation_fn=None, dropout=None, config=None, warm_start_from=None,
                  loss_reduction=None, batch_norm=False):
+        _check_reduction(loss_reduction, type(self).__name__)
         super().__init__("classifier", hidden_units, feature_columns, model_dir, n_classes,
                          None, weight_column, label_vocabulary, optimizer, activation_fn,
                          dropout, config, warm_start_from, batch_norm)
@@ -230,6 +239,7 @@ class DNNRegressor(_DNN):
     def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
                  weight_column=None, optimizer="Adagrad", activation_fn=None, dropout=None,
                  config=None, warm_start_from=None, loss_reduction=None, batch_norm=False):
+        _check_reduction(loss_reduction, type(self).__name__)
         super().__init__("regressor", hidden_units, feature_columns, model_dir, None,
                          label_dimension, weight_column, None, optimizer, activation_fn,
                          dropout, config, warm_start_from, batch_norm)
@@ -263,6 +273,7 @@ class LinearClassifier(_Linear):
     def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, optimizer="Ftrl", config=None, warm_start_from=None,
                  loss_reduction=None, sparse_combiner="sum"):
+        _check_reduction(loss_reduction, type(self).__name__)
         super().__init__(_head("classifier", n_classes, label_vocabulary, None,
                                type(self).__name__),
                          feature_columns, model_dir, weight_column, optimizer, config,
@@ -275,6 +286,7 @@ class LinearRegressor(_Linear):
     def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
                  optimizer="Ftrl", config=None, warm_start_from=None, loss_reduction=None,
                  sparse_combiner="sum"):
+        _check_reduction(loss_reduction, type(self).__name__)
         super().__init__(_head("regressor", None, None, label_dimension, type(self).__name__),
                          feature_columns, model_dir, weight_column, optimizer, config,
                          warm_start_from, sparse_combiner)
@@ -329,6 +341,7 @@ class DNNLinearCombinedClassifier(_Combined):
                  dnn_activation_fn=None, dnn_dropout=None, n_classes=2, weight_column=None,
                  label_vocabulary=None, config=None, warm_start_from=None,
                  loss_reduction=None, batch_norm=False, linear_sparse_combiner="sum"):
+        _check_reduction(loss_reduction, type(self).__name__)
         super().__init__(_head("classifier", n_classes, label_vocabulary, None,
                                type(self).__name__),
                          model_dir, linear_feature_columns, linear_optimizer,
@@ -345,6 +358,7 @@ class DNNLinearCombinedRegressor(_Combined):
                  dnn_activation_fn=None, dnn_dropout=None, label_dimension=1,
                  weight_column=None, config=None, warm_start_from=None, loss_reduction=None,
                  batch_norm=False, linear_sparse_combiner="sum"):
+        _check_reduction(loss_reduction, type(self).__name__)
         super().__init__(_head("regressor", None, None, label_dimension, type(self).__name__),
                          model_dir, linear_feature_columns, linear_optimizer,
                          dnn_feature_columns, dnn_optimizer, dnn_hidden_units,
