@@ -3,7 +3,7 @@
 `DNNLinearCombinedRegressor`.
 
 They run on the Estimator's eager path: model_fn builds logits from the columns (a linear
-part, a DNN part, or their sum), a head (canned_head below) turns logits into TF's
+part, a DNN part, or their sum), a head (canned_head.py) turns logits into TF's
 prediction dict, loss and eval metrics, and train_op is a Keras optimizer. Optimizers may
 be given as a name (with TF's canned default learning rates: 0.05 for DNNs, min(0.2,
 1/sqrt(#columns)) for linear models), a Keras optimizer, a TF1 optimizer such as seed 004's
@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from tensorlite.estimator import eval_events
+from tensorlite.estimator import canned_head, eval_events
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
 
 _DNN_LEARNING_RATE = 0.05
@@ -126,7 +126,7 @@ def dnn_logits(features, columns, hidden_units, activation, dropout, mode, units
         net = tf.keras.layers.Dense(n, activation=activation or tf.nn.relu)(net)
         if dropout and mode == ModeKeys.TRAIN:
             net = tf.nn.dropout(net, rate=dropout)
-    return tf.keras.layers.Dense(units)(net), None
+    return tf.keras.layers.Dense(units)(net)
 
 
 def linear_logits(features, columns, units):
@@ -163,7 +163,6 @@ class _Canned(Estimator):
                              train_op=self._resolved if mode == ModeKeys.TRAIN else None,
                              eval_metric_ops=metrics)
 
-
     def _collect(self, features, outputs):
         """Keeps one batch's outputs; the Estimator's first call runs model_fn twice on the
         same features (before and after restoring), which must count once."""
@@ -185,7 +184,6 @@ class _Canned(Estimator):
         finally:
             self._eval_batches = None
         if batches:
-            from tensorlite.estimator import canned_head  # noqa: PLC0415
             extra = canned_head.dataset_metrics(batches)
             eval_events.write(self.eval_dir(name), int(out["global_step"]), extra)
             out.update(extra)
@@ -193,7 +191,6 @@ class _Canned(Estimator):
 
 
 def _head(kind, n_classes, label_vocabulary, label_dimension, what):
-    from tensorlite.estimator import canned_head  # noqa: PLC0415
     if kind == "classifier":
         return canned_head.ClassificationHead(n_classes, label_vocabulary, what)
     return canned_head.RegressionHead(label_dimension, what)
@@ -213,7 +210,7 @@ class _DNN(_Canned):
 
     def _logits(self, features, mode, units):
         return dnn_logits(features, self._columns, self._hidden, self._activation,
-                          self._dropout, mode, units)[0]
+                          self._dropout, mode, units)
 
     def _train_op(self):
         return resolve_optimizer(self._optimizer_spec, _DNN_LEARNING_RATE, type(self).__name__)
@@ -320,7 +317,7 @@ class _Combined(_Canned):
             self._linear_ids.update(id(w) for w in weights)
         if self._dnn_columns:
             dnn = dnn_logits(features, self._dnn_columns, self._hidden, self._activation,
-                             self._dropout, mode, units)[0]
+                             self._dropout, mode, units)
             total = dnn if total is None else total + dnn
         return total
 
