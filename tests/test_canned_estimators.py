@@ -311,3 +311,20 @@ def test_unimplemented_loss_reduction_fails_loudly():
     with pytest.raises(NotImplementedError, match="loss_reduction"):
         tf.estimator.LinearClassifier(cols, loss_reduction=tf.keras.losses.Reduction.SUM)
     tf.estimator.DNNRegressor([2], cols, loss_reduction="sum_over_batch_size")
+
+
+def test_numpy_input_fn_array_and_dict_forms():
+    fn = tf.estimator.inputs.numpy_input_fn(np.arange(4.0), np.arange(4), batch_size=3,
+                                            shuffle=False)
+    assert [(f.numpy().tolist(), l.numpy().tolist()) for f, l in fn()] == \
+        [([0.0, 1.0, 2.0], [0, 1, 2]), ([3.0], [3])]
+    fn = tf.estimator.inputs.numpy_input_fn({"a": np.arange(3.0)}, {"l": -np.arange(3)},
+                                            batch_size=2, num_epochs=2, shuffle=False)
+    assert [l["l"].numpy().tolist() for _, l in fn()] == [[0, -1], [-2, 0], [-1, -2]]
+    with pytest.raises(ValueError, match="duplicate keys"):
+        tf.estimator.inputs.numpy_input_fn({"a": np.ones(3)}, {"a": np.ones(3)},
+                                           shuffle=False)
+    with pytest.raises(ValueError, match=r"same length.*'y': 4"):
+        tf.estimator.inputs.numpy_input_fn(np.ones(3), np.ones(4), shuffle=False)
+    with pytest.raises(ValueError, match="shuffle must be provided"):
+        tf.estimator.inputs.numpy_input_fn(np.ones(3), shuffle="yes")

@@ -11,26 +11,43 @@ import numpy as np
 
 def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
                    queue_capacity=1000, num_threads=1):
-    """An input_fn yielding (features dict, labels) batches of `x` (a dict of arrays) and
-    `y`, `num_epochs` times (None: forever), shuffled if asked (TF requires saying)."""
+    """An input_fn yielding (features, labels) batches of `x` (a dict of arrays, or one
+    array: then features is a tensor) and `y` (an array or a dict of arrays), `num_epochs`
+    times (None: forever), shuffled if asked (TF requires saying)."""
     from tensorlite.data.dataset import DatasetV2  # noqa: PLC0415
-    if shuffle is None:
-        raise ValueError("numpy_input_fn: shuffle must be provided explicitly (True or False)")
-    if not isinstance(x, dict):
-        raise TypeError(f"numpy_input_fn: x must be a dict of arrays, got {type(x).__name__}")
-    sizes = {k: len(np.asarray(v)) for k, v in x.items()}
-    if y is not None:
-        sizes["<y>"] = len(np.asarray(y))
+    if not isinstance(shuffle, bool):
+        raise ValueError(f"numpy_input_fn: shuffle must be provided explicitly (True or "
+                         f"False; True is recommended for training), got {shuffle!r}")
+    if isinstance(x, dict) and isinstance(y, dict) and set(x) & set(y):
+        raise ValueError(f"numpy_input_fn: {len(set(x) & set(y))} duplicate keys are found "
+                         f"in both x and y: {sorted(set(x) & set(y))}")
+    features, labels = _arrays(x), None if y is None else _arrays(y)
+    sizes = {name: len(v) for name, v in _named(features, "x") + _named(labels, "y")}
     if len(set(sizes.values())) > 1:
         raise ValueError(f"numpy_input_fn: x and y must have the same length, got {sizes}")
 
     def input_fn():
-        data = {k: np.asarray(v) for k, v in x.items()}
-        ds = DatasetV2.from_tensor_slices(data if y is None else (data, np.asarray(y)))
+        ds = DatasetV2.from_tensor_slices(features if labels is None else (features, labels))
         if shuffle:
             ds = ds.shuffle(queue_capacity)
         return ds.repeat(num_epochs).batch(batch_size)
     return input_fn
+
+
+def _arrays(value):
+    """A dict of arrays, or one array, as NumPy."""
+    if isinstance(value, dict):
+        return {k: np.asarray(v) for k, v in value.items()}
+    return np.asarray(value)
+
+
+def _named(value, name):
+    """(name[key], array) pairs of a dict of arrays, or [(name, array)] for one array."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [(f"{name}[{k!r}]", v) for k, v in value.items()]
+    return [(name, value)]
 
 
 def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None,
