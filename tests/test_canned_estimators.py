@@ -246,6 +246,25 @@ def test_tf1_adagrad_becomes_the_same_keras_update():
     assert tf.train.AdagradOptimizer is tf.compat.v1.train.AdagradOptimizer
 
 
+def test_tf1_adagrad_in_a_graph_applies_tf1s_rule():
+    with tf.Graph().as_default():
+        w = tf.compat.v1.get_variable("w", initializer=tf.constant(1.0))
+        train = tf.train.AdagradOptimizer(0.5).minimize(w * w)
+        with tf.compat.v1.Session() as s:
+            s.run(tf.compat.v1.global_variables_initializer())
+            s.run(train)
+            first = s.run(w)
+            s.run(train)
+            second = s.run(w)
+    acc = 0.1 + 2.0 ** 2
+    expect1 = 1 - 0.5 * 2 / np.sqrt(acc)
+    acc += (2 * expect1) ** 2
+    assert first == pytest.approx(expect1, abs=1e-6)
+    assert second == pytest.approx(expect1 - 0.5 * 2 * expect1 / np.sqrt(acc), abs=1e-6)
+    with pytest.raises(ValueError, match="initial_accumulator_value"):
+        tf.train.AdagradOptimizer(0.1, initial_accumulator_value=0.0)
+
+
 def test_bad_arguments(binary, tmp_path):
     cols = [tf.feature_column.numeric_column("x", shape=(10,))]
     with pytest.raises(ValueError, match="n_classes"):
