@@ -6,8 +6,8 @@ predicts `logits`, `logistic` (binary only), `probabilities`, `class_ids`, `clas
 label_vocabulary's strings, or the ids as strings, as bytes), `all_class_ids` and
 `all_classes`; its metrics are `accuracy` and `average_loss`, plus, for two classes,
 `label/mean`, `prediction/mean` and the ones needing the whole evaluation set at once
-(dataset_metrics: `accuracy_baseline`, `auc` (exact ROC AUC, where TF approximates it with
-200 thresholds), `precision`, `recall`). RegressionHead predicts `predictions`
+(dataset_metrics: `accuracy_baseline`, `auc` and `auc_precision_recall` (Keras' AUC with
+200 thresholds, as TF2's binary head), `precision`, `recall`). RegressionHead predicts `predictions`
 ([batch, label_dimension]) with a mean squared error loss, and reports `average_loss`,
 `label/mean` and `prediction/mean`. The Estimator adds `loss` and `global_step`.
 
@@ -124,31 +124,24 @@ class ClassificationHead:
                 self.label_ids(labels))
 
 
-def _roc_auc(scores, positive):
-    """The exact area under the ROC curve (ties count half), by ranks; 0 without both
-    classes (TF's streaming auc is also 0 then)."""
-    n_pos = int(positive.sum())
-    n_neg = positive.size - n_pos
-    if not n_pos or not n_neg:
-        return 0.0
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(scores.size, np.float64)
-    sorted_scores = scores[order]
-    # average ranks over ties
-    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
-    ranks[order] = np.repeat(first + (counts + 1) / 2.0, counts)
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+def _keras_auc(curve, positive, scores):
+    """TF2's binary head computes its AUCs with Keras' AUC (200 thresholds)."""
+    from tensorlite.keras import metrics  # noqa: PLC0415
+    auc = metrics.AUC(curve=curve)
+    auc.update_state(positive.astype(np.float32), scores.astype(np.float32))
+    return np.float32(_numpy(auc.result()))
 
 
 def dataset_metrics(batches):
     """TF's binary-head metrics over all (logistic, class_ids, label_ids) batches."""
-    scores = np.concatenate([np.reshape(b[0], -1) for b in batches]).astype(np.float64)
+    scores = np.concatenate([np.reshape(b[0], -1) for b in batches])
     predicted = np.concatenate([np.reshape(b[1], -1) for b in batches]) == 1
     positive = np.concatenate([b[2] for b in batches]) == 1
     label_mean = float(positive.mean()) if positive.size else 0.0
     hits = float((predicted & positive).sum())
     return {"accuracy_baseline": np.float32(max(label_mean, 1.0 - label_mean)),
-            "auc": np.float32(_roc_auc(scores, positive)),
+            "auc": _keras_auc("ROC", positive, scores),
+            "auc_precision_recall": _keras_auc("PR", positive, scores),
             "precision": np.float32(hits / predicted.sum() if predicted.any() else 0.0),
             "recall": np.float32(hits / positive.sum() if positive.any() else 0.0)}
 
