@@ -240,6 +240,22 @@ def test_seed_004_text_embedding_dnn_classifier(tmp_path):
     assert [p["class_ids"][0] for p in preds] == [1, 0]
 
 
+def test_text_embedding_column_predicts_before_training(tmp_path):
+    """The module loads outside the Estimator's variable store: predicting first (no graph
+    probe) and training after keep the DNN's variables only, and the module unchanged."""
+    column = hub.text_embedding_column(key="sentence", module_spec=MODULE)
+    x, y = corpus(64, seed=3)
+    est = tf.estimator.DNNClassifier([5], [column], model_dir=str(tmp_path))
+    fn = tf.estimator.inputs.numpy_input_fn({"sentence": x}, shuffle=False)
+    assert len(list(est.predict(fn))) == 64
+    est.train(tf.estimator.inputs.numpy_input_fn({"sentence": x}, y, shuffle=True,
+                                                 num_epochs=None), steps=3)
+    assert sorted(est.get_variable_value(n).shape for n in est.get_variable_names()) == \
+        [(1,), (5,), (5, 1), (16, 5)]
+    dense = tf.feature_column.input_layer({"sentence": np.array(SENTENCES)}, [column])
+    np.testing.assert_allclose(dense.numpy(), EXPECTED, atol=1e-6)
+
+
 def test_tf1_adagrad_becomes_the_same_keras_update():
     from tensorlite.estimator.canned import resolve_optimizer
     opt = resolve_optimizer(tf.compat.v1.train.AdagradOptimizer(0.5), 0.05, "test")

@@ -2,14 +2,17 @@
 value for a batch of sentences (the string feature `key`, one sentence per example) is a
 text-embedding module's [batch, dim] output.
 
-The module is loaded once per column, on first use, with hub.load (a local directory or a
-URL, see resolver.py), and called on the sentences as a [batch] tf.string tensor.
+The module is loaded once per column, on first use (in a thread of its own, see _load), with
+hub.load (a local directory or a URL, see resolver.py), and called on the sentences as a
+[batch] tf.string tensor. Its variables are not trained (trainable=False).
 
 Example:
     >>> col = hub.text_embedding_column("sentence", module_spec="/models/nnlm-en-dim128")
     >>> tf.feature_column.input_layer({"sentence": np.array(["a film"])}, [col]).shape
     TensorShape([1, 128])
 """
+import concurrent.futures
+
 import numpy as np
 
 
@@ -24,7 +27,11 @@ class TextEmbeddingColumn:
     def _load(self):
         if self._module is None:
             from tensorlite.hub import load  # noqa: PLC0415 - hub/__init__ imports us
-            module = load(self.module_spec)
+            # Loaded in a thread of its own: the caller may be inside an Estimator's
+            # variable-creator scope or a graph (both thread-local), which must not capture
+            # the module's variables: they are created once, here, and kept eager.
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                module = pool.submit(load, self.module_spec).result()
             if not callable(module):
                 raise ValueError(f"text_embedding_column: module {self.module_spec!r} is not "
                                  f"callable; it must map a [batch] string tensor to "
