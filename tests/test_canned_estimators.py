@@ -367,3 +367,19 @@ def test_numpy_input_fn_array_and_dict_forms():
         tf.estimator.inputs.numpy_input_fn(np.ones(3), np.ones(4), shuffle=False)
     with pytest.raises(ValueError, match="shuffle must be provided"):
         tf.estimator.inputs.numpy_input_fn(np.ones(3), shuffle="yes")
+
+
+def test_optimizer_forms_tf_accepts():
+    from tensorlite.estimator.canned import resolve_optimizer
+    adagrad = resolve_optimizer("Adagrad", 0.05, "test")
+    assert type(adagrad).__name__ == "Adagrad"
+    assert float(np.asarray(adagrad.learning_rate)) == pytest.approx(0.05)
+    assert type(resolve_optimizer("RMSProp", 0.05, "test")).__name__ == "RMSprop"
+    sgd = tf.keras.optimizers.SGD(0.1)
+    assert resolve_optimizer(sgd, 0.05, "test") is sgd
+    assert resolve_optimizer(lambda: sgd, 0.05, "test") is sgd
+    assert type(resolve_optimizer(tf.keras.optimizers.Adam, 0.05, "test")).__name__ == "Adam"
+    momentum = resolve_optimizer(tf.compat.v1.train.MomentumOptimizer(0.1, 0.9), 0.05, "t")
+    assert type(momentum).__name__ == "SGD"
+    with pytest.raises(ValueError, match="optimizer must be a name"):
+        resolve_optimizer(3, 0.05, "test")

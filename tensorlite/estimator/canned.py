@@ -52,8 +52,8 @@ def resolve_optimizer(spec, default_learning_rate, what):
     """A Keras optimizer from a name, a Keras optimizer, a TF1 optimizer or a callable."""
     from tensorlite.compat.v1 import optimizers as v1  # noqa: PLC0415
     from tensorlite.keras import optimizers  # noqa: PLC0415
-    if callable(spec) and not hasattr(spec, "apply_gradients") and not isinstance(spec, type):
-        spec = spec()
+    if isinstance(spec, type) or (callable(spec) and not hasattr(spec, "apply_gradients")):
+        spec = spec()   # a class or a factory (TF lets an optimizer be made lazily)
     if isinstance(spec, str):
         try:
             return optimizers.get({"class_name": spec,
