@@ -107,9 +107,9 @@ def test_wide_deep_trains_each_part_with_its_own_optimizer(binary, tmp_path):
     before = {n: est.get_variable_value(n).copy() for n in est.get_variable_names()}
     est.train(train, steps=20)
     moved = {n for n in before if not np.array_equal(before[n], est.get_variable_value(n))}
-    linear = est._linear_ids
-    linear_names = {v.name for v in est._store.variables if id(v) in linear}
-    assert linear_names and moved == linear_names
+    assert moved == {"linear/linear_model/kernel:0", "linear/linear_model/bias:0"}
+    assert set(before) - moved == {"dnn/hiddenlayer_0/kernel:0", "dnn/hiddenlayer_0/bias:0",
+                                   "dnn/logits/kernel:0", "dnn/logits/bias:0"}
 
 
 def test_multiclass_with_label_vocabulary(tmp_path):

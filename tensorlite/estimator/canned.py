@@ -118,15 +118,18 @@ def _not_implemented(what, weight_column, batch_norm=False):
 
 
 def dnn_logits(features, columns, hidden_units, activation, dropout, mode, units):
-    """Columns -> Dense(hidden_units) layers -> a Dense(units) logits layer."""
+    """Columns -> Dense(hidden_units) layers -> a Dense(units) logits layer, named as TF's
+    (dnn/hiddenlayer_<i>, dnn/logits)."""
     import tensorlite as tf  # noqa: PLC0415
     from tensorlite import feature_column  # noqa: PLC0415
     net = feature_column.input_layer(features, columns, state={})
-    for n in hidden_units:
-        net = tf.keras.layers.Dense(n, activation=activation or tf.nn.relu)(net)
-        if dropout and mode == ModeKeys.TRAIN:
-            net = tf.nn.dropout(net, rate=dropout)
-    return tf.keras.layers.Dense(units)(net)
+    with tf.name_scope("dnn"):
+        for i, n in enumerate(hidden_units):
+            net = tf.keras.layers.Dense(n, activation=activation or tf.nn.relu,
+                                        name=f"hiddenlayer_{i}")(net)
+            if dropout and mode == ModeKeys.TRAIN:
+                net = tf.nn.dropout(net, rate=dropout)
+        return tf.keras.layers.Dense(units, name="logits")(net)
 
 
 def linear_logits(features, columns, units):
@@ -136,8 +139,9 @@ def linear_logits(features, columns, units):
     from tensorlite import feature_column  # noqa: PLC0415
     net = feature_column.input_layer(features, feature_column.as_linear_columns(columns),
                                      state={})
-    layer = tf.keras.layers.Dense(units, kernel_initializer="zeros")
-    return layer(net), layer.trainable_weights
+    with tf.name_scope("linear"):
+        layer = tf.keras.layers.Dense(units, kernel_initializer="zeros", name="linear_model")
+        return layer(net), layer.trainable_weights
 
 
 class _Canned(Estimator):
