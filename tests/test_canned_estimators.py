@@ -299,8 +299,10 @@ def test_bad_arguments(binary, tmp_path):
         tf.estimator.DNNLinearCombinedClassifier()
     with pytest.raises(ValueError, match="label_dimension"):
         tf.estimator.LinearRegressor(cols, label_dimension=0)
-    with pytest.raises(NotImplementedError, match="weight_column"):
-        tf.estimator.LinearClassifier(cols, weight_column="w")
+    with pytest.raises(ValueError, match="weight_column must be"):
+        tf.estimator.LinearClassifier(cols, weight_column=3)
+    with pytest.raises(NotImplementedError, match="batch_norm"):
+        tf.estimator.DNNClassifier([4], cols, batch_norm=True)
     with pytest.raises(NotImplementedError, match="trainable=True"):
         hub.text_embedding_column("sentence", MODULE, trainable=True)
     xt, yt, xe, ye = binary
@@ -383,3 +385,55 @@ def test_optimizer_forms_tf_accepts():
     assert type(momentum).__name__ == "SGD"
     with pytest.raises(ValueError, match="optimizer must be a name"):
         resolve_optimizer(3, 0.05, "test")
+
+
+def test_weight_column_weighs_training_and_metrics(binary, tmp_path):
+    """Copies of the training set with flipped labels and weight 0 change nothing: the
+    classifier still reaches scikit-learn's accuracy; evaluation metrics are weighted as
+    scikit-learn's with sample_weight."""
+    tf.random.set_seed(6)
+    xt, yt, xe, ye = binary
+    sk = LogisticRegression().fit(xt, yt).score(xe, ye)
+    x2, y2 = np.concatenate([xt, xt]), np.concatenate([yt, 1 - yt])
+    w2 = np.concatenate([np.ones(len(yt)), np.zeros(len(yt))]).astype(np.float32)
+    est = tf.estimator.LinearClassifier(
+        [tf.feature_column.numeric_column("x", shape=(10,))], weight_column="w",
+        model_dir=str(tmp_path))
+    est.train(tf.estimator.inputs.numpy_input_fn({"x": x2, "w": w2}, y2, batch_size=100,
+                                                 num_epochs=None, shuffle=True), steps=400)
+    we = np.random.default_rng(7).uniform(0.0, 3.0, len(ye)).astype(np.float32)
+    metrics = est.evaluate(tf.estimator.inputs.numpy_input_fn(
+        {"x": xe, "w": we}, ye, batch_size=64, shuffle=False))
+    ids = _predict(est, xe, "class_ids").reshape(-1)
+    scores = _predict(est, xe, "logistic").reshape(-1)
+    assert np.mean(ids == ye) >= sk - 0.03
+    assert metrics["accuracy"] == pytest.approx(np.average(ids == ye, weights=we), abs=1e-5)
+    assert metrics["label/mean"] == pytest.approx(np.average(ye, weights=we), abs=1e-5)
+    assert metrics["precision"] == pytest.approx(
+        precision_score(ye, ids, sample_weight=we), abs=1e-5)
+    assert metrics["recall"] == pytest.approx(recall_score(ye, ids, sample_weight=we),
+                                              abs=1e-5)
+    assert metrics["auc"] == pytest.approx(roc_auc_score(ye, scores, sample_weight=we),
+                                           abs=5e-3)
+    p = np.clip(scores, 1e-7, 1 - 1e-7)
+    log_loss = -(ye * np.log(p) + (1 - ye) * np.log(1 - p))
+    assert metrics["average_loss"] == pytest.approx(np.average(log_loss, weights=we),
+                                                    rel=1e-4)
+
+
+def test_regressor_weight_column_as_numeric_column(tmp_path):
+    x, y = make_regression(300, 3, noise=1.0, random_state=8)
+    x, y = x.astype(np.float32), (y / y.std()).astype(np.float32)
+    w = np.random.default_rng(9).uniform(0.5, 2.0, len(y)).astype(np.float32)
+    est = tf.estimator.DNNRegressor([8], [tf.feature_column.numeric_column("x", shape=(3,))],
+                                    weight_column=tf.feature_column.numeric_column("w"),
+                                    model_dir=str(tmp_path))
+    fn = tf.estimator.inputs.numpy_input_fn({"x": x, "w": w}, y, batch_size=50,
+                                            shuffle=False)
+    est.train(fn, steps=6)
+    metrics = est.evaluate(fn)
+    pred = _predict(est, x, "predictions")[:, 0]
+    assert metrics["average_loss"] == pytest.approx(np.average((pred - y) ** 2, weights=w),
+                                                    rel=1e-4)
+    assert metrics["prediction/mean"] == pytest.approx(np.average(pred, weights=w), rel=1e-4)
+    assert metrics["label/mean"] == pytest.approx(np.average(y, weights=w), abs=1e-5)

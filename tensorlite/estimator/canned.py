@@ -8,7 +8,8 @@ prediction dict, loss and eval metrics, and train_op is a Keras optimizer. Optim
 be given as a name (with TF's canned default learning rates: 0.05 for DNNs, min(0.2,
 1/sqrt(#columns)) for linear models), a Keras optimizer, a TF1 optimizer such as seed 004's
 `tf.train.AdagradOptimizer(learning_rate=0.003)` (turned into its Keras equivalent), or a
-callable returning one.
+callable returning one. `weight_column` (a feature name or a numeric_column) weighs each
+example's loss and metrics.
 
 Example:
     >>> cols = [tf.feature_column.numeric_column("x", shape=(2,))]
@@ -110,11 +111,16 @@ def _check_reduction(loss_reduction, what):
                                   f"over the batch (SUM_OVER_BATCH_SIZE)")
 
 
-def _not_implemented(what, weight_column, batch_norm=False):
-    if weight_column is not None or batch_norm:
-        raise NotImplementedError(
-            f"{what}: weight_column and batch_norm are not implemented in tensorlite; weight "
-            f"examples in a custom model_fn instead")
+def _weight_column_of(what, weight_column, batch_norm=False):
+    """The validated weight_column (a feature name or a numeric_column, or None)."""
+    from tensorlite.feature_column import NumericColumn  # noqa: PLC0415
+    if batch_norm:
+        raise NotImplementedError(f"{what}: batch_norm is not implemented in tensorlite; "
+                                  f"use a custom model_fn with BatchNormalization layers")
+    if weight_column is not None and not isinstance(weight_column, (str, NumericColumn)):
+        raise ValueError(f"{what}: weight_column must be a feature name or a numeric_column, "
+                         f"got {weight_column!r}")
+    return weight_column
 
 
 def dnn_logits(features, columns, hidden_units, activation, dropout, mode, units):
@@ -158,28 +164,26 @@ class _Canned(Estimator):
         predictions = self._head.predictions(logits)
         if mode == ModeKeys.PREDICT:
             return EstimatorSpec(mode, predictions=predictions)
-        loss, metrics = self._head.loss_and_metrics(logits, predictions, labels)
+        loss, outputs = self._head.loss(logits, predictions, labels,
+                                        _example_weights(features, self._weight_column))
         if mode == ModeKeys.EVAL and self._eval_batches is not None:
-            self._collect(features, self._head.eval_outputs(predictions, labels))
+            self._collect(features, outputs)
         if mode == ModeKeys.TRAIN and self._resolved is None:
             self._resolved = self._train_op()   # one optimizer (and its slots) for all steps
         return EstimatorSpec(mode, predictions=predictions, loss=loss,
-                             train_op=self._resolved if mode == ModeKeys.TRAIN else None,
-                             eval_metric_ops=metrics)
+                             train_op=self._resolved if mode == ModeKeys.TRAIN else None)
 
     def _collect(self, features, outputs):
         """Keeps one batch's outputs; the Estimator's first call runs model_fn twice on the
         same features (before and after restoring), which must count once."""
-        if outputs is None:
-            return
         if self._eval_batches and self._eval_batches[-1][0] is features:
             self._eval_batches.pop()
         self._eval_batches.append((features, outputs))
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        """Estimator.evaluate, plus the head's metrics that need the whole evaluation set at
-        once (the binary head's auc, precision, recall, accuracy_baseline), also written
-        to eval_dir(name) at the same global step."""
+        """Estimator.evaluate's `loss` and `global_step`, plus the head's metrics computed
+        over the whole evaluation set at once (weighted by weight_column; TF's streaming
+        metrics), also written to eval_dir(name) at the same global step."""
         self._eval_batches = []
         try:
             out = super().evaluate(input_fn, steps=steps, hooks=hooks,
@@ -187,11 +191,25 @@ class _Canned(Estimator):
             batches = [b for _, b in self._eval_batches]
         finally:
             self._eval_batches = None
-        if batches:
-            extra = canned_head.dataset_metrics(batches)
-            eval_events.write(self.eval_dir(name), int(out["global_step"]), extra)
-            out.update(extra)
+        extra = self._head.dataset_metrics(batches)
+        eval_events.write(self.eval_dir(name), int(out["global_step"]), extra)
+        out.update(extra)
         return dict(sorted(out.items()))
+
+
+def _example_weights(features, weight_column):
+    """The weight_column's per-example weights (a feature name or a numeric_column), or
+    None."""
+    if weight_column is None:
+        return None
+    from tensorlite.feature_column import NumericColumn, _raw  # noqa: PLC0415
+    if isinstance(weight_column, NumericColumn):
+        return _numpy_of(weight_column.dense(features, {}))
+    return _raw(features, weight_column)
+
+
+def _numpy_of(t):
+    return np.asarray(t.numpy() if hasattr(t, "numpy") else t)
 
 
 def _head(kind, n_classes, label_vocabulary, label_dimension, what):
@@ -205,7 +223,7 @@ class _DNN(_Canned):
                  label_dimension, weight_column, label_vocabulary, optimizer, activation_fn,
                  dropout, config, warm_start_from, batch_norm):
         what = type(self).__name__
-        _not_implemented(what, weight_column, batch_norm)
+        self._weight_column = _weight_column_of(what, weight_column, batch_norm)
         self._hidden = _check_units(hidden_units, what)
         self._columns = _check_columns(feature_columns, what)
         self._optimizer_spec, self._activation, self._dropout = optimizer, activation_fn, dropout
@@ -250,7 +268,7 @@ class _Linear(_Canned):
     def __init__(self, head, feature_columns, model_dir, weight_column, optimizer, config,
                  warm_start_from, sparse_combiner):
         what = type(self).__name__
-        _not_implemented(what, weight_column)
+        self._weight_column = _weight_column_of(what, weight_column)
         if sparse_combiner not in ("sum", "mean", "sqrtn"):
             raise ValueError(f"{what}: sparse_combiner must be 'sum', 'mean' or 'sqrtn', got "
                              f"{sparse_combiner!r}")
@@ -300,7 +318,7 @@ class _Combined(_Canned):
                  dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
                  dnn_dropout, weight_column, config, warm_start_from, batch_norm):
         what = type(self).__name__
-        _not_implemented(what, weight_column, batch_norm)
+        self._weight_column = _weight_column_of(what, weight_column, batch_norm)
         self._linear_columns = list(linear_feature_columns or [])
         self._dnn_columns = list(dnn_feature_columns or [])
         if not self._linear_columns and not self._dnn_columns:

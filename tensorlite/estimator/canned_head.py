@@ -4,12 +4,15 @@ eval metrics.
 ClassificationHead (n_classes == 2: one logit and a sigmoid, TF's binary head; more: softmax)
 predicts `logits`, `logistic` (binary only), `probabilities`, `class_ids`, `classes` (the
 label_vocabulary's strings, or the ids as strings, as bytes), `all_class_ids` and
-`all_classes`; its metrics are `accuracy` and `average_loss`, plus, for two classes,
-`label/mean`, `prediction/mean` and the ones needing the whole evaluation set at once
-(dataset_metrics: `accuracy_baseline`, `auc` and `auc_precision_recall` (Keras' AUC with
-200 thresholds, as TF2's binary head), `precision`, `recall`). RegressionHead predicts `predictions`
-([batch, label_dimension]) with a mean squared error loss, and reports `average_loss`,
-`label/mean` and `prediction/mean`. The Estimator adds `loss` and `global_step`.
+`all_classes`. RegressionHead predicts `predictions` ([batch, label_dimension]) with a
+squared-error loss. `loss` sums the per-example losses times the weight_column's weights over
+the batch size (TF's SUM_OVER_BATCH_SIZE) and hands each batch's outputs to
+`dataset_metrics`, which computes the eval metrics over the whole evaluation set at once, as
+TF's streaming metrics do, weighted: `accuracy` and `average_loss` (classifiers), plus for
+two classes `label/mean`, `prediction/mean`, `accuracy_baseline`, `auc` and
+`auc_precision_recall` (Keras' AUC with 200 thresholds, as TF2's binary head), `precision`,
+`recall`; `average_loss`, `label/mean`, `prediction/mean` (regressors). The Estimator adds
+`loss` and `global_step`.
 
 Example:
     >>> head = ClassificationHead(3, None, "DNNClassifier")
@@ -29,10 +32,6 @@ def _numpy(v):
 
 def _text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
-
-
-def _mean(x):
-    return wrap(np.float32(np.mean(_numpy(x))))
 
 
 class ClassificationHead:
@@ -98,8 +97,9 @@ class ClassificationHead:
                 f"{ids.min()} to {ids.max()}")
         return ids
 
-    def loss_and_metrics(self, logits, predictions, labels):
-        """The mean cross-entropy and TF's classification eval metrics."""
+    def loss(self, logits, predictions, labels, weights):
+        """The cross-entropy summed with the example weights over the batch size (TF's
+        SUM_OVER_BATCH_SIZE), and what dataset_metrics needs of this batch."""
         import tensorlite as tf  # noqa: PLC0415
         ids = self.label_ids(labels)
         if self._n == 2:
@@ -108,42 +108,58 @@ class ClassificationHead:
         else:
             per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(
                 labels=wrap(ids), logits=logits)
-        loss = tf.reduce_mean(per_example)
-        hits = _numpy(predictions["class_ids"]).reshape(-1) == ids
-        metrics = {"accuracy": _mean(hits.astype(np.float32)), "average_loss": loss}
+        per_example = tf.reshape(per_example, [-1])
+        w = _weights(weights, len(ids))
+        loss = tf.reduce_sum(per_example * wrap(w)) / float(max(len(ids), 1))
+        outputs = {"loss": _numpy(per_example), "weight": w, "label": ids,
+                   "class_id": _numpy(predictions["class_ids"]).reshape(-1)}
         if self._n == 2:
-            metrics["label/mean"] = _mean(ids.astype(np.float32))
-            metrics["prediction/mean"] = _mean(predictions["logistic"])
-        return loss, metrics
+            outputs["logistic"] = _numpy(predictions["logistic"]).reshape(-1)
+        return loss, outputs
 
-    def eval_outputs(self, predictions, labels):
-        """What dataset_metrics needs of one batch (None: this head has no such metrics)."""
-        if self._n != 2:
-            return None
-        return (_numpy(predictions["logistic"]), _numpy(predictions["class_ids"]),
-                self.label_ids(labels))
+    def dataset_metrics(self, batches):
+        """TF's classification metrics over all the evaluation batches' outputs."""
+        b = {k: np.concatenate([x[k] for x in batches]) for k in batches[0]}
+        w = b["weight"].astype(np.float64)
+        out = {"accuracy": _wmean(b["class_id"] == b["label"], w),
+               "average_loss": _wmean(b["loss"], w)}
+        if self._n == 2:
+            positive, predicted = b["label"] == 1, b["class_id"] == 1
+            label_mean = _wmean(positive, w)
+            out.update({
+                "label/mean": label_mean, "prediction/mean": _wmean(b["logistic"], w),
+                "accuracy_baseline": np.float32(max(label_mean, 1.0 - label_mean)),
+                "auc": _keras_auc("ROC", positive, b["logistic"], w),
+                "auc_precision_recall": _keras_auc("PR", positive, b["logistic"], w),
+                "precision": _wmean(positive[predicted], w[predicted]),
+                "recall": _wmean(predicted[positive], w[positive])})
+        return out
 
 
-def _keras_auc(curve, positive, scores):
+def _weights(weights, n):
+    """[n] float32 example weights (all ones without a weight_column)."""
+    if weights is None:
+        return np.ones(n, np.float32)
+    w = np.asarray(weights, np.float32).reshape(-1)
+    if w.shape != (n,):
+        raise ValueError(f"weight_column must give one weight per example: {n} examples, "
+                         f"got weights of shape {np.shape(weights)}")
+    return w
+
+
+def _wmean(values, w):
+    """The weighted mean (0 when the weights sum to 0, as TF's mean metrics)."""
+    total = float(np.sum(w))
+    return np.float32(np.sum(np.asarray(values, np.float64) * w) / total if total else 0.0)
+
+
+def _keras_auc(curve, positive, scores, w):
     """TF2's binary head computes its AUCs with Keras' AUC (200 thresholds)."""
     from tensorlite.keras import metrics  # noqa: PLC0415
     auc = metrics.AUC(curve=curve)
-    auc.update_state(positive.astype(np.float32), scores.astype(np.float32))
+    auc.update_state(positive.astype(np.float32), scores.astype(np.float32),
+                     sample_weight=w.astype(np.float32))
     return np.float32(_numpy(auc.result()))
-
-
-def dataset_metrics(batches):
-    """TF's binary-head metrics over all (logistic, class_ids, label_ids) batches."""
-    scores = np.concatenate([np.reshape(b[0], -1) for b in batches])
-    predicted = np.concatenate([np.reshape(b[1], -1) for b in batches]) == 1
-    positive = np.concatenate([b[2] for b in batches]) == 1
-    label_mean = float(positive.mean()) if positive.size else 0.0
-    hits = float((predicted & positive).sum())
-    return {"accuracy_baseline": np.float32(max(label_mean, 1.0 - label_mean)),
-            "auc": _keras_auc("ROC", positive, scores),
-            "auc_precision_recall": _keras_auc("PR", positive, scores),
-            "precision": np.float32(hits / predicted.sum() if predicted.any() else 0.0),
-            "recall": np.float32(hits / positive.sum() if positive.any() else 0.0)}
 
 
 class RegressionHead:
@@ -162,11 +178,9 @@ class RegressionHead:
     def predictions(self, logits):
         return {"predictions": logits}
 
-    def eval_outputs(self, predictions, labels):
-        return None
-
-    def loss_and_metrics(self, logits, predictions, labels):
-        """The mean squared error and TF's regression eval metrics."""
+    def loss(self, logits, predictions, labels, weights):
+        """The squared error summed with the example weights over the batch's elements
+        (SUM_OVER_BATCH_SIZE), and what dataset_metrics needs of this batch."""
         import tensorlite as tf  # noqa: PLC0415
         if labels is None:
             raise ValueError(f"{self._what}: labels must be given to train or evaluate")
@@ -174,7 +188,16 @@ class RegressionHead:
         if raw.dtype.kind not in "iufb" or raw.size != _numpy(logits).size:
             raise ValueError(f"{self._what}: labels must be numbers of shape [batch, "
                              f"label_dimension={self._dim}], got {raw.dtype} {raw.shape}")
-        target = wrap(raw.astype(np.float32).reshape(-1, self._dim))
-        loss = tf.reduce_mean(tf.square(logits - target))
-        return loss, {"average_loss": loss, "label/mean": _mean(raw),
-                      "prediction/mean": _mean(logits)}
+        target = raw.astype(np.float32).reshape(-1, self._dim)
+        w = _weights(weights, len(target))
+        squared = tf.square(logits - wrap(target))
+        loss = tf.reduce_sum(squared * wrap(w[:, None])) / float(max(target.size, 1))
+        return loss, {"loss": _numpy(squared).mean(axis=1), "weight": w,
+                      "label": target.mean(axis=1), "prediction": _numpy(logits).mean(axis=1)}
+
+    def dataset_metrics(self, batches):
+        """TF's regression metrics over all the evaluation batches' outputs."""
+        b = {k: np.concatenate([x[k] for x in batches]) for k in batches[0]}
+        w = b["weight"].astype(np.float64)
+        return {"average_loss": _wmean(b["loss"], w), "label/mean": _wmean(b["label"], w),
+                "prediction/mean": _wmean(b["prediction"], w)}
