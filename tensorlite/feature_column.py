@@ -152,6 +152,13 @@ def indicator_column(categorical_column):
     return IndicatorColumn(categorical_column)
 
 
+def as_linear_columns(feature_columns):
+    """The columns a linear model sums: a categorical column becomes its one-hot form (one
+    weight per bucket, as TF's linear_model weighs categorical columns)."""
+    return [IndicatorColumn(c) if isinstance(c, VocabularyColumn) else c
+            for c in feature_columns]
+
+
 def input_layer(features, feature_columns, state=None):
     """The dense [batch, width] input the columns make from `features`; `state` keeps the
     embedding tables (a dict, one per model)."""

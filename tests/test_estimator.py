@@ -38,7 +38,9 @@ def test_dnn_classifier_with_feature_columns_learns(tmp_path):
     assert metrics["accuracy"] > 0.9
     preds = list(clf.predict(tf.estimator.inputs.numpy_input_fn(
         {k: v[:5] for k, v in features.items()}, shuffle=False)))
-    assert len(preds) == 5 and set(preds[0]) == {"logits", "probabilities", "class_ids"}
+    assert len(preds) == 5 and set(preds[0]) == {  # TF's binary head's prediction keys
+        "logits", "logistic", "probabilities", "class_ids", "classes", "all_class_ids",
+        "all_classes"}
     np.testing.assert_allclose([p["probabilities"].sum() for p in preds], 1.0, rtol=1e-5)
     # a new estimator on the same model_dir continues from the checkpoint
     again = tf.estimator.DNNClassifier(hidden_units=[16, 8], feature_columns=_columns(),

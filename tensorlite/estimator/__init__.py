@@ -1,6 +1,8 @@
 """`tf.estimator`: Estimator, EstimatorSpec, RunConfig(train_distribute=...), train/evaluate/
 predict, export_saved_model, train_and_evaluate, SessionRunHook and the early-stopping hooks
-of `tf.estimator.experimental`, DNNClassifier over feature columns, and numpy_input_fn.
+of `tf.estimator.experimental`, the canned estimators (DNN, Linear and DNNLinearCombined
+classifiers and regressors; BoostedTrees classifier and regressor) over feature columns,
+and numpy_input_fn / pandas_input_fn.
 
 Example (seed 004):
     >>> distribution = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
@@ -11,7 +13,9 @@ Example (seed 004):
 """
 from tensorlite.estimator import experimental, export, inputs
 from tensorlite.estimator.boosted_trees import BoostedTreesClassifier, BoostedTreesRegressor
-from tensorlite.estimator.canned import DNNClassifier
+from tensorlite.estimator.canned import (DNNClassifier, DNNLinearCombinedClassifier,
+                                         DNNLinearCombinedRegressor, DNNRegressor,
+                                         LinearClassifier, LinearRegressor)
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
 from tensorlite.estimator.graph_loops import NanLossDuringTrainingError
 from tensorlite.estimator.hooks import (CheckpointSaverListener, SessionRunArgs,

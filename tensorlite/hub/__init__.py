@@ -3,11 +3,13 @@
 `hub.load(handle)` resolves a handle (a directory, or a URL downloaded once into
 `TFHUB_CACHE_DIR`, see resolver.py) and loads the SavedModel there with
 `tf.saved_model.load`; `hub.KerasLayer` wraps it as a Keras layer; `hub.Module` is seed
-004's TF1-style module object; `hub.resolve` gives the local directory.
+004's TF1-style module object and `hub.text_embedding_column` its feature column for
+canned Estimators; `hub.resolve` gives the local directory.
 
 Example:
     >>> layer = hub.KerasLayer("https://example.org/models/embedder/1", trainable=True)
 """
+from tensorlite.hub.feature_column import text_embedding_column
 from tensorlite.hub.keras_layer import KerasLayer
 from tensorlite.hub.resolver import resolve
 
@@ -43,4 +45,4 @@ class Module:
         return sorted(getattr(self._loaded, "signatures", {}))
 
 
-__all__ = ["load", "resolve", "KerasLayer", "Module"]
+__all__ = ["load", "resolve", "KerasLayer", "Module", "text_embedding_column"]

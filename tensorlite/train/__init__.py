@@ -11,7 +11,16 @@ _EXAMPLE_MESSAGES = ("BytesList", "FloatList", "Int64List", "Feature", "Features
                      "FeatureList", "FeatureLists", "Example", "SequenceExample")
 
 
+# TF 1.x's `tf.train.AdagradOptimizer(...)` (seed 004) and the other TF1 optimizers: in
+# TensorFlow 2 they live in tf.compat.v1.train, which TF1-era code reaches as tf.train.
+_TF1_OPTIMIZERS = ("Optimizer", "GradientDescentOptimizer", "MomentumOptimizer",
+                   "AdamOptimizer", "AdagradOptimizer")
+
+
 def __getattr__(name):
+    if name in _TF1_OPTIMIZERS:
+        from tensorlite.compat.v1 import optimizers  # noqa: PLC0415 - the TF1 facade
+        return getattr(optimizers, name)
     if name in _EXAMPLE_MESSAGES:
         from tensorlite.train import example  # noqa: PLC0415 - optional dependency, lazily
         return getattr(example, name)

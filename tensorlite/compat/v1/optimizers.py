@@ -1,5 +1,5 @@
 """TF1 optimizers (`tf.compat.v1.train.GradientDescentOptimizer`, `MomentumOptimizer`,
-`AdamOptimizer`) and the global step, for graphs run in a Session.
+`AdamOptimizer`, `AdagradOptimizer`) and the global step, for graphs run in a Session.
 
 `minimize(loss, global_step=None, var_list=None)` builds the gradients with
 tf.compat.v1.gradients and one assignment per variable (slot variables such as Momentum's
@@ -141,6 +141,28 @@ class AdamOptimizer(Optimizer):
         # the powers advance after every variable's update read them
         out.append(_assign(b1p, b1p * self._b1, "set"))
         out.append(_assign(b2p, b2p * self._b2, "set"))
+        return out
+
+
+class AdagradOptimizer(Optimizer):
+    """TF1's Adagrad: `accum += grad ** 2; var -= lr * grad / sqrt(accum)`, each
+    accumulator starting at initial_accumulator_value (seed 004's optimizer)."""
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
+                 name="Adagrad"):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError(f"initial_accumulator_value must be positive: "
+                             f"{initial_accumulator_value}")
+        super().__init__(learning_rate, use_locking, name)
+        self._initial_accumulator_value = initial_accumulator_value
+
+    def _updates(self, pairs):
+        out = []
+        for g, v in pairs:
+            init = array_ops.ones(v.shape, v.dtype) * self._initial_accumulator_value
+            acc = self._slot(v, "Adagrad", init=init)
+            acc_t = _assign(acc, acc + g * g, "set")
+            out.append(_assign(v, g * self._lr / math_ops.sqrt(acc_t), "sub"))
         return out
 
 
