@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.estimator.bucketized import bucketized_column
+from tensorlite.feature_column import bucketized_column
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.datasets import make_classification, make_regression  # noqa: E402

@@ -437,3 +437,12 @@ def test_regressor_weight_column_as_numeric_column(tmp_path):
                                                     rel=1e-4)
     assert metrics["prediction/mean"] == pytest.approx(np.average(pred, weights=w), rel=1e-4)
     assert metrics["label/mean"] == pytest.approx(np.average(y, weights=w), abs=1e-5)
+
+
+def test_bucketized_column_is_tf_feature_column_and_one_hot_per_bucket():
+    age = tf.feature_column.bucketized_column(tf.feature_column.numeric_column("age"),
+                                              [18.0, 65.0])
+    dense = tf.feature_column.input_layer({"age": [[10.0], [30.0], [70.0]]}, [age])
+    assert dense.numpy().tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    with pytest.raises(ValueError, match="sorted"):
+        tf.feature_column.bucketized_column(tf.feature_column.numeric_column("a"), [2.0, 1.0])

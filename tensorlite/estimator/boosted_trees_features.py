@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from tensorlite.estimator.bucketized import BucketizedColumn
+from tensorlite.feature_column import BucketizedColumn
 from tensorlite.feature_column import IndicatorColumn, NumericColumn, _raw
 
 
