@@ -148,3 +148,39 @@ def test_guide_custom_training_loop_in_tf_function(mixed):
     for _ in range(5):
         last = float(train_step(xs, ys))
     assert last < first
+
+
+def _cnn_run(policy, optimizer):
+    mixed_precision.set_global_policy(policy)
+    try:
+        tf.keras.utils.set_random_seed(0)
+        model = tf.keras.Sequential([
+            tf.keras.Input((12, 12, 1)), tf.keras.layers.Conv2D(4, 3, activation="relu"),
+            tf.keras.layers.MaxPooling2D(), tf.keras.layers.BatchNormalization(),
+            tf.keras.layers.Flatten(), tf.keras.layers.Dense(3),
+            tf.keras.layers.Activation("softmax", dtype="float32")])
+        model.compile(optimizer, "sparse_categorical_crossentropy")
+        rng = np.random.default_rng(1)
+        x = rng.random((128, 12, 12, 1)).astype("float32")
+        y = (x.mean((1, 2, 3)) * 3).astype(int) % 3
+        history = model.fit(x, y, epochs=3, batch_size=32, verbose=0, shuffle=False)
+        return model, history.history["loss"], model.predict(x[:16], verbose=0)
+    finally:
+        mixed_precision.set_global_policy(None)
+
+
+def test_cnn_trains_under_mixed_float16_like_float32():
+    """A CNN (Conv2D, BatchNormalization) under mixed_float16: float32 variables (moving
+    statistics included), float16 compute, and with a fixed loss scale its training
+    follows float32's step for step within half precision."""
+    _, loss32, out32 = _cnn_run("float32", tf.keras.optimizers.SGD(0.05))
+    model, loss16, out16 = _cnn_run("mixed_float16", mixed_precision.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(0.05), dynamic=False, initial_scale=128))
+    assert all(w.dtype == tf.float32 for w in model.weights)
+    assert model.layers[0].compute_dtype == "float16"
+    np.testing.assert_allclose(loss16, loss32, rtol=0.02)
+    np.testing.assert_allclose(out16, out32, atol=0.02)
+    # the default dynamic scale skips the first steps whose float16 gradients overflow,
+    # as TensorFlow's does, then trains
+    model, losses, _ = _cnn_run("mixed_float16", tf.keras.optimizers.SGD(0.05))
+    assert float(model.optimizer.loss_scale) < 2 ** 15 and losses[-1] < losses[0]

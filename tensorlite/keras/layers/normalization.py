@@ -153,6 +153,9 @@ class BatchNormalization(_Normalization):
         self.moving_variance = self.add_weight("moving_variance", param_shape,
                                                initializer=self.moving_variance_initializer,
                                                trainable=False)
+        # the moving statistics stay float32 when read, also under a mixed-precision
+        # policy, so their updates do not round through float16 (as Keras keeps them)
+        self.moving_mean._autocast = self.moving_variance._autocast = False
         self._param_shape = param_shape
         self.built = True
 
@@ -176,8 +179,8 @@ class BatchNormalization(_Normalization):
             mean, variance = nn.moments(inputs, self._reduce, keepdims=True)
             self._update_moving(inputs, mean, variance)
         else:
-            mean = self._broadcast(self.moving_mean)
-            variance = self._broadcast(self.moving_variance)
+            mean = math_ops.cast(self._broadcast(self.moving_mean), inputs.dtype)
+            variance = math_ops.cast(self._broadcast(self.moving_variance), inputs.dtype)
         return nn.batch_normalization(inputs, mean, variance, self._broadcast(self.beta),
                                       self._broadcast(self.gamma), self.epsilon)
 
