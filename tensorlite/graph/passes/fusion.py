@@ -6,7 +6,7 @@ input refs, in-place ref)`, refs numbering the node's inputs first, then the ste
 and carries a generated Python kernel that calls the NumPy ufuncs directly. A step writes
 into the buffer of an intermediate that dies there (`out=`) when shape and dtype match:
 `exp(x * y + z)` allocates one array instead of three, saving the allocator and page-fault
-cost of temporaries (large in NumPy programs, see DESIGN.md), plus one executor step per
+cost of temporaries (large in NumPy programs, see docs/design.md), plus one executor step per
 fused op. Tiny arrays (under FUSE_MIN elements) are left alone: there the extra call costs
 more than it saves.
 
