@@ -83,24 +83,22 @@ def accuracy(labels, predictions, weights=None, metrics_collections=None,
                 name or "accuracy")
 
 
-def mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
-                       updates_collections=None, name=None):
-    """`tf.compat.v1.metrics.mean_squared_error`."""
-    labels, predictions = _pair(labels, predictions)
-    err = math_ops.square(math_ops.cast(labels, dtypes.float32)
-                          - math_ops.cast(predictions, dtypes.float32))
-    return mean(err, weights, metrics_collections, updates_collections,
-                name or "mean_squared_error")
+def _mean_error(error, default_name):
+    """A streaming mean of `error(labels - predictions)` in float32, as TF's metric."""
+    def metric(labels, predictions, weights=None, metrics_collections=None,
+               updates_collections=None, name=None):
+        labels, predictions = _pair(labels, predictions)
+        err = error(math_ops.cast(labels, dtypes.float32)
+                    - math_ops.cast(predictions, dtypes.float32))
+        return mean(err, weights, metrics_collections, updates_collections,
+                    name or default_name)
+    metric.__name__ = default_name
+    metric.__doc__ = f"`tf.compat.v1.metrics.{default_name}`."
+    return metric
 
 
-def mean_absolute_error(labels, predictions, weights=None, metrics_collections=None,
-                        updates_collections=None, name=None):
-    """`tf.compat.v1.metrics.mean_absolute_error`."""
-    labels, predictions = _pair(labels, predictions)
-    err = math_ops.abs(math_ops.cast(labels, dtypes.float32)
-                       - math_ops.cast(predictions, dtypes.float32))
-    return mean(err, weights, metrics_collections, updates_collections,
-                name or "mean_absolute_error")
+mean_squared_error = _mean_error(math_ops.square, "mean_squared_error")
+mean_absolute_error = _mean_error(math_ops.abs, "mean_absolute_error")
 
 
 def root_mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
