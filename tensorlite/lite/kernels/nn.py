@@ -1,14 +1,17 @@
 """Convolution, pooling, fully-connected and softmax kernels: float32, int8 (TFLite's
 reference arithmetic, bit-exact) and hybrid (int8 weights, float activations).
 
-Integer accumulations run as float64 matrix products: every product of an int8 weight and
+Integer accumulations run as float matrix products: every product of an int8 weight and
 an offset int8 activation is below 2**15, so sums of up to 2**38 terms stay exact in
-float64's 53-bit significand, and BLAS does the work.
+float64's 53-bit significand, and BLAS does the work. Convolutions and fully-connected
+layers with constant int8 weights are bound to float32 products in exact blocks and a
+one-pass requantization (`int8_steps`).
 """
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.lite.kernels import kernel
+from tensorlite.lite.kernels.int8_steps import IntegerProduct, Requantizer
 from tensorlite.lite.kernels.fixed_point import (activation_range,
                                                  multiply_by_quantized_multiplier,
                                                  multiply_by_quantized_multiplier_double_rounding,
@@ -127,13 +130,15 @@ def _im2col(cols, cache, ones=False):
     return buf
 
 
-def _im2col_buffer(cols, cache, ones):
-    """(the im2col matrix buffer kept in `cache`, its view shaped like `cols`)."""
+def _im2col_buffer(cols, cache, ones, dtype=None):
+    """(the im2col matrix buffer kept in `cache`, its view shaped like `cols`); `dtype`
+    (default cols') is the matrix's."""
     n, oh, ow, kh, kw, c = cols.shape
-    key = ("im2col", cols.shape, cols.dtype.str, ones)
+    dtype = cols.dtype if dtype is None else np.dtype(dtype)
+    key = ("im2col", cols.shape, dtype.str, ones)
     buf = cache.get(key)
     if buf is None:
-        buf = cache[key] = np.empty((n * oh * ow, kh * kw * c + ones), cols.dtype)
+        buf = cache[key] = np.empty((n * oh * ow, kh * kw * c + ones), dtype)
         buf[:, kh * kw * c:] = 1
     row, item = buf.strides
     return buf, as_strided(buf, cols.shape, (oh * ow * row, ow * row, row, kw * c * item,
@@ -232,6 +237,8 @@ class _Conv:
         the padded buffer's interior, the windows into the im2col matrix (both views built
         here), one matrix product whose last weight row is the bias, the activation."""
         d = node.data
+        if "in_zp" in d:
+            return cls._bind_int8(ctx, node)
         if cls.depthwise or "wmat_bias" not in d:
             return None
         x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
@@ -243,6 +250,28 @@ class _Conv:
                       lambda: np.copyto(rows, cols),
                       lambda: np.matmul(matrix, weights, out=out2d),
                       activation_step(out2d, node.options.get("fused_activation_function", 0)))
+
+    @classmethod
+    def _bind_int8(cls, ctx, node):
+        """The int8 convolution with constant int8 weights and bias as bound steps: the
+        input into the padded buffer (padded with its zero point), the windows converted
+        into a float32 im2col matrix, exact float32 products, one-pass requantization."""
+        d, w = node.data, ctx.const(node.inputs[1])
+        has_bias = len(node.inputs) > 2 and node.inputs[2] >= 0
+        if cls.depthwise or w is None or w.dtype != np.int8 or \
+                (has_bias and ctx.const(node.inputs[2]) is None):
+            return None
+        x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+        source, interior = _padded_input(x, d["geo"], d["in_zp"])
+        cols = _windows(source, d["kh"], d["kw"], node.options, d["geo"])
+        matrix, rows = _im2col_buffer(cols, d, ones=False, dtype=np.float32)
+        product = IntegerProduct(w.reshape(len(w), -1).T, len(matrix), x.dtype)
+        bias = _bias(ctx, node, len(w), np.int64) - d["in_zp"] * product.weight_sums
+        requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"],
+                              len(matrix), double_rounding=True)
+        return _steps(None if interior is None else lambda: np.copyto(interior, x),
+                      lambda: np.copyto(rows, cols),
+                      lambda: requant(product(matrix), out))
 
     @classmethod
     def invoke(cls, ctx, node):
@@ -338,11 +367,11 @@ class _Pool:
 class MaxPool(_Pool):
     @staticmethod
     def bind(ctx, node):
-        """Float max pooling as one np.maximum per window tap over views built here."""
+        """Max pooling as one np.maximum per window tap over views built here; int8 pads
+        with the type's minimum and clamps to the fused activation's range."""
         x, out, o = ctx.array(node.inputs[0]), ctx.array(node.outputs[0]), node.options
-        if x.dtype.kind != "f":
-            return None
-        source, interior = _padded_input(x, node.data["geo"], -np.inf)
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        source, interior = _padded_input(x, node.data["geo"], low)
         cols = _windows(source, o["filter_height"], o["filter_width"], o, node.data["geo"])
         taps = [cols[:, :, :, i, j] for i in range(cols.shape[3]) for j in range(cols.shape[4])]
 
@@ -353,8 +382,15 @@ class MaxPool(_Pool):
             np.maximum(taps[0], taps[1], out=out)
             for tap in taps[2:]:
                 np.maximum(out, tap, out=out)
+        if x.dtype.kind == "f":
+            finish = activation_step(out, o.get("fused_activation_function", 0))
+        else:
+            lo, hi = node.data["clamp"]
+            info = np.iinfo(x.dtype)
+            finish = None if (lo, hi) == (info.min, info.max) else \
+                (lambda: np.clip(out, lo, hi, out=out))
         return _steps(None if interior is None else lambda: np.copyto(interior, x), pool,
-                      activation_step(out, o.get("fused_activation_function", 0)))
+                      finish)
 
     @staticmethod
     def invoke(ctx, node):
@@ -421,6 +457,8 @@ class FullyConnected:
         [in, out] product in OpenBLAS)."""
         x, w = ctx.array(node.inputs[0]), ctx.array(node.inputs[1])
         wmat, out = node.data.get("wmat"), ctx.array(node.outputs[0])
+        if "in_zp" in node.data:
+            return FullyConnected._bind_int8(ctx, node)
         if x.dtype != np.float32 or w.dtype != np.float32 or wmat is None:
             return None
         rows, y = x.reshape(-1, w.shape[1]), out.reshape(-1, w.shape[0])
@@ -433,6 +471,23 @@ class FullyConnected:
         b = ctx.array(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] >= 0 else None
         return _steps(product, None if b is None else lambda: np.add(y, b, out=y),
                       activation_step(y, node.options.get("fused_activation_function", 0)))
+
+    @staticmethod
+    def _bind_int8(ctx, node):
+        """int8 FULLY_CONNECTED with constant int8 weights and bias: the rows converted to
+        float32, exact float32 products, one-pass requantization (single rounding)."""
+        d, w = node.data, ctx.const(node.inputs[1])
+        has_bias = len(node.inputs) > 2 and node.inputs[2] >= 0
+        if w is None or w.dtype != np.int8 or (has_bias and ctx.const(node.inputs[2]) is None):
+            return None
+        x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
+        rows = x.reshape(-1, w.shape[1])
+        matrix = np.empty(rows.shape, np.float32)
+        product = IntegerProduct(w.T, len(rows), x.dtype)
+        bias = _bias(ctx, node, w.shape[0], np.int64) - d["in_zp"] * product.weight_sums
+        requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"], len(rows),
+                              double_rounding=False)
+        return _steps(lambda: np.copyto(matrix, rows), lambda: requant(product(matrix), out))
 
     @staticmethod
     def invoke(ctx, node):
@@ -483,7 +538,7 @@ class Softmax:
         """Float softmax in the output array and two bound row buffers."""
         x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
         if x.dtype != np.float32:
-            return None
+            return Softmax._bind_quantized(x, out, node.data)
         beta = node.data["beta"]
         peak, total = np.empty(x.shape[:-1] + (1,), np.float32), \
             np.empty(x.shape[:-1] + (1,), np.float32)
@@ -496,6 +551,30 @@ class Softmax:
             np.exp(out, out=out)
             np.add.reduce(out, axis=-1, keepdims=True, out=total)
             np.divide(out, total, out=out)
+        return softmax
+
+    @staticmethod
+    def _bind_quantized(x, out, data):
+        """invoke's int8/uint8 arithmetic on bound buffers: the row sums as a float32
+        cumulative sum, which adds left to right as TFLite's loop does."""
+        table, (scale, zp) = data["table"], data["out"]
+        rows = x.shape[:-1] + (1,)
+        peak, distance = np.empty(rows, x.dtype), np.empty(x.shape, np.int16)
+        e, running = np.empty(x.shape, np.float32), np.empty(x.shape, np.float32)
+        prob = np.empty(x.shape, np.float32 if out.dtype == np.uint8 else np.float64)
+        info = np.iinfo(out.dtype)
+
+        def softmax():
+            np.maximum.reduce(x, axis=-1, keepdims=True, out=peak)
+            np.subtract(peak, x, out=distance, dtype=np.int16)
+            np.take(table, distance, out=e)
+            np.cumsum(e, axis=-1, out=running)
+            inv = np.float32(1) / (running[..., -1:] * scale)
+            np.multiply(e, inv, out=prob)  # the float32 product, widened for int8
+            np.add(prob, 0.5, out=prob)  # probabilities are >= 0: rounding half away
+            np.floor(prob, out=prob)  # is floor(p + 0.5), in float64 for int8 as invoke
+            np.add(prob, zp, out=prob)
+            np.clip(prob, info.min, info.max, out=out, casting="unsafe")
         return softmax
 
     @staticmethod
