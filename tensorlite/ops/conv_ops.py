@@ -30,7 +30,8 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
 from tensorlite.ops.common import FLOAT, REAL, batch_dims, check_kind, int_list, tensor_args, \
     to_tensor
-from tensorlite.ops import conv_select, numba_conv, numba_fused, numba_winograd, winograd
+from tensorlite.ops import (conv_select, numba_conv, numba_depthwise, numba_fused, numba_winograd,
+                            winograd)
 from tensorlite.ops.math_ops import reduce_sum
 
 __all__ = []
@@ -391,13 +392,16 @@ def _conv_bf_fwd(x, g, filter_hw, strides, dilations, pads):
     return dw.reshape(k, p, o).transpose(1, 0, 2).reshape(lg + (kh, kw, c, o))
 
 
-# -- depthwise: NumPy forwards (one pass per kernel tap) ---------------------------------------
+# -- depthwise: compiled loops (numba_depthwise), else NumPy (one pass per kernel tap) ----
 def _dw_filter_tap(w, i, j):
     """Filter tap (i, j) shaped to broadcast against [..., N, OH, OW, C, M]."""
     return w[..., i, j, :, :].reshape(w.shape[:-4] + (1, 1, 1) + w.shape[-2:])
 
 
 def _dw_fwd(x, w, strides, dilations, pads):
+    fast = numba_depthwise.forward(x, w, strides, dilations, pads)
+    if fast is not None:
+        return fast
     kh, kw, c, m = w.shape[-4:]
     xp = _pad(x, pads)
     out_hw = _padded_out_hw(xp.shape[-3:-1], (kh, kw), strides, dilations)
@@ -413,6 +417,9 @@ def _dw_fwd(x, w, strides, dilations, pads):
 
 
 def _dw_bi_fwd(g, w, input_hw, strides, dilations, pads):
+    fast = numba_depthwise.input_grad(g, w, input_hw, strides, dilations, pads)
+    if fast is not None:
+        return fast
     kh, kw, c, m = w.shape[-4:]
     n, oh, ow = g.shape[-4:-1]
     g5 = g.reshape(g.shape[:-1] + (c, m))
@@ -427,6 +434,9 @@ def _dw_bi_fwd(g, w, input_hw, strides, dilations, pads):
 
 
 def _dw_bf_fwd(x, g, filter_hw, strides, dilations, pads):
+    fast = numba_depthwise.filter_grad(x, g, filter_hw, strides, dilations, pads)
+    if fast is not None:
+        return fast
     kh, kw = filter_hw
     c = x.shape[-1]
     m = g.shape[-1] // c
