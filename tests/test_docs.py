@@ -57,8 +57,11 @@ def _python_shim(tmp_path):
     """A bin directory whose `python` is this interpreter, for the bash blocks."""
     bin_dir = tmp_path / "_bin"
     bin_dir.mkdir()
-    (bin_dir / "python").symlink_to(sys.executable)
-    (bin_dir / "python3").symlink_to(sys.executable)
+    for name in ("python", "python3"):
+        # a script, not a symlink: a venv's interpreter finds its venv by the path it was
+        # started as
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (bin_dir / name).chmod(0o755)
     return str(bin_dir)
 
 
