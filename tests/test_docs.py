@@ -71,28 +71,31 @@ def test_code_blocks_run(page, tmp_path, monkeypatch):
     from pathlib import Path
     document = _sybil().parse(Path(ROOT) / page)
     document.namespace["_bin_dir"] = _python_shim(tmp_path)
-    ran, skipped = 0, []
+    starts, skipped = [], []
     for example in document:
+        starts.append(example.region.start)
         try:
             example.evaluate()
         except unittest.SkipTest as why:
             skipped.append(f"line {example.line}: {why}")
-            continue
         except Exception as error:
             raise AssertionError(f"{page}, the example at line {example.line} failed:\n"
                                  f"{error}") from error
-        ran += 1
-    # the page's blocks did run (a parser that silently finds nothing would pass otherwise)
-    assert ran + len(skipped) >= _count_blocks(page, RUN_LANGUAGES)
+    # every ```python and ```bash block was found and run (or skipped by its marker): a
+    # block the parsers silently missed would otherwise pass unrun
+    for line, (begin, end) in _run_blocks(document.text):
+        assert any(begin <= start < end for start in starts), (
+            f"{page}:{line}: this block was not run")
     if skipped:
         print(f"{page}: skipped", *skipped, sep="\n  ")
 
 
-def _count_blocks(page, languages):
-    with open(os.path.join(ROOT, page)) as f:
-        text = f.read()
-    langs = [m.group(2) for i, m in enumerate(FENCE.finditer(text)) if i % 2 == 0]
-    return sum(1 for lang in langs if lang in languages)
+def _run_blocks(text):
+    """(line, (start, end)) of each ```python or ```bash block of a page."""
+    fences = list(FENCE.finditer(text))
+    return [(text.count("\n", 0, opening.start()) + 1, (opening.start(), closing.end()))
+            for opening, closing in zip(fences[::2], fences[1::2])
+            if opening.group(2) in RUN_LANGUAGES]
 
 
 @pytest.mark.parametrize("page", PAGES)
