@@ -132,3 +132,21 @@ def test_shown_outputs_are_doctests(page):
             assert not re.search(r"#\s*(tf\.Tensor\(|<tf\.|array\(|\[\[)", line), (
                 f"{page}: an output shown as a comment is not checked; write the block as a "
                 f"doctest:\n{line}")
+
+
+def test_the_all_extra_and_the_extras_table_name_every_runtime_extra():
+    """`.[all]` installs every runtime extra (not the test or docs tools), and the README's
+    table of extras describes each one, so a new extra cannot be left out of either."""
+    import tomllib
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    tools = {"test", "docs", "all"}
+    runtime = set(extras) - tools
+    (all_spec,) = extras["all"]
+    named = set(re.fullmatch(r"tensorlite\[([\w,]+)\]", all_spec).group(1).split(","))
+    assert named == runtime
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    in_table = set(re.findall(r"^\|[^|\n]*?`(\w+)`(?:, `(\w+)`)?", readme, re.M))
+    in_table = {name for pair in in_table for name in pair if name}
+    assert runtime | {"docs"} <= in_table, sorted(runtime | {"docs"} - in_table)
