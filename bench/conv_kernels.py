@@ -1,4 +1,5 @@
-"""The convolution kernels of seed 002's CIFAR CNN, each algorithm on 1 and 2 intra-op
+"""The convolution kernels of the CIFAR CNN of the notes "Structure of Deep
+Learning Frameworks", each algorithm on 1 and 2 intra-op
 threads, interleaved in one process: milliseconds (median of --repeats rounds) and the
 2-thread speedup. Forward and stride-1 input gradients (a convolution of the padded
 cotangent) by im2col, Winograd F(2x2, 3x3) with NumPy transforms and with the numba ones,

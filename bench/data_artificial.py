@@ -1,5 +1,6 @@
-"""Seed 002's ArtificialDataset benchmark: naive, prefetch, sequential interleave and
-parallel interleave, each beside its ideal time computed from the sleeps.
+"""The ArtificialDataset benchmark of TensorFlow's tf.data performance guide: naive,
+prefetch, sequential interleave and parallel interleave, each beside its ideal time computed
+from the sleeps.
 
 The ideal is what the variant would take with zero framework overhead: a discrete-event
 simulation of the same schedule (the same prefetching, the same cycle slots and look-ahead,

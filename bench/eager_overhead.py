@@ -1,9 +1,10 @@
 """Per-op overhead of eager execution: tensorlite beside NumPy in the same run.
 
 Measures an add of two [4] float32 tensors and a [256,256] matmul, with and without an
-active GradientTape, and the add recorded on a long persistent tape (200,000 ops, where
-the cyclic garbage collector used to rescan the growing record); the import time of tensorlite; and seed 001's `t.jacobian(y, x)` for
-y = exp(x @ x) on [10,10]. TensorFlow and PyTorch are timed too when installed.
+active GradientTape, and the add recorded on a long persistent tape (200,000 ops, where the
+cyclic garbage collector used to rescan the growing record); the import time of tensorlite;
+and the `t.jacobian(y, x)` of the TF Dev Summit 2020 talk "Research with TensorFlow" for y =
+exp(x @ x) on [10,10]. TensorFlow and PyTorch are timed too when installed.
 
     python bench/eager_overhead.py [--repeats 7]
 

@@ -1,10 +1,11 @@
-"""Seeds 001/002, "Seeing the speed up" and "Compilation": eager versus tf.function versus
-jit-compiled, beside a hand-written NumPy floor, all timed in the same run.
+""""Seeing the speed up" and "Compilation" (the notes "Structure of Deep Learning
+Frameworks" and the TF Dev Summit 2020 talk "Research with TensorFlow"): eager versus
+tf.function versus jit-compiled, beside a hand-written NumPy floor, all timed in the same run.
 
-- seed 002's SequentialModel (Flatten(input_shape=(28, 28)), Dense(128, relu), Dropout(0.2),
+- the notes' SequentialModel (Flatten(input_shape=(28, 28)), Dense(128, relu), Dropout(0.2),
   Dense(10)) on tf.random.uniform([60, 28, 28]);
-- seed 001's `log(2 * exp(relu(x + 1)))` on [100, 100] float32;
-- seed 002's XLA example `reduce_sum(x + y * z)` on [512, 512] float32.
+- the talk's `log(2 * exp(relu(x + 1)))` on [100, 100] float32;
+- the notes' XLA example `reduce_sum(x + y * z)` on [512, 512] float32.
 
     python bench/graph_speedup.py [--repeats 9] [--number 1000]
 
@@ -12,7 +13,7 @@ Candidates are timed in interleaved rounds (each round times every candidate onc
 calls each), so load from neighbours hits all of them alike; figures are medians over the
 rounds, in microseconds per call. TensorFlow's figures are added when it is installed.
 Goals: graph within 1.3x of the NumPy floor and never slower than tensorlite eager; the
-compiled seed 001 function at least 1.25x faster than the plain graph.
+compiled function of the talk at least 1.25x faster than the plain graph.
 """
 import argparse
 import os
@@ -142,22 +143,22 @@ def main():
     print(f"numexpr: {'installed' if compiler.numexpr is not None else 'not installed'}; "
           f"jit backend: {compiler.BACKEND[0]}")
     model = interleaved(model_candidates(), args.number, args.repeats)
-    report("seed 002 SequentialModel on [60, 28, 28]", model)
+    report("SequentialModel on [60, 28, 28]", model)
     fn = interleaved(seed001_candidates(), args.number * 5, args.repeats)
-    report("seed 001 log(2*exp(relu(x+1))) on [100, 100]", fn)
+    report("log(2*exp(relu(x+1))) on [100, 100]", fn)
     xla = interleaved(xla_candidates(), max(args.number // 10, 10), args.repeats)
-    report("seed 002 reduce_sum(x + y*z) on [512, 512]", xla)
+    report("XLA example reduce_sum(x + y*z) on [512, 512]", xla)
     peers = tensorflow_candidates()
     if peers is not None:
-        report("TensorFlow, seed 001 function", interleaved(peers, args.number, args.repeats),
+        report("TensorFlow, log(2*exp(relu(x+1)))", interleaved(peers, args.number, args.repeats),
                base="TF eager")
     else:
-        print("\nTensorFlow: not installed (seed 001 saw 0.007 ms graph, 0.005 ms compiled)")
+        print("\nTensorFlow: not installed (the talk saw 0.007 ms graph, 0.005 ms compiled)")
     goals = [
         ("model: graph <= 1.3x NumPy floor", model["graph"] / model["numpy"], 1.3, "<="),
         ("model: graph <= eager", model["graph"] / model["eager"], 1.0, "<="),
-        ("seed 001: graph <= eager", fn["graph"] / fn["eager"], 1.0, "<="),
-        ("seed 001: compiled speed-up over graph", fn["graph"] / fn["compiled"], 1.25, ">="),
+        ("log-exp-relu: graph <= eager", fn["graph"] / fn["eager"], 1.0, "<="),
+        ("log-exp-relu: compiled speed-up over graph", fn["graph"] / fn["compiled"], 1.25, ">="),
     ]
     print("\nratios")
     for label, value, target, sense in goals:

@@ -1,6 +1,7 @@
-"""Seed 004 / seed 002: the CIFAR CNN at batch 1, per-image latency of tensorlite's NumPy
-TF Lite interpreter beside LiteRT (TensorFlow's TF Lite runtime), onnxruntime, and
-tensorlite's own eager and tf.function graph execution; float32 and full-integer int8.
+"""The CIFAR CNN (of the notes "Structure of Deep Learning Frameworks") at batch 1,
+per-image latency of tensorlite's NumPy TF Lite interpreter beside LiteRT (TensorFlow's TF
+Lite runtime), onnxruntime, and tensorlite's own eager and tf.function graph execution;
+float32 and full-integer int8.
 
     python bench/lite_inference.py [--repeats 15] [--number 20] [--threads 1]
 

@@ -1,6 +1,6 @@
 """tf.saved_model.save / load of a 25M-parameter tf.Module with one tf.function (100 MB of
 float32) beside np.save + fsync / np.load of the same arrays, in the same run, interleaved;
-and the seed 002 CIFAR CNN's `model.export` (tracing twice, FunctionDefs, writing) beside its
+and the CIFAR CNN's `model.export` (tracing twice, FunctionDefs, writing) beside its
 `.keras` save.
 
     python bench/saved_model_io.py [--repeats 5] [--params 25000000]
@@ -65,7 +65,7 @@ def main():
           f"{med['sm.save']:.1f}  ratio {med['sm.save'] / med['np.save+fsync']:.2f}x")
     print(f"  load: np.load {med['np.load']:.1f}  tf.saved_model.load {med['sm.load']:.1f}  "
           f"ratio {med['sm.load'] / med['np.load']:.2f}x")
-    print(f"  seed 002 CNN (1.25M params): model.export {med['export']:.1f}  "
+    print(f"  CIFAR CNN (1.25M params): model.export {med['export']:.1f}  "
           f"model.save('.keras') {med['keras']:.1f}  ratio {med['export'] / med['keras']:.2f}x")
 
 

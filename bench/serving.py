@@ -1,4 +1,5 @@
-"""Model server throughput and latency: seed 002's MLP behind tensorlite-serving's REST API,
+"""Model server throughput and latency: the MLP of the notes "Structure of
+Deep Learning Frameworks" behind tensorlite-serving's REST API,
 at 1, 8 and 32 concurrent clients, batching off and on, beside the same signature called
 in-process (the floor: no HTTP, no JSON).
 
@@ -36,7 +37,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures", "serving")
 
 
 def saved_models(tmp):
-    """The seed 002 MLP as SavedModel version 1: written at full size (128 hidden units) by
+    """That MLP as SavedModel version 1: written at full size (128 hidden units) by
     real TensorFlow when $TENSORLITE_TF_PYTHON (or .venv-tf) has it, else the test
     fixture's 16-unit version (tensorlite does not write SavedModels yet)."""
     tf_python = os.environ.get("TENSORLITE_TF_PYTHON") or os.path.join(ROOT, ".venv-tf", "bin",
@@ -47,10 +48,10 @@ def saved_models(tmp):
                         "128"], check=True, capture_output=True,
                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=""))
         shutil.rmtree(os.path.join(base, "2"))
-        return base, "seed 002 MLP (128 hidden units), written by TensorFlow"
+        return base, "MLP (128 hidden units), written by TensorFlow"
     os.makedirs(base)
     shutil.copytree(os.path.join(FIXTURES, "mlp", "1"), os.path.join(base, "1"))
-    return base, "seed 002 MLP with 16 hidden units (the test fixture; no TensorFlow found)"
+    return base, "MLP with 16 hidden units (the test fixture; no TensorFlow found)"
 
 
 def _free_port():

@@ -1,9 +1,10 @@
 """Training throughput: tensorlite beside TensorFlow and PyTorch, each in its own process,
 interleaved, on 1 thread and on the default threads (bench/train_workers.py runs one).
 
-  * seed 002's CIFAR-10 CNN (RMSprop, batch 32), an MLP 784-128-10 (Adam, batch 128) and a
-    small LSTM (20 steps x 16 features -> 32 units -> 10, Adam, batch 64): images/s
-    (median step), the ratio to each peer, and the first two steps (build, trace, graph
+  * the CIFAR-10 CNN of the notes "Structure of Deep Learning Frameworks" (RMSprop,
+    batch 32), an MLP 784-128-10 (Adam, batch 128) and a small LSTM (20 steps x 16
+    features -> 32 units -> 10, Adam, batch 64): images/s (median step), the ratio to each
+    peer, and the first two steps (build, trace, graph
     passes, code generation, convolution algorithm timing, the calls) beyond two steady ones.
   * --numpy-loop: the MLP's Keras `fit` beside a hand-written NumPy loop doing the same math.
 

@@ -33,7 +33,7 @@ def data(model, batches, seed=0):
 
 def keras_model(tf, model):
     layers = tf.keras.layers
-    if model == "cnn":  # seed 002's CIFAR CNN
+    if model == "cnn":  # the CIFAR CNN of "Structure of Deep Learning Frameworks"
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
         sys.path.insert(0, root)
         if tf.__name__ == "tensorlite":

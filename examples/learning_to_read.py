@@ -1,4 +1,4 @@
-"""Seed 001's "Learning to read with TensorFlow and Keras", end to end.
+"""The TF Dev Summit 2020 talk "Learning to read with TensorFlow and Keras", end to end.
 
 The pipeline and the model follow the talk's code: TextLineDataset -> filter the book-title
 lines with regex_full_match -> replace punctuation with regex_replace -> split into words ->

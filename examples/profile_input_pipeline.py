@@ -1,4 +1,5 @@
-"""Seed 000/001's profiler workflow on a deliberately slow input pipeline.
+"""The profiler workflow of the TF Dev Summit 2020 talk "TensorFlow 2 Performance
+Profiler" on a deliberately slow input pipeline.
 
 Trains a small model twice with the Keras TensorBoard callback's `profile_batch`, first on a
 pipeline whose map runs one element at a time on the training thread, then on the same

@@ -1,4 +1,5 @@
-"""The models of seed 002, written as the seed writes them; tests and benches import them
+"""The models of the notes "Structure of Deep Learning Frameworks: Computational Graph,
+Autodiff, and Optimizers", written as the notes write them; tests and benches import them
 from here so there is one copy.
 
     SequentialModel  -- "Seeing the speed up": Flatten, Dense(128, relu), Dropout, Dense(10)

@@ -1,5 +1,5 @@
 """`tf.contrib` was removed in TensorFlow 2: every name under it raises AttributeError that
-says where the feature lives now (seed 004 uses tf.contrib.data and tf.contrib.distribute).
+says where the feature lives now (TF 1 code uses tf.contrib.data and tf.contrib.distribute).
 
 Example:
     >>> try:

@@ -1,5 +1,6 @@
 """`tf.feature_column`: how raw features (a dict of arrays) become a model's dense input, as
-seed 004's DNNClassifier uses them: numeric columns (bucketized by boundaries too),
+the DNNClassifier of the Google I/O 2018 talk "TensorFlow in production: TF Extended, TF
+Hub, and TF Serving" uses them: numeric columns (bucketized by boundaries too),
 categorical columns over a vocabulary, and their embedding or one-hot (indicator) forms.
 
 Example:

@@ -19,8 +19,8 @@ try:
     from google.protobuf import descriptor_pb2, wrappers_pb2
 except ImportError as e:  # protobuf is an optional extra
     raise ImportError("TensorFlow's checkpoint format needs the `protobuf` package: pip "
-                      "install 'tensorlite[checkpoint]' (or pip install protobuf crc32c)"
-                      ) from e
+                      "install '.[checkpoint]' in a clone of tensorlite (or pip install "
+                      "protobuf crc32c)") from e
 
 from tensorlite.summary import graph_def as _graph_def  # noqa: F401 - versions.proto in POOL
 from tensorlite.train.example import POOL, _F, _field, _message, message_class, add_files

@@ -1,4 +1,5 @@
-"""The fused transformations of TF 1.x that seed 004 shows, as `dataset.apply` arguments:
+"""The fused transformations of TF 1.x that the Google I/O 2018 talk "Distributed
+TensorFlow training" shows, as `dataset.apply` arguments:
 `tf.data.experimental.shuffle_and_repeat` and `map_and_batch`. They produce exactly what the
 unfused chains produce (TF deprecated them for that reason: its optimiser fuses the chains).
 

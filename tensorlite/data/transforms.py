@@ -738,7 +738,8 @@ DatasetV2.window = lambda self, size, shift=None, stride=1, drop_remainder=False
     WindowDataset(self, size, shift, stride, drop_remainder)
 
 def _distribute(self, service, processing_mode="distributed_epoch", job_name=None):
-    """Seed 000's spelling: the pipeline so far runs on the tf.data service at `service`
+    """The spelling of the TF Dev Summit 2020 talk "Scaling TensorFlow data processing
+    with tf.data": the pipeline so far runs on the tf.data service at `service`
     (distributed_epoch by default: each element once, as without the service)."""
     from tensorlite.data.service import distribute  # noqa: PLC0415
     return self.apply(distribute(processing_mode, service, job_name=job_name))

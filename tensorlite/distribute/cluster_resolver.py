@@ -1,7 +1,8 @@
 """`tf.distribute.cluster_resolver`: where the cluster's tasks are.
 
 tensorlite runs on CPUs, so `TPUClusterResolver()` always raises ValueError, as TensorFlow
-does on a machine without a TPU; seed 001's Kaggle snippet then falls back to
+does on a machine without a TPU; the snippet of the TF Dev Summit 2020 talk
+"TF 2.x on Kaggle" then falls back to
 `tf.distribute.get_strategy()`.
 
 Example:

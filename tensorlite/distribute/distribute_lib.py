@@ -3,7 +3,8 @@
 A strategy says how many replicas run a step (`num_replicas_in_sync`), how a step runs on
 them (`run`) and how their values combine (`reduce`, and `ReplicaContext.all_reduce` inside a
 step). Outside any `strategy.scope()` the default strategy is in force: one replica, no
-communication, so code written for a strategy runs unchanged without one (seed 001).
+communication, so code written for a strategy runs unchanged without one (as in the TF Dev
+Summit 2020 talk "TF 2.x on Kaggle").
 
 Example:
     >>> strategy = tf.distribute.get_strategy()

@@ -25,8 +25,8 @@ _getrefcount = sys.getrefcount
 _copyto = np.copyto
 
 INSTALL_HINT = ("install the pip-packaged MPICH and mpi4py (`pip install mpich mpi4py`, or "
-                "`pip install tensorlite[distributed]`) and launch with `mpiexec -n 2 python "
-                "train.py` or `tensorlite-launch -n 2 train.py`")
+                "`pip install '.[distributed]'` in a clone of tensorlite) and launch with "
+                "`mpiexec -n 2 python train.py` or `tensorlite-launch -n 2 train.py`")
 
 
 def comm_world(what="MultiWorkerMirroredStrategy"):

@@ -1,5 +1,6 @@
 """`ParameterServerStrategy` and `coordinator.ClusterCoordinator`: asynchronous training in
-the parameter-server style of seed 004's first diagram. With a cluster resolver whose
+the parameter-server style of the Google I/O 2018 talk "Distributed TensorFlow
+training". With a cluster resolver whose
 rpc_layer is "dask" (master: a Dask scheduler address) the workers are Dask worker processes
 (parameter_server_dask.py), reached with the cluster's TLS credentials (`security=`, ours: a
 Dask `Security` or a credentials file's path; by default those of a tf.data service

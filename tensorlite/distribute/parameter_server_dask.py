@@ -1,5 +1,6 @@
 """ClusterCoordinator's workers on a Dask cluster: asynchronous parameter-server training
-across processes and machines (seed 004's first diagram).
+across processes and machines (the async parameter server of the Google
+I/O 2018 talk "Distributed TensorFlow training").
 
 The coordinator process is the parameter server: it holds the variables created in
 `strategy.scope()`. A scheduled function travels to a Dask worker once (cloudpickled with

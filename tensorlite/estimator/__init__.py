@@ -4,7 +4,7 @@ of `tf.estimator.experimental`, the canned estimators (DNN, Linear and DNNLinear
 classifiers and regressors; BoostedTrees classifier and regressor) over feature columns,
 and numpy_input_fn / pandas_input_fn.
 
-Example (seed 004):
+Example (the Google I/O 2018 talk "Distributed TensorFlow training"):
     >>> distribution = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     >>> run_config = tf.estimator.RunConfig(train_distribute=distribution)
     >>> classifier = tf.estimator.Estimator(model_fn=model_function, model_dir=model_dir,
@@ -24,4 +24,5 @@ from tensorlite.estimator.run_config import RunConfig
 from tensorlite.estimator.warm_start import WarmStartSettings
 from tensorlite.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 
-input = inputs  # noqa: A001 - seed 004 writes tf.estimator.input.numpy_input_fn
+# TF 1.8 code (Google I/O 2018's TF Hub talk) writes tf.estimator.input.numpy_input_fn
+input = inputs  # noqa: A001

@@ -1,4 +1,5 @@
-"""Canned estimators over feature columns, as TF documents them: `DNNClassifier` (seed 004),
+"""Canned estimators over feature columns, as TF documents them: `DNNClassifier` (the Google
+I/O 2018 talk "TensorFlow in production: TF Extended, TF Hub, and TF Serving"),
 `DNNRegressor`, `LinearClassifier`, `LinearRegressor` and `DNNLinearCombinedClassifier` /
 `DNNLinearCombinedRegressor`.
 
@@ -6,7 +7,7 @@ They run on the Estimator's eager path: model_fn builds logits from the columns 
 part, a DNN part, or their sum), a head (canned_head.py) turns logits into TF's
 prediction dict, loss and eval metrics, and train_op is a Keras optimizer. Optimizers may
 be given as a name (with TF's canned default learning rates: 0.05 for DNNs, min(0.2,
-1/sqrt(#columns)) for linear models), a Keras optimizer, a TF1 optimizer such as seed 004's
+1/sqrt(#columns)) for linear models), a Keras optimizer, a TF1 optimizer such as
 `tf.train.AdagradOptimizer(learning_rate=0.003)` (turned into its Keras equivalent), or a
 callable returning one. `weight_column` (a feature name or a numeric_column) weighs each
 example's loss and metrics.

@@ -1,5 +1,6 @@
 """`tf.estimator.RunConfig`: where and how an Estimator runs, including
-`train_distribute` (seed 004's MirroredStrategy) and the task from TF_CONFIG.
+`train_distribute` (the MirroredStrategy of the Google I/O 2018 talk
+"Distributed TensorFlow training") and the task from TF_CONFIG.
 
 Example:
     >>> cfg = tf.estimator.RunConfig(model_dir="/tmp/m", save_checkpoints_steps=100)

@@ -1,6 +1,7 @@
-"""`tf.estimator.train_and_evaluate` with TrainSpec and EvalSpec (seed 004: "use Estimator
-train_and_evaluate"). Locally it trains to max_steps, evaluating every `throttle_steps`
-(our stand-in for TF's throttle_secs, so runs are reproducible) and at the end.
+"""`tf.estimator.train_and_evaluate` with TrainSpec and EvalSpec (the Google I/O 2018 talk
+"Distributed TensorFlow training": "use Estimator train_and_evaluate"). Locally it trains to
+max_steps, evaluating every `throttle_steps` (our stand-in for TF's throttle_secs, so runs
+are reproducible) and at the end.
 
 Example:
     >>> metrics, exports = tf.estimator.train_and_evaluate(

@@ -2,8 +2,8 @@
 
 A variable holds an immutable Tensor and replaces it on every assignment, so a value read
 earlier never changes under the reader's feet. Creation goes through the creator stack of
-`tf.variable_creator_scope`, so a scope can substitute its own object (seed 001's
-FactorizedVariable).
+`tf.variable_creator_scope`, so a scope can substitute its own object (the
+FactorizedVariable of the TF Dev Summit 2020 talk "Research with TensorFlow").
 
 Example:
     >>> v = tf.Variable(3.0)
@@ -81,7 +81,7 @@ class _VariableMeta(type):
 
             def call(**kw):
                 # Variables a creator makes itself skip that creator and those above it,
-                # so a scope can build its substitute from plain tf.Variables (seed 001).
+                # so a scope can build its substitute from plain tf.Variables (FactorizedVariable).
                 saved = _creators.stack
                 _creators.stack = stack[:i]
                 try:

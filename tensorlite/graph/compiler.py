@@ -668,7 +668,8 @@ DOT_MIN_SIZE = 4096
 def dot_sums(graph, specs, groups):
     """{root: (template, inputs, description, absorbed nodes)} for full reductions of sums
     of elementwise products, which then read each input once and allocate nothing:
-    `reduce_sum(x + y * z)` (seed 002's XLA example) becomes `sum(x) + dot(y, z)`."""
+    `reduce_sum(x + y * z)` (the XLA example of the notes "Structure of Deep
+    Learning Frameworks") becomes `sum(x) + dot(y, z)`."""
     out = {}
     if not REASSOCIATE_SUMS:
         return out

@@ -1,11 +1,12 @@
 """Runs a Graph with far less Python than eager dispatch.
 
 The graph is compiled once into a straight-line Python function: one local variable per
-slot, one direct call of each op's NumPy forward (attributes bound in advance), no tape,
-no dtype checks, no wrapping until the end. A static memory plan deletes each intermediate
-right after its last use, so dead buffers are freed while the graph runs (seed 004's
-"static memory plan"). When a GradientTape is recording, the graph is instead interpreted
-op by op through eager dispatch, so the tape records it and gradients flow through.
+slot, one direct call of each op's NumPy forward (attributes bound in advance), no tape, no
+dtype checks, no wrapping until the end. A static memory plan deletes each intermediate
+right after its last use, so dead buffers are freed while the graph runs (the "static memory
+plan" of the Google I/O 2018 talk "TensorFlow Lite for mobile developers"). When a
+GradientTape is recording, the graph is instead interpreted op by op through eager dispatch,
+so the tape records it and gradients flow through.
 """
 import functools
 

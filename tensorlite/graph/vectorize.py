@@ -10,7 +10,8 @@ batched node computes carries the batch as axis 0.
 
 What a tape or a trace observes must be made of recorded ops: under a recording
 GradientTape fn runs once per element with recorded ops and the results are stacked (so
-gradients flow through elems and through what fn reads, seed 001's nested
+gradients flow through elems and through what fn reads, the TF Dev Summit 2020 talk
+"Research with TensorFlow"'s nested
 `vectorized_map(lambda yi: ..., tape.gradient(yij, x))` included); inside a tf.function
 trace the whole map is one `VectorizedMap` node, whose forward runs the vectorizer.
 

@@ -21,7 +21,7 @@ def load(handle, tags=None, options=None):
 
 
 class Module:
-    """Seed 004's `hub.Module(handle, trainable=True, tags={"train"})`: calling it runs the
+    """TF 1's `hub.Module(handle, trainable=True, tags={"train"})`: calling it runs the
     module's `__call__` (or a named signature); `variables` are its weights."""
 
     def __init__(self, spec, trainable=False, name="module", tags=None):

@@ -1,6 +1,6 @@
-"""`hub.text_embedding_column(key, module_spec)` (seed 004): a dense feature column whose
-value for a batch of sentences (the string feature `key`, one sentence per example) is a
-text-embedding module's [batch, dim] output.
+"""`hub.text_embedding_column(key, module_spec)` (TF 1's TF Hub API): a dense feature column
+whose value for a batch of sentences (the string feature `key`, one sentence per example) is
+a text-embedding module's [batch, dim] output.
 
 The module is loaded once per column, on first use (in a thread of its own, see _load), with
 hub.load (a local directory or a URL, see resolver.py), and called on the sentences as a

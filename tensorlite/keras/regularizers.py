@@ -1,4 +1,5 @@
-"""`tf.keras.regularizers`: L1, L2 (seed 002's `L2(0.04)`), L1L2 and their aliases.
+"""`tf.keras.regularizers`: L1, L2 (`L2(0.04)` as in the notes "Structure of
+Deep Learning Frameworks"), L1L2 and their aliases.
 
 Example:
     >>> float(tf.keras.regularizers.L2(0.04)(tf.ones((2, 2))))

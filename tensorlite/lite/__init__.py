@@ -1,9 +1,9 @@
 """`tf.lite`: the TensorFlow Lite converter and a NumPy interpreter for `.tflite` files.
 
 The interpreter side (interpreter.py, kernels, memory plan, flatbuf.py, schema.py) imports
-nothing beyond NumPy and flatbuffers, as seed 004's small interpreter; the converter
-(convert/) walks tensorlite's graph IR. Names load on first use so that `import tensorlite`
-needs neither.
+nothing beyond NumPy and flatbuffers, as the small interpreter of the Google I/O 2018 talk
+"TensorFlow Lite for mobile developers"; the converter (convert/) walks tensorlite's graph
+IR. Names load on first use so that `import tensorlite` needs neither.
 
 Example:
     >>> interpreter = tf.lite.Interpreter(model_content=tflite_model)
@@ -18,7 +18,7 @@ _NAMES = {
     "TargetSpec": "tensorlite.lite.convert.tflite_converter",
     "Interpreter": "tensorlite.lite.interpreter",
     "experimental": None,  # the module tensorlite.lite.experimental
-    "convert_savedmodel": None,  # seed 004's spelling: convert_savedmodel.convert(...)
+    "convert_savedmodel": None,  # TF 1.8's spelling: convert_savedmodel.convert(...)
 }
 _MODULES = {"experimental": "tensorlite.lite.experimental",
             "convert_savedmodel": "tensorlite.lite.convert.convert_savedmodel"}

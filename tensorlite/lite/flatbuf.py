@@ -20,8 +20,8 @@ try:
     from flatbuffers import number_types as N
     from flatbuffers.table import Table
 except ImportError as e:  # an optional extra
-    raise ImportError("tf.lite needs the flatbuffers package: pip install "
-                      "'tensorlite[lite]'") from e
+    raise ImportError("tf.lite needs the flatbuffers package: pip install '.[lite]'"
+                      " in a clone of tensorlite") from e
 
 from tensorlite.lite import schema
 from tensorlite.lite.model_errors import data_loss

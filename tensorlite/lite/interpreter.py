@@ -37,7 +37,8 @@ def register_custom_op(name, invoke, prepare=None):
     `context.tensors[node.inputs[i]]` and writes `context.tensors[node.outputs[j]]`
     (NumPy arrays); `prepare(context, node)` may return the output shapes.
 
-    Example (seed 004's custom op, in Python):
+    Example (a custom op, as in the Google I/O 2018 talk "TensorFlow Lite for mobile
+    developers", in Python):
         >>> def pi(context, node):
         ...     context.tensors[node.outputs[0]].flat[0] = math.pi
         >>> register_custom_op("Pi", pi)

@@ -1,6 +1,7 @@
 """The static memory plan: every computed tensor gets an offset in one arena, chosen once
 from when it is first written and last read, so that tensors whose lifetimes do not overlap
-share memory (seed 004's "static memory plan"; the greedy-by-size placement TFLite's arena
+share memory (the "static memory plan" of the Google I/O 2018 talk "TensorFlow Lite for
+mobile developers"; the greedy-by-size placement TFLite's arena
 planner uses).
 
 Example:

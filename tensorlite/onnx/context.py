@@ -7,7 +7,7 @@ try:
     from onnx import helper, numpy_helper
 except ImportError as e:  # an optional extra
     raise ImportError("tensorlite.onnx needs the onnx package: pip install "
-                      "'tensorlite[onnx]'") from e
+                      "'.[onnx]' in a clone of tensorlite") from e
 
 from tensorlite.graph.capture import ExportContext
 

@@ -1449,8 +1449,9 @@ def meshgrid(*args, **kwargs):
     """`tf.meshgrid`: coordinate grids from 1-D tensors; `indexing="xy"` (default) swaps the
     first two output dimensions, `"ij"` does not.
 
-    >>> [t.shape for t in tf.meshgrid([1, 2, 3], [4, 5])]
-    [TensorShape([2, 3]), TensorShape([2, 3])]"""
+    Examples:
+        >>> [t.shape for t in tf.meshgrid([1, 2, 3], [4, 5])]
+        [TensorShape([2, 3]), TensorShape([2, 3])]"""
     indexing = kwargs.pop("indexing", "xy")
     kwargs.pop("name", None)
     if kwargs:

@@ -22,7 +22,8 @@ def fingerprint64(data):
     except ImportError:
         raise NotImplementedError(
             "Fingerprint64 (to_hash_bucket_fast, StaticVocabularyTable OOV buckets, Hashing) "
-            "needs the pyfarmhash package: pip install 'tensorlite[text]'") from None
+            "needs the pyfarmhash package: pip install '.[text]'"
+            " in a clone of tensorlite") from None
     return farmhash.fingerprint64(data)
 
 

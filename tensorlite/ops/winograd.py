@@ -55,7 +55,7 @@ def _compiled(m, x, jit=True):
     if compiled is None and m != 2:
         raise NotImplementedError(
             f"Winograd F({m}x{m}, 3x3) has compiled transforms only (float32/float64, with "
-            f"numba: pip install 'tensorlite[jit]'); got {x.dtype.name} "
+            f"numba: pip install '.[jit]' in a clone of tensorlite); got {x.dtype.name} "
             f"{'with' if numba_winograd.available() else 'without'} numba: use F(2x2, 3x3)")
     return compiled
 

@@ -129,7 +129,7 @@ def _write_xplane(run, collector):
             _WARNED_NO_PROTOBUF = True
             warnings.warn("tensorlite.profiler: protobuf is not installed, so no .xplane.pb "
                           "for TensorBoard's Profile plugin was written (report.html and "
-                          "trace.json were); pip install 'tensorlite[profile]'.",
+                          "trace.json were); pip install '.[profile]' in a clone of tensorlite.",
                           stacklevel=3)
         return
     from tensorlite.profiler import xplane  # noqa: PLC0415

@@ -1,5 +1,6 @@
 """The Input Pipeline Analyzer: what each tf.data stage cost while profiling, which stage
-limits the training loop, and what to change (the advice of seeds 002/003, made concrete).
+limits the training loop, and what to change (the advice of TensorFlow's guide "Better
+performance with the tf.data API", made concrete).
 
 Inputs, all recorded in the profiled window only (see data/tracing.py):
   * "input" spans (`IteratorGetNext`): the consumer waiting for its next element;

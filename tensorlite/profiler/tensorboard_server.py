@@ -42,7 +42,8 @@ def launch(logdir, port=0):
     except ImportError as e:
         raise errors.UnimplementedError(
             None, None, "TensorBoard is not installed: pip install 'tensorlite[profile]' "
-                        "(tensorboard and its Profile plugin, xprof).") from e
+                        "(in a clone of tensorlite: pip install '.[profile]'; tensorboard and "
+                        "its Profile plugin, xprof).") from e
     tb = program.TensorBoard()
     tb.configure(argv=[None, "--logdir", str(logdir), "--host", HOST, "--port", str(port)])
     return tb.launch()

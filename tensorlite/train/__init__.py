@@ -11,7 +11,7 @@ _EXAMPLE_MESSAGES = ("BytesList", "FloatList", "Int64List", "Feature", "Features
                      "FeatureList", "FeatureLists", "Example", "SequenceExample")
 
 
-# TF 1.x's `tf.train.AdagradOptimizer(...)` (seed 004) and the other TF1 optimizers: in
+# TF 1.x's `tf.train.AdagradOptimizer(...)` and the other TF1 optimizers: in
 # TensorFlow 2 they live in tf.compat.v1.train, which TF1-era code reaches as tf.train.
 _TF1_OPTIMIZERS = ("Optimizer", "GradientDescentOptimizer", "MomentumOptimizer",
                    "AdamOptimizer", "AdagradOptimizer")

@@ -18,7 +18,8 @@ try:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 except ImportError as e:  # protobuf is an optional extra
     raise ImportError("tf.train.Example and TFRecord parsing need the `protobuf` package: "
-                      "pip install 'tensorlite[tfrecord]' (or pip install protobuf)") from e
+                      "pip install '.[tfrecord]'"
+                      " in a clone of tensorlite (or pip install protobuf)") from e
 
 from tensorlite.framework import dtypes  # noqa: E402
 

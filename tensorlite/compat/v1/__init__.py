@@ -1,4 +1,5 @@
-"""`tf.compat.v1`: TensorFlow 1.x graphs and sessions (seed 002's "Tensorflow 1.x" cell).
+"""`tf.compat.v1`: TensorFlow 1.x graphs and sessions (the "Tensorflow 1.x" cell of
+the notes "Structure of Deep Learning Frameworks").
 
     tf.compat.v1.disable_eager_execution()
     x = tf.compat.v1.placeholder(tf.float32, shape=(2,))

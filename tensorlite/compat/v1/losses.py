@@ -2,7 +2,8 @@
 
 `get_variable(..., regularizer=...)` puts each variable's regularization loss in the
 REGULARIZATION_LOSSES collection; `get_regularization_loss(scope)` sums those whose name
-starts with `scope` (seed 002: `get_regularization_loss(scope="matmul")`).
+starts with `scope` (the notes "Structure of Deep Learning Frameworks":
+`get_regularization_loss(scope="matmul")`).
 
 Example:
     >>> reg_loss = tf.compat.v1.losses.get_regularization_loss(scope="matmul")

@@ -146,7 +146,7 @@ class AdamOptimizer(Optimizer):
 
 class AdagradOptimizer(Optimizer):
     """TF1's Adagrad: `accum += grad ** 2; var -= lr * grad / sqrt(accum)`, each
-    accumulator starting at initial_accumulator_value (seed 004's optimizer)."""
+    accumulator starting at initial_accumulator_value."""
 
     def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
                  name="Adagrad"):

@@ -6,7 +6,8 @@
         for _ in range(2)]
     ds = ds.apply(tf.data.experimental.service.distribute(
         processing_mode="distributed_epoch", service=dispatcher.target))
-    # or seed 000's spelling: ds = ds.distribute(dispatcher.target)
+    # or, as the TF Dev Summit 2020 talk "Scaling TensorFlow data processing with tf.data"
+    # writes it: ds = ds.distribute(dispatcher.target)
 
 `python -m tensorlite.data.service --workers 2` starts a dispatcher with two workers and
 prints its address and the credentials file other processes pass as `security=`. Every

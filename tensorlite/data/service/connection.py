@@ -53,7 +53,7 @@ def connect(service, security=None):
     except ImportError:
         raise errors.UnavailableError(
             None, None, "the tf.data service runs on Dask: pip install distributed "
-            "cloudpickle (or tensorlite[distributed])") from None
+            "cloudpickle (or pip install '.[distributed]' in a clone of tensorlite)") from None
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, direct_to_workers=True,
                         set_as_default=False, security=security)

@@ -36,7 +36,8 @@ def _security_class():
     except ImportError:
         raise errors.UnavailableError(
             None, None, "the tf.data service runs on Dask: pip install distributed "
-            "cloudpickle cryptography (or tensorlite[distributed])") from None
+            "cloudpickle cryptography (or pip install '.[distributed]'"
+            " in a clone of tensorlite)") from None
     return Security
 
 

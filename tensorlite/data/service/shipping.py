@@ -19,7 +19,8 @@ def _cloudpickle():
     except ImportError:
         raise errors.UnavailableError(
             None, None, "the tf.data service ships pipelines with cloudpickle, which is not "
-            "installed: pip install cloudpickle distributed (or tensorlite[distributed])"
+            "installed: pip install cloudpickle distributed (or pip install '.[distributed]'"
+            " in a clone of tensorlite)"
         ) from None
     return cloudpickle
 

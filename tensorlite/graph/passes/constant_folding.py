@@ -1,5 +1,6 @@
 """Constant folding: a node whose inputs are all constants is evaluated once, here, and its
-outputs become constants (seed 002: "statically infer the value of tensors by folding
+outputs become constants (the notes "Structure of Deep Learning
+Frameworks": "statically infer the value of tensors by folding
 constant nodes").
 
 Stateful nodes (random draws, variable reads and writes) are never folded; results larger

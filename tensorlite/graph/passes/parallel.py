@@ -1,5 +1,6 @@
-"""Parallel branches: independent sub-parts of a graph run on threads (seed 002: "separate
-sub-parts of a computation that are independent and split them between threads").
+"""Parallel branches: independent sub-parts of a graph run on threads (the notes "Structure
+of Deep Learning Frameworks": "separate sub-parts of a computation that are independent and
+split them between threads").
 
 NumPy releases the GIL inside BLAS calls (matmul, convolutions by im2col) and inside ufunc
 loops, so two independent heavy branches can overlap on two cores. The pass estimates each

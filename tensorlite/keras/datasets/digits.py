@@ -12,7 +12,7 @@ def load_data(test_split=0.25, seed=113):
         from sklearn.datasets import load_digits  # noqa: PLC0415
     except ImportError:
         raise ImportError("tf.keras.datasets.digits needs scikit-learn (it ships the data): "
-                          "pip install 'tensorlite[examples]'") from None
+                          "pip install '.[examples]' in a clone of tensorlite") from None
     d = load_digits()
     x = np.round(d.images * (255.0 / 16.0)).astype(np.uint8)
     y = d.target.astype(np.uint8)

@@ -1,6 +1,7 @@
 """What `compile` sets up: `model.compiled_loss` (losses per output, weights,
 regularization) and `model.compiled_metrics` (resolved lazily, since 'accuracy' depends on
-the shapes of the first batch), as seed 001's custom train_step uses them."""
+the shapes of the first batch), as the custom train_step of the TF Dev Summit 2020 talk
+"Learning to read with TensorFlow and Keras" uses them."""
 from tensorlite.framework import nest
 from tensorlite.ops import math_ops
 

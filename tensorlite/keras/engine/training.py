@@ -1,7 +1,8 @@
 """`tf.keras.Model`: compile, fit, evaluate, predict and the overridable steps.
 
 `train_step`/`test_step`/`predict_step` are the units fit/evaluate/predict run per batch;
-overriding them (seed 001) keeps the rest: callbacks, progress bar, History, validation.
+overriding them (as the TF Dev Summit 2020 talk "Learning to read with TensorFlow and
+Keras" does) keeps the rest: callbacks, progress bar, History, validation.
 """
 import copy
 import os

@@ -5,7 +5,8 @@
     momentum > 0:  mom = momentum * mom + lr * g / sqrt(denom + epsilon);  w -= mom
     otherwise:     w -= lr * g / (sqrt(denom) + epsilon)
 
-Legacy arguments work as in TF 2 (seed 002): `RMSprop(lr=0.0001, decay=1e-6)` uses the
+Legacy arguments work as in TF 2 (the notes "Structure of Deep Learning
+Frameworks" use them): `RMSprop(lr=0.0001, decay=1e-6)` uses the
 learning rate lr / (1 + decay * iterations).
 
 Example:

@@ -31,7 +31,8 @@ def h5py_module():
         import h5py  # noqa: PLC0415
     except ImportError as e:
         raise ImportError("Keras HDF5 files (.h5, .weights.h5, and the weights inside a "
-                          ".keras archive) need h5py: pip install 'tensorlite[keras]' (or "
+                          ".keras archive) need h5py: pip install '.[keras]'"
+                          " in a clone of tensorlite (or "
                           "pip install h5py)") from e
     return h5py
 

@@ -1,4 +1,4 @@
-"""Seed 004's `convert_savedmodel.convert(saved_model_dir=..., output_tflite=...)`.
+"""TF 1.8's `convert_savedmodel.convert(saved_model_dir=..., output_tflite=...)`.
 
 Example:
     >>> tf.lite.convert_savedmodel.convert(saved_model_dir="exported",  # doctest: +SKIP

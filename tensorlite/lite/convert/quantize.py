@@ -16,7 +16,8 @@
   (a QUANTIZE / DEQUANTIZE op at the ends), int8, or uint8 (zero point +128).
 
 Error: each weight rounds to within half its step (scale/2), each int8 activation to within
-half of its own step. On seed 002's CIFAR CNN made a classifier (softmax outputs; the int8
+half of its own step. On the CIFAR CNN of the notes "Structure of Deep Learning
+Frameworks" made a classifier (softmax outputs; the int8
 output step is 1/256) the tests bound the largest probability error over 200 held-out
 images at 0.1 for full integer and dynamic range (measured about 0.05) and 3e-3 for float16,
 and require the float model's argmax on at least 99% of them.

@@ -138,7 +138,7 @@ class TFLiteConverter:
 
 
 def convert(saved_model_dir=None, output_tflite=None, model=None, output_tflit=None):
-    """Seed 004's `convert_savedmodel.convert(saved_model_dir=..., output_tflite=...)`: writes
+    """TF 1.8's `convert_savedmodel.convert(saved_model_dir=..., output_tflite=...)`: writes
     the converted model to `output_tflite` (a Keras `model` may stand in for the directory;
     the seed's spelling `output_tflit` is taken too). Returns the bytes.
 
