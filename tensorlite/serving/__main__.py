@@ -8,8 +8,8 @@ command line, REST API only.
 
 Flags follow `tensorflow_model_server`'s names and `--flag=value` form. It listens on
 127.0.0.1 unless `--rest_api_host` says otherwise (TF Serving listens on every interface;
-exposing a server is left to an explicit flag here). There is no gRPC API: `--port` is
-accepted for compatibility and ignored with a warning.
+exposing a server is left to an explicit flag here). There is no gRPC API: `--port` (TF
+Serving's gRPC port) is refused with an error that says to use `--rest_api_port`.
 """
 import argparse
 import sys
@@ -27,8 +27,15 @@ def _bool(text):
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(prog="tensorlite-serving", description=__doc__.split("\n")[0])
+def build_parser():
+    """The argparse parser of `tensorlite-serving` (every flag with its description)."""
+    p = argparse.ArgumentParser(
+        prog="tensorlite-serving",
+        description="TensorFlow Serving's model server (REST API only): serves the numbered "
+                    "SavedModel versions of one model (--model_base_path) or of the models "
+                    "a --model_config_file lists, reloading new versions as they appear.",
+        epilog="There is no gRPC API: --port is refused; clients use the REST API at "
+               "--rest_api_host:--rest_api_port (/v1/models/NAME:predict).")
     p.add_argument("--model_name", default="default",
                    help="name of the model served from --model_base_path (default "
                         "%(default)s)")
@@ -48,8 +55,13 @@ def parse_args(argv):
     p.add_argument("--rest_api_host", default="127.0.0.1",
                    help="address the REST API listens on (default %(default)s; TF Serving "
                         "listens on every interface, tensorlite only when told)")
-    p.add_argument("--rest_api_num_threads", type=int, default=0, help="accepted, unused")
-    p.add_argument("--port", type=int, default=0, help="gRPC port: not served")
+    p.add_argument("--rest_api_num_threads", type=int, default=0,
+                   help="TF Serving's REST thread count; accepted for compatibility and "
+                        "ignored (uvicorn serves requests on one event loop; batching runs "
+                        "the model on its own threads)")
+    p.add_argument("--port", type=int, default=0,
+                   help="TF Serving's gRPC port: tensorlite-serving serves no gRPC API, so "
+                        "giving it is an error; use --rest_api_port")
     p.add_argument("--enable_batching", type=_bool, nargs="?", const=True, default=False,
                    help="merge concurrent requests into batches (default %(default)s)")
     p.add_argument("--batching_parameters_file", default="",
@@ -61,7 +73,17 @@ def parse_args(argv):
                    help="uvicorn's HTTP parser; auto takes httptools when installed, else "
                         "h11 (default %(default)s)")
     _limit_flags(p)
+    return p
+
+
+def parse_args(argv):
+    """The parsed flags (argparse exits with status 2 and a message on a bad one)."""
+    p = build_parser()
     args = p.parse_args(argv)
+    if args.port:
+        p.error(f"--port={args.port} is TF Serving's gRPC port, and tensorlite-serving does "
+                f"not serve gRPC (only the REST API): use --rest_api_port={args.port} and "
+                f"REST clients instead")
     if bool(args.model_base_path) == bool(args.model_config_file):
         p.error("give either --model_base_path (with --model_name) or --model_config_file")
     try:
@@ -148,9 +170,6 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     import uvicorn  # noqa: PLC0415 - the serving extra
     from tensorlite.serving.rest_app import build_app  # noqa: PLC0415
-    if args.port:
-        print("tensorlite-serving: --port (gRPC) is not served; use the REST API",
-              file=sys.stderr)
     try:
         server = make_server(args)
     except (ConfigError, OSError) as e:
