@@ -31,6 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cleanup import exit_on_signals  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "serving")
 
@@ -153,7 +155,13 @@ def main():
     p.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
                    help="the server's HTTP parser (uvicorn's; auto: httptools if installed)")
     args = p.parse_args()
-    tmp = tempfile.mkdtemp()
+    exit_on_signals()  # SIGTERM too ends the servers and removes the SavedModels
+    with tempfile.TemporaryDirectory() as tmp:  # the SavedModels, removed at the end
+        run_cases(args, tmp)
+
+
+def run_cases(args, tmp):
+    """Times every case against SavedModels written in `tmp`."""
     base, what = saved_models(tmp)
     print(f"model: {what}; server HTTP parser: {args.http}; load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
