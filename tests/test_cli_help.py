@@ -117,12 +117,23 @@ def test_help_exits_0_and_documents_every_flag(name, tmp_path):
             assert _undocumented(subparser, sub_out) == []
 
 
-def test_serving_refuses_the_grpc_port(tmp_path):
+@pytest.mark.parametrize("flags", [["--port=8500"], ["--port", "8500"]])
+def test_serving_refuses_the_grpc_port(flags, tmp_path):
     argv = _script_argv(SCRIPTS["tensorlite-serving"])
-    rc, out, err = run_help(argv + [f"--model_base_path={tmp_path}", "--port=8500"],
-                            tmp_path)
+    rc, out, err = run_help(argv + [f"--model_base_path={tmp_path}"] + flags, tmp_path)
     assert rc == 2 and out == ""
     assert "gRPC" in err and "--rest_api_port" in err
+
+
+def test_serving_refuses_every_flag_it_does_not_implement(capsys):
+    from tensorlite.serving.__main__ import NOT_IMPLEMENTED, build_parser, parse_args
+    text = build_parser().format_help()
+    for name, why in NOT_IMPLEMENTED.items():
+        assert f"--{name}" in text  # --help lists them
+        with pytest.raises(SystemExit) as e:
+            parse_args(["--model_base_path=/models/m", f"--{name}=1"])
+        assert e.value.code == 2
+        assert f"--{name} is not implemented" in capsys.readouterr().err
 
 
 def test_launch_help_needs_no_mpiexec(tmp_path):
