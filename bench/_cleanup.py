@@ -7,8 +7,8 @@
   fails or is interrupted ends the ranks it launched and removes the MPICH shared-memory
   segments (/dev/shm/mpich_shm_*) that those ranks, and only those, had mapped. MPICH names
   a segment by a random key, not by a PID, so the ranks' own memory maps are what tie a
-  segment to this run: they are read while the ranks live (every half second, and once
-  more on interruption), never guessed from names.
+  segment to this run: they are read while the ranks live (every 0.1 s until found, and
+  once more on interruption), never guessed from names.
 """
 import os
 import signal
@@ -76,7 +76,9 @@ class _Watch(threading.Thread):
         self.segments |= mapped_segments(pids)
 
     def run(self):
-        while not self.done.wait(0.5):
+        # every 0.1 s until the ranks have mapped their segments (MPI_Init), then every 2 s:
+        # the segments do not change after, and the bench's timings are not to be disturbed
+        while not self.done.wait(2.0 if self.segments else 0.1):
             self.scan()
 
 

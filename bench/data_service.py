@@ -25,6 +25,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -109,6 +110,15 @@ def main():
                     "distributed extra; takes minutes).").parse_args()
     exit_on_signals()
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    # Dask's scratch space (its lock files stay after a run) in a directory removed at the
+    # end; the worker processes inherit the setting through the environment
+    with tempfile.TemporaryDirectory(prefix="tensorlite_bench_dask_") as scratch:
+        os.environ["DASK_TEMPORARY_DIRECTORY"] = scratch
+        run()
+
+
+def run():
+    """Starts the dispatchers and workers, times every case, prints the figures."""
     import tensorlite as tf
     svc = tf.data.experimental.service
     servers = []

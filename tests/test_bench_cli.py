@@ -1,8 +1,9 @@
 """The benches explain themselves and leave nothing behind: every `bench/*.py --help` answers
 without running (rc 0, no file in cwd/$TMPDIR/$HOME, no process left); an interrupted
 text_pipeline removes its temporary corpus; an interrupted allreduce ends its MPI ranks and
-removes the /dev/shm/mpich_shm_* segments they had mapped (and only those); lite_inference
-prints the rows it skipped and why."""
+removes the /dev/shm/mpich_shm_* segments they had mapped (and only those); an interrupted
+data_service stops its servers and removes Dask's scratch space; lite_inference prints the
+rows it skipped and why."""
 import glob
 import os
 import signal
@@ -97,9 +98,14 @@ def test_interrupted_text_pipeline_removes_its_corpus(sig, tmp_path):
     assert list(dirs["cwd"].rglob("*")) == []
 
 
+# (signal, to the bench alone as `kill` sends it, or to its whole process group as a
+# terminal's Ctrl-C does: the ranks then get it too)
+INTERRUPTS = [(signal.SIGINT, "bench"), (signal.SIGTERM, "bench"), (signal.SIGINT, "group")]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_allreduce_removes_its_ranks_shared_memory(sig, tmp_path):
+@pytest.mark.parametrize("sig, target", INTERRUPTS)
+def test_interrupted_allreduce_removes_its_ranks_shared_memory(sig, target, tmp_path):
     pytest.importorskip("mpi4py")
     from tensorlite.distribute.launch import find_mpiexec
     if find_mpiexec() is None:
@@ -107,7 +113,7 @@ def test_interrupted_allreduce_removes_its_ranks_shared_memory(sig, tmp_path):
     dirs, env = _dirs(tmp_path)
     proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "allreduce.py")],
                             cwd=dirs["cwd"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     pids, segments = set(), set()
 
     def ranks_mapped_segments():   # what the bench's own ranks map, read as they run
@@ -118,8 +124,12 @@ def test_interrupted_allreduce_removes_its_ranks_shared_memory(sig, tmp_path):
     try:
         _wait_for(ranks_mapped_segments, "the ranks' shared memory")
         assert all(os.path.exists(s) for s in segments)
-        os.kill(proc.pid, sig)   # the bench alone, as `kill` would: its ranks are its job
-        _, err = proc.communicate(timeout=120)
+        time.sleep(1)   # the bench's own watcher looks every 0.1 s until it sees them
+        if target == "bench":
+            os.kill(proc.pid, sig)
+        else:
+            os.killpg(proc.pid, sig)
+        proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -132,7 +142,27 @@ def test_interrupted_allreduce_removes_its_ranks_shared_memory(sig, tmp_path):
     assert proc.returncode != 0
     assert leftovers == [], f"left behind: {leftovers}"
     assert [p for p in pids if _alive(p)] == []
-    assert "removed /dev/shm/mpich_shm_" in err
+    assert list(dirs["tmp"].rglob("*")) == [] and list(dirs["cwd"].rglob("*")) == []
+
+
+@pytest.mark.slow
+def test_interrupted_data_service_stops_its_servers(tmp_path):
+    pytest.importorskip("distributed")
+    dirs, env = _dirs(tmp_path)
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "data_service.py")],
+                            cwd=dirs["cwd"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:   # dispatchers in this process, 3 Dask worker processes (and their nanny tree)
+        _wait_for(lambda: len(descendants(proc.pid)) >= 3, "the workers")
+        os.kill(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=120)
+    finally:
+        if _group_alive(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0
+    _wait_for(lambda: not _group_alive(proc.pid), "the workers to exit", seconds=30)
+    assert list(dirs["tmp"].rglob("*")) == [], "Dask's scratch space was left behind"
+    assert list(dirs["cwd"].rglob("*")) == []
 
 
 def test_lite_inference_says_which_rows_it_skipped(tmp_path):
