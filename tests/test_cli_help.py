@@ -142,3 +142,20 @@ def test_launch_help_needs_no_mpiexec(tmp_path):
     with pytest.raises(SystemExit) as e:
         launch.main(["--help"])
     assert e.value.code == 0
+
+
+@pytest.mark.parametrize("ref, argv, message", [
+    ("tensorlite.profiler.__main__", ["logs", "--port=6006"], "--tensorboard"),
+    ("tensorlite.profiler.__main__", ["logs", "--list", "--tensorboard"], "give one"),
+    ("tensorlite.saved_model.show", ["show", "--dir=m", "--signature_def=serving_default"],
+     "--tag_set"),
+    ("tensorlite.saved_model.show", ["show", "--dir=m", "--all", "--tag_set=serve"],
+     "either --all"),
+    ("tensorlite.onnx.__main__", ["m.keras", "m.onnx", "--input-dtype=int32"],
+     "--input-shape"),
+])
+def test_flags_that_would_be_ignored_are_usage_errors(ref, argv, message, capsys):
+    """A flag that would have no effect in that combination is refused, not ignored."""
+    with pytest.raises(SystemExit) as e:
+        importlib.import_module(ref).main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err

@@ -30,7 +30,10 @@ def build_parser():
 
 def main(argv=None):
     """Example: `python -m tensorlite.onnx cnn.keras cnn.onnx --opset 17`."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.input_shape is None and args.input_dtype != "float32":
+        parser.error("--input-dtype applies with --input-shape (the signature it completes)")
     import tensorlite as tf  # noqa: PLC0415 - keep --help fast
     from tensorlite.onnx import DEFAULT_OPSET, export  # noqa: PLC0415
     try:

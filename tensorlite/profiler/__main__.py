@@ -33,7 +33,12 @@ def build_parser():
 
 def main(argv=None):
     """Runs the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.port and not args.tensorboard:
+        parser.error("--port is TensorBoard's port: give it with --tensorboard")
+    if args.list and args.tensorboard:
+        parser.error("--list and --tensorboard do different things: give one")
     from tensorlite import profiler  # noqa: PLC0415 - keep --help fast
     from tensorlite.framework import errors  # noqa: PLC0415
     if not os.path.isdir(args.logdir):

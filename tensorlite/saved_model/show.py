@@ -85,7 +85,12 @@ def build_parser():
 
 def main(argv=None):
     """Runs the command line; returns the exit status (1 with a message on a bad model)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.signature_def is not None and args.tag_set is None:
+        parser.error("--signature_def needs --tag_set (the MetaGraphDef that holds it)")
+    if args.all and args.tag_set is not None:
+        parser.error("--all shows every tag-set: give either --all or --tag_set")
     try:
         if args.all:
             print(show_all(args.dir))
