@@ -27,6 +27,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import skipped  # noqa: E402
 from tensorlite.data.blas_threads import limit_blas_threads  # noqa: E402
 
 SORT_N = 300_000
@@ -121,8 +123,8 @@ def run_peers(kind, n):
         for _ in ds:
             pass
         out["tf.data AUTOTUNE"] = n / (time.perf_counter() - t0)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("tf.data AUTOTUNE", f"TensorFlow is not installed: {e}")
     try:
         import torch.utils.data as tud  # noqa: PLC0415
 
@@ -140,8 +142,8 @@ def run_peers(kind, n):
         for _ in loader:
             pass
         out["PyTorch DataLoader x2"] = n / (time.perf_counter() - t0)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("PyTorch DataLoader x2", f"PyTorch is not installed: {e}")
     try:
         import grain.python as grain  # noqa: PLC0415
 
@@ -165,8 +167,8 @@ def run_peers(kind, n):
         for _ in loader:
             pass
         out["Grain x2"] = n / (time.perf_counter() - t0)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("Grain x2", f"grain is not installed: {e}")
     return out
 
 

@@ -26,6 +26,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tensorlite as tf  # noqa: E402
 from examples.seed_models import SequentialModel  # noqa: E402
 from tensorlite.graph import compiler  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import skipped  # noqa: E402
 
 
 def interleaved(candidates, number, repeats):
@@ -118,7 +120,9 @@ def xla_candidates():
 def tensorflow_candidates():
     try:
         import tensorflow as real_tf  # noqa: PLC0415
-    except Exception:  # noqa: BLE001 - optional peer
+    except Exception as e:  # noqa: BLE001 - optional peer
+        skipped("TF eager/graph/compiled", f"TensorFlow is not installed or failed to import: "
+                f"{e}")
         return None
     x = real_tf.zeros([100, 100])
 

@@ -37,6 +37,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import skipped  # noqa: E402
 
 
 def mnist_like(n, seed=0):
@@ -115,6 +117,11 @@ def peer_pythons():
                                  check=False).returncode == 0:
             out["tensorflow"] = py
             break
+    for system, how in (("torch", "pip install torch"),
+                        ("tensorflow", "pip install tensorflow-cpu, or set "
+                                       "TL_BENCH_TF_PYTHON to a Python that has it")):
+        if system not in out:
+            skipped(f"{system} rows", f"{system} is not installed ({how})")
     return out
 
 
