@@ -210,10 +210,12 @@ def contended(n, repeats):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--elements", type=int, default=400)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-contended", action="store_true")
-    parser.add_argument("--only", default="python,numpy,augment")
+    parser.add_argument("--elements", type=int, default=400, help="elements per run")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs; medians are reported")
+    parser.add_argument("--no-contended", action="store_true",
+                        help="skip the runs beside a busy process")
+    parser.add_argument("--only", default="python,numpy,augment",
+                        help="comma-separated map functions to time (default %(default)s)")
     args = parser.parse_args()
     n = args.elements
     limit_blas_threads(1)  # the NumPy function must not be blurred by BLAS threads

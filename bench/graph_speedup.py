@@ -140,8 +140,8 @@ def report(title, res, base="numpy"):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeats", type=int, default=9)
-    p.add_argument("--number", type=int, default=1000)
+    p.add_argument("--repeats", type=int, default=9, help="interleaved runs; medians are reported")
+    p.add_argument("--number", type=int, default=1000, help="calls per timing")
     args = p.parse_args()
     print(f"numexpr: {'installed' if compiler.numexpr is not None else 'not installed'}; "
           f"jit backend: {compiler.BACKEND[0]}")

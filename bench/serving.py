@@ -150,8 +150,8 @@ def in_process(module, seconds, x):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--seconds", type=float, default=5.0)
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=5.0, help="seconds of load per case")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved runs; medians are reported")
     p.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
                    help="the server's HTTP parser (uvicorn's; auto: httptools if installed)")
     args = p.parse_args()

@@ -62,9 +62,35 @@ def test_help_answers_without_running(bench, tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 0, err
     assert out.startswith("usage:") and "-h, --help" in out
+    assert _undescribed(out) == [], f"{bench} --help lists arguments without a description"
     assert not _group_alive(proc.pid), f"{bench} --help left processes running"
     for name, d in dirs.items():
         assert list(d.rglob("*")) == [], f"{bench} --help wrote into {name}"
+
+
+def _undescribed(text):
+    """The argument entries of an argparse --help text that have no description: an entry
+    line ("  --flag VALUE") with neither text after a gap nor an indented line below."""
+    lines, missing, section = text.splitlines(), [], False
+    for i, line in enumerate(lines):
+        if line.endswith(":") and not line.startswith(" "):
+            section = True   # "options:", "positional arguments:", a group's title
+            continue
+        if not section or not line.startswith("  ") or line.startswith("   "):
+            continue
+        below = lines[i + 1] if i + 1 < len(lines) else ""
+        if "  " not in line.strip() and not below.startswith("   "):
+            missing.append(line.strip())
+    return missing
+
+
+def test_undescribed_finds_an_argument_without_help():
+    import argparse
+    parser = argparse.ArgumentParser(prog="b")
+    parser.add_argument("--said", help="what it does")
+    parser.add_argument("--long-flag-name-that-wraps", metavar="A_LONG_VALUE", help="it wraps")
+    parser.add_argument("--silent")
+    assert _undescribed(parser.format_help()) == ["--silent SILENT"]
 
 
 def _wait_for(predicate, what, seconds=180):
