@@ -112,3 +112,39 @@ def test_bad_flags_and_files_are_named(saved, capsys):
     assert "is not a file" in capsys.readouterr().err and not out.exists()
     assert cli.main([f"--saved_model_dir={d}", f"--output_file={out}"]) == 1
     assert "cannot convert" in capsys.readouterr().err and not out.exists()
+
+
+def test_two_inputs_calibrate_from_a_npz(tmp_path, capsys):
+    a, b = tf.keras.Input((8,), name="a"), tf.keras.Input((4,), name="b")
+    h = tf.keras.layers.Concatenate()([tf.keras.layers.Dense(16, activation="relu")(a), b])
+    model = tf.keras.Model([a, b], tf.keras.layers.Dense(2)(h))
+    model.save(str(tmp_path / "two.keras"))
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "two.npz", a=rng.normal(size=(64, 8)).astype("float32"),
+             b=rng.normal(size=(64, 4)).astype("float32"))
+    out = tmp_path / "two.tflite"
+    assert cli.main([f"--keras_model_file={tmp_path / 'two.keras'}", f"--output_file={out}",
+                     f"--representative_dataset={tmp_path / 'two.npz'}"]) == 0
+    interpreter = litert(out.read_bytes())
+    xa, xb = rng.normal(size=(1, 8)).astype("float32"), rng.normal(size=(1, 4)).astype("float32")
+    for detail in interpreter.get_input_details():   # inputs told apart by their width
+        interpreter.set_tensor(detail["index"], xa if detail["shape"][-1] == 8 else xb)
+    interpreter.invoke()
+    y = interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+    np.testing.assert_allclose(y, model([xa, xb]).numpy(), atol=0.15)
+    np.save(tmp_path / "one.npy", np.zeros((4, 8), np.float32))
+    assert cli.main([f"--keras_model_file={tmp_path / 'two.keras'}", f"--output_file={out}2",
+                     f"--representative_dataset={tmp_path / 'one.npy'}"]) == 1
+    assert "holds 1 array(s) but the model takes 2 input(s) ['a', 'b']" in \
+        capsys.readouterr().err
+
+
+def test_samples_of_the_wrong_shape_are_named(saved, capsys):
+    d, _, _ = saved
+    np.save(d / "narrow.npy", np.zeros((4, 31), np.float32))
+    for source in (f"--keras_model_file={d / 'model.keras'}",
+                   f"--saved_model_dir={d / 'exported'}"):
+        assert cli.main([source, f"--output_file={d / 'never.tflite'}",
+                         f"--representative_dataset={d / 'narrow.npy'}"]) == 1
+        assert "samples of shape [31] do not fit input" in capsys.readouterr().err
+    assert not (d / "never.tflite").exists()

@@ -114,6 +114,25 @@ def load_samples(path, limit=None):
     return [a[:limit] for a in arrays]
 
 
+def check_samples(arrays, signature, path):
+    """ValueError naming the input when the file's arrays do not fit the model's inputs
+    (their number, or a sample's shape beside the input's, batch dimension aside)."""
+    if len(arrays) != len(signature):
+        names = [getattr(spec, "name", None) or f"input_{i}" for i, spec in
+                 enumerate(signature)]
+        raise ValueError(f"--representative_dataset {path!r} holds {len(arrays)} array(s) but "
+                         f"the model takes {len(signature)} input(s) {names}: give a .npz "
+                         f"with one array per input, in that order")
+    for i, (array, spec) in enumerate(zip(arrays, signature)):
+        want = list(spec.shape)[1:]
+        got = list(array.shape[1:])
+        if len(want) != len(got) or any(w is not None and w != g for w, g in zip(want, got)):
+            name = getattr(spec, "name", None) or f"input_{i}"
+            raise ValueError(f"--representative_dataset {path!r}: samples of shape {got} do "
+                             f"not fit input {name!r} of shape {want} (batch dimension "
+                             f"aside)")
+
+
 def make_converter(args):
     """The tf.lite.TFLiteConverter the flags describe."""
     import tensorlite as tf  # noqa: PLC0415 - keep --help fast
@@ -131,6 +150,9 @@ def make_converter(args):
         converter.target_spec.supported_types = [tf.float16]
     elif args.representative_dataset is not None:
         arrays = load_samples(args.representative_dataset, args.num_calibration_samples)
+        captured = converter._make_capture()   # traced once: its signature checks the file
+        converter._make_capture = lambda: captured
+        check_samples(arrays, captured.signature, args.representative_dataset)
 
         def representative_dataset():
             for i in range(len(arrays[0])):
