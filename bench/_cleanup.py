@@ -101,7 +101,8 @@ def _end(proc, watch):
     for path in watch.segments:
         try:
             os.unlink(path)
-            print(f"removed {path}, left by an interrupted MPI rank", file=sys.stderr)
+            print(f"removed {path}, left by an interrupted or failed MPI rank",
+                  file=sys.stderr)
         except FileNotFoundError:
             pass
 

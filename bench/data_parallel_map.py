@@ -211,7 +211,8 @@ def contended(n, repeats):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--elements", type=int, default=400, help="elements per run")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs; medians are reported")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="interleaved runs; medians are reported")
     parser.add_argument("--no-contended", action="store_true",
                         help="skip the runs beside a busy process")
     parser.add_argument("--only", default="python,numpy,augment",

@@ -273,7 +273,8 @@ def bench_contended_matmul(repeats, seconds=120.0, number=50):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=7, help="interleaved runs; medians are reported")
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="interleaved runs; medians are reported")
     parser.add_argument("--skip-basic", action="store_true", help="only the new sections")
     args = parser.parse_args()
     small = bench_small_ops(args.repeats)

@@ -9,10 +9,10 @@ each) so load from neighbours hits them alike; figures are medians in millisecon
 image. LiteRT is timed with its default kernels (XNNPACK for float) and with its reference
 kernels (the arithmetic our int8 kernels reproduce bit for bit). Peers that are not
 installed are left out, and the bench prints each row it skipped and why (the `test`
-extra installs both: ai-edge-litert and onnxruntime). Every engine runs on `--threads` threads (OpenBLAS for NumPy,
-LiteRT's and onnxruntime's own pools, tensorlite's intra-op limit): at batch 1 on a shared
-2-core machine, BLAS threads spinning against neighbours cost NumPy up to 40x on a 2304x512
-product. Goals: our interpreter within 3x of LiteRT on float, and ahead of tensorlite's
+extra installs both: ai-edge-litert and onnxruntime). Every engine runs on `--threads`
+threads (OpenBLAS for NumPy, LiteRT's and onnxruntime's own pools, tensorlite's intra-op
+limit): at batch 1 on a shared 2-core machine, BLAS threads spinning against neighbours
+cost NumPy up to 40x on a 2304x512 product. Goals: our interpreter within 3x of LiteRT on float, and ahead of tensorlite's
 graph executor.
 """
 import argparse

@@ -187,7 +187,8 @@ def compare(models, repeats, batches, settings=(1, 0)):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs; medians are reported")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="interleaved runs; medians are reported")
     # Steady steps timed per run: tensorlite picks each kernel's thread count by sampling its
     # first calls (a warm-up, a 1-thread sample, two multi-threaded ones), so at 6 steps most
     # of the median came from sampling (2 threads read 0.48x TF at 6 steps, 0.7x at 30).

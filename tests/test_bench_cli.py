@@ -56,7 +56,7 @@ def test_help_answers_without_running(bench, tmp_path):
                             cwd=dirs["cwd"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=60)  # a bench that ran would take minutes
+        out, err = proc.communicate(timeout=120)  # a bench that ran would take minutes
     finally:
         if _group_alive(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
