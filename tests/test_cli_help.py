@@ -7,6 +7,7 @@ import importlib
 import os
 import subprocess
 import sys
+import time
 import tomllib
 
 import pytest
@@ -159,3 +160,35 @@ def test_flags_that_would_be_ignored_are_usage_errors(ref, argv, message, capsys
     with pytest.raises(SystemExit) as e:
         importlib.import_module(ref).main(argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_data_service_stopped_leaves_nothing(tmp_path):
+    """`python -m tensorlite.data.service` stopped by SIGTERM: its workers end and its
+    credentials and Dask's scratch space (lock files Dask keeps) are removed."""
+    pytest.importorskip("distributed")
+    dirs = {name: tmp_path / name for name in ("cwd", "tmp", "home")}
+    for d in dirs.values():
+        d.mkdir()
+    env = {**os.environ, "PYTHONPATH": ROOT, "TMPDIR": str(dirs["tmp"]),
+           "HOME": str(dirs["home"]), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("DASK_TEMPORARY_DIRECTORY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "tensorlite.data.service", "--workers", "1"],
+                            cwd=dirs["cwd"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert "dispatcher at tls://127.0.0.1:" in proc.stdout.readline()
+        assert list(dirs["tmp"].rglob("credentials.pem"))
+        os.kill(proc.pid, 15)
+        proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+    assert proc.returncode == 0
+    for _ in range(100):   # bounded: the workers end as the cluster closes
+        if not _process_group_alive(proc.pid):
+            break
+        time.sleep(0.1)
+    assert not _process_group_alive(proc.pid)
+    for name, d in dirs.items():
+        assert list(d.rglob("*")) == [], f"left in {name}: {list(d.rglob('*'))}"

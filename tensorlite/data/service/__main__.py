@@ -5,6 +5,7 @@ interrupted. `--write-credentials PATH` only writes new credentials (for a clust
 by hand with `dask scheduler`/`dask worker`, see docs/distributed.md) and exits."""
 import argparse
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -45,16 +46,25 @@ def main(argv=None):
         build_parser().error("--workers must be >= 0")
     security = (credentials.load(args.credentials) if args.credentials
                 else credentials.generate())
-    if args.credentials:
-        return _serve(args, security, args.credentials)
     made = tempfile.mkdtemp(prefix="tensorlite-data-service-")   # 0700
-    path = os.path.join(made, "credentials.pem")
+    _scratch_in(os.path.join(made, "dask"))
     try:
+        if args.credentials:
+            return _serve(args, security, args.credentials)
+        path = os.path.join(made, "credentials.pem")
         return _serve(args, security, credentials.write(security, path))
     finally:           # remove only what this run made
-        if os.path.exists(path):
-            os.unlink(path)
-        os.rmdir(made)
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _scratch_in(directory):
+    """Dask's scratch space (lock files it leaves behind) in `directory`, removed with this
+    run's own, unless the user chose one: here and, through the environment, in the worker
+    processes."""
+    import dask  # noqa: PLC0415 - the distributed extra
+    if dask.config.get("temporary-directory", None) is None:
+        dask.config.set({"temporary-directory": directory})
+        os.environ["DASK_TEMPORARY_DIRECTORY"] = directory
 
 
 def _serve(args, security, path):
