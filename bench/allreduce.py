@@ -3,6 +3,9 @@
     python bench/allreduce.py            # launches itself under this venv's mpiexec
     python bench/allreduce.py --overlap  # 3. only
 
+Interrupted (Ctrl-C, SIGTERM), it ends the ranks it launched and removes the MPICH
+shared memory (/dev/shm/mpich_shm_*) they had mapped (bench/_cleanup.py).
+
 1. Bandwidth: tensorlite's all-reduce paths vs mpi4py's own comm.Allreduce on the same
    float32 buffers, 1 KB .. 100 MB, medians of calls interleaved one by one (rotating the
    order, so a swing in the neighbours' load hits every path alike), like with like:
@@ -47,6 +50,7 @@
    MLPs of 2.6, 11 and 38 MB of gradients (the measurement behind multi_worker._overlap_pays).
 The machine is shared: figures swing with the neighbours' load; read the ratios.
 """
+import argparse
 import json
 import os
 import statistics
@@ -57,6 +61,8 @@ import time
 import numpy as np
 
 HERE = os.path.abspath(__file__)
+sys.path.insert(0, os.path.dirname(HERE))
+from _cleanup import exit_on_signals, run_mpi  # noqa: E402
 SIZES = [1 << 10, 16 << 10, 256 << 10, 4 << 20, 32 << 20, 100 << 20]
 RANK_MODES = {"mwms": "25 MB buckets", "mwms_1mb": "1 MB, overlap",
               "mwms_1mb_after": "1 MB, after"}
@@ -187,11 +193,17 @@ def training_comparison(mpiexec, global_batch=256, steps=30, rounds=5):
         one.append(_samples([out]))
         procs = [subprocess.Popen(base + ["half", str(global_batch), str(steps)], env=env,
                                   stdout=subprocess.PIPE, text=True) for _ in range(2)]
-        ceiling.append(_samples([p.communicate()[0] for p in procs]))
+        try:
+            ceiling.append(_samples([p.communicate()[0] for p in procs]))
+        finally:   # interrupted: no half-batch process left running
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
         for mode in RANK_MODES:
-            out = subprocess.run([mpiexec, "-n", "2"] + base + [mode, str(global_batch),
-                                                                 str(steps)],
-                                 env=env, capture_output=True, text=True, check=True).stdout
+            out = run_mpi([mpiexec, "-n", "2"] + base + [mode, str(global_batch),
+                                                          str(steps)],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             ranks[mode].append(_samples([out]))
     one, ceiling = statistics.median(one), statistics.median(ceiling)
     print(f"training (MLP 784-512-512-10, global batch {global_batch}, medians of {rounds}):")
@@ -218,10 +230,10 @@ def overlap_by_size(mpiexec, rounds=3):
         got = {"mwms_1mb": [], "mwms_1mb_after": []}
         for _ in range(rounds):
             for mode in got:
-                out = subprocess.run(
+                out = run_mpi(
                     [mpiexec, "-n", "2", sys.executable, HERE, "--train", mode, str(batch),
                      str(steps), str(width), str(layers), str(pack_mb)],
-                    env=env, capture_output=True, text=True, check=True).stdout
+                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 got[mode].append(_samples([out]))
         over, after = (statistics.median(got[m]) for m in got)
         print(f"{grad_mb:5.1f} MB of gradients in {pack_mb} MB buckets: overlapped "
@@ -229,18 +241,31 @@ def overlap_by_size(mpiexec, rounds=3):
               f"(overlap {over / after:.2f}x)", flush=True)
 
 
+def _parser():
+    p = argparse.ArgumentParser(
+        description="All-reduce bandwidth and data-parallel training throughput on 2 MPI "
+                    "ranks (launches itself under mpiexec; needs the distributed extra).")
+    p.add_argument("--overlap", action="store_true",
+                   help="only 3.: overlapped vs after-the-step bucket reduction by "
+                        "gradient size")
+    return p
+
+
 def main():
+    # the bench's own re-entries, under mpiexec or as a child process
     if len(sys.argv) > 1 and sys.argv[1] == "--bandwidth":
         return bandwidth()
     if len(sys.argv) > 1 and sys.argv[1] == "--train":
         return train(sys.argv[2], *map(int, sys.argv[3:]))
+    args = _parser().parse_args()
+    exit_on_signals()
     from tensorlite.distribute.launch import find_mpiexec
     mpiexec = find_mpiexec()
     if mpiexec is None:
         sys.exit("no mpiexec: pip install mpich mpi4py")
-    if "--overlap" in sys.argv:
+    if args.overlap:
         return overlap_by_size(mpiexec)
-    subprocess.run([mpiexec, "-n", "2", sys.executable, HERE, "--bandwidth"], check=True)
+    run_mpi([mpiexec, "-n", "2", sys.executable, HERE, "--bandwidth"])
     training_comparison(mpiexec)
 
 

@@ -53,7 +53,8 @@ def kernels(x, w, pads):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=9,
+                        help="interleaved runs; medians are reported")
     args = parser.parse_args()
     blas_threads.set_threads(1, force=True)
     rng = np.random.default_rng(0)

@@ -139,7 +139,8 @@ def ideal_parallel_interleave(n=5, cycle=None, block=1):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="interleaved runs; medians are reported")
     args = parser.parse_args()
     variants = [
         ("naive", lambda: ArtificialDataset(), ideal_naive()),

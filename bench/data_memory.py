@@ -75,8 +75,10 @@ def run(code):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--buffer", type=int, default=1000)
-    parser.add_argument("--source-mb", type=int, default=400)
+    parser.add_argument("--buffer", type=int, default=1000,
+                        help="shuffle buffer size in 1 MB elements")
+    parser.add_argument("--source-mb", type=int, default=400,
+                        help="size of the in-memory source the process workers share")
     args = parser.parse_args()
     r = run(SHUFFLE.format(root=ROOT, n=args.buffer * 2, buf=args.buffer))
     buffer_mb = args.buffer * 1.0

@@ -27,6 +27,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import skipped  # noqa: E402
 from tensorlite.data.blas_threads import limit_blas_threads  # noqa: E402
 
 SORT_N = 300_000
@@ -121,8 +123,8 @@ def run_peers(kind, n):
         for _ in ds:
             pass
         out["tf.data AUTOTUNE"] = n / (time.perf_counter() - t0)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("tf.data AUTOTUNE", f"TensorFlow is not installed: {e}")
     try:
         import torch.utils.data as tud  # noqa: PLC0415
 
@@ -140,8 +142,8 @@ def run_peers(kind, n):
         for _ in loader:
             pass
         out["PyTorch DataLoader x2"] = n / (time.perf_counter() - t0)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("PyTorch DataLoader x2", f"PyTorch is not installed: {e}")
     try:
         import grain.python as grain  # noqa: PLC0415
 
@@ -165,8 +167,8 @@ def run_peers(kind, n):
         for _ in loader:
             pass
         out["Grain x2"] = n / (time.perf_counter() - t0)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("Grain x2", f"grain is not installed: {e}")
     return out
 
 
@@ -208,10 +210,13 @@ def contended(n, repeats):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--elements", type=int, default=400)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-contended", action="store_true")
-    parser.add_argument("--only", default="python,numpy,augment")
+    parser.add_argument("--elements", type=int, default=400, help="elements per run")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="interleaved runs; medians are reported")
+    parser.add_argument("--no-contended", action="store_true",
+                        help="skip the runs beside a busy process")
+    parser.add_argument("--only", default="python,numpy,augment",
+                        help="comma-separated map functions to time (default %(default)s)")
     args = parser.parse_args()
     n = args.elements
     limit_blas_threads(1)  # the NumPy function must not be blurred by BLAS threads

@@ -16,17 +16,23 @@ overhead per element.
    consumer's wall time per element through the service minus locally (goal: < 50 us), and
    the consumer process's own CPU time per element on the service path.
 Rounds are interleaved and medians quoted; the machine is shared, so read the ratios.
+Interrupted (Ctrl-C, SIGTERM), it stops its dispatchers and workers and ends the
+processes it started.
 """
+import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
 
 HERE = os.path.abspath(__file__)
+sys.path.insert(0, os.path.dirname(HERE))
+from _cleanup import exit_on_signals  # noqa: E402
 N = 1200     # ~1.2 s of work: the per-epoch start-up (below) is a small part of it
 
 
@@ -84,15 +90,35 @@ def ceiling():
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     procs = [subprocess.Popen([sys.executable, HERE, "--local-part", str(k), "2"],
                               stdout=subprocess.PIPE, text=True, env=env) for k in range(2)]
-    seconds = [json.loads(p.communicate()[0].strip().splitlines()[-1])["seconds"]
-               for p in procs]
+    try:
+        seconds = [json.loads(p.communicate()[0].strip().splitlines()[-1])["seconds"]
+                   for p in procs]
+    finally:   # interrupted: no half-pipeline process left running
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
     return N / max(seconds)
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--local-part":
+    if len(sys.argv) > 1 and sys.argv[1] == "--local-part":  # the bench's own children
         return local_part(int(sys.argv[2]), int(sys.argv[3]))
+    argparse.ArgumentParser(
+        description="tf.data service throughput: local vs 1 and 2 Dask workers vs the "
+                    "two-process ceiling, and the service's overhead per element (needs the "
+                    "distributed extra; takes minutes).").parse_args()
+    exit_on_signals()
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    # Dask's scratch space (its lock files stay after a run) in a directory removed at the
+    # end; the worker processes inherit the setting through the environment
+    with tempfile.TemporaryDirectory(prefix="tensorlite_bench_dask_") as scratch:
+        os.environ["DASK_TEMPORARY_DIRECTORY"] = scratch
+        run()
+
+
+def run():
+    """Starts the dispatchers and workers, times every case, prints the figures."""
     import tensorlite as tf
     svc = tf.data.experimental.service
     servers = []

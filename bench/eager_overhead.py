@@ -31,6 +31,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import skipped  # noqa: E402
 
 
 def per_call_us(fn, number, repeats):
@@ -119,16 +121,16 @@ def bench_peers(repeats):
         tm = torch.rand(256, 256)
         res["torch add"] = per_call_us(lambda: ta + tb, 100_000, repeats)
         res["torch matmul"] = per_call_us(lambda: tm @ tm, 300, repeats)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("torch add/matmul", f"PyTorch is not installed: {e}")
     try:
         import tensorflow as real_tf  # noqa: PLC0415
         fa, fb = real_tf.random.uniform([4]), real_tf.random.uniform([4])
         fm = real_tf.random.uniform([256, 256])
         res["tensorflow add"] = per_call_us(lambda: fa + fb, 20_000, repeats)
         res["tensorflow matmul"] = per_call_us(lambda: fm @ fm, 300, repeats)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("tensorflow add/matmul", f"TensorFlow is not installed: {e}")
     return res
 
 
@@ -202,8 +204,8 @@ def bench_small_ops(repeats, number=2000):
             x, xg = torch.from_numpy(arr.copy()), torch.from_numpy(arr.copy()).requires_grad_()
             fns[("torch", name)] = lambda f=tops[key], x=x: f(x)
             fns[("torch taped+backward", name)] = _torch_taped(tops[key], xg)
-    except ImportError:
-        pass
+    except ImportError as e:
+        skipped("torch small ops (plain and taped+backward)", f"PyTorch is not installed: {e}")
     times = {k: [] for k in fns}
     for _ in range(repeats):  # interleaved: every repeat times every case once
         for k, f in fns.items():
@@ -272,7 +274,8 @@ def bench_contended_matmul(repeats, seconds=120.0, number=50):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="interleaved runs; medians are reported")
     parser.add_argument("--skip-basic", action="store_true", help="only the new sections")
     args = parser.parse_args()
     small = bench_small_ops(args.repeats)

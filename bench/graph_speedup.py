@@ -27,6 +27,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tensorlite as tf  # noqa: E402
 from examples.seed_models import SequentialModel  # noqa: E402
 from tensorlite.graph import compiler  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import skipped  # noqa: E402
 
 
 def interleaved(candidates, number, repeats):
@@ -119,7 +121,9 @@ def xla_candidates():
 def tensorflow_candidates():
     try:
         import tensorflow as real_tf  # noqa: PLC0415
-    except Exception:  # noqa: BLE001 - optional peer
+    except Exception as e:  # noqa: BLE001 - optional peer
+        skipped("TF eager/graph/compiled", f"TensorFlow is not installed or failed to import: "
+                f"{e}")
         return None
     x = real_tf.zeros([100, 100])
 
@@ -137,8 +141,8 @@ def report(title, res, base="numpy"):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--repeats", type=int, default=9)
-    p.add_argument("--number", type=int, default=1000)
+    p.add_argument("--repeats", type=int, default=9, help="interleaved runs; medians are reported")
+    p.add_argument("--number", type=int, default=1000, help="calls per timing")
     args = p.parse_args()
     print(f"numexpr: {'installed' if compiler.numexpr is not None else 'not installed'}; "
           f"jit backend: {compiler.BACKEND[0]}")

@@ -9,10 +9,11 @@ Candidates are timed in interleaved rounds (every candidate once per round, `num
 each) so load from neighbours hits them alike; figures are medians in milliseconds per
 image. LiteRT is timed with its default kernels (XNNPACK for float) and with its reference
 kernels (the arithmetic our int8 kernels reproduce bit for bit). Peers that are not
-installed are left out. Every engine runs on `--threads` threads (OpenBLAS for NumPy,
-LiteRT's and onnxruntime's own pools, tensorlite's intra-op limit): at batch 1 on a shared
-2-core machine, BLAS threads spinning against neighbours cost NumPy up to 40x on a 2304x512
-product. Goals: our interpreter within 3x of LiteRT on float, and ahead of tensorlite's
+installed are left out, and the bench prints each row it skipped and why (the `test`
+extra installs both: ai-edge-litert and onnxruntime). Every engine runs on `--threads`
+threads (OpenBLAS for NumPy, LiteRT's and onnxruntime's own pools, tensorlite's intra-op
+limit): at batch 1 on a shared 2-core machine, BLAS threads spinning against neighbours
+cost NumPy up to 40x on a 2304x512 product. Goals: our interpreter within 3x of LiteRT on float, and ahead of tensorlite's
 graph executor.
 """
 import argparse
@@ -66,10 +67,11 @@ def _files(model, x):
 
 
 def _litert(data, reference):
+    """A LiteRT interpreter, or the reason there is none (a str)."""
     try:
         from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType
-    except ImportError:
-        return None
+    except ImportError as e:
+        return f"LiteRT is not installed (pip install ai-edge-litert): {e}"
     kind = OpResolverType.BUILTIN_REF if reference else OpResolverType.AUTO
     interpreter = LiteRT(model_content=data, experimental_op_resolver_type=kind,
                          num_threads=THREADS)
@@ -78,12 +80,14 @@ def _litert(data, reference):
 
 
 def _onnxruntime(model, x):
+    """A call running the model in onnxruntime, or the reason there is none (a str)."""
     try:
         import onnxruntime as ort
         from tensorlite.onnx import to_model
         from tensorlite.graph.capture import capture
-    except ImportError:
-        return None
+    except ImportError as e:
+        return (f"onnxruntime or onnx is not installed (pip install onnxruntime and "
+                f"tensorlite's onnx extra): {e}")
     proto = to_model(capture(model))
     options = ort.SessionOptions()
     options.log_severity_level = 3
@@ -95,7 +99,9 @@ def _onnxruntime(model, x):
 
 
 def candidates(model, x):
+    """({row: call} to time, {.tflite kind: bytes}, {skipped row: why})."""
     files = _files(model, x)
+    skipped = {}
     graph = tf.function(lambda v: model(v, training=False))
     out = {"tensorlite eager (float32)": lambda: model(x, training=False),
            "tensorlite graph (float32)": lambda: graph(tf.constant(x))}
@@ -104,13 +110,17 @@ def candidates(model, x):
             _allocated(Interpreter(model_content=data)), x)
         for reference in (False, True):
             litert = _litert(data, reference)
-            if litert is not None:
-                label = "reference kernels" if reference else "default kernels"
-                out[f"LiteRT {label} ({kind})"] = _interpreter_call(litert, x)
+            row = f"LiteRT {'reference' if reference else 'default'} kernels ({kind})"
+            if isinstance(litert, str):
+                skipped[row] = litert
+            else:
+                out[row] = _interpreter_call(litert, x)
     session = _onnxruntime(model, x)
-    if session is not None:
+    if isinstance(session, str):
+        skipped["onnxruntime (float32)"] = session
+    else:
         out["onnxruntime (float32)"] = session
-    return out, {k: len(v) for k, v in files.items()}
+    return out, {k: len(v) for k, v in files.items()}, skipped
 
 
 def _allocated(interpreter):
@@ -121,9 +131,9 @@ def _allocated(interpreter):
 def main(argv=None):
     """Example: python bench/lite_inference.py --repeats 5 --number 5"""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--number", type=int, default=20)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=15, help="interleaved rounds")
+    parser.add_argument("--number", type=int, default=20, help="calls per candidate a round")
+    parser.add_argument("--threads", type=int, default=1, help="threads of every engine")
     args = parser.parse_args(argv)
     # tensorlite's own kernels pick their BLAS thread count per GEMM (blas_threads.py), up
     # to this limit: the same count as every other engine here
@@ -131,16 +141,20 @@ def main(argv=None):
     tf.random.set_seed(0)
     model = generate_model()
     x = np.random.default_rng(0).normal(size=(1, 32, 32, 3)).astype("float32")
-    cands, sizes = candidates(model, x)
+    cands, sizes, skipped = candidates(model, x)
     print(f"CIFAR CNN .tflite: float32 {sizes['float32'] / 1e6:.2f} MB, int8 "
           f"{sizes['int8'] / 1e6:.2f} MB ({sizes['int8'] / sizes['float32']:.2f}x)")
     times = {k: us / 1e3 for k, us in interleaved(cands, args.number, args.repeats).items()}
-    width = max(map(len, times))
+    width = max(map(len, list(times) + list(skipped)))
     for name, ms in times.items():
         print(f"  {name:<{width}}  {ms:8.3f} ms/image")
+    for name, why in skipped.items():
+        print(f"  {name:<{width}}  skipped: {why}")
     for kind in ("float32", "int8"):
         ours = times[f"tensorlite interpreter ({kind})"]
         ref = times.get(f"LiteRT default kernels ({kind})")
+        if not ref:
+            print(f"interpreter / LiteRT ({kind}): no ratio, the LiteRT rows were skipped")
         if ref:
             goal = " (goal: <= 3x)" if kind == "float32" else ""
             print(f"interpreter / LiteRT default ({kind}): {ours / ref:.2f}x{goal}")

@@ -23,6 +23,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cleanup import exit_on_signals  # noqa: E402
 
 
 class Big(tf.Module):
@@ -80,13 +82,15 @@ def _keras_model(params):
 def parse_args(doc):
     """--repeats and --params, shared with bench/saved_model_io.py."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--params", type=int, default=25_000_000)
+    ap.add_argument("--repeats", type=int, default=5, help="interleaved runs")
+    ap.add_argument("--params", type=int, default=25_000_000,
+                    help="parameters of the module saved (float32)")
     return ap.parse_args()
 
 
 def main():
     args = parse_args(__doc__)
+    exit_on_signals()  # SIGTERM too removes the files written
     module = Big(args.params)
     arrays = [v.numpy() for v in module.w]
     size = sum(a.nbytes for a in arrays)

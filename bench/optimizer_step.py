@@ -80,10 +80,12 @@ def _time_opt(make, graph, steps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--only", default="")
-    ap.add_argument("--no-graph", action="store_true")
+    ap.add_argument("--repeats", type=int, default=5, help="interleaved runs; medians are reported")
+    ap.add_argument("--steps", type=int, default=300, help="optimizer steps per timing")
+    ap.add_argument("--only", default="",
+                    help="comma-separated optimizer names to time (default: all)")
+    ap.add_argument("--no-graph", action="store_true",
+                    help="time eager steps only (no tf.function)")
     args = ap.parse_args()
     names = [n for n in OPTIMIZERS if not args.only or n in args.only.split(",")]
     print(f"load: {os.getloadavg()[0]:.2f}")

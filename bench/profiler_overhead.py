@@ -23,6 +23,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cleanup import exit_on_signals  # noqa: E402
 
 
 def make_step():
@@ -105,7 +107,8 @@ def fit_overhead(repeats):
         spent = [0.0]
         tf.profiler.experimental.stop = timed_stop(spent)
         try:
-            on.append(run("on", tempfile.mkdtemp()) - spent[0])
+            with tempfile.TemporaryDirectory() as logdir:
+                on.append(run("on", logdir) - spent[0])
         finally:
             tf.profiler.experimental.stop = real_stop
         writing.append(spent[0])
@@ -117,14 +120,21 @@ def fit_overhead(repeats):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=300, help="training steps timed a run")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved runs")
     args = parser.parse_args()
+    exit_on_signals()  # SIGTERM too removes the profiles
+    with tempfile.TemporaryDirectory() as logdir:  # the profiles, removed at the end
+        step_overhead(args, logdir)
+    fit_overhead(args.repeats)
+
+
+def step_overhead(args, logdir):
+    """A training step's time bare, with Trace markers, and with the profiler on."""
     step = make_step()
     seconds(step, 20)
     off, on, base = [], [], []
-    logdir = tempfile.mkdtemp()
     for _ in range(args.repeats):  # interleaved so machine load hits all three alike
         base.append(seconds(step, args.steps))
         off.append(seconds(step, args.steps, trace=True))  # Trace markers, profiler off
@@ -135,7 +145,6 @@ def main():
     print(f"training step, no profiler:          {b:8.1f} us")
     print(f"with Trace markers, profiler off:    {f:8.1f} us  ({(f / b - 1) * 100:+.1f}%, goal < 2%)")
     print(f"profiler on:                         {n:8.1f} us  ({(n / b - 1) * 100:+.1f}%)")
-    fit_overhead(args.repeats)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from seed_models import generate_model  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model_io  # noqa: E402
 from model_io import _timed, numpy_io  # noqa: E402
+from _cleanup import exit_on_signals  # noqa: E402
 
 
 class Big(model_io.Big):
@@ -34,6 +35,7 @@ class Big(model_io.Big):
 
 def main():
     args = model_io.parse_args(__doc__)
+    exit_on_signals()  # SIGTERM too removes the files written
     module = Big(args.params)
     arrays = [v.numpy() for v in module.w]
     cnn = generate_model()

@@ -32,6 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cleanup import exit_on_signals  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "serving")
 
@@ -149,12 +151,18 @@ def in_process(module, seconds, x):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--seconds", type=float, default=5.0)
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=5.0, help="seconds of load per case")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved runs; medians are reported")
     p.add_argument("--http", choices=("auto", "h11", "httptools"), default="auto",
                    help="the server's HTTP parser (uvicorn's; auto: httptools if installed)")
     args = p.parse_args()
-    tmp = tempfile.mkdtemp()
+    exit_on_signals()  # SIGTERM too ends the servers and removes the SavedModels
+    with tempfile.TemporaryDirectory() as tmp:  # the SavedModels, removed at the end
+        run_cases(args, tmp)
+
+
+def run_cases(args, tmp):
+    """Times every case against SavedModels written in `tmp`."""
     base, what = saved_models(tmp)
     print(f"model: {what}; server HTTP parser: {args.http}; load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")

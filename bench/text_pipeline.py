@@ -20,7 +20,10 @@ Goal: tensorlite >= plain Python single-threaded, and >= 1.6x plain Python with 
 too: what a variant costs, which the neighbours' load does not change as it changes wall time. The machine is shared: each variant runs `--repeats` times interleaved and medians
 are reported; parallel ratios swing with the neighbours' load.
 
-    python bench/text_pipeline.py [--mb 50] [--repeats 3]
+    python bench/text_pipeline.py [--mb 50] [--repeats 3] [--dir DIR]
+
+The corpus lives in a temporary directory removed at the end, also when the run is
+interrupted (Ctrl-C, SIGTERM); `--dir DIR` keeps it there for the next run instead.
 """
 import argparse
 import os
@@ -36,6 +39,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cleanup import exit_on_signals  # noqa: E402
 
 PUNCT = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
 BATCH, LENGTH = 1024, 32
@@ -45,10 +50,20 @@ def write_corpus(path, mb, seed=0):
     if os.path.exists(path) and abs(os.path.getsize(path) - mb * 2 ** 20) < 2 ** 20:
         return
     rng = np.random.default_rng(seed)
+    tmp = path + ".tmp"
+    try:
+        _write_lines(tmp, mb, rng)
+    except BaseException:   # interrupted: no partial corpus left
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    os.replace(tmp, path)
+
+
+def _write_lines(tmp, mb, rng):
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
     words = ["".join(rng.choice(letters, size=rng.integers(2, 9))) for _ in range(20000)]
     marks = [".", ",", "!", "?", ";", ""]
-    tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         written = 0
         while written < mb * 2 ** 20:
@@ -60,7 +75,6 @@ def write_corpus(path, mb, seed=0):
             chunk = "".join(lines)
             f.write(chunk)
             written += len(chunk)
-    os.replace(tmp, path)
 
 
 def build_vocab(path, size=10000, sample_lines=200000):
@@ -165,13 +179,23 @@ def timed(fn):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, default=50)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(),
-                                                      "tensorlite_bench_text"))
+    parser.add_argument("--mb", type=float, default=50, help="corpus size in MB")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per variant")
+    parser.add_argument("--dir", default=None,
+                        help="keep the corpus in DIR for later runs (default: a temporary "
+                             "directory, removed at the end)")
     args = parser.parse_args()
-    os.makedirs(args.dir, exist_ok=True)
-    path = os.path.join(args.dir, f"corpus_{args.mb:g}mb.txt")
+    exit_on_signals()
+    if args.dir is not None:
+        os.makedirs(args.dir, exist_ok=True)
+        return run(args, args.dir)
+    with tempfile.TemporaryDirectory(prefix="tensorlite_bench_text_") as directory:
+        return run(args, directory)
+
+
+def run(args, directory):
+    """Writes the corpus in `directory` and times every variant on it."""
+    path = os.path.join(directory, f"corpus_{args.mb:g}mb.txt")
     write_corpus(path, args.mb)
     vocab = build_vocab(path)
     table = make_table(tf, vocab)

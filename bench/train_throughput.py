@@ -38,6 +38,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite as tf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _report import skipped  # noqa: E402
 
 
 def mnist_like(n, seed=0):
@@ -116,6 +118,11 @@ def peer_pythons():
                                  check=False).returncode == 0:
             out["tensorflow"] = py
             break
+    for system, how in (("torch", "pip install torch"),
+                        ("tensorflow", "pip install tensorflow-cpu, or set "
+                                       "TL_BENCH_TF_PYTHON to a Python that has it")):
+        if system not in out:
+            skipped(f"{system} rows", f"{system} is not installed ({how})")
     return out
 
 
@@ -181,14 +188,18 @@ def compare(models, repeats, batches, settings=(1, 0)):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="interleaved runs; medians are reported")
     # Steady steps timed per run: tensorlite picks each kernel's thread count by sampling its
     # first calls (a warm-up, a 1-thread sample, two multi-threaded ones), so at 6 steps most
     # of the median came from sampling (2 threads read 0.48x TF at 6 steps, 0.7x at 30).
-    parser.add_argument("--batches", type=int, default=30)
-    parser.add_argument("--models", default="cnn,mlp,lstm")
-    parser.add_argument("--numpy-loop", action="store_true")
-    parser.add_argument("--samples", type=int, default=60000)
+    parser.add_argument("--batches", type=int, default=30, help="steady steps timed per run")
+    parser.add_argument("--models", default="cnn,mlp,lstm",
+                        help="comma-separated models to train (default %(default)s)")
+    parser.add_argument("--numpy-loop", action="store_true",
+                        help="also time an MLP epoch against a hand-written NumPy loop")
+    parser.add_argument("--samples", type=int, default=60000,
+                        help="samples per epoch of --numpy-loop")
     parser.add_argument("--contended", action="store_true",
                         help="run the default-threads comparison beside a busy process")
     parser.add_argument("--contend-seconds", type=float, default=600,

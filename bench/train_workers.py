@@ -136,10 +136,11 @@ def run_torch(model, batches, threads):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("system", choices=["tensorlite", "tensorflow", "torch"])
-    parser.add_argument("model", choices=sorted(MODELS))
+    parser.add_argument("system", choices=["tensorlite", "tensorflow", "torch"],
+                        help="the system that trains")
+    parser.add_argument("model", choices=sorted(MODELS), help="the model it trains")
     parser.add_argument("--threads", type=int, default=0, help="0: the system's default")
-    parser.add_argument("--batches", type=int, default=6)
+    parser.add_argument("--batches", type=int, default=6, help="training steps timed")
     args = parser.parse_args()
     if args.system == "torch":
         first, steps = run_torch(args.model, args.batches, args.threads)

@@ -3,8 +3,8 @@ endpoint bench/serving.py measures its client against (the client's own ceiling)
 
     python bench/trivial_http.py PORT      # prints "ready" once listening on 127.0.0.1
 """
+import argparse
 import asyncio
-import sys
 
 REPLY = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
 
@@ -35,4 +35,7 @@ async def main(port):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1])))
+    parser = argparse.ArgumentParser(description="A trivial HTTP server answering {} (the "
+                                     "client's ceiling in bench/serving.py).")
+    parser.add_argument("port", type=int, help="the port to listen on, on 127.0.0.1")
+    asyncio.run(main(parser.parse_args().port))

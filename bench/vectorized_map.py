@@ -6,6 +6,7 @@ absolute times). Goal: vectorized_map at least 10x faster than the loop.
 
     python bench/vectorized_map.py
 """
+import argparse
 import statistics
 import time
 
@@ -18,6 +19,7 @@ BATCH, D_IN, HIDDEN, REPEATS = 128, 20, 64, 7
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     rng = np.random.default_rng(0)
     w1 = tf.Variable(rng.normal(size=(D_IN, HIDDEN)).astype(np.float32) * 0.2)
     b1 = tf.Variable(np.zeros(HIDDEN, np.float32))

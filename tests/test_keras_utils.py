@@ -113,7 +113,7 @@ def test_pydataset_with_workers_keeps_order():
     assert xs == list(range(10))
 
 
-def test_plot_model_dot_and_clear_error(tmp_path, monkeypatch):
+def test_plot_model_dot_and_dot_fallback(tmp_path, monkeypatch):
     inputs = tf.keras.Input((4,))
     hidden = tf.keras.layers.Dense(3, name="hidden")(inputs)
     model = tf.keras.Model(inputs, tf.keras.layers.Dense(1, name="out")(hidden))
@@ -122,10 +122,11 @@ def test_plot_model_dot_and_clear_error(tmp_path, monkeypatch):
     text = path.read_text()
     assert "hidden: Dense" in text and "out: Dense" in text and "->" in text
     assert "(None, 3)" in text
-    monkeypatch.setenv("PATH", "")
-    with pytest.raises(ImportError, match="graphviz"):
-        U.plot_model(model, str(tmp_path / "model.png"))
+    monkeypatch.setenv("PATH", "")  # no Graphviz: the graph as DOT, and how to render it
+    with pytest.warns(UserWarning, match="Graphviz"):
+        U.plot_model(model, str(tmp_path / "model.png"), show_shapes=True)
     assert not (tmp_path / "model.png").exists()
+    assert (tmp_path / "model.dot").read_text() == text
 
 
 @pytest.fixture

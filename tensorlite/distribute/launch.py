@@ -27,19 +27,27 @@ def find_mpiexec():
     return shutil.which("mpiexec") or shutil.which("mpirun")
 
 
-def _parser():
-    p = argparse.ArgumentParser(prog="tensorlite-launch",
-                                description="Run a tensorlite training script on N MPI ranks.")
-    p.add_argument("-n", "--num-workers", type=int, default=2, help="number of ranks")
-    p.add_argument("-f", "--hostfile", help="MPI hostfile (one host per line) for a cluster")
-    p.add_argument("script", help="the Python training script")
-    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+def build_parser():
+    """The argparse parser of `tensorlite-launch` (every argument described)."""
+    p = argparse.ArgumentParser(
+        prog="tensorlite-launch",
+        description="Run a tensorlite training script on N MPI ranks "
+                    "(MultiWorkerMirroredStrategy), with the mpiexec of the distributed "
+                    "extra (beside this Python) or on PATH.",
+        epilog="Example: tensorlite-launch -n 2 train.py --epochs 3")
+    p.add_argument("-n", "--num-workers", type=int, default=2,
+                   help="number of ranks to start (default %(default)s)")
+    p.add_argument("-f", "--hostfile",
+                   help="MPICH hostfile (one host per line) to spread the ranks over a cluster")
+    p.add_argument("script", help="the Python training script each rank runs")
+    p.add_argument("args", nargs=argparse.REMAINDER,
+                   help="arguments passed on to the script")
     return p
 
 
 def build_command(argv, mpiexec):
     """The mpiexec command line for launcher arguments `argv`."""
-    ns = _parser().parse_args(argv)
+    ns = build_parser().parse_args(argv)
     if ns.num_workers < 1:
         raise SystemExit(f"tensorlite-launch: -n must be at least 1, got {ns.num_workers}")
     cmd = [mpiexec, "-n", str(ns.num_workers)]
@@ -49,11 +57,14 @@ def build_command(argv, mpiexec):
 
 
 def main(argv=None):
+    """Runs the script on the ranks; returns mpiexec's exit status (2: no mpiexec)."""
+    argv = sys.argv[1:] if argv is None else argv
+    build_parser().parse_args(argv)  # --help and bad flags before looking for mpiexec
     mpiexec = find_mpiexec()
     if mpiexec is None:
         sys.stderr.write(f"tensorlite-launch: no mpiexec found: {INSTALL_HINT}\n")
         return 2
-    cmd = build_command(sys.argv[1:] if argv is None else argv, mpiexec)
+    cmd = build_command(argv, mpiexec)
     return subprocess.call(cmd)
 
 

@@ -8,18 +8,32 @@ def _parse_shape(text):
     return [int(d) for d in text.split(",") if d.strip()]
 
 
-def main(argv=None):
-    """Example: `python -m tensorlite.onnx cnn.keras cnn.onnx --opset 17`."""
-    parser = argparse.ArgumentParser(prog="python -m tensorlite.onnx",
-                                     description="Export a saved Keras model to ONNX.")
-    parser.add_argument("model", help="a model saved with model.save (.keras)")
+def build_parser():
+    """The argparse parser of `python -m tensorlite.onnx` (every argument described)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorlite.onnx",
+        description="Export a saved Keras model (.keras, .h5) to ONNX, batch dimension "
+                    "dynamic.",
+        epilog="Example: python -m tensorlite.onnx cnn.keras cnn.onnx --opset 17")
+    parser.add_argument("model", help="a model saved with model.save (.keras or .h5)")
     parser.add_argument("output", help="the .onnx file to write")
-    parser.add_argument("--opset", type=int, default=None, help="ONNX opset (default 17)")
+    parser.add_argument("--opset", type=int, default=None,
+                        help="the ONNX opset to target (default 17)")
     parser.add_argument("--input-shape", type=_parse_shape, default=None,
                         help="the input's shape without the batch dimension, e.g. 32,32,3 "
                              "(needed when the model does not record it)")
-    parser.add_argument("--input-dtype", default="float32")
+    parser.add_argument("--input-dtype", default="float32",
+                        help="the input's dtype when --input-shape is given "
+                             "(default %(default)s)")
+    return parser
+
+
+def main(argv=None):
+    """Example: `python -m tensorlite.onnx cnn.keras cnn.onnx --opset 17`."""
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.input_shape is None and args.input_dtype != "float32":
+        parser.error("--input-dtype applies with --input-shape (the signature it completes)")
     import tensorlite as tf  # noqa: PLC0415 - keep --help fast
     from tensorlite.onnx import DEFAULT_OPSET, export  # noqa: PLC0415
     try:

@@ -60,16 +60,37 @@ def show_all(export_dir):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m tensorlite.saved_model",
-                                     description="Inspect a SavedModel directory")
-    sub = parser.add_subparsers(dest="command", required=True)
-    show = sub.add_parser("show", help="show what a SavedModel holds")
+def build_parser():
+    """The argparse parser of `python -m tensorlite.saved_model` (saved_model_cli's
+    `show` command and its flags)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tensorlite.saved_model",
+        description="Inspect a SavedModel directory, as TensorFlow's saved_model_cli does.",
+        epilog="Example: python -m tensorlite.saved_model show --dir /tmp/exported --all")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="show: what a SavedModel holds (the only command)")
+    show = sub.add_parser("show", help="show what a SavedModel holds",
+                          description="Show the tag-sets, signatures (inputs, outputs, "
+                                      "method) and functions of a SavedModel.")
     show.add_argument("--dir", required=True, help="the SavedModel directory")
-    show.add_argument("--all", action="store_true", help="every tag-set and signature")
-    show.add_argument("--tag_set", help="comma-separated tags of one MetaGraphDef")
-    show.add_argument("--signature_def", help="one signature of that MetaGraphDef")
+    show.add_argument("--all", action="store_true",
+                      help="print every tag-set and signature with its inputs and outputs")
+    show.add_argument("--tag_set",
+                      help="comma-separated tags of one MetaGraphDef (e.g. serve); alone: "
+                           "list its SignatureDef keys")
+    show.add_argument("--signature_def",
+                      help="with --tag_set: print this signature's inputs and outputs")
+    return parser
+
+
+def main(argv=None):
+    """Runs the command line; returns the exit status (1 with a message on a bad model)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.signature_def is not None and args.tag_set is None:
+        parser.error("--signature_def needs --tag_set (the MetaGraphDef that holds it)")
+    if args.all and args.tag_set is not None:
+        parser.error("--all shows every tag-set: give either --all or --tag_set")
     try:
         if args.all:
             print(show_all(args.dir))

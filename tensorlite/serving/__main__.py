@@ -8,8 +8,10 @@ command line, REST API only.
 
 Flags follow `tensorflow_model_server`'s names and `--flag=value` form. It listens on
 127.0.0.1 unless `--rest_api_host` says otherwise (TF Serving listens on every interface;
-exposing a server is left to an explicit flag here). There is no gRPC API: `--port` is
-accepted for compatibility and ignored with a warning.
+exposing a server is left to an explicit flag here). There is no gRPC API: `--port` (TF
+Serving's gRPC port) is refused with an error that says to use `--rest_api_port`; so are
+the other TF Serving flags tensorlite-serving does not implement (NOT_IMPLEMENTED), each
+with what it would have done, rather than accepted and ignored.
 """
 import argparse
 import sys
@@ -27,8 +29,48 @@ def _bool(text):
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(prog="tensorlite-serving", description=__doc__.split("\n")[0])
+# TF Serving's flags that tensorlite-serving refuses: what each would do, and what to do
+NOT_IMPLEMENTED = {
+    "port": "TF Serving's gRPC port: tensorlite-serving serves no gRPC API, only the REST "
+            "API: use --rest_api_port and REST clients instead",
+    "grpc_channel_arguments": "gRPC is not served: use the REST API (--rest_api_port)",
+    "grpc_socket_path": "gRPC is not served: use the REST API (--rest_api_port)",
+    "rest_api_num_threads": "the REST API runs on one uvicorn event loop (batching runs "
+                            "the model on its own threads): drop the flag",
+    "enable_model_warmup": "SavedModel warm-up records (assets.extra/tf_serving_warmup_"
+                           "requests) are not replayed: drop the flag",
+    "monitoring_config_file": "Prometheus metrics are always at /monitoring/prometheus/"
+                              "metrics: drop the flag",
+    "ssl_config_file": "TLS is not terminated by tensorlite-serving: put a TLS proxy in "
+                       "front of the REST API",
+    "tensorflow_session_parallelism": "tensorlite has no TF session: drop the flag",
+    "tensorflow_intra_op_parallelism": "set the threads with OMP_NUM_THREADS / "
+                                       "OPENBLAS_NUM_THREADS instead",
+    "tensorflow_inter_op_parallelism": "drop the flag (ops run one after another)",
+    "platform_config_file": "only SavedModels are served: drop the flag",
+}
+
+
+def _refuse_not_implemented(p, argv):
+    """argparse's error (exit status 2) for the first NOT_IMPLEMENTED flag in `argv`."""
+    for arg in argv:
+        name = arg.lstrip("-").split("=", 1)[0]
+        if arg.startswith("--") and name in NOT_IMPLEMENTED:
+            p.error(f"--{name} is not implemented by tensorlite-serving: "
+                    f"{NOT_IMPLEMENTED[name]}")
+
+
+def build_parser():
+    """The argparse parser of `tensorlite-serving` (every flag with its description)."""
+    p = argparse.ArgumentParser(
+        prog="tensorlite-serving", allow_abbrev=False,  # TF Serving's flags are exact
+        description="TensorFlow Serving's model server (REST API only): serves the numbered "
+                    "SavedModel versions of one model (--model_base_path) or of the models "
+                    "a --model_config_file lists, reloading new versions as they appear.",
+        epilog="There is no gRPC API: clients use the REST API at --rest_api_host:"
+               "--rest_api_port (/v1/models/NAME:predict). TF Serving flags that are not "
+               "implemented are refused with an error saying what to do instead: --" +
+               ", --".join(NOT_IMPLEMENTED) + ".")
     p.add_argument("--model_name", default="default",
                    help="name of the model served from --model_base_path (default "
                         "%(default)s)")
@@ -48,8 +90,6 @@ def parse_args(argv):
     p.add_argument("--rest_api_host", default="127.0.0.1",
                    help="address the REST API listens on (default %(default)s; TF Serving "
                         "listens on every interface, tensorlite only when told)")
-    p.add_argument("--rest_api_num_threads", type=int, default=0, help="accepted, unused")
-    p.add_argument("--port", type=int, default=0, help="gRPC port: not served")
     p.add_argument("--enable_batching", type=_bool, nargs="?", const=True, default=False,
                    help="merge concurrent requests into batches (default %(default)s)")
     p.add_argument("--batching_parameters_file", default="",
@@ -61,6 +101,13 @@ def parse_args(argv):
                    help="uvicorn's HTTP parser; auto takes httptools when installed, else "
                         "h11 (default %(default)s)")
     _limit_flags(p)
+    return p
+
+
+def parse_args(argv):
+    """The parsed flags (argparse exits with status 2 and a message on a bad one)."""
+    p = build_parser()
+    _refuse_not_implemented(p, argv)
     args = p.parse_args(argv)
     if bool(args.model_base_path) == bool(args.model_config_file):
         p.error("give either --model_base_path (with --model_name) or --model_config_file")
@@ -148,9 +195,6 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     import uvicorn  # noqa: PLC0415 - the serving extra
     from tensorlite.serving.rest_app import build_app  # noqa: PLC0415
-    if args.port:
-        print("tensorlite-serving: --port (gRPC) is not served; use the REST API",
-              file=sys.stderr)
     try:
         server = make_server(args)
     except (ConfigError, OSError) as e:

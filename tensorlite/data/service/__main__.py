@@ -5,17 +5,26 @@ interrupted. `--write-credentials PATH` only writes new credentials (for a clust
 by hand with `dask scheduler`/`dask worker`, see docs/distributed.md) and exits."""
 import argparse
 import os
+import shutil
 import signal
 import sys
 import tempfile
 import threading
 
 
-def _parser():
-    p = argparse.ArgumentParser(prog="python -m tensorlite.data.service",
-                                description="Start a tf.data service (dispatcher + workers).")
-    p.add_argument("--workers", type=int, default=2, help="worker processes to start")
-    p.add_argument("--port", type=int, default=0, help="dispatcher port (0: any free)")
+def build_parser():
+    """The argparse parser of `python -m tensorlite.data.service` (every flag described)."""
+    p = argparse.ArgumentParser(
+        prog="python -m tensorlite.data.service",
+        description="Start a tf.data service on this machine: a dispatcher and worker "
+                    "processes (a Dask LocalCluster over mutual TLS); prints the address and "
+                    "the credentials file clients need, and serves until interrupted.",
+        epilog="Example: python -m tensorlite.data.service --workers 2 (needs the "
+               "distributed extra)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="worker processes to start (default %(default)s)")
+    p.add_argument("--port", type=int, default=0,
+                   help="the dispatcher's port (default 0: any free one)")
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to listen on (default 127.0.0.1; 0.0.0.0: every one)")
     p.add_argument("--credentials", metavar="PATH",
@@ -26,26 +35,36 @@ def _parser():
 
 
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    """Runs the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
     from tensorlite.data.service import credentials  # noqa: PLC0415
     if args.write_credentials:
         path = credentials.write(credentials.generate(), args.write_credentials)
         print(f"wrote the cluster's credentials to {path} (readable by you only)")
         return 0
     if args.workers < 0:
-        _parser().error("--workers must be >= 0")
+        build_parser().error("--workers must be >= 0")
     security = (credentials.load(args.credentials) if args.credentials
                 else credentials.generate())
-    if args.credentials:
-        return _serve(args, security, args.credentials)
     made = tempfile.mkdtemp(prefix="tensorlite-data-service-")   # 0700
-    path = os.path.join(made, "credentials.pem")
+    _scratch_in(os.path.join(made, "dask"))
     try:
+        if args.credentials:
+            return _serve(args, security, args.credentials)
+        path = os.path.join(made, "credentials.pem")
         return _serve(args, security, credentials.write(security, path))
     finally:           # remove only what this run made
-        if os.path.exists(path):
-            os.unlink(path)
-        os.rmdir(made)
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _scratch_in(directory):
+    """Dask's scratch space (lock files it leaves behind) in `directory`, removed with this
+    run's own, unless the user chose one: here and, through the environment, in the worker
+    processes."""
+    import dask  # noqa: PLC0415 - the distributed extra
+    if dask.config.get("temporary-directory", None) is None:
+        dask.config.set({"temporary-directory": directory})
+        os.environ["DASK_TEMPORARY_DIRECTORY"] = directory
 
 
 def _serve(args, security, path):

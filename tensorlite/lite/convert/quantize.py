@@ -318,8 +318,10 @@ def _concat_requantize(ctx):
                 tensor = ctx.tensors[index]
                 if _same_params(tensor["quantization"], wanted):
                     continue
+                # int8 even when the input is still a float model input here (its QUANTIZE
+                # at the model's start comes later, in _io_boundaries)
                 ctx.tensors.append(dict(tensor, name=tensor["name"] + "_requantized",
-                                        buffer=0, quantization=dict(wanted)))
+                                        buffer=0, quantization=dict(wanted), type="INT8"))
                 operator["inputs"][k] = len(ctx.tensors) - 1
                 ops.append(_detached(ctx, "QUANTIZE", [index], [operator["inputs"][k]]))
         ops.append(operator)

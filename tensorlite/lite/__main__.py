@@ -1,0 +1,7 @@
+"""`python -m tensorlite.lite --saved_model_dir=DIR --output_file=model.tflite`: the
+TensorFlow Lite converter's command line (see tensorlite/lite/convert/cli.py)."""
+import sys
+
+from tensorlite.lite.convert.cli import main
+
+sys.exit(main())
