@@ -103,10 +103,11 @@ MODELS = {"mlp": mlp, "cnn": fitted_cifar_cnn, "text": text_classifier, "bn": bn
 
 
 # -- running TF.js ---------------------------------------------------------------------------------
-def tfjs_predict(model_json, x):
+def tfjs_predict(model_json, x, backend="cpu"):
     got = run_node("predict_layers.js", {"model": str(model_json), "inputs": [x.tolist()],
                                          "dtypes": ["int32" if x.dtype.kind == "i" else
-                                                    "float32"]})
+                                                    "float32"], "backend": backend})
+    assert got["backend"] == backend
     out = got["outputs"][0]
     return np.array(out["values"], np.float32).reshape(out["shape"]), got
 
@@ -119,8 +120,9 @@ def _close(actual, expected, rtol=1e-5):
 
 
 # -- tensorlite -> TF.js ---------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", ["cpu", "wasm"])
 @pytest.mark.parametrize("kind", list(MODELS))
-def test_tfjs_predicts_what_tensorlite_predicts(tmp_path, kind):
+def test_tfjs_predicts_what_tensorlite_predicts(tmp_path, kind, backend):
     model = MODELS[kind]()
     x = _inputs(kind)
     path = tfjs.converters.save_keras_model(model, str(tmp_path / kind))
@@ -128,7 +130,7 @@ def test_tfjs_predicts_what_tensorlite_predicts(tmp_path, kind):
     assert data["format"] == "layers-model"
     assert data["modelTopology"]["model_config"]["class_name"] in ("Sequential", "Functional")
     assert "batch_shape" not in json.dumps(data["modelTopology"])
-    got, info = tfjs_predict(path, x)
+    got, info = tfjs_predict(path, x, backend)
     assert info["weights"] == len(model.weights)
     expected = model.predict(x, verbose=0)
     assert expected.std(0).max() > 1e-3  # the outputs depend on the input
@@ -245,10 +247,10 @@ def test_gru_tfjs_supports_converts(tmp_path):
 
 
 # -- TF.js -> tensorlite ---------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["mlp", "lstm"])
+@pytest.mark.parametrize("kind", ["mlp", "lstm", "nested"])
 def test_model_trained_in_tfjs_loads_predicts_the_same_and_trains_on(tmp_path, kind):
     rng = np.random.default_rng(0)
-    if kind == "mlp":
+    if kind != "lstm":
         x = rng.normal(size=(64, 6)).astype("float32")
         y = (x[:, :3].sum(1) > x[:, 3:].sum(1)).astype("int32")
     else:
@@ -261,6 +263,8 @@ def test_model_trained_in_tfjs_loads_predicts_the_same_and_trains_on(tmp_path, k
     assert "model_config" not in data["modelTopology"]
     names = [w["name"] for w in data["weightsManifest"][0]["weights"]]
     assert "dense_Dense1/kernel" in names  # TF.js's own names
+    assert data["modelTopology"]["class_name"] == ("Model" if kind == "nested" else
+                                                   "Sequential")
     model = tfjs.converters.load_keras_model(str(tmp_path / "model.json"))
     expected = np.array(saved["predictions"], np.float32)
     _close(model.predict(x, verbose=0), expected)
@@ -269,6 +273,27 @@ def test_model_trained_in_tfjs_loads_predicts_the_same_and_trains_on(tmp_path, k
     before = model.evaluate(x, y, verbose=0)
     model.fit(x, y, epochs=15, batch_size=16, verbose=0)
     assert model.evaluate(x, y, verbose=0) < before
+
+
+def test_nested_model_with_two_inputs_and_two_outputs(tmp_path):
+    a, b = tf.keras.Input(shape=(5,), name="a"), tf.keras.Input(shape=(3,), name="b")
+    inner = tf.keras.Sequential([tf.keras.layers.Dense(6, activation="relu", input_shape=(8,)),
+                                 tf.keras.layers.Dense(4)], name="inner")
+    h = inner(tf.keras.layers.Concatenate()([a, b]))
+    model = tf.keras.Model([a, b], [tf.keras.layers.Dense(2, name="o1")(h),
+                                    tf.keras.layers.Dense(1, activation="sigmoid",
+                                                          name="o2")(h)])
+    path = tfjs.converters.save_keras_model(model, str(tmp_path))
+    rng = np.random.default_rng(0)
+    xa, xb = rng.normal(size=(3, 5)).astype("f4"), rng.normal(size=(3, 3)).astype("f4")
+    got = run_node("predict_layers.js", {"model": path, "inputs": [xa.tolist(), xb.tolist()]})
+    expected = model.predict([xa, xb], verbose=0)
+    assert len(got["outputs"]) == 2
+    for out, want in zip(got["outputs"], expected):
+        _close(np.array(out["values"], np.float32).reshape(out["shape"]), want)
+    again = tfjs.converters.load_keras_model(path)
+    for out, want in zip(again.predict([xa, xb], verbose=0), expected):
+        _close(out, want, rtol=1e-6)
 
 
 def test_round_trip_through_tfjs_files(tmp_path):

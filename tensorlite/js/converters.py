@@ -110,7 +110,7 @@ def load_keras_model(config_json_path, load_weights=True, custom_objects=None):
         raise ValueError(f"{path} is a TF.js {fmt!r}, not a Layers model; only layers-model "
                          f"files load as Keras models")
     topology = data["modelTopology"]
-    topology = topology.get("model_config", topology)
+    topology = layers_format.from_keras2(topology.get("model_config", topology))
     model = keras_config.from_keras(topology, custom_objects)
     if load_weights:
         manifest = data.get("weightsManifest")

@@ -48,21 +48,38 @@ def _model_entry(entry):
             layer["config"].pop("batch_input_shape", None)
         return {"class_name": "Sequential", "config": {"name": config["name"],
                                                        "layers": layers}}
+    nested = nested_models(config["layers"])
     layers = []
     for e in config["layers"]:
         layer = _layer(e)
         layer["name"] = e["name"]
-        layer["inbound_nodes"] = [_node(n, e["name"]) for n in e.get("inbound_nodes", [])]
+        layer["inbound_nodes"] = [_node(n, e["name"], nested)
+                                  for n in e.get("inbound_nodes", [])]
         layers.append(layer)
     return {"class_name": "Functional", "config": {
         "name": config["name"], "layers": layers,
-        "input_layers": _triples(config["input_layers"]),
-        "output_layers": _triples(config["output_layers"])}}
+        "input_layers": _triples(config["input_layers"], nested),
+        "output_layers": _triples(config["output_layers"], nested)}}
 
 
-def _triples(value):
+def nested_models(layers):
+    """Names of the models nested as layers. Keras 2 (and TF.js) count a nested model's own
+    input node as its node 0, so its calls in the outer model are nodes 1, 2, ...; Keras 3
+    (and tensorlite's config) count from 0."""
+    return {e.get("name") or e["config"].get("name") for e in layers
+            if e["class_name"] in ("Sequential", "Functional", "Model")
+            and "layers" in e.get("config", {})}
+
+
+def _history(history, nested):
+    name, node, tensor = history[:3]
+    return [name, node + 1 if name in nested else node, tensor]
+
+
+def _triples(value, nested):
     """Keras 2 always lists [layer, node, tensor] triples (Keras 3 writes one bare)."""
-    return [list(value)] if value and isinstance(value[0], str) else [list(v) for v in value]
+    value = [value] if value and isinstance(value[0], str) else value
+    return [_history(v, nested) for v in value]
 
 
 def _plain(value):
@@ -93,7 +110,7 @@ def _layer(entry):
     return {"class_name": entry["class_name"], "config": config}
 
 
-def _node(node, layer_name):
+def _node(node, layer_name, nested):
     """A Keras 3 inbound node ({"args", "kwargs"}) as Keras 2's list of
     [layer, node, tensor, kwargs] (TF.js passes only the first argument's tensors)."""
     args, kwargs = node.get("args", []), node.get("kwargs", {})
@@ -105,7 +122,7 @@ def _node(node, layer_name):
                                 "format cannot express")
     extra = {k: v for k, v in kwargs.items() if v is not None}
     inputs = [x for x in _flatten_refs(args[0])]
-    return [[*x["config"]["keras_history"], extra] for x in inputs]
+    return [[*_history(x["config"]["keras_history"], nested), extra] for x in inputs]
 
 
 def _is_ref(x):
@@ -120,6 +137,32 @@ def _flatten_refs(value):
     if isinstance(value, (list, tuple)):
         return [r for v in value for r in _flatten_refs(v)]
     return []
+
+
+def from_keras2(entry):
+    """A Keras 2 / TF.js model entry with references to nested models counted from 0, as
+    tensorlite's reader (Keras 3's numbering) expects; other entries unchanged."""
+    config = entry.get("config")
+    if entry.get("class_name") not in ("Functional", "Model") or not isinstance(config, dict) \
+            or "layers" not in config:
+        return entry
+    nested = nested_models(config["layers"])
+
+    def shift(ref):
+        if isinstance(ref, list) and len(ref) >= 3 and ref[0] in nested and ref[1] >= 1:
+            return [ref[0], ref[1] - 1, *ref[2:]]
+        return ref
+    layers = []
+    for e in config["layers"]:
+        e = dict(e, config=from_keras2(e)["config"]) if e["class_name"] in (
+            "Functional", "Model") else dict(e)
+        nodes = e.get("inbound_nodes", [])
+        e["inbound_nodes"] = [[shift(r) for r in n] if n and isinstance(n[0], list) else
+                              shift(n) for n in nodes]
+        layers.append(e)
+    ends = {k: [shift(r) for r in config[k]] if config[k] and isinstance(config[k][0], list)
+            else shift(config[k]) for k in ("input_layers", "output_layers")}
+    return dict(entry, config=dict(config, layers=layers, **ends))
 
 
 def weight_entries(model):

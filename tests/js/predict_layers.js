@@ -1,12 +1,13 @@
 // Loads a Layers model.json with TF.js's tf.loadLayersModel (cpu backend) and predicts.
-// stdin: {"model": path, "inputs": [array per model input], "dtypes": [...]}
+// stdin: {"model": path, "inputs": [array per model input], "dtypes": [...],
+//         "backend": "cpu" (default) | "wasm"}
 // stdout: {"outputs": [{"shape", "values"}], "layers": [class names], "weights": n}
 'use strict';
-const {tf, fileHandler, readRequest} = require('./tfjs_node');
+const {tf, fileHandler, readRequest, useBackend} = require('./tfjs_node');
 
 async function main() {
   const req = readRequest();
-  await tf.setBackend(req.backend || 'cpu');
+  await useBackend(req.backend);
   const model = await tf.loadLayersModel(fileHandler(req.model));
   const xs = req.inputs.map((x, i) => tf.tensor(x, undefined, (req.dtypes || [])[i]));
   let ys = model.predict(xs.length === 1 ? xs[0] : xs);

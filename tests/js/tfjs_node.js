@@ -49,9 +49,21 @@ function fileHandler(modelJsonPath) {
   };
 }
 
+// Selects 'cpu' (pure JS) or 'wasm' (@tensorflow/tfjs-backend-wasm, its .wasm binaries read
+// from node_modules); returns the backend TF.js reports in use.
+async function useBackend(name) {
+  if (name === 'wasm') {
+    const wasm = require(path.join(NODE_MODULES, '@tensorflow', 'tfjs-backend-wasm'));
+    wasm.setWasmPaths(path.join(NODE_MODULES, '@tensorflow', 'tfjs-backend-wasm', 'dist') +
+                      path.sep);
+  }
+  if (!(await tf.setBackend(name || 'cpu'))) throw new Error(`backend ${name} failed`);
+  return tf.getBackend();
+}
+
 // Reads a JSON request from stdin (the tests pass arrays as nested lists).
 function readRequest() {
   return JSON.parse(fs.readFileSync(0, 'utf8'));
 }
 
-module.exports = {tf, fileHandler, readShards, readRequest};
+module.exports = {tf, fileHandler, readShards, readRequest, useBackend};

@@ -1,11 +1,19 @@
 // Builds and trains a model in TF.js (Node, cpu backend), then saves it as `file://` does
 // in tfjs-node (model.json + weights.bin, TF.js's own names such as dense_Dense1/kernel).
-// stdin: {"kind": "mlp"|"lstm", "dir", "x", "y"}; stdout: {"losses", "predictions"}.
+// stdin: {"kind": "mlp"|"lstm"|"nested", "dir", "x", "y"}; stdout: {"losses", "predictions"}.
 'use strict';
 const path = require('path');
-const {tf, fileHandler, readRequest} = require('./tfjs_node');
+const {tf, fileHandler, readRequest, useBackend} = require('./tfjs_node');
 
 function build(kind, x) {
+  if (kind === 'nested') {  // a functional model calling a Sequential one
+    const inner = tf.sequential({layers: [
+      tf.layers.dense({units: 12, activation: 'relu', inputShape: [x[0].length]})]});
+    const input = tf.input({shape: [x[0].length]});
+    const hidden = inner.apply(input);
+    const output = tf.layers.dense({units: 2, activation: 'softmax'}).apply(hidden);
+    return tf.model({inputs: input, outputs: output});
+  }
   const model = tf.sequential();
   if (kind === 'mlp') {
     model.add(tf.layers.dense({units: 16, activation: 'relu', inputShape: [x[0].length]}));
@@ -22,7 +30,7 @@ function build(kind, x) {
 
 async function main() {
   const req = readRequest();
-  await tf.setBackend('cpu');
+  await useBackend('cpu');
   const model = build(req.kind, req.x);
   model.compile({optimizer: tf.train.adam(0.01), loss: 'sparseCategoricalCrossentropy'});
   const xs = tf.tensor(req.x);
