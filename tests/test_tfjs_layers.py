@@ -212,6 +212,84 @@ def test_wildcards_quantize_only_the_weights_they_match(tmp_path):
     _close(got, _dequantized_twin(model, path).predict(x, verbose=0))
 
 
+# -- the other layers TF.js has --------------------------------------------------------------------
+L = tf.keras.layers
+
+
+def vision_zoo():
+    i = tf.keras.Input(shape=(16, 16, 3))
+    x = L.Rescaling(0.5, offset=0.1)(i)
+    x = L.SeparableConv2D(4, 3, padding="same", activation="elu")(x)
+    x = L.AveragePooling2D()(x)
+    x = L.UpSampling2D()(x)
+    x = L.Conv2DTranspose(3, 3, strides=2, padding="same")(x)
+    x = L.Cropping2D(((1, 2), (3, 0)))(x)
+    x = L.LeakyReLU(0.2)(x)
+    x = L.Conv2D(4, 3, dilation_rate=2)(x)
+    x = L.LayerNormalization()(x)
+    x = L.PReLU()(x)
+    x = L.Permute((2, 1, 3))(x)
+    x = L.GlobalMaxPooling2D()(x)
+    return tf.keras.Model(i, L.Softmax()(L.Dense(3)(x)))
+
+
+def rnn_zoo():
+    i = tf.keras.Input(shape=(7, 5))
+    x = L.Bidirectional(L.LSTM(4, return_sequences=True))(i)
+    x = L.GRU(5, reset_after=False, return_sequences=True)(x)
+    x = L.TimeDistributed(L.Dense(3))(x)
+    x = L.SimpleRNN(4)(x)
+    x = L.RepeatVector(2)(x)
+    return tf.keras.Model(i, L.Reshape((8,))(x))
+
+
+def text_zoo():
+    i = tf.keras.Input(shape=(9,), dtype="int32")
+    c = L.Conv1D(4, 3, padding="same", activation="selu")(L.Embedding(30, 6)(i))
+    c = L.MaxPooling1D()(c)
+    c1, c2 = L.GlobalAveragePooling1D()(c), L.GlobalMaxPooling1D()(c)
+    merged = L.Concatenate()([L.Multiply()([c1, c2]), L.Average()([c1, c2]),
+                              L.Maximum()([c1, c2]), L.Minimum()([c1, c2]),
+                              L.Dot(axes=1)([c1, c2]), L.Add()([c1, c2])])
+    return tf.keras.Model(i, L.Dense(2, activation="gelu")(L.Activation("swish")(merged)))
+
+
+def masked_lstm():
+    i = tf.keras.Input(shape=(9,), dtype="int32")
+    return tf.keras.Model(i, L.Dense(1)(L.LSTM(3)(L.Embedding(30, 6, mask_zero=True)(i))))
+
+
+def activations_zoo():
+    i = tf.keras.Input(shape=(4,))
+    x = i
+    for act in ("hard_sigmoid", "softplus", "softsign", "relu6", "elu", "selu", "tanh"):
+        x = L.Dense(8, activation=act)(x)
+    return tf.keras.Model(i, L.Dense(4, activation="log_softmax")(x))
+
+
+ZOO = {"vision": (vision_zoo, lambda r: r.normal(size=(2, 16, 16, 3))),
+       "rnn": (rnn_zoo, lambda r: r.normal(size=(2, 7, 5))),
+       "text": (text_zoo, lambda r: r.integers(0, 30, (2, 9))),
+       "masked_lstm": (masked_lstm, lambda r: np.array([[1, 2, 3] + [0] * 6,
+                                                         [4, 5, 6, 7, 8, 9, 1, 2, 3]])),
+       "activations": (activations_zoo, lambda r: r.normal(size=(3, 4)))}
+
+
+@pytest.mark.parametrize("kind", list(ZOO))
+def test_more_layers_predict_the_same_in_tfjs_and_back(tmp_path, kind):
+    build, data = ZOO[kind]
+    tf.random.set_seed(6)
+    model = build()
+    x = data(np.random.default_rng(0))
+    x = x.astype("int32" if x.dtype.kind == "i" else "float32")
+    path = tfjs.converters.save_keras_model(model, str(tmp_path))
+    expected = model.predict(x, verbose=0)
+    assert expected.std(0).max() > 1e-4
+    got, _ = tfjs_predict(path, x)
+    _close(got, expected)
+    _close(tfjs.converters.load_keras_model(path).predict(x, verbose=0), expected, rtol=1e-6)
+
+
 # -- what TF.js cannot load ------------------------------------------------------------------------
 def test_layer_tfjs_lacks_is_an_error_naming_it(tmp_path):
     inputs = tf.keras.Input(shape=(8,))
@@ -230,6 +308,13 @@ def test_setting_tfjs_ignores_is_an_error_naming_it(tmp_path):
                                                       name="leaky")])
     with pytest.raises(errors.UnimplementedError, match="leaky.*negative_slope"):
         tfjs.converters.save_keras_model(leaky, str(tmp_path))
+
+
+def test_causal_padding_tfjs_cannot_run_is_an_error(tmp_path):
+    model = tf.keras.Sequential([tf.keras.layers.Conv1D(2, 3, padding="causal",
+                                                        input_shape=(8, 2), name="causal")])
+    with pytest.raises(errors.UnimplementedError, match="causal.*padding"):
+        tfjs.converters.save_keras_model(model, str(tmp_path))
 
 
 def test_sequential_without_input_shape_is_a_clear_error(tmp_path):

@@ -121,18 +121,6 @@ def load_keras_model(config_json_path, load_weights=True, custom_objects=None):
     return model
 
 
-def _model_weights(model):
-    """[(layer name, variable)] of a model, nested models' layers flattened."""
-    from tensorlite.keras.engine.training import Model  # noqa: PLC0415
-    out = []
-    for layer in model.layers:
-        if isinstance(layer, Model) and layer._is_network():
-            out.extend(_model_weights(layer))
-        else:
-            out.extend((layer.name, w) for w in layer.weights)
-    return out
-
-
 def _short(name):
     """TF.js's fallback for names with an RNN cell in the middle: `l/cell/w` -> `l/w`."""
     tokens = name.split("/")
@@ -146,16 +134,14 @@ def assign_by_name(model, values, source):
     for name in values:
         lookup.setdefault(_short(name), values[name])
     pending, used = [], set()
-    for layer_name, w in _model_weights(model):
-        full = layers_format.weight_name(layer_name, w.name)
+    for full, w in layers_format.named_variables(model):
         key = next((k for k in (full, _short(full)) if k in lookup), None)
         if key is None:
-            raise ValueError(f"{source}: no weight for {full!r} (layer {layer_name!r}) in the "
-                             f"weights manifest")
+            raise ValueError(f"{source}: no weight for {full!r} in the weights manifest")
         value = lookup[key]
         if tuple(value.shape) != tuple(w.shape.as_list()):
-            raise ValueError(f"{source}: weight {key!r} has shape {list(value.shape)} but layer "
-                             f"{layer_name!r} needs {w.shape.as_list()}")
+            raise ValueError(f"{source}: weight {key!r} has shape {list(value.shape)} but the "
+                             f"model's {full!r} needs {w.shape.as_list()}")
         pending.append((w, value))
         used.add(id(value))
     unused = [k for k, v in values.items() if id(v) not in used]

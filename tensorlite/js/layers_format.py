@@ -165,24 +165,37 @@ def from_keras2(entry):
     return dict(entry, config=dict(config, layers=layers, **ends))
 
 
-def weight_entries(model):
-    """[(manifest name, array)] of a model's weights: `<layer>/<weight>` (an RNN's as
-    `<layer>/<cell>/<weight>`), nested models' layers under their own names, as TF.js
-    resolves them."""
+def named_variables(model):
+    """[(manifest name, variable)] of a model's weights as TF.js names them:
+    `<layer>/<weight>` (an RNN's `<layer>/<cell>/<weight>`, which TF.js also matches),
+    a Bidirectional's `<layer>/forward_<inner>/<weight>` and `.../backward_<inner>/...`,
+    nested models' layers under their own names."""
     from tensorlite.keras.engine.training import Model  # noqa: PLC0415
     out = []
     for layer in model.layers:
         if isinstance(layer, Model) and layer._is_network():
-            out.extend(weight_entries(layer))
-            continue
-        for w in layer.weights:
-            out.append((weight_name(layer.name, w.name), w.numpy()))
+            out.extend(named_variables(layer))
+        elif type(layer).__name__ == "Bidirectional":
+            inner = layer.get_config()["layer"]["config"]["name"]
+            for side, sub in (("forward", layer.forward_layer), ("backward",
+                                                                layer.backward_layer)):
+                prefix = f"{layer.name}/{side}_{inner}"
+                out.extend((weight_name(prefix, w.name, sub.name), w) for w in sub.weights)
+        else:
+            out.extend((weight_name(layer.name, w.name), w) for w in layer.weights)
     return out
 
 
-def weight_name(layer_name, variable_name):
-    """`dense/kernel` from a layer and its variable's name (`dense/kernel:0`)."""
+def weight_entries(model):
+    """[(manifest name, array)] of a model's weights (see named_variables)."""
+    return [(name, w.numpy()) for name, w in named_variables(model)]
+
+
+def weight_name(prefix, variable_name, owner=None):
+    """`dense/kernel` from a layer's name and its variable's (`dense/kernel:0`); a variable
+    under its own layer's name keeps the path below it (`lstm/lstm_cell/kernel`)."""
     base = variable_name.split(":")[0]
-    if base.startswith(layer_name + "/"):
-        return base
-    return f"{layer_name}/{base.rsplit('/', 1)[-1]}"
+    owner = owner or prefix
+    if base.startswith(owner + "/"):
+        return prefix + base[len(owner):]
+    return f"{prefix}/{base.rsplit('/', 1)[-1]}"

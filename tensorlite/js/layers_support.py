@@ -48,6 +48,11 @@ NEUTRAL_ONLY = {
     "Dense": {"lora_rank": None},
 }
 
+# Values TF.js accepts in a config but cannot compute (it throws when the model runs).
+_CONV_PADDING = {"padding": ("causal",)}
+FORBIDDEN = {"Conv1D": _CONV_PADDING, "Conv2D": _CONV_PADDING, "Conv3D": _CONV_PADDING,
+             "SeparableConv2D": _CONV_PADDING}
+
 
 def _unsupported(layer_name, class_name, what):
     return errors.UnimplementedError(
@@ -67,6 +72,10 @@ def check_layer(class_name, config):
                                                                and config[key] is None):
             raise _unsupported(name, class_name, f"{key}={config[key]!r} has no TF.js "
                                                  f"equivalent (only {neutral!r})")
+    for key, values in FORBIDDEN.get(class_name, {}).items():
+        if config.get(key) in values:
+            raise _unsupported(name, class_name, f"{key}={config[key]!r} is not implemented "
+                                                 f"in TF.js")
     for key, value in config.items():
         if key.endswith("activation") and isinstance(value, str) and value not in ACTIVATIONS:
             raise _unsupported(name, class_name, f"{key}={value!r} is not a TF.js activation")
@@ -76,6 +85,9 @@ def check_layer(class_name, config):
                 and value.get("class_name") not in INITIALIZERS:
             raise _unsupported(name, class_name, f"{key} {value.get('class_name')!r} is not "
                                                  f"a TF.js initializer")
+    inner = config.get("layer")  # Bidirectional, TimeDistributed: the wrapped layer too
+    if isinstance(inner, dict) and "class_name" in inner:
+        check_layer(inner["class_name"], inner.get("config") or {})
     dtype = config.get("dtype")
     if dtype not in (None, "float32", "int32") and class_name != "InputLayer":
         raise _unsupported(name, class_name, f"dtype {dtype!r} (TF.js layers compute in "
