@@ -126,23 +126,20 @@ def _load_keras(args):
 
 
 def _to_graph_model(args, qmap):
-    """tfjs_graph_model output, through tensorlite.js.graph_model (the Graph format)."""
-    try:
-        from tensorlite.js import graph_model  # noqa: PLC0415
-    except ImportError:
-        raise NotImplementedError(
-            "--output_format tfjs_graph_model needs tensorlite.js.graph_model (TF.js's Graph "
-            "format), which this build does not have yet") from None
+    """tfjs_graph_model output: a SavedModel (a Keras input saved as one first, as
+    tensorflowjs_converter does) through converters.convert_tf_saved_model."""
+    from tensorlite.js import converters  # noqa: PLC0415
     options = {"signature_def": args.signature_name, "saved_model_tags": args.saved_model_tags,
                "quantization_dtype_map": qmap,
                "weight_shard_size_bytes": args.weight_shard_size_bytes,
                "metadata": _metadata(args.metadata)}
     if args.input_format == "tf_saved_model":
-        return graph_model.convert_saved_model(args.input_path, args.output_path, **options)
+        return converters.convert_tf_saved_model(args.input_path, args.output_path, **options)
     from tensorlite.saved_model import save  # noqa: PLC0415
-    with tempfile.TemporaryDirectory() as tmp:  # Keras -> SavedModel -> Graph, as tfjs does
-        save(_load_keras(args), tmp)
-        return graph_model.convert_saved_model(tmp, args.output_path, **options)
+    model = _load_keras(args)
+    with tempfile.TemporaryDirectory() as tmp:
+        save(model, tmp)
+        return converters.convert_tf_saved_model(tmp, args.output_path, **options)
 
 
 def convert(args):

@@ -114,6 +114,9 @@ def load_keras_model(config_json_path, load_weights=True, custom_objects=None):
     model = keras_config.from_keras(topology, custom_objects)
     if load_weights:
         manifest = data.get("weightsManifest")
+        if manifest is None:
+            raise ValueError(f"{path} has no weightsManifest (a topology only); pass "
+                             f"load_weights=False to build the model untrained")
         values = weights.read_weights(manifest, os.path.dirname(path), path)
         groups = {s["name"]: s.get("group") for g in manifest for s in g["weights"]}
         values = {k: v for k, v in values.items() if groups.get(k) != "optimizer"}
@@ -149,3 +152,22 @@ def assign_by_name(model, values, source):
         raise ValueError(f"{source}: weights {unused[:5]} match no layer of the model")
     for w, value in pending:
         w.assign(value.astype(w.dtype.as_numpy_dtype, copy=False))
+
+
+def convert_tf_saved_model(saved_model_dir, output_dir, signature_def="serving_default",
+                           saved_model_tags="serve", quantization_dtype_map=None,
+                           weight_shard_size_bytes=weights.DEFAULT_SHARD_SIZE_BYTES,
+                           metadata=None):
+    """A SavedModel as TF.js's Graph format (`format: "graph-model"`) in `output_dir`, as
+    tensorflowjs's function of this name; the Graph format lives in tensorlite.js.graph_model.
+    """
+    try:
+        from tensorlite.js import graph_model  # noqa: PLC0415
+    except ImportError:
+        raise NotImplementedError(
+            "convert_tf_saved_model needs tensorlite.js.graph_model (TF.js's Graph format), "
+            "which this build does not have yet") from None
+    return graph_model.convert_saved_model(
+        saved_model_dir, output_dir, signature_def=signature_def,
+        saved_model_tags=saved_model_tags, quantization_dtype_map=quantization_dtype_map,
+        weight_shard_size_bytes=weight_shard_size_bytes, metadata=metadata)
