@@ -34,14 +34,8 @@ def _quantize_flag(parser, dtype, extra):
              f"whose names match. A weight may get only one quantization.")
 
 
-def build_parser():
-    """The argument parser, with tensorflowjs_converter's flags and help."""
-    parser = argparse.ArgumentParser(
-        prog="tensorlite-tfjs-converter",
-        description="Converts Keras models and SavedModels to TensorFlow.js's Layers and "
-                    "Graph formats (model.json plus weight shards), and TF.js Layers models "
-                    "back to Keras files, as tensorflowjs_converter does.",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+def _path_and_format_flags(parser):
+    """The positional paths and --input_format/--output_format."""
     parser.add_argument("input_path", help="The model to convert: a .h5/.keras file (keras), a "
                         "SavedModel directory (tf_saved_model, keras_saved_model) or a TF.js "
                         "model.json (tfjs_layers_model).")
@@ -60,6 +54,17 @@ def build_parser():
                         "(an .h5 or .keras file), keras_saved_model (a SavedModel directory). "
                         "Default: tfjs_graph_model for tf_saved_model, tfjs_layers_model for "
                         "keras and keras_saved_model, keras for tfjs_layers_model.")
+
+
+def build_parser():
+    """The argument parser, with tensorflowjs_converter's flags and help."""
+    parser = argparse.ArgumentParser(
+        prog="tensorlite-tfjs-converter",
+        description="Converts Keras models and SavedModels to TensorFlow.js's Layers and "
+                    "Graph formats (model.json plus weight shards), and TF.js Layers models "
+                    "back to Keras files, as tensorflowjs_converter does.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    _path_and_format_flags(parser)
     parser.add_argument("--signature_name", default="serving_default",
                         help="The SavedModel signature to convert (tf_saved_model input; "
                         "default serving_default).")
