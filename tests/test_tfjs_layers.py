@@ -403,3 +403,38 @@ def test_not_json_is_data_loss(tmp_path):
     (tmp_path / "model.json").write_text("{not json")
     with pytest.raises(errors.DataLossError, match="model.json"):
         tfjs.converters.load_keras_model(str(tmp_path / "model.json"))
+
+
+# -- compiled models train in TF.js as they load ----------------------------------------------------
+@pytest.mark.parametrize("optimizer, expected", [
+    (lambda: tf.keras.optimizers.Adam(0.01), "Adam"),
+    (lambda: tf.keras.optimizers.SGD(0.1, momentum=0.9), "Momentum"),
+    (lambda: tf.keras.optimizers.RMSprop(0.005, rho=0.8), "RMSProp")])
+def test_compiled_model_trains_in_tfjs_as_loaded(tmp_path, optimizer, expected):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(64, 20)).astype("float32")
+    y = (x[:, :10].sum(1) > x[:, 10:].sum(1)).astype("float32")
+    model = mlp()
+    model.compile(optimizer=optimizer(), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    path = tfjs.converters.save_keras_model(model, str(tmp_path))
+    got = run_node("fit_loaded.js", {"model": path, "x": x.tolist(), "y": y.tolist(),
+                                     "epochs": 8})
+    assert got["compiled"] and got["optimizer"] == expected
+    assert got["loss"] == "sparseCategoricalCrossentropy" and "acc" in got["metrics"]
+    assert got["optimizerConfig"]["learningRate"] == pytest.approx(
+        float(model.optimizer.learning_rate.numpy()))
+    if expected == "RMSProp":
+        assert got["optimizerConfig"]["decay"] == pytest.approx(0.8)  # Keras's rho
+    assert got["losses"][-1] < got["losses"][0]
+
+
+def test_settings_tfjs_lacks_leave_the_model_uncompiled_with_a_warning(tmp_path):
+    model = mlp()
+    model.compile(optimizer="adam",
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    with pytest.warns(UserWarning, match="from_logits"):
+        path = tfjs.converters.save_keras_model(model, str(tmp_path))
+    assert "trainingConfig" not in json.load(open(path))
+    got = run_node("fit_loaded.js", {"model": path, "x": [[0.0] * 20], "y": [0], "epochs": 1})
+    assert got == {"compiled": False}

@@ -15,7 +15,7 @@ import json
 import os
 
 from tensorlite.framework import errors, size_limits
-from tensorlite.js import layers_format, layers_support, weights
+from tensorlite.js import layers_format, layers_support, training_config, weights
 from tensorlite.version import TENSORLITE_VERSION as VERSION
 
 FORMAT = "layers-model"
@@ -37,6 +37,8 @@ def save_keras_model(model, artifacts_dir, quantization_dtype_map=None,
         patterns (a list, or "a/*,b/*")}; float32 weights matched are stored quantized.
       weight_shard_size_bytes: the largest shard file (4 MB by default, what browsers cache).
       metadata: a JSON-serializable dict stored as `userDefinedMetadata`.
+    A compiled model's optimizer, loss and metrics go in as `trainingConfig` where TF.js has
+    their equivalents (tensorlite.js.training_config), so TF.js can `fit` it as loaded.
     Raises:
       UnimplementedError naming the layer or setting TF.js cannot load.
     """
@@ -52,6 +54,9 @@ def save_keras_model(model, artifacts_dir, quantization_dtype_map=None,
                   "convertedBy": f"tensorlite.js converter {VERSION} (for TensorFlow.js "
                                  f"{layers_support.TFJS_VERSION})",
                   "modelTopology": topology, "weightsManifest": manifest}
+    training = training_config.to_tfjs(model)
+    if training is not None:  # TF.js compiles the model as it loads, ready to fit
+        model_json["trainingConfig"] = training
     if metadata is not None:
         model_json["userDefinedMetadata"] = metadata
     path = os.path.join(artifacts_dir, "model.json")
