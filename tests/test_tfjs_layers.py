@@ -381,6 +381,23 @@ def test_nested_model_with_two_inputs_and_two_outputs(tmp_path):
         _close(out, want, rtol=1e-6)
 
 
+def test_tfjs_model_saved_with_its_optimizer_loads_compiled(tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(48, 6)).astype("float32")
+    y = (x[:, 0] - x[:, 1] > 0).astype("int32")
+    saved = run_node("train_and_save.js", {"kind": "mlp", "dir": str(tmp_path), "x": x.tolist(),
+                                           "y": y.tolist(), "includeOptimizer": True})
+    data = json.load(open(tmp_path / "model.json"))
+    assert any(w.get("group") == "optimizer" for w in data["weightsManifest"][0]["weights"])
+    model = tfjs.converters.load_keras_model(str(tmp_path / "model.json"), compile=True)
+    _close(model.predict(x, verbose=0), np.array(saved["predictions"], np.float32))
+    assert type(model.optimizer).__name__ == "Adam"
+    assert float(model.optimizer.learning_rate.numpy()) == pytest.approx(0.01)
+    before = model.evaluate(x, y, verbose=0)
+    model.fit(x, y, epochs=10, batch_size=16, verbose=0)
+    assert model.evaluate(x, y, verbose=0) < before
+
+
 def test_round_trip_through_tfjs_files(tmp_path):
     model = bn_dropout_model()
     path = tfjs.converters.save_keras_model(model, str(tmp_path))

@@ -100,13 +100,15 @@ def read_model_json(path):
     return path, data
 
 
-def load_keras_model(config_json_path, load_weights=True, custom_objects=None):
+def load_keras_model(config_json_path, load_weights=True, custom_objects=None,
+                     compile=False):  # noqa: A002
     """The tensorlite Keras model of a TF.js Layers model.json (and its weight shards).
 
     Reads the Keras 2 topology with or without tfjs-converter's `model_config` wrapper (TF.js
     saves none) and matches weights by name as TF.js does (`dense_Dense1/kernel`, an RNN's
     `lstm/lstm_cell/kernel` or `lstm/kernel`); optimizer weights TF.js saved are skipped.
-    The model is not compiled: compile it to train on.
+    With `compile=True` a model.json `trainingConfig` (what TF.js saves for a compiled model)
+    compiles it: same optimizer class and settings, fresh optimizer state.
     """
     from tensorlite.keras.saving import keras_config  # noqa: PLC0415
     path, data = read_model_json(config_json_path)
@@ -126,6 +128,8 @@ def load_keras_model(config_json_path, load_weights=True, custom_objects=None):
         groups = {s["name"]: s.get("group") for g in manifest for s in g["weights"]}
         values = {k: v for k, v in values.items() if groups.get(k) != "optimizer"}
         assign_by_name(model, values, path)
+    if compile and data.get("trainingConfig"):
+        training_config.compile_from_tfjs(model, data["trainingConfig"])
     return model
 
 

@@ -116,3 +116,52 @@ def to_tfjs(model):
                       f"{e}; the model loads uncompiled there (call model.compile in JS)",
                       stacklevel=3)
         return None
+
+
+# -- back: TF.js's trainingConfig as compile arguments -------------------------------------------
+def _snake(name):
+    """`sparseCategoricalCrossentropy` -> `sparse_categorical_crossentropy`."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
+
+
+def _keras_optimizer(entry):
+    """A tensorlite optimizer from TF.js's optimizer_config (camelCase config keys)."""
+    from tensorlite.keras import optimizers  # noqa: PLC0415
+    name = entry.get("class_name")
+    c = {_snake(k): v for k, v in (entry.get("config") or {}).items()}
+    lr = c.get("learning_rate", 0.001)
+    if name == "Adam":
+        return optimizers.Adam(lr, beta_1=c.get("beta1", 0.9), beta_2=c.get("beta2", 0.999),
+                               epsilon=c.get("epsilon", 1e-7))
+    if name in ("SGD", "Momentum"):
+        return optimizers.SGD(lr, momentum=c.get("momentum", 0.0),
+                              nesterov=bool(c.get("use_nesterov")))
+    if name == "RMSProp":
+        return optimizers.RMSprop(lr, rho=c.get("decay", 0.9), momentum=c.get("momentum", 0.0),
+                                  epsilon=c.get("epsilon", 1e-7),
+                                  centered=bool(c.get("centered")))
+    if name == "Adagrad":
+        return optimizers.Adagrad(lr, initial_accumulator_value=c.get(
+            "initial_accumulator_value", 0.1))
+    if name == "Adadelta":
+        return optimizers.Adadelta(lr, rho=c.get("rho", 0.95), epsilon=c.get("epsilon", 1e-7))
+    if name == "Adamax":
+        return optimizers.Adamax(lr, beta_1=c.get("beta1", 0.9), beta_2=c.get("beta2", 0.999),
+                                 epsilon=c.get("epsilon", 1e-7))
+    raise ValueError(f"trainingConfig names optimizer {name!r}, which is not one of TF.js's "
+                     f"(Adam, SGD, Momentum, RMSProp, Adagrad, Adadelta, Adamax)")
+
+
+def compile_from_tfjs(model, training):
+    """Compiles `model` as a model.json `trainingConfig` says (TF.js's or ours). The
+    optimizer starts fresh: TF.js's saved optimizer weights are not restored."""
+    loss = training.get("loss")
+    loss = [_snake(v) for v in loss] if isinstance(loss, list) else (
+        {k: _snake(v) for k, v in loss.items()} if isinstance(loss, dict) else _snake(loss))
+    metrics = training.get("metrics") or None
+    if isinstance(metrics, list):
+        metrics = [_snake(m) for m in metrics]
+    elif isinstance(metrics, dict):
+        metrics = {k: _snake(v) if isinstance(v, str) else v for k, v in metrics.items()}
+    model.compile(optimizer=_keras_optimizer(training.get("optimizer_config") or {}),
+                  loss=loss, metrics=metrics)

@@ -1,6 +1,6 @@
 // Builds and trains a model in TF.js (Node, cpu backend), then saves it as `file://` does
 // in tfjs-node (model.json + weights.bin, TF.js's own names such as dense_Dense1/kernel).
-// stdin: {"kind": "mlp"|"lstm"|"nested", "dir", "x", "y"}; stdout: {"losses", "predictions"}.
+// stdin: {"kind": "mlp"|"lstm"|"nested", "dir", "x", "y", "includeOptimizer"}; stdout: {"losses", "predictions"}.
 'use strict';
 const path = require('path');
 const {tf, fileHandler, readRequest, useBackend} = require('./tfjs_node');
@@ -36,7 +36,8 @@ async function main() {
   const xs = tf.tensor(req.x);
   const ys = tf.tensor(req.y, undefined, 'float32');
   const history = await model.fit(xs, ys, {epochs: 20, batchSize: 16, verbose: 0});
-  await model.save(tf.io.withSaveHandler(fileHandler(path.join(req.dir, 'model.json')).save));
+  await model.save(tf.io.withSaveHandler(fileHandler(path.join(req.dir, 'model.json')).save),
+                   {includeOptimizer: Boolean(req.includeOptimizer)});
   const predictions = model.predict(xs).arraySync();
   process.stdout.write(JSON.stringify({losses: history.history.loss, predictions}));
 }
