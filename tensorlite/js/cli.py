@@ -123,7 +123,7 @@ def _load_keras(args):
     from tensorlite.js import converters  # noqa: PLC0415
     from tensorlite.keras.saving.save import load_model  # noqa: PLC0415
     if args.input_format == "tfjs_layers_model":
-        return converters.load_keras_model(args.input_path)
+        return converters.load_keras_model(args.input_path, compile=True)
     if args.input_format == "keras_saved_model" and not os.path.isdir(args.input_path):
         raise ValueError(f"--input_format keras_saved_model needs a SavedModel directory, not "
                          f"{args.input_path!r}")
