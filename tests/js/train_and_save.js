@@ -1,0 +1,44 @@
+// Builds and trains a model in TF.js (Node, cpu backend), then saves it as `file://` does
+// in tfjs-node (model.json + weights.bin, TF.js's own names such as dense_Dense1/kernel).
+// stdin: {"kind": "mlp"|"lstm"|"nested", "dir", "x", "y", "includeOptimizer"}; stdout: {"losses", "predictions"}.
+'use strict';
+const path = require('path');
+const {tf, fileHandler, readRequest, useBackend} = require('./tfjs_node');
+
+function build(kind, x) {
+  if (kind === 'nested') {  // a functional model calling a Sequential one
+    const inner = tf.sequential({layers: [
+      tf.layers.dense({units: 12, activation: 'relu', inputShape: [x[0].length]})]});
+    const input = tf.input({shape: [x[0].length]});
+    const hidden = inner.apply(input);
+    const output = tf.layers.dense({units: 2, activation: 'softmax'}).apply(hidden);
+    return tf.model({inputs: input, outputs: output});
+  }
+  const model = tf.sequential();
+  if (kind === 'mlp') {
+    model.add(tf.layers.dense({units: 16, activation: 'relu', inputShape: [x[0].length]}));
+    model.add(tf.layers.batchNormalization());
+    model.add(tf.layers.dropout({rate: 0.2}));
+    model.add(tf.layers.dense({units: 2, activation: 'softmax'}));
+  } else {
+    model.add(tf.layers.embedding({inputDim: 50, outputDim: 8, inputLength: x[0].length}));
+    model.add(tf.layers.lstm({units: 12}));
+    model.add(tf.layers.dense({units: 2, activation: 'softmax'}));
+  }
+  return model;
+}
+
+async function main() {
+  const req = readRequest();
+  await useBackend('cpu');
+  const model = build(req.kind, req.x);
+  model.compile({optimizer: tf.train.adam(0.01), loss: 'sparseCategoricalCrossentropy'});
+  const xs = tf.tensor(req.x);
+  const ys = tf.tensor(req.y, undefined, 'float32');
+  const history = await model.fit(xs, ys, {epochs: 20, batchSize: 16, verbose: 0});
+  await model.save(tf.io.withSaveHandler(fileHandler(path.join(req.dir, 'model.json')).save),
+                   {includeOptimizer: Boolean(req.includeOptimizer)});
+  const predictions = model.predict(xs).arraySync();
+  process.stdout.write(JSON.stringify({losses: history.history.loss, predictions}));
+}
+main().catch((e) => { console.error(e.stack || String(e)); process.exit(1); });
