@@ -6,7 +6,8 @@
   interpreter running these tests and the repository importable.
 - A block that is deliberately not run is preceded by `<!-- skip: next "why not" -->`
   (Sybil's marker); the reason is required and shown as the skip reason.
-- ```text blocks are not code (shown output, file contents) and are not run.
+- ```text blocks are not code (shown output, file contents) and are not run; ```js blocks
+  (TF.js's side of a page) are not run here and need a `<!-- shown: "where it is run" -->`.
 Each page runs in a fresh temporary directory, so files one block writes are there for the
 next block of the same page only.
 """
@@ -28,6 +29,11 @@ PAGES = ["README.md"] + sorted(
     os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs")) if f.endswith(".md"))
 RUN_LANGUAGES = {"python", "bash"}
 NOT_CODE = {"text"}
+# other languages (TF.js's side of a page): shown, never run here, so each is preceded by
+# <!-- shown: "where it is run" --> (not Sybil's skip marker, which would skip the next
+# python or bash block instead)
+SHOWN_WITH_REASON = {"js", "javascript", "html"}
+SHOWN = re.compile(r'<!--\s*shown:\s*"[^"]{10,}"\s*-->')
 FENCE = re.compile(r"^(\s*)```(\S*)", re.M)
 SKIP = re.compile(r"<!--\s*skip:\s*(\w+)(.*?)-->", re.S)
 BASH_TIMEOUT_S = 300
@@ -108,6 +114,12 @@ def test_every_block_is_run_or_marked(page):
     for opening in fences[::2]:
         lang = opening.group(2)
         line = text.count("\n", 0, opening.start()) + 1
+        if lang in SHOWN_WITH_REASON:
+            before = text[:opening.start()].rstrip()
+            assert SHOWN.fullmatch(before[before.rfind("<!--"):]), (
+                f"{page}:{line}: a ```{lang} block is not run here: precede it with "
+                f'<!-- shown: "where it is run" -->')
+            continue
         assert lang in RUN_LANGUAGES | NOT_CODE, (
             f"{page}:{line}: a ```{lang or '(no language)'} block: write ```python or ```bash "
             f"(run by this test) or ```text (shown output, not code)")
