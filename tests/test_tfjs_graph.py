@@ -1,0 +1,244 @@
+"""TF.js's Graph format, judged by the real TensorFlow.js: SavedModels and tf.functions
+converted by `tensorlite.js.graph_model` load with `tf.loadGraphModel` in Node (@tensorflow/tfjs
+4.22 from js/node_modules, pure-JS `cpu` backend and `wasm`) and `model.execute` /
+`executeAsync` return tensorlite's predictions (float32: 1e-5 relative)."""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import tensorlite as tf
+from tensorlite.framework import errors
+from tensorlite.js import graph_model
+from tensorlite.js.tfjs_ops import TFJS_OPS
+from tensorlite.js.weights import read_weights
+
+sys.path.insert(0, os.path.dirname(__file__))
+from js_runner import needs_node, run_node  # noqa: E402
+from lite_helpers import fitted_cifar_cnn, images  # noqa: E402
+
+pytestmark = needs_node
+
+
+def tfjs_execute(model_dir, inputs, backend="cpu", asynchronous=False):
+    """{output key: array} from TF.js's GraphModel.execute (or executeAsync) on `inputs`
+    ({signature key: array})."""
+    request = {"model": os.path.join(model_dir, "model.json"), "backend": backend,
+               "async": asynchronous,
+               "inputs": {k: {"shape": list(v.shape), "dtype": "float32",
+                              "values": np.asarray(v, np.float32).ravel().tolist()}
+                          for k, v in inputs.items()}}
+    result = run_node("graph_model.js", request)
+    assert result["backend"] == backend
+    return {k: np.asarray(v["values"], np.float32).reshape(v["shape"])
+            for k, v in result["outputs"].items()}
+
+
+def assert_close(got, want, rtol=1e-5):
+    """float32 agreement: `rtol` relative to each value, and to the output's scale for the
+    values near zero."""
+    want = np.asarray(want)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * float(np.abs(want).max()))
+
+
+def ops_of(model_json):
+    return [n["op"] for n in model_json["modelTopology"]["node"]]
+
+
+def mlp():
+    tf.random.set_seed(3)
+    return tf.keras.Sequential([
+        tf.keras.layers.Dense(16, activation="relu", input_shape=(8,),
+                              bias_initializer="random_normal"),
+        tf.keras.layers.Dense(3, activation="softmax", bias_initializer="random_normal")])
+
+
+def test_the_op_list_is_tfjs_own():
+    """tfjs_ops.py is what the pinned tfjs-converter's op mappers know (regenerate it when
+    js/package-lock.json moves)."""
+    ops = set(run_node("graph_model.js", {"op_list": True})["ops"])
+    assert ops == set(TFJS_OPS), (sorted(ops - TFJS_OPS), sorted(TFJS_OPS - ops))
+
+
+def test_mlp_saved_model_in_tfjs(tmp_path):
+    model = mlp()
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    out = str(tmp_path / "web_model")
+    model_json = graph_model.convert_saved_model(str(tmp_path / "saved"), out)
+
+    on_disk = json.loads((tmp_path / "web_model" / "model.json").read_text())
+    assert on_disk["format"] == "graph-model"
+    assert on_disk["signature"]["inputs"]["inputs"]["tensorShape"]["dim"][0]["size"] == "-1"
+    assert on_disk == model_json
+    assert sorted(os.listdir(out)) == ["group1-shard1of1.bin", "model.json"]
+    x = np.random.default_rng(0).normal(size=(5, 8)).astype("float32")
+    want = model(x).numpy()
+    for backend in ("cpu", "wasm"):
+        got = tfjs_execute(out, {"inputs": x}, backend)
+        assert list(got) == ["output_0"]
+        assert_close(got["output_0"], want)
+
+
+def test_cifar_cnn_saved_model_in_tfjs(tmp_path):
+    model = fitted_cifar_cnn()
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    out = str(tmp_path / "web_model")
+    model_json = graph_model.convert_saved_model(str(tmp_path / "saved"), out)
+    assert {"Conv2D", "MaxPool", "MatMul", "Softmax"} <= set(ops_of(model_json))
+    x = images(3, seed=5)
+    want = model(x, training=False).numpy()
+    got = tfjs_execute(out, {"inputs": x}, asynchronous=True)["output_0"]
+    assert_close(got, want)
+    assert (got.argmax(1) == want.argmax(1)).all()
+
+
+def _randomized_batch_norms(model, seed):
+    """BatchNormalization statistics, scales and offsets away from their initial values,
+    so every layer changes the result (at init MobileNetV2's BN layers are near identity
+    and its classifier sees zeros)."""
+    rng = np.random.default_rng(seed)
+    for v in model.variables:
+        name = v.name.split(":")[0].rsplit("/", 1)[-1]
+        if name in ("moving_variance", "gamma"):
+            v.assign(rng.uniform(0.5, 1.5, v.shape).astype("float32"))
+        elif name in ("moving_mean", "beta"):
+            v.assign(rng.normal(0, 0.2, v.shape).astype("float32"))
+
+
+def test_mobilenet_v2_saved_model_in_tfjs(tmp_path):
+    model = tf.keras.applications.MobileNetV2(input_shape=(96, 96, 3), weights=None,
+                                              classifier_activation=None)
+    _randomized_batch_norms(model, 0)
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    out = str(tmp_path / "web_model")
+    model_json = graph_model.convert_saved_model(str(tmp_path / "saved"), out)
+    ops = ops_of(model_json)
+    assert "DepthwiseConv2dNative" in ops
+    # BatchNormalization's rsqrt(variance + epsilon) * gamma was folded into constants
+    assert "Rsqrt" not in ops and "FusedBatchNormV3" not in ops
+    x = np.random.default_rng(1).uniform(-1, 1, size=(2, 96, 96, 3)).astype("float32")
+    want = model(x, training=False).numpy()
+    assert np.abs(want).max() > 1e-2  # logits that say something
+    got = tfjs_execute(out, {"inputs": x})["output_0"]
+    assert_close(got, want)
+
+
+def test_batch_norm_and_dropout_fold_away(tmp_path):
+    """Inference graphs hold neither Dropout nor BatchNormalization's arithmetic on
+    statistics: constant folding leaves one scale and one offset per channel."""
+    tf.random.set_seed(4)
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(12, input_shape=(6,)), tf.keras.layers.BatchNormalization(),
+        tf.keras.layers.Activation("relu"), tf.keras.layers.Dropout(0.5),
+        tf.keras.layers.Dense(2)])
+    _randomized_batch_norms(model, 2)
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    out = str(tmp_path / "web_model")
+    ops = ops_of(graph_model.convert_saved_model(str(tmp_path / "saved"), out))
+    assert not {"Rsqrt", "Sqrt", "RandomUniform", "Sub"} & set(ops), ops
+    x = np.random.default_rng(2).normal(size=(4, 6)).astype("float32")
+    assert_close(tfjs_execute(out, {"inputs": x})["output_0"], model(x, training=False))
+
+
+def test_tf_function_with_two_inputs_and_named_outputs(tmp_path):
+    w = tf.Variable(np.random.default_rng(3).normal(size=(4, 4)).astype("float32"))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32),
+                                  tf.TensorSpec([None, 4], tf.float32)])
+    def f(a, b):
+        h = tf.matmul(a, w)
+        shared = tf.exp(h * 0.1)
+        return {"sum": shared + tf.exp(h * 0.1) * b, "top": tf.reduce_max(h, axis=1)}
+
+    out = str(tmp_path / "web_model")
+    model_json = graph_model.convert_function(f, out)
+    sig = model_json["signature"]
+    assert sorted(sig["inputs"]) == ["a", "b"] and sorted(sig["outputs"]) == ["sum", "top"]
+    assert ops_of(model_json).count("Exp") == 1  # the duplicate exp(h * 0.1) was merged
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(3, 4)).astype("float32"), rng.normal(size=(3, 4)).astype("float32")
+    want = f(a, b)
+    got = tfjs_execute(out, {"a": a, "b": b})
+    assert_close(got["sum"], want["sum"])
+    assert_close(got["top"], want["top"])
+
+
+def test_concrete_function_keeps_its_shapes(tmp_path):
+    f = tf.function(lambda x: tf.nn.relu(x) * 2.0 + 1.0)
+    concrete = f.get_concrete_function(tf.TensorSpec([2, 3], tf.float32))
+    out = str(tmp_path / "web_model")
+    model_json = graph_model.convert_function(concrete, out)
+    info = next(iter(model_json["signature"]["inputs"].values()))
+    assert [d["size"] for d in info["tensorShape"]["dim"]] == ["2", "3"]
+    x = np.array([[-1, 0, 1], [2, -3, 4]], np.float32)
+    key = next(iter(model_json["signature"]["inputs"]))
+    assert_close(tfjs_execute(out, {key: x})["output_0"], np.maximum(x, 0) * 2 + 1)
+
+
+def test_weights_shard_and_still_load(tmp_path):
+    model = fitted_cifar_cnn()
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    out = str(tmp_path / "web_model")
+    model_json = graph_model.convert_saved_model(str(tmp_path / "saved"), out,
+                                                 weight_shard_size_bytes=64 * 1024)
+    paths = model_json["weightsManifest"][0]["paths"]
+    assert len(paths) > 2 and all(os.path.getsize(os.path.join(out, p)) <= 64 * 1024
+                                  for p in paths)
+    x = images(2, seed=6)
+    assert_close(tfjs_execute(out, {"inputs": x})["output_0"], model(x, training=False))
+
+
+@pytest.mark.parametrize("dtype,ratio", [("float16", 2), ("uint8", 4)])
+def test_quantized_graph_model(tmp_path, dtype, ratio):
+    """Quantized weights as tfjs-converter writes them: TF.js predicts what tensorlite
+    predicts from the dequantized weights (that is the whole quantization error), and the
+    files shrink by the bytes per value."""
+    model = mlp()
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    full, small = str(tmp_path / "full"), str(tmp_path / "small")
+    manifest = graph_model.convert_saved_model(str(tmp_path / "saved"), full)["weightsManifest"]
+    quantized = graph_model.convert_saved_model(str(tmp_path / "saved"), small,
+                                                quantization=dtype)["weightsManifest"]
+    assert all(w["quantization"]["dtype"] == dtype for w in quantized[0]["weights"])
+    size = os.path.getsize(os.path.join(full, manifest[0]["paths"][0]))
+    assert os.path.getsize(os.path.join(small, quantized[0]["paths"][0])) == size // ratio
+
+    x = np.random.default_rng(5).normal(size=(6, 8)).astype("float32")
+    exact = model(x).numpy()
+    # each variable gets what TF.js reads for the weight freezing copied it into
+    original, read = read_weights(manifest, full), read_weights(quantized, small)
+    for v in model.variables:
+        name = next(n for n, value in original.items() if np.array_equal(value, v.numpy()))
+        v.assign(read[name])
+    predicted = model(x).numpy()
+    got = tfjs_execute(small, {"inputs": x})["output_0"]
+    assert_close(got, predicted)
+    assert not np.allclose(got, exact, rtol=1e-6, atol=1e-7)  # the weights did change
+
+
+def test_an_op_tfjs_lacks_is_named(tmp_path):
+    f = tf.function(lambda x: tf.nn.softsign(x) + 1.0,
+                    input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    with pytest.raises(errors.UnimplementedError, match="Softsign.*TensorFlow.js"):
+        graph_model.convert_function(f, str(tmp_path / "web_model"))
+    assert not (tmp_path / "web_model" / "model.json").exists()
+
+
+def test_bad_signature_and_stateful_functions_are_refused(tmp_path):
+    model = mlp()
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    with pytest.raises(ValueError, match="serving_default"):
+        graph_model.convert_saved_model(str(tmp_path / "saved"), str(tmp_path / "o"),
+                                        signature_name="predict")
+    v = tf.Variable(1.0)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def counts(x):
+        v.assign_add(1.0)
+        return x * v
+    with pytest.raises(errors.UnimplementedError, match="changes state"):
+        graph_model.convert_function(counts, str(tmp_path / "o2"))
+    with pytest.raises(ValueError, match="input signature"):
+        graph_model.convert_function(tf.function(lambda x: x), str(tmp_path / "o3"))
