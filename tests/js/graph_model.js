@@ -6,9 +6,10 @@
 // request: {"model": "<path of model.json>", "backend": "cpu" | "wasm",
 //           "inputs": {"<signature key>": {"shape": [...], "dtype": "float32",
 //                                         "values": [...flat...]}},
-//           "async": false, "repeat": 0}
+//           "async": false, "repeat": 0, "warmup": 0}
 // stdout: {"backend", "outputs": {"<signature key>": {"shape", "dtype", "values"}},
-//          "ms_per_run"} (ms_per_run: the mean wall time of `repeat` further runs, if asked).
+//          "ms_per_run"} (ms_per_run: the mean wall time of `repeat` further runs after
+//          `warmup` untimed ones, when asked).
 // Values travel as flat lists of numbers: float32 values are exact in JSON's doubles.
 'use strict';
 const fs = require('fs');
@@ -80,6 +81,11 @@ async function main() {
                             values: Array.from(outs[i].dataSync())};
   });
   const repeat = request.repeat || 0;
+  for (let i = 0; repeat > 0 && i < (request.warmup || 0); i++) {
+    const r = await run(model, inputs, !!request.async);
+    await Promise.all(r.outs.map((t) => t.data()));
+    tf.dispose(r.outs);
+  }
   if (repeat > 0) {
     const start = process.hrtime.bigint();
     for (let i = 0; i < repeat; i++) {
