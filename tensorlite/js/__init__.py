@@ -6,3 +6,6 @@ saved by TF.js itself), and `python -m tensorlite.js` / `tensorlite-tfjs-convert
 command-line converter with tensorflowjs_converter's flags. `weights` is the weight-file
 format both TF.js model formats share.
 """
+from tensorlite.js import converters  # noqa: E402,F401
+
+__all__ = ["converters"]

@@ -25,20 +25,26 @@ function fileHandler(modelJsonPath) {
     load: async () => {
       const json = JSON.parse(fs.readFileSync(modelJsonPath, 'utf8'));
       const specs = [].concat(...json.weightsManifest.map((g) => g.weights));
-      const artifacts = tf.io.getModelArtifactsForJSONSync(
-          json, () => [specs, readShards(dir, json.weightsManifest)]);
-      return artifacts;
+      return tf.io.getModelArtifactsForJSONSync(
+          json, specs, readShards(dir, json.weightsManifest));
     },
     save: async (artifacts) => {
       fs.mkdirSync(dir, {recursive: true});
       const weightsManifest = [{paths: ['weights.bin'], weights: artifacts.weightSpecs}];
-      const json = tf.io.getModelJSONForModelArtifacts(artifacts, weightsManifest);
+      // The fields tfjs-node's file:// handler (io/file_system.ts) writes.
+      const json = {modelTopology: artifacts.modelTopology, weightsManifest,
+                    format: artifacts.format, generatedBy: artifacts.generatedBy,
+                    convertedBy: artifacts.convertedBy};
+      for (const key of ['trainingConfig', 'signature', 'userDefinedMetadata']) {
+        if (artifacts[key] != null) json[key] = artifacts[key];
+      }
       fs.writeFileSync(modelJsonPath, JSON.stringify(json));
       const data = artifacts.weightData;
       const bytes = Array.isArray(data) ? Buffer.concat(data.map((b) => Buffer.from(b))) :
                                           Buffer.from(data);
       fs.writeFileSync(path.join(dir, 'weights.bin'), bytes);
-      return {modelArtifactsInfo: tf.io.getModelArtifactsInfoForJSON(artifacts)};
+      return {modelArtifactsInfo: {dateSaved: new Date(), modelTopologyType: 'JSON',
+                                   weightDataBytes: bytes.length}};
     },
   };
 }
