@@ -12,11 +12,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.js import graph_model
-
-try:
-    from tensorlite.js.converters import save_keras_model
-except ImportError:  # the Layers writer lands on another branch; its cases skip until then
-    save_keras_model = None
+from tensorlite.js.converters import save_keras_model
 
 sys.path.insert(0, os.path.dirname(__file__))
 from lite_helpers import fitted_cifar_cnn, images  # noqa: E402
@@ -50,9 +46,8 @@ def served(tmp_path_factory):
         tf.saved_model.save(model, str(root / f"{name}_saved"))
         graph_model.convert_saved_model(str(root / f"{name}_saved"), str(root / f"{name}_graph"))
         cases["graph"][name] = (f"/{name}_graph/model.json", x, want)
-        if save_keras_model is not None:
-            save_keras_model(model, str(root / f"{name}_layers"))
-            cases["layers"][name] = (f"/{name}_layers/model.json", x, want)
+        save_keras_model(model, str(root / f"{name}_layers"))
+        cases["layers"][name] = (f"/{name}_layers/model.json", x, want)
     with serve({"/": str(root)}) as base:
         yield base, cases
 
@@ -60,8 +55,6 @@ def served(tmp_path_factory):
 @pytest.mark.parametrize("kind", ["graph", "layers"])
 @pytest.mark.parametrize("backend", ["cpu", "wasm", "webgl"])
 def test_models_predict_in_chromium(served, kind, backend):
-    if kind == "layers" and save_keras_model is None:
-        pytest.skip("tensorlite.js.converters.save_keras_model is not on this branch")
     base, cases = served
     with browser_page(base) as (page, problems):
         page.goto(base + "/index.html")

@@ -27,8 +27,8 @@ def tfjs_execute(model_dir, inputs, backend="cpu", asynchronous=False):
     ({signature key: array})."""
     request = {"model": os.path.join(model_dir, "model.json"), "backend": backend,
                "async": asynchronous,
-               "inputs": {k: {"shape": list(v.shape), "dtype": "float32",
-                              "values": np.asarray(v, np.float32).ravel().tolist()}
+               "inputs": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype),
+                              "values": np.asarray(v).ravel().tolist()}
                           for k, v in inputs.items()}}
     result = run_node("graph_model.js", request)
     assert result["backend"] == backend
@@ -165,6 +165,26 @@ def test_tf_function_with_two_inputs_and_named_outputs(tmp_path):
     assert_close(got["top"], want["top"])
 
 
+def test_lstm_text_classifier_at_any_batch_size(tmp_path):
+    """An Embedding + LSTM classifier from a tf.function over token ids: the LSTM's zero
+    state, a constant in each trace, follows the batch size of the run (a Fill)."""
+    tf.random.set_seed(5)
+    model = tf.keras.Sequential([tf.keras.layers.Embedding(50, 8), tf.keras.layers.LSTM(12),
+                                 tf.keras.layers.Dense(2, activation="softmax")])
+    model.build((None, 10))
+    classify = tf.function(lambda tokens: model(tokens, training=False),
+                           input_signature=[tf.TensorSpec([None, 10], tf.int32)])
+    out = str(tmp_path / "web_model")
+    model_json = graph_model.convert_function(classify, out)
+    assert {"Fill", "Tanh", "Sigmoid"} <= set(ops_of(model_json))
+    assert model_json["signature"]["inputs"]["tokens"]["dtype"] == "DT_INT32"
+    for batch in (1, 5):
+        tokens = np.random.default_rng(batch).integers(0, 50, size=(batch, 10)).astype("int32")
+        got = tfjs_execute(out, {"tokens": tokens})["output_0"]
+        assert got.shape == (batch, 2)
+        assert_close(got, model(tokens).numpy())
+
+
 def test_concrete_function_keeps_its_shapes(tmp_path):
     f = tf.function(lambda x: tf.nn.relu(x) * 2.0 + 1.0)
     concrete = f.get_concrete_function(tf.TensorSpec([2, 3], tf.float32))
@@ -242,3 +262,17 @@ def test_bad_signature_and_stateful_functions_are_refused(tmp_path):
         graph_model.convert_function(counts, str(tmp_path / "o2"))
     with pytest.raises(ValueError, match="input signature"):
         graph_model.convert_function(tf.function(lambda x: x), str(tmp_path / "o3"))
+
+
+def test_a_constant_that_follows_the_batch_size_unevenly_is_refused(tmp_path):
+    """Row numbers are a constant of each trace that no Fill can rebuild: refused, naming
+    the fix, rather than written at the traced batch size."""
+    f = tf.function(lambda x: x + np.arange(x.shape[0], dtype=np.float32)[:, None],
+                    input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    with pytest.raises(errors.UnimplementedError, match="changes with the batch size"):
+        graph_model.convert_function(f, str(tmp_path / "web_model"))
+    fixed = tf.function(f.python_function, input_signature=[tf.TensorSpec([4, 3], tf.float32)])
+    out = str(tmp_path / "fixed")
+    graph_model.convert_function(fixed, out)
+    x = np.ones((4, 3), np.float32)
+    assert_close(tfjs_execute(out, {"x": x})["output_0"], x + np.arange(4)[:, None])
