@@ -116,8 +116,9 @@ def test_mobilenet_v2_saved_model_in_tfjs(tmp_path):
     model_json = graph_model.convert_saved_model(str(tmp_path / "saved"), out)
     ops = ops_of(model_json)
     assert "DepthwiseConv2dNative" in ops
-    # BatchNormalization's rsqrt(variance + epsilon) * gamma was folded into constants
-    assert "Rsqrt" not in ops and "FusedBatchNormV3" not in ops
+    # BatchNormalization's rsqrt(variance + epsilon) * gamma was folded into constants, and
+    # those into the convolutions' filters
+    assert not {"Rsqrt", "FusedBatchNormV3", "Mul"} & set(ops)
     x = np.random.default_rng(1).uniform(-1, 1, size=(2, 96, 96, 3)).astype("float32")
     want = model(x, training=False).numpy()
     assert np.abs(want).max() > 1e-2  # logits that say something
@@ -125,20 +126,25 @@ def test_mobilenet_v2_saved_model_in_tfjs(tmp_path):
     assert_close(got, want)
 
 
-def test_batch_norm_and_dropout_fold_away(tmp_path):
-    """Inference graphs hold neither Dropout nor BatchNormalization's arithmetic on
-    statistics: constant folding leaves one scale and one offset per channel."""
+@pytest.mark.parametrize("conv", [False, True])
+def test_batch_norm_and_dropout_fold_away(tmp_path, conv):
+    """Inference graphs hold neither Dropout nor BatchNormalization's arithmetic:
+    constant folding leaves one scale and one offset per channel, and the scale moves into
+    the filter of the Dense or Conv2D before it (through its bias)."""
     tf.random.set_seed(4)
+    first = tf.keras.layers.Conv2D(5, 3, input_shape=(6, 6, 2)) if conv else \
+        tf.keras.layers.Dense(12, input_shape=(6,))
     model = tf.keras.Sequential([
-        tf.keras.layers.Dense(12, input_shape=(6,)), tf.keras.layers.BatchNormalization(),
-        tf.keras.layers.Activation("relu"), tf.keras.layers.Dropout(0.5),
-        tf.keras.layers.Dense(2)])
+        first, tf.keras.layers.BatchNormalization(), tf.keras.layers.Activation("relu"),
+        tf.keras.layers.Dropout(0.5), tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
     _randomized_batch_norms(model, 2)
+    first.bias.assign(np.linspace(-1, 1, first.bias.shape[0]).astype("float32"))
     tf.saved_model.save(model, str(tmp_path / "saved"))
     out = str(tmp_path / "web_model")
     ops = ops_of(graph_model.convert_saved_model(str(tmp_path / "saved"), out))
-    assert not {"Rsqrt", "Sqrt", "RandomUniform", "Sub"} & set(ops), ops
-    x = np.random.default_rng(2).normal(size=(4, 6)).astype("float32")
+    assert not {"Rsqrt", "Sqrt", "RandomUniform", "Sub", "Mul"} & set(ops), ops
+    shape = (4, 6, 6, 2) if conv else (4, 6)
+    x = np.random.default_rng(2).normal(size=shape).astype("float32")
     assert_close(tfjs_execute(out, {"inputs": x})["output_0"], model(x, training=False))
 
 

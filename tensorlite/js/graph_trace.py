@@ -1,8 +1,8 @@
 """The inference graph a TF.js Graph model is written from: a SavedModel signature or a
 tf.function traced into tensorlite's graph IR, its variables frozen into constants, and
 tensorlite's simplifying graph passes run on it (arithmetic simplification, constant
-folding, common-subexpression elimination, dead-code elimination: what tfjs-converter's
-Grappler run does before it writes a GraphDef).
+folding, common-subexpression elimination, dead-code elimination) and BatchNorm folding
+(fold_batch_norm.py): what tfjs-converter's Grappler run does before it writes a GraphDef.
 
 A function with a None batch dimension is traced at two batch sizes (as every exporter
 does, tensorlite/graph/capture.py); both traces are frozen and optimised alike, so the
@@ -25,12 +25,14 @@ from tensorlite.graph.function import Function, function
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph
 from tensorlite.graph.passes import arithmetic, constant_folding, cse, dce, derive
 from tensorlite.graph.passes import MAX_ROUNDS
+from tensorlite.js import fold_batch_norm
 from tensorlite.saved_model.function_def import arg_name
 from tensorlite.saved_model.trace import TracedGraph
 
 # tensorlite's simplifying passes, each with the tf.config.optimizer switch that turns it off.
 PASSES = ((arithmetic, "arithmetic_optimization"), (constant_folding, "constant_folding"),
-          (cse, "common_subexpression_elimination"), (dce, "dependency_optimization"))
+          (cse, "common_subexpression_elimination"), (dce, "dependency_optimization"),
+          (fold_batch_norm, "constant_folding"))
 
 
 class InferenceGraph(TracedGraph):
@@ -71,8 +73,8 @@ def freeze(graph):
 
 
 def optimize(graph):
-    """`graph` after tensorlite's simplifying passes, run in rounds until none changes
-    anything; `pass_report` on the result holds their report lines."""
+    """`graph` after tensorlite's simplifying passes and BatchNorm folding, run in rounds
+    until none changes anything; `pass_report` on the result holds their report lines."""
     report = []
     for _ in range(MAX_ROUNDS):
         changed = False
