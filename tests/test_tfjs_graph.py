@@ -18,6 +18,7 @@ from tensorlite.js.weights import read_weights
 sys.path.insert(0, os.path.dirname(__file__))
 from js_runner import needs_node, run_node  # noqa: E402
 from lite_helpers import fitted_cifar_cnn, images  # noqa: E402
+from tfjs_models import batch_norm_dropout, lstm_classifier, mlp, mobilenet_v2  # noqa: E402
 
 pytestmark = needs_node
 
@@ -45,14 +46,6 @@ def assert_close(got, want, rtol=1e-5):
 
 def ops_of(model_json):
     return [n["op"] for n in model_json["modelTopology"]["node"]]
-
-
-def mlp():
-    tf.random.set_seed(3)
-    return tf.keras.Sequential([
-        tf.keras.layers.Dense(16, activation="relu", input_shape=(8,),
-                              bias_initializer="random_normal"),
-        tf.keras.layers.Dense(3, activation="softmax", bias_initializer="random_normal")])
 
 
 def test_the_op_list_is_tfjs_own():
@@ -94,23 +87,8 @@ def test_cifar_cnn_saved_model_in_tfjs(tmp_path):
     assert (got.argmax(1) == want.argmax(1)).all()
 
 
-def _randomized_batch_norms(model, seed):
-    """BatchNormalization statistics, scales and offsets away from their initial values,
-    so every layer changes the result (at init MobileNetV2's BN layers are near identity
-    and its classifier sees zeros)."""
-    rng = np.random.default_rng(seed)
-    for v in model.variables:
-        name = v.name.split(":")[0].rsplit("/", 1)[-1]
-        if name in ("moving_variance", "gamma"):
-            v.assign(rng.uniform(0.5, 1.5, v.shape).astype("float32"))
-        elif name in ("moving_mean", "beta"):
-            v.assign(rng.normal(0, 0.2, v.shape).astype("float32"))
-
-
 def test_mobilenet_v2_saved_model_in_tfjs(tmp_path):
-    model = tf.keras.applications.MobileNetV2(input_shape=(96, 96, 3), weights=None,
-                                              classifier_activation=None)
-    _randomized_batch_norms(model, 0)
+    model = mobilenet_v2(96)
     tf.saved_model.save(model, str(tmp_path / "saved"))
     out = str(tmp_path / "web_model")
     model_json = graph_model.convert_saved_model(str(tmp_path / "saved"), out)
@@ -131,14 +109,7 @@ def test_batch_norm_and_dropout_fold_away(tmp_path, conv):
     """Inference graphs hold neither Dropout nor BatchNormalization's arithmetic:
     constant folding leaves one scale and one offset per channel, and the scale moves into
     the filter of the Dense or Conv2D before it (through its bias)."""
-    tf.random.set_seed(4)
-    first = tf.keras.layers.Conv2D(5, 3, input_shape=(6, 6, 2)) if conv else \
-        tf.keras.layers.Dense(12, input_shape=(6,))
-    model = tf.keras.Sequential([
-        first, tf.keras.layers.BatchNormalization(), tf.keras.layers.Activation("relu"),
-        tf.keras.layers.Dropout(0.5), tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
-    _randomized_batch_norms(model, 2)
-    first.bias.assign(np.linspace(-1, 1, first.bias.shape[0]).astype("float32"))
+    model = batch_norm_dropout(conv)
     tf.saved_model.save(model, str(tmp_path / "saved"))
     out = str(tmp_path / "web_model")
     ops = ops_of(graph_model.convert_saved_model(str(tmp_path / "saved"), out))
@@ -174,10 +145,7 @@ def test_tf_function_with_two_inputs_and_named_outputs(tmp_path):
 def test_lstm_text_classifier_at_any_batch_size(tmp_path):
     """An Embedding + LSTM classifier from a tf.function over token ids: the LSTM's zero
     state, a constant in each trace, follows the batch size of the run (a Fill)."""
-    tf.random.set_seed(5)
-    model = tf.keras.Sequential([tf.keras.layers.Embedding(50, 8), tf.keras.layers.LSTM(12),
-                                 tf.keras.layers.Dense(2, activation="softmax")])
-    model.build((None, 10))
+    model = lstm_classifier()
     classify = tf.function(lambda tokens: model(tokens, training=False),
                            input_signature=[tf.TensorSpec([None, 10], tf.int32)])
     out = str(tmp_path / "web_model")
