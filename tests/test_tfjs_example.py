@@ -123,7 +123,7 @@ def test_serve_mode_serves_the_page_and_tfjs():
                              "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=_env())
     try:
-        lines = [proc.stdout.readline() for _ in range(1)]
+        lines = [proc.stdout.readline()]
         while not lines[-1].startswith("serving") and lines[-1] and len(lines) < 5:
             lines.append(proc.stdout.readline())  # a warning may come first
         line = lines[-1]

@@ -250,3 +250,22 @@ def test_a_constant_that_follows_the_batch_size_unevenly_is_refused(tmp_path):
     graph_model.convert_function(fixed, out)
     x = np.ones((4, 3), np.float32)
     assert_close(tfjs_execute(out, {"x": x})["output_0"], x + np.arange(4)[:, None])
+
+
+def test_keras_model_to_graph_model(tmp_path):
+    """tensorflowjs_converter --input_format keras --output_format tfjs_graph_model: a
+    functional model's inputs and outputs keep their names."""
+    tf.random.set_seed(8)
+    features = tf.keras.Input((5,), name="features")
+    hidden = tf.keras.layers.Dense(7, activation="tanh")(features)
+    model = tf.keras.Model(features, [tf.keras.layers.Dense(2, name="logits")(hidden),
+                                      tf.keras.layers.Dense(1, name="score")(hidden)])
+    out = str(tmp_path / "web_model")
+    signature = graph_model.convert_function(model, out)["signature"]
+    assert list(signature["inputs"]) == ["features"]
+    assert sorted(signature["outputs"]) == ["logits", "score"]
+    x = np.random.default_rng(8).normal(size=(3, 5)).astype("float32")
+    logits, score = model(x)
+    got = tfjs_execute(out, {"features": x})
+    assert_close(got["logits"], logits)
+    assert_close(got["score"], score)

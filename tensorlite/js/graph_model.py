@@ -117,7 +117,9 @@ def convert_function(fn, output_dir, input_signature=None,
     """Converts a tf.function (with an input signature, given here or its own: only the
     first dimension may be None) or a concrete function into a TF.js Graph model in
     `output_dir`; inputs are keyed by the function's argument names, outputs by a returned
-    dict's keys (else output_0, output_1, ...). Other arguments as convert_saved_model.
+    dict's keys (else output_0, output_1, ...). A Keras model converts too (inference
+    mode; keyed by its input and output names): `--input_format keras --output_format
+    tfjs_graph_model`. Other arguments as convert_saved_model.
 
     Example:
         >>> f = tf.function(lambda x: {"y": tf.nn.relu(x)},

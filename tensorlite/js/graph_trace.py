@@ -21,6 +21,8 @@ from tensorlite.framework import errors, nest
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import options
 from tensorlite.graph.capture import BATCH_SIZES, Capture, _concrete_specs
+from tensorlite.graph.capture import _python_callable as python_callable
+from tensorlite.graph.capture import input_signature as input_signature_of
 from tensorlite.graph.function import Function, function
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph
 from tensorlite.graph.passes import arithmetic, constant_folding, cse, dce, derive
@@ -124,8 +126,12 @@ def _input_keys(python_function, n):
 
 def trace_function(fn, input_signature=None):
     """The InferenceGraph of a tf.function (its own input_signature, or the one given: a
-    list of tf.TensorSpec, only the first dimension may be None) or of a concrete function
-    (`f.get_concrete_function(...)`: its traced shapes)."""
+    list of tf.TensorSpec, only the first dimension may be None), of a concrete function
+    (`f.get_concrete_function(...)`: its traced shapes) or of a Keras model (called with
+    training=False; inputs keyed by the model's input names, outputs by its output
+    names)."""
+    if hasattr(fn, "trainable_variables") and hasattr(fn, "call"):
+        return _trace_keras(fn, input_signature)
     if isinstance(getattr(fn, "graph", None), Graph) and input_signature is None:
         graph = fn.graph  # a ConcreteFunction: fixed shapes, as traced
         signature = [TensorSpec(graph.specs[s][0], graph.specs[s][1])
@@ -148,6 +154,19 @@ def trace_function(fn, input_signature=None):
     graphs = _traces(python, signature)
     return InferenceGraph(graphs, signature, _input_keys(python, len(signature)),
                           _output_names(graphs[0].outputs))
+
+
+def _trace_keras(model, input_signature):
+    signature = input_signature_of(model, input_signature)
+    graphs = _traces(python_callable(model, len(signature)), signature)
+    keys = list(getattr(model, "input_names", None) or [])
+    if len(keys) != len(signature):
+        keys = ["inputs"] if len(signature) == 1 else [f"input_{i}" for i in
+                                                       range(len(signature))]
+    outputs = list(getattr(model, "output_names", None) or [])
+    if len(outputs) != len(graphs[0].output_slots()) or len(set(outputs)) != len(outputs):
+        outputs = _output_names(graphs[0].outputs)
+    return InferenceGraph(graphs, signature, keys, outputs)
 
 
 def trace_saved_model(saved_model_dir, signature_name="serving_default", tags=("serve",)):
