@@ -11,8 +11,9 @@ def mlp(seed=3):
     tf.random.set_seed(seed)
     return tf.keras.Sequential([
         tf.keras.layers.Dense(16, activation="relu", input_shape=(8,),
-                              bias_initializer="random_normal"),
-        tf.keras.layers.Dense(3, activation="softmax", bias_initializer="random_normal")])
+                              bias_initializer="random_normal", name="hidden"),
+        tf.keras.layers.Dense(3, activation="softmax", bias_initializer="random_normal",
+                              name="probs")])
 
 
 def lstm_classifier(seed=5, vocabulary=50, length=10):

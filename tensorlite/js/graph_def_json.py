@@ -39,15 +39,20 @@ class _OriginWriter(_Writer):
         self.origin = {}  # TensorFlow node name -> IR node
         self.values = {}  # Const node name -> its array
         cap = traced._capture
-        self.varying = {id(v): s for s, v in traced.graph.constants.items()
+        constants = traced.graph.constants
+        self.varying = {id(v): s for s, v in constants.items()
                         if cap is not None and cap.dynamic_dims(s)}
+        # a weight keeps its variable's name (`dense/kernel`): what quantization wildcards
+        # match and what TF.js's model.weights shows
+        names = getattr(traced, "weight_names", {})
+        self.names = {id(v): names[s] for s, v in constants.items() if names.get(s)}
         self._batch = None
 
     def const(self, value, base="Const"):
         slot = self.varying.get(id(value))
         if slot is not None:
             return self.batch_fill(slot, np.asarray(value))
-        ref = super().const(value, base)
+        ref = super().const(value, self.names.get(id(value), base))
         self.values[ref.split(":")[0]] = np.asarray(value)
         return ref
 

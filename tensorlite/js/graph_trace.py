@@ -53,7 +53,16 @@ class InferenceGraph(TracedGraph):
         for key in self.input_keys:
             self.input_names.append(arg_name(key, set(self.input_names)))
         self.output_keys = list(output_keys)
+        # {slot: variable name} of the constants that are variables' values, as they were
+        self.weight_names = getattr(graphs[0], "weight_names", {})
         self.pass_report = getattr(graphs[0], "pass_report", [])
+
+
+def variable_names(graph):
+    """{slot: the variable's name without ':0'} of the graph's variable reads: the names
+    their frozen values keep as weights (slot ids survive every pass)."""
+    return {n.outputs[0]: str(getattr(n.attrs["variable"], "name", "")).split(":")[0]
+            for n in graph.nodes if n.op is READ_VARIABLE}
 
 
 def freeze(graph):
@@ -101,7 +110,9 @@ def _traces(fn, signature):
         if len(nest.flatten(graph.outputs)) != len(graph.output_slots()):
             raise ValueError("the function returns values that are not tensors; a TF.js "
                              "graph model needs tensor outputs only")
-        graphs.append(optimize(freeze(graph)))
+        frozen = optimize(freeze(graph))
+        frozen.weight_names = variable_names(graph)
+        graphs.append(frozen)
     return graphs if dynamic else graphs * 2
 
 
@@ -137,6 +148,7 @@ def trace_function(fn, input_signature=None):
         signature = [TensorSpec(graph.specs[s][0], graph.specs[s][1])
                      for s in graph.placeholders]
         frozen = optimize(freeze(graph))
+        frozen.weight_names = variable_names(graph)
         keys = [graph.input_names.get(s, f"args_{i}") for i, s in enumerate(graph.placeholders)]
         return InferenceGraph([frozen, frozen], signature, keys, _output_names(graph.outputs))
     signature = input_signature if input_signature is not None else \
