@@ -273,3 +273,28 @@ def test_keras_model_to_graph_model(tmp_path):
     got = tfjs_execute(out, {"features": x})
     assert_close(got["logits"], logits)
     assert_close(got["score"], score)
+
+
+def test_tensorflowjs_argument_names_and_metadata(tmp_path):
+    """tensorflowjs.converters.convert_tf_saved_model's argument names work too, and
+    `metadata` reaches TF.js as model.metadata."""
+    model = mlp()
+    tf.saved_model.save(model, str(tmp_path / "saved"))
+    out = tmp_path / "web_model"
+    graph_model.convert_saved_model(
+        str(tmp_path / "saved"), str(out), signature_def="serving_default",
+        saved_model_tags="serve", quantization_dtype_map={"float16": True},
+        metadata={"trained_by": "tensorlite", "classes": [0, 1, 2]})
+    x = np.zeros((1, 8), np.float32)
+    result = run_node("graph_model.js", {
+        "model": str(out / "model.json"), "backend": "cpu",
+        "inputs": {"inputs": {"shape": [1, 8], "dtype": "float32", "values": x.ravel().tolist()}}})
+    assert result["metadata"] == {"trained_by": "tensorlite", "classes": [0, 1, 2]}
+    manifest = json.loads((out / "model.json").read_text())["weightsManifest"]
+    assert {w["quantization"]["dtype"] for w in manifest[0]["weights"]} == {"float16"}
+    with pytest.raises(TypeError, match="both"):
+        graph_model.convert_saved_model(str(tmp_path / "saved"), str(tmp_path / "o"),
+                                        signature_name="a", signature_def="b")
+    with pytest.raises(TypeError, match="skip_op_check"):
+        graph_model.convert_saved_model(str(tmp_path / "saved"), str(tmp_path / "o"),
+                                        skip_op_check=True)

@@ -68,9 +68,10 @@ def _quantization(weights, quantization):
 
 
 def write_graph_model(traced, output_dir, weight_shard_size_bytes=DEFAULT_SHARD_SIZE_BYTES,
-                      quantization=None):
+                      quantization=None, metadata=None):
     """Writes an InferenceGraph (graph_trace.py) as model.json and weight shards in
-    `output_dir`; returns the model.json contents."""
+    `output_dir`; returns the model.json contents. `metadata` (a JSON-able dict) becomes
+    `userDefinedMetadata`, which TF.js hands back as `model.metadata`."""
     topology, weights, input_tensors, output_tensors = graph_def_json(traced)
     manifest = write_weights([weights], output_dir, weight_shard_size_bytes,
                              _quantization(weights, quantization))
@@ -82,6 +83,8 @@ def write_graph_model(traced, output_dir, weight_shard_size_bytes=DEFAULT_SHARD_
         "signature": _signature(traced, input_tensors, output_tensors),
         "weightsManifest": manifest,
     }
+    if metadata:
+        model_json["userDefinedMetadata"] = dict(metadata)
     path = os.path.join(output_dir, MODEL_JSON)
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(model_json, f)
@@ -91,29 +94,58 @@ def write_graph_model(traced, output_dir, weight_shard_size_bytes=DEFAULT_SHARD_
 
 def convert_saved_model(saved_model_dir, output_dir, signature_name="serving_default",
                         tags=("serve",), weight_shard_size_bytes=DEFAULT_SHARD_SIZE_BYTES,
-                        quantization=None):
+                        quantization=None, metadata=None, **tfjs_names):
     """Converts a SavedModel's signature into a TF.js Graph model in `output_dir`.
 
     Args:
       saved_model_dir: a directory written by tf.saved_model.save (or TensorFlow).
       output_dir: where model.json and the weight shards go (created if missing).
       signature_name: the signature to convert (`--signature_name`).
-      tags: the MetaGraph's tags (`--saved_model_tags`).
+      tags: the MetaGraph's tags, a list or a comma-separated string
+        (`--saved_model_tags`).
       weight_shard_size_bytes: the largest shard file (`--weight_shard_size_bytes`).
       quantization: None, "float16"/"uint8"/"uint16" (every float32 weight), or a dict
-        {"float16"|"uint8"|"uint16": True or wildcard patterns} (`--quantize_float16` &c.).
+        {"float16"|"uint8"|"uint16": True or wildcard patterns} (`--quantize_float16` &c.)
+        matched against the weight names (the variables' names: "dense/kernel").
+      metadata: a JSON-able dict written as `userDefinedMetadata` (`--metadata`).
+      **tfjs_names: tensorflowjs.converters.convert_tf_saved_model's names for the same
+        arguments: `signature_def`, `saved_model_tags`, `quantization_dtype_map`.
 
     Returns the model.json contents.
 
     Example:
         >>> convert_saved_model("exported", "web_model", quantization="uint8")  # +SKIP
     """
+    signature_name, tags, quantization = _tfjs_aliases(
+        tfjs_names, signature_name=signature_name, tags=tags, quantization=quantization)
     traced = trace_saved_model(saved_model_dir, signature_name, tags)
-    return write_graph_model(traced, output_dir, weight_shard_size_bytes, quantization)
+    return write_graph_model(traced, output_dir, weight_shard_size_bytes, quantization,
+                             metadata)
+
+
+_ALIASES = {"signature_def": "signature_name", "saved_model_tags": "tags",
+            "quantization_dtype_map": "quantization"}
+
+
+def _tfjs_aliases(given, **ours):
+    """Our arguments with tensorflowjs's names for them applied; unknown names and an
+    argument given under both names are TypeErrors."""
+    defaults = {"signature_name": "serving_default", "tags": ("serve",), "quantization": None}
+    for name, value in given.items():
+        if name not in _ALIASES:
+            raise TypeError(f"convert_saved_model() got an unexpected keyword argument "
+                            f"{name!r}")
+        key = _ALIASES[name]
+        if ours[key] != defaults[key] and ours[key] != value:
+            raise TypeError(f"convert_saved_model() got both {key}= and {name}= (the same "
+                            f"argument under tensorflowjs's name); give one")
+        ours[key] = value
+    return ours["signature_name"], ours["tags"], ours["quantization"]
 
 
 def convert_function(fn, output_dir, input_signature=None,
-                     weight_shard_size_bytes=DEFAULT_SHARD_SIZE_BYTES, quantization=None):
+                     weight_shard_size_bytes=DEFAULT_SHARD_SIZE_BYTES, quantization=None,
+                     metadata=None):
     """Converts a tf.function (with an input signature, given here or its own: only the
     first dimension may be None) or a concrete function into a TF.js Graph model in
     `output_dir`; inputs are keyed by the function's argument names, outputs by a returned
@@ -128,7 +160,8 @@ def convert_function(fn, output_dir, input_signature=None,
         'Identity:0'
     """
     traced = trace_function(fn, input_signature)
-    return write_graph_model(traced, output_dir, weight_shard_size_bytes, quantization)
+    return write_graph_model(traced, output_dir, weight_shard_size_bytes, quantization,
+                             metadata)
 
 
 __all__ = ["convert_saved_model", "convert_function", "write_graph_model", "MODEL_JSON"]

@@ -186,6 +186,8 @@ def trace_saved_model(saved_model_dir, signature_name="serving_default", tags=("
     tf.saved_model.load and called op by op, so every TensorFlow op becomes its tensorlite
     op); inputs named by the signature's keys, outputs by its output keys."""
     from tensorlite.saved_model.load import _Spec, load  # noqa: PLC0415
+    if isinstance(tags, str):  # --saved_model_tags's form: "serve" or "serve,gpu"
+        tags = [t.strip() for t in tags.split(",") if t.strip()]
     loaded = load(saved_model_dir, list(tags) if tags else None)
     signatures = getattr(loaded, "signatures", None) or {}
     if signature_name not in signatures:

@@ -7,7 +7,8 @@
 //           "inputs": {"<signature key>": {"shape": [...], "dtype": "float32",
 //                                         "values": [...flat...]}},
 //           "async": false, "repeat": 0, "warmup": 0}
-// stdout: {"backend", "outputs": {"<signature key>": {"shape", "dtype", "values"}},
+// stdout: {"backend", "metadata" (userDefinedMetadata),
+//          "outputs": {"<signature key>": {"shape", "dtype", "values"}},
 //          "ms_per_run"} (ms_per_run: the mean wall time of `repeat` further runs after
 //          `warmup` untimed ones, when asked).
 // Values travel as flat lists of numbers: float32 values are exact in JSON's doubles.
@@ -75,7 +76,7 @@ async function main() {
     inputs[key] = tf.tensor(entry.values, entry.shape, entry.dtype || 'float32');
   }
   const {names, outs} = await run(model, inputs, !!request.async);
-  const result = {backend: tf.getBackend(), outputs: {}};
+  const result = {backend: tf.getBackend(), outputs: {}, metadata: model.metadata || null};
   names.forEach((name, i) => {
     result.outputs[name] = {shape: outs[i].shape, dtype: outs[i].dtype,
                             values: Array.from(outs[i].dataSync())};
