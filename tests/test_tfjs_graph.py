@@ -298,3 +298,44 @@ def test_tensorflowjs_argument_names_and_metadata(tmp_path):
     with pytest.raises(TypeError, match="skip_op_check"):
         graph_model.convert_saved_model(str(tmp_path / "saved"), str(tmp_path / "o"),
                                         skip_op_check=True)
+
+
+def _official_converter():
+    """tensorflowjs_converter (the official pip package, in a venv of its own: it needs
+    TensorFlow 2.19), from $TENSORLITE_TFJS_CONVERTER or .venv-tfjs-official; or None."""
+    path = os.environ.get("TENSORLITE_TFJS_CONVERTER") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".venv-tfjs-official",
+        "bin", "tensorflowjs_converter")
+    return path if os.path.exists(path) else None
+
+
+@pytest.mark.slow  # the official converter starts TensorFlow
+@pytest.mark.skipif(_official_converter() is None,
+                    reason="the official tensorflowjs converter is not installed: run "
+                           "tests/js/setup_tfjs_official_venv.sh (or set "
+                           "TENSORLITE_TFJS_CONVERTER)")
+def test_official_converter_and_ours_agree_in_tfjs(tmp_path):
+    """tensorflowjs_converter and tensorlite.js convert the same tensorlite SavedModel
+    (MobileNetV2: depthwise convolutions, BatchNormalization, ReLU6) into Graph models that
+    TF.js runs to the same predictions; ours has no more nodes (its BatchNorm folding also
+    reaches the depthwise convolutions)."""
+    import subprocess  # noqa: PLC0415
+    model = mobilenet_v2(64)
+    saved = str(tmp_path / "saved")
+    tf.saved_model.save(model, saved)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    env.pop("PYTHONPATH", None)  # the official converter must not see tensorlite
+    proc = subprocess.run([_official_converter(), "--input_format", "tf_saved_model",
+                           "--output_format", "tfjs_graph_model", saved,
+                           str(tmp_path / "official")], capture_output=True, text=True,
+                          timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ours = graph_model.convert_saved_model(saved, str(tmp_path / "ours"))
+    theirs = json.loads((tmp_path / "official" / "model.json").read_text())
+    assert len(ops_of(ours)) <= len(ops_of(theirs))
+    x = np.random.default_rng(9).uniform(-1, 1, size=(2, 64, 64, 3)).astype("float32")
+    (official_out,) = tfjs_execute(str(tmp_path / "official"), {"inputs": x}).values()
+    (our_out,) = tfjs_execute(str(tmp_path / "ours"), {"inputs": x}).values()
+    want = model(x, training=False).numpy()
+    assert_close(official_out, want)
+    assert_close(our_out, official_out)
