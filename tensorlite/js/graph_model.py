@@ -9,10 +9,12 @@ inputs and outputs as TensorInfo, keyed by their signature names, so
 files (weights.py) and optionally quantized as tfjs-converter does.
 
 The graph is tensorlite's IR after its graph passes (graph_trace.py): variables frozen into
-constants, arithmetic simplified, constants folded (BatchNormalization's inference-time
-scale and offset become constants), duplicates merged, dead code removed. Each IR node is
-the TensorFlow node its op's `tf` rule writes for SavedModel export; a node TF.js does not
-run is an UnimplementedError naming it.
+constants (weights keep the variables' names), arithmetic simplified, constants folded
+(BatchNormalization's inference-time scale and offset become constants), BatchNorm scales
+folded into the convolution or matrix-product filters before them (fold_batch_norm.py),
+duplicates merged, dead code removed. Each IR node is the TensorFlow node its op's `tf`
+rule writes for SavedModel export; a node TF.js does not run is an UnimplementedError
+naming it. A Keras model converts too (convert_function), as with `--input_format keras`.
 
 Example:
     >>> tf.saved_model.save(model, "exported")
@@ -28,11 +30,9 @@ from tensorlite.js.graph_def_json import graph_def_json
 from tensorlite.js.graph_trace import trace_function, trace_saved_model
 from tensorlite.js.tfjs_ops import TFJS_VERSION
 from tensorlite.js.weights import DEFAULT_SHARD_SIZE_BYTES, quantization_map, write_weights
-from tensorlite.summary.graph_def import datatype, shape_proto
 from tensorlite.version import TENSORLITE_VERSION
 
 MODEL_JSON = "model.json"
-_DT_NAME = {v: k for k, v in dtypes.DT_NAMES.items()}
 
 
 def _tensor_info(name, spec):
