@@ -5,7 +5,7 @@
 # tensorflow==2.19, so pip downgrades TensorFlow to 2.19 (and tf-keras to 2.19) here; ydf is
 # held at 0.11 because newer ydf wheels need protobuf 6 gencode that TF 2.19's protobuf 5
 # cannot load. Usage: tests/js/setup_tfjs_official_venv.sh [VENV_DIR]
-# (default .venv-tfjs-official). About 1.5 GB; not run by .ci/run.
+# (default .venv-tfjs-official). About 1.5 GB; .ci/run makes it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv="${1:-.venv-tfjs-official}"
