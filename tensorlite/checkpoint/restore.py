@@ -119,6 +119,13 @@ def _restore_by_key(live, reader):
     return Status(set(reader.entries) - used - {og.OBJECT_GRAPH_KEY}, unrestored)
 
 
+def _redundant_children(obj, saved_names):
+    """Saved child names that `obj` reaches by other names (a restore does not wait for
+    them): an optimizer's `_variables` where the file also has its per-slot lists."""
+    method = getattr(obj, "_checkpoint_redundant_children", None)
+    return set(method(saved_names)) if method is not None else set()
+
+
 class _Matcher:
     """Matches a saved object graph to live objects; kept by the restorations that wait
     (checkpoint/deferred.py), so it holds no live object strongly but variables weakly
@@ -168,18 +175,30 @@ class _Matcher:
             if hasattr(obj, "_prepare_restore"):
                 obj._prepare_restore()
             live_children = dict(og.children(obj))
-            for ref in self.saved.nodes[node_id].children:
+            refs = self.saved.nodes[node_id].children
+            redundant = _redundant_children(obj, [r.local_name for r in refs])
+            for ref in refs:
                 if not 0 <= ref.node_id < len(self.saved.nodes) or ref.node_id in self.matched:
                     continue
                 child = live_children.get(ref.local_name)
+                if child is None and ref.local_name in redundant:
+                    continue
                 if child is None and hasattr(obj, "_create_saved_child"):
                     child = obj._create_saved_child(ref.local_name)
                 if child is None:
-                    deferred.expect(anchor, path + (ref.local_name,), ref.node_id, self)
+                    if self._has_values(ref.node_id):
+                        deferred.expect(anchor, path + (ref.local_name,), ref.node_id, self)
                     continue
                 self._match(ref.node_id, child)
                 queue.append((ref.node_id, child) +
                              deferred.anchor_of(child, anchor, path + (ref.local_name,)))
+
+    def _has_values(self, node_id):
+        """Whether a saved subtree may hold values: False only where the writer said so
+        (Keras 3's bookkeeping nodes `_tracked`, `_inbound_nodes`, ... and InputLayers, which
+        nothing here has and nothing need wait for)."""
+        node = self.saved.nodes[node_id]
+        return not node.HasField("has_checkpoint_values") or node.has_checkpoint_values.value
 
     def attribute_values(self, attribute):
         """{name: value} of one saved attribute. A saveable of several tensors (a

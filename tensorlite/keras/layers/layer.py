@@ -119,7 +119,8 @@ class Layer(Module):
     def _trackable_children(self):
         """Children in TensorFlow's Keras checkpoint layout: each add_weight variable by the
         name it was given (`kernel`, `bias`), then public attributes holding layers,
-        modules or variables (sub-layers by attribute name, as tf.keras tracks them)."""
+        modules or variables (sub-layers by attribute name, as tf.keras tracks them), then
+        Keras 3's names of the same weights (keras/saving/keras3_layout.py)."""
         out, seen = [], set()
         for w in self._own_weights:
             out.append((_weight_local_name(w), w))
@@ -132,6 +133,9 @@ class Layer(Module):
                         isinstance(v, Module) or _is_trackable_weight(v)
                         for v in nest.flatten(value))):
                 out.append((key, value))
+        from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
+        for w in self._own_weights:  # Keras 3's names beside (`_kernel`): both restore
+            out.extend(keras3_layout.weight_aliases(_weight_local_name(w), w))
         return out
 
     # -- properties ------------------------------------------------------------------------

@@ -1,0 +1,43 @@
+"""Models both sides of the Keras 3 interop tests build (tf_keras3_side.py under real
+TensorFlow with Keras 3 or tf.keras 2; the tests under tensorlite). Imports neither
+framework: the caller passes its `keras` namespace."""
+import numpy as np
+
+TOKENS = (np.arange(8 * 5).reshape(8, 5) * 7 % 10).astype(np.int32)
+
+
+def functional_mlp(keras):
+    """Input -> Dense(relu) -> Dense: Keras 3 keeps it as `_operations/1`, `_operations/2`."""
+    inputs = keras.Input((3,))
+    hidden = keras.layers.Dense(4, activation="relu")(inputs)
+    model = keras.Model(inputs, keras.layers.Dense(2)(hidden))
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    return model
+
+
+def sequential_text(keras):
+    """Embedding, Conv1D, BatchNormalization and Dense in a Sequential (Keras 3:
+    `_functional/_operations/N`, with `_embeddings` and `_kernel`)."""
+    return keras.Sequential([
+        keras.Input((5,), dtype="int32"),
+        keras.layers.Embedding(10, 4),
+        keras.layers.Conv1D(3, 2, padding="same", activation="relu"),
+        keras.layers.BatchNormalization(),
+        keras.layers.GlobalAveragePooling1D(),
+        keras.layers.Dense(2)])
+
+
+def subclassed(keras):
+    """A subclassed model holding its layers as attributes `d1`, `d2`."""
+    class Sub(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d1 = keras.layers.Dense(4, activation="tanh")
+            self.d2 = keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.d2(self.d1(x))
+
+    model = Sub()
+    model(np.zeros((1, 3), np.float32))
+    return model
