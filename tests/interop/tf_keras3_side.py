@@ -7,6 +7,11 @@ conftest.run_tf with Keras 3 (TF 2.16+'s default) or tf.keras 2 (TF_USE_LEGACY_K
     python tf_keras3_side.py ckpt_read DIR   restores the checkpoints tensorlite wrote into
                                   DIR/<name>/ (assert_consumed), dumps DIR/tf_read.npz
 
+    python tf_keras3_side.py sm_write DIR   writes SavedModels into DIR (see sm_write) and
+                                  what they compute into DIR/expected_sm.npz
+    python tf_keras3_side.py sm_read DIR    loads the SavedModels tensorlite wrote into DIR,
+                                  calls them as users do, dumps DIR/tf_read_sm.npz
+
 The last line printed is a JSON object of facts (Keras version, checkpoint keys).
 """
 import json
@@ -15,6 +20,7 @@ import sys
 
 import numpy as np
 import tensorflow as tf
+from core_api_tutorials import TUTORIALS
 from keras3_models import TOKENS, functional_mlp, sequential_text, subclassed
 from shared_data import X, Y  # (this directory is on sys.path)
 
@@ -65,6 +71,92 @@ def ckpt_read(directory):
     mlp.train_on_batch(X, Y)
     out["functional_next_kernel"] = np.asarray(mlp.layers[1].kernel)
     np.savez(os.path.join(directory, "tf_read.npz"), **out)
+    return facts
+
+
+WORDS = np.array([[b"ab", b"c", b""], [b"", b"defg", b"xyz"]])
+VIDEO = np.linspace(0, 1, 2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3)
+
+
+class OneInput(tf.Module):
+    """A one-input signature, called positionally: signatures["serving_default"](x)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable([[1.0, -1.0], [0.5, 2.0], [0.0, 1.0]])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def __call__(self, x):
+        return {"y": tf.matmul(x, self.w)}
+
+
+class Strings(tf.Module):
+    """A [None, None] string input (None beyond the batch dimension)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.string)])
+    def __call__(self, x):
+        return tf.reduce_sum(tf.strings.length(x), axis=1)
+
+
+class Frames(tf.Module):
+    """A [None, None, 3] float input."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable([1.0, 2.0, 3.0])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 3], tf.float32)])
+    def __call__(self, x):
+        return tf.reduce_mean(x * self.w, axis=1)
+
+
+def _modules():
+    return {"one_input": (OneInput(), X), "strings": (Strings(), WORDS),
+            "frames": (Frames(), VIDEO)}
+
+
+def sm_write(directory):
+    out, facts = {}, {"keras": keras.__name__}
+    for name, (module, x) in _modules().items():
+        tf.saved_model.save(module, os.path.join(directory, name),
+                            signatures={"serving_default": module.__call__})
+        out[name] = np.asarray(tf.nest.flatten(module(x))[0])
+    for name, make in TUTORIALS.items():
+        module, x = make(tf)
+        tf.saved_model.save(module, os.path.join(directory, f"tutorial_{name}"))
+        out[f"tutorial_{name}"] = module(x).numpy()
+    keras.utils.set_random_seed(5)
+    model = functional_mlp(keras)
+    tf.saved_model.save(model, os.path.join(directory, "keras_model"))
+    out["keras_model"] = np.asarray(model(X, training=False))
+    np.savez(os.path.join(directory, "expected_sm.npz"), **out)
+    return facts
+
+
+def _first(value):
+    return np.asarray(tf.nest.flatten(value)[0])
+
+
+def sm_read(directory):
+    """Each of tensorlite's SavedModels called as users call them: the signature with its
+    one input positionally, the restored object itself (`loaded(x)`, what hub.load(d)(x)
+    does), and a tf.keras layer wrapping it as hub.KerasLayer does."""
+    out, facts = {}, {"keras": keras.__name__}
+    for name, (_, x) in _modules().items():
+        loaded = tf.saved_model.load(os.path.join(directory, name))
+        out[f"{name}_signature"] = _first(loaded.signatures["serving_default"](tf.constant(x)))
+        out[f"{name}_call"] = _first(loaded(x))
+    for name, make in TUTORIALS.items():
+        _, x = make(tf)
+        out[f"tutorial_{name}"] = _first(tf.saved_model.load(
+            os.path.join(directory, f"tutorial_{name}"))(x))
+    loaded = tf.saved_model.load(os.path.join(directory, "keras_model"))
+    out["keras_model_call"] = _first(loaded(X))
+    out["keras_model_signature"] = _first(loaded.signatures["serving_default"](tf.constant(X)))
+    inputs = keras.Input((3,))
+    wrapped = keras.Model(inputs, keras.layers.Lambda(lambda t: loaded(t))(inputs))
+    out["keras_model_wrapped"] = np.asarray(wrapped(X))
+    np.savez(os.path.join(directory, "tf_read_sm.npz"), **out)
     return facts
 
 
