@@ -17,6 +17,9 @@ from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors
 
 
+_SAVE_COUNTER_KEY = "save_counter/.ATTRIBUTES/VARIABLE_VALUE"
+
+
 class Status:
     """What a restore matched: `assert_consumed` and friends, as TensorFlow's status. It
     follows deferred restorations: values still waiting for their objects count as not
@@ -147,8 +150,29 @@ class _Matcher:
         self._walk([(0, root, root, ())])
         unrestored = [live.prefix(i) for i, o in enumerate(live.nodes)
                       if og.has_values(o) and id(o) not in self._restored]
+        self._check_some_match([live.prefix(i) for i, o in enumerate(live.nodes)
+                                if og.is_variable(o) and getattr(o, "trainable", False)
+                                and id(o) not in self._restored])
         self._restored = None
         return Status(unrestored=unrestored, matcher=self)
+
+    def _check_some_match(self, waiting):
+        """NotFoundError when trainable variables wait for values (a built model: an unbuilt
+        one has none yet and is restored as it builds) and the checkpoint has values to give
+        but not one matched: a restore that would silently do nothing (another
+        architecture, or an object-graph layout not read here). The save counter a
+        tf.train.Checkpoint finds in any of its checkpoints does not count."""
+        ignore = {_SAVE_COUNTER_KEY, og.OBJECT_GRAPH_KEY}
+        given = set(self.reader.entries) - ignore
+        if self.used - ignore or not given or not waiting:
+            return
+        names = sorted(r.local_name for r in self.saved.nodes[0].children)
+        raise errors.NotFoundError(
+            None, None, f"checkpoint {self.reader.prefix}: none of its {len(given)} values "
+            f"matched the objects restored ({len(waiting)} of them wait for values, e.g. "
+            f"{waiting[:3]}); the checkpoint's root has children {names} and keys such as "
+            f"{sorted(given)[:3]}. Restore into an object of the same structure (for a Keras "
+            f"model: the same layers), or read single values with tf.train.load_checkpoint")
 
     def _match(self, node_id, obj):
         self.matched.add(node_id)

@@ -53,6 +53,17 @@ def test_tf_written_checkpoint_restores_every_value_here(tf_written, name):
                                expected[f"{name}_pred"], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["functional", "sequential", "subclassed"])
+def test_keras3_weights_h5_loads_here(tf_written, name):
+    mode, directory, _, expected = tf_written
+    if mode != "keras3":
+        pytest.skip("tf.keras 2 writes no .weights.h5 (a Keras 3 format)")
+    model = models()[name]
+    model.load_weights(str(directory / f"{name}.weights.h5"))
+    np.testing.assert_allclose(model(inputs(name), training=False).numpy(),
+                               expected[f"{name}_pred"], rtol=1e-5, atol=1e-6)
+
+
 def test_adam_state_from_tf_continues_training_exactly(tf_written):
     _, directory, _, expected = tf_written
     model = functional_mlp(tf.keras)
@@ -68,10 +79,21 @@ def test_a_mismatched_architecture_is_an_error_not_a_silent_partial_restore(tf_w
     _, directory, _, _ = tf_written
     model = functional_mlp(tf.keras)
     model.build((None, 3))
-    with pytest.raises((AssertionError, tf.errors.InvalidArgumentError),
-                       match="Unresolved checkpoint values|has shape"):
+    with pytest.raises((AssertionError, tf.errors.InvalidArgumentError,
+                        tf.errors.NotFoundError),
+                       match="Unresolved checkpoint values|has shape|none of its"):
         tf.train.Checkpoint(model=model).read(
             str(directory / "sequential" / "ckpt")).assert_consumed()
+
+
+def test_nothing_matching_is_an_error_not_a_silent_non_restore(tf_written):
+    """A built model whose layout shares nothing with the checkpoint's: TensorFlow would
+    restore nothing (and warn at exit); here it is an error naming both sides."""
+    _, directory, _, _ = tf_written
+    model = functional_mlp(tf.keras)
+    model.build((None, 3))
+    with pytest.raises(tf.errors.NotFoundError, match="none of its 4 values matched"):
+        tf.train.Checkpoint(model=model).read(str(directory / "subclassed" / "ckpt"))
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +105,7 @@ def tl_written(tmp_path_factory):
     built["functional"].fit(X, Y, epochs=2, batch_size=4, verbose=0)
     for name, model in built.items():
         tf.train.Checkpoint(model=model).write(str(directory / name / "ckpt"))
+        model.save_weights(str(directory / f"{name}.weights.h5"))
         out[f"{name}_pred"] = model(inputs(name), training=False).numpy()
     mlp = built["functional"]
     out["functional_iterations"] = int(mlp.optimizer.iterations.numpy())
@@ -100,6 +123,9 @@ def test_both_kerases_restore_one_tensorlite_checkpoint(tl_written, mode):
         assert facts[f"{name}_consumed"] == "yes", (name, facts[f"{name}_consumed"])
         np.testing.assert_allclose(got[f"{name}_pred"], ours[f"{name}_pred"],
                                    rtol=1e-5, atol=1e-6)
+        if mode == "keras3":  # and our .weights.h5
+            np.testing.assert_allclose(got[f"{name}_h5_pred"], ours[f"{name}_pred"],
+                                       rtol=1e-5, atol=1e-6)
     assert int(got["functional_iterations"]) == ours["functional_iterations"]
     np.testing.assert_allclose(got["functional_next_kernel"], ours["functional_next_kernel"],
                                rtol=1e-4, atol=1e-6)

@@ -25,6 +25,7 @@ from keras3_models import TOKENS, functional_mlp, sequential_text, subclassed
 from shared_data import X, Y  # (this directory is on sys.path)
 
 keras = tf.keras
+_KERAS3 = not keras.__name__.startswith("tf_keras")
 
 
 def _models():
@@ -45,6 +46,8 @@ def ckpt_write(directory):
         path = tf.train.Checkpoint(model=model).write(os.path.join(directory, name, "ckpt"))
         facts[name] = sorted(k for k, _ in tf.train.list_variables(path))
         out[f"{name}_pred"] = np.asarray(model(_inputs(name), training=False))
+        if _KERAS3:  # Keras 3's weights file (tf.keras 2 has no .weights.h5)
+            model.save_weights(os.path.join(directory, f"{name}.weights.h5"))
     mlp = models["functional"]
     out["functional_iterations"] = mlp.optimizer.iterations.numpy()
     mlp.train_on_batch(X, Y)  # one more step from the saved state: the continuation
@@ -67,6 +70,10 @@ def ckpt_read(directory):
         except AssertionError as e:
             facts[f"{name}_consumed"] = str(e)[:2000]
         out[f"{name}_pred"] = np.asarray(model(_inputs(name), training=False))
+        if _KERAS3:
+            fresh = _models()[name]
+            fresh.load_weights(os.path.join(directory, f"{name}.weights.h5"))
+            out[f"{name}_h5_pred"] = np.asarray(fresh(_inputs(name), training=False))
     out["functional_iterations"] = mlp.optimizer.iterations.numpy()
     mlp.train_on_batch(X, Y)
     out["functional_next_kernel"] = np.asarray(mlp.layers[1].kernel)
