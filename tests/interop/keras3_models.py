@@ -41,3 +41,18 @@ def subclassed(keras):
     model = Sub()
     model(np.zeros((1, 3), np.float32))
     return model
+
+
+def attention_block(keras):
+    """A Transformer encoder block (MultiHeadAttention, LayerNormalization, a Dense
+    feed-forward, residual Adds) as a functional model over Input((6, 8)): branches, so
+    Keras 3's `_operations` order is checked against tensorlite's layer order."""
+    inputs = keras.Input((6, 8))
+    attended = keras.layers.MultiHeadAttention(num_heads=2, key_dim=4)(inputs, inputs)
+    hidden = keras.layers.LayerNormalization()(keras.layers.Add()([inputs, attended]))
+    ffn = keras.layers.Dense(8)(keras.layers.Dense(16, activation="relu")(hidden))
+    outputs = keras.layers.LayerNormalization()(keras.layers.Add()([hidden, ffn]))
+    return keras.Model(inputs, keras.layers.GlobalAveragePooling1D()(outputs))
+
+
+SEQUENCES = np.sin(np.arange(2 * 6 * 8, dtype=np.float32)).reshape(2, 6, 8)

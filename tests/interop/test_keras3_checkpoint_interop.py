@@ -3,14 +3,17 @@ modes: TF 2.16+'s default Keras 3 (object graph `model/_operations/1/_kernel/...
 `model/_functional/_operations/...` for a Sequential) and tf.keras 2
 (`TF_USE_LEGACY_KERAS=1`, `model/layer_with_weights-0/kernel/...`). Checkpoints either
 writes restore here, with Adam's state (training continues exactly where TensorFlow's
-did); one checkpoint tensorlite writes restores in both."""
+did); one checkpoint tensorlite writes restores in both. The models: a functional MLP, a
+Sequential (Embedding, Conv1D, BatchNormalization), a subclassed model, a two-headed CNN and
+a Transformer encoder block (MultiHeadAttention, LayerNormalization, residual branches)."""
 import numpy as np
 import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import TF_SIDE, run_tf
-from tests.interop.keras3_models import TOKENS, functional_mlp, sequential_text, subclassed
-from tests.interop.shared_data import X, Y
+from tests.interop.keras3_models import (SEQUENCES, TOKENS, attention_block, functional_mlp,
+                                         sequential_text, subclassed)
+from tests.interop.shared_data import X, Y, images, keras_models
 
 pytestmark = pytest.mark.interop
 SIDE = TF_SIDE.with_name("tf_keras3_side.py")
@@ -19,11 +22,15 @@ MODES = {"keras3": False, "tf_keras2": True}  # mode -> TF_USE_LEGACY_KERAS
 
 def models():
     return {"functional": functional_mlp(tf.keras), "sequential": sequential_text(tf.keras),
-            "subclassed": subclassed(tf.keras)}
+            "subclassed": subclassed(tf.keras), "cnn": keras_models(tf.keras)[1],
+            "attention": attention_block(tf.keras)}
+
+
+NAMES = ["functional", "sequential", "subclassed", "cnn", "attention"]
 
 
 def inputs(name):
-    return TOKENS if name == "sequential" else X
+    return {"sequential": TOKENS, "cnn": images(), "attention": SEQUENCES}.get(name, X)
 
 
 @pytest.fixture(scope="module", params=sorted(MODES))
@@ -42,7 +49,7 @@ def test_the_tf_side_wrote_the_layout_of_its_keras(tf_written):
             in facts["sequential"]) == (mode == "keras3")
 
 
-@pytest.mark.parametrize("name", ["functional", "sequential", "subclassed"])
+@pytest.mark.parametrize("name", NAMES)
 def test_tf_written_checkpoint_restores_every_value_here(tf_written, name):
     _, directory, _, expected = tf_written
     model = models()[name]
@@ -53,7 +60,7 @@ def test_tf_written_checkpoint_restores_every_value_here(tf_written, name):
                                expected[f"{name}_pred"], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["functional", "sequential", "subclassed"])
+@pytest.mark.parametrize("name", NAMES)
 def test_keras3_weights_h5_loads_here(tf_written, name):
     mode, directory, _, expected = tf_written
     if mode != "keras3":
@@ -119,7 +126,7 @@ def test_both_kerases_restore_one_tensorlite_checkpoint(tl_written, mode):
     directory, ours = tl_written
     facts = run_tf("ckpt_read", directory, legacy_keras=MODES[mode], script=SIDE)
     got = np.load(directory / "tf_read.npz")
-    for name in ("functional", "sequential", "subclassed"):
+    for name in NAMES:
         assert facts[f"{name}_consumed"] == "yes", (name, facts[f"{name}_consumed"])
         np.testing.assert_allclose(got[f"{name}_pred"], ours[f"{name}_pred"],
                                    rtol=1e-5, atol=1e-6)

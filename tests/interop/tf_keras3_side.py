@@ -21,8 +21,9 @@ import sys
 import numpy as np
 import tensorflow as tf
 from core_api_tutorials import TUTORIALS
-from keras3_models import TOKENS, functional_mlp, sequential_text, subclassed
-from shared_data import X, Y  # (this directory is on sys.path)
+from keras3_models import (SEQUENCES, TOKENS, attention_block, functional_mlp,
+                           sequential_text, subclassed)
+from shared_data import X, Y, images, keras_models  # (this directory is on sys.path)
 
 keras = tf.keras
 _KERAS3 = not keras.__name__.startswith("tf_keras")
@@ -31,11 +32,12 @@ _KERAS3 = not keras.__name__.startswith("tf_keras")
 def _models():
     keras.utils.set_random_seed(3)
     return {"functional": functional_mlp(keras), "sequential": sequential_text(keras),
-            "subclassed": subclassed(keras)}
+            "subclassed": subclassed(keras), "cnn": keras_models(keras)[1],
+            "attention": attention_block(keras)}
 
 
 def _inputs(name):
-    return TOKENS if name == "sequential" else X
+    return {"sequential": TOKENS, "cnn": images(), "attention": SEQUENCES}.get(name, X)
 
 
 def ckpt_write(directory):

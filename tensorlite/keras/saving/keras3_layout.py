@@ -36,6 +36,22 @@ _SLOT_LISTS = {"m": "_momentums", "v": "_velocities", "vhat": "_velocity_hats",
 _CLASS_SLOT_LISTS = {"SGD": {"momentum": "momentums"}, "Adamax": {"m": "_m", "v": "_u"}}
 
 
+# public attributes of tensorlite layers that tf.keras 2 and Keras 3 both keep private
+_ATTRIBUTE_ALIASES = {
+    "MultiHeadAttention": {"query_dense": "_query_dense", "key_dense": "_key_dense",
+                           "value_dense": "_value_dense", "output_dense": "_output_dense"},
+}
+
+
+def attribute_aliases(layer):
+    """{tensorlite attribute: the name both Kerases track it by} of a layer's class."""
+    for klass in type(layer).__mro__:
+        found = _ATTRIBUTE_ALIASES.get(klass.__name__)
+        if found is not None:
+            return found
+    return {}
+
+
 class _Node:
     """An object-graph node that holds no values itself, only named edges (Keras 3's
     `_functional` of a Sequential; its InputLayer when tensorlite has none)."""
