@@ -89,3 +89,23 @@ def test_a_real_call_of_a_bad_shape_still_fails():
 
     with pytest.raises(tf.errors.InvalidArgumentError, match="reshape"):
         f(tf.ones([2, 3]))
+
+
+def test_keras_sequence_model_exports_for_every_length(tmp_path):
+    """Input((None, 3)): the SavedModel's input is [None, None, 3] (a Dense on a sequence is
+    one broadcasting matmul, so the graph holds for every length)."""
+    from tests.interop.keras3_models import sequence_model  # noqa: PLC0415
+    model = sequence_model(tf.keras)
+    tf.saved_model.save(model, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    serving = loaded.signatures["serving_default"]
+    assert [s.shape for s in serving.structured_input_signature[1].values()] == \
+        [[None, None, 3]]
+    x = np.linspace(-1, 1, 2 * 7 * 3, dtype=np.float32).reshape(2, 7, 3)
+    for n in (7, 2):
+        np.testing.assert_allclose(first(serving(tf.constant(x[:, :n]))),
+                                   model(x[:, :n]).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def first(value):
+    return np.asarray(tf.nest.flatten(value)[0])

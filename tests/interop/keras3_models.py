@@ -56,3 +56,13 @@ def attention_block(keras):
 
 
 SEQUENCES = np.sin(np.arange(2 * 6 * 8, dtype=np.float32)).reshape(2, 6, 8)
+
+
+def sequence_model(keras):
+    """Input((None, 3)) through two Dense layers and pooling: a SavedModel input of shape
+    [None, None, 3], any batch and any length. (Not LayerNormalization: tf.keras 2 writes
+    it with a `Fill` op that tensorlite's SavedModel runner does not implement yet.)"""
+    inputs = keras.Input((None, 3))
+    hidden = keras.layers.Dense(4, activation="relu")(inputs)
+    hidden = keras.layers.Dense(2)(hidden)
+    return keras.Model(inputs, keras.layers.GlobalAveragePooling1D()(hidden))

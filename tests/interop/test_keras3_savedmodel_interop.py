@@ -11,7 +11,7 @@ import tensorlite as tf
 from tensorlite import hub
 from tests.interop.conftest import TF_SIDE, run_tf
 from tests.interop.core_api_tutorials import TUTORIALS
-from tests.interop.keras3_models import functional_mlp
+from tests.interop.keras3_models import functional_mlp, sequence_model
 from tests.interop.shared_data import X
 
 pytestmark = pytest.mark.interop
@@ -97,6 +97,16 @@ def test_tf_core_api_tutorial_exports_run_here(tf_written, name):
     np.testing.assert_allclose(got.numpy(), expected[f"tutorial_{name}"], rtol=1e-5, atol=1e-5)
 
 
+def test_tf_saved_sequence_model_any_length_here(tf_written):
+    """Keras's Input((None, 3)) saved by TensorFlow: one signature for every length."""
+    _, directory, expected = tf_written
+    loaded = tf.saved_model.load(str(directory / "keras_sequence"))
+    for n in (5, 2):
+        got = loaded.signatures["serving_default"](tf.constant(VIDEO[:, :n]))
+        np.testing.assert_allclose(first(got), expected[f"keras_sequence_{n}"], rtol=1e-5,
+                                   atol=1e-5)
+
+
 def test_tf_saved_keras_model_reloaded_here(tf_written):
     """tf.keras 2's file is callable (its __call__); Keras 3's has only its signature, and
     calling the object is TensorFlow's TypeError, here as there."""
@@ -106,6 +116,10 @@ def test_tf_saved_keras_model_reloaded_here(tf_written):
     np.testing.assert_allclose(first(got), expected["keras_model"], rtol=1e-5, atol=1e-6)
     if mode == "tf_keras2":
         np.testing.assert_allclose(loaded(X).numpy(), expected["keras_model"], rtol=1e-5,
+                                   atol=1e-6)
+        layer = tf.keras.Sequential([hub.KerasLayer(str(directory / "keras_model"),
+                                                    input_shape=(3,))])
+        np.testing.assert_allclose(layer(X).numpy(), expected["keras_model"], rtol=1e-5,
                                    atol=1e-6)
     else:
         with pytest.raises(TypeError, match="not callable"):
@@ -128,6 +142,10 @@ def tl_written(tmp_path_factory):
     model = functional_mlp(tf.keras)
     tf.saved_model.save(model, str(directory / "keras_model"))
     out["keras_model"] = model(X, training=False).numpy()
+    model = sequence_model(tf.keras)
+    tf.saved_model.save(model, str(directory / "keras_sequence"))
+    for n in (5, 2):
+        out[f"keras_sequence_{n}"] = model(VIDEO[:, :n], training=False).numpy()
     return directory, out
 
 
@@ -163,3 +181,6 @@ def test_tensorflow_calls_what_we_wrote_as_users_do(tl_written, mode):
     for how in ("call", "signature", "wrapped"):
         np.testing.assert_allclose(got[f"keras_model_{how}"], ours["keras_model"],
                                    rtol=1e-5, atol=1e-6, err_msg=how)
+    for n in (5, 2):
+        np.testing.assert_allclose(got[f"keras_sequence_{n}"], ours[f"keras_sequence_{n}"],
+                                   rtol=1e-5, atol=1e-5)

@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 from core_api_tutorials import TUTORIALS
 from keras3_models import (SEQUENCES, TOKENS, attention_block, functional_mlp,
-                           sequential_text, subclassed)
+                           sequence_model, sequential_text, subclassed)
 from shared_data import X, Y, images, keras_models  # (this directory is on sys.path)
 
 keras = tf.keras
@@ -138,6 +138,10 @@ def sm_write(directory):
     model = functional_mlp(keras)
     tf.saved_model.save(model, os.path.join(directory, "keras_model"))
     out["keras_model"] = np.asarray(model(X, training=False))
+    model = sequence_model(keras)
+    tf.saved_model.save(model, os.path.join(directory, "keras_sequence"))
+    for n in (5, 2):
+        out[f"keras_sequence_{n}"] = np.asarray(model(VIDEO[:, :n], training=False))
     np.savez(os.path.join(directory, "expected_sm.npz"), **out)
     return facts
 
@@ -165,6 +169,10 @@ def sm_read(directory):
     inputs = keras.Input((3,))
     wrapped = keras.Model(inputs, keras.layers.Lambda(lambda t: loaded(t))(inputs))
     out["keras_model_wrapped"] = np.asarray(wrapped(X))
+    loaded = tf.saved_model.load(os.path.join(directory, "keras_sequence"))
+    for n in (5, 2):  # two sequence lengths through one [None, None, 3] signature
+        out[f"keras_sequence_{n}"] = _first(
+            loaded.signatures["serving_default"](tf.constant(VIDEO[:, :n])))
     np.savez(os.path.join(directory, "tf_read_sm.npz"), **out)
     return facts
 
