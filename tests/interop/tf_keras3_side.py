@@ -83,6 +83,48 @@ def ckpt_read(directory):
     return facts
 
 
+OPTIMIZERS = {"sgd": lambda: keras.optimizers.SGD(0.1, momentum=0.9),
+              "rmsprop": lambda: keras.optimizers.RMSprop(0.01, momentum=0.5, centered=True),
+              "adagrad": lambda: keras.optimizers.Adagrad(0.1)}
+
+
+def _slots(optimizer):
+    """The optimizer's per-variable state arrays, ordered by value (both sides' orders
+    differ): what a restore must reproduce."""
+    arrays = [np.asarray(v) for v in optimizer.variables if len(v.shape) >= 1]
+    return sorted(arrays, key=lambda a: (a.shape, float(np.abs(a).sum())))
+
+
+def opt_write(directory):
+    """Each optimizer trains the MLP two epochs; its checkpoint and slots are written."""
+    out = {}
+    for name, make in OPTIMIZERS.items():
+        keras.utils.set_random_seed(4)
+        model = functional_mlp(keras)
+        model.compile(optimizer=make(), loss="mse")
+        model.fit(X, Y, epochs=2, batch_size=4, verbose=0)
+        tf.train.Checkpoint(model=model).write(os.path.join(directory, "opt", name, "ckpt"))
+        for i, a in enumerate(_slots(model.optimizer)):
+            out[f"{name}_{i}"] = a
+    np.savez(os.path.join(directory, "expected_opt.npz"), **out)
+    return {"keras": keras.__name__}
+
+
+def opt_read(directory):
+    """Restores tensorlite's optimizer checkpoints (assert_consumed), dumps the slots."""
+    out = {}
+    for name, make in OPTIMIZERS.items():
+        model = functional_mlp(keras)
+        model.compile(optimizer=make(), loss="mse")
+        model.optimizer.build(model.trainable_variables)
+        tf.train.Checkpoint(model=model).read(
+            os.path.join(directory, "opt", name, "ckpt")).assert_consumed()
+        for i, a in enumerate(_slots(model.optimizer)):
+            out[f"{name}_{i}"] = a
+    np.savez(os.path.join(directory, "tf_read_opt.npz"), **out)
+    return {"keras": keras.__name__}
+
+
 WORDS = np.array([[b"ab", b"c", b""], [b"", b"defg", b"xyz"]])
 VIDEO = np.linspace(0, 1, 2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3)
 
