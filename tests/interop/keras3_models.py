@@ -66,3 +66,17 @@ def sequence_model(keras):
     hidden = keras.layers.Dense(4, activation="relu")(inputs)
     hidden = keras.layers.Dense(2)(hidden)
     return keras.Model(inputs, keras.layers.GlobalAveragePooling1D()(hidden))
+
+
+PAIR = [np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3),
+        np.arange(4, dtype=np.float32).reshape(2, 2)]
+
+
+def two_inputs(keras):
+    """Two Inputs, a Concatenate taking them in the other order and a nested Sequential:
+    Keras 3 numbers `_operations` (the nested model's own under `_functional`) in its graph
+    order, which must be tensorlite's layer order."""
+    a, b = keras.Input((3,), name="a"), keras.Input((2,), name="b")
+    ha, hb = keras.layers.Dense(4)(a), keras.layers.Dense(4)(b)
+    inner = keras.Sequential([keras.layers.Dense(3, activation="relu"), keras.layers.Dense(2)])
+    return keras.Model([a, b], inner(keras.layers.Concatenate()([hb, ha])))

@@ -11,8 +11,9 @@ import pytest
 
 import tensorlite as tf
 from tests.interop.conftest import TF_SIDE, run_tf
-from tests.interop.keras3_models import (SEQUENCES, TOKENS, attention_block, functional_mlp,
-                                         sequential_text, subclassed)
+from tests.interop.keras3_models import (PAIR, SEQUENCES, TOKENS, attention_block,
+                                         functional_mlp, sequential_text, subclassed,
+                                         two_inputs)
 from tests.interop.shared_data import X, Y, images, keras_models
 
 pytestmark = pytest.mark.interop
@@ -23,14 +24,15 @@ MODES = {"keras3": False, "tf_keras2": True}  # mode -> TF_USE_LEGACY_KERAS
 def models():
     return {"functional": functional_mlp(tf.keras), "sequential": sequential_text(tf.keras),
             "subclassed": subclassed(tf.keras), "cnn": keras_models(tf.keras)[1],
-            "attention": attention_block(tf.keras)}
+            "attention": attention_block(tf.keras), "two_inputs": two_inputs(tf.keras)}
 
 
-NAMES = ["functional", "sequential", "subclassed", "cnn", "attention"]
+NAMES = ["functional", "sequential", "subclassed", "cnn", "attention", "two_inputs"]
 
 
 def inputs(name):
-    return {"sequential": TOKENS, "cnn": images(), "attention": SEQUENCES}.get(name, X)
+    return {"sequential": TOKENS, "cnn": images(), "attention": SEQUENCES,
+            "two_inputs": PAIR}.get(name, X)
 
 
 @pytest.fixture(scope="module", params=sorted(MODES))

@@ -21,8 +21,8 @@ import sys
 import numpy as np
 import tensorflow as tf
 from core_api_tutorials import TUTORIALS
-from keras3_models import (SEQUENCES, TOKENS, attention_block, functional_mlp,
-                           sequence_model, sequential_text, subclassed)
+from keras3_models import (PAIR, SEQUENCES, TOKENS, attention_block, functional_mlp,
+                           sequence_model, sequential_text, subclassed, two_inputs)
 from shared_data import X, Y, images, keras_models  # (this directory is on sys.path)
 
 keras = tf.keras
@@ -33,11 +33,12 @@ def _models():
     keras.utils.set_random_seed(3)
     return {"functional": functional_mlp(keras), "sequential": sequential_text(keras),
             "subclassed": subclassed(keras), "cnn": keras_models(keras)[1],
-            "attention": attention_block(keras)}
+            "attention": attention_block(keras), "two_inputs": two_inputs(keras)}
 
 
 def _inputs(name):
-    return {"sequential": TOKENS, "cnn": images(), "attention": SEQUENCES}.get(name, X)
+    return {"sequential": TOKENS, "cnn": images(), "attention": SEQUENCES,
+            "two_inputs": PAIR}.get(name, X)
 
 
 def ckpt_write(directory):
