@@ -54,6 +54,9 @@ class Status:
         return self
 
     def expect_partial(self):
+        """Silences the warning about saved values never restored (as TensorFlow's)."""
+        if self._matcher is not None:
+            self._matcher.partial_expected = True
         return self
 
     def run_restore_ops(self, session=None):
@@ -139,6 +142,7 @@ class _Matcher:
         self.matched = set()  # saved node ids matched to a live object
         self.variables = weakref.WeakValueDictionary()  # of those, the variables'
         self.used = {og.OBJECT_GRAPH_KEY}
+        self.partial_expected = False  # Status.expect_partial()
         self._restored = None  # ids of the objects the first walk restored (run only)
 
     def run(self, live):
@@ -155,6 +159,23 @@ class _Matcher:
                                 and id(o) not in self._restored])
         self._restored = None
         return Status(unrestored=unrestored, matcher=self)
+
+    def __del__(self):
+        """TensorFlow's warning when a restore ends (its status and every restoration still
+        waiting are gone) with saved values never restored, unless expect_partial()."""
+        try:
+            unused = sorted(set(self.reader.entries) - self.used)
+            if unused and not self.partial_expected:
+                import logging  # noqa: PLC0415 - only when there is something to say
+                log = logging.getLogger("tensorflow")
+                log.warning("Detecting that an object or model or tf.train.Checkpoint is being"
+                            " deleted with unrestored values. To silence these warnings, use "
+                            "`status.expect_partial()`.")
+                for key in unused[:20]:
+                    log.warning("Value in checkpoint %s could not be found in the restored "
+                                "object: %s", self.reader.prefix, key)
+        except Exception:  # noqa: BLE001 - at interpreter exit the modules may be gone
+            pass
 
     def _check_some_match(self, waiting):
         """NotFoundError when trainable variables wait for values (a built model: an unbuilt
