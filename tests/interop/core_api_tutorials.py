@@ -113,17 +113,26 @@ def logistic(tf):
         @tf.function(input_signature=[tf.TensorSpec(shape=[None, None], dtype=tf.float32)])
         def __call__(self, x):
             # Run the `ExportModule` for new data points
-            x = self.norm_x(x)
+            x = self.norm_x.norm(x)
             y = self.model(x, train=False)
             y = self.class_pred(y)
             return y
 
-    mean, std = FEATURES.mean(axis=0), FEATURES.std(axis=0)
+    class Normalize(tf.Module):
+        def __init__(self, x):
+            # Initialize the mean and standard deviation for normalization
+            self.mean = tf.Variable(tf.math.reduce_mean(x, axis=0))
+            self.std = tf.Variable(tf.math.reduce_std(x, axis=0))
+
+        def norm(self, x):
+            # Normalize the input
+            return (x - self.mean) / self.std
+
+    norm_x = Normalize(FEATURES)
     model = LogisticRegression()
-    model(FEATURES)
+    model(norm_x.norm(FEATURES))
     model.w.assign(np.linspace(-1, 1, 9, dtype=np.float32).reshape(9, 1))
     model.b.assign(-0.1)
-    norm_x = lambda x: (x - mean) / std  # noqa: E731 - the tutorial's Normalize, inlined
     return ExportModule(model=model, norm_x=norm_x, class_pred=predict_class), FEATURES
 
 
