@@ -4,9 +4,10 @@ follow the batch size as None, and the attributes that follow it.
 With a None batch dimension in the input signature the function is traced twice
 (tensorlite/graph/capture.py) and the two traces say which dimensions and attribute entries
 follow the batch size; with None beyond the batch dimension one shape-polymorphic trace
-carries them by the ops' shape rules (graph/tracing.py); with fixed shapes one trace suffices, and its shapes come from the
-ops' shape rules (so functions that assign variables export too). A tf.function without an
-input signature exports the graphs its calls traced, as they are.
+carries them by the ops' shape rules (graph/tracing.py); with fixed shapes one trace
+suffices, and its shapes come from the ops' shape rules (so functions that assign variables
+export too). A tf.function without an input signature exports the graphs its calls traced,
+as they are.
 
 Example:
     >>> traced = TracedGraph(module.f, [tf.TensorSpec([None, 3], tf.float32)])
