@@ -17,6 +17,9 @@ from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors
 
 
+_SAVE_COUNTER_KEY = "save_counter/.ATTRIBUTES/VARIABLE_VALUE"
+
+
 class Status:
     """What a restore matched: `assert_consumed` and friends, as TensorFlow's status. It
     follows deferred restorations: values still waiting for their objects count as not
@@ -51,6 +54,9 @@ class Status:
         return self
 
     def expect_partial(self):
+        """Silences the warning about saved values never restored (as TensorFlow's)."""
+        if self._matcher is not None:
+            self._matcher.partial_expected = True
         return self
 
     def run_restore_ops(self, session=None):
@@ -119,6 +125,13 @@ def _restore_by_key(live, reader):
     return Status(set(reader.entries) - used - {og.OBJECT_GRAPH_KEY}, unrestored)
 
 
+def _redundant_children(obj, saved_names):
+    """Saved child names that `obj` reaches by other names (a restore does not wait for
+    them): an optimizer's `_variables` where the file also has its per-slot lists."""
+    method = getattr(obj, "_checkpoint_redundant_children", None)
+    return set(method(saved_names)) if method is not None else set()
+
+
 class _Matcher:
     """Matches a saved object graph to live objects; kept by the restorations that wait
     (checkpoint/deferred.py), so it holds no live object strongly but variables weakly
@@ -129,6 +142,7 @@ class _Matcher:
         self.matched = set()  # saved node ids matched to a live object
         self.variables = weakref.WeakValueDictionary()  # of those, the variables'
         self.used = {og.OBJECT_GRAPH_KEY}
+        self.partial_expected = False  # Status.expect_partial()
         self._restored = None  # ids of the objects the first walk restored (run only)
 
     def run(self, live):
@@ -140,8 +154,46 @@ class _Matcher:
         self._walk([(0, root, root, ())])
         unrestored = [live.prefix(i) for i, o in enumerate(live.nodes)
                       if og.has_values(o) and id(o) not in self._restored]
+        self._check_some_match([live.prefix(i) for i, o in enumerate(live.nodes)
+                                if og.is_variable(o) and getattr(o, "trainable", False)
+                                and id(o) not in self._restored])
         self._restored = None
         return Status(unrestored=unrestored, matcher=self)
+
+    def __del__(self):
+        """TensorFlow's warning when a restore ends (its status and every restoration still
+        waiting are gone) with saved values never restored, unless expect_partial()."""
+        try:
+            unused = sorted(set(self.reader.entries) - self.used)
+            if unused and not self.partial_expected:
+                import logging  # noqa: PLC0415 - only when there is something to say
+                log = logging.getLogger("tensorflow")
+                log.warning("Detecting that an object or model or tf.train.Checkpoint is being"
+                            " deleted with unrestored values. To silence these warnings, use "
+                            "`status.expect_partial()`.")
+                for key in unused[:20]:
+                    log.warning("Value in checkpoint %s could not be found in the restored "
+                                "object: %s", self.reader.prefix, key)
+        except Exception:  # noqa: BLE001 - at interpreter exit the modules may be gone
+            pass
+
+    def _check_some_match(self, waiting):
+        """NotFoundError when trainable variables wait for values (a built model: an unbuilt
+        one has none yet and is restored as it builds) and the checkpoint has values to give
+        but not one matched: a restore that would silently do nothing (another
+        architecture, or an object-graph layout not read here). The save counter a
+        tf.train.Checkpoint finds in any of its checkpoints does not count."""
+        ignore = {_SAVE_COUNTER_KEY, og.OBJECT_GRAPH_KEY}
+        given = set(self.reader.entries) - ignore
+        if self.used - ignore or not given or not waiting:
+            return
+        names = sorted(r.local_name for r in self.saved.nodes[0].children)
+        raise errors.NotFoundError(
+            None, None, f"checkpoint {self.reader.prefix}: none of its {len(given)} values "
+            f"matched the objects restored ({len(waiting)} of them wait for values, e.g. "
+            f"{waiting[:3]}); the checkpoint's root has children {names} and keys such as "
+            f"{sorted(given)[:3]}. Restore into an object of the same structure (for a Keras "
+            f"model: the same layers), or read single values with tf.train.load_checkpoint")
 
     def _match(self, node_id, obj):
         self.matched.add(node_id)
@@ -168,18 +220,30 @@ class _Matcher:
             if hasattr(obj, "_prepare_restore"):
                 obj._prepare_restore()
             live_children = dict(og.children(obj))
-            for ref in self.saved.nodes[node_id].children:
+            refs = self.saved.nodes[node_id].children
+            redundant = _redundant_children(obj, [r.local_name for r in refs])
+            for ref in refs:
                 if not 0 <= ref.node_id < len(self.saved.nodes) or ref.node_id in self.matched:
                     continue
                 child = live_children.get(ref.local_name)
+                if child is None and ref.local_name in redundant:
+                    continue
                 if child is None and hasattr(obj, "_create_saved_child"):
                     child = obj._create_saved_child(ref.local_name)
                 if child is None:
-                    deferred.expect(anchor, path + (ref.local_name,), ref.node_id, self)
+                    if self._has_values(ref.node_id):
+                        deferred.expect(anchor, path + (ref.local_name,), ref.node_id, self)
                     continue
                 self._match(ref.node_id, child)
                 queue.append((ref.node_id, child) +
                              deferred.anchor_of(child, anchor, path + (ref.local_name,)))
+
+    def _has_values(self, node_id):
+        """Whether a saved subtree may hold values: False only where the writer said so
+        (Keras 3's bookkeeping nodes `_tracked`, `_inbound_nodes`, ... and InputLayers, which
+        nothing here has and nothing need wait for)."""
+        node = self.saved.nodes[node_id]
+        return not node.HasField("has_checkpoint_values") or node.has_checkpoint_values.value
 
     def attribute_values(self, attribute):
         """{name: value} of one saved attribute. A saveable of several tensors (a

@@ -69,8 +69,9 @@ def _concrete_specs(signature, batch):
         dims = list(spec.shape.as_list())
         if any(d is None for d in dims[1:]):
             raise ValueError(f"input {i} has shape {dims}: only the batch dimension (the "
-                             f"first) may be None for export; give the others fixed sizes "
-                             f"in input_signature")
+                             f"first) may be None for this export (ONNX, TF Lite); give the "
+                             f"others fixed sizes in input_signature (tf.saved_model.save "
+                             f"takes None in any dimension)")
         out.append(TensorSpec([batch if d is None else d for d in dims], spec.dtype))
     return out
 

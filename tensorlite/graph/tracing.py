@@ -173,6 +173,9 @@ class Tracer:
             return None
         if not self.USES_DEFERRED:
             self.raise_deferred(inputs)
+        stand_in = self._symbolic_stand_in(op, inputs, attrs)
+        if stand_in is not None:
+            return stand_in
         if any(t._dtype.is_string for t in inputs):
             return None
         # An op that fails on zeros of the same shapes too, or whose shape rule refuses the
@@ -193,6 +196,35 @@ class Tracer:
             self.deferred[id(o)] = err
             self.keep.append(o)
         return outs if op.multi_output else outs[0]
+
+    def _symbolic_stand_in(self, op, inputs, attrs):
+        """Outputs for an op of a get_concrete_function trace (no call: its None dimensions
+        run at made-up sizes) that fails on those sizes while its shape rule accepts the
+        declared shapes (a Reshape to [-1, 784] of a [None, None, None, None] input): zeros
+        of the rule's shapes, None dimensions at 1, as TensorFlow traces symbolically; None
+        where the rule refuses them too (a real error) or the trace is a call."""
+        if self.restore is None or not self.symbolic:
+            return None
+        slots = [self.slot_of.get(id(t)) for t in inputs]
+        shapes = [self.symbolic.get(s) for s in slots]
+        if all(shape is None for shape in shapes):
+            return None
+        specs = [Spec(shape if shape is not None else tuple(t._value.shape), t._dtype)
+                 for shape, t in zip(shapes, inputs)]
+        try:
+            got = op.infer(*specs, **(attrs or {}))
+        except Exception:  # noqa: BLE001 - the rule refuses the declared shapes too
+            return None
+        got = list(got) if op.multi_output else [got]
+        outs = []
+        for spec in got:
+            if spec is None or spec.shape is None or spec.dtype is None:
+                return None
+            shape = tuple(1 if d is None else int(d) for d in spec.shape)
+            outs.append(wrap(np.full(shape, b"", dtype=object) if spec.dtype.is_string
+                             else np.zeros(shape, spec.dtype.as_numpy_dtype)))
+        self.keep.extend(outs)
+        return tuple(outs) if op.multi_output else outs[0]
 
     def raise_deferred(self, tensors):
         """Raises the deferred failure of the first of `tensors` that stands in for one."""

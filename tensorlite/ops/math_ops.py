@@ -914,6 +914,10 @@ def tensordot(a, b, axes, name=None):
     if [sa[i] for i in ax_a] != [sb[i] for i in ax_b]:
         raise invalid("Tensordot", f"tensordot: contracted dimensions differ: {list(sa)} axes "
                       f"{ax_a} vs {list(sb)} axes {ax_b}")
+    if ax_a == [len(sa) - 1] and ax_b == [0] and len(sb) == 2 and len(sa) > 2:
+        # a Dense layer on a sequence: one broadcasting matmul, no reshape to the sizes
+        # traced, so the graph holds for every size of the leading dimensions
+        return matmul(a, b)
     free_a = [i for i in range(len(sa)) if i not in ax_a]
     free_b = [i for i in range(len(sb)) if i not in ax_b]
     k = int(np.prod([sa[i] for i in ax_a]))

@@ -38,7 +38,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors, nest
 from tensorlite.framework.registry import Spec
-from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE
+from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
 from tensorlite.saved_model.op_outputs import output_arg
 from tensorlite.summary.event_writer import tensor_proto
 from tensorlite.summary.graph_def import (FunctionDef, _Names, attr_value, datatype,
@@ -204,10 +204,11 @@ class _Writer:
         for slot, value in graph.constants.items():
             asset = self.asset(value)
             self.refs[slot] = self.resource(asset) if asset is not None else self.const(value)
+        dead = _dead_unmapped(graph)
         for node in graph.nodes:
             if node.op is READ_VARIABLE or node.op is ASSIGN_VARIABLE:
                 self.variable_node(node)
-            else:
+            elif id(node) not in dead:
                 self.op_node(node)
         for obj, name in zip(self.captured, self.resources.values()):
             sig.input_arg.add(name=name, type=datatype(dtypes.string) if obj in
@@ -271,6 +272,26 @@ def call_node(node, name, function, inputs, tin, tout):
     for key in ("config", "config_proto", "executor_type"):
         node.attr[key].s = b""
     return node
+
+
+def _dead_unmapped(graph):
+    """ids of the nodes left out: those nothing live needs (no output, no stateful op with
+    a mapping) that have no TensorFlow mapping or read such a node's outputs. That is the
+    initial value of a variable created on a tf.function's first call (the Core API
+    tutorials' `tf.Variable(tf.random.uniform(...))` under `if not self.built`), which the
+    variable holds already. A needed node without a mapping stays an error."""
+    needed, live = set(graph.output_slots()), set()
+    for node in reversed(graph.nodes):
+        if any(o in needed for o in node.outputs) or node.op is READ_VARIABLE or \
+                node.op is ASSIGN_VARIABLE or (is_stateful(node.op) and node.op.tf is not None):
+            live.add(id(node))
+            needed.update(node.inputs)
+    skipped, gone = set(), set()
+    for node in graph.nodes:
+        if id(node) not in live and (node.op.tf is None or any(i in gone for i in node.inputs)):
+            skipped.add(id(node))
+            gone.update(node.outputs)
+    return skipped
 
 
 def function_def(cap, name, arg_names, assets=None):

@@ -87,7 +87,11 @@ class Loaded:
     def __call__(self, *args, **kwargs):
         fn = self.__dict__.get("__call__")
         if fn is None:
-            raise TypeError("this restored object has no __call__ function")
+            raise TypeError(
+                "'_UserObject' object is not callable: this restored object has no __call__ "
+                f"function (a Keras 3 model saved by tf.saved_model.save has only its "
+                f"signatures: call loaded.signatures[...](x); signatures here: "
+                f"{sorted(self.__dict__.get('signatures') or {})})")
         return fn(*args, **kwargs)
 
 
@@ -130,12 +134,14 @@ class ConcreteFunction:
         self.structured_outputs = decode(saved.output_signature)
         self.function_def = runner.functions.get(name)
         self._value_shaped = runner.value_shaped(name)
+        self.positional_keywords = []  # set from a bare concrete function's proto
 
     def _flat_inputs(self, args, kwargs):
         """The tensors of a call, in the signature's order. The signature's Python values
         (a Keras call's `training=False`, `mask=None`) must be given equal or left out;
         a concrete function saved for other values does not match (TypeError)."""
         sig_args, sig_kwargs = self.structured_input_signature or ((), {})
+        args = self._keywords_of_positionals(args, sig_args, kwargs)
         if len(args) > len(sig_args):
             raise TypeError(f"{self.name} takes {len(sig_args)} positional arguments, got "
                             f"{len(args)}")
@@ -158,6 +164,25 @@ class ConcreteFunction:
         from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
         return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_sig)
                 if isinstance(s, _Spec)]
+
+    def _keywords_of_positionals(self, args, sig_args, kwargs):
+        """A function saved with keyword-only inputs of which the first
+        `allowed_positional_arguments` may be given positionally (TensorFlow's
+        one-input signatures: `signatures["serving_default"](x)`): those positional
+        arguments become their keywords (in `kwargs`); returns the positionals left."""
+        extra = len(args) - len(sig_args)
+        allowed = self.positional_keywords
+        if extra <= 0 or not allowed:
+            return args
+        if extra > len(allowed):
+            raise TypeError(f"{self.name} takes {len(sig_args) + len(allowed)} positional "
+                            f"arguments ({allowed}), got {len(args)}; pass the inputs by "
+                            f"keyword")
+        for name, value in zip(allowed, args[len(sig_args):]):
+            if name in kwargs:
+                raise TypeError(f"{self.name} got multiple values for argument {name!r}")
+            kwargs[name] = value
+        return args[:len(sig_args)]
 
     def __call__(self, *args, **kwargs):
         return self._call(args, kwargs, inline=False)
@@ -294,7 +319,10 @@ def _link(graph, objects, runner):
             objects[i] = RestoredFunction([concrete_fn(n) for n in
                                            proto.function.concrete_functions])
         elif kind == "bare_concrete_function":
-            objects[i] = concrete_fn(proto.bare_concrete_function.concrete_function_name)
+            bare = proto.bare_concrete_function
+            objects[i] = concrete_fn(bare.concrete_function_name)
+            objects[i].positional_keywords = list(
+                bare.argument_keywords[:bare.allowed_positional_arguments])
     for i, proto in enumerate(graph.nodes):
         obj = objects[i]
         for ref in proto.children:

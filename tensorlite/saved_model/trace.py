@@ -3,9 +3,11 @@ follow the batch size as None, and the attributes that follow it.
 
 With a None batch dimension in the input signature the function is traced twice
 (tensorlite/graph/capture.py) and the two traces say which dimensions and attribute entries
-follow the batch size; with fixed shapes one trace suffices, and its shapes come from the
-ops' shape rules (so functions that assign variables export too). A tf.function without an
-input signature exports the graphs its calls traced, as they are.
+follow the batch size; with None beyond the batch dimension one shape-polymorphic trace
+carries them by the ops' shape rules (graph/tracing.py); with fixed shapes one trace
+suffices, and its shapes come from the ops' shape rules (so functions that assign variables
+export too). A tf.function without an input signature exports the graphs its calls traced,
+as they are.
 
 Example:
     >>> traced = TracedGraph(module.f, [tf.TensorSpec([None, 3], tf.float32)])
@@ -30,10 +32,12 @@ class TracedGraph:
                           for s in signature]
         fn = function.python_function if isinstance(function, Function) else function
         dynamic = any(d is None for s in self.signature for d in s.shape.as_list())
-        self._capture = None
+        self._capture, self._symbolic = None, {}
         if graph is not None:  # an existing trace (a tf.function called without signature)
             from tensorlite.graph.passes import Specs  # noqa: PLC0415
             self.graph, self._specs = graph, Specs(graph)
+        elif any(None in s.shape.as_list()[1:] for s in self.signature):
+            self._polymorphic(tf_function(fn))
         elif dynamic:
             from tensorlite.graph.capture import capture  # noqa: PLC0415
             self._capture = capture(fn, self.signature)
@@ -43,12 +47,33 @@ class TracedGraph:
             from tensorlite.graph.passes import Specs  # noqa: PLC0415
             self._specs = Specs(self.graph)
 
+    def _polymorphic(self, function):
+        """None beyond the batch dimension (`[None, None]` strings, `[None, None, 3]`
+        images): one shape-polymorphic trace, whose ops' shape rules carry every None
+        dimension (graph/tracing.py), as TensorFlow traces a signature symbolically."""
+        from tensorlite.graph.passes import Specs  # noqa: PLC0415
+        graph = function.get_concrete_function(*self.signature).graph
+        if graph.size_dependent is not None:
+            raise errors.UnimplementedError(
+                None, None, f"SavedModel export: the traced function depends on the sizes its "
+                f"None dimensions take ({graph.size_dependent}); export one graph for every "
+                f"size by computing sizes with tf.shape(x), or give fixed sizes in the "
+                f"input_signature")
+        self.graph, self._specs = graph, Specs(graph)
+        self._symbolic = dict(graph.symbolic_shapes or {})
+
     def spec(self, slot):
-        """The slot's Spec: shape with None where it follows the batch size."""
+        """The slot's Spec: shape with None where it follows the batch size (or, in a
+        polymorphic trace, any None dimension of the inputs)."""
         if slot in self.graph.specs:  # an argument: as the signature declares it
             i = self.graph.placeholders.index(slot)
             s = self.signature[i]
             return Spec(tuple(s.shape.as_list()), s.dtype)
+        if slot in self._symbolic:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                dtype = self._specs[slot].dtype
+            return Spec(tuple(self._symbolic[slot]), dtype)
         if self._capture is not None:
             value = self._capture.value(slot)
             dyn = self._capture.dynamic_dims(slot)

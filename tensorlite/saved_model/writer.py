@@ -235,7 +235,8 @@ def _structure(value, structure, leaf, name="output", write=None):
     return value
 
 
-def _fullargspec(value, names):
+def _fullargspec(value, names, kwonly=()):
+    """A FullArgSpec StructuredValue: positional `names`, keyword-only `kwonly`."""
     spec = value.named_tuple_value
     spec.name = "FullArgSpec"
     for key in ("args", "varargs", "varkw", "defaults", "kwonlyargs", "kwonlydefaults",
@@ -247,6 +248,8 @@ def _fullargspec(value, names):
                 entry.list_value.values.add().string_value = n
         elif key == "kwonlyargs":
             entry.list_value.SetInParent()
+            for n in kwonly:
+                entry.list_value.values.add().string_value = n
         elif key == "annotations":
             entry.dict_value.SetInParent()
         else:
@@ -391,6 +394,11 @@ class _Builder:
         bare = self.objects.nodes.add().bare_concrete_function
         bare.concrete_function_name = wrapper
         bare.argument_keywords.extend(sorted(names))
+        # as TensorFlow writes a signature: its keyword-only inputs, of which the only one
+        # may also be passed positionally (`loaded.signatures["serving_default"](x)`)
+        bare.allowed_positional_arguments = 1 if len(names) == 1 else 0
+        _fullargspec(bare.function_spec.fullargspec, [], sorted(names))
+        bare.function_spec.input_signature.none_value.SetInParent()
         self.objects.nodes[map_id].children.add(node_id=node_id, local_name=key)
         self._signature_def(key, wrapper, names, signature, bound, outputs, keys, order,
                             call_index)
@@ -505,7 +513,7 @@ def _spec_of(spec):
     return Spec(tuple(spec.shape.as_list()), spec.dtype)
 
 
-def _signature_functions(obj, signatures):
+def _signature_functions(obj, signatures, keras_call=None):
     """{key: (tf.function, input signature)} of `signatures`: a tf.function with an
     input_signature, a ConcreteFunction, or a dict of them; None: the object's only
     tf.function with an input_signature, if it has exactly one."""
@@ -516,7 +524,7 @@ def _signature_functions(obj, signatures):
     if signatures is None:
         candidates = [f for _, f in _functions(obj) if f._signature is not None]
         signatures = candidates[0] if len(candidates) == 1 else \
-            _keras_serving(obj) if not candidates else {}
+            (keras_call or {}) if not candidates else {}
     if not isinstance(signatures, dict):
         signatures = {SIGNATURE_KEY: signatures}
     out = {}
@@ -533,6 +541,16 @@ def _signature_functions(obj, signatures):
             raise ValueError(f"signature {key!r}: expected a tf.function or a concrete "
                              f"function, got {type(fn).__name__}")
     return out
+
+
+def _keras_call(obj):
+    """A built Keras model's inference call, a tf.function with the model's input
+    signature: saved as the object's `__call__` (tf.keras 2 saves one, so that the reloaded
+    object is callable: `tf.saved_model.load(d)(x)`, `hub.KerasLayer(d)`) and as its
+    default signature (as TensorFlow saves one); None for other objects."""
+    if isinstance(obj, Loaded):
+        return None
+    return _keras_serving(obj) or None
 
 
 def _keras_serving(obj):
@@ -583,10 +601,15 @@ def _concrete_origin(obj, concrete):
 def build(obj, signatures=None):
     """The MetaGraphDef of `obj` and the bundle tensors of its variables."""
     builder = _Builder(obj)
+    keras_call = _keras_call(obj)
     n_objects = len(builder.graph.nodes)
     for node_id in range(n_objects):
         if not og.is_variable(builder.graph.nodes[node_id]):
-            for attr, fn in _functions(builder.graph.nodes[node_id]):
+            functions = _functions(builder.graph.nodes[node_id])
+            if node_id == 0 and keras_call is not None and \
+                    "__call__" not in dict(functions):
+                functions.append(("__call__", keras_call))
+            for attr, fn in functions:
                 builder.function(node_id, attr, fn)
     map_id = len(builder.objects.nodes)
     sig_map = builder.objects.nodes.add().user_object
@@ -594,7 +617,7 @@ def build(obj, signatures=None):
     sig_map.version.producer = sig_map.version.min_consumer = 1
     builder.objects.nodes[0].children.add(node_id=map_id, local_name="signatures")
     for i, (key, (fn, signature, graph)) in enumerate(
-            _signature_functions(obj, signatures).items()):
+            _signature_functions(obj, signatures, keras_call).items()):
         builder.signature(key, fn, signature, map_id, i, graph)
     meta = builder.meta
     variables = [i for i, v in enumerate(builder.graph.nodes) if og.is_variable(v)]

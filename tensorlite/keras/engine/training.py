@@ -442,7 +442,8 @@ class Model(Layer):
     def _trackable_children(self):
         """tf.keras's checkpoint layout: a network's layers as `layer_with_weights-J` (those
         with weights, numbered among themselves) and `layer-I`; a subclassed model's by
-        attribute; then the `optimizer`."""
+        attribute; then the `optimizer`. A network also has Keras 3's `_operations` (or
+        `_functional`) edges to the same layers (keras/saving/keras3_layout.py)."""
         if self._is_network():
             out, j = [], 0
             for i, layer in enumerate(self.layers):
@@ -450,6 +451,9 @@ class Model(Layer):
                     out.append((f"layer_with_weights-{j}", layer))
                     j += 1
                 out.append((f"layer-{i}", layer))
+            from tensorlite.keras.engine.sequential import Sequential  # noqa: PLC0415
+            from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
+            out.extend(keras3_layout.model_aliases(self, isinstance(self, Sequential)))
         else:
             out = Layer._trackable_children(self)
         if self.optimizer is not None:

@@ -119,11 +119,14 @@ class Layer(Module):
     def _trackable_children(self):
         """Children in TensorFlow's Keras checkpoint layout: each add_weight variable by the
         name it was given (`kernel`, `bias`), then public attributes holding layers,
-        modules or variables (sub-layers by attribute name, as tf.keras tracks them)."""
+        modules or variables (sub-layers by attribute name, as tf.keras tracks them), then
+        Keras 3's names of the same weights (keras/saving/keras3_layout.py)."""
         out, seen = [], set()
         for w in self._own_weights:
             out.append((_weight_local_name(w), w))
             seen.add(id(w))
+        from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
+        aliases = keras3_layout.attribute_aliases(self)
         for key, value in vars(self).items():
             if key.startswith("_") or id(value) in seen:
                 continue
@@ -131,7 +134,11 @@ class Layer(Module):
                     isinstance(value, (list, tuple, dict)) and any(
                         isinstance(v, Module) or _is_trackable_weight(v)
                         for v in nest.flatten(value))):
+                if key in aliases:  # tf.keras's name first: its keys, then ours too
+                    out.append((aliases[key], value))
                 out.append((key, value))
+        for w in self._own_weights:  # Keras 3's names beside (`_kernel`): both restore
+            out.extend(keras3_layout.weight_aliases(_weight_local_name(w), w))
         return out
 
     # -- properties ------------------------------------------------------------------------

@@ -290,14 +290,35 @@ class Optimizer:
     _CHECKPOINT_SLOT_GROUPS = ()
 
     def _trackable_children(self):
-        """tf.keras's layout: `_variables` (iterations, then the slots in tf.keras's build
-        order), `_iterations` and `_learning_rate`."""
+        """`_iterations`, `_learning_rate` and the slots by the per-slot lists that tf.keras 2
+        and Keras 3 both track (`_momentums`, ...: keras/saving/keras3_layout.py); an
+        optimizer with a slot of no known list has tf.keras 2's `_variables` (iterations,
+        then the slots in tf.keras's build order) instead."""
+        from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
         self._create_hypers()
-        out = [("_variables", self._checkpoint_variables()), ("_iterations", self.iterations)]
+        lists = keras3_layout.slot_lists(self)
+        out = [("_iterations", self.iterations)]
+        if lists is None:
+            out.insert(0, ("_variables", self._checkpoint_variables()))
         lr = self._hyper.get("learning_rate")
         if isinstance(lr, Variable):
             out.append(("_learning_rate", lr))
-        return out
+        return out + (lists or [])
+
+    def _checkpoint_redundant_children(self, saved_names):
+        """Saved children a restore need not wait for: `_variables` (numbered differently
+        by tf.keras 2 and Keras 3) where the file also has the per-slot lists."""
+        from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
+        if keras3_layout.slot_list_names(self) & set(saved_names):
+            return ("_variables",)
+        return ()
+
+    def _create_saved_child(self, name):
+        """Restore hook: a file with only tf.keras 2's `_variables` (no per-slot lists,
+        e.g. written by an older tensorlite) restores the slots through it."""
+        if name == "_variables" and self._slot_names:
+            return self._checkpoint_variables()
+        return None
 
     def _checkpoint_variables(self):
         grouped = [n for group in self._CHECKPOINT_SLOT_GROUPS for n in group]
@@ -442,6 +463,12 @@ class Optimizer:
 
     def _create_slots(self, var_list):
         pass
+
+    def build(self, var_list):
+        """Keras's `optimizer.build(model.trainable_variables)`: creates the iterations,
+        hyperparameters and every slot of `var_list` now (e.g. so that a checkpoint restore
+        finds them), as the first `apply_gradients` would."""
+        self._create_all_weights(list(var_list))
 
     def _create_all_weights(self, var_list):
         _ = self.iterations
