@@ -48,6 +48,7 @@ class InferenceGraph(TracedGraph):
         self.signature = list(signature)
         self._capture = Capture(graphs, self.signature)
         self.graph = self._capture.graph
+        self._symbolic = {}  # the Capture knows which dimensions vary (two traces)
         self.input_keys = [str(k) for k in input_keys]
         self.input_names = []
         for key in self.input_keys:
