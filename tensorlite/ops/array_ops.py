@@ -58,7 +58,7 @@ def _reshape_shape(x, shape):
 RESHAPE = register(
     "Reshape", _reshape_fwd,
     grad=lambda g, ans, x, shape: reshape(g, _lead(g, ans) + x._value.shape),
-    shape=_reshape_shape)
+    shape=_reshape_shape, jit=("reshape",), simplify="reshape")
 declare(RESHAPE, batch=reshape_rule)
 
 
@@ -77,7 +77,7 @@ def _reshape_polymorphic(specs, arrays, attrs):
     return attrs
 
 
-RESHAPE.polymorphic_attrs = _reshape_polymorphic
+declare(RESHAPE, polymorphic_attrs=_reshape_polymorphic)
 
 
 def reshape(tensor, shape, name=None):
@@ -100,7 +100,8 @@ def _transpose_grad(g, ans, x, perm):
 
 TRANSPOSE = register(
     "Transpose", lambda x, perm: np.transpose(x, perm), grad=_transpose_grad,
-    shape=lambda x, perm: Spec(tuple(x.shape[p] for p in perm), x.dtype))
+    shape=lambda x, perm: Spec(tuple(x.shape[p] for p in perm), x.dtype),
+    simplify="transpose")
 declare(TRANSPOSE, batch=transpose_rule)
 
 
@@ -152,7 +153,7 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 
 # -- identity / broadcast ---------------------------------------------------------------------
 IDENTITY = register("Identity", lambda x: x, grad=lambda g, ans, x: g,
-                    shape=lambda x: x)
+                    shape=lambda x: x, jit=("alias",), numexpr="{0}", simplify="identity")
 
 
 def identity(input, name=None):  # noqa: A002
@@ -330,13 +331,16 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 
 
 # Registered ops (not Python shortcuts) so that graphs recompute them for new inputs.
-SHAPE = register("Shape", lambda x, dtype: np.array(x.shape, dtype=dtype.as_numpy_dtype),
-                 grad=NOT_DIFFERENTIABLE,
-                 shape=lambda x, dtype: Spec((len(x.shape),), dtype))
-SIZE = register("Size", lambda x, dtype: np.array(x.size, dtype=dtype.as_numpy_dtype),
-                grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec((), dtype))
-RANK = register("Rank", lambda x: np.array(x.ndim, dtype=np.int32), grad=NOT_DIFFERENTIABLE,
-                shape=lambda x: Spec((), dtypes.int32))
+# shape_only: their outputs follow the inputs' shapes, not their values (graph/tracing.py)
+SHAPE = declare(register("Shape", lambda x, dtype: np.array(x.shape, dtype=dtype.as_numpy_dtype),
+                         grad=NOT_DIFFERENTIABLE,
+                         shape=lambda x, dtype: Spec((len(x.shape),), dtype)), shape_only=True)
+SIZE = declare(register("Size", lambda x, dtype: np.array(x.size, dtype=dtype.as_numpy_dtype),
+                        grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec((), dtype)),
+               shape_only=True)
+RANK = declare(register("Rank", lambda x: np.array(x.ndim, dtype=np.int32),
+                        grad=NOT_DIFFERENTIABLE, shape=lambda x: Spec((), dtypes.int32)),
+               shape_only=True)
 
 
 def _per_example_meta(forward):
@@ -933,7 +937,8 @@ def _tensor_scatter_op(name, forward, grad):
     """A TensorScatter* op: TensorFlow's node of the same name takes (tensor, indices,
     updates) with T and Tindices; our `rank` attribute is not written."""
     return declare(register(name, forward, grad=grad, shape=lambda t, i, u, rank: t),
-                   tf=lambda attrs, in_specs: (name, {"Tindices": in_specs[1].dtype}))
+                   tf=lambda attrs, in_specs: (name, {"Tindices": in_specs[1].dtype}),
+                   tf_outputs="output")
 
 
 TENSOR_SCATTER_UPDATE = _tensor_scatter_op("TensorScatterUpdate", _tensor_scatter_update_fwd,
@@ -1693,23 +1698,23 @@ def _gather_tf(attrs, in_specs):
         [0, 1, _i32([axis])[0]]
 
 
-declare(RESHAPE, tf=_reshape_tf)
-declare(TRANSPOSE, tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]))
-declare(IDENTITY, tf="Identity")
+declare(RESHAPE, tf=_reshape_tf, tf_outputs="output")
+declare(TRANSPOSE, tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]), tf_outputs="y")
+declare(IDENTITY, tf="Identity", tf_outputs="output")
 declare(CONCAT, tf=lambda a, specs: ("ConcatV2", {"N": len(specs)},
-                                     list(_pyrange(len(specs))) + [_i32([a["axis"]])[0]]))
-declare(STACK, tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}))
-declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]))
-declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]))
-declare(SHAPE, tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}))
-declare(SIZE, tf=lambda a, specs: ("Size", {"out_type": a["dtype"]}))
-declare(RANK, tf="Rank")
-declare(GATHER, tf=_gather_tf)
+                                     list(_pyrange(len(specs))) + [_i32([a["axis"]])[0]]), tf_outputs="output")
+declare(STACK, tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}), tf_outputs="output")
+declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]), tf_outputs="output")
+declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]), tf_outputs="output")
+declare(SHAPE, tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}), tf_outputs="output")
+declare(SIZE, tf=lambda a, specs: ("Size", {"out_type": a["dtype"]}), tf_outputs="output")
+declare(RANK, tf="Rank", tf_outputs="output")
+declare(GATHER, tf=_gather_tf, tf_outputs="output")
 declare(UNSTACK, tf=lambda a, specs: ("Unpack", {"num": specs[0].shape[a["axis"]],
-                                                 "axis": a["axis"]}))
+                                                 "axis": a["axis"]}), tf_outputs="output")
 declare(SPLIT, tf=lambda a, specs: ("SplitV", {"num_split": len(a["sizes"]),
                                                "Tlen": dtypes.int32},
-                                    [0, _i32(a["sizes"]), _i32([a["axis"]])[0]]))
+                                    [0, _i32(a["sizes"]), _i32([a["axis"]])[0]]), tf_outputs="output")
 declare(UNSTACK, tf_import=lambda ins, a: unstack(ins[0], axis=a.get("axis", 0)))
 declare(SPLIT, tf_import=lambda ins, a: split(ins[0], [int(s) for s in ins[1].numpy()],
                                               axis=int(ins[2].numpy())))
@@ -1728,5 +1733,5 @@ def _fill_like_tf(name):
 
 
 declare(ZEROS_LIKE, tf=_fill_like_tf("ZerosLike"),
-        tf_import=lambda ins, a: zeros_like(ins[0]))
-declare(ONES_LIKE, tf=_fill_like_tf("OnesLike"), tf_import=lambda ins, a: ones_like(ins[0]))
+        tf_import=lambda ins, a: zeros_like(ins[0]), tf_outputs="y")
+declare(ONES_LIKE, tf=_fill_like_tf("OnesLike"), tf_import=lambda ins, a: ones_like(ins[0]), tf_outputs="y")

@@ -87,7 +87,7 @@ declare(DENSE_BINCOUNT, tf_import=_import_dense)
 declare(DENSE_BINCOUNT_SIZED, tf=lambda a, specs: ("DenseBincount", {
     "Tidx": specs[0].dtype, "T": dtypes.as_dtype(a["out_dtype"]),
     "binary_output": a["binary_output"]},
-    [0, 1, np.zeros(0, dtypes.as_dtype(a["out_dtype"]).as_numpy_dtype)]))
+    [0, 1, np.zeros(0, dtypes.as_dtype(a["out_dtype"]).as_numpy_dtype)]), tf_outputs={"DenseBincount": "output"})
 
 
 def _import_ragged(ins, attrs):
@@ -111,4 +111,4 @@ def _ragged_tf(attrs, specs):
              np.zeros(0, out.as_numpy_dtype)])
 
 
-declare(RAGGED_BINCOUNT, tf_import=_import_ragged, tf=_ragged_tf)
+declare(RAGGED_BINCOUNT, tf_import=_import_ragged, tf=_ragged_tf, tf_outputs="output")

@@ -38,7 +38,7 @@ def _complex_shape(x, y):
 COMPLEX = declare(register("Complex", _complex_fwd, grad=_complex_grad, shape=_complex_shape),
                   tf=lambda attrs, specs: ("Complex", {"Tout": _COMPLEX_OF[specs[0].dtype.name]}),
                   batch=elementwise(_complex_fwd),
-                  tf_import=lambda ins, a: execute(COMPLEX, (ins[0], ins[1]), None))
+                  tf_import=lambda ins, a: execute(COMPLEX, (ins[0], ins[1]), None), tf_outputs="out")
 
 
 def complex(real, imag, name=None):  # noqa: A001 - TF's name
@@ -71,7 +71,7 @@ COMPLEX_ABS = declare(
              shape=lambda x: Spec(x.shape, x.dtype.real_dtype)),
     tf=lambda attrs, specs: ("ComplexAbs", {"Tout": specs[0].dtype.real_dtype}),
     tf_import=lambda ins, a: complex_abs(ins[0]),
-    batch=elementwise(np.abs))
+    batch=elementwise(np.abs), tf_outputs="y")
 
 
 def complex_abs(x):
@@ -92,7 +92,7 @@ ANGLE = declare(
              shape=lambda z: Spec(z.shape, z.dtype.real_dtype)),
     tf=lambda attrs, specs: ("Angle", {"Tout": specs[0].dtype.real_dtype}),
     tf_import=lambda ins, a: angle(ins[0]),
-    batch=elementwise(lambda z: np.angle(z).astype(z.real.dtype)))
+    batch=elementwise(lambda z: np.angle(z).astype(z.real.dtype)), tf_outputs="output")
 
 
 def angle(input, name=None):  # noqa: A002 - TF's argument name

@@ -493,12 +493,13 @@ class _ConvFamily:
     gradient (all three are bilinear), so every order of derivative closes on the three."""
 
     def __init__(self, name, fwd, bi_fwd, bf_fwd, out_channels, filter_tail):
+        # cost: the parallel pass's work estimate (graph/passes/parallel.py)
         self.fwd = register(name, fwd, grad=self._fwd_grad,
-                            shape=_conv_out_shape(out_channels))
+                            shape=_conv_out_shape(out_channels), cost="conv")
         self.bi_op = register(name + "BackpropInput", bi_fwd, grad=self._bi_grad,
-                              shape=_bi_shape)
+                              shape=_bi_shape, cost="conv_backprop_input")
         self.bf_op = register(name + "BackpropFilter", bf_fwd, grad=self._bf_grad,
-                              shape=_bf_shape(filter_tail))
+                              shape=_bf_shape(filter_tail), cost="conv_backprop_filter")
         for op in (self.fwd, self.bi_op, self.bf_op):  # forwards take leading batch dims
             declare(op, batch=leading(op.forward))
 
@@ -1119,10 +1120,10 @@ def _pool_tf(op_name):
     return rule
 
 
-declare(CONV2D.fwd, tf=_conv_tf("Conv2D"))
-declare(DEPTHWISE.fwd, tf=_conv_tf("DepthwiseConv2dNative"))
-declare(MAX_POOL, tf=_pool_tf("MaxPool"))
-declare(AVG_POOL, tf=_pool_tf("AvgPool"))
+declare(CONV2D.fwd, tf=_conv_tf("Conv2D"), tf_outputs="output")
+declare(DEPTHWISE.fwd, tf=_conv_tf("DepthwiseConv2dNative"), tf_outputs="output")
+declare(MAX_POOL, tf=_pool_tf("MaxPool"), tf_outputs="output")
+declare(AVG_POOL, tf=_pool_tf("AvgPool"), tf_outputs="output")
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------

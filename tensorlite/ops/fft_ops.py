@@ -87,6 +87,7 @@ def _register_c2c(rank, inverse):
     op = register(name, _c2c_fwd(rank, inverse), grad=_c2c_grad(rank, inverse),
                   shape=_c2c_spec)
     return declare(op, tf=lambda attrs, specs: (name, {"Tcomplex": specs[0].dtype, "T": None}),
+                   tf_outputs="output",
                    tf_import=lambda ins, a: execute(op, (ins[0],), None),
                    batch=leading(_c2c_fwd(rank, inverse)))
 
@@ -213,7 +214,8 @@ def _register_real(rank, inverse):
                        (_rfft_fwd, _rfft_grad, _rfft_spec))
     op = register(name, fwd(rank), grad=grad(rank), shape=spec)
     # TF's fft_length input arrives as a constant: it becomes the attribute again
-    return declare(op, tf=_length_tf(name, not inverse), batch=leading(fwd(rank)),
+    return declare(op, tf=_length_tf(name, not inverse), tf_outputs="output",
+                   batch=leading(fwd(rank)),
                    tf_import=lambda ins, a: execute(
                        op, (ins[0],), {"fft_length": tuple(int(n) for n in np.asarray(ins[1]))}))
 

@@ -24,7 +24,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import blas_threads, intra_op_pool
-from tensorlite.framework.registry import Spec, register
+from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.ops import conv_ops, conv_select, math_ops, numba_fused
 
 ACTIVATIONS = (None, "Relu")
@@ -146,11 +146,14 @@ def _bias_grad_spec(g):
 
 
 FUSED_CONV2D = register(
-    "_FusedConv2D", _fused_conv_fwd,
+    "_FusedConv2D", _fused_conv_fwd, cost="conv",
     shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo))
 FUSED_MATMUL = register(
-    "_FusedMatMul", _fused_matmul_fwd,
+    "_FusedMatMul", _fused_matmul_fwd, cost="matmul",
     shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t))
+# graph/passes/kernel_fusion.py: these contractions take their bias add and ReLU in place
+declare(conv_ops.CONV2D.fwd, bias_fusion=FUSED_CONV2D)
+declare(math_ops.MATMUL, bias_fusion=FUSED_MATMUL)
 FUSED_RELU_GRAD_BIAS_GRAD = register(
     "_FusedReluGradBiasAddGrad", _relu_grad_bias_fwd, multi_output=True,
     shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)))

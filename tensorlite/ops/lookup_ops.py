@@ -43,17 +43,18 @@ LOOKUP_SIZE = register("LookupTableSizeV2",
                        lambda table: np.array(table._size(), dtype=np.int64),
                        grad=NOT_DIFFERENTIABLE, shape=lambda table: Spec((), dtypes.int64))
 LOOKUP_EXPORT = register("LookupTableExportV2", _export_fwd, grad=NOT_DIFFERENTIABLE,
+                         tf_outputs=("keys", "values"),
                          multi_output=True,
                          shape=lambda table: [Spec((None,), table.key_dtype),
                                               Spec((None,), table.value_dtype)])
 for _op in (LOOKUP_FIND, LOOKUP_INSERT, LOOKUP_REMOVE, LOOKUP_SIZE, LOOKUP_EXPORT):
     declare(_op, effects="state")  # a mutable table's contents change between graph runs
 for _op in (LOOKUP_FIND, LOOKUP_SIZE, LOOKUP_EXPORT):
-    _op.reads_state_only = True  # export may run them on sample inputs: they change nothing
+    declare(_op, reads_state_only=True)  # export may run them on samples: they change nothing
 
 # SavedModel export: the table is the node's first input, a DT_RESOURCE argument of the
 # function (saved_model/table_export.py writes the table itself).
 declare(LOOKUP_FIND, tf=lambda a, specs: (
     "LookupTableFindV2", {"Tin": a["table"].key_dtype, "Tout": a["table"].value_dtype,
-                          "T": None}, ["table", 0, 1]))
-declare(LOOKUP_SIZE, tf=lambda a, specs: ("LookupTableSizeV2", {"T": None}, ["table"]))
+                          "T": None}, ["table", 0, 1]), tf_outputs="values")
+declare(LOOKUP_SIZE, tf=lambda a, specs: ("LookupTableSizeV2", {"T": None}, ["table"]), tf_outputs="size")

@@ -92,25 +92,26 @@ def _conj_if_complex(t):
     return conj(t) if t is not None and t._dtype.is_complex else t
 
 
-def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
-    # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T
-    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
-                 tf_import="plain", batch=elementwise(fwd))
+def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape, **rules):
+    # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T;
+    # `rules`: the op's other rules and properties (registry.PROPERTIES)
+    op = register(name, fwd, grad=_conjugating(grad), shape=shape, tf=name, tf_outputs="z",
+                  tf_import="plain", batch=elementwise(fwd), **rules)
     return op, binary(op, kinds)
 
 
-def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
-                 tf_import="plain", batch=elementwise(fwd))
+def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape, **rules):
+    op = register(name, fwd, grad=_conjugating(grad), shape=shape, tf=name, tf_outputs="y",
+                  tf_import="plain", batch=elementwise(fwd), **rules)
     return op, unary(op, kinds)
 
 
 # -- arithmetic -------------------------------------------------------------------------------
-ADD, add = _defbinary("AddV2", np.add, lambda g, ans, x, y: _ub2(g, g, x, y, ans), ANY)
+ADD, add = _defbinary("AddV2", np.add, lambda g, ans, x, y: _ub2(g, g, x, y, ans), ANY, jit=("ufunc", "add", "swap"), numexpr="({0} + {1})", fuse="add({0}, {1}{out})", commutative=True, simplify=("neutral", 0, (0, 1), "+"))
 SUB, subtract = _defbinary("Sub", np.subtract,
-                           lambda g, ans, x, y: _ub2(g, negative(g), x, y, ans))
+                           lambda g, ans, x, y: _ub2(g, negative(g), x, y, ans), jit=("ufunc", "subtract"), numexpr="({0} - {1})", fuse="subtract({0}, {1}{out})", simplify=("neutral", 0, (1,), "-"))
 MUL, multiply = _defbinary("Mul", np.multiply,
-                           lambda g, ans, x, y: _ub2(multiply(g, y), multiply(g, x), x, y, ans))
+                           lambda g, ans, x, y: _ub2(multiply(g, y), multiply(g, x), x, y, ans), jit=("ufunc", "multiply", "swap"), numexpr="({0} * {1})", fuse="multiply({0}, {1}{out})", commutative=True, simplify=("neutral", 1, (0, 1), "*"))
 
 
 def _div_fwd(x, y):
@@ -122,7 +123,7 @@ def _div_fwd(x, y):
 REALDIV, realdiv = _defbinary(
     "RealDiv", _div_fwd,
     lambda g, ans, x, y: _ub2(divide(g, y), negative(multiply(g, divide(ans, y))), x, y, ans),
-    FLOATC)
+    FLOATC, jit=("ufunc", "true_divide", "floats"), numexpr="({0} / {1})", fuse=("true_divide({0}, {1}{out})", "floats"), simplify=("neutral", 1, (1,), "/"))
 
 
 def truediv(x, y, name=None):
@@ -180,7 +181,7 @@ def _pow_fwd(x, y):
     return np.power(x, y)
 
 
-POW, pow = _defbinary("Pow", _pow_fwd, _pow_grad)  # noqa: A001 - TF's name
+POW, pow = _defbinary("Pow", _pow_fwd, _pow_grad, jit=("ufunc", "power", "floats"), numexpr="({0} ** {1})", fuse="call")  # noqa: A001 - TF's name
 
 
 def _minmax_grad(pick_x):
@@ -192,38 +193,38 @@ def _minmax_grad(pick_x):
 
 
 MAXIMUM, maximum = _defbinary("Maximum", np.maximum, _minmax_grad(lambda x, y: greater_equal(x, y)),
-                              REAL)
+                              REAL, jit=("ufunc", "maximum", "fill"), numexpr="where({1} != {1}, {1}, where({0} < {1}, {1}, {0}))", fuse="maximum({0}, {1}{out})", commutative=True)
 MINIMUM, minimum = _defbinary("Minimum", np.minimum, _minmax_grad(lambda x, y: less_equal(x, y)),
-                              REAL)
+                              REAL, jit=("ufunc", "minimum", "fill"), numexpr="where({1} != {1}, {1}, where({1} < {0}, {1}, {0}))", fuse="minimum({0}, {1}{out})", commutative=True)
 SQDIFF, squared_difference = _defbinary(
     "SquaredDifference", lambda x, y: np.square(x - y),
     lambda g, ans, x, y: (lambda d: _ub2(d, negative(d), x, y, ans))(
-        multiply(g, multiply(subtract(x, y), 2))))
+        multiply(g, multiply(subtract(x, y), 2))), jit=("chain", "subtract", ("{0}", "{1}"), ("np.square({t}{out})",)), numexpr="(({0} - {1}) * ({0} - {1}))", fuse="call", commutative=True)
 ATAN2, atan2 = _defbinary(
     "Atan2", np.arctan2,
     lambda g, ans, x, y: (lambda den: _ub2(multiply(g, divide(y, den)),
                                            negative(multiply(g, divide(x, den))), x, y, ans))(
-        add(square(x), square(y))), FLOAT)
+        add(square(x), square(y))), FLOAT, jit=("ufunc", "arctan2"))
 
 # -- comparisons and logic --------------------------------------------------------------------
-EQUAL, equal = _defbinary("Equal", np.equal, NOT_DIFFERENTIABLE, ANY, _bshape_bool)
+EQUAL, equal = _defbinary("Equal", np.equal, NOT_DIFFERENTIABLE, ANY, _bshape_bool, jit=("ufunc", "equal"), numexpr="({0} == {1})", commutative=True)
 NOT_EQUAL, not_equal = _defbinary("NotEqual", np.not_equal, NOT_DIFFERENTIABLE, ANY,
-                                  _bshape_bool)
-LESS, less = _defbinary("Less", np.less, NOT_DIFFERENTIABLE, REAL, _bshape_bool)
+                                  _bshape_bool, jit=("ufunc", "not_equal"), numexpr="({0} != {1})", commutative=True)
+LESS, less = _defbinary("Less", np.less, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "less"), numexpr="({0} < {1})")
 LESS_EQUAL, less_equal = _defbinary("LessEqual", np.less_equal, NOT_DIFFERENTIABLE, REAL,
-                                    _bshape_bool)
-GREATER, greater = _defbinary("Greater", np.greater, NOT_DIFFERENTIABLE, REAL, _bshape_bool)
+                                    _bshape_bool, jit=("ufunc", "less_equal"), numexpr="({0} <= {1})")
+GREATER, greater = _defbinary("Greater", np.greater, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "greater"), numexpr="({0} > {1})")
 GREATER_EQUAL, greater_equal = _defbinary("GreaterEqual", np.greater_equal, NOT_DIFFERENTIABLE,
-                                          REAL, _bshape_bool)
-LAND, logical_and = _defbinary("LogicalAnd", np.logical_and, NOT_DIFFERENTIABLE, "b")
-LOR, logical_or = _defbinary("LogicalOr", np.logical_or, NOT_DIFFERENTIABLE, "b")
-LXOR, logical_xor = _defbinary("LogicalXor", np.logical_xor, NOT_DIFFERENTIABLE, "b")
-LNOT, logical_not = _defunary("LogicalNot", np.logical_not, NOT_DIFFERENTIABLE, "b")
+                                          REAL, _bshape_bool, jit=("ufunc", "greater_equal"), numexpr="({0} >= {1})")
+LAND, logical_and = _defbinary("LogicalAnd", np.logical_and, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_and"), commutative=True)
+LOR, logical_or = _defbinary("LogicalOr", np.logical_or, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_or"), commutative=True)
+LXOR, logical_xor = _defbinary("LogicalXor", np.logical_xor, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_xor"), commutative=True)
+LNOT, logical_not = _defunary("LogicalNot", np.logical_not, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_not"))
 
-BAND, bitwise_and = _defbinary("BitwiseAnd", np.bitwise_and, NOT_DIFFERENTIABLE, "iu")
-BOR, bitwise_or = _defbinary("BitwiseOr", np.bitwise_or, NOT_DIFFERENTIABLE, "iu")
-BXOR, bitwise_xor = _defbinary("BitwiseXor", np.bitwise_xor, NOT_DIFFERENTIABLE, "iu")
-BINV, invert = _defunary("Invert", np.invert, NOT_DIFFERENTIABLE, "iu")
+BAND, bitwise_and = _defbinary("BitwiseAnd", np.bitwise_and, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_and"), commutative=True)
+BOR, bitwise_or = _defbinary("BitwiseOr", np.bitwise_or, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_or"), commutative=True)
+BXOR, bitwise_xor = _defbinary("BitwiseXor", np.bitwise_xor, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_xor"), commutative=True)
+BINV, invert = _defunary("Invert", np.invert, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "invert"))
 LSHIFT, left_shift = _defbinary("LeftShift", np.left_shift, NOT_DIFFERENTIABLE, "iu")
 RSHIFT, right_shift = _defbinary("RightShift", np.right_shift, NOT_DIFFERENTIABLE, "iu")
 
@@ -246,8 +247,8 @@ def invert_operator(x):
 
 
 # -- unary ------------------------------------------------------------------------------------
-NEG, negative = _defunary("Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC)
-ABS, _real_abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL)
+NEG, negative = _defunary("Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC, jit=("ufunc", "negative"), numexpr="(-{0})", fuse="negative({0}{out})", simplify="involution")
+ABS, _real_abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL, jit=("ufunc", "absolute"), numexpr="abs({0})", fuse="abs({0}{out})")
 
 
 def abs(x, name=None):  # noqa: A001 - TF's name
@@ -274,30 +275,30 @@ def _is_complex_value(x):
     return False
 
 
-SIGN, sign = _defunary("Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL)
+SIGN, sign = _defunary("Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL, jit=("ufunc", "sign"), fuse="sign({0}{out})")
 SQUARE, square = _defunary("Square", np.square,
-                           lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC)
-SQRT, sqrt = _defunary("Sqrt", np.sqrt, lambda g, ans, x: divide(g, multiply(ans, 2)))
+                           lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC, jit=("ufunc", "square"), numexpr="({0} * {0})", fuse="square({0}{out})")
+SQRT, sqrt = _defunary("Sqrt", np.sqrt, lambda g, ans, x: divide(g, multiply(ans, 2)), jit=("ufunc", "sqrt"), numexpr="sqrt({0})", fuse="sqrt({0}{out})")
 RSQRT, rsqrt = _defunary("Rsqrt", lambda x: 1 / np.sqrt(x),
-                         lambda g, ans, x: multiply(g, multiply(pow(ans, 3), -0.5)))
-EXP, exp = _defunary("Exp", np.exp, lambda g, ans, x: multiply(g, ans))
-EXPM1, expm1 = _defunary("Expm1", np.expm1, lambda g, ans, x: multiply(g, add(ans, 1)))
-LOG, log = _defunary("Log", np.log, lambda g, ans, x: divide(g, x))
-LOG1P, log1p = _defunary("Log1p", np.log1p, lambda g, ans, x: divide(g, add(x, 1)))
-SIN, sin = _defunary("Sin", np.sin, lambda g, ans, x: multiply(g, cos(x)))
-COS, cos = _defunary("Cos", np.cos, lambda g, ans, x: negative(multiply(g, sin(x))))
-TAN, tan = _defunary("Tan", np.tan, lambda g, ans, x: multiply(g, add(square(ans), 1)))
+                         lambda g, ans, x: multiply(g, multiply(pow(ans, 3), -0.5)), jit=("chain", "sqrt", ("{0}",), ("np.true_divide(1, {t}{out})",), "floats"), fuse="call")
+EXP, exp = _defunary("Exp", np.exp, lambda g, ans, x: multiply(g, ans), jit=("ufunc", "exp"), numexpr="exp({0})", fuse="exp({0}{out})")
+EXPM1, expm1 = _defunary("Expm1", np.expm1, lambda g, ans, x: multiply(g, add(ans, 1)), jit=("ufunc", "expm1"), numexpr="expm1({0})", fuse="expm1({0}{out})")
+LOG, log = _defunary("Log", np.log, lambda g, ans, x: divide(g, x), jit=("ufunc", "log"), numexpr="log({0})", fuse="log({0}{out})")
+LOG1P, log1p = _defunary("Log1p", np.log1p, lambda g, ans, x: divide(g, add(x, 1)), jit=("ufunc", "log1p"), numexpr="log1p({0})", fuse="log1p({0}{out})")
+SIN, sin = _defunary("Sin", np.sin, lambda g, ans, x: multiply(g, cos(x)), jit=("ufunc", "sin"), numexpr="sin({0})", fuse="sin({0}{out})")
+COS, cos = _defunary("Cos", np.cos, lambda g, ans, x: negative(multiply(g, sin(x))), jit=("ufunc", "cos"), numexpr="cos({0})", fuse="cos({0}{out})")
+TAN, tan = _defunary("Tan", np.tan, lambda g, ans, x: multiply(g, add(square(ans), 1)), jit=("ufunc", "tan"), numexpr="tan({0})")
 ASIN, asin = _defunary("Asin", np.arcsin,
-                       lambda g, ans, x: multiply(g, rsqrt(subtract(1, square(x)))), FLOAT)
+                       lambda g, ans, x: multiply(g, rsqrt(subtract(1, square(x)))), FLOAT, jit=("ufunc", "arcsin"), numexpr="arcsin({0})")
 ACOS, acos = _defunary("Acos", np.arccos,
                        lambda g, ans, x: negative(multiply(g, rsqrt(subtract(1, square(x))))),
-                       FLOAT)
+                       FLOAT, jit=("ufunc", "arccos"), numexpr="arccos({0})")
 ATAN, atan = _defunary("Atan", np.arctan,
-                       lambda g, ans, x: divide(g, add(square(x), 1)), FLOAT)
-SINH, sinh = _defunary("Sinh", np.sinh, lambda g, ans, x: multiply(g, cosh(x)))
-COSH, cosh = _defunary("Cosh", np.cosh, lambda g, ans, x: multiply(g, sinh(x)))
+                       lambda g, ans, x: divide(g, add(square(x), 1)), FLOAT, jit=("ufunc", "arctan"), numexpr="arctan({0})")
+SINH, sinh = _defunary("Sinh", np.sinh, lambda g, ans, x: multiply(g, cosh(x)), jit=("ufunc", "sinh"), numexpr="sinh({0})")
+COSH, cosh = _defunary("Cosh", np.cosh, lambda g, ans, x: multiply(g, sinh(x)), jit=("ufunc", "cosh"), numexpr="cosh({0})")
 TANH, tanh = _defunary("Tanh", np.tanh,
-                       lambda g, ans, x: multiply(g, subtract(1, square(ans))))
+                       lambda g, ans, x: multiply(g, subtract(1, square(ans))), jit=("ufunc", "tanh"), numexpr="tanh({0})", fuse="tanh({0}{out})")
 
 
 def _sigmoid_fwd(x):
@@ -310,11 +311,11 @@ def _sigmoid_fwd(x):
 
 
 SIGMOID, sigmoid = _defunary("Sigmoid", _sigmoid_fwd,
-                             lambda g, ans, x: multiply(g, multiply(ans, subtract(1, ans))))
+                             lambda g, ans, x: multiply(g, multiply(ans, subtract(1, ans))), jit=("chain", "multiply", ("{0}", "0.5"), ("np.tanh({t}{out})", "np.add({t}, 1{out})", "np.multiply({t}, 0.5{out})"), "floats"), fuse="call")
 RECIP, reciprocal = _defunary("Reciprocal", np.reciprocal,
-                              lambda g, ans, x: negative(multiply(g, square(ans))))
-FLOOR, floor = _defunary("Floor", np.floor, lambda g, ans, x: zeros_like_t(g), FLOAT)
-CEIL, ceil = _defunary("Ceil", np.ceil, lambda g, ans, x: zeros_like_t(g), FLOAT)
+                              lambda g, ans, x: negative(multiply(g, square(ans))), jit=("ufunc", "reciprocal"), fuse="call")
+FLOOR, floor = _defunary("Floor", np.floor, lambda g, ans, x: zeros_like_t(g), FLOAT, jit=("ufunc", "floor"), fuse="floor({0}{out})")
+CEIL, ceil = _defunary("Ceil", np.ceil, lambda g, ans, x: zeros_like_t(g), FLOAT, jit=("ufunc", "ceil"), fuse="ceil({0}{out})")
 ROUND, round = _defunary("Round", np.round, lambda g, ans, x: zeros_like_t(g),  # noqa: A001
                          REAL)  # banker's rounding, as TF
 
@@ -328,10 +329,10 @@ ERF, erf = _defunary(
     "Erf", _erf_fwd,
     lambda g, ans, x: multiply(g, multiply(exp(negative(square(x))), 2 / np.sqrt(np.pi))),
     FLOAT)
-IS_NAN, is_nan = _defunary("IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool)
-IS_INF, is_inf = _defunary("IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool)
+IS_NAN, is_nan = _defunary("IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isnan"))
+IS_INF, is_inf = _defunary("IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isinf"))
 IS_FINITE, is_finite = _defunary("IsFinite", np.isfinite, NOT_DIFFERENTIABLE, FLOAT,
-                                 _ushape_bool)
+                                 _ushape_bool, jit=("ufunc", "isfinite"))
 def _real_part_spec(x):
     return Spec(x.shape, x.dtype.real_dtype)
 
@@ -353,15 +354,15 @@ def _part_tf(name):
 # functions answer without an op, as TF's do (conj and real: the input, imag: zeros).
 # Conj is anti-holomorphic: TF's gradient is conj(g), registered as is.
 CONJ = declare(register("Conj", np.conj, grad=lambda g, ans, x: conj(g)), tf="Conj",
-               tf_import="plain", batch=elementwise(np.conj))
+               tf_outputs="output", tf_import="plain", batch=elementwise(np.conj))
 REAL_OP = declare(register("Real", lambda x: np.real(x).copy(), grad=_part_grad(False),
                            shape=_real_part_spec),
                   tf=_part_tf("Real"), tf_import=lambda ins, a: real(ins[0]),
-                  batch=elementwise(lambda x: np.real(x).copy()))
+                  batch=elementwise(lambda x: np.real(x).copy()), tf_outputs="output")
 IMAG = declare(register("Imag", lambda x: np.imag(x).copy(), grad=_part_grad(True),
                         shape=_real_part_spec),
                tf=_part_tf("Imag"), tf_import=lambda ins, a: imag(ins[0]),
-               batch=elementwise(lambda x: np.imag(x).copy()))
+               batch=elementwise(lambda x: np.imag(x).copy()), tf_outputs="output")
 _complex_part = {op.name: unary(op, "c") for op in (CONJ, REAL_OP, IMAG)}
 
 
@@ -417,6 +418,8 @@ def _select_shape(c, x, y):
 
 SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape),
                  tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}),
+                 tf_outputs="output", jit=("expr", "np.where({0}, {1}, {2})"),
+                 numexpr="where({0}, {1}, {2})",
                  batch=leading(np.where))  # np.where broadcasts: the batch axis lines up
 
 
@@ -456,8 +459,9 @@ def _cast_fwd(x, dtype):
 
 CAST = declare(register("Cast", _cast_fwd, grad=_cast_grad,
                         shape=lambda x, dtype: Spec(x.shape, dtype)), batch=leading(_cast_fwd),
+               jit=("cast",), simplify="cast",
                tf=lambda attrs, specs: ("Cast", {"SrcT": specs[0].dtype, "DstT": attrs["dtype"],
-                                                 "T": None}))
+                                                 "T": None}), tf_outputs="y")
 
 
 @composite_aware("cast")
@@ -537,10 +541,10 @@ def _reduce_tf(attrs, in_specs, name):
         [0, np.asarray(attrs["axis"], np.int32)]
 
 
-def _defreduce(name, fwd, grad, kinds):
-    op = declare(register(name, fwd, grad=_conjugating(grad), shape=_reduce_shape),
-                 batch=reduction(fwd),
-                 tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name))
+def _defreduce(name, fwd, grad, kinds, **rules):
+    op = register(name, fwd, grad=_conjugating(grad), shape=_reduce_shape,
+                  batch=reduction(fwd), tf_outputs="output",
+                  tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name), **rules)
     fwd = op.forward
 
     @composite_aware(name)
@@ -562,7 +566,7 @@ def _defreduce(name, fwd, grad, kinds):
 
 SUM, reduce_sum = _defreduce(
     "Sum", lambda x, axis, keepdims: _add_reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-    lambda g, ans, x, axis, keepdims: _expand_to_input(g, ans, x, axis), NUMERIC)
+    lambda g, ans, x, axis, keepdims: _expand_to_input(g, ans, x, axis), NUMERIC, jit=("reduce", "add", "typed"), numexpr="sum")
 
 
 def _mean_fwd(x, axis, keepdims):
@@ -576,7 +580,7 @@ def _mean_grad(g, ans, x, axis, keepdims):
     return _expand_to_input(g, ans, x, axis, mean=True)
 
 
-MEAN, reduce_mean = _defreduce("Mean", _mean_fwd, _mean_grad, NUMERIC)
+MEAN, reduce_mean = _defreduce("Mean", _mean_fwd, _mean_grad, NUMERIC, jit=("reduce", "add", "typed", "mean"))
 
 
 def _extreme_grad(g, ans, x, axis, keepdims):
@@ -595,8 +599,8 @@ def _checked_extreme(fn, what):
     return fwd
 
 
-MAX, reduce_max = _defreduce("Max", _checked_extreme(np.max, "Max"), _extreme_grad, REAL)
-MIN, reduce_min = _defreduce("Min", _checked_extreme(np.min, "Min"), _extreme_grad, REAL)
+MAX, reduce_max = _defreduce("Max", _checked_extreme(np.max, "Max"), _extreme_grad, REAL, jit=("reduce", "maximum", "nonempty"))
+MIN, reduce_min = _defreduce("Min", _checked_extreme(np.min, "Min"), _extreme_grad, REAL, jit=("reduce", "minimum", "nonempty"))
 
 
 def _prod_grad(g, ans, x, axis, keepdims):
@@ -617,13 +621,13 @@ def _prod_grad(g, ans, x, axis, keepdims):
 
 PROD, reduce_prod = _defreduce(
     "Prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-    _prod_grad, NUMERIC)
+    _prod_grad, NUMERIC, jit=("reduce", "multiply", "typed"), numexpr="prod")
 ANY_OP, reduce_any = _defreduce("Any", lambda x, axis, keepdims: np.any(x, axis=axis,
                                                                        keepdims=keepdims),
-                                NOT_DIFFERENTIABLE, "b")
+                                NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_or"))
 ALL_OP, reduce_all = _defreduce("All", lambda x, axis, keepdims: np.all(x, axis=axis,
                                                                        keepdims=keepdims),
-                                NOT_DIFFERENTIABLE, "b")
+                                NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_and"))
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
@@ -651,7 +655,7 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 
 STOP_GRADIENT = declare(register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE,
-                                 shape=_ushape), tf="StopGradient")
+                                 shape=_ushape, jit=("alias",), numexpr="{0}"), tf="StopGradient", tf_outputs="output")
 
 
 def stop_gradient_t(x):
@@ -676,7 +680,7 @@ def _arg_fn(name, npfn):
     # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
     declare(op, tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
                                             a.get("output_type") or dtypes.int64),
-            tf=lambda a, specs: (name, {"output_type": a["output_type"]},
+            tf_outputs="output", tf=lambda a, specs: (name, {"output_type": a["output_type"]},
                                  [0, np.asarray(a["axis"], np.int32)]))
     return fn
 
@@ -770,7 +774,7 @@ for _op, _fn in ((CUMSUM, cumsum), (CUMPROD, cumprod)):
         reverse=a.get("reverse", False)))
 declare(CUMSUM, tf=lambda a, specs: ("Cumsum", {
     "Tidx": dtypes.int32, "exclusive": a["exclusive"], "reverse": a["reverse"]},
-    [0, np.array(a["axis"], np.int32)]))
+    [0, np.array(a["axis"], np.int32)]), tf_outputs="out")
 declare(CAST, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
 
 
@@ -842,12 +846,13 @@ def _matmul_tf(attrs, in_specs):
 
 
 MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmul_grad),
-                          shape=_matmul_shape), tf=_matmul_tf, tf_import={
+                          shape=_matmul_shape), jit=("matmul",), cost="matmul",
+                 tf=_matmul_tf, tf_import={
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),
     "BatchMatMulV2": lambda ins, a: matmul(ins[0], ins[1], adjoint_a=a.get("adj_x", False),
                                            adjoint_b=a.get("adj_y", False))},
-    batch=elementwise(_matmul_fwd))
+    batch=elementwise(_matmul_fwd), tf_outputs={"BatchMatMulV2": "output", "MatMul": "product"})
 _matmul = blas_threads.matmul
 
 
@@ -979,10 +984,10 @@ def _einsum_shape(*xs, equation):
     return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
 
 
-EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
+EINSUM = declare(register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
     equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_conjugating(_einsum_grad),
     shape=_einsum_shape),
-    tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}))
+    tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}), tf_outputs="output")
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -1002,7 +1007,7 @@ ADD_N = declare(register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=
                  if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
                  grad=lambda g, ans, *xs: tuple(g for _ in xs),
                  shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype)),
-                tf=lambda attrs, specs: ("AddN", {"N": len(specs)}))
+                tf=lambda attrs, specs: ("AddN", {"N": len(specs)}), tf_outputs="sum")
 
 
 def _merged_shape(specs):
@@ -1117,7 +1122,7 @@ ARGSORT = register("ArgSort", _argsort_fwd, grad=NOT_DIFFERENTIABLE,
 WHERE_INDICES = register("Where", lambda c: np.argwhere(c).astype(np.int64),
                          grad=NOT_DIFFERENTIABLE,  # how many are true is known only at run time
                          shape=lambda c: Spec((None, len(c.shape)), dtypes.int64))
-declare(WHERE_INDICES, tf_import=lambda ins, a: where(ins[0]))
+declare(WHERE_INDICES, tf_import=lambda ins, a: where(ins[0]), tf_import_opaque=True)
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):

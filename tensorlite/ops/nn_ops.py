@@ -56,7 +56,7 @@ def _activation(op, kinds=FLOAT):
 
 
 # -- piecewise-linear activations -------------------------------------------------------------
-def _piecewise_linear(name, fwd, scaled, by_output=False):
+def _piecewise_linear(name, fwd, scaled, by_output=False, **rules):
     """An activation linear piece by piece. Its gradient op `<name>Grad(g, x)` scales g by
     the slope of x's piece: linear in g (so its own gradient is itself) and piecewise
     constant in x (no gradient flows into x). `by_output`: the output tells the piece as
@@ -70,7 +70,7 @@ def _piecewise_linear(name, fwd, scaled, by_output=False):
     return declare(register(
         name, fwd, shape=_same,
         grad=lambda c, ans, x, **a: execute(grad_op, (c, ans if by_output else x), a or None)),
-        tf=name, tf_import="plain", batch=elementwise(fwd))
+        tf=name, tf_outputs="activations", tf_import="plain", batch=elementwise(fwd), **rules)
 
 
 def _leaky_slope(x, alpha, dtype):
@@ -81,9 +81,10 @@ def _leaky_slope(x, alpha, dtype):
 # Masks multiply rather than select: np.where branches per element and runs several times
 # slower on data of mixed sign (and TF's kernels multiply too).
 RELU = _piecewise_linear("Relu", lambda x: np.maximum(x, 0), lambda g, x: g * (x > 0),
-                         by_output=True)
+                         by_output=True, jit=("ufunc_with", "maximum", "0", "fill"),
+                         numexpr="where({0} < 0, 0, {0})", fuse="maximum({0}, 0{out})")
 RELU6 = _piecewise_linear("Relu6", lambda x: np.clip(x, 0, 6),
-                          lambda g, x: g * ((x > 0) & (x < 6)), by_output=True)
+                          lambda g, x: g * ((x > 0) & (x < 6)), by_output=True, fuse="call")
 LEAKY_RELU = _piecewise_linear(
     "LeakyRelu", lambda x, alpha: x * _leaky_slope(x, alpha, x.dtype),
     lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype))
@@ -113,16 +114,18 @@ def _elu_fwd(x):
 
 
 # d elu = 1 where x > 0 (there elu > 0), elu + 1 elsewhere: both are min(elu, 0) + 1.
-ELU = register("Elu", _elu_fwd, shape=_same,
+ELU = register("Elu", _elu_fwd, shape=_same, fuse="call",
                grad=lambda g, ans, x: multiply(g, add(minimum(ans, 0), 1)))
 SELU = register(
     "Selu", lambda x: (_SELU_SCALE * (np.maximum(x, 0) + _SELU_ALPHA * np.expm1(
         np.minimum(x, 0)))).astype(x.dtype, copy=False), shape=_same,
     grad=lambda g, ans, x: where(greater(x, 0), multiply(g, _SELU_SCALE),
-                                 multiply(g, add(ans, _SELU_SCALE * _SELU_ALPHA))))
+                                 multiply(g, add(ans, _SELU_SCALE * _SELU_ALPHA))),
+    fuse="call")
 SOFTPLUS = register("Softplus", lambda x: np.logaddexp(x, 0), shape=_same,
-                    grad=lambda g, ans, x: multiply(g, sigmoid(x)))
-SOFTSIGN = register("Softsign", lambda x: x / (np.abs(x) + 1), shape=_same,
+                    grad=lambda g, ans, x: multiply(g, sigmoid(x)),
+                    jit=("ufunc_with", "logaddexp", "0", "floats"), fuse="call")
+SOFTSIGN = register("Softsign", lambda x: x / (np.abs(x) + 1), shape=_same, fuse="call",
                     grad=lambda g, ans, x: divide(g, square(add(abs(x), 1))))
 elu = _activation(ELU)
 selu = _activation(SELU)
@@ -531,7 +534,7 @@ def in_top_k(targets, predictions, k, name=None):
 # TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
 declare(SOFTMAX, tf_import=lambda ins, a: softmax(ins[0]))
 for _op in (ELU, SELU, SOFTPLUS, SOFTSIGN):
-    declare(_op, tf=_op.name, tf_import="plain")
+    declare(_op, tf=_op.name, tf_import="plain", tf_outputs="activations")
 declare(LOG_SOFTMAX, tf_import=lambda ins, a: log_softmax(ins[0]))
 
 
@@ -548,8 +551,8 @@ def _softmax_tf(name):
 
 
 declare(LEAKY_RELU, tf_import=lambda ins, a: leaky_relu(ins[0], a.get("alpha", 0.2)))
-declare(SOFTMAX, tf=_softmax_tf("Softmax"))
-declare(LOG_SOFTMAX, tf=_softmax_tf("LogSoftmax"))
+declare(SOFTMAX, tf=_softmax_tf("Softmax"), tf_outputs="softmax")
+declare(LOG_SOFTMAX, tf=_softmax_tf("LogSoftmax"), tf_outputs="logsoftmax")
 # BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)
 declare(math_ops.ADD, tf_import={
     "AddV2": lambda ins, a: add(ins[0], ins[1]),

@@ -654,7 +654,7 @@ READ_FILE = register("ReadFile", _read_file_fwd, grad=NOT_DIFFERENTIABLE,
                      shape=lambda f: Spec((), dtypes.string), effects="io")
 WRITE_FILE = register("WriteFile", _write_file_fwd, grad=NOT_DIFFERENTIABLE,
                       shape=lambda f, c: Spec((0,), dtypes.float32), effects="io")
-declare(READ_FILE, tf=lambda attrs, specs: ("ReadFile", {"T": None}),
+declare(READ_FILE, tf=lambda attrs, specs: ("ReadFile", {"T": None}), tf_outputs="contents",
         tf_import=lambda ins, attrs: READ_FILE(ins[0]))
 
 

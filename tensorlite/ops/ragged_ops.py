@@ -458,7 +458,7 @@ def _to_dense_tf(attrs, specs):
         [target, 0, 1] + list(range(2, 2 + k)))
 
 
-declare(RAGGED_TO_DENSE, tf_import=_import_to_dense, tf=_to_dense_tf)
+declare(RAGGED_TO_DENSE, tf_import=_import_to_dense, tf=_to_dense_tf, tf_outputs="result")
 
 
 def _splits_from_rowids_tf(attrs, specs):
@@ -495,7 +495,7 @@ def write_splits_from_rowids(add, rowids, nrows):
     return f"{splits}:output:0"
 
 
-declare(RAGGED_SPLITS_FROM_ROWIDS, tf=_splits_from_rowids_tf)
+declare(RAGGED_SPLITS_FROM_ROWIDS, tf=_splits_from_rowids_tf, tf_outputs={})
 
 
 def _uniform_splits_tf(attrs, specs):
@@ -522,9 +522,12 @@ def _uniform_splits_tf(attrs, specs):
     return write
 
 
-declare(RAGGED_UNIFORM_SPLITS, tf=_uniform_splits_tf)
-declare(RAGGED_SPLITS_FROM_ROWIDS_N, tf=_splits_from_rowids_tf)
-declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather})
+declare(RAGGED_UNIFORM_SPLITS, tf=_uniform_splits_tf, tf_outputs={})
+declare(RAGGED_SPLITS_FROM_ROWIDS_N, tf=_splits_from_rowids_tf, tf_outputs={})
+# tf_import_opaque: the import rule computes with NumPy outside the registry
+declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather}, tf_import_opaque=True,
+        tf_outputs={"RaggedGather": (("output_nested_splits", "OUTPUT_RAGGED_RANK"),
+                                     "output_dense_values")})
 
 
 # TensorFlow's ragged reductions (reduce_sum/mean over a ragged dimension) are

@@ -117,7 +117,7 @@ def _tf_rule(kind):
 
 _GRADS = {"sum": _sum_grad, "prod": _prod_grad, "max": _extreme_grad, "min": _extreme_grad}
 SEGMENT_OPS = {kind: declare(register(_TF_NAMES[kind], _segment_fwd(kind), grad=_GRADS[kind],
-                                      shape=_shape), tf=_tf_rule(kind))
+                                      shape=_shape), tf=_tf_rule(kind), tf_outputs="output")
                for kind in _TF_NAMES}
 
 
@@ -127,7 +127,8 @@ def _import_rule(kind):
 
 
 for _kind, _op in SEGMENT_OPS.items():
-    declare(_op, tf_import=_import_rule(_kind))
+    # the unsorted sum's import rule computes outside the registry (function_runner.py)
+    declare(_op, tf_import=_import_rule(_kind), tf_import_opaque=_kind == "sum")
 
 
 def _segment(kind, data, segment_ids, num_segments, op_name):

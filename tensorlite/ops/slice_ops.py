@@ -334,4 +334,4 @@ def _strided_slice_tf(attrs, in_specs):
     return "StridedSlice", {"Index": dtypes.int32, **masks}, [0, *ints]
 
 
-declare(STRIDED_SLICE, tf=_strided_slice_tf)
+declare(STRIDED_SLICE, tf=_strided_slice_tf, tf_outputs="output")

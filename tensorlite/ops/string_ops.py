@@ -427,7 +427,7 @@ def _sparse_split_tf(attrs, specs):
     return write
 
 
-declare(STRING_SPLIT_SPARSE, tf=_sparse_split_tf)
+declare(STRING_SPLIT_SPARSE, tf=_sparse_split_tf, tf_outputs={})
 
 
 def _splits_dtype(splits, attrs):
@@ -482,7 +482,10 @@ def _split_tf(attrs, specs):
     return write
 
 
-declare(STRING_SPLIT, tf_import=_sparse_split, tf=_split_tf)
+# tf_outputs: the rule writes several nodes and names their outputs itself; TF's
+# StringSplitV2's own three output arguments are for reading it (function_runner.py)
+declare(STRING_SPLIT, tf_import=_sparse_split, tf=_split_tf,
+        tf_outputs={"StringSplitV2": ("indices", "values", "shape")})
 def _ngrams_tf(attrs, specs):
     """StringNGrams, whose two outputs have their own argument names."""
     def write(add, ins):
@@ -494,17 +497,17 @@ def _ngrams_tf(attrs, specs):
     return write
 
 
-declare(STRING_NGRAMS, tf=_ngrams_tf)
-declare(STRING_LOWER, tf=lambda a, specs: ("StringLower", {"encoding": a["encoding"], "T": None}))
-declare(STRING_UPPER, tf=lambda a, specs: ("StringUpper", {"encoding": a["encoding"], "T": None}))
+declare(STRING_NGRAMS, tf=_ngrams_tf, tf_outputs={"StringNGrams": ("ngrams", "ngrams_splits")})
+declare(STRING_LOWER, tf=lambda a, specs: ("StringLower", {"encoding": a["encoding"], "T": None}), tf_outputs="output")
+declare(STRING_UPPER, tf=lambda a, specs: ("StringUpper", {"encoding": a["encoding"], "T": None}), tf_outputs="output")
 declare(REGEX_REPLACE, tf=lambda a, specs: ("StaticRegexReplace", {
     "pattern": a["pattern"], "rewrite": a["rewrite"], "replace_global": a["replace_global"],
-    "T": None}))
+    "T": None}), tf_outputs={"StaticRegexReplace": "output"})
 declare(STRING_JOIN, tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
 declare(REDUCE_JOIN, tf_import=_import_reduce_join, tf=lambda a, specs: ("ReduceJoin", {
     "keep_dims": a["keepdims"], "separator": a["separator"], "T": None},
     [0, np.array(list(range(len(specs[0].shape))) if a["axis"] is None else list(a["axis"]),
-                 np.int32)]))
+                 np.int32)]), tf_outputs="output")
 declare(REGEX_REPLACE, tf_import={
     "RegexReplace": _regex_replace(lambda ins, a: _scalar_bytes(ins[1]),
                                    lambda ins, a: _scalar_bytes(ins[2])),
@@ -514,8 +517,8 @@ declare(REGEX_FULL_MATCH, tf_import={
     "RegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_scalar_bytes(ins[1])),
     "StaticRegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_b(a["pattern"]))})
 declare(REGEX_FULL_MATCH, tf=lambda a, specs: ("StaticRegexFullMatch", {
-    "pattern": a["pattern"], "T": None}))
-declare(STRING_LENGTH, tf=lambda a, specs: ("StringLength", {"unit": a["unit"], "T": None}))
+    "pattern": a["pattern"], "T": None}), tf_outputs={"StaticRegexFullMatch": "output"})
+declare(STRING_LENGTH, tf=lambda a, specs: ("StringLength", {"unit": a["unit"], "T": None}), tf_outputs="output")
 declare(STRING_LENGTH, tf_import=lambda ins, a: STRING_LENGTH(ins[0], unit=a.get("unit",
                                                                                  "BYTE")))
 declare(STRING_LOWER, tf_import=lambda ins, a: STRING_LOWER(ins[0], encoding=a.get("encoding",
@@ -523,18 +526,18 @@ declare(STRING_LOWER, tf_import=lambda ins, a: STRING_LOWER(ins[0], encoding=a.g
 declare(STRING_UPPER, tf_import=lambda ins, a: STRING_UPPER(ins[0], encoding=a.get("encoding",
                                                                                    "")))
 declare(STRING_STRIP, tf_import=lambda ins, a: STRING_STRIP(ins[0]),
-        tf=lambda a, specs: ("StringStrip", {"T": None}))
+        tf=lambda a, specs: ("StringStrip", {"T": None}), tf_outputs="output")
 declare(SUBSTR, tf_import=lambda ins, a: SUBSTR(*ins, unit=a.get("unit", "BYTE")))
 declare(STRING_TO_NUMBER, tf_import=lambda ins, a: STRING_TO_NUMBER(
     ins[0], out_type=dtypes.as_dtype(a.get("out_type", dtypes.float32)).name))
 declare(AS_STRING, tf_import=lambda ins, a: AS_STRING(
     ins[0], precision=a.get("precision", -1), scientific=a.get("scientific", False),
     shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", "")))
-declare(AS_STRING, tf="AsString")  # its attributes are TensorFlow's, by the same names
+declare(AS_STRING, tf="AsString", tf_outputs="output")  # its attributes are TensorFlow's, by the same names
 declare(STRING_NGRAMS, tf_import=_import_ngrams)
 declare(TO_HASH_BUCKET_FAST, tf_import=lambda ins, a: TO_HASH_BUCKET_FAST(
     ins[0], num_buckets=a["num_buckets"]), tf=lambda a, specs: (
-    "StringToHashBucketFast", {"num_buckets": a["num_buckets"], "T": None}))
+    "StringToHashBucketFast", {"num_buckets": a["num_buckets"], "T": None}), tf_outputs="output")
 declare(TO_HASH_BUCKET_STRONG, tf_import=lambda ins, a: TO_HASH_BUCKET_STRONG(
     ins[0], num_buckets=a["num_buckets"], key=tuple(a["key"])))
 declare(TO_HASH_BUCKET, tf_import=lambda ins, a: TO_HASH_BUCKET(ins[0],
@@ -561,5 +564,5 @@ SEGMENT_JOIN_UNSORTED = _register(
     "UnsortedSegmentJoin", _unsorted_segment_join_fwd,
     lambda x, i, num_segments, separator: Spec((num_segments,) + tuple(x.shape[len(i.shape):]),
                                                dtypes.string))
-declare(SEGMENT_JOIN_UNSORTED, tf_import=lambda ins, a: SEGMENT_JOIN_UNSORTED(
+declare(SEGMENT_JOIN_UNSORTED, tf_import_opaque=True, tf_import=lambda ins, a: SEGMENT_JOIN_UNSORTED(
     ins[0], ins[1], num_segments=int(ins[2].numpy()), separator=_b(a.get("separator", ""))))

@@ -153,8 +153,12 @@ def _import_decode(op, ins, a):
     return [cast(outs[-1], a.get("Tsplits") or dtypes.int64)] + list(outs[:-1])
 
 
-declare(UNICODE_DECODE, tf_import=lambda ins, a: _import_decode(UNICODE_DECODE, ins, a))
-declare(UNICODE_DECODE_WITH_OFFSETS, tf_import=lambda ins, a: _import_decode(
+# tf_import_opaque: the import rules compute with NumPy outside the registry
+declare(UNICODE_DECODE, tf_import=lambda ins, a: _import_decode(UNICODE_DECODE, ins, a),
+        tf_import_opaque=True, tf_outputs=("row_splits", "char_values"))
+declare(UNICODE_DECODE_WITH_OFFSETS, tf_import_opaque=True,
+        tf_outputs=("row_splits", "char_values", "char_to_byte_starts"),
+        tf_import=lambda ins, a: _import_decode(
     UNICODE_DECODE_WITH_OFFSETS, ins, a))
 declare(UNICODE_ENCODE, tf_import=lambda ins, a: UNICODE_ENCODE(
     ins[0], ins[1], output_encoding=a["output_encoding"], errors=a.get("errors", "replace"),
