@@ -177,9 +177,9 @@ def adopt_assign(value, variable, mode):
 
 
 READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE,
-                                 effects="state"), tf="ReadVariableOp", tf_outputs="value")
+                                 effects="state", unsupported="onnx tflite batch tf_import"), tf="ReadVariableOp", tf_outputs="value")
 ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE,
-                           effects="state")
+                           effects="state", unsupported="tf onnx tflite batch tf_import")
 def is_callback(op):
     """Python callbacks with effects (tensorlite/ops/script_ops.py: py_function,
     numpy_function, the effects of tf.print, tf.summary and Keras's host state): ops that

@@ -153,7 +153,7 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 
 # -- identity / broadcast ---------------------------------------------------------------------
 IDENTITY = register("Identity", lambda x: x, grad=lambda g, ans, x: g,
-                    shape=lambda x: x, jit=("alias",), numexpr="{0}", simplify="identity")
+                    shape=lambda x: x, jit=("alias",), numexpr="{0}", simplify="identity", unsupported="batch tf_import")
 
 
 def identity(input, name=None):  # noqa: A002
@@ -187,7 +187,7 @@ def _ensure_shape_shape(x, shape):
 
 
 ENSURE_SHAPE = register("EnsureShape", _ensure_shape_fwd, grad=lambda g, ans, x, shape: g,
-                        shape=_ensure_shape_shape)
+                        shape=_ensure_shape_shape, unsupported="tf tflite batch tf_import")
 
 
 def _expected_dims(shape):
@@ -235,7 +235,7 @@ def _broadcast_fwd(x, shape):
 
 
 BROADCAST_TO = declare(register("BroadcastTo", _broadcast_fwd, grad=_broadcast_grad,
-                                shape=lambda x, shape: Spec(tuple(shape), x.dtype)),
+                                shape=lambda x, shape: Spec(tuple(shape), x.dtype), unsupported="tf tflite"),
                        batch=broadcast_to_rule)
 
 
@@ -307,9 +307,9 @@ def _fill_like_fwd(x, dtype, value):
 # Ops, not Python shortcuts: inside a graph the shape is that of each run's input.
 ZEROS_LIKE = register("ZerosLike", lambda x, dtype: _fill_like_fwd(x, dtype, b"" if
                                                                     dtype.is_string else 0),
-                      grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+                      grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype), unsupported="onnx tflite")
 ONES_LIKE = register("OnesLike", lambda x, dtype: _fill_like_fwd(x, dtype, 1),
-                     grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
+                     grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype), unsupported="onnx tflite")
 for _op in (ZEROS_LIKE, ONES_LIKE):
     declare(_op, batch=leading(_op.forward))  # the batch axis is one more dimension
 
@@ -334,12 +334,12 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 # shape_only: their outputs follow the inputs' shapes, not their values (graph/tracing.py)
 SHAPE = declare(register("Shape", lambda x, dtype: np.array(x.shape, dtype=dtype.as_numpy_dtype),
                          grad=NOT_DIFFERENTIABLE,
-                         shape=lambda x, dtype: Spec((len(x.shape),), dtype)), shape_only=True)
+                         shape=lambda x, dtype: Spec((len(x.shape),), dtype), unsupported="tflite"), shape_only=True)
 SIZE = declare(register("Size", lambda x, dtype: np.array(x.size, dtype=dtype.as_numpy_dtype),
-                        grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec((), dtype)),
+                        grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec((), dtype), unsupported="onnx tflite"),
                shape_only=True)
 RANK = declare(register("Rank", lambda x: np.array(x.ndim, dtype=np.int32),
-                        grad=NOT_DIFFERENTIABLE, shape=lambda x: Spec((), dtypes.int32)),
+                        grad=NOT_DIFFERENTIABLE, shape=lambda x: Spec((), dtypes.int32), unsupported="onnx tflite tf_import"),
                shape_only=True)
 
 
@@ -451,7 +451,7 @@ def _split_fwd(x, sizes, axis):
     return out
 
 
-SPLIT = register("SplitV", _split_fwd, grad=_split_grad, multi_output=True)
+SPLIT = register("SplitV", _split_fwd, grad=_split_grad, multi_output=True, unsupported="batch")
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
@@ -712,7 +712,7 @@ GATHER = declare(register("GatherV2", _gather_fwd, grad=_gather_grad, shape=_gat
 GATHER_GRAD = register(
     "GatherGrad", lambda g, indices, shape, axis, batch_dims:
     _scatter_add(g, indices, shape, batch_dims, axis),
-    grad=_gather_grad_grad, shape=_gather_grad_shape)
+    grad=_gather_grad_grad, shape=_gather_grad_shape, unsupported="tf onnx tflite tf_import")
 declare(GATHER_GRAD, batch=_gather_grad_batch)
 
 
@@ -797,9 +797,9 @@ def _scatter_nd_shape(i, u, shape, batch_dims):
     return Spec(tuple(u.shape[:nb]) + tuple(shape), u.dtype)
 
 
-GATHER_ND = register("GatherNd", _gather_nd_fwd, grad=_gather_nd_grad, shape=_gather_nd_shape)
+GATHER_ND = register("GatherNd", _gather_nd_fwd, grad=_gather_nd_grad, shape=_gather_nd_shape, unsupported="tf onnx tflite batch tf_import")
 SCATTER_ND = register("ScatterNd", _scatter_nd_fwd, grad=_scatter_nd_grad,
-                      shape=_scatter_nd_shape)
+                      shape=_scatter_nd_shape, unsupported="tf onnx tflite batch tf_import")
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -1026,7 +1026,7 @@ TILE = register("Tile", _tile_fwd, grad=_tile_grad,
                     tuple(x.shape[:len(x.shape) - len(multiples)]) + tuple(
                         None if d is None else d * m
                         for d, m in zip(x.shape[len(x.shape) - len(multiples):], multiples)),
-                    x.dtype))
+                    x.dtype), unsupported="tflite batch")
 
 
 @composite_aware("tile")
@@ -1076,7 +1076,7 @@ def _pad_grad(g, ans, x, c, paddings):
 
 PAD = register(
     "PadV2", lambda x, c, paddings: _np_pad(x, paddings, constant_values=c),
-    grad=_pad_grad, shape=lambda x, c, paddings: Spec(_padded_shape(x, paddings), x.dtype))
+    grad=_pad_grad, shape=lambda x, c, paddings: Spec(_padded_shape(x, paddings), x.dtype), unsupported="tflite batch")
 
 
 def _mirror_fold(g, paddings, mode):
@@ -1109,12 +1109,12 @@ MIRROR_PAD = register(
     lambda x, paddings, mode: _np_pad(x, paddings, mode=mode.lower()),
     grad=lambda g, ans, x, paddings, mode: execute(MIRROR_PAD_GRAD, (g,),
                                                    {"paddings": paddings, "mode": mode}),
-    shape=lambda x, paddings, mode: Spec(_padded_shape(x, paddings), x.dtype))
+    shape=lambda x, paddings, mode: Spec(_padded_shape(x, paddings), x.dtype), unsupported="tf onnx tflite batch tf_import")
 MIRROR_PAD_GRAD = register(
     "MirrorPadGrad", _mirror_fold,
     grad=lambda gg, ans, g, paddings, mode: execute(MIRROR_PAD, (gg,),
                                                     {"paddings": paddings, "mode": mode}),
-    shape=_mirror_unpadded_shape)
+    shape=_mirror_unpadded_shape, unsupported="tf onnx tflite batch tf_import")
 
 
 def _paddings_arg(paddings, x):
@@ -1187,7 +1187,7 @@ def _one_hot_batch(arrays, batched, depth, axis):
 
 _one_hot_batch.kind = "leading"
 ONE_HOT = declare(register("OneHot", _one_hot_fwd, grad=NOT_DIFFERENTIABLE,
-                           shape=_one_hot_shape), batch=_one_hot_batch)
+                           shape=_one_hot_shape, unsupported="tf onnx tflite tf_import"), batch=_one_hot_batch)
 
 
 def _one_hot_dtypes(on_value, off_value, dtype):
@@ -1239,7 +1239,7 @@ SEQUENCE_MASK = register(
     lambda lengths, maxlen, dtype: (np.arange(maxlen) < lengths[..., None]).astype(
         dtype.as_numpy_dtype),
     grad=NOT_DIFFERENTIABLE,
-    shape=lambda lengths, maxlen, dtype: Spec(tuple(lengths.shape) + (maxlen,), dtype))
+    shape=lambda lengths, maxlen, dtype: Spec(tuple(lengths.shape) + (maxlen,), dtype), unsupported="tf onnx tflite batch tf_import")
 
 
 def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
@@ -1313,7 +1313,7 @@ def _range_fwd(start, limit, delta, dtype):
 
 
 RANGE = register("Range", _range_fwd, grad=NOT_DIFFERENTIABLE,
-                 shape=lambda *specs, dtype: Spec((None,), dtype))
+                 shape=lambda *specs, dtype: Spec((None,), dtype), unsupported="tf onnx tflite batch")
 
 
 def linspace(start, stop, num, name=None, axis=0):
@@ -1348,7 +1348,7 @@ def linspace(start, stop, num, name=None, axis=0):
 # -- reverse / roll ---------------------------------------------------------------------------
 REVERSE = register("ReverseV2", lambda x, axis: np.flip(x, axis),
                    grad=lambda g, ans, x, axis: execute(REVERSE, (g,), {"axis": axis}),
-                   shape=lambda x, axis: x)
+                   shape=lambda x, axis: x, unsupported="tf onnx tflite batch tf_import")
 
 
 @composite_aware("reverse")
@@ -1375,7 +1375,7 @@ def reverse(tensor, axis, name=None):
 ROLL = register("Roll", lambda x, shift, axis: np.roll(x, shift, axis),
                 grad=lambda g, ans, x, shift, axis: execute(
                     ROLL, (g,), {"shift": tuple(-s for s in shift), "axis": axis}),
-                shape=lambda x, shift, axis: x)
+                shape=lambda x, shift, axis: x, unsupported="tf onnx tflite batch tf_import")
 
 
 def roll(input, shift, axis, name=None):  # noqa: A002

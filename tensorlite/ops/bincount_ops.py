@@ -41,18 +41,18 @@ def _ragged_fwd(splits, ids, size, binary_output, out_dtype="float32"):
 DENSE_BINCOUNT = register(
     "DenseBincount", _dense_fwd, grad=NOT_DIFFERENTIABLE,
     shape=lambda ids, size, binary_output, out_dtype="float32": Spec(
-        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))
+        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)), unsupported="tf onnx tflite batch")
 RAGGED_BINCOUNT = register(
     "RaggedBincount", _ragged_fwd, grad=NOT_DIFFERENTIABLE,
     shape=lambda s, ids, size, binary_output, out_dtype="float32": Spec(
-        (None, size), dtypes.as_dtype(out_dtype)))
+        (None, size), dtypes.as_dtype(out_dtype)), unsupported="onnx tflite batch")
 WEIGHTED_BINCOUNT = register(
     "DenseBincountWeighted",
     lambda ids, weights, size, binary_output, out_dtype="float32": _dense_fwd(
         ids, size, binary_output, weights, out_dtype),
     grad=NOT_DIFFERENTIABLE,
     shape=lambda ids, w, size, binary_output, out_dtype="float32": Spec(
-        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))
+        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)), unsupported="tf onnx tflite batch tf_import")
 
 
 # the size as a tensor input: in a traced graph it may follow the input (a split's row count)
@@ -62,7 +62,7 @@ DENSE_BINCOUNT_SIZED = register(
         ids, int(size), binary_output, None, out_dtype),
     grad=NOT_DIFFERENTIABLE,
     shape=lambda ids, size, binary_output, out_dtype="float32": Spec(
-        (None,) if len(ids.shape) == 1 else (ids.shape[0], None), dtypes.as_dtype(out_dtype)))
+        (None,) if len(ids.shape) == 1 else (ids.shape[0], None), dtypes.as_dtype(out_dtype)), unsupported="onnx tflite batch tf_import")
 
 
 def _import_dense(ins, attrs):

@@ -46,7 +46,7 @@ def _assert_fwd(cond, *data, message, summarize):
 # "state": an assertion keeps its place in program order and is never dropped
 ASSERT = register("Assert", _assert_fwd, grad=NOT_DIFFERENTIABLE,
                   shape=lambda cond, *data, message, summarize: Spec((), dtypes.bool),
-                  effects="state")
+                  effects="state", unsupported="tf onnx tflite batch")
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
@@ -206,7 +206,7 @@ def _check_numerics_fwd(x, message):
 
 CHECK_NUMERICS = register("CheckNumerics", _check_numerics_fwd,
                           grad=lambda g, ans, x, message: g,
-                          shape=lambda x, message: Spec(x.shape, x.dtype))
+                          shape=lambda x, message: Spec(x.shape, x.dtype), unsupported="tf onnx tflite batch tf_import")
 
 
 def check_numerics(tensor, message, name=None):

@@ -736,17 +736,17 @@ MAX_POOL = register(
 # MaxPoolGrad is linear in its cotangent and piecewise constant in x (the argmax masks).
 MAX_POOL_GRAD = register(
     "MaxPoolGrad", _split_pool(_max_pool_grad_fwd), shape=_max_pool_grad_shape,
-    grad=lambda c, ans, x, y, g, **a: (None, None, execute(MAX_POOL_GRAD_GRAD, (x, y, c), a)))
+    grad=lambda c, ans, x, y, g, **a: (None, None, execute(MAX_POOL_GRAD_GRAD, (x, y, c), a)), unsupported="tf onnx tflite tf_import")
 MAX_POOL_GRAD_GRAD = register(
     "MaxPoolGradGrad", _max_pool_grad_grad_fwd, shape=_max_pool_gg_shape,
-    grad=lambda c, ans, x, y, h, **a: (None, None, execute(MAX_POOL_GRAD, (x, y, c), a)))
+    grad=lambda c, ans, x, y, h, **a: (None, None, execute(MAX_POOL_GRAD, (x, y, c), a)), unsupported="tf onnx tflite tf_import")
 AVG_POOL = register(
     "AvgPool", _avg_pool_fwd, shape=_pool_shape,
     grad=lambda c, ans, x, **a: execute(AVG_POOL_GRAD, (c,),
                                         dict(a, input_hw=x._value.shape[-3:-1])))
 AVG_POOL_GRAD = register(
     "AvgPoolGrad", _avg_pool_grad_fwd, shape=_avg_pool_grad_shape,
-    grad=lambda c, ans, g, input_hw, **a: execute(AVG_POOL, (c,), a))
+    grad=lambda c, ans, g, input_hw, **a: execute(AVG_POOL, (c,), a), unsupported="tf onnx tflite tf_import")
 for _op in (MAX_POOL, AVG_POOL, AVG_POOL_GRAD):
     declare(_op, batch=leading(_op.forward))  # forwards take leading batch dims
 for _op in (MAX_POOL_GRAD, MAX_POOL_GRAD_GRAD):

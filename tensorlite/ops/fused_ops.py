@@ -147,16 +147,16 @@ def _bias_grad_spec(g):
 
 FUSED_CONV2D = register(
     "_FusedConv2D", _fused_conv_fwd, cost="conv",
-    shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo))
+    shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo), unsupported="tf onnx tflite batch tf_import")
 FUSED_MATMUL = register(
     "_FusedMatMul", _fused_matmul_fwd, cost="matmul",
-    shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t))
+    shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t), unsupported="tf onnx tflite batch tf_import")
 # graph/passes/kernel_fusion.py: these contractions take their bias add and ReLU in place
 declare(conv_ops.CONV2D.fwd, bias_fusion=FUSED_CONV2D)
 declare(math_ops.MATMUL, bias_fusion=FUSED_MATMUL)
 FUSED_RELU_GRAD_BIAS_GRAD = register(
     "_FusedReluGradBiasAddGrad", _relu_grad_bias_fwd, multi_output=True,
-    shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)))
+    shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)), unsupported="tf onnx tflite batch tf_import")
 FUSED_MAX_POOL_GRAD_RELU_GRAD = register(
     "_FusedMaxPoolGradReluGrad", _max_pool_grad_relu_fwd, multi_output=True,
-    shape=lambda x, y, g, **pool: (Spec(tuple(x.shape), g.dtype), _bias_grad_spec(g)))
+    shape=lambda x, y, g, **pool: (Spec(tuple(x.shape), g.dtype), _bias_grad_spec(g)), unsupported="tf onnx tflite batch tf_import")

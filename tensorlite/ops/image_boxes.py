@@ -63,7 +63,7 @@ def _sample_shape(image_size, boxes, **attrs):
 
 
 SAMPLE_BOX = register("SampleDistortedBoundingBoxV2", _sample_fwd, grad=NOT_DIFFERENTIABLE,
-                      shape=_sample_shape, multi_output=True)
+                      shape=_sample_shape, multi_output=True, unsupported="tf onnx tflite batch tf_import")
 
 
 def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None,
@@ -122,7 +122,7 @@ def _draw_fwd(images, boxes, colors):
 
 
 DRAW_BOXES = register("DrawBoundingBoxesV2", _draw_fwd, grad=NOT_DIFFERENTIABLE,
-                      shape=lambda images, boxes, colors: Spec(images.shape, images.dtype))
+                      shape=lambda images, boxes, colors: Spec(images.shape, images.dtype), unsupported="tf onnx tflite batch tf_import")
 
 
 def draw_bounding_boxes(images, boxes, colors=None, name=None):

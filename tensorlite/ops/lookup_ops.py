@@ -34,19 +34,19 @@ def _find_shape(keys, default, table):
 
 
 LOOKUP_FIND = register("LookupTableFindV2", _find_fwd, grad=NOT_DIFFERENTIABLE,
-                       shape=_find_shape)
+                       shape=_find_shape, unsupported="onnx tflite batch")
 LOOKUP_INSERT = register("LookupTableInsertV2", _insert_fwd, grad=NOT_DIFFERENTIABLE,
-                         shape=lambda k, v, table: Spec((), dtypes.int64))
+                         shape=lambda k, v, table: Spec((), dtypes.int64), unsupported="tf onnx tflite batch tf_import")
 LOOKUP_REMOVE = register("LookupTableRemoveV2", _remove_fwd, grad=NOT_DIFFERENTIABLE,
-                         shape=lambda k, table: Spec((), dtypes.int64))
+                         shape=lambda k, table: Spec((), dtypes.int64), unsupported="tf onnx tflite batch tf_import")
 LOOKUP_SIZE = register("LookupTableSizeV2",
                        lambda table: np.array(table._size(), dtype=np.int64),
-                       grad=NOT_DIFFERENTIABLE, shape=lambda table: Spec((), dtypes.int64))
+                       grad=NOT_DIFFERENTIABLE, shape=lambda table: Spec((), dtypes.int64), unsupported="onnx tflite batch tf_import")
 LOOKUP_EXPORT = register("LookupTableExportV2", _export_fwd, grad=NOT_DIFFERENTIABLE,
                          tf_outputs=("keys", "values"),
                          multi_output=True,
                          shape=lambda table: [Spec((None,), table.key_dtype),
-                                              Spec((None,), table.value_dtype)])
+                                              Spec((None,), table.value_dtype)], unsupported="tf onnx tflite batch tf_import")
 for _op in (LOOKUP_FIND, LOOKUP_INSERT, LOOKUP_REMOVE, LOOKUP_SIZE, LOOKUP_EXPORT):
     declare(_op, effects="state")  # a mutable table's contents change between graph runs
 for _op in (LOOKUP_FIND, LOOKUP_SIZE, LOOKUP_EXPORT):

@@ -147,7 +147,7 @@ def _floordiv_fwd(x, y):
         return np.floor_divide(x, y)
 
 
-FLOORDIV, floordiv = _defbinary("FloorDiv", _floordiv_fwd, NOT_DIFFERENTIABLE, REAL)
+FLOORDIV, floordiv = _defbinary("FloorDiv", _floordiv_fwd, NOT_DIFFERENTIABLE, REAL, unsupported="onnx tflite")
 floor_div = floordiv
 
 
@@ -159,11 +159,11 @@ def _mod_fwd(x, y):
 
 FLOORMOD, floormod = _defbinary(
     "FloorMod", _mod_fwd,
-    lambda g, ans, x, y: _ub2(g, negative(multiply(g, floor(divide(x, y)))), x, y, ans), REAL)
+    lambda g, ans, x, y: _ub2(g, negative(multiply(g, floor(divide(x, y)))), x, y, ans), REAL, unsupported="onnx tflite")
 mod = floormod
 TRUNCDIV, truncatediv = _defbinary(
     "TruncateDiv", lambda x, y: np.trunc(np.true_divide(x, y)).astype(x.dtype),
-    NOT_DIFFERENTIABLE, REAL)
+    NOT_DIFFERENTIABLE, REAL, unsupported="onnx tflite")
 
 
 def _pow_grad(g, ans, x, y):
@@ -181,7 +181,7 @@ def _pow_fwd(x, y):
     return np.power(x, y)
 
 
-POW, pow = _defbinary("Pow", _pow_fwd, _pow_grad, jit=("ufunc", "power", "floats"), numexpr="({0} ** {1})", fuse="call")  # noqa: A001 - TF's name
+POW, pow = _defbinary("Pow", _pow_fwd, _pow_grad, jit=("ufunc", "power", "floats"), numexpr="({0} ** {1})", fuse="call", unsupported="tflite")  # noqa: A001 - TF's name
 
 
 def _minmax_grad(pick_x):
@@ -204,29 +204,29 @@ ATAN2, atan2 = _defbinary(
     "Atan2", np.arctan2,
     lambda g, ans, x, y: (lambda den: _ub2(multiply(g, divide(y, den)),
                                            negative(multiply(g, divide(x, den))), x, y, ans))(
-        add(square(x), square(y))), FLOAT, jit=("ufunc", "arctan2"))
+        add(square(x), square(y))), FLOAT, jit=("ufunc", "arctan2"), unsupported="onnx tflite")
 
 # -- comparisons and logic --------------------------------------------------------------------
-EQUAL, equal = _defbinary("Equal", np.equal, NOT_DIFFERENTIABLE, ANY, _bshape_bool, jit=("ufunc", "equal"), numexpr="({0} == {1})", commutative=True)
+EQUAL, equal = _defbinary("Equal", np.equal, NOT_DIFFERENTIABLE, ANY, _bshape_bool, jit=("ufunc", "equal"), numexpr="({0} == {1})", commutative=True, unsupported="tflite")
 NOT_EQUAL, not_equal = _defbinary("NotEqual", np.not_equal, NOT_DIFFERENTIABLE, ANY,
-                                  _bshape_bool, jit=("ufunc", "not_equal"), numexpr="({0} != {1})", commutative=True)
-LESS, less = _defbinary("Less", np.less, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "less"), numexpr="({0} < {1})")
+                                  _bshape_bool, jit=("ufunc", "not_equal"), numexpr="({0} != {1})", commutative=True, unsupported="tflite")
+LESS, less = _defbinary("Less", np.less, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "less"), numexpr="({0} < {1})", unsupported="tflite")
 LESS_EQUAL, less_equal = _defbinary("LessEqual", np.less_equal, NOT_DIFFERENTIABLE, REAL,
-                                    _bshape_bool, jit=("ufunc", "less_equal"), numexpr="({0} <= {1})")
-GREATER, greater = _defbinary("Greater", np.greater, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "greater"), numexpr="({0} > {1})")
+                                    _bshape_bool, jit=("ufunc", "less_equal"), numexpr="({0} <= {1})", unsupported="tflite")
+GREATER, greater = _defbinary("Greater", np.greater, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "greater"), numexpr="({0} > {1})", unsupported="tflite")
 GREATER_EQUAL, greater_equal = _defbinary("GreaterEqual", np.greater_equal, NOT_DIFFERENTIABLE,
-                                          REAL, _bshape_bool, jit=("ufunc", "greater_equal"), numexpr="({0} >= {1})")
-LAND, logical_and = _defbinary("LogicalAnd", np.logical_and, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_and"), commutative=True)
-LOR, logical_or = _defbinary("LogicalOr", np.logical_or, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_or"), commutative=True)
-LXOR, logical_xor = _defbinary("LogicalXor", np.logical_xor, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_xor"), commutative=True)
-LNOT, logical_not = _defunary("LogicalNot", np.logical_not, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_not"))
+                                          REAL, _bshape_bool, jit=("ufunc", "greater_equal"), numexpr="({0} >= {1})", unsupported="tflite")
+LAND, logical_and = _defbinary("LogicalAnd", np.logical_and, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_and"), commutative=True, unsupported="tflite")
+LOR, logical_or = _defbinary("LogicalOr", np.logical_or, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_or"), commutative=True, unsupported="tflite")
+LXOR, logical_xor = _defbinary("LogicalXor", np.logical_xor, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_xor"), commutative=True, unsupported="tflite")
+LNOT, logical_not = _defunary("LogicalNot", np.logical_not, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_not"), unsupported="tflite")
 
-BAND, bitwise_and = _defbinary("BitwiseAnd", np.bitwise_and, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_and"), commutative=True)
-BOR, bitwise_or = _defbinary("BitwiseOr", np.bitwise_or, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_or"), commutative=True)
-BXOR, bitwise_xor = _defbinary("BitwiseXor", np.bitwise_xor, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_xor"), commutative=True)
-BINV, invert = _defunary("Invert", np.invert, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "invert"))
-LSHIFT, left_shift = _defbinary("LeftShift", np.left_shift, NOT_DIFFERENTIABLE, "iu")
-RSHIFT, right_shift = _defbinary("RightShift", np.right_shift, NOT_DIFFERENTIABLE, "iu")
+BAND, bitwise_and = _defbinary("BitwiseAnd", np.bitwise_and, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_and"), commutative=True, unsupported="onnx tflite")
+BOR, bitwise_or = _defbinary("BitwiseOr", np.bitwise_or, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_or"), commutative=True, unsupported="onnx tflite")
+BXOR, bitwise_xor = _defbinary("BitwiseXor", np.bitwise_xor, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_xor"), commutative=True, unsupported="onnx tflite")
+BINV, invert = _defunary("Invert", np.invert, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "invert"), unsupported="onnx tflite")
+LSHIFT, left_shift = _defbinary("LeftShift", np.left_shift, NOT_DIFFERENTIABLE, "iu", unsupported="onnx tflite")
+RSHIFT, right_shift = _defbinary("RightShift", np.right_shift, NOT_DIFFERENTIABLE, "iu", unsupported="onnx tflite")
 
 
 def _logical_or_bitwise(logical, bitwise):
@@ -275,28 +275,28 @@ def _is_complex_value(x):
     return False
 
 
-SIGN, sign = _defunary("Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL, jit=("ufunc", "sign"), fuse="sign({0}{out})")
+SIGN, sign = _defunary("Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL, jit=("ufunc", "sign"), fuse="sign({0}{out})", unsupported="tflite")
 SQUARE, square = _defunary("Square", np.square,
                            lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC, jit=("ufunc", "square"), numexpr="({0} * {0})", fuse="square({0}{out})")
 SQRT, sqrt = _defunary("Sqrt", np.sqrt, lambda g, ans, x: divide(g, multiply(ans, 2)), jit=("ufunc", "sqrt"), numexpr="sqrt({0})", fuse="sqrt({0}{out})")
 RSQRT, rsqrt = _defunary("Rsqrt", lambda x: 1 / np.sqrt(x),
                          lambda g, ans, x: multiply(g, multiply(pow(ans, 3), -0.5)), jit=("chain", "sqrt", ("{0}",), ("np.true_divide(1, {t}{out})",), "floats"), fuse="call")
 EXP, exp = _defunary("Exp", np.exp, lambda g, ans, x: multiply(g, ans), jit=("ufunc", "exp"), numexpr="exp({0})", fuse="exp({0}{out})")
-EXPM1, expm1 = _defunary("Expm1", np.expm1, lambda g, ans, x: multiply(g, add(ans, 1)), jit=("ufunc", "expm1"), numexpr="expm1({0})", fuse="expm1({0}{out})")
+EXPM1, expm1 = _defunary("Expm1", np.expm1, lambda g, ans, x: multiply(g, add(ans, 1)), jit=("ufunc", "expm1"), numexpr="expm1({0})", fuse="expm1({0}{out})", unsupported="onnx tflite")
 LOG, log = _defunary("Log", np.log, lambda g, ans, x: divide(g, x), jit=("ufunc", "log"), numexpr="log({0})", fuse="log({0}{out})")
-LOG1P, log1p = _defunary("Log1p", np.log1p, lambda g, ans, x: divide(g, add(x, 1)), jit=("ufunc", "log1p"), numexpr="log1p({0})", fuse="log1p({0}{out})")
+LOG1P, log1p = _defunary("Log1p", np.log1p, lambda g, ans, x: divide(g, add(x, 1)), jit=("ufunc", "log1p"), numexpr="log1p({0})", fuse="log1p({0}{out})", unsupported="onnx tflite")
 SIN, sin = _defunary("Sin", np.sin, lambda g, ans, x: multiply(g, cos(x)), jit=("ufunc", "sin"), numexpr="sin({0})", fuse="sin({0}{out})")
 COS, cos = _defunary("Cos", np.cos, lambda g, ans, x: negative(multiply(g, sin(x))), jit=("ufunc", "cos"), numexpr="cos({0})", fuse="cos({0}{out})")
-TAN, tan = _defunary("Tan", np.tan, lambda g, ans, x: multiply(g, add(square(ans), 1)), jit=("ufunc", "tan"), numexpr="tan({0})")
+TAN, tan = _defunary("Tan", np.tan, lambda g, ans, x: multiply(g, add(square(ans), 1)), jit=("ufunc", "tan"), numexpr="tan({0})", unsupported="tflite")
 ASIN, asin = _defunary("Asin", np.arcsin,
-                       lambda g, ans, x: multiply(g, rsqrt(subtract(1, square(x)))), FLOAT, jit=("ufunc", "arcsin"), numexpr="arcsin({0})")
+                       lambda g, ans, x: multiply(g, rsqrt(subtract(1, square(x)))), FLOAT, jit=("ufunc", "arcsin"), numexpr="arcsin({0})", unsupported="tflite")
 ACOS, acos = _defunary("Acos", np.arccos,
                        lambda g, ans, x: negative(multiply(g, rsqrt(subtract(1, square(x))))),
-                       FLOAT, jit=("ufunc", "arccos"), numexpr="arccos({0})")
+                       FLOAT, jit=("ufunc", "arccos"), numexpr="arccos({0})", unsupported="tflite")
 ATAN, atan = _defunary("Atan", np.arctan,
-                       lambda g, ans, x: divide(g, add(square(x), 1)), FLOAT, jit=("ufunc", "arctan"), numexpr="arctan({0})")
-SINH, sinh = _defunary("Sinh", np.sinh, lambda g, ans, x: multiply(g, cosh(x)), jit=("ufunc", "sinh"), numexpr="sinh({0})")
-COSH, cosh = _defunary("Cosh", np.cosh, lambda g, ans, x: multiply(g, sinh(x)), jit=("ufunc", "cosh"), numexpr="cosh({0})")
+                       lambda g, ans, x: divide(g, add(square(x), 1)), FLOAT, jit=("ufunc", "arctan"), numexpr="arctan({0})", unsupported="tflite")
+SINH, sinh = _defunary("Sinh", np.sinh, lambda g, ans, x: multiply(g, cosh(x)), jit=("ufunc", "sinh"), numexpr="sinh({0})", unsupported="tflite")
+COSH, cosh = _defunary("Cosh", np.cosh, lambda g, ans, x: multiply(g, sinh(x)), jit=("ufunc", "cosh"), numexpr="cosh({0})", unsupported="tflite")
 TANH, tanh = _defunary("Tanh", np.tanh,
                        lambda g, ans, x: multiply(g, subtract(1, square(ans))), jit=("ufunc", "tanh"), numexpr="tanh({0})", fuse="tanh({0}{out})")
 
@@ -313,11 +313,11 @@ def _sigmoid_fwd(x):
 SIGMOID, sigmoid = _defunary("Sigmoid", _sigmoid_fwd,
                              lambda g, ans, x: multiply(g, multiply(ans, subtract(1, ans))), jit=("chain", "multiply", ("{0}", "0.5"), ("np.tanh({t}{out})", "np.add({t}, 1{out})", "np.multiply({t}, 0.5{out})"), "floats"), fuse="call")
 RECIP, reciprocal = _defunary("Reciprocal", np.reciprocal,
-                              lambda g, ans, x: negative(multiply(g, square(ans))), jit=("ufunc", "reciprocal"), fuse="call")
+                              lambda g, ans, x: negative(multiply(g, square(ans))), jit=("ufunc", "reciprocal"), fuse="call", unsupported="tflite")
 FLOOR, floor = _defunary("Floor", np.floor, lambda g, ans, x: zeros_like_t(g), FLOAT, jit=("ufunc", "floor"), fuse="floor({0}{out})")
 CEIL, ceil = _defunary("Ceil", np.ceil, lambda g, ans, x: zeros_like_t(g), FLOAT, jit=("ufunc", "ceil"), fuse="ceil({0}{out})")
 ROUND, round = _defunary("Round", np.round, lambda g, ans, x: zeros_like_t(g),  # noqa: A001
-                         REAL)  # banker's rounding, as TF
+                         REAL, unsupported="tflite")  # banker's rounding, as TF
 
 
 def _erf_fwd(x):
@@ -328,11 +328,11 @@ def _erf_fwd(x):
 ERF, erf = _defunary(
     "Erf", _erf_fwd,
     lambda g, ans, x: multiply(g, multiply(exp(negative(square(x))), 2 / np.sqrt(np.pi))),
-    FLOAT)
-IS_NAN, is_nan = _defunary("IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isnan"))
-IS_INF, is_inf = _defunary("IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isinf"))
+    FLOAT, unsupported="tflite")
+IS_NAN, is_nan = _defunary("IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isnan"), unsupported="tflite")
+IS_INF, is_inf = _defunary("IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isinf"), unsupported="tflite")
 IS_FINITE, is_finite = _defunary("IsFinite", np.isfinite, NOT_DIFFERENTIABLE, FLOAT,
-                                 _ushape_bool, jit=("ufunc", "isfinite"))
+                                 _ushape_bool, jit=("ufunc", "isfinite"), unsupported="onnx tflite")
 def _real_part_spec(x):
     return Spec(x.shape, x.dtype.real_dtype)
 
@@ -353,14 +353,14 @@ def _part_tf(name):
 # TensorFlow's Conj, Real and Imag take complex inputs only; for real ones the public
 # functions answer without an op, as TF's do (conj and real: the input, imag: zeros).
 # Conj is anti-holomorphic: TF's gradient is conj(g), registered as is.
-CONJ = declare(register("Conj", np.conj, grad=lambda g, ans, x: conj(g)), tf="Conj",
+CONJ = declare(register("Conj", np.conj, grad=lambda g, ans, x: conj(g), unsupported="onnx tflite"), tf="Conj",
                tf_outputs="output", tf_import="plain", batch=elementwise(np.conj))
 REAL_OP = declare(register("Real", lambda x: np.real(x).copy(), grad=_part_grad(False),
-                           shape=_real_part_spec),
+                           shape=_real_part_spec, unsupported="onnx tflite"),
                   tf=_part_tf("Real"), tf_import=lambda ins, a: real(ins[0]),
                   batch=elementwise(lambda x: np.real(x).copy()), tf_outputs="output")
 IMAG = declare(register("Imag", lambda x: np.imag(x).copy(), grad=_part_grad(True),
-                        shape=_real_part_spec),
+                        shape=_real_part_spec, unsupported="onnx tflite"),
                tf=_part_tf("Imag"), tf_import=lambda ins, a: imag(ins[0]),
                batch=elementwise(lambda x: np.imag(x).copy()), tf_outputs="output")
 _complex_part = {op.name: unary(op, "c") for op in (CONJ, REAL_OP, IMAG)}
@@ -416,7 +416,7 @@ def _select_shape(c, x, y):
     return Spec(_broadcast_spec(c, Spec(_broadcast_spec(x, y), x.dtype)), x.dtype)
 
 
-SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape),
+SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape, unsupported="tflite"),
                  tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}),
                  tf_outputs="output", jit=("expr", "np.where({0}, {1}, {2})"),
                  numexpr="where({0}, {1}, {2})",
@@ -458,7 +458,7 @@ def _cast_fwd(x, dtype):
 
 
 CAST = declare(register("Cast", _cast_fwd, grad=_cast_grad,
-                        shape=lambda x, dtype: Spec(x.shape, dtype)), batch=leading(_cast_fwd),
+                        shape=lambda x, dtype: Spec(x.shape, dtype), unsupported="tflite"), batch=leading(_cast_fwd),
                jit=("cast",), simplify="cast",
                tf=lambda attrs, specs: ("Cast", {"SrcT": specs[0].dtype, "DstT": attrs["dtype"],
                                                  "T": None}), tf_outputs="y")
@@ -516,7 +516,7 @@ _expand_batch.kind = "leading"
 # A reduction's gradient (Sum, Mean, Max, Min, Prod): one op instead of a Reshape and a
 # BroadcastTo whose shapes (and a Mean's count) would be constants in a graph.
 EXPAND_TO_INPUT = declare(register("ReductionGrad", _expand_fwd, grad=_expand_grad,
-                                   shape=_expand_shape), batch=_expand_batch)
+                                   shape=_expand_shape, unsupported="tf onnx tflite tf_import"), batch=_expand_batch)
 
 
 def _expand_to_input(g, ans, x, axes, mean=False):
@@ -621,13 +621,13 @@ def _prod_grad(g, ans, x, axis, keepdims):
 
 PROD, reduce_prod = _defreduce(
     "Prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-    _prod_grad, NUMERIC, jit=("reduce", "multiply", "typed"), numexpr="prod")
+    _prod_grad, NUMERIC, jit=("reduce", "multiply", "typed"), numexpr="prod", unsupported="tflite")
 ANY_OP, reduce_any = _defreduce("Any", lambda x, axis, keepdims: np.any(x, axis=axis,
                                                                        keepdims=keepdims),
-                                NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_or"))
+                                NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_or"), unsupported="onnx tflite")
 ALL_OP, reduce_all = _defreduce("All", lambda x, axis, keepdims: np.all(x, axis=axis,
                                                                        keepdims=keepdims),
-                                NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_and"))
+                                NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_and"), unsupported="onnx tflite")
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
@@ -655,7 +655,7 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 
 STOP_GRADIENT = declare(register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE,
-                                 shape=_ushape, jit=("alias",), numexpr="{0}"), tf="StopGradient", tf_outputs="output")
+                                 shape=_ushape, jit=("alias",), numexpr="{0}", unsupported="tflite batch"), tf="StopGradient", tf_outputs="output")
 
 
 def stop_gradient_t(x):
@@ -711,7 +711,7 @@ CUMSUM = register(
     "Cumsum", _cum_fwd(np.cumsum, 0),
     grad=lambda g, ans, x, axis, exclusive, reverse: cumsum(
         g, axis=_neg_axis(axis, x._value.ndim), exclusive=exclusive, reverse=not reverse),
-    shape=lambda x, **_: x)
+    shape=lambda x, **_: x, unsupported="onnx tflite batch")
 
 
 def _cumprod_grad(g, ans, x, axis, exclusive, reverse):
@@ -722,7 +722,7 @@ def _cumprod_grad(g, ans, x, axis, exclusive, reverse):
 
 
 CUMPROD = register("Cumprod", _cum_fwd(np.cumprod, 1), grad=_conjugating(_cumprod_grad),
-                   shape=lambda x, **_: x)
+                   shape=lambda x, **_: x, unsupported="tf onnx tflite batch")
 
 
 def _cum_entry(op):
@@ -986,7 +986,7 @@ def _einsum_shape(*xs, equation):
 
 EINSUM = declare(register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
     equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_conjugating(_einsum_grad),
-    shape=_einsum_shape),
+    shape=_einsum_shape, unsupported="batch"),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}), tf_outputs="output")
 
 
@@ -1006,7 +1006,7 @@ def einsum(equation, *inputs, **kwargs):
 ADD_N = declare(register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
                  if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
                  grad=lambda g, ans, *xs: tuple(g for _ in xs),
-                 shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype)),
+                 shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype), unsupported="tflite batch"),
                 tf=lambda attrs, specs: ("AddN", {"N": len(specs)}), tf_outputs="sum")
 
 
@@ -1088,8 +1088,8 @@ def _put_along_grad(gg, ans, g, idx, shape, axis):
                                     if nb else idx._value), axis), None
 
 
-TAKE_ALONG = register("TakeAlongAxis", _take_along_fwd, grad=_take_along_grad)
-PUT_ALONG = register("PutAlongAxisAdd", _put_along_fwd, grad=_put_along_grad)
+TAKE_ALONG = register("TakeAlongAxis", _take_along_fwd, grad=_take_along_grad, unsupported="tf onnx tflite batch tf_import")
+PUT_ALONG = register("PutAlongAxisAdd", _put_along_fwd, grad=_put_along_grad, unsupported="tf onnx tflite batch tf_import")
 
 
 def take_along_axis(x, indices, axis):
@@ -1118,10 +1118,10 @@ def _argsort_fwd(x, axis, descending):
 
 # Index-producing computations are ops (not NumPy shortcuts) so graphs recompute them.
 ARGSORT = register("ArgSort", _argsort_fwd, grad=NOT_DIFFERENTIABLE,
-                   shape=lambda x, axis, descending: Spec(x.shape, dtypes.int32))
+                   shape=lambda x, axis, descending: Spec(x.shape, dtypes.int32), unsupported="tf onnx tflite batch tf_import")
 WHERE_INDICES = register("Where", lambda c: np.argwhere(c).astype(np.int64),
                          grad=NOT_DIFFERENTIABLE,  # how many are true is known only at run time
-                         shape=lambda c: Spec((None, len(c.shape)), dtypes.int64))
+                         shape=lambda c: Spec((None, len(c.shape)), dtypes.int64), unsupported="tf onnx tflite batch")
 declare(WHERE_INDICES, tf_import=lambda ins, a: where(ins[0]), tf_import_opaque=True)
 
 

@@ -115,18 +115,18 @@ def _elu_fwd(x):
 
 # d elu = 1 where x > 0 (there elu > 0), elu + 1 elsewhere: both are min(elu, 0) + 1.
 ELU = register("Elu", _elu_fwd, shape=_same, fuse="call",
-               grad=lambda g, ans, x: multiply(g, add(minimum(ans, 0), 1)))
+               grad=lambda g, ans, x: multiply(g, add(minimum(ans, 0), 1)), unsupported="batch")
 SELU = register(
     "Selu", lambda x: (_SELU_SCALE * (np.maximum(x, 0) + _SELU_ALPHA * np.expm1(
         np.minimum(x, 0)))).astype(x.dtype, copy=False), shape=_same,
     grad=lambda g, ans, x: where(greater(x, 0), multiply(g, _SELU_SCALE),
                                  multiply(g, add(ans, _SELU_SCALE * _SELU_ALPHA))),
-    fuse="call")
+    fuse="call", unsupported="tflite batch")
 SOFTPLUS = register("Softplus", lambda x: np.logaddexp(x, 0), shape=_same,
                     grad=lambda g, ans, x: multiply(g, sigmoid(x)),
-                    jit=("ufunc_with", "logaddexp", "0", "floats"), fuse="call")
+                    jit=("ufunc_with", "logaddexp", "0", "floats"), fuse="call", unsupported="tflite batch")
 SOFTSIGN = register("Softsign", lambda x: x / (np.abs(x) + 1), shape=_same, fuse="call",
-                    grad=lambda g, ans, x: divide(g, square(add(abs(x), 1))))
+                    grad=lambda g, ans, x: divide(g, square(add(abs(x), 1))), unsupported="tflite batch")
 elu = _activation(ELU)
 selu = _activation(SELU)
 softplus = _activation(SOFTPLUS)
@@ -187,7 +187,7 @@ SOFTMAX = register(
 LOG_SOFTMAX = register(
     "LogSoftmax", _log_softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: subtract(
-        g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))))
+        g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))), unsupported="tflite")
 declare(SOFTMAX, batch=axis_attr(_softmax_fwd))
 declare(LOG_SOFTMAX, batch=axis_attr(_log_softmax_fwd))
 
@@ -242,7 +242,7 @@ def _sparse_xent_grad(g, ans, logits, labels):
 
 SPARSE_XENT = register("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_fwd,
                        grad=_sparse_xent_grad,
-                       shape=lambda logits, labels: Spec(labels.shape, logits.dtype))
+                       shape=lambda logits, labels: Spec(labels.shape, logits.dtype), unsupported="tf onnx tflite tf_import")
 declare(SPARSE_XENT, batch=per_batch(_sparse_xent_fwd))
 
 
@@ -332,7 +332,7 @@ def _dropout_mask_fwd(shape, rate, seed, dtype):
 # A stateful draw: an op (not a captured constant) so a traced graph draws afresh each run.
 DROPOUT_MASK = register("DropoutMask", _dropout_mask_fwd, grad=NOT_DIFFERENTIABLE,
                         shape=lambda shape, rate, seed, dtype: Spec(tuple(shape), dtype),
-                        effects="state")
+                        effects="state", unsupported="tf onnx tflite batch tf_import")
 
 
 def _rate_value(rate):
@@ -383,7 +383,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
 L2_LOSS = register(
     "L2Loss", lambda x: np.asarray(np.vdot(x.ravel(), x.ravel()) * 0.5, dtype=x.dtype),
     shape=lambda x: Spec((), x.dtype),
-    grad=lambda g, ans, x: multiply(reshape(g, g._value.shape + (1,) * x._value.ndim), x))
+    grad=lambda g, ans, x: multiply(reshape(g, g._value.shape + (1,) * x._value.ndim), x), unsupported="tf onnx tflite batch tf_import")
 
 
 def l2_loss(t, name=None):
@@ -517,7 +517,7 @@ def _in_top_k_fwd(predictions, targets, k):
 
 
 IN_TOP_K = register("InTopKV2", _in_top_k_fwd, grad=NOT_DIFFERENTIABLE,
-                    shape=lambda p, t, k: Spec(t.shape, dtypes.bool))
+                    shape=lambda p, t, k: Spec(t.shape, dtypes.bool), unsupported="tf onnx tflite batch tf_import")
 
 
 def in_top_k(targets, predictions, k, name=None):

@@ -312,7 +312,7 @@ def _parse_shape(serialized, config, names):
 
 
 PARSE_EXAMPLE = register("ParseExampleV2", _parse_fwd, grad=NOT_DIFFERENTIABLE,
-                         shape=_parse_shape, multi_output=True)
+                         shape=_parse_shape, multi_output=True, unsupported="tf onnx tflite batch")
 
 
 def _import_parse_example(inputs, attrs):
@@ -464,7 +464,7 @@ def _decode_raw_fwd(data, out_type, little_endian, fixed_length):
     return out.reshape(data.shape + (width // dt.itemsize,))
 
 
-DECODE_RAW = register("DecodeRaw", _decode_raw_fwd, grad=NOT_DIFFERENTIABLE)
+DECODE_RAW = register("DecodeRaw", _decode_raw_fwd, grad=NOT_DIFFERENTIABLE, unsupported="tf onnx tflite batch tf_import")
 
 _RAW_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,
               dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
@@ -596,8 +596,8 @@ def _claimed_bytes(shape, dt):
 
 
 SERIALIZE_TENSOR = register("SerializeTensor", _serialize_fwd, grad=NOT_DIFFERENTIABLE,
-                            shape=lambda x: Spec((), dtypes.string))
-PARSE_TENSOR = register("ParseTensor", _parse_tensor_fwd, grad=NOT_DIFFERENTIABLE)
+                            shape=lambda x: Spec((), dtypes.string), unsupported="tf onnx tflite batch tf_import")
+PARSE_TENSOR = register("ParseTensor", _parse_tensor_fwd, grad=NOT_DIFFERENTIABLE, unsupported="tf onnx tflite batch tf_import")
 
 
 def serialize_tensor(tensor, name=None):
@@ -651,9 +651,9 @@ def _write_file_fwd(filename, contents):
 # "io": they touch the file system, so a graph runs them on every call and a loaded
 # model may not call them (registry.EFFECTS)
 READ_FILE = register("ReadFile", _read_file_fwd, grad=NOT_DIFFERENTIABLE,
-                     shape=lambda f: Spec((), dtypes.string), effects="io")
+                     shape=lambda f: Spec((), dtypes.string), effects="io", unsupported="onnx tflite batch")
 WRITE_FILE = register("WriteFile", _write_file_fwd, grad=NOT_DIFFERENTIABLE,
-                      shape=lambda f, c: Spec((0,), dtypes.float32), effects="io")
+                      shape=lambda f, c: Spec((0,), dtypes.float32), effects="io", unsupported="tf onnx tflite batch tf_import")
 declare(READ_FILE, tf=lambda attrs, specs: ("ReadFile", {"T": None}), tf_outputs="contents",
         tf_import=lambda ins, attrs: READ_FILE(ins[0]))
 

@@ -232,10 +232,10 @@ def _to_dense_shape(values, default, *splits, shape):
 
 
 RAGGED_TO_DENSE = register("RaggedTensorToTensor", _to_dense_fwd, grad=_to_dense_grad,
-                           shape=_to_dense_shape)
+                           shape=_to_dense_shape, unsupported="onnx tflite batch")
 RAGGED_TO_DENSE_GRAD = register("RaggedTensorToTensorGrad", _to_dense_grad_fwd,
                                 grad=None, multi_output=True,
-                                shape=lambda g, v, d, *s, shape: [v, d])
+                                shape=lambda g, v, d, *s, shape: [v, d], unsupported="tf onnx tflite batch tf_import")
 
 
 def _lengths_from_padding_fwd(x, padding):
@@ -292,7 +292,7 @@ def _segment_grad(g, ans, values, splits, reducer):
 
 RAGGED_SEGMENT_REDUCE = register(
     "RaggedSegmentReduce", _segment_fwd, grad=_segment_grad,
-    shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False)
+    shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False, unsupported="tf onnx tflite batch tf_import")
 
 
 # -- segment aggregation (reductions over an outer ragged axis, as TensorFlow's

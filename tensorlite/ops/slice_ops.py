@@ -61,9 +61,9 @@ def _slice_grad_shape(g, key, shape):
     return Spec(tuple(g.shape[:len(g.shape) - sliced_ndim]) + tuple(shape), g.dtype)
 
 
-STRIDED_SLICE = register("StridedSlice", _slice_fwd, grad=_slice_grad, shape=_slice_shape)
+STRIDED_SLICE = register("StridedSlice", _slice_fwd, grad=_slice_grad, shape=_slice_shape, unsupported="tflite")
 SLICE_GRAD = register("StridedSliceGrad", _slice_grad_fwd, grad=_slice_grad_grad,
-                      shape=_slice_grad_shape)
+                      shape=_slice_grad_shape, unsupported="tf onnx tflite tf_import")
 declare(STRIDED_SLICE, batch=leading(_slice_fwd))  # both take leading batch dims
 declare(SLICE_GRAD, batch=leading(_slice_grad_fwd))
 

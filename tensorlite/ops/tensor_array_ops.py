@@ -97,13 +97,13 @@ def _stateful(op):
     return declare(op, effects="state")
 
 
-TA_NEW = _stateful(register("TensorArrayV3", _new_fwd))
-TA_WRITE = _stateful(register("TensorArrayWriteV3", _write_fwd))
-TA_SCATTER = _stateful(register("TensorArrayScatterV3", _scatter_fwd))
-TA_READ = _stateful(register("TensorArrayReadV3", lambda h, i: _store(h).get(int(i))))
-TA_STACK = _stateful(register("TensorArrayGatherV3", lambda h: _store(h).stacked()))
+TA_NEW = _stateful(register("TensorArrayV3", _new_fwd, unsupported="tf onnx tflite batch tf_import"))
+TA_WRITE = _stateful(register("TensorArrayWriteV3", _write_fwd, unsupported="tf onnx tflite batch tf_import"))
+TA_SCATTER = _stateful(register("TensorArrayScatterV3", _scatter_fwd, unsupported="tf onnx tflite batch tf_import"))
+TA_READ = _stateful(register("TensorArrayReadV3", lambda h, i: _store(h).get(int(i)), unsupported="tf onnx tflite batch tf_import"))
+TA_STACK = _stateful(register("TensorArrayGatherV3", lambda h: _store(h).stacked(), unsupported="tf onnx tflite batch tf_import"))
 TA_SIZE = _stateful(register(
-    "TensorArraySizeV3", lambda h: np.array(len(_store(h).items), np.int32)))
+    "TensorArraySizeV3", lambda h: np.array(len(_store(h).items), np.int32), unsupported="tf onnx tflite batch tf_import"))
 
 
 class TensorArray:

@@ -133,14 +133,14 @@ def _ragged(dtype, n=2):
 
 
 UNICODE_DECODE = register("UnicodeDecode", _decode_fwd, grad=NOT_DIFFERENTIABLE,
-                          shape=_ragged(dtypes.int32), multi_output=True)
+                          shape=_ragged(dtypes.int32), multi_output=True, unsupported="tf onnx tflite batch")
 UNICODE_DECODE_WITH_OFFSETS = register(
     "UnicodeDecodeWithOffsets", _decode_offsets_fwd, grad=NOT_DIFFERENTIABLE,
-    shape=_ragged(dtypes.int32, 3), multi_output=True)
+    shape=_ragged(dtypes.int32, 3), multi_output=True, unsupported="tf onnx tflite batch")
 UNICODE_ENCODE = register("UnicodeEncode", _encode_fwd, grad=NOT_DIFFERENTIABLE,
-                          shape=lambda p, s, **_: Spec((None,), dtypes.string))
+                          shape=lambda p, s, **_: Spec((None,), dtypes.string), unsupported="tf onnx tflite batch")
 UNICODE_TRANSCODE = register("UnicodeTranscode", _transcode_fwd, grad=NOT_DIFFERENTIABLE,
-                             shape=lambda x, **_: Spec(x.shape, dtypes.string))
+                             shape=lambda x, **_: Spec(x.shape, dtypes.string), unsupported="tf onnx tflite batch")
 
 
 # -- TensorFlow's unicode ops as SavedModel graphs spell them (rule form:

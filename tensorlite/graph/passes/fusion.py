@@ -79,7 +79,7 @@ def _fused_shape(*specs, program):
 
 
 FUSED = registry.REGISTRY.get("FusedElementwise") or registry.register(
-    "FusedElementwise", _fused_forward, grad=None, shape=_fused_shape, cost="program")
+    "FusedElementwise", _fused_forward, grad=None, shape=_fused_shape, cost="program", unsupported="tf onnx tflite batch tf_import")
 
 
 def _ufunc_template(op):
