@@ -43,7 +43,8 @@ Spec = namedtuple("Spec", ["shape", "dtype"])
 
 
 # The consumers that read per-op rules declared with `declare`; None means "no rule". An op
-# says that a consumer does not handle it, on purpose, with `declare(op, unsupported=(...))`
+# says that a consumer does not handle it (yet, or by design: a gradient-only op has no
+# inference export) with `declare(op, unsupported="onnx tflite")`
 # (the rule stays None, so consumers raise their usual error naming the op); the registry
 # walk (tests/test_registry_walk.py) requires a rule or that marker for every op.
 CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
@@ -162,7 +163,7 @@ def declare(op, **rules):
     ``declare(EXP, onnx=..., batch=...)``. The keys are `CONSUMERS` (a rule, or UNSUPPORTED)
     and `PROPERTIES`; each consumer module documents what its rule is. `effects=` declares
     the op's effects (see `EFFECTS`); `unsupported=` names consumers (a string of names or a
-    tuple) that do not handle the op, on purpose. Returns the op.
+    tuple) that do not handle the op. Returns the op.
 
     Example:
         >>> declare(get("Exp"), tf="Exp")  # doctest: +SKIP

@@ -370,7 +370,10 @@ def _while_grad(gs, outs, *inputs, cond, body, n_vars, has_limit):
 
 
 def _register(name, fwd, grad, shape, effects=None):
-    return register(name, fwd, grad=grad, shape=shape, multi_output=True, effects=effects)
+    # No exporter writes control flow yet: TF's functional If/Case/While need FunctionDefs
+    # of the branches; vectorized_map runs them per example (no batch rule)
+    return register(name, fwd, grad=grad, shape=shape, multi_output=True, effects=effects,
+                    unsupported="tf onnx tflite batch tf_import")
 
 
 # the stateful forms: their branches or body hold stateful nodes

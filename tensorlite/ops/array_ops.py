@@ -938,7 +938,7 @@ def _tensor_scatter_op(name, forward, grad):
     updates) with T and Tindices; our `rank` attribute is not written."""
     return declare(register(name, forward, grad=grad, shape=lambda t, i, u, rank: t),
                    tf=lambda attrs, in_specs: (name, {"Tindices": in_specs[1].dtype}),
-                   tf_outputs="output")
+                   tf_outputs="output", unsupported="onnx tflite batch")
 
 
 TENSOR_SCATTER_UPDATE = _tensor_scatter_op("TensorScatterUpdate", _tensor_scatter_update_fwd,

@@ -496,10 +496,13 @@ class _ConvFamily:
         # cost: the parallel pass's work estimate (graph/passes/parallel.py)
         self.fwd = register(name, fwd, grad=self._fwd_grad,
                             shape=_conv_out_shape(out_channels), cost="conv")
+        # the backprops run in training only: no inference format writes them
         self.bi_op = register(name + "BackpropInput", bi_fwd, grad=self._bi_grad,
-                              shape=_bi_shape, cost="conv_backprop_input")
+                              shape=_bi_shape, cost="conv_backprop_input",
+                              unsupported="tf onnx tflite tf_import")
         self.bf_op = register(name + "BackpropFilter", bf_fwd, grad=self._bf_grad,
-                              shape=_bf_shape(filter_tail), cost="conv_backprop_filter")
+                              shape=_bf_shape(filter_tail), cost="conv_backprop_filter",
+                              unsupported="tf onnx tflite tf_import")
         for op in (self.fwd, self.bi_op, self.bf_op):  # forwards take leading batch dims
             declare(op, batch=leading(op.forward))
 

@@ -788,10 +788,12 @@ def _def_resize(name):
         return execute(op, (gg,), {"size": tuple(g._value.shape[-3:-1]), "method": method,
                                    "antialias": antialias})
 
-    op = register(name, _resize_fwd, grad=grad,
+    # no exporter or batching rule for resizing yet: declared unsupported
+    op = register(name, _resize_fwd, grad=grad, unsupported="tf onnx tflite batch tf_import",
                   shape=lambda x, size, method, antialias: Spec(
                       tuple(x.shape[:-3]) + tuple(size) + (x.shape[-1],), x.dtype))
     grad_op = register(name + "Grad", _resize_transposed, grad=grad_grad,
+                       unsupported="tf onnx tflite batch tf_import",
                        shape=lambda g, in_size, method, antialias: Spec(
                            tuple(g.shape[:-3]) + tuple(in_size) + (g.shape[-1],), g.dtype))
     return op

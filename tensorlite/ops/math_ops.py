@@ -680,6 +680,7 @@ def _arg_fn(name, npfn):
     # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
     declare(op, tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
                                             a.get("output_type") or dtypes.int64),
+            unsupported="tflite batch",
             tf_outputs="output", tf=lambda a, specs: (name, {"output_type": a["output_type"]},
                                  [0, np.asarray(a["axis"], np.int32)]))
     return fn

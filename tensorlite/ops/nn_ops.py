@@ -66,7 +66,7 @@ def _piecewise_linear(name, fwd, scaled, by_output=False, **rules):
     grad_op = declare(register(
         name + "Grad", scaled, shape=_same_as_first,
         grad=lambda c, ans, g, x, **a: (execute(grad_op, (c, x), a or None), None)),
-        batch=elementwise(scaled))
+        batch=elementwise(scaled), unsupported="tf onnx tflite tf_import")  # training only
     return declare(register(
         name, fwd, shape=_same,
         grad=lambda c, ans, x, **a: execute(grad_op, (c, ans if by_output else x), a or None)),

@@ -29,9 +29,9 @@ def _vec(dtype=dtypes.int64):
     return lambda *specs, **_: Spec((None,), dtype)
 
 
-def _int_op(name, fwd, shape=None, multi_output=False):
+def _int_op(name, fwd, shape=None, multi_output=False, **rules):
     return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape or _vec(),
-                    multi_output=multi_output)
+                    multi_output=multi_output, **rules)
 
 
 # -- row partitions ------------------------------------------------------------------------------
@@ -75,16 +75,16 @@ def _rowids_to_splits(rowids, nrows):
     return np.searchsorted(rowids, np.arange(n + 1), side="left").astype(_I64)
 
 
-RAGGED_VALIDATE = _int_op("RaggedValidateSplits", _validate_fwd)
-RAGGED_ROW_LENGTHS = _int_op("RaggedRowLengths", lambda s: np.diff(s).astype(_I64))
+RAGGED_VALIDATE = _int_op("RaggedValidateSplits", _validate_fwd, unsupported="tf onnx tflite batch tf_import")
+RAGGED_ROW_LENGTHS = _int_op("RaggedRowLengths", lambda s: np.diff(s).astype(_I64), unsupported="tf onnx tflite batch tf_import")
 RAGGED_VALUE_ROWIDS = _int_op(
-    "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)))
-RAGGED_SPLITS_FROM_LENGTHS = _int_op("RaggedSplitsFromLengths", _lengths_to_splits)
-RAGGED_SPLITS_FROM_ROWIDS = _int_op("RaggedSplitsFromRowIds", _rowids_to_splits)
+    "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)), unsupported="tf onnx tflite batch tf_import")
+RAGGED_SPLITS_FROM_LENGTHS = _int_op("RaggedSplitsFromLengths", _lengths_to_splits, unsupported="tf onnx tflite batch tf_import")
+RAGGED_SPLITS_FROM_ROWIDS = _int_op("RaggedSplitsFromRowIds", _rowids_to_splits, unsupported="onnx tflite batch tf_import")
 # nrows as a tensor input: a graph's row count follows its input (the batch size), where an
 # attribute would be frozen at its traced value
 RAGGED_SPLITS_FROM_ROWIDS_N = _int_op("RaggedSplitsFromRowIdsAndCount",
-                                      lambda rowids, nrows: _rowids_to_splits(rowids, nrows))
+                                      lambda rowids, nrows: _rowids_to_splits(rowids, nrows), unsupported="onnx tflite batch tf_import")
 def _uniform_splits_fwd(x, length, nrows):
     nvals = x.shape[0]
     if length == 0:
@@ -95,7 +95,7 @@ def _uniform_splits_fwd(x, length, nrows):
     return np.arange(0, nvals + 1, length, dtype=_I64)
 
 
-RAGGED_UNIFORM_SPLITS = _int_op("RaggedUniformSplits", _uniform_splits_fwd)
+RAGGED_UNIFORM_SPLITS = _int_op("RaggedUniformSplits", _uniform_splits_fwd, unsupported="onnx tflite batch tf_import")
 
 
 # -- positions (which values move where) --------------------------------------------------------
@@ -155,11 +155,11 @@ def _tile_rows_fwd(splits, rows, cols):
 
 
 _PAIR = (lambda *s, **_: [Spec((None,), dtypes.int64), Spec((None,), dtypes.int64)])
-RAGGED_GATHER_ROWS = _int_op("RaggedGatherRows", _gather_rows_fwd, _PAIR, True)
-RAGGED_ROW_SLICE = _int_op("RaggedRowSlice", _row_slice_fwd, _PAIR, True)
-RAGGED_COLUMN = _int_op("RaggedColumn", _column_fwd)
-RAGGED_CONCAT_ROWS = _int_op("RaggedConcatRows", _concat_rows_fwd, _PAIR, True)
-RAGGED_TILE_ROWS = _int_op("RaggedTileRows", _tile_rows_fwd, _PAIR, True)
+RAGGED_GATHER_ROWS = _int_op("RaggedGatherRows", _gather_rows_fwd, _PAIR, True, unsupported="tf onnx tflite batch")
+RAGGED_ROW_SLICE = _int_op("RaggedRowSlice", _row_slice_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
+RAGGED_COLUMN = _int_op("RaggedColumn", _column_fwd, unsupported="tf onnx tflite batch tf_import")
+RAGGED_CONCAT_ROWS = _int_op("RaggedConcatRows", _concat_rows_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
+RAGGED_TILE_ROWS = _int_op("RaggedTileRows", _tile_rows_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
 
 
 # -- to dense ------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def _lengths_from_padding_fwd(x, padding):
     return np.where(not_pad.any(axis=1), last, 0).astype(_I64)
 
 
-RAGGED_LENGTHS_FROM_PADDING = _int_op("RaggedLengthsFromPadding", _lengths_from_padding_fwd)
+RAGGED_LENGTHS_FROM_PADDING = _int_op("RaggedLengthsFromPadding", _lengths_from_padding_fwd, unsupported="tf onnx tflite batch tf_import")
 
 
 # -- row reductions --------------------------------------------------------------------------------
@@ -346,11 +346,11 @@ def _batch_positions_fwd(params_splits, index_splits, index_values):
     return params_splits[:-1][rowids] + idx
 
 
-RAGGED_BATCH_POSITIONS = _int_op("RaggedBatchGatherPositions", _batch_positions_fwd)
+RAGGED_BATCH_POSITIONS = _int_op("RaggedBatchGatherPositions", _batch_positions_fwd, unsupported="tf onnx tflite batch tf_import")
 _SCALAR_PAIR = (lambda *s, **_: [Spec((None,), dtypes.int64), Spec((), dtypes.int64)])
-RAGGED_POSITIONS = _int_op("RaggedPositionsInRows", _positions_fwd, _SCALAR_PAIR, True)
-RAGGED_SEGMENT_LAYOUT = _int_op("RaggedSegmentLayout", _segment_layout_fwd, _PAIR, True)
-RAGGED_SEGMENT_ORDER = _int_op("RaggedSegmentOrder", _segment_order_fwd, _PAIR, True)
+RAGGED_POSITIONS = _int_op("RaggedPositionsInRows", _positions_fwd, _SCALAR_PAIR, True, unsupported="tf onnx tflite batch tf_import")
+RAGGED_SEGMENT_LAYOUT = _int_op("RaggedSegmentLayout", _segment_layout_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
+RAGGED_SEGMENT_ORDER = _int_op("RaggedSegmentOrder", _segment_order_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
 
 
 # -- sparse ---------------------------------------------------------------------------------------
@@ -388,8 +388,8 @@ def _sparse_splits_fwd(indices, dense_shape):
     return splits
 
 
-RAGGED_TO_SPARSE = _int_op("RaggedTensorToSparse", _to_sparse_fwd, _PAIR, True)
-RAGGED_SPARSE_SPLITS = _int_op("RaggedSplitsFromSparse", _sparse_splits_fwd)
+RAGGED_TO_SPARSE = _int_op("RaggedTensorToSparse", _to_sparse_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
+RAGGED_SPARSE_SPLITS = _int_op("RaggedSplitsFromSparse", _sparse_splits_fwd, unsupported="tf onnx tflite batch tf_import")
 
 
 def _same_splits_fwd(a, b):
@@ -400,7 +400,7 @@ def _same_splits_fwd(a, b):
     return a
 
 
-RAGGED_SAME_SPLITS = _int_op("RaggedAssertSameSplits", _same_splits_fwd)
+RAGGED_SAME_SPLITS = _int_op("RaggedAssertSameSplits", _same_splits_fwd, unsupported="tf onnx tflite batch tf_import")
 
 
 # -- TensorFlow's ragged ops as SavedModel graphs spell them ------------------------------------

@@ -225,9 +225,10 @@ def as_tuple(tout):
 def _register(name, eager, grad=NOT_DIFFERENTIABLE, effects="callback"):
     # One registration per op; the jacobian loops over the rule (it re-runs func per row).
     # varying: Python runs on every call, so a trace never freezes its outputs
+    # unsupported: Python code exports to no format, and runs once per example
     return declare(register(name, _forward(name, eager), grad=grad, shape=_shape,
                             multi_output=True, batchable=False, effects=effects),
-                   varying=True)
+                   varying=True, unsupported="tf onnx tflite batch tf_import")
 
 
 class _Vjp:

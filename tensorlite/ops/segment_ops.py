@@ -117,7 +117,8 @@ def _tf_rule(kind):
 
 _GRADS = {"sum": _sum_grad, "prod": _prod_grad, "max": _extreme_grad, "min": _extreme_grad}
 SEGMENT_OPS = {kind: declare(register(_TF_NAMES[kind], _segment_fwd(kind), grad=_GRADS[kind],
-                                      shape=_shape), tf=_tf_rule(kind), tf_outputs="output")
+                                      shape=_shape), tf=_tf_rule(kind), tf_outputs="output",
+                                      unsupported="onnx tflite batch")
                for kind in _TF_NAMES}
 
 

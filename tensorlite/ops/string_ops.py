@@ -66,8 +66,9 @@ def _ragged_spec(dtype):
     return lambda *specs, **_: [Spec((None,), dtype), Spec((None,), dtypes.int64)]
 
 
-def _register(name, fwd, shape, multi_output=False):
-    return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape, multi_output=multi_output)
+def _register(name, fwd, shape, multi_output=False, **rules):
+    return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape, multi_output=multi_output,
+                    **rules)
 
 
 def _bad(op, message):
@@ -108,7 +109,7 @@ def _split_fwd(x, sep, maxsplit):
     return strings_array(tokens), splits_from_lengths(list(map(len, parts)))
 
 
-STRING_SPLIT = _register("StringSplitV2", _split_fwd, _ragged_spec(dtypes.string), True)
+STRING_SPLIT = _register("StringSplitV2", _split_fwd, _ragged_spec(dtypes.string), True, unsupported="onnx tflite batch")
 
 
 def _join_fwd(*xs, separator):
@@ -129,7 +130,7 @@ def _join_shape(*xs, separator):
     return Spec(shape, dtypes.string)
 
 
-STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape)
+STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape, unsupported="tf onnx tflite batch")
 
 
 def _reduce_join_fwd(x, axis, keepdims, separator):
@@ -151,7 +152,7 @@ def _reduce_join_shape(x, axis, keepdims, separator):
     return Spec(shape, dtypes.string)
 
 
-REDUCE_JOIN = _register("ReduceJoin", _reduce_join_fwd, _reduce_join_shape)
+REDUCE_JOIN = _register("ReduceJoin", _reduce_join_fwd, _reduce_join_shape, unsupported="onnx tflite batch")
 
 
 def _segment_join_fwd(values, splits, separator):
@@ -160,7 +161,7 @@ def _segment_join_fwd(values, splits, separator):
 
 
 SEGMENT_JOIN = _register("RaggedReduceJoin", _segment_join_fwd,
-                         lambda v, s, separator: Spec((None,), dtypes.string))
+                         lambda v, s, separator: Spec((None,), dtypes.string), unsupported="tf onnx tflite batch tf_import")
 
 
 # -- regular expressions -----------------------------------------------------------------------
@@ -183,8 +184,8 @@ def _regex_full_match_fwd(x, pattern):
     return emap(regex.compile_pattern(pattern, "RegexFullMatch").fullmatch, x, np.bool_)
 
 
-REGEX_REPLACE = _register("RegexReplace", _regex_replace_fwd, _like(dtypes.string))
-REGEX_FULL_MATCH = _register("RegexFullMatch", _regex_full_match_fwd, _like(dtypes.bool))
+REGEX_REPLACE = _register("RegexReplace", _regex_replace_fwd, _like(dtypes.string), unsupported="onnx tflite batch")
+REGEX_FULL_MATCH = _register("RegexFullMatch", _regex_full_match_fwd, _like(dtypes.bool), unsupported="onnx tflite batch")
 
 
 # -- per-string transformations -----------------------------------------------------------------
@@ -201,7 +202,7 @@ def _length_fwd(x, unit):
     return emap(count, x, np.int32)
 
 
-STRING_LENGTH = _register("StringLength", _length_fwd, _like(dtypes.int32))
+STRING_LENGTH = _register("StringLength", _length_fwd, _like(dtypes.int32), unsupported="onnx tflite batch")
 
 
 def _case_fwd(x, encoding, upper):
@@ -213,10 +214,10 @@ def _case_fwd(x, encoding, upper):
 
 
 STRING_LOWER = _register("StringLower", lambda x, encoding: _case_fwd(x, encoding, False),
-                         _like(dtypes.string))
+                         _like(dtypes.string), unsupported="onnx tflite batch")
 STRING_UPPER = _register("StringUpper", lambda x, encoding: _case_fwd(x, encoding, True),
-                         _like(dtypes.string))
-STRING_STRIP = _register("StringStrip", lambda x: emap(bytes.strip, x), _same)
+                         _like(dtypes.string), unsupported="onnx tflite batch")
+STRING_STRIP = _register("StringStrip", lambda x: emap(bytes.strip, x), _same, unsupported="onnx tflite batch")
 
 
 def _char_starts(s):
@@ -244,7 +245,7 @@ def _substr_fwd(x, pos, length, unit):
     return out.reshape(xb.shape)
 
 
-SUBSTR = _register("Substr", _substr_fwd, lambda x, p, n, unit: Spec(x.shape, dtypes.string))
+SUBSTR = _register("Substr", _substr_fwd, lambda x, p, n, unit: Spec(x.shape, dtypes.string), unsupported="tf onnx tflite batch")
 
 
 # -- numbers <-> strings ------------------------------------------------------------------------
@@ -275,7 +276,7 @@ def _to_number_fwd(x, out_type):
 
 
 STRING_TO_NUMBER = _register("StringToNumber", _to_number_fwd,
-                             lambda x, out_type: Spec(x.shape, dtypes.as_dtype(out_type)))
+                             lambda x, out_type: Spec(x.shape, dtypes.as_dtype(out_type)), unsupported="tf onnx tflite batch")
 
 
 def _as_string_format(kind, precision, scientific, shortest, width, fill):
@@ -300,7 +301,7 @@ def _as_string_fwd(x, precision, scientific, shortest, width, fill):
     return emap(lambda v: (fmt % v).encode(), x)
 
 
-AS_STRING = _register("AsString", _as_string_fwd, _like(dtypes.string))
+AS_STRING = _register("AsString", _as_string_fwd, _like(dtypes.string), unsupported="onnx tflite batch")
 
 
 def _format_fwd(*xs, template, placeholder, summarize):
@@ -316,7 +317,7 @@ def _format_fwd(*xs, template, placeholder, summarize):
 
 
 STRING_FORMAT = _register("StringFormat", _format_fwd,
-                          lambda *xs, **_: Spec((), dtypes.string))
+                          lambda *xs, **_: Spec((), dtypes.string), unsupported="tf onnx tflite batch tf_import")
 
 
 # -- n-grams -------------------------------------------------------------------------------------
@@ -346,7 +347,7 @@ def _ngrams_fwd(values, splits, widths, separator, left_pad, right_pad, pad_widt
     return strings_array(grams), splits_from_lengths(lengths)
 
 
-STRING_NGRAMS = _register("StringNGrams", _ngrams_fwd, _ragged_spec(dtypes.string), True)
+STRING_NGRAMS = _register("StringNGrams", _ngrams_fwd, _ragged_spec(dtypes.string), True, unsupported="onnx tflite batch")
 
 
 # -- bytes and unicode ---------------------------------------------------------------------------
@@ -356,7 +357,7 @@ def _bytes_split_fwd(x):
             splits_from_lengths([len(s) for s in flat]))
 
 
-BYTES_SPLIT = _register("BytesSplit", _bytes_split_fwd, _ragged_spec(dtypes.string), True)
+BYTES_SPLIT = _register("BytesSplit", _bytes_split_fwd, _ragged_spec(dtypes.string), True, unsupported="tf onnx tflite batch tf_import")
 
 
 def _buckets(x, num_buckets, hash_fn):
@@ -378,11 +379,11 @@ def _hash_shape(x, num_buckets, **_):
     return Spec(x.shape, dtypes.int64)
 
 
-TO_HASH_BUCKET_FAST = _register("StringToHashBucketFast", _fast_fwd, _hash_shape)
-TO_HASH_BUCKET_STRONG = _register("StringToHashBucketStrong", _strong_fwd, _hash_shape)
+TO_HASH_BUCKET_FAST = _register("StringToHashBucketFast", _fast_fwd, _hash_shape, unsupported="onnx tflite batch")
+TO_HASH_BUCKET_STRONG = _register("StringToHashBucketStrong", _strong_fwd, _hash_shape, unsupported="tf onnx tflite batch")
 TO_HASH_BUCKET = _register("StringToHashBucket",
                            lambda x, num_buckets: _buckets(x, num_buckets, string_hash.murmur64),
-                           _hash_shape)
+                           _hash_shape, unsupported="tf onnx tflite batch")
 
 
 # -- TensorFlow's string ops as SavedModel graphs spell them -------------------------------------
@@ -411,7 +412,7 @@ def _sparse_split_fwd(x, sep, maxsplit):
 # its input each run (NumPy in an import rule would freeze them at the traced values)
 STRING_SPLIT_SPARSE = _register("StringSplitV2Sparse", _sparse_split_fwd, lambda *s, **_: [
     Spec((None, 2), dtypes.int64), Spec((None,), dtypes.string), Spec((2,), dtypes.int64)],
-    True)
+    True, unsupported="onnx tflite batch tf_import")
 
 
 def _sparse_split(ins, attrs):
@@ -563,6 +564,6 @@ def _unsorted_segment_join_fwd(x, ids, num_segments, separator):
 SEGMENT_JOIN_UNSORTED = _register(
     "UnsortedSegmentJoin", _unsorted_segment_join_fwd,
     lambda x, i, num_segments, separator: Spec((num_segments,) + tuple(x.shape[len(i.shape):]),
-                                               dtypes.string))
+                                               dtypes.string), unsupported="tf onnx tflite batch")
 declare(SEGMENT_JOIN_UNSORTED, tf_import_opaque=True, tf_import=lambda ins, a: SEGMENT_JOIN_UNSORTED(
     ins[0], ins[1], num_segments=int(ins[2].numpy()), separator=_b(a.get("separator", ""))))
