@@ -36,6 +36,8 @@ from tensorlite.framework.registry import Spec
 from tensorlite.graph import executor
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, Node, is_stateful
 from tensorlite.graph.grouping import fusion_groups
+from tensorlite.graph.passes.fusion import FUSED
+from tensorlite.ops.math_ops import ADD, MUL, SUB, SUM
 
 try:  # optional extra: `pip install numexpr`
     import numexpr
@@ -152,12 +154,12 @@ def _np_dtype(spec):
 def unfuse(graph):
     """A copy of `graph` with `FusedElementwise` nodes (graph/passes/fusion.py) expanded back
     into their member ops, which the JIT fuses its own way."""
-    if not any(n.op.name == "FusedElementwise" for n in graph.nodes):
+    if not any(n.op is FUSED for n in graph.nodes):
         return graph
     g = graph.copy()
     nodes = []
     for node in graph.nodes:
-        if node.op.name != "FusedElementwise":
+        if node.op is not FUSED:
             nodes.append(node)
             continue
         program = node.attrs["program"]
@@ -641,7 +643,7 @@ def dot_sums(graph, specs, groups):
         uses[s] = uses.get(s, 0) + 2
     for members in groups:
         root = nodes[members[-1]]
-        x = specs.get(root.inputs[0]) if root.op.name == "Sum" else None
+        x = specs.get(root.inputs[0]) if root.op is SUM else None
         if x is None or _np_dtype(x) not in (np.float32, np.float64) or \
                 len(root.attrs["axis"]) != len(x.shape) or int(np.prod(x.shape)) < DOT_MIN_SIZE:
             continue
@@ -677,15 +679,14 @@ def _terms(slot, sign, shape, members, nodes, producer, uses, specs, absorbed, t
     if node is not None and k in members and uses.get(slot) == 1 and \
             all(specs.get(i) is not None and tuple(specs[i].shape) == shape
                 for i in node.inputs):
-        name = node.op.name
-        if name in ("AddV2", "Sub"):
+        if node.op is ADD or node.op is SUB:
             absorbed.append(k)
             _terms(node.inputs[0], sign, shape, members, nodes, producer, uses, specs,
                    absorbed, terms)
-            _terms(node.inputs[1], -sign if name == "Sub" else sign, shape, members, nodes,
+            _terms(node.inputs[1], -sign if node.op is SUB else sign, shape, members, nodes,
                    producer, uses, specs, absorbed, terms)
             return
-        if name == "Mul":
+        if node.op is MUL:
             absorbed.append(k)
             terms.append(("dot", node.inputs[0], node.inputs[1], sign))
             return
