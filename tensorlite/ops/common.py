@@ -90,18 +90,25 @@ def binary(op, kinds=ANY):
     return fn
 
 
-def unary(op, kinds=ANY):
-    """Public function for an elementwise unary op, with the no-observer fast path."""
+def unary(op, kinds=ANY, arg="x", name=None, doc=None, composites=True):
+    """Public function `fn(x, name=None)` for an elementwise unary op (math functions and
+    activations alike), with the no-observer fast path: the forward on the array, no
+    dispatch. `arg` is the input's keyword name in TensorFlow's API ("features" for
+    tf.nn's activations); `composites`: a RaggedTensor runs elementwise over its values."""
     fwd = op.forward
 
     def fn(x, name=None):
         if not OBSERVERS and type(x) is Tensor and x._dtype.kind in kinds:
             return wrap(fwd(x._value))
-        if type(x) in COMPOSITES:
+        if composites and type(x) in COMPOSITES:
             return COMPOSITES[type(x)].elementwise(fn, (x,))
-        x = check_kind(op.name, to_tensor(x), kinds)
+        x = check_kind(op.name, to_tensor(x), kinds, arg)
         return execute(op, (x,), None)
-    fn.__name__ = op.name
+    if arg != "x":  # TF's keyword name, at no cost per call: rename the code's argument
+        fn.__code__ = fn.__code__.replace(co_varnames=(arg,) + fn.__code__.co_varnames[1:])
+    fn.__name__ = name or op.name
+    if doc is not None:
+        fn.__doc__ = doc
     return fn
 
 

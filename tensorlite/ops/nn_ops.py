@@ -22,7 +22,7 @@ from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
-                                   norm_axis, single_axis, tensor_args, to_tensor)
+                                   norm_axis, single_axis, tensor_args, to_tensor, unary)
 from tensorlite.ops import math_ops
 from tensorlite.ops.random_ops import _next_rng
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
@@ -42,17 +42,10 @@ def _same_as_first(g, *_, **__):
 
 
 def _activation(op, kinds=FLOAT):
-    """Public function `fn(features, name=None)` with the no-observer fast path."""
-    fwd = op.forward
-
-    def fn(features, name=None):
-        if not OBSERVERS and type(features) is Tensor and features._dtype.kind in kinds:
-            return wrap(fwd(features._value))
-        x = check_kind(op.name, to_tensor(features), kinds, "features")
-        return execute(op, (x,), None)
-    fn.__name__ = op.name.lower()
-    fn.__doc__ = f"`tf.nn.{fn.__name__}`."
-    return fn
+    """Public function `fn(features, name=None)`: common.unary's, named as tf.nn's."""
+    name = op.name.lower()
+    return unary(op, kinds, arg="features", name=name, doc=f"`tf.nn.{name}`.",
+                 composites=False)
 
 
 # -- piecewise-linear activations -------------------------------------------------------------
