@@ -12,14 +12,14 @@ from collections import namedtuple
 import numpy as np
 
 from tensorlite.framework import convert, dtypes, errors
-from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
+from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.batching import (with_batch_axis, along_axis, broadcast_to_rule,
                                      leading, reshape_rule, transpose_rule)
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.ops.common import (batch_dims, composite_aware, int_list, norm_axis,
-                                   single_axis, to_tensor)
+from tensorlite.ops.common import (DECLINED, batch_dims, composite_aware, fast_path, int_list,
+                                   norm_axis, single_axis, to_tensor)
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "identity", "broadcast_to",
            "zeros", "ones", "fill", "zeros_like", "ones_like", "concat", "stack", "unstack",
@@ -80,14 +80,19 @@ def _reshape_polymorphic(specs, arrays, attrs):
 declare(RESHAPE, polymorphic_attrs=_reshape_polymorphic)
 
 
+def _reshape_fast(tensor, shape, name=None):
+    if type(tensor) is Tensor and type(shape) is tuple:
+        try:
+            return wrap(tensor._value.reshape(shape))
+        except ValueError:  # the general path words the error
+            pass
+    return DECLINED
+
+
+@fast_path(_reshape_fast)
 def reshape(tensor, shape, name=None):
     """`tf.reshape`. >>> tf.reshape(tf.range(6), [2, -1]).shape
     TensorShape([2, 3])"""
-    if not OBSERVERS and type(tensor) is Tensor and type(shape) is tuple:
-        try:
-            return wrap(tensor._value.reshape(shape))
-        except ValueError:
-            pass
     return execute(RESHAPE, (to_tensor(tensor),), {"shape": tuple(int_list(shape, "shape"))})
 
 
@@ -208,17 +213,20 @@ def _expected_dims(shape):
     return None if dims is None else tuple(None if d == -1 else d for d in dims)
 
 
+def _ensure_shape_fast(x, shape, name=None):
+    # eager: an assertion that returns its input, as in TensorFlow
+    x = to_tensor(x)
+    _ensure_shape_fwd(x._value, _expected_dims(shape))
+    return x
+
+
+@fast_path(_ensure_shape_fast)
 def ensure_shape(x, shape, name=None):
     """`tf.ensure_shape`: `x` after checking that its shape is compatible with `shape` (None
     dimensions match any size); inside tf.function the check runs on every call.
     >>> tf.ensure_shape(tf.zeros([2, 3]), [None, 3]).shape
     TensorShape([2, 3])"""
-    x = to_tensor(x)
-    dims = _expected_dims(shape)
-    if not OBSERVERS:  # eager: an assertion that returns its input, as in TensorFlow
-        _ensure_shape_fwd(x._value, dims)
-        return x
-    return execute(ENSURE_SHAPE, (x,), {"shape": dims})
+    return execute(ENSURE_SHAPE, (to_tensor(x),), {"shape": _expected_dims(shape)})
 
 
 def _broadcast_grad(g, ans, x, shape):
@@ -405,11 +413,9 @@ def _same_dtype(op_name, values):
     return tensor_args(op_name, list(values))
 
 
-@composite_aware("concat")
-def concat(values, axis, name="concat"):
-    """`tf.concat`: joins tensors along an existing axis."""
-    if not OBSERVERS and type(axis) is int and type(values) in (list, tuple) and \
-            len(values) > 1 and type(values[0]) is Tensor:
+def _concat_fast(values, axis, name="concat"):
+    if type(axis) is int and type(values) in (list, tuple) and len(values) > 1 and \
+            type(values[0]) is Tensor:
         first = values[0]
         dt, nd = first._dtype, first._value.ndim
         if len(values) == 2:  # the commonest form, without a generator's frames
@@ -423,6 +429,13 @@ def concat(values, axis, name="concat"):
                 return wrap(_concatenate([v._value for v in values], axis=axis))
             except ValueError:  # mismatched shapes: the general path words the error
                 pass
+    return DECLINED
+
+
+@composite_aware("concat")
+@fast_path(_concat_fast)
+def concat(values, axis, name="concat"):
+    """`tf.concat`: joins tensors along an existing axis."""
     xs = _same_dtype("ConcatV2", values)
     if not xs:
         raise ValueError("concat needs at least one tensor")
@@ -716,13 +729,8 @@ GATHER_GRAD = register(
 declare(GATHER_GRAD, batch=_gather_grad_batch)
 
 
-@composite_aware("gather")
-def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """`tf.gather`: slices of `params` along `axis` at `indices` (out of range is an error).
-
-    >>> tf.gather(tf.constant([10, 20, 30]), [2, 0]).numpy()
-    array([30, 10], dtype=int32)"""
-    if not OBSERVERS and batch_dims == 0 and (axis is None or type(axis) is int and axis == 0) \
+def _gather_fast(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    if batch_dims == 0 and (axis is None or type(axis) is int and axis == 0) \
             and type(params) is Tensor and type(indices) is Tensor \
             and indices._dtype.kind in "iu" and params._value.ndim:
         v = indices._value
@@ -733,6 +741,16 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
                 return wrap(params._value.take(v, axis=0))
             except IndexError:  # the general path names the bad index
                 pass
+    return DECLINED
+
+
+@composite_aware("gather")
+@fast_path(_gather_fast)
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """`tf.gather`: slices of `params` along `axis` at `indices` (out of range is an error).
+
+    >>> tf.gather(tf.constant([10, 20, 30]), [2, 0]).numpy()
+    array([30, 10], dtype=int32)"""
     p = to_tensor(params)
     i = _index_tensor("GatherV2", indices)
     nd, ni = p._value.ndim, i._value.ndim

@@ -13,9 +13,10 @@ from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import control_flow_ops
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
-from tensorlite.ops.common import (ANY, COMPOSITES, FLOAT, FLOATC, NUMERIC, REAL, batch_dims,
-                                   binary, cached_axes, check_kind, composite_aware, norm_axis,
-                                   single_axis, tensor_args, to_tensor, unary, unbroadcast)
+from tensorlite.ops.common import (ANY, COMPOSITES, DECLINED, FLOAT, FLOATC, NUMERIC, REAL,
+                                   batch_dims, binary, cached_axes, check_kind, composite_aware,
+                                   fast_path, norm_axis, single_axis, tensor_args, to_tensor,
+                                   unary, unbroadcast)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "pow", "maximum", "minimum",
@@ -126,10 +127,13 @@ REALDIV, realdiv = _defbinary(
     FLOATC, jit=("ufunc", "true_divide", "floats"), numexpr="({0} / {1})", fuse=("true_divide({0}, {1}{out})", "floats"), simplify=("neutral", 1, (1,), "/"))
 
 
+def _truediv_fast(x, y, name=None):
+    return realdiv(x, y) if type(x) is Tensor and x._dtype.kind in "fc" else DECLINED
+
+
+@fast_path(_truediv_fast)
 def truediv(x, y, name=None):
     """`tf.math.truediv`: integers are cast to float (int8/16 -> float32, else float64)."""
-    if not OBSERVERS and type(x) is Tensor and x._dtype.kind in "fc":
-        return realdiv(x, y)
     x, y = tensor_args("truediv", (x, y), NUMERIC)
     if x._dtype.is_integer:
         ft = dtypes.float32 if x._dtype.size <= 2 else dtypes.float64
@@ -386,10 +390,17 @@ def real(input, name=None):  # noqa: A002 - TF's argument name
     return _part("Real", input, None)
 
 
+def _imag_fast(input, name=None):  # noqa: A002
+    if type(input) is Tensor and input._dtype.kind in NUMERIC and input._dtype.kind != "c":
+        return wrap(np.zeros_like(input._value))
+    return DECLINED
+
+
+@fast_path(_imag_fast)
 def imag(input, name=None):  # noqa: A002
     """`tf.math.imag`: the imaginary part; zeros for a real tensor."""
-    return _part("Imag", input, lambda t: wrap(np.zeros_like(t._value)) if not OBSERVERS
-                 else execute(get_op("ZerosLike"), (t,), {"dtype": t._dtype}))
+    return _part("Imag", input,
+                 lambda t: execute(get_op("ZerosLike"), (t,), {"dtype": t._dtype}))
 
 
 def zeros_like_t(x):
@@ -547,18 +558,24 @@ def _defreduce(name, fwd, grad, kinds, **rules):
                   tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name), **rules)
     fwd = op.forward
 
+    def fast(input_tensor, axis=None, keepdims=False, name=None):
+        x = input_tensor if type(input_tensor) is Tensor else to_tensor(input_tensor)
+        if x._dtype.kind not in kinds:
+            return DECLINED
+        axes = cached_axes(axis, x._value.ndim, op.name)
+        try:
+            return wrap(fwd(x._value, axes, bool(keepdims)))
+        except Exception:  # noqa: BLE001 - the general path reports it as TF does
+            return DECLINED
+
     @composite_aware(name)
+    @fast_path(fast)
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         if type(input_tensor) is Tensor and input_tensor._dtype.kind in kinds:
             x = input_tensor
         else:
             x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
         axes = cached_axes(axis, x._value.ndim, op.name)
-        if not OBSERVERS:
-            try:
-                return wrap(fwd(x._value, axes, bool(keepdims)))
-            except Exception:  # noqa: BLE001, S110 - execute below reports it as TF does
-                pass
         return execute(op, (x,), {"axis": axes, "keepdims": bool(keepdims)})
     fn.__name__ = name
     return op, fn
@@ -857,10 +874,10 @@ MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmu
 _matmul = blas_threads.matmul
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
-           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
-    """`tf.linalg.matmul` (`tf.matmul`, `@`): batched, with transpose/adjoint flags."""
-    if (not OBSERVERS and type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype
+def _matmul_fast(a, b, transpose_a=False, transpose_b=False, adjoint_a=False,
+                 adjoint_b=False, a_is_sparse=False, b_is_sparse=False, output_type=None,
+                 name=None):
+    if (type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype
             and a._dtype.kind in NUMERIC  # strings and bools: the checked path's error
             and not (transpose_a or transpose_b or adjoint_a or adjoint_b)
             and a._value.ndim >= 2 and b._value.ndim >= 2):
@@ -868,8 +885,15 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             out = _matmul(a._value, b._value)
             # NumPy multiplies bfloat16 matrices in float32: the result keeps the inputs' dtype
             return wrap(out if out.dtype == a._value.dtype else out.astype(a._value.dtype))
-        except ValueError:
+        except ValueError:  # the general path words the error
             pass
+    return DECLINED
+
+
+@fast_path(_matmul_fast)
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
+    """`tf.linalg.matmul` (`tf.matmul`, `@`): batched, with transpose/adjoint flags."""
     a, b = tensor_args("MatMul", (a, b), NUMERIC, ("a", "b"))
     if adjoint_a:
         a, transpose_a = conj(a) if a._dtype.is_complex else a, True

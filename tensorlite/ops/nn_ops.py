@@ -15,14 +15,15 @@ import numbers
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
+from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.batching import axis_attr, elementwise, per_batch
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
-                                   norm_axis, single_axis, tensor_args, to_tensor, unary)
+                                   norm_axis, single_axis, tensor_args, to_tensor, unary,
+                                   DECLINED, fast_path)
 from tensorlite.ops import math_ops
 from tensorlite.ops.random_ops import _next_rng
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
@@ -188,12 +189,16 @@ declare(LOG_SOFTMAX, batch=axis_attr(_log_softmax_fwd))
 def _softmax_entry(op):
     fwd = op.forward
 
+    def fast(logits, axis=None, name=None):
+        if type(logits) is Tensor and logits._dtype.kind == "f" and \
+                (axis is None or axis == -1) and logits._value.ndim:
+            return wrap(fwd(logits._value, -1))
+        return DECLINED
+
+    @fast_path(fast)
     def fn(logits, axis=None, name=None):
         if axis is None:
             axis = -1
-        if not OBSERVERS and type(logits) is Tensor and logits._dtype.kind == "f" and \
-                axis == -1 and logits._value.ndim:
-            return wrap(fwd(logits._value, -1))
         x = check_kind(op.name, to_tensor(logits), FLOAT, "logits")
         nd = x._value.ndim
         if nd == 0:

@@ -13,7 +13,7 @@ from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import control_flow_ops
 from tensorlite.ops.batching import leading
-from tensorlite.ops.common import int_list, to_tensor
+from tensorlite.ops.common import DECLINED, fast_path, int_list, to_tensor
 
 __all__ = ["slice", "strided_slice"]
 
@@ -150,11 +150,16 @@ def _plain_key(key, shape):
     return True
 
 
+def _getitem_fast(tensor, key):
+    if type(tensor) is Tensor and _plain_key(key, tensor._value.shape):
+        return wrap(tensor._value[key])
+    return DECLINED
+
+
+@fast_path(_getitem_fast)
 def getitem(tensor, key):
     """`tensor[key]`, differentiable. A boolean array or tensor as the whole key selects
     as `tf.boolean_mask` (TF's rule)."""
-    if not OBSERVERS and type(tensor) is Tensor and _plain_key(key, tensor._value.shape):
-        return wrap(tensor._value[key])
     x = to_tensor(tensor)
     if _is_bool_mask(key):
         from tensorlite.ops.array_ops import boolean_mask  # noqa: PLC0415 - imports us
