@@ -97,18 +97,30 @@ def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape, **rules):
     # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T;
     # `rules`: the op's other rules and properties (registry.PROPERTIES)
     op = register(name, fwd, grad=_conjugating(grad), shape=shape, tf=name, tf_outputs="z",
-                  tf_import="plain", batch=elementwise(fwd), **rules)
+                  batch=elementwise(fwd), **{"tf_import": "plain", **rules})
     return op, binary(op, kinds)
 
 
 def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape, **rules):
     op = register(name, fwd, grad=_conjugating(grad), shape=shape, tf=name, tf_outputs="y",
-                  tf_import="plain", batch=elementwise(fwd), **rules)
+                  batch=elementwise(fwd), **{"tf_import": "plain", **rules})
     return op, unary(op, kinds)
 
 
 # -- arithmetic -------------------------------------------------------------------------------
-ADD, add = _defbinary("AddV2", np.add, lambda g, ans, x, y: _ub2(g, g, x, y, ans), ANY, jit=("ufunc", "add", "swap"), numexpr="({0} + {1})", fuse="add({0}, {1}{out})", commutative=True, simplify=("neutral", 0, (0, 1), "+"))
+def _import_bias_add(ins, attrs):
+    """TensorFlow's BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)."""
+    from tensorlite.ops.nn_ops import bias_add  # noqa: PLC0415 - nn_ops imports this module
+    return bias_add(ins[0], ins[1], data_format=attrs.get("data_format"))
+
+
+ADD, add = _defbinary(
+    "AddV2", np.add, lambda g, ans, x, y: _ub2(g, g, x, y, ans), ANY,
+    tf_import={"AddV2": lambda ins, a: add(ins[0], ins[1]),
+               "Add": lambda ins, a: add(ins[0], ins[1]),  # TF1's Add (strings concatenate)
+               "BiasAdd": _import_bias_add},
+    jit=("ufunc", "add", "swap"), numexpr="({0} + {1})", fuse="add({0}, {1}{out})",
+    commutative=True, simplify=("neutral", 0, (0, 1), "+"))
 SUB, subtract = _defbinary("Sub", np.subtract,
                            lambda g, ans, x, y: _ub2(g, negative(g), x, y, ans), jit=("ufunc", "subtract"), numexpr="({0} - {1})", fuse="subtract({0}, {1}{out})", simplify=("neutral", 0, (1,), "-"))
 MUL, multiply = _defbinary("Mul", np.multiply,

@@ -42,6 +42,52 @@ def _same_as_first(g, *_, **__):
     return g
 
 
+# -- consumer rules shared by several ops (each op declares its rules at its registration;
+# the forms: tf/tf_import saved_model/function_runner.py, onnx tensorlite/onnx/__init__.py,
+# tflite tensorlite/lite/convert/converter.py) ---------------------------------------------
+def _softmax_tf(name):
+    """TensorFlow's Softmax/LogSoftmax act on the last axis only."""
+    def rule(attrs, in_specs):
+        rank = len(in_specs[0].shape)
+        if attrs["axis"] not in (-1, rank - 1):
+            raise errors.UnimplementedError(None, None, f"{name} over axis {attrs['axis']} "
+                                            f"of a rank-{rank} tensor has no TensorFlow op "
+                                            f"(it takes the last axis); transpose first")
+        return name, {}
+    return rule
+
+
+def _onnx_axis(onnx_op):
+    return lambda ctx, node: ctx.emit(onnx_op, ctx.inputs(node), axis=int(node.attrs["axis"]))
+
+
+def _onnx_relu6(ctx, node):
+    dtype = ctx.dtype(node.inputs[0])
+    return ctx.emit("Clip", ctx.inputs(node) + [ctx.const(np.array(0, dtype)),
+                                                ctx.const(np.array(6, dtype))])
+
+
+def _tflite_activation(builtin, fused):
+    def rule(ctx, node):
+        if fused and ctx.fuse_activation(node, fused):
+            return
+        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
+    return rule
+
+
+def _tflite_softmax(ctx, node):
+    x = node.inputs[0]
+    if node.attrs["axis"] not in (-1, len(ctx.shape(x)) - 1):
+        ctx.unsupported(node, "over an axis other than the last has no TFLite builtin")
+    ctx.op("SOFTMAX", [ctx.tensor(x)], [ctx.output(node)],
+           options=("SoftmaxOptions", {"beta": 1.0}))
+
+
+def _tflite_leaky_relu(ctx, node):
+    ctx.op("LEAKY_RELU", [ctx.tensor(node.inputs[0])], [ctx.output(node)],
+           options=("LeakyReluOptions", {"alpha": float(node.attrs["alpha"])}))
+
+
 def _activation(op, kinds=FLOAT):
     """Public function `fn(features, name=None)`: common.unary's, named as tf.nn's."""
     name = op.name.lower()
@@ -64,7 +110,8 @@ def _piecewise_linear(name, fwd, scaled, by_output=False, **rules):
     return declare(register(
         name, fwd, shape=_same,
         grad=lambda c, ans, x, **a: execute(grad_op, (c, ans if by_output else x), a or None)),
-        tf=name, tf_outputs="activations", tf_import="plain", batch=elementwise(fwd), **rules)
+        tf=name, tf_outputs="activations", batch=elementwise(fwd),
+        **{"tf_import": "plain", **rules})
 
 
 def _leaky_slope(x, alpha, dtype):
@@ -75,13 +122,20 @@ def _leaky_slope(x, alpha, dtype):
 # Masks multiply rather than select: np.where branches per element and runs several times
 # slower on data of mixed sign (and TF's kernels multiply too).
 RELU = _piecewise_linear("Relu", lambda x: np.maximum(x, 0), lambda g, x: g * (x > 0),
-                         by_output=True, jit=("ufunc_with", "maximum", "0", "fill"),
+                         by_output=True, onnx="Relu", tflite=_tflite_activation("RELU", "RELU"),
+                         jit=("ufunc_with", "maximum", "0", "fill"),
                          numexpr="where({0} < 0, 0, {0})", fuse="maximum({0}, 0{out})")
 RELU6 = _piecewise_linear("Relu6", lambda x: np.clip(x, 0, 6),
-                          lambda g, x: g * ((x > 0) & (x < 6)), by_output=True, fuse="call")
+                          lambda g, x: g * ((x > 0) & (x < 6)), by_output=True,
+                          onnx=_onnx_relu6, tflite=_tflite_activation("RELU6", "RELU6"),
+                          fuse="call")
 LEAKY_RELU = _piecewise_linear(
     "LeakyRelu", lambda x, alpha: x * _leaky_slope(x, alpha, x.dtype),
-    lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype))
+    lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype),
+    tf_import=lambda ins, a: leaky_relu(ins[0], a.get("alpha", 0.2)),
+    onnx=lambda ctx, node: ctx.emit("LeakyRelu", ctx.inputs(node),
+                                    alpha=float(node.attrs["alpha"])),
+    tflite=_tflite_leaky_relu)
 relu = _activation(RELU, REAL)
 relu6 = _activation(RELU6, REAL)
 
@@ -107,20 +161,29 @@ def _elu_fwd(x):
     return np.maximum(x, 0) + np.expm1(np.minimum(x, 0))
 
 
+def _smooth_activation(name, fwd, grad, **rules):
+    """A smooth activation: TensorFlow's op of the same name, with no attributes but T."""
+    return register(name, fwd, grad=grad, shape=_same, tf=name, tf_outputs="activations",
+                    tf_import="plain", onnx=name, fuse="call", **rules)
+
+
 # d elu = 1 where x > 0 (there elu > 0), elu + 1 elsewhere: both are min(elu, 0) + 1.
-ELU = register("Elu", _elu_fwd, shape=_same, fuse="call",
-               grad=lambda g, ans, x: multiply(g, add(minimum(ans, 0), 1)), unsupported="batch")
-SELU = register(
+ELU = _smooth_activation("Elu", _elu_fwd,
+                         lambda g, ans, x: multiply(g, add(minimum(ans, 0), 1)),
+                         tflite=_tflite_activation("ELU", None), unsupported="batch")
+SELU = _smooth_activation(
     "Selu", lambda x: (_SELU_SCALE * (np.maximum(x, 0) + _SELU_ALPHA * np.expm1(
-        np.minimum(x, 0)))).astype(x.dtype, copy=False), shape=_same,
-    grad=lambda g, ans, x: where(greater(x, 0), multiply(g, _SELU_SCALE),
-                                 multiply(g, add(ans, _SELU_SCALE * _SELU_ALPHA))),
-    fuse="call", unsupported="tflite batch")
-SOFTPLUS = register("Softplus", lambda x: np.logaddexp(x, 0), shape=_same,
-                    grad=lambda g, ans, x: multiply(g, sigmoid(x)),
-                    jit=("ufunc_with", "logaddexp", "0", "floats"), fuse="call", unsupported="tflite batch")
-SOFTSIGN = register("Softsign", lambda x: x / (np.abs(x) + 1), shape=_same, fuse="call",
-                    grad=lambda g, ans, x: divide(g, square(add(abs(x), 1))), unsupported="tflite batch")
+        np.minimum(x, 0)))).astype(x.dtype, copy=False),
+    lambda g, ans, x: where(greater(x, 0), multiply(g, _SELU_SCALE),
+                            multiply(g, add(ans, _SELU_SCALE * _SELU_ALPHA))),
+    unsupported="tflite batch")
+SOFTPLUS = _smooth_activation("Softplus", lambda x: np.logaddexp(x, 0),
+                              lambda g, ans, x: multiply(g, sigmoid(x)),
+                              jit=("ufunc_with", "logaddexp", "0", "floats"),
+                              unsupported="tflite batch")
+SOFTSIGN = _smooth_activation("Softsign", lambda x: x / (np.abs(x) + 1),
+                              lambda g, ans, x: divide(g, square(add(abs(x), 1))),
+                              unsupported="tflite batch")
 elu = _activation(ELU)
 selu = _activation(SELU)
 softplus = _activation(SOFTPLUS)
@@ -177,13 +240,17 @@ def _log_softmax_fwd(x, axis):
 SOFTMAX = register(
     "Softmax", _softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: multiply(ans, subtract(
-        g, reduce_sum(multiply(g, ans), axis=axis, keepdims=True))))
+        g, reduce_sum(multiply(g, ans), axis=axis, keepdims=True))),
+    batch=axis_attr(_softmax_fwd), tf=_softmax_tf("Softmax"), tf_outputs="softmax",
+    tf_import=lambda ins, a: softmax(ins[0]), onnx=_onnx_axis("Softmax"),
+    tflite=_tflite_softmax)
 LOG_SOFTMAX = register(
     "LogSoftmax", _log_softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: subtract(
-        g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))), unsupported="tflite")
-declare(SOFTMAX, batch=axis_attr(_softmax_fwd))
-declare(LOG_SOFTMAX, batch=axis_attr(_log_softmax_fwd))
+        g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))),
+    batch=axis_attr(_log_softmax_fwd), tf=_softmax_tf("LogSoftmax"), tf_outputs="logsoftmax",
+    tf_import=lambda ins, a: log_softmax(ins[0]), onnx=_onnx_axis("LogSoftmax"),
+    unsupported="tflite")
 
 
 def _softmax_entry(op):
@@ -527,77 +594,3 @@ def in_top_k(targets, predictions, k, name=None):
         raise invalid(op, f"in_top_k: predictions must be [batch, classes] and targets [batch];"
                       f" got {list(p._value.shape)} and {list(t._value.shape)}")
     return execute(IN_TOP_K, (p, t), {"k": int(np.asarray(k))})
-
-
-# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
-declare(SOFTMAX, tf_import=lambda ins, a: softmax(ins[0]))
-for _op in (ELU, SELU, SOFTPLUS, SOFTSIGN):
-    declare(_op, tf=_op.name, tf_import="plain", tf_outputs="activations")
-declare(LOG_SOFTMAX, tf_import=lambda ins, a: log_softmax(ins[0]))
-
-
-def _softmax_tf(name):
-    """TensorFlow's Softmax/LogSoftmax act on the last axis only."""
-    def rule(attrs, in_specs):
-        rank = len(in_specs[0].shape)
-        if attrs["axis"] not in (-1, rank - 1):
-            raise errors.UnimplementedError(None, None, f"{name} over axis {attrs['axis']} "
-                                            f"of a rank-{rank} tensor has no TensorFlow op "
-                                            f"(it takes the last axis); transpose first")
-        return name, {}
-    return rule
-
-
-declare(LEAKY_RELU, tf_import=lambda ins, a: leaky_relu(ins[0], a.get("alpha", 0.2)))
-declare(SOFTMAX, tf=_softmax_tf("Softmax"), tf_outputs="softmax")
-declare(LOG_SOFTMAX, tf=_softmax_tf("LogSoftmax"), tf_outputs="logsoftmax")
-# BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)
-declare(math_ops.ADD, tf_import={
-    "AddV2": lambda ins, a: add(ins[0], ins[1]),
-    "Add": lambda ins, a: add(ins[0], ins[1]),  # TF1's Add (strings concatenate)
-    "BiasAdd": lambda ins, a: bias_add(ins[0], ins[1], data_format=a.get("data_format"))})
-
-
-# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
-def _onnx_relu6(ctx, node):
-    dtype = ctx.dtype(node.inputs[0])
-    return ctx.emit("Clip", ctx.inputs(node) + [ctx.const(np.array(0, dtype)),
-                                                ctx.const(np.array(6, dtype))])
-
-
-for _op, _onnx in ((RELU, "Relu"), (ELU, "Elu"), (SELU, "Selu"), (SOFTPLUS, "Softplus"),
-                   (SOFTSIGN, "Softsign")):
-    declare(_op, onnx=_onnx)
-declare(RELU6, onnx=_onnx_relu6)
-declare(LEAKY_RELU, onnx=lambda ctx, node: ctx.emit("LeakyRelu", ctx.inputs(node),
-                                                    alpha=float(node.attrs["alpha"])))
-declare(SOFTMAX, onnx=lambda ctx, node: ctx.emit("Softmax", ctx.inputs(node),
-                                                 axis=int(node.attrs["axis"])))
-declare(LOG_SOFTMAX, onnx=lambda ctx, node: ctx.emit("LogSoftmax", ctx.inputs(node),
-                                                     axis=int(node.attrs["axis"])))
-
-
-# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
-def _tflite_activation(builtin, fused):
-    def rule(ctx, node):
-        if fused and ctx.fuse_activation(node, fused):
-            return
-        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
-    return rule
-
-
-def _tflite_softmax(ctx, node):
-    x = node.inputs[0]
-    if node.attrs["axis"] not in (-1, len(ctx.shape(x)) - 1):
-        ctx.unsupported(node, "over an axis other than the last has no TFLite builtin")
-    ctx.op("SOFTMAX", [ctx.tensor(x)], [ctx.output(node)],
-           options=("SoftmaxOptions", {"beta": 1.0}))
-
-
-declare(RELU, tflite=_tflite_activation("RELU", "RELU"))
-declare(RELU6, tflite=_tflite_activation("RELU6", "RELU6"))
-declare(ELU, tflite=_tflite_activation("ELU", None))
-declare(SOFTMAX, tflite=_tflite_softmax)
-declare(LEAKY_RELU, tflite=lambda ctx, node: ctx.op(
-    "LEAKY_RELU", [ctx.tensor(node.inputs[0])], [ctx.output(node)],
-    options=("LeakyReluOptions", {"alpha": float(node.attrs["alpha"])})))
