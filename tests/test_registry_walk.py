@@ -22,11 +22,19 @@ def _import_everything():
             pass
 
 
+def _ours(op):
+    """An op tensorlite registers (other test modules register throwaway ops of their own)."""
+    module = getattr(op.forward, "__module__", None) or ""
+    return module.split(".")[0] in ("tensorlite", "numpy") or op.name == "_WalkProbe"
+
+
 def _missing():
     """'Op: rule' for each op and consumer with neither a rule nor an unsupported marker."""
     _import_everything()
     missing = []
     for op in list(registry.REGISTRY.values()):
+        if not _ours(op):
+            continue
         for consumer in registry.CONSUMERS:
             if not registry.declared(op, consumer):
                 missing.append(f"{op.name}: {consumer}")
