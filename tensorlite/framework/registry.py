@@ -65,8 +65,8 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #   varying       runs Python on every call: outputs never frozen by a trace (graph/tracing.py);
 #   shape_only    outputs follow the inputs' shapes, not their values (graph/tracing.py);
 #   cost          the parallel pass's cost form (graph/passes/parallel.py);
-#   bias_fusion   the fused op that absorbs a following bias add and ReLU
-#                 (graph/passes/kernel_fusion.py);
+#   fuses         on a fused op: the contraction whose following bias add and ReLU it
+#                 absorbs (graph/passes/kernel_fusion.py);
 #   polymorphic_attrs  `fn(specs, arrays, attrs) -> attrs` written for any size (tracing);
 #   reads_state_only   stateful but changes nothing: export may run it on samples (capture);
 #   tf_import_opaque   its tf_import rule computes outside the registry, so a loaded function
@@ -77,7 +77,7 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #                 eager Keras optimizers call directly.
 PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": None,
               "fuse": None, "simplify": None, "fold": True, "varying": False,
-              "shape_only": False, "cost": None, "bias_fusion": None,
+              "shape_only": False, "cost": None, "fuses": None,
               "polymorphic_attrs": None, "reads_state_only": False,
               "tf_import_opaque": False, "fresh_outputs": False, "kernel": None}
 

@@ -957,10 +957,16 @@ def stop_gradient_t(x):
 
 
 def _arg_fn(name, npfn, **rules):
+    # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
     op = register(name, lambda x, axis, output_type: npfn(x, axis=axis).astype(
         output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE,
         shape=lambda x, axis, output_type: Spec(
-            tuple(d for i, d in enumerate(x.shape) if i != axis), output_type), **rules)
+            tuple(d for i, d in enumerate(x.shape) if i != axis), output_type),
+        tf=lambda a, specs: (name, {"output_type": a["output_type"]},
+                             [0, np.asarray(a["axis"], np.int32)]),
+        tf_outputs="output", unsupported="tflite batch",
+        tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
+                                    a.get("output_type") or dtypes.int64), **rules)
 
     def fn(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
         x = check_kind(op.name, to_tensor(input), REAL, "input")
@@ -971,12 +977,6 @@ def _arg_fn(name, npfn, **rules):
             raise invalid(op.name, f"{op.name}: reduction dimension {ax} is empty")
         return execute(op, (x,), {"axis": ax, "output_type": dtypes.as_dtype(output_type)})
     fn.__name__ = name
-    # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
-    declare(op, tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
-                                            a.get("output_type") or dtypes.int64),
-            unsupported="tflite batch",
-            tf_outputs="output", tf=lambda a, specs: (name, {"output_type": a["output_type"]},
-                                 [0, np.asarray(a["axis"], np.int32)]))
     return fn
 
 

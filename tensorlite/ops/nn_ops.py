@@ -307,8 +307,8 @@ def _sparse_xent_grad(g, ans, logits, labels):
 
 SPARSE_XENT = register("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_fwd,
                        grad=_sparse_xent_grad,
-                       shape=lambda logits, labels: Spec(labels.shape, logits.dtype), unsupported="tf onnx tflite tf_import")
-declare(SPARSE_XENT, batch=per_batch(_sparse_xent_fwd))
+                       shape=lambda logits, labels: Spec(labels.shape, logits.dtype),
+                       batch=per_batch(_sparse_xent_fwd), unsupported="tf onnx tflite tf_import")
 
 
 def _check_labels(labels, n):

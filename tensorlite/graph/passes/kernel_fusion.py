@@ -25,10 +25,23 @@ from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known
 from tensorlite.ops import conv_ops, fused_ops, math_ops, nn_ops
 
-# The ops of the patterns (compared by identity). The contractions are the ops that declare
-# `bias_fusion`: the fused op taking their bias add and ReLU (ops/fused_ops.py).
+# The ops of the patterns (compared by identity).
 ADD, RELU, SUM = math_ops.ADD, nn_ops.RELU, math_ops.SUM
 RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), conv_ops.MAX_POOL_GRAD
+
+
+_KERNELS = {}  # number of registered ops -> {contraction: fused op} built then
+
+
+def _fused_kernel(op):
+    """The fused op that takes contraction `op`'s bias add and ReLU: the registered op that
+    declares `fuses=op` (ops/fused_ops.py), or None."""
+    n = len(registry.REGISTRY)
+    if n not in _KERNELS:
+        _KERNELS.clear()
+        _KERNELS[n] = {k.fuses: k for k in list(registry.REGISTRY.values())
+                       if k.fuses is not None}
+    return _KERNELS[n].get(op)
 
 
 class _Graph:
@@ -84,7 +97,7 @@ def _forward(g, add):
     after a contraction, or None. The fused node stands where its last member stood."""
     for slot in add.inputs:
         node = g.producer.get(slot)
-        fused = node.op.bias_fusion if node is not None else None
+        fused = _fused_kernel(node.op) if node is not None else None
         if fused is None or g.only_use(slot, ADD) is not add:
             continue
         specs = [g.spec(s) for s in node.inputs]
