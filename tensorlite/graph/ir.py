@@ -176,8 +176,10 @@ def adopt_assign(value, variable, mode):
     return variable._t._value
 
 
-READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE,
-                                 effects="state", unsupported="onnx tflite batch tf_import"), tf="ReadVariableOp", tf_outputs="value")
+READ_VARIABLE = declare(
+    register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE,
+             effects="state", unsupported="onnx tflite batch tf_import"),
+    tf="ReadVariableOp", tf_outputs="value")
 ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE,
                            effects="state", unsupported="tf onnx tflite batch tf_import")
 def is_callback(op):

@@ -202,9 +202,9 @@ def _check_numerics_fwd(x, message):
     return x
 
 
-CHECK_NUMERICS = register("CheckNumerics", _check_numerics_fwd,
-                          grad=lambda g, ans, x, message: g,
-                          shape=lambda x, message: Spec(x.shape, x.dtype), unsupported="tf onnx tflite batch tf_import")
+CHECK_NUMERICS = register(
+    "CheckNumerics", _check_numerics_fwd, grad=lambda g, ans, x, message: g,
+    shape=lambda x, message: Spec(x.shape, x.dtype), unsupported="tf onnx tflite batch tf_import")
 
 
 def check_numerics(tensor, message, name=None):

@@ -35,10 +35,12 @@ def _complex_shape(x, y):
     return Spec(math_ops._broadcast_spec(x, y), _COMPLEX_OF[x.dtype.name])
 
 
-COMPLEX = declare(register("Complex", _complex_fwd, grad=_complex_grad, shape=_complex_shape, unsupported="onnx tflite"),
-                  tf=lambda attrs, specs: ("Complex", {"Tout": _COMPLEX_OF[specs[0].dtype.name]}),
-                  batch=elementwise(_complex_fwd),
-                  tf_import=lambda ins, a: execute(COMPLEX, (ins[0], ins[1]), None), tf_outputs="out")
+COMPLEX = declare(
+    register("Complex", _complex_fwd, grad=_complex_grad, shape=_complex_shape,
+             unsupported="onnx tflite"),
+    tf=lambda attrs, specs: ("Complex", {"Tout": _COMPLEX_OF[specs[0].dtype.name]}),
+    batch=elementwise(_complex_fwd),
+    tf_import=lambda ins, a: execute(COMPLEX, (ins[0], ins[1]), None), tf_outputs="out")
 
 
 def complex(real, imag, name=None):  # noqa: A001 - TF's name

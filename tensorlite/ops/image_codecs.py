@@ -139,8 +139,10 @@ def _encode_fwd(image, fmt, params):
     return np.array(buf.getvalue(), dtype=object)
 
 
-ENCODE_IMAGE = register("EncodeImage", _encode_fwd, grad=NOT_DIFFERENTIABLE,
-                        shape=lambda image, fmt, params: Spec((), dtypes.string), unsupported="tf onnx tflite batch tf_import")
+ENCODE_IMAGE = register(
+    "EncodeImage", _encode_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda image, fmt, params: Spec((), dtypes.string),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def encode_png(image, compression=-1, name=None):

@@ -155,8 +155,10 @@ def _convert_fwd(x, dtype, saturate):
 
 
 # Integer on one side at least: nothing to differentiate (float->float is a tf.cast).
-CONVERT = register("ConvertImageDtype", _convert_fwd, grad=NOT_DIFFERENTIABLE,
-                   shape=lambda x, dtype, saturate: Spec(x.shape, dtype), unsupported="tf onnx tflite batch tf_import")
+CONVERT = register(
+    "ConvertImageDtype", _convert_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda x, dtype, saturate: Spec(x.shape, dtype),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def convert_image_dtype(image, dtype, saturate=False, name=None):

@@ -448,7 +448,8 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
 L2_LOSS = register(
     "L2Loss", lambda x: np.asarray(np.vdot(x.ravel(), x.ravel()) * 0.5, dtype=x.dtype),
     shape=lambda x: Spec((), x.dtype),
-    grad=lambda g, ans, x: multiply(reshape(g, g._value.shape + (1,) * x._value.ndim), x), unsupported="tf onnx tflite batch tf_import")
+    grad=lambda g, ans, x: multiply(reshape(g, g._value.shape + (1,) * x._value.ndim), x),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def l2_loss(t, name=None):
@@ -581,8 +582,9 @@ def _in_top_k_fwd(predictions, targets, k):
     return ok & (above < k)
 
 
-IN_TOP_K = register("InTopKV2", _in_top_k_fwd, grad=NOT_DIFFERENTIABLE,
-                    shape=lambda p, t, k: Spec(t.shape, dtypes.bool), unsupported="tf onnx tflite batch tf_import")
+IN_TOP_K = register(
+    "InTopKV2", _in_top_k_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda p, t, k: Spec(t.shape, dtypes.bool), unsupported="tf onnx tflite batch tf_import")
 
 
 def in_top_k(targets, predictions, k, name=None):

@@ -463,7 +463,9 @@ def _decode_raw_fwd(data, out_type, little_endian, fixed_length):
     return out.reshape(data.shape + (width // dt.itemsize,))
 
 
-DECODE_RAW = register("DecodeRaw", _decode_raw_fwd, grad=NOT_DIFFERENTIABLE, unsupported="tf onnx tflite batch tf_import")
+DECODE_RAW = register(
+    "DecodeRaw", _decode_raw_fwd, grad=NOT_DIFFERENTIABLE,
+    unsupported="tf onnx tflite batch tf_import")
 
 _RAW_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,
               dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
@@ -594,9 +596,12 @@ def _claimed_bytes(shape, dt):
     return n * itemsize, itemsize
 
 
-SERIALIZE_TENSOR = register("SerializeTensor", _serialize_fwd, grad=NOT_DIFFERENTIABLE,
-                            shape=lambda x: Spec((), dtypes.string), unsupported="tf onnx tflite batch tf_import")
-PARSE_TENSOR = register("ParseTensor", _parse_tensor_fwd, grad=NOT_DIFFERENTIABLE, unsupported="tf onnx tflite batch tf_import")
+SERIALIZE_TENSOR = register(
+    "SerializeTensor", _serialize_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda x: Spec((), dtypes.string), unsupported="tf onnx tflite batch tf_import")
+PARSE_TENSOR = register(
+    "ParseTensor", _parse_tensor_fwd, grad=NOT_DIFFERENTIABLE,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def serialize_tensor(tensor, name=None):

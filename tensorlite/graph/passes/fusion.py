@@ -79,7 +79,8 @@ def _fused_shape(*specs, program):
 
 
 FUSED = registry.REGISTRY.get("FusedElementwise") or registry.register(
-    "FusedElementwise", _fused_forward, grad=None, shape=_fused_shape, cost="program", unsupported="tf onnx tflite batch tf_import")
+    "FusedElementwise", _fused_forward, grad=None, shape=_fused_shape, cost="program",
+    unsupported="tf onnx tflite batch tf_import")  # exists only in the optimised graph
 
 
 def _ufunc_template(op):

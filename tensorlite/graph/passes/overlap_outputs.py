@@ -62,7 +62,8 @@ def _result(handle):
 
 # they hand work to another thread: no pass may merge, drop or move them (effects="state")
 ASYNC_START = registry.REGISTRY.get("_AsyncStart") or registry.register(
-    "_AsyncStart", _start, grad=None, shape=lambda *specs, **attrs: None, effects="state", unsupported="tf onnx tflite batch tf_import")
+    "_AsyncStart", _start, grad=None, shape=lambda *specs, **attrs: None, effects="state",
+    unsupported="tf onnx tflite batch tf_import")
 ASYNC_RESULT = registry.REGISTRY.get("_AsyncResult") or registry.register(
     "_AsyncResult", _result, grad=None, shape=lambda handle: None, multi_output=True,
     effects="state", unsupported="tf onnx tflite batch tf_import")

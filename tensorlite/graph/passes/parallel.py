@@ -74,7 +74,8 @@ def _parallel_shape(*specs, branches):
 
 
 PARALLEL = registry.REGISTRY.get("ParallelBranches") or registry.register(
-    "ParallelBranches", _parallel_forward, grad=None, shape=_parallel_shape, multi_output=True, unsupported="tf onnx tflite batch tf_import")
+    "ParallelBranches", _parallel_forward, grad=None, shape=_parallel_shape, multi_output=True,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def cost(node, specs):
