@@ -35,7 +35,9 @@ _ACTIVE = []  # recording tapes, innermost last
 # pfor(backward, rows) -> [gradient per source, each with the rows as axis 0, or None].
 PFOR = []
 
-READ_VARIABLE = register("ReadVariableOp", lambda v: v, grad=lambda g, ans, v: g)
+READ_VARIABLE = register(
+    "ReadVariableOp", lambda v: v, grad=lambda g, ans, v: g,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 # Observers of `gradient()`: each is called as hook(sources, i, grad) once per position i of

@@ -42,8 +42,44 @@ NOT_DIFFERENTIABLE = _NotDifferentiable()
 Spec = namedtuple("Spec", ["shape", "dtype"])
 
 
-# The consumers that read per-op rules declared with `declare`; None means "no rule".
+# The consumers that read per-op rules declared with `declare`; None means "no rule". An op
+# says that a consumer does not handle it (yet, or by design: a gradient-only op has no
+# inference export) with `declare(op, unsupported="onnx tflite")`
+# (the rule stays None, so consumers raise their usual error naming the op); the registry
+# walk (tests/test_registry_walk.py) requires a rule or that marker for every op.
 CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
+
+# Properties each op declares for the graph layer and the SavedModel reader/writer (the only
+# place such per-op facts live: no consumer keeps a table of op names). name -> default.
+#   tf_outputs    TensorFlow output argument names (saved_model/op_outputs.py): a str (all
+#                 outputs in one argument, e.g. "y"), a tuple of argument specs for several
+#                 (each a name or (name, length attribute)), or a dict {TF op name: either}
+#                 when the `tf` rule writes several TF ops;
+#   commutative   swapping the two inputs gives exactly the same result (graph/passes/cse.py);
+#   jit           the compiler's emit rule (graph/compiler.py documents the forms);
+#   numexpr       its numexpr expression, "{0}"/"{1}" for the inputs (graph/compiler.py);
+#   fuse          its step in a FusedElementwise kernel (graph/passes/fusion.py documents
+#                 the forms);
+#   simplify      the arithmetic pass's rewrite rule (graph/passes/arithmetic.py);
+#   fold          constant folding may evaluate it at optimisation time;
+#   varying       runs Python on every call: outputs never frozen by a trace (graph/tracing.py);
+#   shape_only    outputs follow the inputs' shapes, not their values (graph/tracing.py);
+#   cost          the parallel pass's cost form (graph/passes/parallel.py);
+#   fuses         on a fused op: the contraction whose following bias add and ReLU it
+#                 absorbs (graph/passes/kernel_fusion.py);
+#   polymorphic_attrs  `fn(specs, arrays, attrs) -> attrs` written for any size (tracing);
+#   reads_state_only   stateful but changes nothing: export may run it on samples (capture);
+#   tf_import_opaque   its tf_import rule computes outside the registry, so a loaded function
+#                 using it runs as one node (saved_model/function_runner.py);
+#   fresh_outputs each output is a new array no input shares: an assignment may adopt it
+#                 without a copy (graph/executor.py);
+#   kernel        an optimizer update op's NumPy kernel (ops/optimizer_ops.py), which the
+#                 eager Keras optimizers call directly.
+PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": None,
+              "fuse": None, "simplify": None, "fold": True, "varying": False,
+              "shape_only": False, "cost": None, "fuses": None,
+              "polymorphic_attrs": None, "reads_state_only": False,
+              "tf_import_opaque": False, "fresh_outputs": False, "kernel": None}
 
 # What running an op does besides computing its outputs from its inputs (`Op.effects`):
 #   None            a pure tensor computation;
@@ -65,7 +101,7 @@ UNSAFE_EFFECTS = frozenset({"io", "callback", "pure_callback"})
 
 class Op:
     __slots__ = ("name", "forward", "grad", "shape_fn", "multi_output", "batchable",
-                 "effects", *CONSUMERS, "__dict__")
+                 "effects", "unsupported", *CONSUMERS, *PROPERTIES)
 
     def __init__(self, name, forward, grad, shape_fn, multi_output, batchable,
                  effects=None):
@@ -76,22 +112,16 @@ class Op:
         self.multi_output = multi_output
         self.batchable = batchable
         self.effects = _checked_effects(name, effects)
+        self.unsupported = frozenset()
         for consumer in CONSUMERS:
             setattr(self, consumer, None)
+        for prop, default in PROPERTIES.items():
+            setattr(self, prop, default)
 
     @property
     def stateful(self):
         """Whether graph passes must neither remove, merge, move nor fold its nodes."""
         return self.effects in STATEFUL_EFFECTS
-
-    @stateful.setter
-    def stateful(self, value):
-        # `op.stateful = True` (older registrations) declares in-process state
-        if value and self.effects not in STATEFUL_EFFECTS:
-            self.effects = "state"
-        elif not value and self.effects in STATEFUL_EFFECTS:
-            raise ValueError(f"op {self.name} declares effects={self.effects!r}; it cannot "
-                             f"be made stateless")
 
     def __call__(self, *inputs, **attrs):
         """Runs the op on Tensors (already converted); returns a Tensor or a tuple."""
@@ -114,34 +144,53 @@ def _checked_effects(name, effects):
 
 
 def register(name, forward, grad=None, shape=None, multi_output=False, batchable=True,
-             effects=None):
+             effects=None, **rules):
     """Defines an op. `grad=None` means no rule yet: differentiating through it is a loud
     LookupError naming the op; `grad=NOT_DIFFERENTIABLE` means it legitimately has none.
-    `effects` says what else running it does (see `EFFECTS`); None for pure computations."""
+    `effects` says what else running it does (see `EFFECTS`); None for pure computations.
+    Other keywords are consumer rules and properties, as for `declare`."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is already registered")
     op = Op(name, forward, grad, shape, multi_output, batchable, effects)
+    if rules:
+        declare(op, **rules)
     REGISTRY[name] = op
     return op
 
 
 def declare(op, **rules):
-    """Attaches consumer rules to an op, next to its registration, e.g.
-    ``declare(EXP, onnx=..., batch=...)``. The keys are `CONSUMERS`; each consumer module
-    documents what its rule is. `effects=` declares the op's effects (see `EFFECTS`).
-    Returns the op.
+    """Attaches consumer rules and properties to an op, next to its registration, e.g.
+    ``declare(EXP, onnx=..., batch=...)``. The keys are `CONSUMERS` (a rule, or UNSUPPORTED)
+    and `PROPERTIES`; each consumer module documents what its rule is. `effects=` declares
+    the op's effects (see `EFFECTS`); `unsupported=` names consumers (a string of names or a
+    tuple) that do not handle the op. Returns the op.
 
     Example:
         >>> declare(get("Exp"), tf="Exp")  # doctest: +SKIP
     """
     if "effects" in rules:
         op.effects = _checked_effects(op.name, rules.pop("effects"))
+    if "unsupported" in rules:
+        op.unsupported = op.unsupported | _checked_consumers(op, rules.pop("unsupported"))
     for consumer, rule in rules.items():
-        if consumer not in CONSUMERS:
+        if consumer not in CONSUMERS and consumer not in PROPERTIES:
             raise TypeError(f"declare({op.name}): unknown consumer {consumer!r}; "
-                            f"expected one of {', '.join(CONSUMERS)}")
+                            f"expected one of {', '.join(CONSUMERS + tuple(PROPERTIES))}")
         setattr(op, consumer, rule)
     return op
+
+
+def _checked_consumers(op, names):
+    names = names.split() if isinstance(names, str) else tuple(names)
+    bad = [n for n in names if n not in CONSUMERS and n not in PROPERTIES]
+    if bad:
+        raise TypeError(f"declare({op.name}): unsupported= names unknown consumers {bad}")
+    return frozenset(names)
+
+
+def declared(op, consumer):
+    """Whether `op` declares a rule for `consumer` or says it does not support it."""
+    return getattr(op, consumer) is not None or consumer in op.unsupported
 
 
 _needed = threading.local()

@@ -36,6 +36,8 @@ from tensorlite.framework.registry import Spec
 from tensorlite.graph import executor
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, Node, is_stateful
 from tensorlite.graph.grouping import fusion_groups
+from tensorlite.graph.passes.fusion import FUSED
+from tensorlite.ops.math_ops import ADD, MUL, SUB, SUM
 
 try:  # optional extra: `pip install numexpr`
     import numexpr
@@ -57,39 +59,36 @@ def set_backend(name):
     BACKEND[0] = name
 
 
-# -- what can be fused ------------------------------------------------------------------------
-UNARY = {"Neg": "negative", "Abs": "absolute", "Sign": "sign", "Square": "square",
-         "Sqrt": "sqrt", "Exp": "exp", "Expm1": "expm1", "Log": "log", "Log1p": "log1p",
-         "Sin": "sin", "Cos": "cos", "Tan": "tan", "Sinh": "sinh", "Cosh": "cosh",
-         "Tanh": "tanh", "Asin": "arcsin", "Acos": "arccos", "Atan": "arctan",
-         "Reciprocal": "reciprocal", "Floor": "floor", "Ceil": "ceil", "IsNan": "isnan",
-         "IsInf": "isinf", "IsFinite": "isfinite", "LogicalNot": "logical_not",
-         "Invert": "invert"}
-BINARY = {"AddV2": "add", "Sub": "subtract", "Mul": "multiply", "Maximum": "maximum",
-          "Minimum": "minimum", "Atan2": "arctan2", "Equal": "equal",
-          "NotEqual": "not_equal", "Less": "less", "LessEqual": "less_equal",
-          "Greater": "greater", "GreaterEqual": "greater_equal", "LogicalAnd": "logical_and",
-          "LogicalOr": "logical_or", "LogicalXor": "logical_xor", "BitwiseAnd": "bitwise_and",
-          "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor"}
-# Forwards that wrap a ufunc with a check that only matters for integers.
-FLOAT_BINARY = {"RealDiv": "true_divide", "Pow": "power"}
-# Composite forwards re-emitted step by step (the same NumPy calls, in place).
-SPECIAL = {"Relu", "Sigmoid", "Rsqrt", "SquaredDifference", "Softplus", "SelectV2", "Cast",
-           "BatchMatMulV2", "Reshape"}
-REDUCE = {"Sum": "add", "Prod": "multiply", "Max": "maximum", "Min": "minimum",
-          "Mean": "add", "All": "logical_and", "Any": "logical_or"}
-ALIAS = {"Identity", "StopGradient"}
+# -- what can be fused: each op's `jit` rule (declared beside the op) --------------------------
+# The forms of a `jit` rule (a tuple: kind, then its arguments and flags):
+#   ("ufunc", name, *flags)  the forward is np.<name> (checked: if the forward changes, the
+#                            compiler calls the new forward instead of guessing); flags:
+#                            "floats": the forward wraps the ufunc with a check that only
+#                            matters for integers, so only float/complex results fuse;
+#                            "swap": commutative, a scalar or broadcast operand goes second;
+#                            "fill": a 0-d constant operand runs as a preallocated full array;
+#   ("ufunc_with", name, constant, *flags)  np.<name>(x, constant) (Relu: maximum with 0);
+#   ("chain", first ufunc, its args ("{0}", "0.5"), in-place steps, *flags)  the forward's
+#                            NumPy calls re-emitted step by step into one buffer;
+#   ("reduce", ufunc, *flags)  ufunc.reduce, as np.sum/np.mean do; "typed": the input's
+#                            dtype is passed; "mean": divided by the count (floats only);
+#                            "nonempty": only when no reduced axis is empty (max, min);
+#   ("expr", template)       one NumPy expression of the inputs ({0}, {1}, ...);
+#   ("alias",)               the output is the input (Identity, StopGradient);
+#   ("cast",), ("matmul",), ("reshape",)  emitted inline when the shapes allow it.
+# An op's `numexpr` rule is its numexpr expression ("{0}" for inputs); for a "reduce" op,
+# numexpr's reduction function ("sum").
 FLOATS = "fc"
 
 
-def _checked_tables():
-    """Keep only table entries whose registered forward is still exactly that ufunc: if an
-    op's forward changes, the compiler calls the new forward instead of guessing."""
-    for table in (UNARY, BINARY):
-        for name, ufunc in list(table.items()):
-            op = registry.REGISTRY.get(name)
-            if op is None or op.forward is not getattr(np, ufunc):
-                del table[name]
+def _jit_rule(op):
+    """The op's jit rule, or None (no rule, or a "ufunc" rule whose forward is no longer
+    exactly that ufunc)."""
+    rule = getattr(op, "jit", None)
+    if rule is not None and rule[0] == "ufunc" and "floats" not in rule[2:] and \
+            op.forward is not getattr(np, rule[1]):
+        return None
+    return rule
 
 
 class _KernelOp:
@@ -155,12 +154,12 @@ def _np_dtype(spec):
 def unfuse(graph):
     """A copy of `graph` with `FusedElementwise` nodes (graph/passes/fusion.py) expanded back
     into their member ops, which the JIT fuses its own way."""
-    if not any(n.op.name == "FusedElementwise" for n in graph.nodes):
+    if not any(n.op is FUSED for n in graph.nodes):
         return graph
     g = graph.copy()
     nodes = []
     for node in graph.nodes:
-        if node.op.name != "FusedElementwise":
+        if node.op is not FUSED:
             nodes.append(node)
             continue
         program = node.attrs["program"]
@@ -176,26 +175,29 @@ def unfuse(graph):
 
 # -- kernels: which nodes fuse together --------------------------------------------------------
 def _fusible(node, specs):
-    name = node.op.name
-    if len(node.outputs) != 1 or is_stateful(node.op):
+    rule = _jit_rule(node.op)
+    if rule is None or len(node.outputs) != 1 or is_stateful(node.op):
         return False
     out = specs.get(node.outputs[0])
     if out is None or any(specs.get(s) is None for s in node.inputs):
         return False
-    if name in UNARY or name in BINARY or name in ALIAS:
-        return True
-    kind = _np_dtype(out).kind
-    if name in FLOAT_BINARY or name in ("Sigmoid", "Rsqrt", "Softplus"):
-        return kind in FLOATS
-    if name == "Mean":
-        return kind in "f"
-    if name in ("Max", "Min"):
+    kind, flags = rule[0], rule[1:]
+    if "floats" in flags:
+        return _np_dtype(out).kind in FLOATS
+    if "mean" in flags:
+        return _np_dtype(out).kind in "f"
+    if "nonempty" in flags:
         x = specs[node.inputs[0]]
         return all(x.shape[a] != 0 for a in node.attrs["axis"])
-    if name == "Cast":
+    if kind == "cast":
         return not node.attrs["dtype"].is_string and (
             node.attrs["dtype"].kind in FLOATS or _np_dtype(specs[node.inputs[0]]).kind in "biu")
-    return name in SPECIAL or name in REDUCE
+    return True
+
+
+def _is_reduce(op):
+    rule = _jit_rule(op)
+    return rule is not None and rule[0] == "reduce"
 
 
 def kernels(graph, specs):
@@ -204,7 +206,7 @@ def kernels(graph, specs):
     is no graph output; a kernel never spans a stateful node."""
     nodes = graph.nodes
     groups = fusion_groups(graph, lambda n: _fusible(n, specs), lambda n: is_stateful(n.op))
-    return [g for g in groups if len(g) > 1 or nodes[g[0]].op.name in REDUCE]
+    return [g for g in groups if len(g) > 1 or _is_reduce(nodes[g[0]].op)]
 
 
 # -- NumPy code generation ---------------------------------------------------------------------
@@ -262,23 +264,13 @@ class _Emitter:
 
     # -- emission
     def emit(self, k, node):
-        name = node.op.name
         if node.op is READ_VARIABLE:  # the variable's current array: read, never written
             var = self.name_const(node.attrs["variable"], "var")
             return self._assign(node, f"{var}._t._value", owned=False)
-        fn = getattr(self, "_emit_" + name, None)
-        if fn is not None and self._fusible(node):
-            if fn(k, node) is not False:
-                return
-        if self._fusible(node) and (name in UNARY or name in BINARY or name in FLOAT_BINARY):
-            return self._ufunc(k, node, UNARY.get(name) or BINARY.get(name) or
-                               FLOAT_BINARY[name])
-        if self._fusible(node) and name in REDUCE:
-            return self._reduce(k, node)
-        if self._fusible(node) and name in ALIAS:
-            self.lines.append(f"v{node.outputs[0]} = v{node.inputs[0]}")
-            self.escaped.add(node.inputs[0])
-            return None
+        if self._fusible(node):
+            rule = _jit_rule(node.op)
+            if getattr(self, "_emit_" + rule[0])(k, node, *rule[1:]) is not False:
+                return None
         return self._call(k, node)
 
     def _fusible(self, node):
@@ -321,11 +313,12 @@ class _Emitter:
             return None
         return self.fill(c, tuple(out.shape), c.dtype)
 
-    def _emit_AddV2(self, k, node):
-        return self._commutative(k, node, "add")
-
-    def _emit_Mul(self, k, node):
-        return self._commutative(k, node, "multiply")
+    def _emit_ufunc(self, k, node, ufunc, *flags):
+        if "swap" in flags:
+            return self._commutative(k, node, ufunc)
+        if "fill" in flags:
+            return self._minmax(k, node, ufunc)
+        return self._ufunc(k, node, ufunc)
 
     def _commutative(self, k, node, ufunc):
         """A scalar or broadcast operand goes second: NumPy's loops are faster that way
@@ -337,12 +330,6 @@ class _Emitter:
             a, b = b, a
         return self._ufunc(k, node, ufunc, [f"v{a}", f"v{b}"])
 
-    def _emit_Maximum(self, k, node):
-        return self._minmax(k, node, "maximum")
-
-    def _emit_Minimum(self, k, node):
-        return self._minmax(k, node, "minimum")
-
     def _minmax(self, k, node, ufunc):
         args = [f"v{s}" for s in node.inputs]
         for i in (0, 1):
@@ -351,21 +338,21 @@ class _Emitter:
                 args[i] = full
         return self._ufunc(k, node, ufunc, args)
 
-    def _emit_Relu(self, k, node):
+    def _emit_ufunc_with(self, k, node, ufunc, constant, *flags):
+        """np.<ufunc>(x, constant); with "fill", against a preallocated array of the
+        constant (NumPy's scalar-broadcast path for maximum is ~4x slower)."""
         x = self.specs[node.inputs[0]]
-        if not x.shape or int(np.prod(x.shape)) > MAX_CONSTANT_FILL:
-            return self._ufunc(k, node, "maximum", [f"v{node.inputs[0]}", "0"])
-        zero = self.fill(0, tuple(x.shape), _np_dtype(x))
-        return self._ufunc(k, node, "maximum", [f"v{node.inputs[0]}", zero])
+        if "fill" not in flags or not x.shape or int(np.prod(x.shape)) > MAX_CONSTANT_FILL:
+            return self._ufunc(k, node, ufunc, [f"v{node.inputs[0]}", constant])
+        full = self.fill(float(constant), tuple(x.shape), _np_dtype(x))
+        return self._ufunc(k, node, ufunc, [f"v{node.inputs[0]}", full])
 
-    def _emit_Softplus(self, k, node):
-        return self._ufunc(k, node, "logaddexp", [f"v{node.inputs[0]}", "0"])
-
-    def _chain(self, k, node, first, steps):
+    def _emit_chain(self, k, node, first, first_args, steps, *flags):
         """`first` allocates (or writes into a dying input); each step then runs in place:
         `steps` are format strings with {t} for the buffer."""
         o = node.outputs[0]
-        self._ufunc(k, node, first[0], first[1])
+        args = [a.format(*[f"v{s}" for s in node.inputs]) for a in first_args]
+        self._ufunc(k, node, first, args)
         if len(self.specs[o].shape) == 0:  # 0-d results are NumPy scalars: no buffers
             for step in steps:
                 self.lines.append(f"v{o} = " + step.format(t=f"v{o}", out=""))
@@ -373,37 +360,27 @@ class _Emitter:
         for step in steps:
             self.lines.append(step.format(t=f"v{o}", out=f", out=v{o}"))
 
-    def _emit_Sigmoid(self, k, node):
-        # forward (math_ops._sigmoid_fwd): 0.5 * (1 + tanh(0.5 * x)), all in one buffer
-        x = f"v{node.inputs[0]}"
-        self._chain(k, node, ("multiply", [x, "0.5"]),
-                    ["np.tanh({t}{out})", "np.add({t}, 1{out})", "np.multiply({t}, 0.5{out})"])
+    def _emit_expr(self, k, node, template):
+        self._assign(node, template.format(*[f"v{s}" for s in node.inputs]))
 
-    def _emit_Rsqrt(self, k, node):
-        self._chain(k, node, ("sqrt", [f"v{node.inputs[0]}"]), ["np.true_divide(1, {t}{out})"])
+    def _emit_alias(self, k, node):
+        self.lines.append(f"v{node.outputs[0]} = v{node.inputs[0]}")
+        self.escaped.add(node.inputs[0])
 
-    def _emit_SquaredDifference(self, k, node):
-        self._chain(k, node, ("subtract", [f"v{s}" for s in node.inputs]),
-                    ["np.square({t}{out})"])
-
-    def _emit_SelectV2(self, k, node):
-        self._assign(node, "np.where(" + ", ".join(f"v{s}" for s in node.inputs) + ")")
-
-    def _emit_Cast(self, k, node):
+    def _emit_cast(self, k, node):
         npdt = self.name_const(np.dtype(node.attrs["dtype"].as_numpy_dtype), "dtype")
         self._assign(node, f"v{node.inputs[0]}.astype({npdt})")
 
-    def _reduce(self, k, node):
-        name = node.op.name
+    def _emit_reduce(self, k, node, ufunc, *flags):
         x = self.specs[node.inputs[0]]
         axis, keepdims = tuple(node.attrs["axis"]), bool(node.attrs["keepdims"])
         dt = "None"
-        if name in ("Sum", "Prod", "Mean"):
+        if "typed" in flags:
             dt = self.name_const(_np_dtype(x), "dtype")
-        expr = f"np.{REDUCE[name]}.reduce(v{node.inputs[0]}, {axis!r}, {dt}, None, {keepdims})"
+        expr = f"np.{ufunc}.reduce(v{node.inputs[0]}, {axis!r}, {dt}, None, {keepdims})"
         o = node.outputs[0]
         self._assign(node, expr)
-        if name == "Mean":  # exactly as np.mean: divide by np.intp(count), unsafe cast
+        if "mean" in flags:  # exactly as np.mean: divide by np.intp(count), unsafe cast
             n = self.name_const(np.intp(int(np.prod([x.shape[a] for a in axis]))), "count")
             if len(self.specs[o].shape) > 0:
                 self.lines.append(f"np.true_divide(v{o}, {n}, out=v{o}, casting='unsafe')")
@@ -412,7 +389,7 @@ class _Emitter:
         if len(self.specs[o].shape) == 0:
             self.owned.discard(o)
 
-    def _emit_BatchMatMulV2(self, k, node):
+    def _emit_matmul(self, k, node):
         a, b = (self.specs[s] for s in node.inputs)
         if node.attrs.get("transpose_a") or node.attrs.get("transpose_b") or \
                 len(a.shape) < 2 or len(b.shape) < 2 or a.shape[-1] != b.shape[-2]:
@@ -420,7 +397,7 @@ class _Emitter:
         self._assign(node, f"np.matmul(v{node.inputs[0]}, v{node.inputs[1]})")
         return None
 
-    def _emit_Reshape(self, k, node):
+    def _emit_reshape(self, k, node):
         x, out = self.specs[node.inputs[0]], self.specs[node.outputs[0]]
         if int(np.prod(x.shape)) != int(np.prod(out.shape)):
             return False  # let the forward raise its error
@@ -430,21 +407,6 @@ class _Emitter:
 
 
 # -- numexpr kernels ---------------------------------------------------------------------------
-NE_UNARY = {"Neg": "(-{0})", "Abs": "abs({0})", "Square": "({0} * {0})", "Sqrt": "sqrt({0})",
-            "Exp": "exp({0})", "Expm1": "expm1({0})", "Log": "log({0})",
-            "Log1p": "log1p({0})", "Sin": "sin({0})", "Cos": "cos({0})", "Tan": "tan({0})",
-            "Sinh": "sinh({0})", "Cosh": "cosh({0})", "Tanh": "tanh({0})",
-            "Asin": "arcsin({0})", "Acos": "arccos({0})", "Atan": "arctan({0})",
-            "Relu": "where({0} < 0, 0, {0})", "Identity": "{0}", "StopGradient": "{0}"}
-NE_BINARY = {"AddV2": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})",
-             "RealDiv": "({0} / {1})", "Pow": "({0} ** {1})",
-             "Maximum": "where({1} != {1}, {1}, where({0} < {1}, {1}, {0}))",
-             "Minimum": "where({1} != {1}, {1}, where({1} < {0}, {1}, {0}))",
-             "SquaredDifference": "(({0} - {1}) * ({0} - {1}))",
-             "Greater": "({0} > {1})", "GreaterEqual": "({0} >= {1})",
-             "Less": "({0} < {1})", "LessEqual": "({0} <= {1})",
-             "Equal": "({0} == {1})", "NotEqual": "({0} != {1})"}
-NE_REDUCE = {"Sum": "sum", "Prod": "prod"}
 MAX_NE_EXPR = 4000
 
 
@@ -474,13 +436,12 @@ def numexpr_kernel(graph, specs, members):
             if _np_dtype(out) not in (np.float32, np.float64, np.bool_):
                 return None
             args = [ref(s) for s in node.inputs]
-            if name in NE_UNARY:
-                e = NE_UNARY[name].format(*args)
-            elif name in NE_BINARY:
-                e = NE_BINARY[name].format(*args)
-            elif name == "SelectV2":
-                e = "where({0}, {1}, {2})".format(*args)
-            elif name in NE_REDUCE and i == len(nodes) - 1 and \
+            form = getattr(node.op, "numexpr", None)
+            if form is None:
+                return None
+            if not _is_reduce(node.op):
+                e = form.format(*args)
+            elif i == len(nodes) - 1 and \
                     len(node.attrs["axis"]) in (1, len(specs[node.inputs[0]].shape)):
                 e = _ne_reduce(node, specs, args[0])
             else:
@@ -517,7 +478,7 @@ class _NotExpressible(Exception):
 
 def _ne_reduce(node, specs, arg):
     x = specs[node.inputs[0]]
-    fn = NE_REDUCE[node.op.name]
+    fn = node.op.numexpr
     if len(node.attrs["axis"]) == len(x.shape) and len(x.shape) != 1:
         return f"{fn}({arg})"
     return f"{fn}({arg}, axis={node.attrs['axis'][0]})"
@@ -683,7 +644,7 @@ def dot_sums(graph, specs, groups):
         uses[s] = uses.get(s, 0) + 2
     for members in groups:
         root = nodes[members[-1]]
-        x = specs.get(root.inputs[0]) if root.op.name == "Sum" else None
+        x = specs.get(root.inputs[0]) if root.op is SUM else None
         if x is None or _np_dtype(x) not in (np.float32, np.float64) or \
                 len(root.attrs["axis"]) != len(x.shape) or int(np.prod(x.shape)) < DOT_MIN_SIZE:
             continue
@@ -719,15 +680,14 @@ def _terms(slot, sign, shape, members, nodes, producer, uses, specs, absorbed, t
     if node is not None and k in members and uses.get(slot) == 1 and \
             all(specs.get(i) is not None and tuple(specs[i].shape) == shape
                 for i in node.inputs):
-        name = node.op.name
-        if name in ("AddV2", "Sub"):
+        if node.op is ADD or node.op is SUB:
             absorbed.append(k)
             _terms(node.inputs[0], sign, shape, members, nodes, producer, uses, specs,
                    absorbed, terms)
-            _terms(node.inputs[1], -sign if name == "Sub" else sign, shape, members, nodes,
+            _terms(node.inputs[1], -sign if node.op is SUB else sign, shape, members, nodes,
                    producer, uses, specs, absorbed, terms)
             return
-        if name == "Mul":
+        if node.op is MUL:
             absorbed.append(k)
             terms.append(("dot", node.inputs[0], node.inputs[1], sign))
             return
@@ -786,5 +746,3 @@ def compile_jit(graph, backend=None):
     run.jit = jit
     return run
 
-
-_checked_tables()

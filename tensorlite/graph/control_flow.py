@@ -27,7 +27,7 @@ import numpy as np
 
 from tensorlite.framework import dispatch, nest, variables
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.framework.registry import Spec, register
+from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.framework.tensor import _ON_NUMPY, Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.graph import executor, tracing
@@ -370,7 +370,10 @@ def _while_grad(gs, outs, *inputs, cond, body, n_vars, has_limit):
 
 
 def _register(name, fwd, grad, shape, effects=None):
-    return register(name, fwd, grad=grad, shape=shape, multi_output=True, effects=effects)
+    # No exporter writes control flow yet: TF's functional If/Case/While need FunctionDefs
+    # of the branches; vectorized_map runs them per example (no batch rule)
+    return register(name, fwd, grad=grad, shape=shape, multi_output=True, effects=effects,
+                    unsupported="tf onnx tflite batch tf_import")
 
 
 # the stateful forms: their branches or body hold stateful nodes
@@ -379,7 +382,9 @@ STATELESS_IF = _register("StatelessIf", _if_forward, _if_grad, _if_shape)
 CASE = _register("Case", _case_forward, _case_grad, _case_shape, "state")
 STATELESS_CASE = _register("StatelessCase", _case_forward, _case_grad, _case_shape)
 WHILE = _register("While", _while_forward, _while_grad, _while_shape, "state")
-STATELESS_WHILE = _register("StatelessWhile", _while_forward, _while_grad, _while_shape)
+# a loop would run at optimisation time for as long as it takes: never constant-folded
+STATELESS_WHILE = declare(_register("StatelessWhile", _while_forward, _while_grad,
+                                    _while_shape), fold=False)
 
 
 # -- replay (gradients) --------------------------------------------------------------------------
@@ -432,7 +437,6 @@ def replay(graph, args, virtual):
         values[s] = wrap(v)
     for node in graph.nodes:
         ins = [values[s] for s in node.inputs]
-        name = node.op.name
         if node.op is READ_VARIABLE:
             var = node.attrs["variable"]
             out = virtual[id(var)] if id(var) in virtual else var._read()
@@ -443,15 +447,15 @@ def replay(graph, args, virtual):
             out = ins[0] if mode == "set" else (
                 math_ops.add(old, ins[0]) if mode == "add" else math_ops.subtract(old, ins[0]))
             virtual[id(var)] = out
-        elif name in ("If", "StatelessIf"):
+        elif node.op is IF or node.op is STATELESS_IF:
             branch = node.attrs["branches"][0 if bool(ins[0]._value) else 1]
             out = tuple(replay_branch(branch, ins[1:], virtual))
-        elif name in ("Case", "StatelessCase"):
+        elif node.op is CASE or node.op is STATELESS_CASE:
             n = node.attrs["n_selectors"]
             k = select_branch([t._value for t in ins[:n]], node.attrs["mode"],
                               len(node.attrs["branches"]), node.attrs.get("exclusive", False))
             out = tuple(replay_branch(node.attrs["branches"][k], ins[n:], virtual))
-        elif name in ("While", "StatelessWhile"):
+        elif node.op is WHILE or node.op is STATELESS_WHILE:
             a = node.attrs
             limit = int(ins[0]._value) if a["has_limit"] else None
             rest = ins[1:] if a["has_limit"] else ins

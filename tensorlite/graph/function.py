@@ -34,7 +34,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import executor
-from tensorlite.graph.ir import CALLBACKS
+from tensorlite.graph.ir import is_callback
 from tensorlite.graph.signatures import StaticSpecs, signature_text
 from tensorlite.graph.size_check import first_difference, resized
 from tensorlite.graph.tracing import fits_shape, trace
@@ -228,7 +228,7 @@ class ConcreteFunction:
             arrays = run([t._value for t in tensors])
         except errors.OpError as e:
             found = self._node_at(run, e)
-            if found is not None and found[0].op.name in CALLBACKS:  # say which call
+            if found is not None and is_callback(found[0].op):  # say which call
                 e.message = f"{e.message}\n  in tf.function {self.name!r}, node " \
                     f"{found[0].op.name} created at {found[0].where}"
                 e.args = (e.message,)

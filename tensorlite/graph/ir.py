@@ -9,8 +9,8 @@ Graph into a new Graph; the executor and the compiler run it.
 import numpy as np
 
 from tensorlite.framework import nest
-from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, STATEFUL_EFFECTS, declare,
-                                          register)
+from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, REGISTRY, STATEFUL_EFFECTS,
+                                          declare, register)
 
 
 class Node:
@@ -176,17 +176,24 @@ def adopt_assign(value, variable, mode):
     return variable._t._value
 
 
-READ_VARIABLE = declare(register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE,
-                                 effects="state"), tf="ReadVariableOp")
+READ_VARIABLE = declare(
+    register("GraphReadVariableOp", _read_fwd, grad=NOT_DIFFERENTIABLE,
+             effects="state", unsupported="onnx tflite batch tf_import"),
+    tf="ReadVariableOp", tf_outputs="value")
 ASSIGN_VARIABLE = register("AssignVariableOp", _assign_fwd, grad=NOT_DIFFERENTIABLE,
-                           effects="state")
-# Python callbacks (tensorlite/ops/script_ops.py): py_function, numpy_function, and the
-# effects of tf.print, tf.summary and Keras's host state (optimizer updates, metrics).
-# They act on every run and their outputs may differ from run to run, so the tracer never
-# freezes their outputs into the graph (graph/tracing.py); their statefulness itself is
-# their registration's `effects`.
-CALLBACKS = {"EagerPyFunc", "PyFunc", "PrintV2", "WriteSummary", "FlushSummaryWriter",
-             "KerasApplyGradients", "KerasMetric"}
+                           effects="state", unsupported="tf onnx tflite batch tf_import")
+def is_callback(op):
+    """Python callbacks with effects (tensorlite/ops/script_ops.py: py_function,
+    numpy_function, the effects of tf.print, tf.summary and Keras's host state): ops that
+    declare `varying` (Python runs on every call) and are stateful."""
+    return op.varying and op.effects in STATEFUL_EFFECTS
+
+
+def __getattr__(name):
+    # CALLBACKS: the names of the callback ops, generated from the registry on each access
+    if name == "CALLBACKS":
+        return frozenset(op.name for op in list(REGISTRY.values()) if is_callback(op))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_stateful(op):

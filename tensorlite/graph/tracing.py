@@ -43,12 +43,8 @@ from tensorlite.framework.tensor import _ON_NUMPY, GRAPH_TENSOR_INFO, Tensor, wr
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.user_frame import _PKG_DIR, user_location
 from tensorlite.framework.name_scope import current_scope
-from tensorlite.graph.ir import (ASSIGN_VARIABLE, CALLBACKS, READ_VARIABLE, Graph, Node,
-                                 is_stateful)
+from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, Node, is_stateful
 from tensorlite.ops import script_ops
-
-_VARYING = CALLBACKS | {"PyFuncStateless"}  # outputs never frozen into the graph
-_SHAPE_OPS = {"Shape", "Size", "Rank"}  # outputs follow the inputs' shapes, not their values
 
 _ACTIVE = []  # tracers, innermost last
 # Tensors a finished trace computed from its inputs and did not return ("leaked" through a
@@ -146,10 +142,11 @@ class Tracer:
         in_slots = [self.slot_for(t) for t in inputs]
         outs = outputs if type(outputs) is tuple else (outputs,)
         out_slots = []
-        dep = op.name in _VARYING or any(s in self.dependent for s in in_slots)
-        static = dep and op.name not in _VARYING and not is_stateful(op) and (
-            op.name in _SHAPE_OPS or all(s in self.shape_derived or s not in self.dependent
-                                         for s in in_slots))
+        # op.varying: Python runs each call (never frozen); op.shape_only: Shape, Size, Rank
+        dep = op.varying or any(s in self.dependent for s in in_slots)
+        static = dep and not op.varying and not is_stateful(op) and (
+            op.shape_only or all(s in self.shape_derived or s not in self.dependent
+                                 for s in in_slots))
         for o in outs:
             s = self.graph.new_slot()
             self._bind(o, s)
@@ -168,7 +165,7 @@ class Tracer:
     def defer_error(self, op, inputs, attrs, err):
         """Stand-in outputs for a pure op that failed on this trace's values, or None to
         raise `err` now (see the module's docstring)."""
-        if self.ignores() or is_stateful(op) or op.name in _VARYING or \
+        if self.ignores() or is_stateful(op) or op.varying or \
                 not isinstance(err, (errors.InvalidArgumentError, errors.OutOfRangeError)):
             return None
         if not self.USES_DEFERRED:
@@ -245,7 +242,7 @@ class Tracer:
             return  # every input fully known: the real shapes are the static ones
         specs = [Spec(static.get(s, tuple(t._value.shape)), t._dtype)
                  for s, t in zip(in_slots, inputs)]
-        relax = op.__dict__.get("polymorphic_attrs")
+        relax = op.polymorphic_attrs
         if relax is not None:
             node.attrs = relax(specs, [t._value for t in inputs], node.attrs)
         attrs = node.attrs

@@ -110,9 +110,9 @@ def _vectorized_map_shape(*specs, graph, n_elems, out_specs):
 
 # Runs fn's sub-graph on the batch; stateful (passes never fold, merge or drop it), and
 # without a gradient rule: differentiating it is a loud error naming it.
-VECTORIZED_MAP = register("VectorizedMap", _vectorized_map_forward,
-                          shape=_vectorized_map_shape, multi_output=True)
-VECTORIZED_MAP.stateful = True
+VECTORIZED_MAP = register(
+    "VectorizedMap", _vectorized_map_forward, shape=_vectorized_map_shape, multi_output=True,
+    effects="state", unsupported="tf onnx tflite batch tf_import")
 
 
 def pfor(fn, elems, flat, who, allow_loop=True, warn=True, stateless_only=False,

@@ -12,14 +12,14 @@ from collections import namedtuple
 import numpy as np
 
 from tensorlite.framework import convert, dtypes, errors
-from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
+from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.batching import (with_batch_axis, along_axis, broadcast_to_rule,
                                      leading, reshape_rule, transpose_rule)
 from tensorlite.framework.tensor import Tensor, _UNSTACK, wrap
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.ops.common import (batch_dims, composite_aware, int_list, norm_axis,
-                                   single_axis, to_tensor)
+from tensorlite.ops.common import (DECLINED, batch_dims, composite_aware, fast_path, int_list,
+                                   norm_axis, single_axis, to_tensor)
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "identity", "broadcast_to",
            "zeros", "ones", "fill", "zeros_like", "ones_like", "concat", "stack", "unstack",
@@ -34,6 +34,145 @@ _pyrange = builtins.range  # this module defines tf.range
 
 def _lead(g, ans):
     return tuple(g._value.shape[:batch_dims(g, ans)])
+
+
+# -- consumer rules, declared at each op's registration below. Import rules (TensorFlow's
+# ops as SavedModel graphs spell them; tensorlite/saved_model/function_runner.py documents
+# the form): inputs TensorFlow passes as tensors become our arguments.
+# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
+def _export_reshape_target(ctx, node):
+    """A Reshape's target in a file with a dynamic batch: -1 at the one dimension that
+    follows the batch size (an attribute entry traced from tf.shape(x), or the output's),
+    the output's fixed sizes elsewhere."""
+    shape = list(node.attrs["shape"])
+    out = node.outputs[0]
+    dynamic = set(ctx.varying(node, "shape")) | ctx.capture.dynamic_dims(out)
+    if len(dynamic) > 1:
+        ctx.unsupported(node, f"reshapes to {shape} with dimensions {sorted(dynamic)} that "
+                              f"follow the batch size; only one can be inferred")
+    if not dynamic:
+        return shape
+    fixed = ctx.capture.value(out).shape
+    return [-1 if i in dynamic else int(fixed[i]) for i, _ in enumerate(shape)]
+
+
+def _onnx_reshape(ctx, node):
+    return ctx.emit("Reshape", [ctx.inputs(node)[0], ctx.ints(_export_reshape_target(ctx,
+                                                                                      node))])
+
+
+def _onnx_gather(ctx, node):
+    if node.attrs["batch_dims"]:
+        ctx.unsupported(node, "with batch_dims != 0 has no ONNX mapping")
+    params, indices = ctx.inputs(node)
+    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
+    return ctx.emit("Gather", [params, indices], axis=lead + int(node.attrs["axis"]))
+
+
+def _onnx_pack(ctx, node):
+    axis = int(node.attrs["axis"])
+    return ctx.emit("Concat", [ctx.unsqueeze(x, [axis]) for x in ctx.inputs(node)], axis=axis)
+
+
+def _onnx_unpack(ctx, node):
+    axis = int(node.attrs["axis"])
+    parts = ctx.split(ctx.inputs(node)[0], [1] * len(node.outputs), axis)
+    parts = [parts] if isinstance(parts, str) else parts
+    return [ctx.squeeze(p, [axis]) for p in parts]
+
+
+def _onnx_split(ctx, node):
+    sizes = node.attrs["sizes"]
+    out = ctx.split(ctx.inputs(node)[0], sizes, node.attrs["axis"])
+    return [out] if isinstance(out, str) else out
+
+
+def _onnx_tile(ctx, node):
+    x, = ctx.inputs(node)
+    reps = tuple(node.attrs["multiples"])
+    reps = (1,) * (len(ctx.shape(node.inputs[0])) - len(reps)) + reps
+    return ctx.emit("Tile", [x, ctx.ints(reps)])
+
+
+def _onnx_pad(ctx, node):
+    x, c = ctx.inputs(node)
+    pads = node.attrs["paddings"]
+    lead = len(ctx.shape(node.inputs[0])) - len(pads)
+    begins = [0] * lead + [int(lo) for lo, _ in pads]
+    ends = [0] * lead + [int(hi) for _, hi in pads]
+    return ctx.emit("Pad", [x, ctx.ints(begins + ends), c], mode="constant")
+
+
+def _onnx_broadcast(ctx, node):
+    if ctx.varying(node, "shape"):
+        ctx.unsupported(node, "broadcasts to a shape that follows the batch size")
+    return ctx.emit("Expand", [ctx.inputs(node)[0], ctx.ints(node.attrs["shape"])])
+
+
+def _onnx_shape(ctx, node):
+    return ctx.emit("Cast", [ctx.emit("Shape", ctx.inputs(node))],
+                    to=ctx.onnx_dtype(node.attrs["dtype"]))
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_reshape(ctx, node):
+    new_shape = np.asarray(_export_reshape_target(ctx, node), np.int32)
+    ctx.op("RESHAPE", [ctx.tensor(node.inputs[0]), ctx.const(new_shape, "shape")],
+           [ctx.output(node)], options=("ReshapeOptions", {"new_shape": new_shape}))
+
+
+def _tflite_identity(ctx, node):
+    ctx.slots[node.outputs[0]] = ctx.tensor(node.inputs[0])
+
+
+def _tflite_gather(ctx, node):
+    if node.attrs["batch_dims"]:
+        ctx.unsupported(node, "with batch_dims != 0 has no TFLite mapping here")
+    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
+    ctx.op("GATHER", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+           options=("GatherOptions", {"axis": lead + int(node.attrs["axis"])}))
+
+
+def _tflite_split(ctx, node):
+    sizes = np.asarray(node.attrs["sizes"], np.int32)
+    axis = np.asarray(node.attrs["axis"], np.int32)
+    ctx.op("SPLIT_V", [ctx.tensor(node.inputs[0]), ctx.const(sizes, "sizes"),
+                       ctx.const(axis, "axis")],
+           [ctx.output(node, i) for i in range(len(node.outputs))],
+           options=("SplitVOptions", {"num_splits": len(node.outputs)}))
+
+
+# -- export rules: TensorFlow's ops (the rule's form: tensorlite/saved_model/function_def.py):
+# attributes TensorFlow takes as input tensors become int32 constant inputs.
+def _i32(values):
+    return np.asarray(list(values), np.int32)
+
+
+def _reshape_tf(attrs, in_specs):
+    shape = list(attrs["shape"])
+    if shape.count(None) + shape.count(-1) > 1:
+        raise errors.UnimplementedError(None, None, f"Reshape to {shape} (None: sizes that "
+                                        f"follow the batch size) has no TensorFlow form with "
+                                        f"one inferred dimension")
+    return "Reshape", {}, [0, _i32(-1 if d is None else d for d in shape)]
+
+
+def _gather_tf(attrs, in_specs):
+    params = in_specs[0]
+    axis = len(params.shape) - attrs["rank"] + attrs["axis"]
+    return "GatherV2", {"Tparams": params.dtype, "Tindices": in_specs[1].dtype,
+                        "Taxis": dtypes.int32, "batch_dims": attrs["batch_dims"], "T": None}, \
+        [0, 1, _i32([axis])[0]]
+
+
+def _fill_like_tf(name):
+    def rule(attrs, in_specs):
+        if attrs["dtype"] != in_specs[0].dtype:
+            raise errors.UnimplementedError(None, None, f"{name} to {attrs['dtype'].name} of a "
+                                            f"{in_specs[0].dtype.name} tensor has no "
+                                            f"TensorFlow op; cast first")
+        return name, {}
+    return rule
 
 
 # -- reshape ---------------------------------------------------------------------------------
@@ -55,13 +194,6 @@ def _reshape_shape(x, shape):
     return Spec(tuple(None if d == -1 else d for d in shape), x.dtype)
 
 
-RESHAPE = register(
-    "Reshape", _reshape_fwd,
-    grad=lambda g, ans, x, shape: reshape(g, _lead(g, ans) + x._value.shape),
-    shape=_reshape_shape)
-declare(RESHAPE, batch=reshape_rule)
-
-
 def _reshape_polymorphic(specs, arrays, attrs):
     """In a shape-polymorphic trace: a target dimension equal to the input's one varying
     size, with the other target dimensions holding the known ones, becomes -1."""
@@ -77,17 +209,34 @@ def _reshape_polymorphic(specs, arrays, attrs):
     return attrs
 
 
-RESHAPE.polymorphic_attrs = _reshape_polymorphic
+RESHAPE = register(
+    "Reshape", _reshape_fwd,
+    grad=lambda g, ans, x, shape: reshape(g, _lead(g, ans) + x._value.shape),
+    shape=_reshape_shape, jit=("reshape",), simplify="reshape",
+    tf=_reshape_tf,
+    tf_outputs="output",
+    tflite=_tflite_reshape,
+    onnx=_onnx_reshape,
+    tf_import={
+        "Reshape": lambda ins, a: reshape(ins[0], np.asarray(ins[1].numpy())),
+        "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None),
+        "ExpandDims": lambda ins, a: expand_dims(ins[0], int(ins[1].numpy()))},
+    batch=reshape_rule, polymorphic_attrs=_reshape_polymorphic)
 
 
+def _reshape_fast(tensor, shape, name=None):
+    if type(tensor) is Tensor and type(shape) is tuple:
+        try:
+            return wrap(tensor._value.reshape(shape))
+        except ValueError:  # the general path words the error
+            pass
+    return DECLINED
+
+
+@fast_path(_reshape_fast)
 def reshape(tensor, shape, name=None):
     """`tf.reshape`. >>> tf.reshape(tf.range(6), [2, -1]).shape
     TensorShape([2, 3])"""
-    if not OBSERVERS and type(tensor) is Tensor and type(shape) is tuple:
-        try:
-            return wrap(tensor._value.reshape(shape))
-        except ValueError:
-            pass
     return execute(RESHAPE, (to_tensor(tensor),), {"shape": tuple(int_list(shape, "shape"))})
 
 
@@ -100,8 +249,17 @@ def _transpose_grad(g, ans, x, perm):
 
 TRANSPOSE = register(
     "Transpose", lambda x, perm: np.transpose(x, perm), grad=_transpose_grad,
-    shape=lambda x, perm: Spec(tuple(x.shape[p] for p in perm), x.dtype))
-declare(TRANSPOSE, batch=transpose_rule)
+    shape=lambda x, perm: Spec(tuple(x.shape[p] for p in perm), x.dtype),
+    simplify="transpose",
+    tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]),
+    tf_outputs="y",
+    tflite=lambda ctx, node: ctx.op(
+        "TRANSPOSE", [ctx.tensor(node.inputs[0]),
+                      ctx.const(np.asarray(node.attrs["perm"], np.int32), "perm")],
+        [ctx.output(node)]),
+    onnx=lambda ctx, node: ctx.transpose(ctx.inputs(node)[0],
+                                         node.attrs["perm"]),
+    tf_import=lambda ins, a: transpose(ins[0], ins[1].numpy()), batch=transpose_rule)
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
@@ -151,8 +309,10 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 
 
 # -- identity / broadcast ---------------------------------------------------------------------
-IDENTITY = register("Identity", lambda x: x, grad=lambda g, ans, x: g,
-                    shape=lambda x: x)
+IDENTITY = register(
+    "Identity", lambda x: x, grad=lambda g, ans, x: g, shape=lambda x: x, jit=("alias",),
+    numexpr="{0}", simplify="identity", unsupported="batch tf_import", tf="Identity",
+    tf_outputs="output", tflite=_tflite_identity, onnx="Identity")
 
 
 def identity(input, name=None):  # noqa: A002
@@ -186,7 +346,8 @@ def _ensure_shape_shape(x, shape):
 
 
 ENSURE_SHAPE = register("EnsureShape", _ensure_shape_fwd, grad=lambda g, ans, x, shape: g,
-                        shape=_ensure_shape_shape)
+                        shape=_ensure_shape_shape, unsupported="tf tflite batch tf_import",
+    onnx=lambda ctx, node: ctx.emit("Identity", ctx.inputs(node)[:1]))
 
 
 def _expected_dims(shape):
@@ -207,17 +368,20 @@ def _expected_dims(shape):
     return None if dims is None else tuple(None if d == -1 else d for d in dims)
 
 
+def _ensure_shape_fast(x, shape, name=None):
+    # eager: an assertion that returns its input, as in TensorFlow
+    x = to_tensor(x)
+    _ensure_shape_fwd(x._value, _expected_dims(shape))
+    return x
+
+
+@fast_path(_ensure_shape_fast)
 def ensure_shape(x, shape, name=None):
     """`tf.ensure_shape`: `x` after checking that its shape is compatible with `shape` (None
     dimensions match any size); inside tf.function the check runs on every call.
     >>> tf.ensure_shape(tf.zeros([2, 3]), [None, 3]).shape
     TensorShape([2, 3])"""
-    x = to_tensor(x)
-    dims = _expected_dims(shape)
-    if not OBSERVERS:  # eager: an assertion that returns its input, as in TensorFlow
-        _ensure_shape_fwd(x._value, dims)
-        return x
-    return execute(ENSURE_SHAPE, (x,), {"shape": dims})
+    return execute(ENSURE_SHAPE, (to_tensor(x),), {"shape": _expected_dims(shape)})
 
 
 def _broadcast_grad(g, ans, x, shape):
@@ -233,9 +397,11 @@ def _broadcast_fwd(x, shape):
                       f"shape {list(shape)}; each dimension must match or be 1") from None
 
 
-BROADCAST_TO = declare(register("BroadcastTo", _broadcast_fwd, grad=_broadcast_grad,
-                                shape=lambda x, shape: Spec(tuple(shape), x.dtype)),
-                       batch=broadcast_to_rule)
+BROADCAST_TO = declare(
+    register("BroadcastTo", _broadcast_fwd, grad=_broadcast_grad,
+             shape=lambda x, shape: Spec(tuple(shape), x.dtype), unsupported="tf tflite"),
+    batch=broadcast_to_rule, onnx=_onnx_broadcast,
+    tf_import=lambda ins, a: broadcast_to(ins[0], ins[1].numpy()))
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
@@ -304,13 +470,25 @@ def _fill_like_fwd(x, dtype, value):
 
 
 # Ops, not Python shortcuts: inside a graph the shape is that of each run's input.
-ZEROS_LIKE = register("ZerosLike", lambda x, dtype: _fill_like_fwd(x, dtype, b"" if
-                                                                    dtype.is_string else 0),
-                      grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
-ONES_LIKE = register("OnesLike", lambda x, dtype: _fill_like_fwd(x, dtype, 1),
-                     grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec(x.shape, dtype))
-for _op in (ZEROS_LIKE, ONES_LIKE):
-    declare(_op, batch=leading(_op.forward))  # the batch axis is one more dimension
+# The batch axis is one more dimension (batch=leading).
+def _zeros_like_fwd(x, dtype):
+    return _fill_like_fwd(x, dtype, b"" if dtype.is_string else 0)
+
+
+def _ones_like_fwd(x, dtype):
+    return _fill_like_fwd(x, dtype, 1)
+
+
+ZEROS_LIKE = register(
+    "ZerosLike", _zeros_like_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda x, dtype: Spec(x.shape, dtype), batch=leading(_zeros_like_fwd),
+    tf=_fill_like_tf("ZerosLike"), tf_import=lambda ins, a: zeros_like(ins[0]),
+    tf_outputs="y", unsupported="onnx tflite")
+ONES_LIKE = register(
+    "OnesLike", _ones_like_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda x, dtype: Spec(x.shape, dtype), batch=leading(_ones_like_fwd),
+    tf=_fill_like_tf("OnesLike"), tf_import=lambda ins, a: ones_like(ins[0]),
+    tf_outputs="y", unsupported="onnx tflite")
 
 
 @composite_aware("zeros_like")
@@ -329,16 +507,6 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
                                      dtypes.as_dtype(dtype)})
 
 
-# Registered ops (not Python shortcuts) so that graphs recompute them for new inputs.
-SHAPE = register("Shape", lambda x, dtype: np.array(x.shape, dtype=dtype.as_numpy_dtype),
-                 grad=NOT_DIFFERENTIABLE,
-                 shape=lambda x, dtype: Spec((len(x.shape),), dtype))
-SIZE = register("Size", lambda x, dtype: np.array(x.size, dtype=dtype.as_numpy_dtype),
-                grad=NOT_DIFFERENTIABLE, shape=lambda x, dtype: Spec((), dtype))
-RANK = register("Rank", lambda x: np.array(x.ndim, dtype=np.int32), grad=NOT_DIFFERENTIABLE,
-                shape=lambda x: Spec((), dtypes.int32))
-
-
 def _per_example_meta(forward):
     """Rule for ops that describe their input (Shape, Size, Rank): each example's value."""
     def rule(arrays, batched, **attrs):
@@ -348,8 +516,36 @@ def _per_example_meta(forward):
     return rule
 
 
-for _op in (SHAPE, SIZE, RANK):
-    declare(_op, batch=_per_example_meta(_op.forward))
+def _shape_fwd(x, dtype):
+    return np.array(x.shape, dtype=dtype.as_numpy_dtype)
+
+
+def _size_fwd(x, dtype):
+    return np.array(x.size, dtype=dtype.as_numpy_dtype)
+
+
+def _rank_fwd(x):
+    return np.array(x.ndim, dtype=np.int32)
+
+
+# Registered ops (not Python shortcuts) so that graphs recompute them for new inputs.
+# shape_only: their outputs follow the inputs' shapes, not their values (graph/tracing.py)
+SHAPE = register(
+    "Shape", _shape_fwd, grad=NOT_DIFFERENTIABLE, shape_only=True,
+    shape=lambda x, dtype: Spec((len(x.shape),), dtype), batch=_per_example_meta(_shape_fwd),
+    tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}), tf_outputs="output",
+    tf_import=lambda ins, a: shape(ins[0], out_type=a.get("out_type", dtypes.int32)),
+    onnx=_onnx_shape, unsupported="tflite")
+SIZE = register(
+    "Size", _size_fwd, grad=NOT_DIFFERENTIABLE, shape_only=True,
+    shape=lambda x, dtype: Spec((), dtype), batch=_per_example_meta(_size_fwd),
+    tf=lambda a, specs: ("Size", {"out_type": a["dtype"]}), tf_outputs="output",
+    tf_import=lambda ins, a: size(ins[0], out_type=a.get("out_type", dtypes.int32)),
+    unsupported="onnx tflite")
+RANK = register(
+    "Rank", _rank_fwd, grad=NOT_DIFFERENTIABLE, shape_only=True,
+    shape=lambda x: Spec((), dtypes.int32), batch=_per_example_meta(_rank_fwd),
+    tf="Rank", tf_outputs="output", unsupported="onnx tflite tf_import")
 
 
 def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
@@ -393,7 +589,16 @@ def _concat_shape(*xs, axis):
 
 
 CONCAT = declare(register("ConcatV2", _concat_fwd, grad=_concat_grad, shape=_concat_shape),
-                 batch=along_axis(_concat_fwd))
+                 batch=along_axis(_concat_fwd),
+    tf=lambda a, specs: ("ConcatV2", {"N": len(specs)},
+                         list(_pyrange(len(specs))) + [_i32([a["axis"]])[0]]),
+    tf_outputs="output",
+    tflite=lambda ctx, node: ctx.op(
+        "CONCATENATION", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+        options=("ConcatenationOptions", {"axis": int(node.attrs["axis"])})),
+    onnx=lambda ctx, node: ctx.emit("Concat", ctx.inputs(node),
+                                    axis=int(node.attrs["axis"])),
+    tf_import=lambda ins, a: concat(list(ins[:-1]), int(ins[-1].numpy())))
 
 
 def _same_dtype(op_name, values):
@@ -401,11 +606,9 @@ def _same_dtype(op_name, values):
     return tensor_args(op_name, list(values))
 
 
-@composite_aware("concat")
-def concat(values, axis, name="concat"):
-    """`tf.concat`: joins tensors along an existing axis."""
-    if not OBSERVERS and type(axis) is int and type(values) in (list, tuple) and \
-            len(values) > 1 and type(values[0]) is Tensor:
+def _concat_fast(values, axis, name="concat"):
+    if type(axis) is int and type(values) in (list, tuple) and len(values) > 1 and \
+            type(values[0]) is Tensor:
         first = values[0]
         dt, nd = first._dtype, first._value.ndim
         if len(values) == 2:  # the commonest form, without a generator's frames
@@ -419,6 +622,13 @@ def concat(values, axis, name="concat"):
                 return wrap(_concatenate([v._value for v in values], axis=axis))
             except ValueError:  # mismatched shapes: the general path words the error
                 pass
+    return DECLINED
+
+
+@composite_aware("concat")
+@fast_path(_concat_fast)
+def concat(values, axis, name="concat"):
+    """`tf.concat`: joins tensors along an existing axis."""
     xs = _same_dtype("ConcatV2", values)
     if not xs:
         raise ValueError("concat needs at least one tensor")
@@ -447,7 +657,15 @@ def _split_fwd(x, sizes, axis):
     return out
 
 
-SPLIT = register("SplitV", _split_fwd, grad=_split_grad, multi_output=True)
+SPLIT = register("SplitV", _split_fwd, grad=_split_grad, multi_output=True, unsupported="batch",
+    tf_import=lambda ins, a: split(ins[0], [int(s) for s in ins[1].numpy()],
+                                   axis=int(ins[2].numpy())),
+    tf=lambda a, specs: ("SplitV", {"num_split": len(a["sizes"]),
+                                    "Tlen": dtypes.int32},
+                         [0, _i32(a["sizes"]), _i32([a["axis"]])[0]]),
+    tf_outputs="output",
+    tflite=_tflite_split,
+    onnx=_onnx_split)
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
@@ -502,7 +720,15 @@ def _unstack_shape(x, axis):
 
 
 STACK = declare(register("Pack", _stack_fwd, grad=_stack_grad, shape=_stack_shape),
-                batch=along_axis(_stack_fwd))
+                batch=along_axis(_stack_fwd),
+    tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}),
+    tf_outputs="output",
+    tflite=lambda ctx, node: ctx.op(
+        "PACK", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
+        options=("PackOptions", {"values_count": len(node.inputs),
+                                 "axis": int(node.attrs["axis"])})),
+    onnx=_onnx_pack,
+    tf_import=lambda ins, a: stack(list(ins), axis=a.get("axis", 0)))
 
 
 @composite_aware("stack")
@@ -527,7 +753,16 @@ def _unstack_grad(g, ans, x, axis):
 
 
 UNSTACK = declare(register("Unpack", _unstack_fwd, grad=_unstack_grad, multi_output=True,
-                           shape=_unstack_shape), batch=along_axis(_unstack_fwd))
+                           shape=_unstack_shape), batch=along_axis(_unstack_fwd),
+    tf_import=lambda ins, a: unstack(ins[0], axis=a.get("axis", 0)),
+    tf=lambda a, specs: ("Unpack", {"num": specs[0].shape[a["axis"]],
+                                    "axis": a["axis"]}),
+    tf_outputs="output",
+    tflite=lambda ctx, node: ctx.op(
+        "UNPACK", [ctx.tensor(node.inputs[0])],
+        [ctx.output(node, i) for i in range(len(node.outputs))],
+        options=("UnpackOptions", {"num": len(node.outputs), "axis": int(node.attrs["axis"])})),
+    onnx=_onnx_unpack)
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -701,24 +936,27 @@ def _gather_grad_batch(arrays, batched, shape, axis, batch_dims):
 
 
 _gather_batch.kind = _gather_grad_batch.kind = "leading"
-GATHER = declare(register("GatherV2", _gather_fwd, grad=_gather_grad, shape=_gather_shape),
-                 batch=_gather_batch)
+# ResourceGather (import) reads a captured variable: the gather of its value, so the tape
+# sees it
+GATHER = register(
+    "GatherV2", _gather_fwd, grad=_gather_grad, shape=_gather_shape, batch=_gather_batch,
+    tf=_gather_tf, tf_outputs="output", tflite=_tflite_gather, onnx=_onnx_gather,
+    tf_import={
+        "GatherV2": lambda ins, a: gather(ins[0], ins[1], axis=int(ins[2].numpy()),
+                                          batch_dims=a.get("batch_dims", 0)),
+        "ResourceGather": lambda ins, a: gather(ins[0], ins[1],
+                                                batch_dims=a.get("batch_dims", 0))})
 # The gradient of a gather: scatter-add of the cotangent (TF builds an IndexedSlices and
 # densifies it); its own gradient is the gather again, so second order works.
 GATHER_GRAD = register(
     "GatherGrad", lambda g, indices, shape, axis, batch_dims:
     _scatter_add(g, indices, shape, batch_dims, axis),
-    grad=_gather_grad_grad, shape=_gather_grad_shape)
-declare(GATHER_GRAD, batch=_gather_grad_batch)
+    grad=_gather_grad_grad, shape=_gather_grad_shape, batch=_gather_grad_batch,
+    unsupported="tf onnx tflite tf_import")
 
 
-@composite_aware("gather")
-def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """`tf.gather`: slices of `params` along `axis` at `indices` (out of range is an error).
-
-    >>> tf.gather(tf.constant([10, 20, 30]), [2, 0]).numpy()
-    array([30, 10], dtype=int32)"""
-    if not OBSERVERS and batch_dims == 0 and (axis is None or type(axis) is int and axis == 0) \
+def _gather_fast(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    if batch_dims == 0 and (axis is None or type(axis) is int and axis == 0) \
             and type(params) is Tensor and type(indices) is Tensor \
             and indices._dtype.kind in "iu" and params._value.ndim:
         v = indices._value
@@ -729,6 +967,16 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
                 return wrap(params._value.take(v, axis=0))
             except IndexError:  # the general path names the bad index
                 pass
+    return DECLINED
+
+
+@composite_aware("gather")
+@fast_path(_gather_fast)
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """`tf.gather`: slices of `params` along `axis` at `indices` (out of range is an error).
+
+    >>> tf.gather(tf.constant([10, 20, 30]), [2, 0]).numpy()
+    array([30, 10], dtype=int32)"""
     p = to_tensor(params)
     i = _index_tensor("GatherV2", indices)
     nd, ni = p._value.ndim, i._value.ndim
@@ -793,9 +1041,11 @@ def _scatter_nd_shape(i, u, shape, batch_dims):
     return Spec(tuple(u.shape[:nb]) + tuple(shape), u.dtype)
 
 
-GATHER_ND = register("GatherNd", _gather_nd_fwd, grad=_gather_nd_grad, shape=_gather_nd_shape)
+GATHER_ND = register(
+    "GatherNd", _gather_nd_fwd, grad=_gather_nd_grad, shape=_gather_nd_shape,
+    unsupported="tf onnx tflite batch tf_import")
 SCATTER_ND = register("ScatterNd", _scatter_nd_fwd, grad=_scatter_nd_grad,
-                      shape=_scatter_nd_shape)
+                      shape=_scatter_nd_shape, unsupported="tf onnx tflite batch tf_import")
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
@@ -929,25 +1179,28 @@ def _tensor_scatter_extreme_grad(g, ans, tensor, indices, updates, rank):
                      wrap(y_hit)))
 
 
-def _tensor_scatter_op(name, forward, grad):
+def _tensor_scatter_op(name, forward, grad, public):
     """A TensorScatter* op: TensorFlow's node of the same name takes (tensor, indices,
-    updates) with T and Tindices; our `rank` attribute is not written."""
-    return declare(register(name, forward, grad=grad, shape=lambda t, i, u, rank: t),
-                   tf=lambda attrs, in_specs: (name, {"Tindices": in_specs[1].dtype}))
+    updates) with T and Tindices; our `rank` attribute is not written. `public`: the name
+    of the public function its import rule calls (defined below)."""
+    return register(name, forward, grad=grad, shape=lambda t, i, u, rank: t,
+                    tf=lambda attrs, in_specs: (name, {"Tindices": in_specs[1].dtype}),
+                    tf_outputs="output", tf_import=lambda ins, a: globals()[public](*ins),
+                    unsupported="onnx tflite batch")
 
 
 TENSOR_SCATTER_UPDATE = _tensor_scatter_op("TensorScatterUpdate", _tensor_scatter_update_fwd,
-                                           _tensor_scatter_update_grad)
+                                           _tensor_scatter_update_grad, "tensor_scatter_nd_update")
 TENSOR_SCATTER_ADD = _tensor_scatter_op("TensorScatterAdd", _tensor_scatter_add_fwd,
-                                        _tensor_scatter_add_grad)
+                                        _tensor_scatter_add_grad, "tensor_scatter_nd_add")
 TENSOR_SCATTER_SUB = _tensor_scatter_op("TensorScatterSub", _tensor_scatter_sub_fwd,
-                                        _tensor_scatter_sub_grad)
+                                        _tensor_scatter_sub_grad, "tensor_scatter_nd_sub")
 TENSOR_SCATTER_MIN = _tensor_scatter_op("TensorScatterMin",
                                         _tensor_scatter_extreme_fwd(np.minimum),
-                                        _tensor_scatter_extreme_grad)
+                                        _tensor_scatter_extreme_grad, "tensor_scatter_nd_min")
 TENSOR_SCATTER_MAX = _tensor_scatter_op("TensorScatterMax",
                                         _tensor_scatter_extreme_fwd(np.maximum),
-                                        _tensor_scatter_extreme_grad)
+                                        _tensor_scatter_extreme_grad, "tensor_scatter_nd_max")
 
 
 def _tensor_scatter(op, op_name, tensor, indices, updates):
@@ -1021,7 +1274,11 @@ TILE = register("Tile", _tile_fwd, grad=_tile_grad,
                     tuple(x.shape[:len(x.shape) - len(multiples)]) + tuple(
                         None if d is None else d * m
                         for d, m in zip(x.shape[len(x.shape) - len(multiples):], multiples)),
-                    x.dtype))
+                    x.dtype), unsupported="tflite batch",
+    tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]),
+    tf_outputs="output",
+    onnx=_onnx_tile,
+    tf_import=lambda ins, a: tile(ins[0], ins[1].numpy()))
 
 
 @composite_aware("tile")
@@ -1070,8 +1327,13 @@ def _pad_grad(g, ans, x, c, paddings):
 
 
 PAD = register(
-    "PadV2", lambda x, c, paddings: _np_pad(x, paddings, constant_values=c),
-    grad=_pad_grad, shape=lambda x, c, paddings: Spec(_padded_shape(x, paddings), x.dtype))
+    "PadV2", lambda x, c, paddings: _np_pad(x, paddings, constant_values=c), grad=_pad_grad,
+    shape=lambda x, c, paddings: Spec(_padded_shape(x, paddings), x.dtype),
+    unsupported="tflite batch",
+    tf_import=lambda ins, a: pad(ins[0], ins[1].numpy().tolist(),
+                                 constant_values=ins[2]),
+    tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]),
+    tf_outputs="output", onnx=_onnx_pad)
 
 
 def _mirror_fold(g, paddings, mode):
@@ -1100,16 +1362,16 @@ def _mirror_unpadded_shape(g, paddings, mode):
 
 
 MIRROR_PAD = register(
-    "MirrorPad",
-    lambda x, paddings, mode: _np_pad(x, paddings, mode=mode.lower()),
+    "MirrorPad", lambda x, paddings, mode: _np_pad(x, paddings, mode=mode.lower()),
     grad=lambda g, ans, x, paddings, mode: execute(MIRROR_PAD_GRAD, (g,),
                                                    {"paddings": paddings, "mode": mode}),
-    shape=lambda x, paddings, mode: Spec(_padded_shape(x, paddings), x.dtype))
+    shape=lambda x, paddings, mode: Spec(_padded_shape(x, paddings), x.dtype),
+    unsupported="tf onnx tflite batch tf_import")
 MIRROR_PAD_GRAD = register(
     "MirrorPadGrad", _mirror_fold,
     grad=lambda gg, ans, g, paddings, mode: execute(MIRROR_PAD, (gg,),
                                                     {"paddings": paddings, "mode": mode}),
-    shape=_mirror_unpadded_shape)
+    shape=_mirror_unpadded_shape, unsupported="tf onnx tflite batch tf_import")
 
 
 def _paddings_arg(paddings, x):
@@ -1181,8 +1443,10 @@ def _one_hot_batch(arrays, batched, depth, axis):
 
 
 _one_hot_batch.kind = "leading"
-ONE_HOT = declare(register("OneHot", _one_hot_fwd, grad=NOT_DIFFERENTIABLE,
-                           shape=_one_hot_shape), batch=_one_hot_batch)
+ONE_HOT = declare(
+    register("OneHot", _one_hot_fwd, grad=NOT_DIFFERENTIABLE,
+             shape=_one_hot_shape, unsupported="tf onnx tflite tf_import"),
+    batch=_one_hot_batch)
 
 
 def _one_hot_dtypes(on_value, off_value, dtype):
@@ -1234,7 +1498,8 @@ SEQUENCE_MASK = register(
     lambda lengths, maxlen, dtype: (np.arange(maxlen) < lengths[..., None]).astype(
         dtype.as_numpy_dtype),
     grad=NOT_DIFFERENTIABLE,
-    shape=lambda lengths, maxlen, dtype: Spec(tuple(lengths.shape) + (maxlen,), dtype))
+    shape=lambda lengths, maxlen, dtype: Spec(tuple(lengths.shape) + (maxlen,), dtype),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
@@ -1307,8 +1572,9 @@ def _range_fwd(start, limit, delta, dtype):
     return np.arange(n, dtype=np_dt) * np_dt(d) + np_dt(s)
 
 
-RANGE = register("Range", _range_fwd, grad=NOT_DIFFERENTIABLE,
-                 shape=lambda *specs, dtype: Spec((None,), dtype))
+RANGE = register(
+    "Range", _range_fwd, grad=NOT_DIFFERENTIABLE, shape=lambda *specs, dtype: Spec((None,), dtype),
+    unsupported="tf onnx tflite batch", tf_import=lambda ins, a: range(*ins, dtype=a.get("Tidx")))
 
 
 def linspace(start, stop, num, name=None, axis=0):
@@ -1343,7 +1609,7 @@ def linspace(start, stop, num, name=None, axis=0):
 # -- reverse / roll ---------------------------------------------------------------------------
 REVERSE = register("ReverseV2", lambda x, axis: np.flip(x, axis),
                    grad=lambda g, ans, x, axis: execute(REVERSE, (g,), {"axis": axis}),
-                   shape=lambda x, axis: x)
+                   shape=lambda x, axis: x, unsupported="tf onnx tflite batch tf_import")
 
 
 @composite_aware("reverse")
@@ -1370,7 +1636,7 @@ def reverse(tensor, axis, name=None):
 ROLL = register("Roll", lambda x, shift, axis: np.roll(x, shift, axis),
                 grad=lambda g, ans, x, shift, axis: execute(
                     ROLL, (g,), {"shift": tuple(-s for s in shift), "axis": axis}),
-                shape=lambda x, shift, axis: x)
+                shape=lambda x, shift, axis: x, unsupported="tf onnx tflite batch tf_import")
 
 
 def roll(input, shift, axis, name=None):  # noqa: A002
@@ -1498,236 +1764,3 @@ def unique(x, out_idx=dtypes.int32, name=None):
     rank_of[order] = np.arange(order.size)
     idx = rank_of[inv.reshape(-1)].astype(dtypes.as_dtype(out_idx).as_numpy_dtype)
     return Unique(wrap(vals[order]), wrap(idx))
-
-
-# TensorFlow's ops as SavedModel graphs spell them (tensorlite/saved_model/function_runner.py
-# documents the rule form): inputs TensorFlow passes as tensors become our arguments.
-declare(RESHAPE, tf_import={
-    "Reshape": lambda ins, a: reshape(ins[0], np.asarray(ins[1].numpy())),
-    "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None),
-    "ExpandDims": lambda ins, a: expand_dims(ins[0], int(ins[1].numpy()))})
-declare(SHAPE, tf_import=lambda ins, a: shape(ins[0], out_type=a.get("out_type",
-                                                                     dtypes.int32)))
-declare(CONCAT, tf_import=lambda ins, a: concat(list(ins[:-1]), int(ins[-1].numpy())))
-declare(STACK, tf_import=lambda ins, a: stack(list(ins), axis=a.get("axis", 0)))
-declare(BROADCAST_TO, tf_import=lambda ins, a: broadcast_to(ins[0], ins[1].numpy()))
-declare(SIZE, tf_import=lambda ins, a: size(ins[0], out_type=a.get("out_type", dtypes.int32)))
-declare(TRANSPOSE, tf_import=lambda ins, a: transpose(ins[0], ins[1].numpy()))
-declare(TILE, tf_import=lambda ins, a: tile(ins[0], ins[1].numpy()))
-declare(RANGE, tf_import=lambda ins, a: range(*ins, dtype=a.get("Tidx")))
-# ResourceGather reads a captured variable: the gather of its value, so the tape sees it
-declare(GATHER, tf_import={
-    "GatherV2": lambda ins, a: gather(ins[0], ins[1], axis=int(ins[2].numpy()),
-                                      batch_dims=a.get("batch_dims", 0)),
-    "ResourceGather": lambda ins, a: gather(ins[0], ins[1], batch_dims=a.get("batch_dims", 0))})
-for _op, _fn in ((TENSOR_SCATTER_UPDATE, tensor_scatter_nd_update),
-                 (TENSOR_SCATTER_ADD, tensor_scatter_nd_add),
-                 (TENSOR_SCATTER_SUB, tensor_scatter_nd_sub),
-                 (TENSOR_SCATTER_MIN, tensor_scatter_nd_min),
-                 (TENSOR_SCATTER_MAX, tensor_scatter_nd_max)):
-    declare(_op, tf_import=lambda ins, a, fn=_fn: fn(*ins))
-declare(ZEROS_LIKE, tf_import={
-    "ZerosLike": lambda ins, a: zeros_like(ins[0]),
-    "OnesLike": lambda ins, a: ones_like(ins[0]),
-    "Fill": lambda ins, a: fill(ins[0].numpy(), ins[1])})
-
-
-# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
-def _export_reshape_target(ctx, node):
-    """A Reshape's target in a file with a dynamic batch: -1 at the one dimension that
-    follows the batch size (an attribute entry traced from tf.shape(x), or the output's),
-    the output's fixed sizes elsewhere."""
-    shape = list(node.attrs["shape"])
-    out = node.outputs[0]
-    dynamic = set(ctx.varying(node, "shape")) | ctx.capture.dynamic_dims(out)
-    if len(dynamic) > 1:
-        ctx.unsupported(node, f"reshapes to {shape} with dimensions {sorted(dynamic)} that "
-                              f"follow the batch size; only one can be inferred")
-    if not dynamic:
-        return shape
-    fixed = ctx.capture.value(out).shape
-    return [-1 if i in dynamic else int(fixed[i]) for i, _ in enumerate(shape)]
-
-
-def _onnx_reshape(ctx, node):
-    return ctx.emit("Reshape", [ctx.inputs(node)[0], ctx.ints(_export_reshape_target(ctx,
-                                                                                      node))])
-
-
-def _onnx_gather(ctx, node):
-    if node.attrs["batch_dims"]:
-        ctx.unsupported(node, "with batch_dims != 0 has no ONNX mapping")
-    params, indices = ctx.inputs(node)
-    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
-    return ctx.emit("Gather", [params, indices], axis=lead + int(node.attrs["axis"]))
-
-
-def _onnx_pack(ctx, node):
-    axis = int(node.attrs["axis"])
-    return ctx.emit("Concat", [ctx.unsqueeze(x, [axis]) for x in ctx.inputs(node)], axis=axis)
-
-
-def _onnx_unpack(ctx, node):
-    axis = int(node.attrs["axis"])
-    parts = ctx.split(ctx.inputs(node)[0], [1] * len(node.outputs), axis)
-    parts = [parts] if isinstance(parts, str) else parts
-    return [ctx.squeeze(p, [axis]) for p in parts]
-
-
-def _onnx_split(ctx, node):
-    sizes = node.attrs["sizes"]
-    out = ctx.split(ctx.inputs(node)[0], sizes, node.attrs["axis"])
-    return [out] if isinstance(out, str) else out
-
-
-def _onnx_tile(ctx, node):
-    x, = ctx.inputs(node)
-    reps = tuple(node.attrs["multiples"])
-    reps = (1,) * (len(ctx.shape(node.inputs[0])) - len(reps)) + reps
-    return ctx.emit("Tile", [x, ctx.ints(reps)])
-
-
-def _onnx_pad(ctx, node):
-    x, c = ctx.inputs(node)
-    pads = node.attrs["paddings"]
-    lead = len(ctx.shape(node.inputs[0])) - len(pads)
-    begins = [0] * lead + [int(lo) for lo, _ in pads]
-    ends = [0] * lead + [int(hi) for _, hi in pads]
-    return ctx.emit("Pad", [x, ctx.ints(begins + ends), c], mode="constant")
-
-
-def _onnx_broadcast(ctx, node):
-    if ctx.varying(node, "shape"):
-        ctx.unsupported(node, "broadcasts to a shape that follows the batch size")
-    return ctx.emit("Expand", [ctx.inputs(node)[0], ctx.ints(node.attrs["shape"])])
-
-
-declare(RESHAPE, onnx=_onnx_reshape)
-declare(TRANSPOSE, onnx=lambda ctx, node: ctx.transpose(ctx.inputs(node)[0],
-                                                        node.attrs["perm"]))
-declare(IDENTITY, onnx="Identity")
-declare(ENSURE_SHAPE, onnx=lambda ctx, node: ctx.emit("Identity", ctx.inputs(node)[:1]))
-declare(CONCAT, onnx=lambda ctx, node: ctx.emit("Concat", ctx.inputs(node),
-                                                axis=int(node.attrs["axis"])))
-declare(SPLIT, onnx=_onnx_split)
-declare(STACK, onnx=_onnx_pack)
-declare(UNSTACK, onnx=_onnx_unpack)
-declare(GATHER, onnx=_onnx_gather)
-declare(TILE, onnx=_onnx_tile)
-declare(PAD, onnx=_onnx_pad)
-declare(BROADCAST_TO, onnx=_onnx_broadcast)
-declare(SHAPE, onnx=lambda ctx, node: ctx.emit(
-    "Cast", [ctx.emit("Shape", ctx.inputs(node))], to=ctx.onnx_dtype(node.attrs["dtype"])))
-
-
-# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
-def _tflite_reshape(ctx, node):
-    new_shape = np.asarray(_export_reshape_target(ctx, node), np.int32)
-    ctx.op("RESHAPE", [ctx.tensor(node.inputs[0]), ctx.const(new_shape, "shape")],
-           [ctx.output(node)], options=("ReshapeOptions", {"new_shape": new_shape}))
-
-
-def _tflite_identity(ctx, node):
-    ctx.slots[node.outputs[0]] = ctx.tensor(node.inputs[0])
-
-
-declare(RESHAPE, tflite=_tflite_reshape)
-declare(IDENTITY, tflite=_tflite_identity)
-declare(TRANSPOSE, tflite=lambda ctx, node: ctx.op(
-    "TRANSPOSE", [ctx.tensor(node.inputs[0]),
-                  ctx.const(np.asarray(node.attrs["perm"], np.int32), "perm")],
-    [ctx.output(node)]))
-declare(CONCAT, tflite=lambda ctx, node: ctx.op(
-    "CONCATENATION", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
-    options=("ConcatenationOptions", {"axis": int(node.attrs["axis"])})))
-
-
-def _tflite_gather(ctx, node):
-    if node.attrs["batch_dims"]:
-        ctx.unsupported(node, "with batch_dims != 0 has no TFLite mapping here")
-    lead = len(ctx.shape(node.inputs[0])) - node.attrs["rank"]
-    ctx.op("GATHER", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
-           options=("GatherOptions", {"axis": lead + int(node.attrs["axis"])}))
-
-
-def _tflite_split(ctx, node):
-    sizes = np.asarray(node.attrs["sizes"], np.int32)
-    axis = np.asarray(node.attrs["axis"], np.int32)
-    ctx.op("SPLIT_V", [ctx.tensor(node.inputs[0]), ctx.const(sizes, "sizes"),
-                       ctx.const(axis, "axis")],
-           [ctx.output(node, i) for i in range(len(node.outputs))],
-           options=("SplitVOptions", {"num_splits": len(node.outputs)}))
-
-
-declare(GATHER, tflite=_tflite_gather)
-declare(SPLIT, tflite=_tflite_split)
-declare(UNSTACK, tflite=lambda ctx, node: ctx.op(
-    "UNPACK", [ctx.tensor(node.inputs[0])],
-    [ctx.output(node, i) for i in range(len(node.outputs))],
-    options=("UnpackOptions", {"num": len(node.outputs), "axis": int(node.attrs["axis"])})))
-declare(STACK, tflite=lambda ctx, node: ctx.op(
-    "PACK", [ctx.tensor(s) for s in node.inputs], [ctx.output(node)],
-    options=("PackOptions", {"values_count": len(node.inputs),
-                             "axis": int(node.attrs["axis"])})))
-
-
-# -- export rules: TensorFlow's ops (the rule's form: tensorlite/saved_model/function_def.py):
-# attributes TensorFlow takes as input tensors become int32 constant inputs.
-def _i32(values):
-    return np.asarray(list(values), np.int32)
-
-
-def _reshape_tf(attrs, in_specs):
-    shape = list(attrs["shape"])
-    if shape.count(None) + shape.count(-1) > 1:
-        raise errors.UnimplementedError(None, None, f"Reshape to {shape} (None: sizes that "
-                                        f"follow the batch size) has no TensorFlow form with "
-                                        f"one inferred dimension")
-    return "Reshape", {}, [0, _i32(-1 if d is None else d for d in shape)]
-
-
-def _gather_tf(attrs, in_specs):
-    params = in_specs[0]
-    axis = len(params.shape) - attrs["rank"] + attrs["axis"]
-    return "GatherV2", {"Tparams": params.dtype, "Tindices": in_specs[1].dtype,
-                        "Taxis": dtypes.int32, "batch_dims": attrs["batch_dims"], "T": None}, \
-        [0, 1, _i32([axis])[0]]
-
-
-declare(RESHAPE, tf=_reshape_tf)
-declare(TRANSPOSE, tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]))
-declare(IDENTITY, tf="Identity")
-declare(CONCAT, tf=lambda a, specs: ("ConcatV2", {"N": len(specs)},
-                                     list(_pyrange(len(specs))) + [_i32([a["axis"]])[0]]))
-declare(STACK, tf=lambda a, specs: ("Pack", {"N": len(specs), "axis": a["axis"]}))
-declare(TILE, tf=lambda a, specs: ("Tile", {}, [0, _i32(a["multiples"])]))
-declare(PAD, tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]))
-declare(SHAPE, tf=lambda a, specs: ("Shape", {"out_type": a["dtype"]}))
-declare(SIZE, tf=lambda a, specs: ("Size", {"out_type": a["dtype"]}))
-declare(RANK, tf="Rank")
-declare(GATHER, tf=_gather_tf)
-declare(UNSTACK, tf=lambda a, specs: ("Unpack", {"num": specs[0].shape[a["axis"]],
-                                                 "axis": a["axis"]}))
-declare(SPLIT, tf=lambda a, specs: ("SplitV", {"num_split": len(a["sizes"]),
-                                               "Tlen": dtypes.int32},
-                                    [0, _i32(a["sizes"]), _i32([a["axis"]])[0]]))
-declare(UNSTACK, tf_import=lambda ins, a: unstack(ins[0], axis=a.get("axis", 0)))
-declare(SPLIT, tf_import=lambda ins, a: split(ins[0], [int(s) for s in ins[1].numpy()],
-                                              axis=int(ins[2].numpy())))
-declare(PAD, tf_import=lambda ins, a: pad(ins[0], ins[1].numpy().tolist(),
-                                          constant_values=ins[2]))
-
-
-def _fill_like_tf(name):
-    def rule(attrs, in_specs):
-        if attrs["dtype"] != in_specs[0].dtype:
-            raise errors.UnimplementedError(None, None, f"{name} to {attrs['dtype'].name} of a "
-                                            f"{in_specs[0].dtype.name} tensor has no "
-                                            f"TensorFlow op; cast first")
-        return name, {}
-    return rule
-
-
-declare(ZEROS_LIKE, tf=_fill_like_tf("ZerosLike"),
-        tf_import=lambda ins, a: zeros_like(ins[0]))
-declare(ONES_LIKE, tf=_fill_like_tf("OnesLike"), tf_import=lambda ins, a: ones_like(ins[0]))

@@ -9,7 +9,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 
 
 def _count(rowids, ids, nrows, size, weights, binary_output, dtype):
@@ -38,33 +38,7 @@ def _ragged_fwd(splits, ids, size, binary_output, out_dtype="float32"):
                   binary_output, np.dtype(out_dtype))
 
 
-DENSE_BINCOUNT = register(
-    "DenseBincount", _dense_fwd, grad=NOT_DIFFERENTIABLE,
-    shape=lambda ids, size, binary_output, out_dtype="float32": Spec(
-        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))
-RAGGED_BINCOUNT = register(
-    "RaggedBincount", _ragged_fwd, grad=NOT_DIFFERENTIABLE,
-    shape=lambda s, ids, size, binary_output, out_dtype="float32": Spec(
-        (None, size), dtypes.as_dtype(out_dtype)))
-WEIGHTED_BINCOUNT = register(
-    "DenseBincountWeighted",
-    lambda ids, weights, size, binary_output, out_dtype="float32": _dense_fwd(
-        ids, size, binary_output, weights, out_dtype),
-    grad=NOT_DIFFERENTIABLE,
-    shape=lambda ids, w, size, binary_output, out_dtype="float32": Spec(
-        (size,) if len(ids.shape) == 1 else (ids.shape[0], size), dtypes.as_dtype(out_dtype)))
-
-
-# the size as a tensor input: in a traced graph it may follow the input (a split's row count)
-DENSE_BINCOUNT_SIZED = register(
-    "DenseBincountSized",
-    lambda ids, size, binary_output, out_dtype="float32": _dense_fwd(
-        ids, int(size), binary_output, None, out_dtype),
-    grad=NOT_DIFFERENTIABLE,
-    shape=lambda ids, size, binary_output, out_dtype="float32": Spec(
-        (None,) if len(ids.shape) == 1 else (ids.shape[0], None), dtypes.as_dtype(out_dtype)))
-
-
+# -- SavedModel rules (forms: saved_model/function_runner.py) --------------------------------
 def _import_dense(ins, attrs):
     """TensorFlow's DenseBincount(input, size, weights): empty weights count ones; the
     output has the weights' dtype T."""
@@ -81,13 +55,6 @@ def _import_dense(ins, attrs):
     if weights.shape.num_elements() == 0:
         return DENSE_BINCOUNT(ids, **kw)
     return WEIGHTED_BINCOUNT(ids, weights, **kw)
-
-
-declare(DENSE_BINCOUNT, tf_import=_import_dense)
-declare(DENSE_BINCOUNT_SIZED, tf=lambda a, specs: ("DenseBincount", {
-    "Tidx": specs[0].dtype, "T": dtypes.as_dtype(a["out_dtype"]),
-    "binary_output": a["binary_output"]},
-    [0, 1, np.zeros(0, dtypes.as_dtype(a["out_dtype"]).as_numpy_dtype)]))
 
 
 def _import_ragged(ins, attrs):
@@ -111,4 +78,45 @@ def _ragged_tf(attrs, specs):
              np.zeros(0, out.as_numpy_dtype)])
 
 
-declare(RAGGED_BINCOUNT, tf_import=_import_ragged, tf=_ragged_tf)
+def _sized_tf(attrs, specs):
+    """TensorFlow's DenseBincount(input, size, weights): empty weights count ones."""
+    out = dtypes.as_dtype(attrs["out_dtype"])
+    return ("DenseBincount", {"Tidx": specs[0].dtype, "T": out,
+                              "binary_output": attrs["binary_output"]},
+            [0, 1, np.zeros(0, out.as_numpy_dtype)])
+
+
+def _shape(ids, size, binary_output, out_dtype="float32"):
+    return Spec((size,) if len(ids.shape) == 1 else (ids.shape[0], size),
+                dtypes.as_dtype(out_dtype))
+
+
+DENSE_BINCOUNT = register(
+    "DenseBincount", _dense_fwd, grad=NOT_DIFFERENTIABLE, shape=_shape,
+    tf_import=_import_dense, unsupported="tf onnx tflite batch")
+RAGGED_BINCOUNT = register(
+    "RaggedBincount", _ragged_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda s, ids, size, binary_output, out_dtype="float32": Spec(
+        (None, size), dtypes.as_dtype(out_dtype)),
+    tf=_ragged_tf, tf_outputs="output", tf_import=_import_ragged,
+    unsupported="onnx tflite batch")
+WEIGHTED_BINCOUNT = register(
+    "DenseBincountWeighted",
+    lambda ids, weights, size, binary_output, out_dtype="float32": _dense_fwd(
+        ids, size, binary_output, weights, out_dtype),
+    grad=NOT_DIFFERENTIABLE,
+    shape=lambda ids, w, size, binary_output, out_dtype="float32": _shape(
+        ids, size, binary_output, out_dtype),
+    unsupported="tf onnx tflite batch tf_import")
+
+
+# the size as a tensor input: in a traced graph it may follow the input (a split's row count)
+DENSE_BINCOUNT_SIZED = register(
+    "DenseBincountSized",
+    lambda ids, size, binary_output, out_dtype="float32": _dense_fwd(
+        ids, int(size), binary_output, None, out_dtype),
+    grad=NOT_DIFFERENTIABLE,
+    shape=lambda ids, size, binary_output, out_dtype="float32": Spec(
+        (None,) if len(ids.shape) == 1 else (ids.shape[0], None), dtypes.as_dtype(out_dtype)),
+    tf=_sized_tf, tf_outputs={"DenseBincount": "output"},
+    unsupported="onnx tflite batch tf_import")

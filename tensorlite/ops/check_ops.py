@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import execute
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops import math_ops
 from tensorlite.ops.common import to_tensor
@@ -43,10 +43,14 @@ def _assert_fwd(cond, *data, message, summarize):
     return np.asarray(True)
 
 
-# "state": an assertion keeps its place in program order and is never dropped
+# "state": an assertion keeps its place in program order and is never dropped. TensorFlow's
+# Assert in a SavedModel graph (rule form: saved_model/function_runner.py) has no outputs;
+# nodes depend on it by control edges, which the runner follows.
 ASSERT = register("Assert", _assert_fwd, grad=NOT_DIFFERENTIABLE,
                   shape=lambda cond, *data, message, summarize: Spec((), dtypes.bool),
-                  effects="state")
+                  effects="state", unsupported="tf onnx tflite batch",
+                  tf_import=lambda ins, a: Assert(ins[0], list(ins[1:]),
+                                                  summarize=a.get("summarize")) or [])
 
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's name
@@ -64,12 +68,6 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's nam
     values = [x for x in tensors if not (x._dtype.is_string and x._value.ndim == 0)]
     execute(ASSERT, (cond, *values), {"message": f"assertion failed: {text}".strip(),
                                       "summarize": summarize})
-
-
-# TensorFlow's Assert in a SavedModel graph (rule form: saved_model/function_runner.py): it
-# has no outputs; nodes depend on it by control edges, which the runner follows
-declare(ASSERT, tf_import=lambda ins, a: Assert(ins[0], list(ins[1:]),
-                                                summarize=a.get("summarize")) or [])
 
 
 def _text(x):
@@ -204,9 +202,9 @@ def _check_numerics_fwd(x, message):
     return x
 
 
-CHECK_NUMERICS = register("CheckNumerics", _check_numerics_fwd,
-                          grad=lambda g, ans, x, message: g,
-                          shape=lambda x, message: Spec(x.shape, x.dtype))
+CHECK_NUMERICS = register(
+    "CheckNumerics", _check_numerics_fwd, grad=lambda g, ans, x, message: g,
+    shape=lambda x, message: Spec(x.shape, x.dtype), unsupported="tf onnx tflite batch tf_import")
 
 
 def check_numerics(tensor, message, name=None):

@@ -2,6 +2,7 @@
 public-function factories with the eager fast path, axis handling, and `unbroadcast`.
 """
 import functools
+import inspect
 
 import numpy as np
 
@@ -90,19 +91,74 @@ def binary(op, kinds=ANY):
     return fn
 
 
-def unary(op, kinds=ANY):
-    """Public function for an elementwise unary op, with the no-observer fast path."""
+def unary(op, kinds=ANY, arg="x", name=None, doc=None, composites=True):
+    """Public function `fn(x, name=None)` for an elementwise unary op (math functions and
+    activations alike), with the no-observer fast path: the forward on the array, no
+    dispatch. `arg` is the input's keyword name in TensorFlow's API ("features" for
+    tf.nn's activations); `composites`: a RaggedTensor runs elementwise over its values."""
     fwd = op.forward
 
     def fn(x, name=None):
         if not OBSERVERS and type(x) is Tensor and x._dtype.kind in kinds:
             return wrap(fwd(x._value))
-        if type(x) in COMPOSITES:
+        if composites and type(x) in COMPOSITES:
             return COMPOSITES[type(x)].elementwise(fn, (x,))
-        x = check_kind(op.name, to_tensor(x), kinds)
+        x = check_kind(op.name, to_tensor(x), kinds, arg)
         return execute(op, (x,), None)
-    fn.__name__ = op.name
+    if arg != "x":  # TF's keyword name, at no cost per call: rename the code's argument
+        fn.__code__ = fn.__code__.replace(co_varnames=(arg,) + fn.__code__.co_varnames[1:])
+    fn.__name__ = name or op.name
+    if doc is not None:
+        fn.__doc__ = doc
     return fn
+
+
+class _Declined:
+    def __repr__(self):
+        return "DECLINED"
+
+
+DECLINED = _Declined()  # what a fast path returns to leave the call to the general path
+
+
+def fast_path(fast):
+    """Decorator: the public function it decorates (the general path: conversions, checks,
+    `execute`, so that tapes and traces see the op) with `fast` tried first when nothing
+    observes (no tape, trace or symbolic Keras): NumPy on the arrays, no dispatch. `fast`
+    takes the same arguments and returns the result, or DECLINED when its shortcut does not
+    apply. The wrapper has the general function's own signature (no *args packing)."""
+    def deco(general):
+        params = list(inspect.signature(general).parameters.values())
+        env = {"OBSERVERS": OBSERVERS, "DECLINED": DECLINED, "fast": fast, "general": general}
+        head, call = [], []
+        for i, p in enumerate(params):
+            if p.kind is p.VAR_POSITIONAL:
+                head.append(f"*{p.name}")
+                call.append(f"*{p.name}")
+            elif p.kind is p.VAR_KEYWORD:
+                head.append(f"**{p.name}")
+                call.append(f"**{p.name}")
+            else:
+                if p.kind is p.KEYWORD_ONLY and not any(h.startswith("*") for h in head):
+                    head.append("*")
+                default = ""
+                if p.default is not p.empty:
+                    env[f"_d{i}"] = p.default
+                    default = f"=_d{i}"
+                head.append(p.name + default)
+                call.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+        args = ", ".join(call)
+        source = (f"def {general.__name__}({', '.join(head)}):\n"
+                  f"    if not OBSERVERS:\n"
+                  f"        out = fast({args})\n"
+                  f"        if out is not DECLINED:\n"
+                  f"            return out\n"
+                  f"    return general({args})\n")
+        # compiled as of the general function's file: error messages name the user's line,
+        # skipping the package's frames (framework/user_frame.py)
+        exec(compile(source, general.__code__.co_filename, "exec"), env)  # noqa: S102
+        return functools.wraps(general)(env[general.__name__])
+    return deco
 
 
 # Composite tensors (tf.RaggedTensor) register a handler here, keyed by type, when their

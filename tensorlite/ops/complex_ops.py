@@ -35,10 +35,12 @@ def _complex_shape(x, y):
     return Spec(math_ops._broadcast_spec(x, y), _COMPLEX_OF[x.dtype.name])
 
 
-COMPLEX = declare(register("Complex", _complex_fwd, grad=_complex_grad, shape=_complex_shape),
-                  tf=lambda attrs, specs: ("Complex", {"Tout": _COMPLEX_OF[specs[0].dtype.name]}),
-                  batch=elementwise(_complex_fwd),
-                  tf_import=lambda ins, a: execute(COMPLEX, (ins[0], ins[1]), None))
+COMPLEX = declare(
+    register("Complex", _complex_fwd, grad=_complex_grad, shape=_complex_shape,
+             unsupported="onnx tflite"),
+    tf=lambda attrs, specs: ("Complex", {"Tout": _COMPLEX_OF[specs[0].dtype.name]}),
+    batch=elementwise(_complex_fwd),
+    tf_import=lambda ins, a: execute(COMPLEX, (ins[0], ins[1]), None), tf_outputs="out")
 
 
 def complex(real, imag, name=None):  # noqa: A001 - TF's name
@@ -68,10 +70,10 @@ def _abs_grad(g, ans, x):
 
 COMPLEX_ABS = declare(
     register("ComplexAbs", lambda x: np.abs(x), grad=_abs_grad,
-             shape=lambda x: Spec(x.shape, x.dtype.real_dtype)),
+             shape=lambda x: Spec(x.shape, x.dtype.real_dtype), unsupported="onnx tflite"),
     tf=lambda attrs, specs: ("ComplexAbs", {"Tout": specs[0].dtype.real_dtype}),
     tf_import=lambda ins, a: complex_abs(ins[0]),
-    batch=elementwise(np.abs))
+    batch=elementwise(np.abs), tf_outputs="y")
 
 
 def complex_abs(x):
@@ -89,10 +91,10 @@ def _angle_grad(g, ans, z):
 
 ANGLE = declare(
     register("Angle", lambda z: np.angle(z).astype(z.real.dtype), grad=_angle_grad,
-             shape=lambda z: Spec(z.shape, z.dtype.real_dtype)),
+             shape=lambda z: Spec(z.shape, z.dtype.real_dtype), unsupported="onnx tflite"),
     tf=lambda attrs, specs: ("Angle", {"Tout": specs[0].dtype.real_dtype}),
     tf_import=lambda ins, a: angle(ins[0]),
-    batch=elementwise(lambda z: np.angle(z).astype(z.real.dtype)))
+    batch=elementwise(lambda z: np.angle(z).astype(z.real.dtype)), tf_outputs="output")
 
 
 def angle(input, name=None):  # noqa: A002 - TF's argument name

@@ -24,7 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.framework import blas_threads, errors, intra_op_pool
 from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import Spec, declare, input_needs_grad, register
+from tensorlite.framework.registry import Spec, input_needs_grad, register
 from tensorlite.ops.batching import cotangent_leading, leading
 from tensorlite.framework.tensor import Tensor
 from tensorlite.ops.array_ops import reshape, transpose
@@ -502,15 +502,18 @@ class _ConvFamily:
     """A convolution op with its input- and filter-backprop ops: each is the others'
     gradient (all three are bilinear), so every order of derivative closes on the three."""
 
-    def __init__(self, name, fwd, bi_fwd, bf_fwd, out_channels, filter_tail):
-        self.fwd = register(name, fwd, grad=self._fwd_grad,
-                            shape=_conv_out_shape(out_channels))
+    def __init__(self, name, fwd, bi_fwd, bf_fwd, out_channels, filter_tail, **rules):
+        # cost: the parallel pass's work estimate (graph/passes/parallel.py); `rules`: the
+        # convolution's export and import rules; forwards take leading batch dims
+        self.fwd = register(name, fwd, grad=self._fwd_grad, shape=_conv_out_shape(out_channels),
+                            cost="conv", batch=leading(fwd), **rules)
+        # the backprops run in training only: no inference format writes them
         self.bi_op = register(name + "BackpropInput", bi_fwd, grad=self._bi_grad,
-                              shape=_bi_shape)
+                              shape=_bi_shape, cost="conv_backprop_input",
+                              batch=leading(bi_fwd), unsupported="tf onnx tflite tf_import")
         self.bf_op = register(name + "BackpropFilter", bf_fwd, grad=self._bf_grad,
-                              shape=_bf_shape(filter_tail))
-        for op in (self.fwd, self.bi_op, self.bf_op):  # forwards take leading batch dims
-            declare(op, batch=leading(op.forward))
+                              shape=_bf_shape(filter_tail), cost="conv_backprop_filter",
+                              batch=leading(bf_fwd), unsupported="tf onnx tflite tf_import")
 
     def conv(self, x, w, geo):
         return execute(self.fwd, (x, w), geo)
@@ -571,13 +574,6 @@ def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
     macs = g.size * x.shape[-1] * filter_hw[0] * filter_hw[1]
     return blas_threads.run(macs, _conv_bf_fwd, x, g, filter_hw, strides, dilations, pads,
                             split=x.ndim == 4)  # batched x: one batched matmul, BLAS threads
-
-
-CONV2D = _ConvFamily("Conv2D", _conv_fwd, _bi_threaded, _bf_threaded,
-                     lambda ws: ws[-1], lambda c, o: (c, o))
-DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", _dw_fwd, _dw_bi_fwd, _dw_bf_fwd,
-                        lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],
-                        lambda c, o: (c, None if None in (c, o) else o // c))
 
 
 # -- pooling: NumPy forwards ------------------------------------------------------------------
@@ -737,29 +733,6 @@ def _split_pool(fn):
         taps = kw["ksize"][0] * kw["ksize"][1]
         return blas_threads.run(arrays[0].size * taps, split, arrays, kw, split=True)
     return run
-
-
-MAX_POOL = register(
-    "MaxPool", _split_pool(_max_pool_fwd), shape=_pool_shape,
-    grad=lambda c, ans, x, **a: execute(MAX_POOL_GRAD, (x, ans, c), a))
-# MaxPoolGrad is linear in its cotangent and piecewise constant in x (the argmax masks).
-MAX_POOL_GRAD = register(
-    "MaxPoolGrad", _split_pool(_max_pool_grad_fwd), shape=_max_pool_grad_shape,
-    grad=lambda c, ans, x, y, g, **a: (None, None, execute(MAX_POOL_GRAD_GRAD, (x, y, c), a)))
-MAX_POOL_GRAD_GRAD = register(
-    "MaxPoolGradGrad", _max_pool_grad_grad_fwd, shape=_max_pool_gg_shape,
-    grad=lambda c, ans, x, y, h, **a: (None, None, execute(MAX_POOL_GRAD, (x, y, c), a)))
-AVG_POOL = register(
-    "AvgPool", _avg_pool_fwd, shape=_pool_shape,
-    grad=lambda c, ans, x, **a: execute(AVG_POOL_GRAD, (c,),
-                                        dict(a, input_hw=x._value.shape[-3:-1])))
-AVG_POOL_GRAD = register(
-    "AvgPoolGrad", _avg_pool_grad_fwd, shape=_avg_pool_grad_shape,
-    grad=lambda c, ans, g, input_hw, **a: execute(AVG_POOL, (c,), a))
-for _op in (MAX_POOL, AVG_POOL, AVG_POOL_GRAD):
-    declare(_op, batch=leading(_op.forward))  # forwards take leading batch dims
-for _op in (MAX_POOL_GRAD, MAX_POOL_GRAD_GRAD):
-    declare(_op, batch=cotangent_leading(_op.forward))
 
 
 # -- argument handling ----------------------------------------------------------------------
@@ -1083,18 +1056,6 @@ def _import_padding(a):
     return [p[i:i + 2] for i in range(0, 8, 2)]
 
 
-declare(CONV2D.fwd, tf_import=lambda ins, a: conv2d(
-    ins[0], ins[1], a["strides"], _import_padding(a), a.get("data_format") or "NHWC",
-    a.get("dilations")))
-declare(DEPTHWISE.fwd, tf_import=lambda ins, a: depthwise_conv2d(
-    ins[0], ins[1], a["strides"], _import_padding(a), a.get("data_format") or "NHWC",
-    a.get("dilations")[1:3] if a.get("dilations") else None))
-declare(MAX_POOL, tf_import=lambda ins, a: max_pool2d(
-    ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
-declare(AVG_POOL, tf_import=lambda ins, a: avg_pool2d(
-    ins[0], a["ksize"], a["strides"], a["padding"], a.get("data_format") or "NHWC"))
-
-
 # -- export rules: TensorFlow's ops (the rule's form: tensorlite/saved_model/function_def.py)
 def _tf_padding(pads, hw, ksize, strides, dilations):
     """TensorFlow's padding attributes of our explicit pads: "VALID", "SAME" where they are
@@ -1127,12 +1088,6 @@ def _pool_tf(op_name):
         return op_name, {"ksize": [1, *k, 1], "strides": [1, *s, 1], "data_format": "NHWC",
                          **padding}
     return rule
-
-
-declare(CONV2D.fwd, tf=_conv_tf("Conv2D"))
-declare(DEPTHWISE.fwd, tf=_conv_tf("DepthwiseConv2dNative"))
-declare(MAX_POOL, tf=_pool_tf("MaxPool"))
-declare(AVG_POOL, tf=_pool_tf("AvgPool"))
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
@@ -1181,13 +1136,6 @@ def _onnx_pool(onnx_op, **extra):
                      pads=_onnx_pads(node.attrs["pads"]), **extra)
         return ctx.transpose(y, _TO_NHWC)
     return rule
-
-
-declare(CONV2D.fwd, onnx=_onnx_conv(depthwise=False))
-declare(DEPTHWISE.fwd, onnx=_onnx_conv(depthwise=True))
-declare(MAX_POOL, onnx=_onnx_pool("MaxPool"))
-# TensorFlow averages over the real pixels of a padded window, as count_include_pad=0
-declare(AVG_POOL, onnx=_onnx_pool("AveragePool", count_include_pad=0))
 
 
 # -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
@@ -1254,7 +1202,60 @@ def _tflite_pool(builtin):
     return rule
 
 
-declare(CONV2D.fwd, tflite=_tflite_conv(depthwise=False))
-declare(DEPTHWISE.fwd, tflite=_tflite_conv(depthwise=True))
-declare(MAX_POOL, tflite=_tflite_pool("MAX_POOL_2D"))
-declare(AVG_POOL, tflite=_tflite_pool("AVERAGE_POOL_2D"))
+# -- the ops, each with all its rules (the helpers above) ---------------------------------------
+def _import_conv(ins, a):
+    return conv2d(ins[0], ins[1], a["strides"], _import_padding(a),
+                  a.get("data_format") or "NHWC", a.get("dilations"))
+
+
+def _import_depthwise(ins, a):
+    return depthwise_conv2d(ins[0], ins[1], a["strides"], _import_padding(a),
+                            a.get("data_format") or "NHWC",
+                            a.get("dilations")[1:3] if a.get("dilations") else None)
+
+
+def _import_pool(fn):
+    return lambda ins, a: fn(ins[0], a["ksize"], a["strides"], a["padding"],
+                             a.get("data_format") or "NHWC")
+
+
+CONV2D = _ConvFamily("Conv2D", _conv_fwd, _bi_threaded, _bf_threaded,
+                     lambda ws: ws[-1], lambda c, o: (c, o),
+                     tf=_conv_tf("Conv2D"), tf_outputs="output", tf_import=_import_conv,
+                     onnx=_onnx_conv(depthwise=False), tflite=_tflite_conv(depthwise=False))
+DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", _dw_fwd, _dw_bi_fwd, _dw_bf_fwd,
+                        lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],
+                        lambda c, o: (c, None if None in (c, o) else o // c),
+                        tf=_conv_tf("DepthwiseConv2dNative"), tf_outputs="output",
+                        tf_import=_import_depthwise, onnx=_onnx_conv(depthwise=True),
+                        tflite=_tflite_conv(depthwise=True))
+
+# Pools: forwards take leading batch dims; MaxPoolGrad is linear in its cotangent and
+# piecewise constant in x (the argmax masks). TensorFlow averages over the real pixels of a
+# padded window: ONNX's count_include_pad=0.
+_MAX_POOL_FWD, _MAX_POOL_GRAD_FWD = _split_pool(_max_pool_fwd), _split_pool(_max_pool_grad_fwd)
+MAX_POOL = register(
+    "MaxPool", _MAX_POOL_FWD, shape=_pool_shape,
+    grad=lambda c, ans, x, **a: execute(MAX_POOL_GRAD, (x, ans, c), a),
+    batch=leading(_MAX_POOL_FWD), tf=_pool_tf("MaxPool"), tf_outputs="output",
+    tf_import=_import_pool(max_pool2d), onnx=_onnx_pool("MaxPool"),
+    tflite=_tflite_pool("MAX_POOL_2D"))
+MAX_POOL_GRAD = register(
+    "MaxPoolGrad", _MAX_POOL_GRAD_FWD, shape=_max_pool_grad_shape,
+    grad=lambda c, ans, x, y, g, **a: (None, None, execute(MAX_POOL_GRAD_GRAD, (x, y, c), a)),
+    batch=cotangent_leading(_MAX_POOL_GRAD_FWD), unsupported="tf onnx tflite tf_import")
+MAX_POOL_GRAD_GRAD = register(
+    "MaxPoolGradGrad", _max_pool_grad_grad_fwd, shape=_max_pool_gg_shape,
+    grad=lambda c, ans, x, y, h, **a: (None, None, execute(MAX_POOL_GRAD, (x, y, c), a)),
+    batch=cotangent_leading(_max_pool_grad_grad_fwd), unsupported="tf onnx tflite tf_import")
+AVG_POOL = register(
+    "AvgPool", _avg_pool_fwd, shape=_pool_shape,
+    grad=lambda c, ans, x, **a: execute(AVG_POOL_GRAD, (c,),
+                                        dict(a, input_hw=x._value.shape[-3:-1])),
+    batch=leading(_avg_pool_fwd), tf=_pool_tf("AvgPool"), tf_outputs="output",
+    tf_import=_import_pool(avg_pool2d), onnx=_onnx_pool("AveragePool", count_include_pad=0),
+    tflite=_tflite_pool("AVERAGE_POOL_2D"))
+AVG_POOL_GRAD = register(
+    "AvgPoolGrad", _avg_pool_grad_fwd, shape=_avg_pool_grad_shape,
+    grad=lambda c, ans, g, input_hw, **a: execute(AVG_POOL, (c,), a),
+    batch=leading(_avg_pool_grad_fwd), unsupported="tf onnx tflite tf_import")

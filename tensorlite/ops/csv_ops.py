@@ -109,7 +109,7 @@ def _decode_shape(records, specs, field_delim, use_quote_delim, na_value, select
 
 
 DECODE_CSV = register("DecodeCSV", _decode_fwd, grad=NOT_DIFFERENTIABLE, shape=_decode_shape,
-                      multi_output=True)
+                      multi_output=True, unsupported="tf onnx tflite batch tf_import")
 
 
 def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None,

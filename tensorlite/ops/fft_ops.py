@@ -85,8 +85,9 @@ def _c2c_spec(x):
 def _register_c2c(rank, inverse):
     name = ("IFFT" if inverse else "FFT") + _SUFFIX[rank]
     op = register(name, _c2c_fwd(rank, inverse), grad=_c2c_grad(rank, inverse),
-                  shape=_c2c_spec)
+                  shape=_c2c_spec, unsupported="onnx tflite")  # no ONNX/TFLite FFT export
     return declare(op, tf=lambda attrs, specs: (name, {"Tcomplex": specs[0].dtype, "T": None}),
+                   tf_outputs="output",
                    tf_import=lambda ins, a: execute(op, (ins[0],), None),
                    batch=leading(_c2c_fwd(rank, inverse)))
 
@@ -211,9 +212,11 @@ def _register_real(rank, inverse):
     name = ("IRFFT" if inverse else "RFFT") + _SUFFIX[rank]
     fwd, grad, spec = ((_irfft_fwd, _irfft_grad, _irfft_spec) if inverse else
                        (_rfft_fwd, _rfft_grad, _rfft_spec))
-    op = register(name, fwd(rank), grad=grad(rank), shape=spec)
+    op = register(name, fwd(rank), grad=grad(rank), shape=spec,
+                  unsupported="onnx tflite")  # no ONNX/TFLite FFT export
     # TF's fft_length input arrives as a constant: it becomes the attribute again
-    return declare(op, tf=_length_tf(name, not inverse), batch=leading(fwd(rank)),
+    return declare(op, tf=_length_tf(name, not inverse), tf_outputs="output",
+                   batch=leading(fwd(rank)),
                    tf_import=lambda ins, a: execute(
                        op, (ins[0],), {"fft_length": tuple(int(n) for n in np.asarray(ins[1]))}))
 

@@ -145,15 +145,22 @@ def _bias_grad_spec(g):
     return Spec((g.shape[-1],), g.dtype)
 
 
+# The optimised graph's kernels (graph/passes/kernel_fusion.py): none is written to a file
+# or vectorized; `fuses`: the contraction whose bias add and ReLU the kernel takes in place.
+_INTERNAL = "tf onnx tflite batch tf_import"
 FUSED_CONV2D = register(
-    "_FusedConv2D", _fused_conv_fwd,
-    shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo))
+    "_FusedConv2D", _fused_conv_fwd, cost="conv", fuses=conv_ops.CONV2D.fwd,
+    shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo),
+    unsupported=_INTERNAL)
 FUSED_MATMUL = register(
-    "_FusedMatMul", _fused_matmul_fwd,
-    shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t))
+    "_FusedMatMul", _fused_matmul_fwd, cost="matmul", fuses=math_ops.MATMUL,
+    shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t),
+    unsupported=_INTERNAL)
 FUSED_RELU_GRAD_BIAS_GRAD = register(
     "_FusedReluGradBiasAddGrad", _relu_grad_bias_fwd, multi_output=True,
-    shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)))
+    shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)),
+    unsupported=_INTERNAL)
 FUSED_MAX_POOL_GRAD_RELU_GRAD = register(
     "_FusedMaxPoolGradReluGrad", _max_pool_grad_relu_fwd, multi_output=True,
-    shape=lambda x, y, g, **pool: (Spec(tuple(x.shape), g.dtype), _bias_grad_spec(g)))
+    shape=lambda x, y, g, **pool: (Spec(tuple(x.shape), g.dtype), _bias_grad_spec(g)),
+    unsupported=_INTERNAL)

@@ -62,8 +62,9 @@ def _sample_shape(image_size, boxes, **attrs):
             Spec((1, 1, 4), dtypes.float32)]
 
 
-SAMPLE_BOX = register("SampleDistortedBoundingBoxV2", _sample_fwd, grad=NOT_DIFFERENTIABLE,
-                      shape=_sample_shape, multi_output=True)
+SAMPLE_BOX = register(
+    "SampleDistortedBoundingBoxV2", _sample_fwd, grad=NOT_DIFFERENTIABLE, shape=_sample_shape,
+    multi_output=True, unsupported="tf onnx tflite batch tf_import")
 
 
 def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None,
@@ -121,8 +122,10 @@ def _draw_fwd(images, boxes, colors):
     return out
 
 
-DRAW_BOXES = register("DrawBoundingBoxesV2", _draw_fwd, grad=NOT_DIFFERENTIABLE,
-                      shape=lambda images, boxes, colors: Spec(images.shape, images.dtype))
+DRAW_BOXES = register(
+    "DrawBoundingBoxesV2", _draw_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda images, boxes, colors: Spec(images.shape, images.dtype),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def draw_bounding_boxes(images, boxes, colors=None, name=None):

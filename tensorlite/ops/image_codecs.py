@@ -80,7 +80,7 @@ def _decode_shape(contents, channels, dtype, fmt):
 
 
 DECODE_IMAGE = register("DecodeImage", _decode_fwd, grad=NOT_DIFFERENTIABLE,
-                        shape=_decode_shape)
+                        shape=_decode_shape, unsupported="tf onnx tflite batch tf_import")
 
 
 def _decode(contents, channels, dtype, fmt):
@@ -139,8 +139,10 @@ def _encode_fwd(image, fmt, params):
     return np.array(buf.getvalue(), dtype=object)
 
 
-ENCODE_IMAGE = register("EncodeImage", _encode_fwd, grad=NOT_DIFFERENTIABLE,
-                        shape=lambda image, fmt, params: Spec((), dtypes.string))
+ENCODE_IMAGE = register(
+    "EncodeImage", _encode_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda image, fmt, params: Spec((), dtypes.string),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def encode_png(image, compression=-1, name=None):

@@ -30,11 +30,11 @@ import math
 import numpy as np
 
 from tensorlite.framework import dtypes
-from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
+from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import array_ops, math_ops, random_ops
-from tensorlite.ops.common import int_list, to_tensor
+from tensorlite.ops.common import DECLINED, fast_path, int_list, to_tensor
 from tensorlite.ops.slice_ops import getitem
 
 __all__ = []  # TensorFlow exports these under tf.image only
@@ -155,8 +155,10 @@ def _convert_fwd(x, dtype, saturate):
 
 
 # Integer on one side at least: nothing to differentiate (float->float is a tf.cast).
-CONVERT = register("ConvertImageDtype", _convert_fwd, grad=NOT_DIFFERENTIABLE,
-                   shape=lambda x, dtype, saturate: Spec(x.shape, dtype))
+CONVERT = register(
+    "ConvertImageDtype", _convert_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda x, dtype, saturate: Spec(x.shape, dtype),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def convert_image_dtype(image, dtype, saturate=False, name=None):
@@ -227,12 +229,20 @@ def rot90(image, k=1, name=None):
     return array_ops.reverse(swapped, [-3] if k == 1 else [-2])
 
 
+def _random_flip_fast(op_name, image, axis, seed, stateless):
+    # eager, one image: no select, at most a view
+    x = _image(op_name, image)
+    if x._value.ndim != 3:
+        return DECLINED
+    u = _uniform([], 0.0, 1.0, seed, stateless)
+    return array_ops.reverse(x, [axis]) if u._value < 0.5 else x
+
+
+@fast_path(_random_flip_fast)
 def _random_flip(op_name, image, axis, seed, stateless):
     x = _image(op_name, image)
     if x._value.ndim == 3:
         u = _uniform([], 0.0, 1.0, seed, stateless)
-        if not OBSERVERS:  # the eager fast path: no select, at most a view
-            return array_ops.reverse(x, [axis]) if u._value < 0.5 else x
         return math_ops.where(math_ops.less(u, 0.5), array_ops.reverse(x, [axis]), x)
     n = x._value.shape[0]
     u = _uniform([n], 0.0, 1.0, seed, stateless)
@@ -278,15 +288,21 @@ def adjust_brightness(image, delta):
     return _from_float(math_ops.add(f, _scalar_like(delta, f)), orig)
 
 
+def _contrast_input(images):
+    x = _at_least_3d("AdjustContrastv2", _numeric("adjust_contrast", to_tensor(images)))
+    return _to_float(x), x._dtype
+
+
+def _adjust_contrast_fast(images, contrast_factor):
+    f, orig = _contrast_input(images)
+    return _from_float(wrap(_np_adjust_contrast(f._value, np.asarray(contrast_factor))), orig)
+
+
+@fast_path(_adjust_contrast_fast)
 def adjust_contrast(images, contrast_factor):
     """`tf.image.adjust_contrast`: `(x - mean) * contrast_factor + mean`, the mean taken per
     image and channel over height and width."""
-    x = _at_least_3d("AdjustContrastv2", _numeric("adjust_contrast", to_tensor(images)))
-    orig = x._dtype
-    f = _to_float(x)
-    if not OBSERVERS:  # the eager fast path
-        return _from_float(wrap(_np_adjust_contrast(f._value, np.asarray(contrast_factor))),
-                           orig)
+    f, orig = _contrast_input(images)
     mean = math_ops.reduce_mean(f, axis=[-3, -2], keepdims=True)
     out = math_ops.add(math_ops.multiply(math_ops.subtract(f, mean),
                                          _scalar_like(contrast_factor, f)), mean)
@@ -442,20 +458,28 @@ def _channels(op_name, x, n=3):
                       f"{_shape_str(x)}")
 
 
-def adjust_hue(image, delta, name=None):
-    """`tf.image.adjust_hue`: rotates the hue by `delta` (in turns, within [-1, 1]).
-
-    >>> tf.image.adjust_hue(tf.constant([[[1.0, 2.0, 3.0]]]), 0.2).numpy().round(4).tolist()
-    [[[2.4, 1.0, 3.0]]]"""
+def _hue_input(image, delta):
     x = _at_least_3d("AdjustHue", _numeric("adjust_hue", to_tensor(image)), 3)
     dv = np.asarray(delta)
     if dv.size and np.any(np.abs(dv) > 1):
         raise ValueError(f"adjust_hue: delta must be in the interval [-1, 1], got "
                          f"{dv.tolist()}")
-    orig = x._dtype
-    f = _to_float(x)
-    if not OBSERVERS:  # the eager fast path: the same formulas on plain NumPy arrays
-        return _from_float(wrap(_np_adjust_hue(f._value, np.asarray(delta))), orig)
+    return _to_float(x), x._dtype
+
+
+def _adjust_hue_fast(image, delta, name=None):
+    # the same formulas on plain NumPy arrays
+    f, orig = _hue_input(image, delta)
+    return _from_float(wrap(_np_adjust_hue(f._value, np.asarray(delta))), orig)
+
+
+@fast_path(_adjust_hue_fast)
+def adjust_hue(image, delta, name=None):
+    """`tf.image.adjust_hue`: rotates the hue by `delta` (in turns, within [-1, 1]).
+
+    >>> tf.image.adjust_hue(tf.constant([[[1.0, 2.0, 3.0]]]), 0.2).numpy().round(4).tolist()
+    [[[2.4, 1.0, 3.0]]]"""
+    f, orig = _hue_input(image, delta)
     h, v, d = _hue_value_range(f)
     # s * v is the range where v > 0; TF's saturation is 0 (a gray pixel) where v <= 0.
     c = math_ops.where(math_ops.greater(v, 0.0), d, array_ops.zeros_like(d))
@@ -465,17 +489,25 @@ def adjust_hue(image, delta, name=None):
     return _from_float(out, orig)
 
 
+def _saturation_input(image):
+    x = _at_least_3d("AdjustSaturation", _numeric("adjust_saturation", to_tensor(image)), 3)
+    return _to_float(x), x._dtype
+
+
+def _adjust_saturation_fast(image, saturation_factor, name=None):
+    # the same formulas on plain NumPy arrays
+    f, orig = _saturation_input(image)
+    return _from_float(wrap(_np_adjust_saturation(f._value, np.asarray(saturation_factor))),
+                       orig)
+
+
+@fast_path(_adjust_saturation_fast)
 def adjust_saturation(image, saturation_factor, name=None):
     """`tf.image.adjust_saturation`: scales HSV saturation by the factor, clipped to [0, 1].
 
     Written in RGB: with value v and hue kept, each channel moves to
     `v - (v - c) * s'/s`, where `s'/s = clip(factor, 0, 1/s)`."""
-    x = _at_least_3d("AdjustSaturation", _numeric("adjust_saturation", to_tensor(image)), 3)
-    orig = x._dtype
-    f = _to_float(x)
-    if not OBSERVERS:  # the eager fast path: the same formulas on plain NumPy arrays
-        return _from_float(wrap(_np_adjust_saturation(f._value, np.asarray(saturation_factor))),
-                           orig)
+    f, orig = _saturation_input(image)
     v, mn = _channel_max_min(_channel(f, 0), _channel(f, 1), _channel(f, 2))
     v = array_ops.expand_dims(v, -1)
     d = math_ops.subtract(v, array_ops.expand_dims(mn, -1))
@@ -788,10 +820,12 @@ def _def_resize(name):
         return execute(op, (gg,), {"size": tuple(g._value.shape[-3:-1]), "method": method,
                                    "antialias": antialias})
 
-    op = register(name, _resize_fwd, grad=grad,
+    # no exporter or batching rule for resizing yet: declared unsupported
+    op = register(name, _resize_fwd, grad=grad, unsupported="tf onnx tflite batch tf_import",
                   shape=lambda x, size, method, antialias: Spec(
                       tuple(x.shape[:-3]) + tuple(size) + (x.shape[-1],), x.dtype))
     grad_op = register(name + "Grad", _resize_transposed, grad=grad_grad,
+                       unsupported="tf onnx tflite batch tf_import",
                        shape=lambda g, in_size, method, antialias: Spec(
                            tuple(g.shape[:-3]) + tuple(in_size) + (g.shape[-1],), g.dtype))
     return op

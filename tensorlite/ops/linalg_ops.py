@@ -118,7 +118,7 @@ def _band_fwd(x, num_lower, num_upper):
 BAND_PART = register(
     "MatrixBandPart", _band_fwd,
     grad=lambda g, ans, x, num_lower, num_upper: _band(g, num_lower, num_upper),
-    shape=_same_spec)
+    shape=_same_spec, unsupported="tf onnx tflite batch tf_import")
 
 
 def _band(x, lower, upper):
@@ -226,8 +226,10 @@ def _set_diag_grad(g, ans, x, d, k, align):
 
 
 MATRIX_DIAG_PART = register("MatrixDiagPartV3", _diag_part_fwd, grad=_diag_part_grad,
-                            shape=_diag_part_shape)
-MATRIX_DIAG = register("MatrixDiagV3", _diag_fwd, grad=_diag_grad, shape=_diag_shape)
+                            shape=_diag_part_shape, unsupported="tf onnx tflite batch tf_import")
+MATRIX_DIAG = register(
+    "MatrixDiagV3", _diag_fwd, grad=_diag_grad, shape=_diag_shape,
+    unsupported="tf onnx tflite batch tf_import")
 def _set_diag_shape(x, d, k, align):
     lead = d.shape[:-1] if k[0] == k[1] else d.shape[:-2]
     return Spec(_batch_spec(x, Spec(tuple(lead) + (1, 1), d.dtype)) + tuple(x.shape[-2:]),
@@ -235,7 +237,7 @@ def _set_diag_shape(x, d, k, align):
 
 
 MATRIX_SET_DIAG = register("MatrixSetDiagV3", _set_diag_fwd, grad=_set_diag_grad,
-                           shape=_set_diag_shape)
+                           shape=_set_diag_shape, unsupported="tf onnx tflite batch tf_import")
 
 
 def _k_arg(op_name, k, align):
@@ -396,7 +398,9 @@ def _inv_grad(g, ans, x, adjoint):
     return negative(matmul(ans, matmul(g, ans, transpose_b=True), transpose_a=True))
 
 
-MATRIX_INVERSE = register("MatrixInverse", _inv_fwd, grad=_inv_grad, shape=_same_spec)
+MATRIX_INVERSE = register(
+    "MatrixInverse", _inv_fwd, grad=_inv_grad, shape=_same_spec,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def _inv(x, adjoint=False):
@@ -416,8 +420,10 @@ def _det_grad(g, ans, x):
     return multiply(_expand2(multiply(g, ans)), _inv(x, adjoint=True))
 
 
-MATRIX_DET = register("MatrixDeterminant", _det_fwd, grad=_det_grad,
-                      shape=lambda x: Spec(tuple(x.shape[:-2]), x.dtype))
+MATRIX_DET = register(
+    "MatrixDeterminant", _det_fwd, grad=_det_grad,
+    shape=lambda x: Spec(tuple(x.shape[:-2]), x.dtype),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def det(input, name=None):  # noqa: A002
@@ -435,8 +441,10 @@ def _slogdet_grad(g, ans, x):
     return multiply(_expand2(g[1]), _inv(x, adjoint=True))
 
 
-SLOGDET = register("LogMatrixDeterminant", _slogdet_fwd, grad=_slogdet_grad,
-                   shape=lambda x: [Spec(tuple(x.shape[:-2]), x.dtype)] * 2, multi_output=True)
+SLOGDET = register(
+    "LogMatrixDeterminant", _slogdet_fwd, grad=_slogdet_grad,
+    shape=lambda x: [Spec(tuple(x.shape[:-2]), x.dtype)] * 2, multi_output=True,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def slogdet(input, name=None):  # noqa: A002
@@ -487,7 +495,9 @@ def _solve_shape(a, b, **_):
     return Spec(_batch_spec(a, b) + tuple(b.shape[-2:]), b.dtype)
 
 
-MATRIX_SOLVE = register("MatrixSolve", _solve_fwd, grad=_solve_grad, shape=_solve_shape)
+MATRIX_SOLVE = register(
+    "MatrixSolve", _solve_fwd, grad=_solve_grad, shape=_solve_shape,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def _rhs_arg(op_name, matrix, rhs, same_batch):
@@ -529,7 +539,7 @@ def _tri_grad(g, ans, a, b, lower, adjoint):
 
 
 TRIANGULAR_SOLVE = register("MatrixTriangularSolve", _tri_fwd, grad=_tri_grad,
-                            shape=_solve_shape)
+                            shape=_solve_shape, unsupported="tf onnx tflite batch tf_import")
 
 
 def _tri_solve(a, b, lower=True, adjoint=False):
@@ -561,7 +571,9 @@ def _cholesky_grad(g, ans, x):
     return multiply(add(s, _mT(s)), 0.5)
 
 
-CHOLESKY = register("Cholesky", _cholesky_fwd, grad=_cholesky_grad, shape=_same_spec)
+CHOLESKY = register(
+    "Cholesky", _cholesky_fwd, grad=_cholesky_grad, shape=_same_spec,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def cholesky(input, name=None):  # noqa: A002
@@ -612,7 +624,9 @@ def _qr_shape(x, full_matrices):
     return [Spec(lead + (m, k), x.dtype), Spec(lead + (k, n), x.dtype)]
 
 
-QR = register("Qr", _qr_fwd, grad=_qr_grad, shape=_qr_shape, multi_output=True)
+QR = register(
+    "Qr", _qr_fwd, grad=_qr_grad, shape=_qr_shape, multi_output=True,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002
@@ -648,8 +662,10 @@ def _eigh_grad(g, ans, x):
     return subtract(low, multiply(ga, wrap(np.eye(n, dtype=ga._value.dtype))))
 
 
-EIGH = register("SelfAdjointEigV2", _eigh_fwd, grad=_eigh_grad, multi_output=True,
-                shape=lambda x: [Spec(tuple(x.shape[:-1]), x.dtype), x])
+EIGH = register(
+    "SelfAdjointEigV2", _eigh_fwd, grad=_eigh_grad, multi_output=True,
+    shape=lambda x: [Spec(tuple(x.shape[:-1]), x.dtype), x],
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def eigh(tensor, name=None):
@@ -713,7 +729,9 @@ def _svd_shape(x, full_matrices, compute_uv):
     return [s, Spec(lead + (m, ku), x.dtype), Spec(lead + (n, kv), x.dtype)]
 
 
-SVD = register("Svd", _svd_fwd, grad=_svd_grad, shape=_svd_shape, multi_output=True)
+SVD = register(
+    "Svd", _svd_fwd, grad=_svd_grad, shape=_svd_shape, multi_output=True,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):

@@ -8,7 +8,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import dtypes
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 
 
 def _find_fwd(keys, default, table):
@@ -33,27 +33,33 @@ def _find_shape(keys, default, table):
     return Spec(tuple(keys.shape) + tuple(table._value_shape), table.value_dtype)
 
 
-LOOKUP_FIND = register("LookupTableFindV2", _find_fwd, grad=NOT_DIFFERENTIABLE,
-                       shape=_find_shape)
-LOOKUP_INSERT = register("LookupTableInsertV2", _insert_fwd, grad=NOT_DIFFERENTIABLE,
-                         shape=lambda k, v, table: Spec((), dtypes.int64))
-LOOKUP_REMOVE = register("LookupTableRemoveV2", _remove_fwd, grad=NOT_DIFFERENTIABLE,
-                         shape=lambda k, table: Spec((), dtypes.int64))
-LOOKUP_SIZE = register("LookupTableSizeV2",
-                       lambda table: np.array(table._size(), dtype=np.int64),
-                       grad=NOT_DIFFERENTIABLE, shape=lambda table: Spec((), dtypes.int64))
-LOOKUP_EXPORT = register("LookupTableExportV2", _export_fwd, grad=NOT_DIFFERENTIABLE,
-                         multi_output=True,
-                         shape=lambda table: [Spec((None,), table.key_dtype),
-                                              Spec((None,), table.value_dtype)])
-for _op in (LOOKUP_FIND, LOOKUP_INSERT, LOOKUP_REMOVE, LOOKUP_SIZE, LOOKUP_EXPORT):
-    declare(_op, effects="state")  # a mutable table's contents change between graph runs
-for _op in (LOOKUP_FIND, LOOKUP_SIZE, LOOKUP_EXPORT):
-    _op.reads_state_only = True  # export may run them on sample inputs: they change nothing
-
-# SavedModel export: the table is the node's first input, a DT_RESOURCE argument of the
-# function (saved_model/table_export.py writes the table itself).
-declare(LOOKUP_FIND, tf=lambda a, specs: (
-    "LookupTableFindV2", {"Tin": a["table"].key_dtype, "Tout": a["table"].value_dtype,
-                          "T": None}, ["table", 0, 1]))
-declare(LOOKUP_SIZE, tf=lambda a, specs: ("LookupTableSizeV2", {"T": None}, ["table"]))
+# Every table op acts on a mutable table, whose contents change between graph runs
+# (effects="state"); Find, Size and Export change nothing, so export may run them on sample
+# inputs (reads_state_only). SavedModel export: the table is the node's first input, a
+# DT_RESOURCE argument of the function (saved_model/table_export.py writes the table
+# itself); the import rules of the whole family are the find op's (lookup/tables.py).
+LOOKUP_FIND = register(
+    "LookupTableFindV2", _find_fwd, grad=NOT_DIFFERENTIABLE, shape=_find_shape,
+    effects="state", reads_state_only=True, unsupported="onnx tflite batch",
+    tf=lambda a, specs: ("LookupTableFindV2", {"Tin": a["table"].key_dtype,
+                                               "Tout": a["table"].value_dtype, "T": None},
+                         ["table", 0, 1]),
+    tf_outputs="values")
+LOOKUP_INSERT = register(
+    "LookupTableInsertV2", _insert_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda k, v, table: Spec((), dtypes.int64), effects="state",
+    unsupported="tf onnx tflite batch tf_import")
+LOOKUP_REMOVE = register(
+    "LookupTableRemoveV2", _remove_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda k, table: Spec((), dtypes.int64), effects="state",
+    unsupported="tf onnx tflite batch tf_import")
+LOOKUP_SIZE = register(
+    "LookupTableSizeV2", lambda table: np.array(table._size(), dtype=np.int64),
+    grad=NOT_DIFFERENTIABLE, shape=lambda table: Spec((), dtypes.int64), effects="state",
+    reads_state_only=True, unsupported="onnx tflite batch tf_import",
+    tf=lambda a, specs: ("LookupTableSizeV2", {"T": None}, ["table"]), tf_outputs="size")
+LOOKUP_EXPORT = register(
+    "LookupTableExportV2", _export_fwd, grad=NOT_DIFFERENTIABLE, multi_output=True,
+    shape=lambda table: [Spec((None,), table.key_dtype), Spec((None,), table.value_dtype)],
+    effects="state", reads_state_only=True, tf_outputs=("keys", "values"),
+    unsupported="tf onnx tflite batch tf_import")

@@ -13,9 +13,10 @@ from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import control_flow_ops
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
-from tensorlite.ops.common import (ANY, COMPOSITES, FLOAT, FLOATC, NUMERIC, REAL, batch_dims,
-                                   binary, cached_axes, check_kind, composite_aware, norm_axis,
-                                   single_axis, tensor_args, to_tensor, unary, unbroadcast)
+from tensorlite.ops.common import (ANY, COMPOSITES, DECLINED, FLOAT, FLOATC, NUMERIC, REAL,
+                                   batch_dims, binary, cached_axes, check_kind, composite_aware,
+                                   fast_path, norm_axis, single_axis, tensor_args, to_tensor,
+                                   unary, unbroadcast)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "pow", "maximum", "minimum",
@@ -92,25 +93,178 @@ def _conj_if_complex(t):
     return conj(t) if t is not None and t._dtype.is_complex else t
 
 
-def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape):
-    # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T
-    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
-                 tf_import="plain", batch=elementwise(fwd))
+def _defbinary(name, fwd, grad, kinds=NUMERIC, shape=_bshape, **rules):
+    # tf/tf_import "plain": TensorFlow's op of the same name, with no attributes but T;
+    # `rules`: the op's other rules and properties (registry.PROPERTIES)
+    op = register(name, fwd, grad=_conjugating(grad), shape=shape, tf=name, tf_outputs="z",
+                  batch=elementwise(fwd), **{"tf_import": "plain", **rules})
     return op, binary(op, kinds)
 
 
-def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape):
-    op = declare(register(name, fwd, grad=_conjugating(grad), shape=shape), tf=name,
-                 tf_import="plain", batch=elementwise(fwd))
+def _defunary(name, fwd, grad, kinds=FLOATC, shape=_ushape, **rules):
+    op = register(name, fwd, grad=_conjugating(grad), shape=shape, tf=name, tf_outputs="y",
+                  batch=elementwise(fwd), **{"tf_import": "plain", **rules})
     return op, unary(op, kinds)
 
 
+# -- consumer rules, declared at each op's registration below ---------------------------------
+# export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py)
+def _onnx_square(ctx, node):
+    x, = ctx.inputs(node)
+    return ctx.emit("Mul", [x, x])
+
+
+def _onnx_sqdiff(ctx, node):
+    d = ctx.emit("Sub", ctx.inputs(node))
+    return ctx.emit("Mul", [d, d])
+
+
+def _onnx_not_equal(ctx, node):
+    return ctx.emit("Not", [ctx.emit("Equal", ctx.inputs(node))])
+
+
+def _onnx_cast(ctx, node):
+    return ctx.emit("Cast", ctx.inputs(node), to=ctx.onnx_dtype(node.attrs["dtype"]))
+
+
+def _onnx_reduce(onnx_op):
+    def rule(ctx, node):
+        return ctx.reduce(onnx_op, ctx.inputs(node)[0], node.attrs["axis"],
+                          node.attrs["keepdims"])
+    return rule
+
+
+def _onnx_arg(onnx_op):
+    def rule(ctx, node):
+        i = ctx.emit(onnx_op, ctx.inputs(node), axis=int(node.attrs["axis"]), keepdims=0)
+        return ctx.emit("Cast", [i], to=ctx.onnx_dtype(node.attrs["output_type"]))
+    return rule
+
+
+def _onnx_matmul(ctx, node):
+    a, b = ctx.inputs(node)
+    for i, flag in ((0, "transpose_a"), (1, "transpose_b")):
+        if node.attrs[flag]:
+            rank = len(ctx.shape(node.inputs[i]))
+            perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+            t = ctx.transpose([a, b][i], perm)
+            a, b = (t, b) if i == 0 else (a, t)
+    return ctx.emit("MatMul", [a, b])
+
+
+# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
+def _tflite_binary(builtin, options, fusable=True):
+    def rule(ctx, node):
+        if builtin == "ADD" and ctx.fuse_bias(node):
+            return
+        out = ctx.output(node)
+        ctx.op(builtin, [ctx.tensor(s) for s in node.inputs], [out],
+               options=(options, {}) if options else None,
+               fuse=(None, "fused_activation_function") if fusable else None)
+    return rule
+
+
+def _tflite_unary(builtin):  # TFLite's kernels fuse only the ReLU family
+    def rule(ctx, node):
+        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
+    return rule
+
+
+def _tflite_matmul(ctx, node):
+    a, b = node.inputs
+    w = ctx.value(b)
+    if w is not None and w.ndim == 2 and len(ctx.shape(a)) == 2 and \
+            not node.attrs["transpose_a"]:
+        weights = w if node.attrs["transpose_b"] else w.T  # FULLY_CONNECTED: [out, in]
+        ctx.op("FULLY_CONNECTED", [ctx.tensor(a), ctx.const(np.ascontiguousarray(weights),
+                                                            "weights"), -1],
+               [ctx.output(node)], options=("FullyConnectedOptions", {}),
+               fuse=(2, "fused_activation_function"))
+        return
+    ctx.op("BATCH_MATMUL", [ctx.tensor(a), ctx.tensor(b)], [ctx.output(node)],
+           options=("BatchMatMulOptions", {"adj_x": bool(node.attrs["transpose_a"]),
+                                           "adj_y": bool(node.attrs["transpose_b"])}))
+
+
+def _tflite_reduce(builtin):
+    def rule(ctx, node):
+        x = node.inputs[0]
+        axes = node.attrs["axis"]
+        axes = range(len(ctx.shape(x))) if axes is None else axes
+        ctx.op(builtin, [ctx.tensor(x), ctx.const(np.asarray(list(axes), np.int32), "axes")],
+               [ctx.output(node)],
+               options=("ReducerOptions", {"keep_dims": bool(node.attrs["keepdims"])}))
+    return rule
+
+
+# -- import rules: TensorFlow's ops as SavedModel graphs spell them (rule form:
+# saved_model/function_runner.py); the reduction axes and the cumulative axis arrive as input
+# tensors
+def _import_reduce(public):
+    """The import rule calling public function `public` (a name: it is defined by the same
+    statement that registers the op)."""
+    return lambda ins, a: globals()[public](
+        ins[0], axis=[int(i) for i in np.ravel(ins[1].numpy())],
+        keepdims=a.get("keep_dims", False))
+
+
+def _import_extreme(public, ufunc, lowest):
+    """TensorFlow's Max/Min of an empty set is the dtype's lowest/highest value (its graphs
+    for ragged row partitions rely on it), where reduce_max refuses."""
+    reduce = _import_reduce(public)
+
+    def rule(ins, a):
+        x = ins[0]._value
+        if x.size:
+            return reduce(ins, a)
+        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
+        axes = tuple(int(i) % max(x.ndim, 1) for i in np.ravel(ins[1].numpy()))
+        edge = -np.inf if x.dtype.kind == "f" and lowest else np.inf if x.dtype.kind == "f" \
+            else info.min if lowest else info.max
+        return wrap(ufunc.reduce(x, axis=axes, keepdims=a.get("keep_dims", False),
+                                 initial=edge))
+    return rule
+
+
+def _import_cumulative(public):
+    return lambda ins, a: globals()[public](ins[0], int(ins[1].numpy()),
+                                            exclusive=a.get("exclusive", False),
+                                            reverse=a.get("reverse", False))
+
+
+def _import_select(ins, attrs):
+    """TF1's Select: a vector condition picks whole rows of higher-rank operands."""
+    c, x, y = ins
+    if c.shape.rank == 1 and x.shape.rank > 1:
+        c = reshape(c, [-1] + [1] * (x.shape.rank - 1))
+    return where(c, x, y)
+
+
 # -- arithmetic -------------------------------------------------------------------------------
-ADD, add = _defbinary("AddV2", np.add, lambda g, ans, x, y: _ub2(g, g, x, y, ans), ANY)
-SUB, subtract = _defbinary("Sub", np.subtract,
-                           lambda g, ans, x, y: _ub2(g, negative(g), x, y, ans))
-MUL, multiply = _defbinary("Mul", np.multiply,
-                           lambda g, ans, x, y: _ub2(multiply(g, y), multiply(g, x), x, y, ans))
+def _import_bias_add(ins, attrs):
+    """TensorFlow's BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)."""
+    from tensorlite.ops.nn_ops import bias_add  # noqa: PLC0415 - nn_ops imports this module
+    return bias_add(ins[0], ins[1], data_format=attrs.get("data_format"))
+
+
+ADD, add = _defbinary(
+    "AddV2", np.add, lambda g, ans, x, y: _ub2(g, g, x, y, ans), ANY,
+    tf_import={"AddV2": lambda ins, a: add(ins[0], ins[1]),
+               "Add": lambda ins, a: add(ins[0], ins[1]),  # TF1's Add (strings concatenate)
+               "BiasAdd": _import_bias_add},
+    jit=("ufunc", "add", "swap"), numexpr="({0} + {1})", fuse="add({0}, {1}{out})",
+    commutative=True, simplify=("neutral", 0, (0, 1), "+"),
+    tflite=_tflite_binary("ADD", "AddOptions"),
+    onnx="Add")
+SUB, subtract = _defbinary(
+    "Sub", np.subtract, lambda g, ans, x, y: _ub2(g, negative(g), x, y, ans),
+    jit=("ufunc", "subtract"), numexpr="({0} - {1})", fuse="subtract({0}, {1}{out})",
+    simplify=("neutral", 0, (1,), "-"), tflite=_tflite_binary("SUB", "SubOptions"), onnx="Sub")
+MUL, multiply = _defbinary(
+    "Mul", np.multiply, lambda g, ans, x, y: _ub2(multiply(g, y), multiply(g, x), x, y, ans),
+    jit=("ufunc", "multiply", "swap"), numexpr="({0} * {1})", fuse="multiply({0}, {1}{out})",
+    commutative=True, simplify=("neutral", 1, (0, 1), "*"),
+    tflite=_tflite_binary("MUL", "MulOptions"), onnx="Mul")
 
 
 def _div_fwd(x, y):
@@ -122,13 +276,18 @@ def _div_fwd(x, y):
 REALDIV, realdiv = _defbinary(
     "RealDiv", _div_fwd,
     lambda g, ans, x, y: _ub2(divide(g, y), negative(multiply(g, divide(ans, y))), x, y, ans),
-    FLOATC)
+    FLOATC, jit=("ufunc", "true_divide", "floats"), numexpr="({0} / {1})",
+    fuse=("true_divide({0}, {1}{out})", "floats"), simplify=("neutral", 1, (1,), "/"),
+    tflite=_tflite_binary("DIV", "DivOptions"), onnx="Div")
 
 
+def _truediv_fast(x, y, name=None):
+    return realdiv(x, y) if type(x) is Tensor and x._dtype.kind in "fc" else DECLINED
+
+
+@fast_path(_truediv_fast)
 def truediv(x, y, name=None):
     """`tf.math.truediv`: integers are cast to float (int8/16 -> float32, else float64)."""
-    if not OBSERVERS and type(x) is Tensor and x._dtype.kind in "fc":
-        return realdiv(x, y)
     x, y = tensor_args("truediv", (x, y), NUMERIC)
     if x._dtype.is_integer:
         ft = dtypes.float32 if x._dtype.size <= 2 else dtypes.float64
@@ -146,7 +305,8 @@ def _floordiv_fwd(x, y):
         return np.floor_divide(x, y)
 
 
-FLOORDIV, floordiv = _defbinary("FloorDiv", _floordiv_fwd, NOT_DIFFERENTIABLE, REAL)
+FLOORDIV, floordiv = _defbinary(
+    "FloorDiv", _floordiv_fwd, NOT_DIFFERENTIABLE, REAL, unsupported="onnx tflite")
 floor_div = floordiv
 
 
@@ -158,11 +318,12 @@ def _mod_fwd(x, y):
 
 FLOORMOD, floormod = _defbinary(
     "FloorMod", _mod_fwd,
-    lambda g, ans, x, y: _ub2(g, negative(multiply(g, floor(divide(x, y)))), x, y, ans), REAL)
+    lambda g, ans, x, y: _ub2(g, negative(multiply(g, floor(divide(x, y)))), x, y, ans), REAL,
+    unsupported="onnx tflite")
 mod = floormod
 TRUNCDIV, truncatediv = _defbinary(
     "TruncateDiv", lambda x, y: np.trunc(np.true_divide(x, y)).astype(x.dtype),
-    NOT_DIFFERENTIABLE, REAL)
+    NOT_DIFFERENTIABLE, REAL, unsupported="onnx tflite")
 
 
 def _pow_grad(g, ans, x, y):
@@ -180,7 +341,9 @@ def _pow_fwd(x, y):
     return np.power(x, y)
 
 
-POW, pow = _defbinary("Pow", _pow_fwd, _pow_grad)  # noqa: A001 - TF's name
+POW, pow = _defbinary(
+    "Pow", _pow_fwd, _pow_grad, jit=("ufunc", "power", "floats"), numexpr="({0} ** {1})",
+    fuse="call", unsupported="tflite", onnx="Pow")  # noqa: A001 - TF's name
 
 
 def _minmax_grad(pick_x):
@@ -191,41 +354,78 @@ def _minmax_grad(pick_x):
     return grad
 
 
-MAXIMUM, maximum = _defbinary("Maximum", np.maximum, _minmax_grad(lambda x, y: greater_equal(x, y)),
-                              REAL)
-MINIMUM, minimum = _defbinary("Minimum", np.minimum, _minmax_grad(lambda x, y: less_equal(x, y)),
-                              REAL)
+MAXIMUM, maximum = _defbinary(
+    "Maximum", np.maximum, _minmax_grad(lambda x, y: greater_equal(x, y)), REAL,
+    jit=("ufunc", "maximum", "fill"), numexpr="where({1} != {1}, {1}, where({0} < {1}, {1}, {0}))",
+    fuse="maximum({0}, {1}{out})", commutative=True,
+    tflite=_tflite_binary("MAXIMUM", None, fusable=False), onnx="Max")
+MINIMUM, minimum = _defbinary(
+    "Minimum", np.minimum, _minmax_grad(lambda x, y: less_equal(x, y)), REAL,
+    jit=("ufunc", "minimum", "fill"), numexpr="where({1} != {1}, {1}, where({1} < {0}, {1}, {0}))",
+    fuse="minimum({0}, {1}{out})", commutative=True,
+    tflite=_tflite_binary("MINIMUM", None, fusable=False), onnx="Min")
 SQDIFF, squared_difference = _defbinary(
     "SquaredDifference", lambda x, y: np.square(x - y),
     lambda g, ans, x, y: (lambda d: _ub2(d, negative(d), x, y, ans))(
-        multiply(g, multiply(subtract(x, y), 2))))
+        multiply(g, multiply(subtract(x, y), 2))),
+    jit=("chain", "subtract", ("{0}", "{1}"), ("np.square({t}{out})",)),
+    numexpr="(({0} - {1}) * ({0} - {1}))", fuse="call", commutative=True,
+    tflite=_tflite_binary("SQUARED_DIFFERENCE", None, fusable=False), onnx=_onnx_sqdiff)
 ATAN2, atan2 = _defbinary(
     "Atan2", np.arctan2,
     lambda g, ans, x, y: (lambda den: _ub2(multiply(g, divide(y, den)),
                                            negative(multiply(g, divide(x, den))), x, y, ans))(
-        add(square(x), square(y))), FLOAT)
+        add(square(x), square(y))), FLOAT, jit=("ufunc", "arctan2"), unsupported="onnx tflite")
 
 # -- comparisons and logic --------------------------------------------------------------------
-EQUAL, equal = _defbinary("Equal", np.equal, NOT_DIFFERENTIABLE, ANY, _bshape_bool)
-NOT_EQUAL, not_equal = _defbinary("NotEqual", np.not_equal, NOT_DIFFERENTIABLE, ANY,
-                                  _bshape_bool)
-LESS, less = _defbinary("Less", np.less, NOT_DIFFERENTIABLE, REAL, _bshape_bool)
-LESS_EQUAL, less_equal = _defbinary("LessEqual", np.less_equal, NOT_DIFFERENTIABLE, REAL,
-                                    _bshape_bool)
-GREATER, greater = _defbinary("Greater", np.greater, NOT_DIFFERENTIABLE, REAL, _bshape_bool)
-GREATER_EQUAL, greater_equal = _defbinary("GreaterEqual", np.greater_equal, NOT_DIFFERENTIABLE,
-                                          REAL, _bshape_bool)
-LAND, logical_and = _defbinary("LogicalAnd", np.logical_and, NOT_DIFFERENTIABLE, "b")
-LOR, logical_or = _defbinary("LogicalOr", np.logical_or, NOT_DIFFERENTIABLE, "b")
-LXOR, logical_xor = _defbinary("LogicalXor", np.logical_xor, NOT_DIFFERENTIABLE, "b")
-LNOT, logical_not = _defunary("LogicalNot", np.logical_not, NOT_DIFFERENTIABLE, "b")
+EQUAL, equal = _defbinary(
+    "Equal", np.equal, NOT_DIFFERENTIABLE, ANY, _bshape_bool, jit=("ufunc", "equal"),
+    numexpr="({0} == {1})", commutative=True, unsupported="tflite", onnx="Equal")
+NOT_EQUAL, not_equal = _defbinary(
+    "NotEqual", np.not_equal, NOT_DIFFERENTIABLE, ANY, _bshape_bool, jit=("ufunc", "not_equal"),
+    numexpr="({0} != {1})", commutative=True, unsupported="tflite", onnx=_onnx_not_equal)
+LESS, less = _defbinary(
+    "Less", np.less, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "less"),
+    numexpr="({0} < {1})", unsupported="tflite", onnx="Less")
+LESS_EQUAL, less_equal = _defbinary(
+    "LessEqual", np.less_equal, NOT_DIFFERENTIABLE, REAL, _bshape_bool,
+    jit=("ufunc", "less_equal"), numexpr="({0} <= {1})", unsupported="tflite", onnx="LessOrEqual")
+GREATER, greater = _defbinary(
+    "Greater", np.greater, NOT_DIFFERENTIABLE, REAL, _bshape_bool, jit=("ufunc", "greater"),
+    numexpr="({0} > {1})", unsupported="tflite", onnx="Greater")
+GREATER_EQUAL, greater_equal = _defbinary(
+    "GreaterEqual", np.greater_equal, NOT_DIFFERENTIABLE, REAL, _bshape_bool,
+    jit=("ufunc", "greater_equal"), numexpr="({0} >= {1})", unsupported="tflite",
+    onnx="GreaterOrEqual")
+LAND, logical_and = _defbinary(
+    "LogicalAnd", np.logical_and, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_and"),
+    commutative=True, unsupported="tflite", onnx="And")
+LOR, logical_or = _defbinary(
+    "LogicalOr", np.logical_or, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_or"),
+    commutative=True, unsupported="tflite", onnx="Or")
+LXOR, logical_xor = _defbinary(
+    "LogicalXor", np.logical_xor, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_xor"),
+    commutative=True, unsupported="tflite", onnx="Xor")
+LNOT, logical_not = _defunary(
+    "LogicalNot", np.logical_not, NOT_DIFFERENTIABLE, "b", jit=("ufunc", "logical_not"),
+    unsupported="tflite", onnx="Not")
 
-BAND, bitwise_and = _defbinary("BitwiseAnd", np.bitwise_and, NOT_DIFFERENTIABLE, "iu")
-BOR, bitwise_or = _defbinary("BitwiseOr", np.bitwise_or, NOT_DIFFERENTIABLE, "iu")
-BXOR, bitwise_xor = _defbinary("BitwiseXor", np.bitwise_xor, NOT_DIFFERENTIABLE, "iu")
-BINV, invert = _defunary("Invert", np.invert, NOT_DIFFERENTIABLE, "iu")
-LSHIFT, left_shift = _defbinary("LeftShift", np.left_shift, NOT_DIFFERENTIABLE, "iu")
-RSHIFT, right_shift = _defbinary("RightShift", np.right_shift, NOT_DIFFERENTIABLE, "iu")
+BAND, bitwise_and = _defbinary(
+    "BitwiseAnd", np.bitwise_and, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_and"),
+    commutative=True, unsupported="onnx tflite")
+BOR, bitwise_or = _defbinary(
+    "BitwiseOr", np.bitwise_or, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_or"),
+    commutative=True, unsupported="onnx tflite")
+BXOR, bitwise_xor = _defbinary(
+    "BitwiseXor", np.bitwise_xor, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "bitwise_xor"),
+    commutative=True, unsupported="onnx tflite")
+BINV, invert = _defunary(
+    "Invert", np.invert, NOT_DIFFERENTIABLE, "iu", jit=("ufunc", "invert"),
+    unsupported="onnx tflite")
+LSHIFT, left_shift = _defbinary(
+    "LeftShift", np.left_shift, NOT_DIFFERENTIABLE, "iu", unsupported="onnx tflite")
+RSHIFT, right_shift = _defbinary(
+    "RightShift", np.right_shift, NOT_DIFFERENTIABLE, "iu", unsupported="onnx tflite")
 
 
 def _logical_or_bitwise(logical, bitwise):
@@ -246,8 +446,13 @@ def invert_operator(x):
 
 
 # -- unary ------------------------------------------------------------------------------------
-NEG, negative = _defunary("Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC)
-ABS, _real_abs = _defunary("Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL)
+NEG, negative = _defunary(
+    "Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC, jit=("ufunc", "negative"),
+    numexpr="(-{0})", fuse="negative({0}{out})", simplify="involution",
+    tflite=_tflite_unary("NEG"), onnx="Neg")
+ABS, _real_abs = _defunary(
+    "Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL, jit=("ufunc", "absolute"),
+    numexpr="abs({0})", fuse="abs({0}{out})", tflite=_tflite_unary("ABS"), onnx="Abs")
 
 
 def abs(x, name=None):  # noqa: A001 - TF's name
@@ -274,30 +479,63 @@ def _is_complex_value(x):
     return False
 
 
-SIGN, sign = _defunary("Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL)
-SQUARE, square = _defunary("Square", np.square,
-                           lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC)
-SQRT, sqrt = _defunary("Sqrt", np.sqrt, lambda g, ans, x: divide(g, multiply(ans, 2)))
-RSQRT, rsqrt = _defunary("Rsqrt", lambda x: 1 / np.sqrt(x),
-                         lambda g, ans, x: multiply(g, multiply(pow(ans, 3), -0.5)))
-EXP, exp = _defunary("Exp", np.exp, lambda g, ans, x: multiply(g, ans))
-EXPM1, expm1 = _defunary("Expm1", np.expm1, lambda g, ans, x: multiply(g, add(ans, 1)))
-LOG, log = _defunary("Log", np.log, lambda g, ans, x: divide(g, x))
-LOG1P, log1p = _defunary("Log1p", np.log1p, lambda g, ans, x: divide(g, add(x, 1)))
-SIN, sin = _defunary("Sin", np.sin, lambda g, ans, x: multiply(g, cos(x)))
-COS, cos = _defunary("Cos", np.cos, lambda g, ans, x: negative(multiply(g, sin(x))))
-TAN, tan = _defunary("Tan", np.tan, lambda g, ans, x: multiply(g, add(square(ans), 1)))
-ASIN, asin = _defunary("Asin", np.arcsin,
-                       lambda g, ans, x: multiply(g, rsqrt(subtract(1, square(x)))), FLOAT)
+SIGN, sign = _defunary(
+    "Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL, jit=("ufunc", "sign"),
+    fuse="sign({0}{out})", unsupported="tflite", onnx="Sign")
+SQUARE, square = _defunary(
+    "Square", np.square, lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC,
+    jit=("ufunc", "square"), numexpr="({0} * {0})", fuse="square({0}{out})",
+    tflite=_tflite_unary("SQUARE"), onnx=_onnx_square)
+SQRT, sqrt = _defunary(
+    "Sqrt", np.sqrt, lambda g, ans, x: divide(g, multiply(ans, 2)), jit=("ufunc", "sqrt"),
+    numexpr="sqrt({0})", fuse="sqrt({0}{out})", tflite=_tflite_unary("SQRT"), onnx="Sqrt")
+RSQRT, rsqrt = _defunary(
+    "Rsqrt", lambda x: 1 / np.sqrt(x), lambda g, ans, x: multiply(g, multiply(pow(ans, 3), -0.5)),
+    jit=("chain", "sqrt", ("{0}",), ("np.true_divide(1, {t}{out})",), "floats"), fuse="call",
+    tflite=_tflite_unary("RSQRT"),
+    onnx=lambda ctx, node: ctx.emit("Reciprocal", [ctx.emit("Sqrt",
+                                                             ctx.inputs(node))]))
+EXP, exp = _defunary(
+    "Exp", np.exp, lambda g, ans, x: multiply(g, ans), jit=("ufunc", "exp"), numexpr="exp({0})",
+    fuse="exp({0}{out})", tflite=_tflite_unary("EXP"), onnx="Exp")
+EXPM1, expm1 = _defunary(
+    "Expm1", np.expm1, lambda g, ans, x: multiply(g, add(ans, 1)), jit=("ufunc", "expm1"),
+    numexpr="expm1({0})", fuse="expm1({0}{out})", unsupported="onnx tflite")
+LOG, log = _defunary(
+    "Log", np.log, lambda g, ans, x: divide(g, x), jit=("ufunc", "log"), numexpr="log({0})",
+    fuse="log({0}{out})", tflite=_tflite_unary("LOG"), onnx="Log")
+LOG1P, log1p = _defunary(
+    "Log1p", np.log1p, lambda g, ans, x: divide(g, add(x, 1)), jit=("ufunc", "log1p"),
+    numexpr="log1p({0})", fuse="log1p({0}{out})", unsupported="onnx tflite")
+SIN, sin = _defunary(
+    "Sin", np.sin, lambda g, ans, x: multiply(g, cos(x)), jit=("ufunc", "sin"), numexpr="sin({0})",
+    fuse="sin({0}{out})", tflite=_tflite_unary("SIN"), onnx="Sin")
+COS, cos = _defunary(
+    "Cos", np.cos, lambda g, ans, x: negative(multiply(g, sin(x))), jit=("ufunc", "cos"),
+    numexpr="cos({0})", fuse="cos({0}{out})", tflite=_tflite_unary("COS"), onnx="Cos")
+TAN, tan = _defunary(
+    "Tan", np.tan, lambda g, ans, x: multiply(g, add(square(ans), 1)), jit=("ufunc", "tan"),
+    numexpr="tan({0})", unsupported="tflite", onnx="Tan")
+ASIN, asin = _defunary(
+    "Asin", np.arcsin, lambda g, ans, x: multiply(g, rsqrt(subtract(1, square(x)))), FLOAT,
+    jit=("ufunc", "arcsin"), numexpr="arcsin({0})", unsupported="tflite", onnx="Asin")
 ACOS, acos = _defunary("Acos", np.arccos,
                        lambda g, ans, x: negative(multiply(g, rsqrt(subtract(1, square(x))))),
-                       FLOAT)
-ATAN, atan = _defunary("Atan", np.arctan,
-                       lambda g, ans, x: divide(g, add(square(x), 1)), FLOAT)
-SINH, sinh = _defunary("Sinh", np.sinh, lambda g, ans, x: multiply(g, cosh(x)))
-COSH, cosh = _defunary("Cosh", np.cosh, lambda g, ans, x: multiply(g, sinh(x)))
-TANH, tanh = _defunary("Tanh", np.tanh,
-                       lambda g, ans, x: multiply(g, subtract(1, square(ans))))
+                       FLOAT, jit=("ufunc", "arccos"), numexpr="arccos({0})", unsupported="tflite",
+    onnx="Acos")
+ATAN, atan = _defunary(
+    "Atan", np.arctan, lambda g, ans, x: divide(g, add(square(x), 1)), FLOAT,
+    jit=("ufunc", "arctan"), numexpr="arctan({0})", unsupported="tflite", onnx="Atan")
+SINH, sinh = _defunary(
+    "Sinh", np.sinh, lambda g, ans, x: multiply(g, cosh(x)), jit=("ufunc", "sinh"),
+    numexpr="sinh({0})", unsupported="tflite", onnx="Sinh")
+COSH, cosh = _defunary(
+    "Cosh", np.cosh, lambda g, ans, x: multiply(g, sinh(x)), jit=("ufunc", "cosh"),
+    numexpr="cosh({0})", unsupported="tflite", onnx="Cosh")
+TANH, tanh = _defunary(
+    "Tanh", np.tanh, lambda g, ans, x: multiply(g, subtract(1, square(ans))),
+    jit=("ufunc", "tanh"), numexpr="tanh({0})", fuse="tanh({0}{out})",
+    tflite=_tflite_unary("TANH"), onnx="Tanh")
 
 
 def _sigmoid_fwd(x):
@@ -309,14 +547,24 @@ def _sigmoid_fwd(x):
     return out
 
 
-SIGMOID, sigmoid = _defunary("Sigmoid", _sigmoid_fwd,
-                             lambda g, ans, x: multiply(g, multiply(ans, subtract(1, ans))))
-RECIP, reciprocal = _defunary("Reciprocal", np.reciprocal,
-                              lambda g, ans, x: negative(multiply(g, square(ans))))
-FLOOR, floor = _defunary("Floor", np.floor, lambda g, ans, x: zeros_like_t(g), FLOAT)
-CEIL, ceil = _defunary("Ceil", np.ceil, lambda g, ans, x: zeros_like_t(g), FLOAT)
+SIGMOID, sigmoid = _defunary(
+    "Sigmoid", _sigmoid_fwd, lambda g, ans, x: multiply(g, multiply(ans, subtract(1, ans))),
+    # jit: the forward's steps in one buffer, 0.5 * (1 + tanh(0.5 * x))
+    jit=("chain", "multiply", ("{0}", "0.5"),
+         ("np.tanh({t}{out})", "np.add({t}, 1{out})", "np.multiply({t}, 0.5{out})"), "floats"),
+    fuse="call", tflite=_tflite_unary("LOGISTIC"), onnx="Sigmoid")
+RECIP, reciprocal = _defunary(
+    "Reciprocal", np.reciprocal, lambda g, ans, x: negative(multiply(g, square(ans))),
+    jit=("ufunc", "reciprocal"), fuse="call", unsupported="tflite", onnx="Reciprocal")
+FLOOR, floor = _defunary(
+    "Floor", np.floor, lambda g, ans, x: zeros_like_t(g), FLOAT, jit=("ufunc", "floor"),
+    fuse="floor({0}{out})", tflite=_tflite_unary("FLOOR"), onnx="Floor")
+CEIL, ceil = _defunary(
+    "Ceil", np.ceil, lambda g, ans, x: zeros_like_t(g), FLOAT, jit=("ufunc", "ceil"),
+    fuse="ceil({0}{out})", tflite=_tflite_unary("CEIL"), onnx="Ceil")
 ROUND, round = _defunary("Round", np.round, lambda g, ans, x: zeros_like_t(g),  # noqa: A001
-                         REAL)  # banker's rounding, as TF
+                         REAL, unsupported="tflite",
+    onnx="Round")  # banker's rounding, as TF
 
 
 def _erf_fwd(x):
@@ -327,11 +575,17 @@ def _erf_fwd(x):
 ERF, erf = _defunary(
     "Erf", _erf_fwd,
     lambda g, ans, x: multiply(g, multiply(exp(negative(square(x))), 2 / np.sqrt(np.pi))),
-    FLOAT)
-IS_NAN, is_nan = _defunary("IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool)
-IS_INF, is_inf = _defunary("IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool)
-IS_FINITE, is_finite = _defunary("IsFinite", np.isfinite, NOT_DIFFERENTIABLE, FLOAT,
-                                 _ushape_bool)
+    FLOAT, unsupported="tflite",
+    onnx="Erf")
+IS_NAN, is_nan = _defunary(
+    "IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isnan"),
+    unsupported="tflite", onnx="IsNaN")
+IS_INF, is_inf = _defunary(
+    "IsInf", np.isinf, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isinf"),
+    unsupported="tflite", onnx="IsInf")
+IS_FINITE, is_finite = _defunary(
+    "IsFinite", np.isfinite, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isfinite"),
+    unsupported="onnx tflite")
 def _real_part_spec(x):
     return Spec(x.shape, x.dtype.real_dtype)
 
@@ -352,16 +606,17 @@ def _part_tf(name):
 # TensorFlow's Conj, Real and Imag take complex inputs only; for real ones the public
 # functions answer without an op, as TF's do (conj and real: the input, imag: zeros).
 # Conj is anti-holomorphic: TF's gradient is conj(g), registered as is.
-CONJ = declare(register("Conj", np.conj, grad=lambda g, ans, x: conj(g)), tf="Conj",
-               tf_import="plain", batch=elementwise(np.conj))
+CONJ = declare(
+    register("Conj", np.conj, grad=lambda g, ans, x: conj(g), unsupported="onnx tflite"),
+    tf="Conj", tf_outputs="output", tf_import="plain", batch=elementwise(np.conj))
 REAL_OP = declare(register("Real", lambda x: np.real(x).copy(), grad=_part_grad(False),
-                           shape=_real_part_spec),
+                           shape=_real_part_spec, unsupported="onnx tflite"),
                   tf=_part_tf("Real"), tf_import=lambda ins, a: real(ins[0]),
-                  batch=elementwise(lambda x: np.real(x).copy()))
+                  batch=elementwise(lambda x: np.real(x).copy()), tf_outputs="output")
 IMAG = declare(register("Imag", lambda x: np.imag(x).copy(), grad=_part_grad(True),
-                        shape=_real_part_spec),
+                        shape=_real_part_spec, unsupported="onnx tflite"),
                tf=_part_tf("Imag"), tf_import=lambda ins, a: imag(ins[0]),
-               batch=elementwise(lambda x: np.imag(x).copy()))
+               batch=elementwise(lambda x: np.imag(x).copy()), tf_outputs="output")
 _complex_part = {op.name: unary(op, "c") for op in (CONJ, REAL_OP, IMAG)}
 
 
@@ -385,10 +640,17 @@ def real(input, name=None):  # noqa: A002 - TF's argument name
     return _part("Real", input, None)
 
 
+def _imag_fast(input, name=None):  # noqa: A002
+    if type(input) is Tensor and input._dtype.kind in NUMERIC and input._dtype.kind != "c":
+        return wrap(np.zeros_like(input._value))
+    return DECLINED
+
+
+@fast_path(_imag_fast)
 def imag(input, name=None):  # noqa: A002
     """`tf.math.imag`: the imaginary part; zeros for a real tensor."""
-    return _part("Imag", input, lambda t: wrap(np.zeros_like(t._value)) if not OBSERVERS
-                 else execute(get_op("ZerosLike"), (t,), {"dtype": t._dtype}))
+    return _part("Imag", input,
+                 lambda t: execute(get_op("ZerosLike"), (t,), {"dtype": t._dtype}))
 
 
 def zeros_like_t(x):
@@ -415,9 +677,12 @@ def _select_shape(c, x, y):
     return Spec(_broadcast_spec(c, Spec(_broadcast_spec(x, y), x.dtype)), x.dtype)
 
 
-SELECT = declare(register("SelectV2", np.where, grad=_select_grad, shape=_select_shape),
-                 tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}),
-                 batch=leading(np.where))  # np.where broadcasts: the batch axis lines up
+SELECT = declare(
+    register("SelectV2", np.where, grad=_select_grad, shape=_select_shape, unsupported="tflite"),
+    tf=lambda attrs, specs: ("SelectV2", {"T": specs[1].dtype}), tf_outputs="output",
+    jit=("expr", "np.where({0}, {1}, {2})"), numexpr="where({0}, {1}, {2})",
+    batch=leading(np.where),  # np.where broadcasts: the batch axis lines up
+    onnx="Where", tf_import={"SelectV2": lambda ins, a: where(*ins), "Select": _import_select})
 
 
 def where(condition, x=None, y=None, name=None):
@@ -454,10 +719,13 @@ def _cast_fwd(x, dtype):
     return x.astype(dtype.as_numpy_dtype)
 
 
-CAST = declare(register("Cast", _cast_fwd, grad=_cast_grad,
-                        shape=lambda x, dtype: Spec(x.shape, dtype)), batch=leading(_cast_fwd),
-               tf=lambda attrs, specs: ("Cast", {"SrcT": specs[0].dtype, "DstT": attrs["dtype"],
-                                                 "T": None}))
+CAST = declare(
+    register("Cast", _cast_fwd, grad=_cast_grad,
+             shape=lambda x, dtype: Spec(x.shape, dtype), unsupported="tflite"),
+    batch=leading(_cast_fwd), jit=("cast",), simplify="cast",
+    tf=lambda attrs, specs: ("Cast", {"SrcT": specs[0].dtype, "DstT": attrs["dtype"],
+                                      "T": None}),
+    tf_outputs="y", onnx=_onnx_cast, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
 
 
 @composite_aware("cast")
@@ -511,8 +779,10 @@ def _expand_batch(arrays, batched, axis, keepdims, mean):
 _expand_batch.kind = "leading"
 # A reduction's gradient (Sum, Mean, Max, Min, Prod): one op instead of a Reshape and a
 # BroadcastTo whose shapes (and a Mean's count) would be constants in a graph.
-EXPAND_TO_INPUT = declare(register("ReductionGrad", _expand_fwd, grad=_expand_grad,
-                                   shape=_expand_shape), batch=_expand_batch)
+EXPAND_TO_INPUT = declare(
+    register("ReductionGrad", _expand_fwd, grad=_expand_grad,
+             shape=_expand_shape, unsupported="tf onnx tflite tf_import"),
+    batch=_expand_batch)
 
 
 def _expand_to_input(g, ans, x, axes, mean=False):
@@ -537,24 +807,30 @@ def _reduce_tf(attrs, in_specs, name):
         [0, np.asarray(attrs["axis"], np.int32)]
 
 
-def _defreduce(name, fwd, grad, kinds):
-    op = declare(register(name, fwd, grad=_conjugating(grad), shape=_reduce_shape),
-                 batch=reduction(fwd),
-                 tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name))
+def _defreduce(name, fwd, grad, kinds, **rules):
+    op = register(name, fwd, grad=_conjugating(grad), shape=_reduce_shape,
+                  batch=reduction(fwd), tf_outputs="output",
+                  tf=lambda attrs, in_specs: _reduce_tf(attrs, in_specs, name), **rules)
     fwd = op.forward
 
+    def fast(input_tensor, axis=None, keepdims=False, name=None):
+        x = input_tensor if type(input_tensor) is Tensor else to_tensor(input_tensor)
+        if x._dtype.kind not in kinds:
+            return DECLINED
+        axes = cached_axes(axis, x._value.ndim, op.name)
+        try:
+            return wrap(fwd(x._value, axes, bool(keepdims)))
+        except Exception:  # noqa: BLE001 - the general path reports it as TF does
+            return DECLINED
+
     @composite_aware(name)
+    @fast_path(fast)
     def fn(input_tensor, axis=None, keepdims=False, name=None):
         if type(input_tensor) is Tensor and input_tensor._dtype.kind in kinds:
             x = input_tensor
         else:
             x = check_kind(op.name, to_tensor(input_tensor), kinds, "input_tensor")
         axes = cached_axes(axis, x._value.ndim, op.name)
-        if not OBSERVERS:
-            try:
-                return wrap(fwd(x._value, axes, bool(keepdims)))
-            except Exception:  # noqa: BLE001, S110 - execute below reports it as TF does
-                pass
         return execute(op, (x,), {"axis": axes, "keepdims": bool(keepdims)})
     fn.__name__ = name
     return op, fn
@@ -562,7 +838,9 @@ def _defreduce(name, fwd, grad, kinds):
 
 SUM, reduce_sum = _defreduce(
     "Sum", lambda x, axis, keepdims: _add_reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-    lambda g, ans, x, axis, keepdims: _expand_to_input(g, ans, x, axis), NUMERIC)
+    lambda g, ans, x, axis, keepdims: _expand_to_input(g, ans, x, axis), NUMERIC,
+    jit=("reduce", "add", "typed"), numexpr="sum", tflite=_tflite_reduce("SUM"),
+    onnx=_onnx_reduce("ReduceSum"), tf_import=_import_reduce("reduce_sum"))
 
 
 def _mean_fwd(x, axis, keepdims):
@@ -576,7 +854,10 @@ def _mean_grad(g, ans, x, axis, keepdims):
     return _expand_to_input(g, ans, x, axis, mean=True)
 
 
-MEAN, reduce_mean = _defreduce("Mean", _mean_fwd, _mean_grad, NUMERIC)
+MEAN, reduce_mean = _defreduce(
+    "Mean", _mean_fwd, _mean_grad, NUMERIC, jit=("reduce", "add", "typed", "mean"),
+    tflite=_tflite_reduce("MEAN"), onnx=_onnx_reduce("ReduceMean"),
+    tf_import=_import_reduce("reduce_mean"))
 
 
 def _extreme_grad(g, ans, x, axis, keepdims):
@@ -595,8 +876,14 @@ def _checked_extreme(fn, what):
     return fwd
 
 
-MAX, reduce_max = _defreduce("Max", _checked_extreme(np.max, "Max"), _extreme_grad, REAL)
-MIN, reduce_min = _defreduce("Min", _checked_extreme(np.min, "Min"), _extreme_grad, REAL)
+MAX, reduce_max = _defreduce(
+    "Max", _checked_extreme(np.max, "Max"), _extreme_grad, REAL,
+    jit=("reduce", "maximum", "nonempty"), tflite=_tflite_reduce("REDUCE_MAX"),
+    onnx=_onnx_reduce("ReduceMax"), tf_import=_import_extreme("reduce_max", np.maximum, True))
+MIN, reduce_min = _defreduce(
+    "Min", _checked_extreme(np.min, "Min"), _extreme_grad, REAL,
+    jit=("reduce", "minimum", "nonempty"), tflite=_tflite_reduce("REDUCE_MIN"),
+    onnx=_onnx_reduce("ReduceMin"), tf_import=_import_extreme("reduce_min", np.minimum, False))
 
 
 def _prod_grad(g, ans, x, axis, keepdims):
@@ -617,13 +904,21 @@ def _prod_grad(g, ans, x, axis, keepdims):
 
 PROD, reduce_prod = _defreduce(
     "Prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
-    _prod_grad, NUMERIC)
-ANY_OP, reduce_any = _defreduce("Any", lambda x, axis, keepdims: np.any(x, axis=axis,
-                                                                       keepdims=keepdims),
-                                NOT_DIFFERENTIABLE, "b")
-ALL_OP, reduce_all = _defreduce("All", lambda x, axis, keepdims: np.all(x, axis=axis,
-                                                                       keepdims=keepdims),
-                                NOT_DIFFERENTIABLE, "b")
+    _prod_grad, NUMERIC, jit=("reduce", "multiply", "typed"), numexpr="prod", unsupported="tflite",
+    onnx=_onnx_reduce("ReduceProd"),
+    tf_import=_import_reduce("reduce_prod"))
+ANY_OP, reduce_any = _defreduce(
+    "Any",
+    lambda x, axis, keepdims: np.any(x, axis=axis,
+                                    keepdims=keepdims),
+    NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_or"), unsupported="onnx tflite",
+    tf_import=_import_reduce("reduce_any"))
+ALL_OP, reduce_all = _defreduce(
+    "All",
+    lambda x, axis, keepdims: np.all(x, axis=axis,
+                                    keepdims=keepdims),
+    NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_and"), unsupported="onnx tflite",
+    tf_import=_import_reduce("reduce_all"))
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
@@ -650,19 +945,28 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
 
 
-STOP_GRADIENT = declare(register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE,
-                                 shape=_ushape), tf="StopGradient")
+STOP_GRADIENT = declare(
+    register("StopGradient", lambda x: x, grad=NOT_DIFFERENTIABLE,
+             shape=_ushape, jit=("alias",), numexpr="{0}", unsupported="tflite batch"),
+    tf="StopGradient", tf_outputs="output", tf_import=lambda ins, a: stop_gradient_t(ins[0]),
+    onnx="Identity")
 
 
 def stop_gradient_t(x):
     return execute(STOP_GRADIENT, (to_tensor(x),), None)
 
 
-def _arg_fn(name, npfn):
+def _arg_fn(name, npfn, **rules):
+    # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
     op = register(name, lambda x, axis, output_type: npfn(x, axis=axis).astype(
         output_type.as_numpy_dtype), grad=NOT_DIFFERENTIABLE,
         shape=lambda x, axis, output_type: Spec(
-            tuple(d for i, d in enumerate(x.shape) if i != axis), output_type))
+            tuple(d for i, d in enumerate(x.shape) if i != axis), output_type),
+        tf=lambda a, specs: (name, {"output_type": a["output_type"]},
+                             [0, np.asarray(a["axis"], np.int32)]),
+        tf_outputs="output", unsupported="tflite batch",
+        tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
+                                    a.get("output_type") or dtypes.int64), **rules)
 
     def fn(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
         x = check_kind(op.name, to_tensor(input), REAL, "input")
@@ -673,16 +977,11 @@ def _arg_fn(name, npfn):
             raise invalid(op.name, f"{op.name}: reduction dimension {ax} is empty")
         return execute(op, (x,), {"axis": ax, "output_type": dtypes.as_dtype(output_type)})
     fn.__name__ = name
-    # TensorFlow's ArgMax/ArgMin take the axis as a second input tensor
-    declare(op, tf_import=lambda ins, a: fn(ins[0], int(np.asarray(ins[1]._value)),
-                                            a.get("output_type") or dtypes.int64),
-            tf=lambda a, specs: (name, {"output_type": a["output_type"]},
-                                 [0, np.asarray(a["axis"], np.int32)]))
     return fn
 
 
-argmax = _arg_fn("ArgMax", np.argmax)
-argmin = _arg_fn("ArgMin", np.argmin)
+argmax = _arg_fn("ArgMax", np.argmax, onnx=_onnx_arg("ArgMax"))
+argmin = _arg_fn("ArgMin", np.argmin, onnx=_onnx_arg("ArgMin"))
 
 
 # -- cumulative -------------------------------------------------------------------------------
@@ -707,7 +1006,12 @@ CUMSUM = register(
     "Cumsum", _cum_fwd(np.cumsum, 0),
     grad=lambda g, ans, x, axis, exclusive, reverse: cumsum(
         g, axis=_neg_axis(axis, x._value.ndim), exclusive=exclusive, reverse=not reverse),
-    shape=lambda x, **_: x)
+    shape=lambda x, **_: x, unsupported="onnx tflite batch",
+    tf=lambda a, specs: ("Cumsum", {
+        "Tidx": dtypes.int32, "exclusive": a["exclusive"], "reverse": a["reverse"]},
+        [0, np.array(a["axis"], np.int32)]),
+    tf_outputs="out",
+    tf_import=_import_cumulative("cumsum"))
 
 
 def _cumprod_grad(g, ans, x, axis, exclusive, reverse):
@@ -718,7 +1022,8 @@ def _cumprod_grad(g, ans, x, axis, exclusive, reverse):
 
 
 CUMPROD = register("Cumprod", _cum_fwd(np.cumprod, 1), grad=_conjugating(_cumprod_grad),
-                   shape=lambda x, **_: x)
+                   shape=lambda x, **_: x, unsupported="tf onnx tflite batch",
+    tf_import=_import_cumulative("cumprod"))
 
 
 def _cum_entry(op):
@@ -732,57 +1037,6 @@ def _cum_entry(op):
 
 cumsum = _cum_entry(CUMSUM)
 cumprod = _cum_entry(CUMPROD)
-
-
-# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py);
-# the reduction axes and the cumulative axis arrive as input tensors
-def _import_reduce(fn):
-    return lambda ins, a: fn(ins[0], axis=[int(i) for i in np.ravel(ins[1].numpy())],
-                             keepdims=a.get("keep_dims", False))
-
-
-def _import_extreme(fn, ufunc, lowest):
-    """TensorFlow's Max/Min of an empty set is the dtype's lowest/highest value (its graphs
-    for ragged row partitions rely on it), where reduce_max refuses."""
-    reduce = _import_reduce(fn)
-
-    def rule(ins, a):
-        x = ins[0]._value
-        if x.size:
-            return reduce(ins, a)
-        info = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
-        axes = tuple(int(i) % max(x.ndim, 1) for i in np.ravel(ins[1].numpy()))
-        edge = -np.inf if x.dtype.kind == "f" and lowest else np.inf if x.dtype.kind == "f" \
-            else info.min if lowest else info.max
-        return wrap(ufunc.reduce(x, axis=axes, keepdims=a.get("keep_dims", False),
-                                 initial=edge))
-    return rule
-
-
-for _op, _fn in ((SUM, reduce_sum), (MEAN, reduce_mean), (PROD, reduce_prod),
-                 (ANY_OP, reduce_any), (ALL_OP, reduce_all)):
-    declare(_op, tf_import=_import_reduce(_fn))
-declare(MAX, tf_import=_import_extreme(reduce_max, np.maximum, True))
-declare(MIN, tf_import=_import_extreme(reduce_min, np.minimum, False))
-for _op, _fn in ((CUMSUM, cumsum), (CUMPROD, cumprod)):
-    declare(_op, tf_import=lambda ins, a, _fn=_fn: _fn(
-        ins[0], int(ins[1].numpy()), exclusive=a.get("exclusive", False),
-        reverse=a.get("reverse", False)))
-declare(CUMSUM, tf=lambda a, specs: ("Cumsum", {
-    "Tidx": dtypes.int32, "exclusive": a["exclusive"], "reverse": a["reverse"]},
-    [0, np.array(a["axis"], np.int32)]))
-declare(CAST, tf_import=lambda ins, a: cast(ins[0], a["DstT"]))
-
-
-def _import_select(ins, attrs):
-    """TF1's Select: a vector condition picks whole rows of higher-rank operands."""
-    c, x, y = ins
-    if c.shape.rank == 1 and x.shape.rank > 1:
-        c = reshape(c, [-1] + [1] * (x.shape.rank - 1))
-    return where(c, x, y)
-
-
-declare(SELECT, tf_import={"SelectV2": lambda ins, a: where(*ins), "Select": _import_select})
 
 
 # -- matmul -----------------------------------------------------------------------------------
@@ -842,19 +1096,22 @@ def _matmul_tf(attrs, in_specs):
 
 
 MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmul_grad),
-                          shape=_matmul_shape), tf=_matmul_tf, tf_import={
+                          shape=_matmul_shape), jit=("matmul",), cost="matmul",
+                 tf=_matmul_tf, tf_import={
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),
     "BatchMatMulV2": lambda ins, a: matmul(ins[0], ins[1], adjoint_a=a.get("adj_x", False),
                                            adjoint_b=a.get("adj_y", False))},
-    batch=elementwise(_matmul_fwd))
+    batch=elementwise(_matmul_fwd), tf_outputs={"BatchMatMulV2": "output", "MatMul": "product"},
+    tflite=_tflite_matmul,
+    onnx=_onnx_matmul)
 _matmul = blas_threads.matmul
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
-           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
-    """`tf.linalg.matmul` (`tf.matmul`, `@`): batched, with transpose/adjoint flags."""
-    if (not OBSERVERS and type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype
+def _matmul_fast(a, b, transpose_a=False, transpose_b=False, adjoint_a=False,
+                 adjoint_b=False, a_is_sparse=False, b_is_sparse=False, output_type=None,
+                 name=None):
+    if (type(a) is Tensor and type(b) is Tensor and a._dtype is b._dtype
             and a._dtype.kind in NUMERIC  # strings and bools: the checked path's error
             and not (transpose_a or transpose_b or adjoint_a or adjoint_b)
             and a._value.ndim >= 2 and b._value.ndim >= 2):
@@ -862,8 +1119,15 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             out = _matmul(a._value, b._value)
             # NumPy multiplies bfloat16 matrices in float32: the result keeps the inputs' dtype
             return wrap(out if out.dtype == a._value.dtype else out.astype(a._value.dtype))
-        except ValueError:
+        except ValueError:  # the general path words the error
             pass
+    return DECLINED
+
+
+@fast_path(_matmul_fast)
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
+    """`tf.linalg.matmul` (`tf.matmul`, `@`): batched, with transpose/adjoint flags."""
     a, b = tensor_args("MatMul", (a, b), NUMERIC, ("a", "b"))
     if adjoint_a:
         a, transpose_a = conj(a) if a._dtype.is_complex else a, True
@@ -983,10 +1247,16 @@ def _einsum_shape(*xs, equation):
     return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
 
 
-EINSUM = declare(register("Einsum", lambda *xs, equation: np.einsum(
-    equation, *xs, optimize=True).astype(xs[0].dtype, copy=False), grad=_conjugating(_einsum_grad),
-    shape=_einsum_shape),
-    tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}))
+EINSUM = declare(
+    register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
+        equation, *xs, optimize=True).astype(xs[0].dtype, copy=False),
+        grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch"),
+    tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}),
+    tf_outputs="output", tf_import=lambda ins, a: einsum(a["equation"], *ins),
+    tflite=lambda ctx, node: ctx.einsum(
+        node, *_einsum_parse(node.attrs["equation"], len(node.inputs))),
+    onnx=lambda ctx, node: ctx.emit("Einsum", ctx.inputs(node),
+                                    equation=node.attrs["equation"]))
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -1002,11 +1272,13 @@ def einsum(equation, *inputs, **kwargs):
 
 
 # -- n-ary ------------------------------------------------------------------------------------
-ADD_N = declare(register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
-                 if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
-                 grad=lambda g, ans, *xs: tuple(g for _ in xs),
-                 shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype)),
-                tf=lambda attrs, specs: ("AddN", {"N": len(specs)}))
+ADD_N = declare(
+    register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
+     if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
+     grad=lambda g, ans, *xs: tuple(g for _ in xs),
+     shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype), unsupported="tflite batch"),
+    tf=lambda attrs, specs: ("AddN", {"N": len(specs)}), tf_outputs="sum",
+    tf_import=lambda ins, a: add_n(list(ins)), onnx="Sum")
 
 
 def _merged_shape(specs):
@@ -1087,8 +1359,12 @@ def _put_along_grad(gg, ans, g, idx, shape, axis):
                                     if nb else idx._value), axis), None
 
 
-TAKE_ALONG = register("TakeAlongAxis", _take_along_fwd, grad=_take_along_grad)
-PUT_ALONG = register("PutAlongAxisAdd", _put_along_fwd, grad=_put_along_grad)
+TAKE_ALONG = register(
+    "TakeAlongAxis", _take_along_fwd, grad=_take_along_grad,
+    unsupported="tf onnx tflite batch tf_import")
+PUT_ALONG = register(
+    "PutAlongAxisAdd", _put_along_fwd, grad=_put_along_grad,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def take_along_axis(x, indices, axis):
@@ -1116,12 +1392,15 @@ def _argsort_fwd(x, axis, descending):
 
 
 # Index-producing computations are ops (not NumPy shortcuts) so graphs recompute them.
-ARGSORT = register("ArgSort", _argsort_fwd, grad=NOT_DIFFERENTIABLE,
-                   shape=lambda x, axis, descending: Spec(x.shape, dtypes.int32))
+ARGSORT = register(
+    "ArgSort", _argsort_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda x, axis, descending: Spec(x.shape, dtypes.int32),
+    unsupported="tf onnx tflite batch tf_import")
 WHERE_INDICES = register("Where", lambda c: np.argwhere(c).astype(np.int64),
                          grad=NOT_DIFFERENTIABLE,  # how many are true is known only at run time
-                         shape=lambda c: Spec((None, len(c.shape)), dtypes.int64))
-declare(WHERE_INDICES, tf_import=lambda ins, a: where(ins[0]))
+                         shape=lambda c: Spec((None, len(c.shape)), dtypes.int64),
+                         tf_import=lambda ins, a: where(ins[0]), tf_import_opaque=True,
+                         unsupported="tf onnx tflite batch")
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):
@@ -1141,151 +1420,3 @@ def top_k_internal(x, k, sorted=True):  # noqa: A002
         raise invalid("TopKV2", f"top_k: input must have at least k={k} columns, had {n}")
     idx = argsort(x, axis=-1, direction="DESCENDING")[..., :k]
     return take_along_axis(x, idx, x._value.ndim - 1), idx
-
-
-# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
-for _op, _onnx in ((ADD, "Add"), (SUB, "Sub"), (MUL, "Mul"), (REALDIV, "Div"), (POW, "Pow"),
-                   (MAXIMUM, "Max"), (MINIMUM, "Min"), (EQUAL, "Equal"), (LESS, "Less"),
-                   (LESS_EQUAL, "LessOrEqual"), (GREATER, "Greater"),
-                   (GREATER_EQUAL, "GreaterOrEqual"), (LAND, "And"), (LOR, "Or"),
-                   (LXOR, "Xor"), (LNOT, "Not"), (NEG, "Neg"), (ABS, "Abs"), (SIGN, "Sign"),
-                   (SQRT, "Sqrt"), (EXP, "Exp"), (LOG, "Log"), (SIN, "Sin"), (COS, "Cos"),
-                   (TAN, "Tan"), (ASIN, "Asin"), (ACOS, "Acos"), (ATAN, "Atan"),
-                   (SINH, "Sinh"), (COSH, "Cosh"), (TANH, "Tanh"), (SIGMOID, "Sigmoid"),
-                   (RECIP, "Reciprocal"), (FLOOR, "Floor"), (CEIL, "Ceil"), (ROUND, "Round"),
-                   (ERF, "Erf"), (IS_NAN, "IsNaN"), (IS_INF, "IsInf"), (SELECT, "Where"),
-                   (STOP_GRADIENT, "Identity"), (ADD_N, "Sum")):
-    declare(_op, onnx=_onnx)
-
-
-def _onnx_square(ctx, node):
-    x, = ctx.inputs(node)
-    return ctx.emit("Mul", [x, x])
-
-
-def _onnx_sqdiff(ctx, node):
-    d = ctx.emit("Sub", ctx.inputs(node))
-    return ctx.emit("Mul", [d, d])
-
-
-def _onnx_not_equal(ctx, node):
-    return ctx.emit("Not", [ctx.emit("Equal", ctx.inputs(node))])
-
-
-def _onnx_cast(ctx, node):
-    return ctx.emit("Cast", ctx.inputs(node), to=ctx.onnx_dtype(node.attrs["dtype"]))
-
-
-def _onnx_reduce(onnx_op):
-    def rule(ctx, node):
-        return ctx.reduce(onnx_op, ctx.inputs(node)[0], node.attrs["axis"],
-                          node.attrs["keepdims"])
-    return rule
-
-
-def _onnx_arg(onnx_op):
-    def rule(ctx, node):
-        i = ctx.emit(onnx_op, ctx.inputs(node), axis=int(node.attrs["axis"]), keepdims=0)
-        return ctx.emit("Cast", [i], to=ctx.onnx_dtype(node.attrs["output_type"]))
-    return rule
-
-
-def _onnx_matmul(ctx, node):
-    a, b = ctx.inputs(node)
-    for i, flag in ((0, "transpose_a"), (1, "transpose_b")):
-        if node.attrs[flag]:
-            rank = len(ctx.shape(node.inputs[i]))
-            perm = list(range(rank - 2)) + [rank - 1, rank - 2]
-            t = ctx.transpose([a, b][i], perm)
-            a, b = (t, b) if i == 0 else (a, t)
-    return ctx.emit("MatMul", [a, b])
-
-
-declare(SQUARE, onnx=_onnx_square)
-declare(SQDIFF, onnx=_onnx_sqdiff)
-declare(NOT_EQUAL, onnx=_onnx_not_equal)
-declare(RSQRT, onnx=lambda ctx, node: ctx.emit("Reciprocal", [ctx.emit("Sqrt",
-                                                                        ctx.inputs(node))]))
-declare(CAST, onnx=_onnx_cast)
-declare(SUM, onnx=_onnx_reduce("ReduceSum"))
-declare(MEAN, onnx=_onnx_reduce("ReduceMean"))
-declare(MAX, onnx=_onnx_reduce("ReduceMax"))
-declare(MIN, onnx=_onnx_reduce("ReduceMin"))
-declare(PROD, onnx=_onnx_reduce("ReduceProd"))
-declare(MATMUL, onnx=_onnx_matmul)
-declare(EINSUM, onnx=lambda ctx, node: ctx.emit("Einsum", ctx.inputs(node),
-                                                equation=node.attrs["equation"]))
-declare(get_op("ArgMax"), onnx=_onnx_arg("ArgMax"))
-declare(get_op("ArgMin"), onnx=_onnx_arg("ArgMin"))
-
-
-# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
-def _tflite_binary(builtin, options, fusable=True):
-    def rule(ctx, node):
-        if builtin == "ADD" and ctx.fuse_bias(node):
-            return
-        out = ctx.output(node)
-        ctx.op(builtin, [ctx.tensor(s) for s in node.inputs], [out],
-               options=(options, {}) if options else None,
-               fuse=(None, "fused_activation_function") if fusable else None)
-    return rule
-
-
-def _tflite_unary(builtin):
-    def rule(ctx, node):
-        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
-    return rule
-
-
-def _tflite_matmul(ctx, node):
-    a, b = node.inputs
-    w = ctx.value(b)
-    if w is not None and w.ndim == 2 and len(ctx.shape(a)) == 2 and \
-            not node.attrs["transpose_a"]:
-        weights = w if node.attrs["transpose_b"] else w.T  # FULLY_CONNECTED: [out, in]
-        ctx.op("FULLY_CONNECTED", [ctx.tensor(a), ctx.const(np.ascontiguousarray(weights),
-                                                            "weights"), -1],
-               [ctx.output(node)], options=("FullyConnectedOptions", {}),
-               fuse=(2, "fused_activation_function"))
-        return
-    ctx.op("BATCH_MATMUL", [ctx.tensor(a), ctx.tensor(b)], [ctx.output(node)],
-           options=("BatchMatMulOptions", {"adj_x": bool(node.attrs["transpose_a"]),
-                                           "adj_y": bool(node.attrs["transpose_b"])}))
-
-
-def _tflite_reduce(builtin):
-    def rule(ctx, node):
-        x = node.inputs[0]
-        axes = node.attrs["axis"]
-        axes = range(len(ctx.shape(x))) if axes is None else axes
-        ctx.op(builtin, [ctx.tensor(x), ctx.const(np.asarray(list(axes), np.int32), "axes")],
-               [ctx.output(node)],
-               options=("ReducerOptions", {"keep_dims": bool(node.attrs["keepdims"])}))
-    return rule
-
-
-declare(ADD, tflite=_tflite_binary("ADD", "AddOptions"))
-declare(SUB, tflite=_tflite_binary("SUB", "SubOptions"))
-declare(MUL, tflite=_tflite_binary("MUL", "MulOptions"))
-declare(REALDIV, tflite=_tflite_binary("DIV", "DivOptions"))
-declare(MAXIMUM, tflite=_tflite_binary("MAXIMUM", None, fusable=False))
-declare(MINIMUM, tflite=_tflite_binary("MINIMUM", None, fusable=False))
-declare(SQDIFF, tflite=_tflite_binary("SQUARED_DIFFERENCE", None, fusable=False))
-for _op, _builtin in ((EXP, "EXP"), (LOG, "LOG"), (SQRT, "SQRT"), (RSQRT, "RSQRT"),
-                      (NEG, "NEG"), (ABS, "ABS"), (SIGMOID, "LOGISTIC"), (SQUARE, "SQUARE"),
-                      (SIN, "SIN"), (COS, "COS"), (FLOOR, "FLOOR"), (CEIL, "CEIL"),
-                      (TANH, "TANH")):  # TFLite's kernels fuse only the ReLU family
-    declare(_op, tflite=_tflite_unary(_builtin))
-declare(MATMUL, tflite=_tflite_matmul)
-declare(MEAN, tflite=_tflite_reduce("MEAN"))
-declare(SUM, tflite=_tflite_reduce("SUM"))
-declare(MAX, tflite=_tflite_reduce("REDUCE_MAX"))
-declare(MIN, tflite=_tflite_reduce("REDUCE_MIN"))
-declare(EINSUM, tflite=lambda ctx, node: ctx.einsum(
-    node, *_einsum_parse(node.attrs["equation"], len(node.inputs))))
-
-
-# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
-declare(STOP_GRADIENT, tf_import=lambda ins, a: stop_gradient_t(ins[0]))
-declare(ADD_N, tf_import=lambda ins, a: add_n(list(ins)))
-declare(EINSUM, tf_import=lambda ins, a: einsum(a["equation"], *ins))

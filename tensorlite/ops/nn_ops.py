@@ -15,14 +15,15 @@ import numbers
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
+from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.ops.batching import axis_attr, elementwise, per_batch
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
-                                   norm_axis, single_axis, tensor_args, to_tensor)
+                                   norm_axis, single_axis, tensor_args, to_tensor, unary,
+                                   DECLINED, fast_path)
 from tensorlite.ops import math_ops
 from tensorlite.ops.random_ops import _next_rng
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
@@ -41,22 +42,61 @@ def _same_as_first(g, *_, **__):
     return g
 
 
-def _activation(op, kinds=FLOAT):
-    """Public function `fn(features, name=None)` with the no-observer fast path."""
-    fwd = op.forward
+# -- consumer rules shared by several ops (each op declares its rules at its registration;
+# the forms: tf/tf_import saved_model/function_runner.py, onnx tensorlite/onnx/__init__.py,
+# tflite tensorlite/lite/convert/converter.py) ---------------------------------------------
+def _softmax_tf(name):
+    """TensorFlow's Softmax/LogSoftmax act on the last axis only."""
+    def rule(attrs, in_specs):
+        rank = len(in_specs[0].shape)
+        if attrs["axis"] not in (-1, rank - 1):
+            raise errors.UnimplementedError(None, None, f"{name} over axis {attrs['axis']} "
+                                            f"of a rank-{rank} tensor has no TensorFlow op "
+                                            f"(it takes the last axis); transpose first")
+        return name, {}
+    return rule
 
-    def fn(features, name=None):
-        if not OBSERVERS and type(features) is Tensor and features._dtype.kind in kinds:
-            return wrap(fwd(features._value))
-        x = check_kind(op.name, to_tensor(features), kinds, "features")
-        return execute(op, (x,), None)
-    fn.__name__ = op.name.lower()
-    fn.__doc__ = f"`tf.nn.{fn.__name__}`."
-    return fn
+
+def _onnx_axis(onnx_op):
+    return lambda ctx, node: ctx.emit(onnx_op, ctx.inputs(node), axis=int(node.attrs["axis"]))
+
+
+def _onnx_relu6(ctx, node):
+    dtype = ctx.dtype(node.inputs[0])
+    return ctx.emit("Clip", ctx.inputs(node) + [ctx.const(np.array(0, dtype)),
+                                                ctx.const(np.array(6, dtype))])
+
+
+def _tflite_activation(builtin, fused):
+    def rule(ctx, node):
+        if fused and ctx.fuse_activation(node, fused):
+            return
+        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
+    return rule
+
+
+def _tflite_softmax(ctx, node):
+    x = node.inputs[0]
+    if node.attrs["axis"] not in (-1, len(ctx.shape(x)) - 1):
+        ctx.unsupported(node, "over an axis other than the last has no TFLite builtin")
+    ctx.op("SOFTMAX", [ctx.tensor(x)], [ctx.output(node)],
+           options=("SoftmaxOptions", {"beta": 1.0}))
+
+
+def _tflite_leaky_relu(ctx, node):
+    ctx.op("LEAKY_RELU", [ctx.tensor(node.inputs[0])], [ctx.output(node)],
+           options=("LeakyReluOptions", {"alpha": float(node.attrs["alpha"])}))
+
+
+def _activation(op, kinds=FLOAT):
+    """Public function `fn(features, name=None)`: common.unary's, named as tf.nn's."""
+    name = op.name.lower()
+    return unary(op, kinds, arg="features", name=name, doc=f"`tf.nn.{name}`.",
+                 composites=False)
 
 
 # -- piecewise-linear activations -------------------------------------------------------------
-def _piecewise_linear(name, fwd, scaled, by_output=False):
+def _piecewise_linear(name, fwd, scaled, by_output=False, **rules):
     """An activation linear piece by piece. Its gradient op `<name>Grad(g, x)` scales g by
     the slope of x's piece: linear in g (so its own gradient is itself) and piecewise
     constant in x (no gradient flows into x). `by_output`: the output tells the piece as
@@ -66,11 +106,12 @@ def _piecewise_linear(name, fwd, scaled, by_output=False):
     grad_op = declare(register(
         name + "Grad", scaled, shape=_same_as_first,
         grad=lambda c, ans, g, x, **a: (execute(grad_op, (c, x), a or None), None)),
-        batch=elementwise(scaled))
+        batch=elementwise(scaled), unsupported="tf onnx tflite tf_import")  # training only
     return declare(register(
         name, fwd, shape=_same,
         grad=lambda c, ans, x, **a: execute(grad_op, (c, ans if by_output else x), a or None)),
-        tf=name, tf_import="plain", batch=elementwise(fwd))
+        tf=name, tf_outputs="activations", batch=elementwise(fwd),
+        **{"tf_import": "plain", **rules})
 
 
 def _leaky_slope(x, alpha, dtype):
@@ -81,12 +122,20 @@ def _leaky_slope(x, alpha, dtype):
 # Masks multiply rather than select: np.where branches per element and runs several times
 # slower on data of mixed sign (and TF's kernels multiply too).
 RELU = _piecewise_linear("Relu", lambda x: np.maximum(x, 0), lambda g, x: g * (x > 0),
-                         by_output=True)
+                         by_output=True, onnx="Relu", tflite=_tflite_activation("RELU", "RELU"),
+                         jit=("ufunc_with", "maximum", "0", "fill"),
+                         numexpr="where({0} < 0, 0, {0})", fuse="maximum({0}, 0{out})")
 RELU6 = _piecewise_linear("Relu6", lambda x: np.clip(x, 0, 6),
-                          lambda g, x: g * ((x > 0) & (x < 6)), by_output=True)
+                          lambda g, x: g * ((x > 0) & (x < 6)), by_output=True,
+                          onnx=_onnx_relu6, tflite=_tflite_activation("RELU6", "RELU6"),
+                          fuse="call")
 LEAKY_RELU = _piecewise_linear(
     "LeakyRelu", lambda x, alpha: x * _leaky_slope(x, alpha, x.dtype),
-    lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype))
+    lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype),
+    tf_import=lambda ins, a: leaky_relu(ins[0], a.get("alpha", 0.2)),
+    onnx=lambda ctx, node: ctx.emit("LeakyRelu", ctx.inputs(node),
+                                    alpha=float(node.attrs["alpha"])),
+    tflite=_tflite_leaky_relu)
 relu = _activation(RELU, REAL)
 relu6 = _activation(RELU6, REAL)
 
@@ -112,18 +161,29 @@ def _elu_fwd(x):
     return np.maximum(x, 0) + np.expm1(np.minimum(x, 0))
 
 
+def _smooth_activation(name, fwd, grad, **rules):
+    """A smooth activation: TensorFlow's op of the same name, with no attributes but T."""
+    return register(name, fwd, grad=grad, shape=_same, tf=name, tf_outputs="activations",
+                    tf_import="plain", onnx=name, fuse="call", **rules)
+
+
 # d elu = 1 where x > 0 (there elu > 0), elu + 1 elsewhere: both are min(elu, 0) + 1.
-ELU = register("Elu", _elu_fwd, shape=_same,
-               grad=lambda g, ans, x: multiply(g, add(minimum(ans, 0), 1)))
-SELU = register(
+ELU = _smooth_activation("Elu", _elu_fwd,
+                         lambda g, ans, x: multiply(g, add(minimum(ans, 0), 1)),
+                         tflite=_tflite_activation("ELU", None), unsupported="batch")
+SELU = _smooth_activation(
     "Selu", lambda x: (_SELU_SCALE * (np.maximum(x, 0) + _SELU_ALPHA * np.expm1(
-        np.minimum(x, 0)))).astype(x.dtype, copy=False), shape=_same,
-    grad=lambda g, ans, x: where(greater(x, 0), multiply(g, _SELU_SCALE),
-                                 multiply(g, add(ans, _SELU_SCALE * _SELU_ALPHA))))
-SOFTPLUS = register("Softplus", lambda x: np.logaddexp(x, 0), shape=_same,
-                    grad=lambda g, ans, x: multiply(g, sigmoid(x)))
-SOFTSIGN = register("Softsign", lambda x: x / (np.abs(x) + 1), shape=_same,
-                    grad=lambda g, ans, x: divide(g, square(add(abs(x), 1))))
+        np.minimum(x, 0)))).astype(x.dtype, copy=False),
+    lambda g, ans, x: where(greater(x, 0), multiply(g, _SELU_SCALE),
+                            multiply(g, add(ans, _SELU_SCALE * _SELU_ALPHA))),
+    unsupported="tflite batch")
+SOFTPLUS = _smooth_activation("Softplus", lambda x: np.logaddexp(x, 0),
+                              lambda g, ans, x: multiply(g, sigmoid(x)),
+                              jit=("ufunc_with", "logaddexp", "0", "floats"),
+                              unsupported="tflite batch")
+SOFTSIGN = _smooth_activation("Softsign", lambda x: x / (np.abs(x) + 1),
+                              lambda g, ans, x: divide(g, square(add(abs(x), 1))),
+                              unsupported="tflite batch")
 elu = _activation(ELU)
 selu = _activation(SELU)
 softplus = _activation(SOFTPLUS)
@@ -180,24 +240,32 @@ def _log_softmax_fwd(x, axis):
 SOFTMAX = register(
     "Softmax", _softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: multiply(ans, subtract(
-        g, reduce_sum(multiply(g, ans), axis=axis, keepdims=True))))
+        g, reduce_sum(multiply(g, ans), axis=axis, keepdims=True))),
+    batch=axis_attr(_softmax_fwd), tf=_softmax_tf("Softmax"), tf_outputs="softmax",
+    tf_import=lambda ins, a: softmax(ins[0]), onnx=_onnx_axis("Softmax"),
+    tflite=_tflite_softmax)
 LOG_SOFTMAX = register(
     "LogSoftmax", _log_softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: subtract(
-        g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))))
-declare(SOFTMAX, batch=axis_attr(_softmax_fwd))
-declare(LOG_SOFTMAX, batch=axis_attr(_log_softmax_fwd))
+        g, multiply(exp(ans), reduce_sum(g, axis=axis, keepdims=True))),
+    batch=axis_attr(_log_softmax_fwd), tf=_softmax_tf("LogSoftmax"), tf_outputs="logsoftmax",
+    tf_import=lambda ins, a: log_softmax(ins[0]), onnx=_onnx_axis("LogSoftmax"),
+    unsupported="tflite")
 
 
 def _softmax_entry(op):
     fwd = op.forward
 
+    def fast(logits, axis=None, name=None):
+        if type(logits) is Tensor and logits._dtype.kind == "f" and \
+                (axis is None or axis == -1) and logits._value.ndim:
+            return wrap(fwd(logits._value, -1))
+        return DECLINED
+
+    @fast_path(fast)
     def fn(logits, axis=None, name=None):
         if axis is None:
             axis = -1
-        if not OBSERVERS and type(logits) is Tensor and logits._dtype.kind == "f" and \
-                axis == -1 and logits._value.ndim:
-            return wrap(fwd(logits._value, -1))
         x = check_kind(op.name, to_tensor(logits), FLOAT, "logits")
         nd = x._value.ndim
         if nd == 0:
@@ -239,8 +307,8 @@ def _sparse_xent_grad(g, ans, logits, labels):
 
 SPARSE_XENT = register("SparseSoftmaxCrossEntropyWithLogits", _sparse_xent_fwd,
                        grad=_sparse_xent_grad,
-                       shape=lambda logits, labels: Spec(labels.shape, logits.dtype))
-declare(SPARSE_XENT, batch=per_batch(_sparse_xent_fwd))
+                       shape=lambda logits, labels: Spec(labels.shape, logits.dtype),
+                       batch=per_batch(_sparse_xent_fwd), unsupported="tf onnx tflite tf_import")
 
 
 def _check_labels(labels, n):
@@ -329,7 +397,7 @@ def _dropout_mask_fwd(shape, rate, seed, dtype):
 # A stateful draw: an op (not a captured constant) so a traced graph draws afresh each run.
 DROPOUT_MASK = register("DropoutMask", _dropout_mask_fwd, grad=NOT_DIFFERENTIABLE,
                         shape=lambda shape, rate, seed, dtype: Spec(tuple(shape), dtype),
-                        effects="state")
+                        effects="state", unsupported="tf onnx tflite batch tf_import")
 
 
 def _rate_value(rate):
@@ -380,7 +448,8 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
 L2_LOSS = register(
     "L2Loss", lambda x: np.asarray(np.vdot(x.ravel(), x.ravel()) * 0.5, dtype=x.dtype),
     shape=lambda x: Spec((), x.dtype),
-    grad=lambda g, ans, x: multiply(reshape(g, g._value.shape + (1,) * x._value.ndim), x))
+    grad=lambda g, ans, x: multiply(reshape(g, g._value.shape + (1,) * x._value.ndim), x),
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def l2_loss(t, name=None):
@@ -513,8 +582,9 @@ def _in_top_k_fwd(predictions, targets, k):
     return ok & (above < k)
 
 
-IN_TOP_K = register("InTopKV2", _in_top_k_fwd, grad=NOT_DIFFERENTIABLE,
-                    shape=lambda p, t, k: Spec(t.shape, dtypes.bool))
+IN_TOP_K = register(
+    "InTopKV2", _in_top_k_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda p, t, k: Spec(t.shape, dtypes.bool), unsupported="tf onnx tflite batch tf_import")
 
 
 def in_top_k(targets, predictions, k, name=None):
@@ -526,77 +596,3 @@ def in_top_k(targets, predictions, k, name=None):
         raise invalid(op, f"in_top_k: predictions must be [batch, classes] and targets [batch];"
                       f" got {list(p._value.shape)} and {list(t._value.shape)}")
     return execute(IN_TOP_K, (p, t), {"k": int(np.asarray(k))})
-
-
-# TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
-declare(SOFTMAX, tf_import=lambda ins, a: softmax(ins[0]))
-for _op in (ELU, SELU, SOFTPLUS, SOFTSIGN):
-    declare(_op, tf=_op.name, tf_import="plain")
-declare(LOG_SOFTMAX, tf_import=lambda ins, a: log_softmax(ins[0]))
-
-
-def _softmax_tf(name):
-    """TensorFlow's Softmax/LogSoftmax act on the last axis only."""
-    def rule(attrs, in_specs):
-        rank = len(in_specs[0].shape)
-        if attrs["axis"] not in (-1, rank - 1):
-            raise errors.UnimplementedError(None, None, f"{name} over axis {attrs['axis']} "
-                                            f"of a rank-{rank} tensor has no TensorFlow op "
-                                            f"(it takes the last axis); transpose first")
-        return name, {}
-    return rule
-
-
-declare(LEAKY_RELU, tf_import=lambda ins, a: leaky_relu(ins[0], a.get("alpha", 0.2)))
-declare(SOFTMAX, tf=_softmax_tf("Softmax"))
-declare(LOG_SOFTMAX, tf=_softmax_tf("LogSoftmax"))
-# BiasAdd is an AddV2 here (bias_add broadcasts over the channel axis)
-declare(math_ops.ADD, tf_import={
-    "AddV2": lambda ins, a: add(ins[0], ins[1]),
-    "Add": lambda ins, a: add(ins[0], ins[1]),  # TF1's Add (strings concatenate)
-    "BiasAdd": lambda ins, a: bias_add(ins[0], ins[1], data_format=a.get("data_format"))})
-
-
-# -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
-def _onnx_relu6(ctx, node):
-    dtype = ctx.dtype(node.inputs[0])
-    return ctx.emit("Clip", ctx.inputs(node) + [ctx.const(np.array(0, dtype)),
-                                                ctx.const(np.array(6, dtype))])
-
-
-for _op, _onnx in ((RELU, "Relu"), (ELU, "Elu"), (SELU, "Selu"), (SOFTPLUS, "Softplus"),
-                   (SOFTSIGN, "Softsign")):
-    declare(_op, onnx=_onnx)
-declare(RELU6, onnx=_onnx_relu6)
-declare(LEAKY_RELU, onnx=lambda ctx, node: ctx.emit("LeakyRelu", ctx.inputs(node),
-                                                    alpha=float(node.attrs["alpha"])))
-declare(SOFTMAX, onnx=lambda ctx, node: ctx.emit("Softmax", ctx.inputs(node),
-                                                 axis=int(node.attrs["axis"])))
-declare(LOG_SOFTMAX, onnx=lambda ctx, node: ctx.emit("LogSoftmax", ctx.inputs(node),
-                                                     axis=int(node.attrs["axis"])))
-
-
-# -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
-def _tflite_activation(builtin, fused):
-    def rule(ctx, node):
-        if fused and ctx.fuse_activation(node, fused):
-            return
-        ctx.op(builtin, [ctx.tensor(node.inputs[0])], [ctx.output(node)])
-    return rule
-
-
-def _tflite_softmax(ctx, node):
-    x = node.inputs[0]
-    if node.attrs["axis"] not in (-1, len(ctx.shape(x)) - 1):
-        ctx.unsupported(node, "over an axis other than the last has no TFLite builtin")
-    ctx.op("SOFTMAX", [ctx.tensor(x)], [ctx.output(node)],
-           options=("SoftmaxOptions", {"beta": 1.0}))
-
-
-declare(RELU, tflite=_tflite_activation("RELU", "RELU"))
-declare(RELU6, tflite=_tflite_activation("RELU6", "RELU6"))
-declare(ELU, tflite=_tflite_activation("ELU", None))
-declare(SOFTMAX, tflite=_tflite_softmax)
-declare(LEAKY_RELU, tflite=lambda ctx, node: ctx.op(
-    "LEAKY_RELU", [ctx.tensor(node.inputs[0])], [ctx.output(node)],
-    options=("LeakyReluOptions", {"alpha": float(node.attrs["alpha"])})))

@@ -322,14 +322,16 @@ def _shape(var, *rest, n_slots, **attrs):
 def _update_op(name, kernel, tf_name, in_place=None):
     """The op for `kernel`; `in_place`: its one-pass compiled form (`_compiled`), which the
     eager optimizers use where it applies, as `op.kernel.in_place`."""
-    op = register(name, _functional(kernel), grad=NOT_DIFFERENTIABLE, shape=_shape,
-                  multi_output=True)
     kernel.in_place = in_place
-    op.kernel = kernel
-    # Each output is a new array no input and no other output shares: the graph executor
-    # lets the AssignVariableOp that alone reads one adopt it without a copy.
-    op.fresh_outputs = True
-    return declare(op, tf=tf_name) if tf_name is not None else op
+    # fresh_outputs: each output is a new array no input and no other output shares: the
+    # graph executor lets the AssignVariableOp that alone reads one adopt it without a copy.
+    # unsupported: updates are training state, written to no inference format and never
+    # vectorized; Keras-only updates (no TensorFlow op) have no tf rule either
+    unsupported = "onnx tflite batch tf_import" + (" tf" if tf_name is None else "")
+    op = register(name, _functional(kernel), grad=NOT_DIFFERENTIABLE, shape=_shape,
+                  multi_output=True, kernel=kernel, fresh_outputs=True, unsupported=unsupported)
+    # TensorFlow's ResourceApply* ops have no output arguments (tf_outputs=())
+    return declare(op, tf=tf_name, tf_outputs=()) if tf_name is not None else op
 
 
 def _tf_name(base):

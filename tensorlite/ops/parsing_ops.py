@@ -23,7 +23,7 @@ import numpy as np
 from tensorlite.framework import dtypes, errors, size_limits
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 
@@ -311,10 +311,6 @@ def _parse_shape(serialized, config, names):
     return specs
 
 
-PARSE_EXAMPLE = register("ParseExampleV2", _parse_fwd, grad=NOT_DIFFERENTIABLE,
-                         shape=_parse_shape, multi_output=True)
-
-
 def _import_parse_example(inputs, attrs):
     """TensorFlow's ParseExampleV2 node (inputs: serialized, names, sparse_keys, dense_keys,
     ragged_keys, dense_defaults...) -> its outputs in TensorFlow's order: every sparse
@@ -337,7 +333,10 @@ def _import_parse_example(inputs, attrs):
         [t.dense_shape for t in tensors] + [parsed[k] for k in dense]
 
 
-declare(PARSE_EXAMPLE, tf_import=_import_parse_example)
+PARSE_EXAMPLE = register("ParseExampleV2", _parse_fwd, grad=NOT_DIFFERENTIABLE,
+                         shape=_parse_shape, multi_output=True, unsupported="tf onnx tflite batch",
+                         tf_import=_import_parse_example)
+
 
 
 def _serialized(serialized, op_name):
@@ -464,7 +463,9 @@ def _decode_raw_fwd(data, out_type, little_endian, fixed_length):
     return out.reshape(data.shape + (width // dt.itemsize,))
 
 
-DECODE_RAW = register("DecodeRaw", _decode_raw_fwd, grad=NOT_DIFFERENTIABLE)
+DECODE_RAW = register(
+    "DecodeRaw", _decode_raw_fwd, grad=NOT_DIFFERENTIABLE,
+    unsupported="tf onnx tflite batch tf_import")
 
 _RAW_TYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16,
               dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.uint32,
@@ -595,9 +596,12 @@ def _claimed_bytes(shape, dt):
     return n * itemsize, itemsize
 
 
-SERIALIZE_TENSOR = register("SerializeTensor", _serialize_fwd, grad=NOT_DIFFERENTIABLE,
-                            shape=lambda x: Spec((), dtypes.string))
-PARSE_TENSOR = register("ParseTensor", _parse_tensor_fwd, grad=NOT_DIFFERENTIABLE)
+SERIALIZE_TENSOR = register(
+    "SerializeTensor", _serialize_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda x: Spec((), dtypes.string), unsupported="tf onnx tflite batch tf_import")
+PARSE_TENSOR = register(
+    "ParseTensor", _parse_tensor_fwd, grad=NOT_DIFFERENTIABLE,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def serialize_tensor(tensor, name=None):
@@ -651,11 +655,13 @@ def _write_file_fwd(filename, contents):
 # "io": they touch the file system, so a graph runs them on every call and a loaded
 # model may not call them (registry.EFFECTS)
 READ_FILE = register("ReadFile", _read_file_fwd, grad=NOT_DIFFERENTIABLE,
-                     shape=lambda f: Spec((), dtypes.string), effects="io")
+                     shape=lambda f: Spec((), dtypes.string), effects="io",
+                     tf=lambda attrs, specs: ("ReadFile", {"T": None}), tf_outputs="contents",
+                     tf_import=lambda ins, attrs: READ_FILE(ins[0]),
+                     unsupported="onnx tflite batch")
 WRITE_FILE = register("WriteFile", _write_file_fwd, grad=NOT_DIFFERENTIABLE,
-                      shape=lambda f, c: Spec((0,), dtypes.float32), effects="io")
-declare(READ_FILE, tf=lambda attrs, specs: ("ReadFile", {"T": None}),
-        tf_import=lambda ins, attrs: READ_FILE(ins[0]))
+                      shape=lambda f, c: Spec((0,), dtypes.float32), effects="io",
+                      unsupported="tf onnx tflite batch tf_import")
 
 
 def _scalar_string(x, op_name, arg):

@@ -15,7 +15,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.ops import array_ops, math_ops
 
 _I64 = np.int64
@@ -29,9 +29,131 @@ def _vec(dtype=dtypes.int64):
     return lambda *specs, **_: Spec((None,), dtype)
 
 
-def _int_op(name, fwd, shape=None, multi_output=False):
+def _int_op(name, fwd, shape=None, multi_output=False, **rules):
     return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape or _vec(),
-                    multi_output=multi_output)
+                    multi_output=multi_output, **rules)
+
+
+# -- TensorFlow's ragged ops as SavedModel graphs spell them ------------------------------------
+# (rule form: tensorlite/saved_model/function_runner.py)
+def _partition_splits(partitions, types):
+    """Row splits (int64 tensors) from RaggedTensorToTensor's row partition tensors."""
+    splits, nrows = [], None
+    for tensor, kind in zip(partitions, types):
+        if kind == "FIRST_DIM_SIZE":
+            nrows = math_ops.cast(tensor, dtypes.int64)
+        elif kind == "ROW_SPLITS":
+            splits.append(math_ops.cast(tensor, dtypes.int64))
+        elif kind == "VALUE_ROWIDS":
+            if splits:
+                nrows = splits[-1][-1]
+            rowids = math_ops.cast(tensor, dtypes.int64)
+            splits.append(RAGGED_SPLITS_FROM_ROWIDS(rowids) if nrows is None else
+                          RAGGED_SPLITS_FROM_ROWIDS_N(rowids, nrows))
+        else:
+            raise errors.UnimplementedError(None, None, f"RaggedTensorToTensor: row partition "
+                                            f"type {kind} is not supported")
+    return splits
+
+
+def _import_to_dense(ins, a):
+    types = a["row_partition_types"]
+    shape = np.asarray(ins[0].numpy())
+    shape = None if shape.ndim == 0 else [None if d < 0 else int(d) for d in shape]
+    return RAGGED_TO_DENSE(ins[1], ins[2], *_partition_splits(ins[3:], types), shape=shape)
+
+
+def _import_gather(ins, a):
+    """RaggedGather of whole rows by a vector of indices (indices of rank > 1 add uniform
+    dimensions, not supported)."""
+    k = a["PARAMS_RAGGED_RANK"]
+    splits, values, indices = ins[:k], ins[k], ins[k + 1]
+    if indices.shape.rank != 1:
+        raise errors.UnimplementedError(None, None, f"RaggedGather with indices of rank "
+                                        f"{indices.shape.rank} (only a vector is supported)")
+    out, positions = [], math_ops.cast(indices, dtypes.int64)
+    for s in splits:
+        new_splits, positions = RAGGED_GATHER_ROWS(math_ops.cast(s, dtypes.int64), positions)
+        out.append(math_ops.cast(new_splits, a.get("Tsplits") or dtypes.int64))
+    return out + [array_ops.gather(values, positions)]
+
+
+def _to_dense_tf(attrs, specs):
+    """TensorFlow's op takes the shape as its first input (-1: the bounding size)."""
+    shape = attrs["shape"]
+    k = len(specs) - 2
+    target = np.array(-1 if shape is None else [-1 if d is None else d for d in shape], _I64)
+    return ("RaggedTensorToTensor", {
+        "T": specs[0].dtype, "Tindex": dtypes.int64, "Tshape": dtypes.int64,
+        "num_row_partition_tensors": k, "row_partition_types": ["ROW_SPLITS"] * k},
+        [target, 0, 1] + list(range(2, 2 + k)))
+
+
+
+
+def _splits_from_rowids_tf(attrs, specs):
+    """TensorFlow's segment_ids_to_row_splits: [0] and the running sum of DenseBincount of
+    the row ids over `nrows` bins (without nrows: the largest row id + 1, 0 when empty)."""
+    i32, i64 = np.int32, np.int64
+
+    def write(add, ins):
+        nrows = attrs.get("nrows")
+        if len(ins) > 1:  # RaggedSplitsFromRowIdsAndCount
+            size = ins[1]
+        elif nrows is not None and np.ndim(nrows) == 0 and nrows >= 0:
+            size = np.array(int(nrows), i64)
+        else:
+            top = add("Max", [ins[0], np.array(0, i32)], T=dtypes.int64, Tidx=dtypes.int32,
+                      keep_dims=False)
+            plus = add("AddV2", [f"{top}:output:0", np.array(1, i64)], T=dtypes.int64)
+            size = add("Maximum", [f"{plus}:z:0", np.array(0, i64)], T=dtypes.int64) + ":z:0"
+        return [write_splits_from_rowids(add, ins[0], size)]
+    return write
+
+
+def write_splits_from_rowids(add, rowids, nrows):
+    """The TensorFlow nodes (written by a tf rule's `add`) of int64 row splits from sorted
+    int64 row ids over `nrows` rows: [0] and the running sum of DenseBincount; returns the
+    splits' ref."""
+    i32, i64 = np.int32, np.int64
+    counts = add("DenseBincount", [rowids, nrows, np.zeros(0, i64)], Tidx=dtypes.int64,
+                 T=dtypes.int64, binary_output=False)
+    ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
+               Tidx=dtypes.int32, exclusive=False, reverse=False)
+    splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
+                 N=2, T=dtypes.int64, Tidx=dtypes.int32)
+    return f"{splits}:output:0"
+
+
+
+
+def _uniform_splits_tf(attrs, specs):
+    """Row splits every `length` values: Range(0, rows of the input + 1, length) (length 0:
+    nrows + 1 zeros)."""
+    i32, i64 = np.int32, np.int64
+    length = attrs["length"]
+
+    def write(add, ins):
+        if length == 0:
+            if attrs.get("nrows") is None:
+                raise errors.UnimplementedError(None, None, "SavedModel export: "
+                                                "from_uniform_row_length(0) without nrows")
+            return [add("Identity", [np.zeros(attrs["nrows"] + 1, i64)],
+                        T=dtypes.int64) + ":output:0"]
+        shape = add("Shape", [ins[0]], T=specs[0].dtype, out_type=dtypes.int64)
+        n = add("StridedSlice", [f"{shape}:output:0", np.array([0], i32),
+                                 np.array([1], i32), np.array([1], i32)], T=dtypes.int64,
+                Index=dtypes.int32, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                new_axis_mask=0, shrink_axis_mask=1)
+        limit = add("AddV2", [f"{n}:output:0", np.array(1, i64)], T=dtypes.int64)
+        return [add("Range", [np.array(0, i64), f"{limit}:z:0", np.array(length, i64)],
+                    Tidx=dtypes.int64) + ":output:0"]
+    return write
+
+
+
+# TensorFlow's ragged reductions (reduce_sum/mean over a ragged dimension) are
+# UnsortedSegmentSum over the row ids of the values: ops/segment_ops.py imports it
 
 
 # -- row partitions ------------------------------------------------------------------------------
@@ -75,16 +197,24 @@ def _rowids_to_splits(rowids, nrows):
     return np.searchsorted(rowids, np.arange(n + 1), side="left").astype(_I64)
 
 
-RAGGED_VALIDATE = _int_op("RaggedValidateSplits", _validate_fwd)
-RAGGED_ROW_LENGTHS = _int_op("RaggedRowLengths", lambda s: np.diff(s).astype(_I64))
+RAGGED_VALIDATE = _int_op(
+    "RaggedValidateSplits", _validate_fwd, unsupported="tf onnx tflite batch tf_import")
+RAGGED_ROW_LENGTHS = _int_op(
+    "RaggedRowLengths", lambda s: np.diff(s).astype(_I64),
+    unsupported="tf onnx tflite batch tf_import")
 RAGGED_VALUE_ROWIDS = _int_op(
-    "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)))
-RAGGED_SPLITS_FROM_LENGTHS = _int_op("RaggedSplitsFromLengths", _lengths_to_splits)
-RAGGED_SPLITS_FROM_ROWIDS = _int_op("RaggedSplitsFromRowIds", _rowids_to_splits)
+    "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)),
+    unsupported="tf onnx tflite batch tf_import")
+RAGGED_SPLITS_FROM_LENGTHS = _int_op(
+    "RaggedSplitsFromLengths", _lengths_to_splits, unsupported="tf onnx tflite batch tf_import")
+RAGGED_SPLITS_FROM_ROWIDS = _int_op(
+    "RaggedSplitsFromRowIds", _rowids_to_splits, unsupported="onnx tflite batch tf_import",
+    tf=_splits_from_rowids_tf, tf_outputs={})
 # nrows as a tensor input: a graph's row count follows its input (the batch size), where an
 # attribute would be frozen at its traced value
-RAGGED_SPLITS_FROM_ROWIDS_N = _int_op("RaggedSplitsFromRowIdsAndCount",
-                                      lambda rowids, nrows: _rowids_to_splits(rowids, nrows))
+RAGGED_SPLITS_FROM_ROWIDS_N = _int_op(
+    "RaggedSplitsFromRowIdsAndCount", lambda rowids, nrows: _rowids_to_splits(rowids, nrows),
+    unsupported="onnx tflite batch tf_import", tf=_splits_from_rowids_tf, tf_outputs={})
 def _uniform_splits_fwd(x, length, nrows):
     nvals = x.shape[0]
     if length == 0:
@@ -95,7 +225,9 @@ def _uniform_splits_fwd(x, length, nrows):
     return np.arange(0, nvals + 1, length, dtype=_I64)
 
 
-RAGGED_UNIFORM_SPLITS = _int_op("RaggedUniformSplits", _uniform_splits_fwd)
+RAGGED_UNIFORM_SPLITS = _int_op(
+    "RaggedUniformSplits", _uniform_splits_fwd, unsupported="onnx tflite batch tf_import",
+    tf=_uniform_splits_tf, tf_outputs={})
 
 
 # -- positions (which values move where) --------------------------------------------------------
@@ -155,11 +287,20 @@ def _tile_rows_fwd(splits, rows, cols):
 
 
 _PAIR = (lambda *s, **_: [Spec((None,), dtypes.int64), Spec((None,), dtypes.int64)])
-RAGGED_GATHER_ROWS = _int_op("RaggedGatherRows", _gather_rows_fwd, _PAIR, True)
-RAGGED_ROW_SLICE = _int_op("RaggedRowSlice", _row_slice_fwd, _PAIR, True)
-RAGGED_COLUMN = _int_op("RaggedColumn", _column_fwd)
-RAGGED_CONCAT_ROWS = _int_op("RaggedConcatRows", _concat_rows_fwd, _PAIR, True)
-RAGGED_TILE_ROWS = _int_op("RaggedTileRows", _tile_rows_fwd, _PAIR, True)
+# tf_import_opaque: the import rule computes with NumPy outside the registry
+RAGGED_GATHER_ROWS = _int_op(
+    "RaggedGatherRows", _gather_rows_fwd, _PAIR, True, unsupported="tf onnx tflite batch",
+    tf_import={"RaggedGather": _import_gather}, tf_import_opaque=True,
+    tf_outputs={"RaggedGather": (("output_nested_splits", "OUTPUT_RAGGED_RANK"),
+                                 "output_dense_values")})
+RAGGED_ROW_SLICE = _int_op(
+    "RaggedRowSlice", _row_slice_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
+RAGGED_COLUMN = _int_op("RaggedColumn", _column_fwd, unsupported="tf onnx tflite batch tf_import")
+RAGGED_CONCAT_ROWS = _int_op(
+    "RaggedConcatRows", _concat_rows_fwd, _PAIR, True,
+    unsupported="tf onnx tflite batch tf_import")
+RAGGED_TILE_ROWS = _int_op(
+    "RaggedTileRows", _tile_rows_fwd, _PAIR, True, unsupported="tf onnx tflite batch tf_import")
 
 
 # -- to dense ------------------------------------------------------------------------------------
@@ -232,10 +373,11 @@ def _to_dense_shape(values, default, *splits, shape):
 
 
 RAGGED_TO_DENSE = register("RaggedTensorToTensor", _to_dense_fwd, grad=_to_dense_grad,
-                           shape=_to_dense_shape)
-RAGGED_TO_DENSE_GRAD = register("RaggedTensorToTensorGrad", _to_dense_grad_fwd,
-                                grad=None, multi_output=True,
-                                shape=lambda g, v, d, *s, shape: [v, d])
+                           shape=_to_dense_shape, unsupported="onnx tflite batch",
+    tf_import=_import_to_dense, tf=_to_dense_tf, tf_outputs="result")
+RAGGED_TO_DENSE_GRAD = register(
+    "RaggedTensorToTensorGrad", _to_dense_grad_fwd, grad=None, multi_output=True,
+    shape=lambda g, v, d, *s, shape: [v, d], unsupported="tf onnx tflite batch tf_import")
 
 
 def _lengths_from_padding_fwd(x, padding):
@@ -248,7 +390,9 @@ def _lengths_from_padding_fwd(x, padding):
     return np.where(not_pad.any(axis=1), last, 0).astype(_I64)
 
 
-RAGGED_LENGTHS_FROM_PADDING = _int_op("RaggedLengthsFromPadding", _lengths_from_padding_fwd)
+RAGGED_LENGTHS_FROM_PADDING = _int_op(
+    "RaggedLengthsFromPadding", _lengths_from_padding_fwd,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 # -- row reductions --------------------------------------------------------------------------------
@@ -292,7 +436,8 @@ def _segment_grad(g, ans, values, splits, reducer):
 
 RAGGED_SEGMENT_REDUCE = register(
     "RaggedSegmentReduce", _segment_fwd, grad=_segment_grad,
-    shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False)
+    shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 # -- segment aggregation (reductions over an outer ragged axis, as TensorFlow's
@@ -346,11 +491,19 @@ def _batch_positions_fwd(params_splits, index_splits, index_values):
     return params_splits[:-1][rowids] + idx
 
 
-RAGGED_BATCH_POSITIONS = _int_op("RaggedBatchGatherPositions", _batch_positions_fwd)
+RAGGED_BATCH_POSITIONS = _int_op(
+    "RaggedBatchGatherPositions", _batch_positions_fwd,
+    unsupported="tf onnx tflite batch tf_import")
 _SCALAR_PAIR = (lambda *s, **_: [Spec((None,), dtypes.int64), Spec((), dtypes.int64)])
-RAGGED_POSITIONS = _int_op("RaggedPositionsInRows", _positions_fwd, _SCALAR_PAIR, True)
-RAGGED_SEGMENT_LAYOUT = _int_op("RaggedSegmentLayout", _segment_layout_fwd, _PAIR, True)
-RAGGED_SEGMENT_ORDER = _int_op("RaggedSegmentOrder", _segment_order_fwd, _PAIR, True)
+RAGGED_POSITIONS = _int_op(
+    "RaggedPositionsInRows", _positions_fwd, _SCALAR_PAIR, True,
+    unsupported="tf onnx tflite batch tf_import")
+RAGGED_SEGMENT_LAYOUT = _int_op(
+    "RaggedSegmentLayout", _segment_layout_fwd, _PAIR, True,
+    unsupported="tf onnx tflite batch tf_import")
+RAGGED_SEGMENT_ORDER = _int_op(
+    "RaggedSegmentOrder", _segment_order_fwd, _PAIR, True,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 # -- sparse ---------------------------------------------------------------------------------------
@@ -388,8 +541,11 @@ def _sparse_splits_fwd(indices, dense_shape):
     return splits
 
 
-RAGGED_TO_SPARSE = _int_op("RaggedTensorToSparse", _to_sparse_fwd, _PAIR, True)
-RAGGED_SPARSE_SPLITS = _int_op("RaggedSplitsFromSparse", _sparse_splits_fwd)
+RAGGED_TO_SPARSE = _int_op(
+    "RaggedTensorToSparse", _to_sparse_fwd, _PAIR, True,
+    unsupported="tf onnx tflite batch tf_import")
+RAGGED_SPARSE_SPLITS = _int_op(
+    "RaggedSplitsFromSparse", _sparse_splits_fwd, unsupported="tf onnx tflite batch tf_import")
 
 
 def _same_splits_fwd(a, b):
@@ -400,132 +556,5 @@ def _same_splits_fwd(a, b):
     return a
 
 
-RAGGED_SAME_SPLITS = _int_op("RaggedAssertSameSplits", _same_splits_fwd)
-
-
-# -- TensorFlow's ragged ops as SavedModel graphs spell them ------------------------------------
-# (rule form: tensorlite/saved_model/function_runner.py)
-def _partition_splits(partitions, types):
-    """Row splits (int64 tensors) from RaggedTensorToTensor's row partition tensors."""
-    splits, nrows = [], None
-    for tensor, kind in zip(partitions, types):
-        if kind == "FIRST_DIM_SIZE":
-            nrows = math_ops.cast(tensor, dtypes.int64)
-        elif kind == "ROW_SPLITS":
-            splits.append(math_ops.cast(tensor, dtypes.int64))
-        elif kind == "VALUE_ROWIDS":
-            if splits:
-                nrows = splits[-1][-1]
-            rowids = math_ops.cast(tensor, dtypes.int64)
-            splits.append(RAGGED_SPLITS_FROM_ROWIDS(rowids) if nrows is None else
-                          RAGGED_SPLITS_FROM_ROWIDS_N(rowids, nrows))
-        else:
-            raise errors.UnimplementedError(None, None, f"RaggedTensorToTensor: row partition "
-                                            f"type {kind} is not supported")
-    return splits
-
-
-def _import_to_dense(ins, a):
-    types = a["row_partition_types"]
-    shape = np.asarray(ins[0].numpy())
-    shape = None if shape.ndim == 0 else [None if d < 0 else int(d) for d in shape]
-    return RAGGED_TO_DENSE(ins[1], ins[2], *_partition_splits(ins[3:], types), shape=shape)
-
-
-def _import_gather(ins, a):
-    """RaggedGather of whole rows by a vector of indices (indices of rank > 1 add uniform
-    dimensions, not supported)."""
-    k = a["PARAMS_RAGGED_RANK"]
-    splits, values, indices = ins[:k], ins[k], ins[k + 1]
-    if indices.shape.rank != 1:
-        raise errors.UnimplementedError(None, None, f"RaggedGather with indices of rank "
-                                        f"{indices.shape.rank} (only a vector is supported)")
-    out, positions = [], math_ops.cast(indices, dtypes.int64)
-    for s in splits:
-        new_splits, positions = RAGGED_GATHER_ROWS(math_ops.cast(s, dtypes.int64), positions)
-        out.append(math_ops.cast(new_splits, a.get("Tsplits") or dtypes.int64))
-    return out + [array_ops.gather(values, positions)]
-
-
-def _to_dense_tf(attrs, specs):
-    """TensorFlow's op takes the shape as its first input (-1: the bounding size)."""
-    shape = attrs["shape"]
-    k = len(specs) - 2
-    target = np.array(-1 if shape is None else [-1 if d is None else d for d in shape], _I64)
-    return ("RaggedTensorToTensor", {
-        "T": specs[0].dtype, "Tindex": dtypes.int64, "Tshape": dtypes.int64,
-        "num_row_partition_tensors": k, "row_partition_types": ["ROW_SPLITS"] * k},
-        [target, 0, 1] + list(range(2, 2 + k)))
-
-
-declare(RAGGED_TO_DENSE, tf_import=_import_to_dense, tf=_to_dense_tf)
-
-
-def _splits_from_rowids_tf(attrs, specs):
-    """TensorFlow's segment_ids_to_row_splits: [0] and the running sum of DenseBincount of
-    the row ids over `nrows` bins (without nrows: the largest row id + 1, 0 when empty)."""
-    i32, i64 = np.int32, np.int64
-
-    def write(add, ins):
-        nrows = attrs.get("nrows")
-        if len(ins) > 1:  # RaggedSplitsFromRowIdsAndCount
-            size = ins[1]
-        elif nrows is not None and np.ndim(nrows) == 0 and nrows >= 0:
-            size = np.array(int(nrows), i64)
-        else:
-            top = add("Max", [ins[0], np.array(0, i32)], T=dtypes.int64, Tidx=dtypes.int32,
-                      keep_dims=False)
-            plus = add("AddV2", [f"{top}:output:0", np.array(1, i64)], T=dtypes.int64)
-            size = add("Maximum", [f"{plus}:z:0", np.array(0, i64)], T=dtypes.int64) + ":z:0"
-        return [write_splits_from_rowids(add, ins[0], size)]
-    return write
-
-
-def write_splits_from_rowids(add, rowids, nrows):
-    """The TensorFlow nodes (written by a tf rule's `add`) of int64 row splits from sorted
-    int64 row ids over `nrows` rows: [0] and the running sum of DenseBincount; returns the
-    splits' ref."""
-    i32, i64 = np.int32, np.int64
-    counts = add("DenseBincount", [rowids, nrows, np.zeros(0, i64)], Tidx=dtypes.int64,
-                 T=dtypes.int64, binary_output=False)
-    ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
-               Tidx=dtypes.int32, exclusive=False, reverse=False)
-    splits = add("ConcatV2", [np.zeros(1, i64), f"{ends}:out:0", np.array(0, i32)],
-                 N=2, T=dtypes.int64, Tidx=dtypes.int32)
-    return f"{splits}:output:0"
-
-
-declare(RAGGED_SPLITS_FROM_ROWIDS, tf=_splits_from_rowids_tf)
-
-
-def _uniform_splits_tf(attrs, specs):
-    """Row splits every `length` values: Range(0, rows of the input + 1, length) (length 0:
-    nrows + 1 zeros)."""
-    i32, i64 = np.int32, np.int64
-    length = attrs["length"]
-
-    def write(add, ins):
-        if length == 0:
-            if attrs.get("nrows") is None:
-                raise errors.UnimplementedError(None, None, "SavedModel export: "
-                                                "from_uniform_row_length(0) without nrows")
-            return [add("Identity", [np.zeros(attrs["nrows"] + 1, i64)],
-                        T=dtypes.int64) + ":output:0"]
-        shape = add("Shape", [ins[0]], T=specs[0].dtype, out_type=dtypes.int64)
-        n = add("StridedSlice", [f"{shape}:output:0", np.array([0], i32),
-                                 np.array([1], i32), np.array([1], i32)], T=dtypes.int64,
-                Index=dtypes.int32, begin_mask=0, end_mask=0, ellipsis_mask=0,
-                new_axis_mask=0, shrink_axis_mask=1)
-        limit = add("AddV2", [f"{n}:output:0", np.array(1, i64)], T=dtypes.int64)
-        return [add("Range", [np.array(0, i64), f"{limit}:z:0", np.array(length, i64)],
-                    Tidx=dtypes.int64) + ":output:0"]
-    return write
-
-
-declare(RAGGED_UNIFORM_SPLITS, tf=_uniform_splits_tf)
-declare(RAGGED_SPLITS_FROM_ROWIDS_N, tf=_splits_from_rowids_tf)
-declare(RAGGED_GATHER_ROWS, tf_import={"RaggedGather": _import_gather})
-
-
-# TensorFlow's ragged reductions (reduce_sum/mean over a ragged dimension) are
-# UnsortedSegmentSum over the row ids of the values: ops/segment_ops.py imports it
+RAGGED_SAME_SPLITS = _int_op(
+    "RaggedAssertSameSplits", _same_splits_fwd, unsupported="tf onnx tflite batch tf_import")

@@ -218,6 +218,9 @@ def _same_shape(value, **_):
     return value
 
 
+_NOT_EXPORTED = "tf onnx tflite batch tf_import"
+
+
 def _def_random(name, stateless_name, sample, shape_rule, grad=NOT_DIFFERENTIABLE):
     """Registers the stateful op (generator as the `rng` attribute) and, if named, its
     stateless twin (seed pair as the first input). Draws have no gradient; `grad=None`
@@ -227,7 +230,10 @@ def _def_random(name, stateless_name, sample, shape_rule, grad=NOT_DIFFERENTIABL
 
     def shape(*specs, rng, **attrs):
         return shape_rule(*specs, **attrs)
-    stateful = register(name, forward, grad=grad, shape=shape, effects="state")
+    # unsupported: random draws are not exported (an inference graph holds none) and
+    # vectorized_map draws per example
+    stateful = register(name, forward, grad=grad, shape=shape, effects="state",
+                        unsupported=_NOT_EXPORTED)
     if stateless_name is None:
         return stateful, None
 
@@ -235,7 +241,8 @@ def _def_random(name, stateless_name, sample, shape_rule, grad=NOT_DIFFERENTIABL
         return sample(_pair_rng(seed), *inputs, **attrs)
 
     stateless = register(stateless_name, stateless_forward, grad=grad,
-                         shape=lambda seed, *specs, **attrs: shape_rule(*specs, **attrs))
+                         shape=lambda seed, *specs, **attrs: shape_rule(*specs, **attrs),
+                         unsupported=_NOT_EXPORTED)
     return stateful, stateless
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import execute
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
 
 __all__ = ["py_function", "numpy_function"]
@@ -224,8 +224,11 @@ def as_tuple(tout):
 
 def _register(name, eager, grad=NOT_DIFFERENTIABLE, effects="callback"):
     # One registration per op; the jacobian loops over the rule (it re-runs func per row).
-    return register(name, _forward(name, eager), grad=grad, shape=_shape, multi_output=True,
-                    batchable=False, effects=effects)
+    # varying: Python runs on every call, so a trace never freezes its outputs
+    # unsupported: Python code exports to no format, and runs once per example
+    return declare(register(name, _forward(name, eager), grad=grad, shape=_shape,
+                            multi_output=True, batchable=False, effects=effects),
+                   varying=True, unsupported="tf onnx tflite batch tf_import")
 
 
 class _Vjp:

@@ -18,7 +18,7 @@ Example:
 import numpy as np
 
 from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import Spec, declare, register
+from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import wrap
 from tensorlite.ops.array_ops import GATHER, _index_tensor
 from tensorlite.ops.common import to_tensor
@@ -115,19 +115,19 @@ def _tf_rule(kind):
     return rule
 
 
-_GRADS = {"sum": _sum_grad, "prod": _prod_grad, "max": _extreme_grad, "min": _extreme_grad}
-SEGMENT_OPS = {kind: declare(register(_TF_NAMES[kind], _segment_fwd(kind), grad=_GRADS[kind],
-                                      shape=_shape), tf=_tf_rule(kind))
-               for kind in _TF_NAMES}
-
-
 def _import_rule(kind):
     """A TensorFlow SavedModel's node (data, segment_ids, num_segments) as ours."""
     return lambda ins, attrs: _segment(kind, ins[0], ins[1], ins[2], _TF_NAMES[kind])
 
 
-for _kind, _op in SEGMENT_OPS.items():
-    declare(_op, tf_import=_import_rule(_kind))
+# The unsorted sum's import rule computes outside the registry (tf_import_opaque,
+# saved_model/function_runner.py).
+_GRADS = {"sum": _sum_grad, "prod": _prod_grad, "max": _extreme_grad, "min": _extreme_grad}
+SEGMENT_OPS = {kind: register(_TF_NAMES[kind], _segment_fwd(kind), grad=_GRADS[kind],
+                              shape=_shape, tf=_tf_rule(kind), tf_outputs="output",
+                              tf_import=_import_rule(kind), tf_import_opaque=kind == "sum",
+                              unsupported="onnx tflite batch")
+               for kind in _TF_NAMES}
 
 
 def _segment(kind, data, segment_ids, num_segments, op_name):

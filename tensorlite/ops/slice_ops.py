@@ -9,11 +9,11 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.dispatch import OBSERVERS, execute, invalid
-from tensorlite.framework.registry import Spec, declare, register
+from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import control_flow_ops
 from tensorlite.ops.batching import leading
-from tensorlite.ops.common import int_list, to_tensor
+from tensorlite.ops.common import DECLINED, fast_path, int_list, to_tensor
 
 __all__ = ["slice", "strided_slice"]
 
@@ -61,11 +61,11 @@ def _slice_grad_shape(g, key, shape):
     return Spec(tuple(g.shape[:len(g.shape) - sliced_ndim]) + tuple(shape), g.dtype)
 
 
-STRIDED_SLICE = register("StridedSlice", _slice_fwd, grad=_slice_grad, shape=_slice_shape)
+# StridedSlice itself is registered at the end of this module, beside its export and
+# import rules. Both take leading batch dimensions (their batch rules).
 SLICE_GRAD = register("StridedSliceGrad", _slice_grad_fwd, grad=_slice_grad_grad,
-                      shape=_slice_grad_shape)
-declare(STRIDED_SLICE, batch=leading(_slice_fwd))  # both take leading batch dims
-declare(SLICE_GRAD, batch=leading(_slice_grad_fwd))
+                      shape=_slice_grad_shape, batch=leading(_slice_grad_fwd),
+                      unsupported="tf onnx tflite tf_import")
 
 
 def _index_value(k):
@@ -150,11 +150,16 @@ def _plain_key(key, shape):
     return True
 
 
+def _getitem_fast(tensor, key):
+    if type(tensor) is Tensor and _plain_key(key, tensor._value.shape):
+        return wrap(tensor._value[key])
+    return DECLINED
+
+
+@fast_path(_getitem_fast)
 def getitem(tensor, key):
     """`tensor[key]`, differentiable. A boolean array or tensor as the whole key selects
     as `tf.boolean_mask` (TF's rule)."""
-    if not OBSERVERS and type(tensor) is Tensor and _plain_key(key, tensor._value.shape):
-        return wrap(tensor._value[key])
     x = to_tensor(tensor)
     if _is_bool_mask(key):
         from tensorlite.ops.array_ops import boolean_mask  # noqa: PLC0415 - imports us
@@ -246,11 +251,12 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0,
     return getitem(input_, tuple(key))
 
 
-# TensorFlow's StridedSlice in SavedModel graphs (rule form: function_runner.py)
-declare(STRIDED_SLICE, tf_import=lambda ins, a: strided_slice(
-    ins[0], ins[1].numpy(), ins[2].numpy(), ins[3].numpy(), a.get("begin_mask", 0),
-    a.get("end_mask", 0), a.get("ellipsis_mask", 0), a.get("new_axis_mask", 0),
-    a.get("shrink_axis_mask", 0)))
+# -- import rule: TensorFlow's StridedSlice in SavedModel graphs (form: function_runner.py) --
+def _import_strided_slice(ins, a):
+    return strided_slice(ins[0], ins[1].numpy(), ins[2].numpy(), ins[3].numpy(),
+                         a.get("begin_mask", 0), a.get("end_mask", 0),
+                         a.get("ellipsis_mask", 0), a.get("new_axis_mask", 0),
+                         a.get("shrink_axis_mask", 0))
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
@@ -299,8 +305,6 @@ def _onnx_strided_slice(ctx, node):
     return x if bounds or squeeze or newaxis else ctx.emit("Identity", [x])
 
 
-declare(STRIDED_SLICE, onnx=_onnx_strided_slice)
-
 
 # -- export rule: TensorFlow's StridedSlice (the rule's form: saved_model/function_def.py) ---
 def _strided_slice_tf(attrs, in_specs):
@@ -334,4 +338,7 @@ def _strided_slice_tf(attrs, in_specs):
     return "StridedSlice", {"Index": dtypes.int32, **masks}, [0, *ints]
 
 
-declare(STRIDED_SLICE, tf=_strided_slice_tf)
+STRIDED_SLICE = register(
+    "StridedSlice", _slice_fwd, grad=_slice_grad, shape=_slice_shape,
+    batch=leading(_slice_fwd), tf=_strided_slice_tf, tf_outputs="output",
+    tf_import=_import_strided_slice, onnx=_onnx_strided_slice, unsupported="tflite")

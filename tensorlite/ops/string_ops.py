@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.ops import regex, string_hash
 
 _OBJ = object
@@ -66,323 +66,13 @@ def _ragged_spec(dtype):
     return lambda *specs, **_: [Spec((None,), dtype), Spec((None,), dtypes.int64)]
 
 
-def _register(name, fwd, shape, multi_output=False):
-    return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape, multi_output=multi_output)
+def _register(name, fwd, shape, multi_output=False, **rules):
+    return register(name, fwd, grad=NOT_DIFFERENTIABLE, shape=shape, multi_output=multi_output,
+                    **rules)
 
 
 def _bad(op, message):
     return errors.InvalidArgumentError(None, None, f"{op}: {message}")
-
-
-# -- split and join ----------------------------------------------------------------------------
-def _split_whitespace_joined(flat):
-    """Whitespace split of a whole batch: one bytes.split of the strings joined by newlines
-    gives the tokens; the row lengths are counted on the bytes with NumPy (a token starts
-    where a non-space byte follows a space; its row is the number of newlines before it)."""
-    text = joined(flat)
-    if text is None:
-        return None
-    b = np.frombuffer(text, dtype=np.uint8)
-    newlines = np.flatnonzero(b == 10)
-    if newlines.size != len(flat) - 1:  # a string held a newline
-        return None
-    space = (b == 32) | ((b - 9) < 5)  # " \t\n\x0b\x0c\r": bytes.split's and TF's (absl)
-    starts = ~space
-    starts[1:] &= space[:-1]
-    rows = np.searchsorted(newlines, np.flatnonzero(starts))
-    lengths = np.bincount(rows, minlength=len(flat))
-    return strings_array(text.split()), splits_from_lengths(lengths)
-
-
-def _split_fwd(x, sep, maxsplit):
-    flat = x.reshape(-1).tolist()
-    if sep == b"" and maxsplit == -1:
-        done = _split_whitespace_joined(flat)
-        if done is not None:
-            return done
-    if sep == b"":  # runs of whitespace, no empty tokens
-        parts = [s.split(None, maxsplit) for s in flat]
-    else:  # an empty string has no token (Python would give one empty string)
-        parts = [s.split(sep, maxsplit) if s else [] for s in flat]
-    tokens = list(itertools.chain.from_iterable(parts))
-    return strings_array(tokens), splits_from_lengths(list(map(len, parts)))
-
-
-STRING_SPLIT = _register("StringSplitV2", _split_fwd, _ragged_spec(dtypes.string), True)
-
-
-def _join_fwd(*xs, separator):
-    if not xs:
-        return np.array(b"", dtype=_OBJ)
-    arrays = np.broadcast_arrays(*xs)
-    out = np.empty(arrays[0].shape, dtype=_OBJ)
-    flat = out.reshape(-1)
-    cols = [a.reshape(-1).tolist() for a in arrays]
-    flat[:] = [separator.join(parts) for parts in zip(*cols)] if flat.size else []
-    return out
-
-
-def _join_shape(*xs, separator):
-    shape = ()
-    for x in xs:
-        shape = x.shape if len(x.shape) > len(shape) else shape
-    return Spec(shape, dtypes.string)
-
-
-STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape)
-
-
-def _reduce_join_fwd(x, axis, keepdims, separator):
-    axes = tuple(range(x.ndim)) if axis is None else axis
-    rest = [d for d in range(x.ndim) if d not in axes]
-    moved = np.transpose(x, rest + list(axes))
-    rows = moved.reshape(int(np.prod([x.shape[d] for d in rest], dtype=np.int64)), -1) \
-        if x.size else np.empty((int(np.prod([x.shape[d] for d in rest])), 0), dtype=_OBJ)
-    out = strings_array([separator.join(r) for r in rows.tolist()])
-    shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keepdims else \
-        [x.shape[d] for d in rest]
-    return out.reshape(shape)
-
-
-def _reduce_join_shape(x, axis, keepdims, separator):
-    axes = tuple(range(len(x.shape))) if axis is None else axis
-    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
-        tuple(n for d, n in enumerate(x.shape) if d not in axes)
-    return Spec(shape, dtypes.string)
-
-
-REDUCE_JOIN = _register("ReduceJoin", _reduce_join_fwd, _reduce_join_shape)
-
-
-def _segment_join_fwd(values, splits, separator):
-    flat, b = values.tolist(), splits.tolist()
-    return strings_array([separator.join(flat[i:j]) for i, j in zip(b[:-1], b[1:])])
-
-
-SEGMENT_JOIN = _register("RaggedReduceJoin", _segment_join_fwd,
-                         lambda v, s, separator: Spec((None,), dtypes.string))
-
-
-# -- regular expressions -----------------------------------------------------------------------
-def _regex_replace_fwd(x, pattern, rewrite, replace_global):
-    compiled = regex.compile_pattern(pattern, "RegexReplace")
-    template = regex.rewrite_template(rewrite, "RegexReplace")
-    count = 0 if replace_global else 1
-    deleted = compiled.deleted_bytes(template, count)
-    if deleted is not None:
-        text = joined(x.reshape(-1).tolist()) if b"\n" not in deleted else None
-        if text is not None:
-            parts = text.translate(None, deleted).split(b"\n")
-            if len(parts) == x.size:  # no string held a newline
-                return strings_array(parts).reshape(x.shape)
-        return emap(lambda s: s.translate(None, deleted), x)
-    return emap(compiled.subber(template, count), x)
-
-
-def _regex_full_match_fwd(x, pattern):
-    return emap(regex.compile_pattern(pattern, "RegexFullMatch").fullmatch, x, np.bool_)
-
-
-REGEX_REPLACE = _register("RegexReplace", _regex_replace_fwd, _like(dtypes.string))
-REGEX_FULL_MATCH = _register("RegexFullMatch", _regex_full_match_fwd, _like(dtypes.bool))
-
-
-# -- per-string transformations -----------------------------------------------------------------
-_CONTINUATION = re.compile(rb"[\x80-\xbf]")
-
-
-def utf8_char_count(b):
-    """TensorFlow's UTF-8 character count: the bytes that do not continue a character."""
-    return len(b) - len(_CONTINUATION.findall(b)) if not b.isascii() else len(b)
-
-
-def _length_fwd(x, unit):
-    count = len if unit == "BYTE" else utf8_char_count
-    return emap(count, x, np.int32)
-
-
-STRING_LENGTH = _register("StringLength", _length_fwd, _like(dtypes.int32))
-
-
-def _case_fwd(x, encoding, upper):
-    if encoding == "":
-        return emap(bytes.upper if upper else bytes.lower, x)  # ASCII letters only, as TF
-    change = str.upper if upper else str.lower
-    return emap(lambda s: change(s.decode(encoding, "surrogateescape")).encode(
-        encoding, "surrogateescape"), x)
-
-
-STRING_LOWER = _register("StringLower", lambda x, encoding: _case_fwd(x, encoding, False),
-                         _like(dtypes.string))
-STRING_UPPER = _register("StringUpper", lambda x, encoding: _case_fwd(x, encoding, True),
-                         _like(dtypes.string))
-STRING_STRIP = _register("StringStrip", lambda x: emap(bytes.strip, x), _same)
-
-
-def _char_starts(s):
-    return [i for i, c in enumerate(s) if c & 0xC0 != 0x80] + [len(s)]
-
-
-def _substr_one(s, pos, length, unit, index):
-    if unit == "BYTE":
-        n, cut = len(s), None
-    else:
-        cut = _char_starts(s)
-        n = len(cut) - 1
-    if not -n <= pos <= n:
-        raise _bad("Substr", f"pos {pos} out of range for string {s!r} at index {index}; "
-                   f"use a position within [-{n}, {n}]")
-    start = pos + n if pos < 0 else pos
-    stop = min(n, start + max(length, 0))
-    return s[start:stop] if cut is None else s[cut[start]:cut[stop]]
-
-
-def _substr_fwd(x, pos, length, unit):
-    xb, pb, lb = np.broadcast_arrays(x, pos, length)
-    items = zip(xb.reshape(-1).tolist(), pb.reshape(-1).tolist(), lb.reshape(-1).tolist())
-    out = strings_array([_substr_one(s, p, n, unit, i) for i, (s, p, n) in enumerate(items)])
-    return out.reshape(xb.shape)
-
-
-SUBSTR = _register("Substr", _substr_fwd, lambda x, p, n, unit: Spec(x.shape, dtypes.string))
-
-
-# -- numbers <-> strings ------------------------------------------------------------------------
-# on RE2: linear time (with `re`, `\d+\.?\d*` backtracks quadratically on long digit runs)
-_NUMBER = {
-    "f": regex.compile_pattern(rb"(?i)\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|"
-                               rb"inf|infinity|nan)\s*", "StringToNumber"),
-    "i": regex.compile_pattern(rb"\s*[-+]?\d+\s*", "StringToNumber"),
-}
-
-
-def _to_number_fwd(x, out_type):
-    dt = dtypes.as_dtype(out_type)
-    kind = "f" if dt.is_floating else "i"
-    parse = float if kind == "f" else int
-    info = None if kind == "f" else np.iinfo(dt.as_numpy_dtype)
-
-    def one(s):
-        if not _NUMBER[kind].fullmatch(s):
-            raise _bad("StringToNumber", f"StringToNumberOp could not correctly convert "
-                       f"string: {s.decode('utf-8', 'replace')}")
-        v = parse(s)
-        if info is not None and not info.min <= v <= info.max:
-            raise _bad("StringToNumber", f"StringToNumberOp could not correctly convert "
-                       f"string: {s.decode()} (out of range for {dt.name})")
-        return v
-    return emap(one, x, dt.as_numpy_dtype)
-
-
-STRING_TO_NUMBER = _register("StringToNumber", _to_number_fwd,
-                             lambda x, out_type: Spec(x.shape, dtypes.as_dtype(out_type)))
-
-
-def _as_string_format(kind, precision, scientific, shortest, width, fill):
-    spec = "%" + fill + (str(width) if width > -1 else "")
-    if kind in "iu":
-        return spec + "d"
-    if precision > -1:
-        spec += f".{precision}"
-    return spec + ("g" if shortest else "e" if scientific else "f")
-
-
-def _as_string_fwd(x, precision, scientific, shortest, width, fill):
-    kind = x.dtype.kind
-    if kind == "b":
-        return emap(lambda v: b"true" if v else b"false", x)
-    if kind == "O":
-        return x
-    fmt = _as_string_format("f" if kind == "c" else kind, precision, scientific, shortest,
-                            width, fill)
-    if kind == "c":
-        return emap(lambda v: f"({fmt % v.real},{fmt % v.imag})".encode(), x)
-    return emap(lambda v: (fmt % v).encode(), x)
-
-
-AS_STRING = _register("AsString", _as_string_fwd, _like(dtypes.string))
-
-
-def _format_fwd(*xs, template, placeholder, summarize):
-    from tensorlite.ops.logging_ops import _format  # noqa: PLC0415 - tf.print's printer
-    pieces = template.split(placeholder)
-    if len(pieces) - 1 != len(xs):
-        raise _bad("StringFormat", f"num placeholders in template ({len(pieces) - 1}) and "
-                   f"num inputs ({len(xs)}) must match; template {template!r}")
-    out = pieces[0]
-    for x, piece in zip(xs, pieces[1:]):
-        out += _format(x, summarize) + piece
-    return np.array(out.encode("utf-8"), dtype=_OBJ)
-
-
-STRING_FORMAT = _register("StringFormat", _format_fwd,
-                          lambda *xs, **_: Spec((), dtypes.string))
-
-
-# -- n-grams -------------------------------------------------------------------------------------
-def _row_ngrams(row, widths, separator, left, right, pad_width, preserve_short):
-    out = []
-    for width in widths:
-        pad = pad_width if pad_width >= 0 else width - 1
-        padded = [left] * pad + row + [right] * pad
-        out.extend(separator.join(padded[i:i + width])
-                   for i in range(max(0, len(padded) - width + 1)))
-    if preserve_short and not out and row:
-        pad = max(pad_width, 0)
-        out.append(separator.join([left] * pad + row + [right] * pad))
-    return out
-
-
-def _ngrams_fwd(values, splits, widths, separator, left_pad, right_pad, pad_width,
-                preserve_short):
-    flat = values.tolist()
-    bounds = splits.tolist()
-    grams, lengths = [], []
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        row = _row_ngrams(flat[a:b], widths, separator, left_pad, right_pad, pad_width,
-                          preserve_short)
-        grams.extend(row)
-        lengths.append(len(row))
-    return strings_array(grams), splits_from_lengths(lengths)
-
-
-STRING_NGRAMS = _register("StringNGrams", _ngrams_fwd, _ragged_spec(dtypes.string), True)
-
-
-# -- bytes and unicode ---------------------------------------------------------------------------
-def _bytes_split_fwd(x):
-    flat = x.reshape(-1).tolist()
-    return (strings_array([s[i:i + 1] for s in flat for i in range(len(s))]),
-            splits_from_lengths([len(s) for s in flat]))
-
-
-BYTES_SPLIT = _register("BytesSplit", _bytes_split_fwd, _ragged_spec(dtypes.string), True)
-
-
-def _buckets(x, num_buckets, hash_fn):
-    if num_buckets < 1:
-        raise _bad("StringToHashBucket", f"num_buckets must be >= 1, got {num_buckets}")
-    return emap(lambda s: hash_fn(s) % num_buckets, x, np.int64)
-
-
-def _fast_fwd(x, num_buckets):
-    return _buckets(x, num_buckets, string_hash.fingerprint64_fn())
-
-
-def _strong_fwd(x, num_buckets, key):
-    k0, k1 = key
-    return _buckets(x, num_buckets, lambda s: string_hash.siphash24(s, k0, k1))
-
-
-def _hash_shape(x, num_buckets, **_):
-    return Spec(x.shape, dtypes.int64)
-
-
-TO_HASH_BUCKET_FAST = _register("StringToHashBucketFast", _fast_fwd, _hash_shape)
-TO_HASH_BUCKET_STRONG = _register("StringToHashBucketStrong", _strong_fwd, _hash_shape)
-TO_HASH_BUCKET = _register("StringToHashBucket",
-                           lambda x, num_buckets: _buckets(x, num_buckets, string_hash.murmur64),
-                           _hash_shape)
 
 
 # -- TensorFlow's string ops as SavedModel graphs spell them -------------------------------------
@@ -407,13 +97,6 @@ def _sparse_split_fwd(x, sep, maxsplit):
     return np.stack([rowids, cols], axis=1).reshape(-1, 2), values, shape
 
 
-# one op, so that a traced graph of a TensorFlow SavedModel computes the sparse outputs from
-# its input each run (NumPy in an import rule would freeze them at the traced values)
-STRING_SPLIT_SPARSE = _register("StringSplitV2Sparse", _sparse_split_fwd, lambda *s, **_: [
-    Spec((None, 2), dtypes.int64), Spec((None,), dtypes.string), Spec((2,), dtypes.int64)],
-    True)
-
-
 def _sparse_split(ins, attrs):
     return list(STRING_SPLIT_SPARSE(ins[0], sep=_scalar_bytes(ins[1]),
                                     maxsplit=int(attrs.get("maxsplit", -1))))
@@ -427,7 +110,13 @@ def _sparse_split_tf(attrs, specs):
     return write
 
 
-declare(STRING_SPLIT_SPARSE, tf=_sparse_split_tf)
+# one op, so that a traced graph of a TensorFlow SavedModel computes the sparse outputs from
+# its input each run (NumPy in an import rule would freeze them at the traced values)
+STRING_SPLIT_SPARSE = _register("StringSplitV2Sparse", _sparse_split_fwd, lambda *s, **_: [
+    Spec((None, 2), dtypes.int64), Spec((None,), dtypes.string), Spec((2,), dtypes.int64)],
+    True, unsupported="onnx tflite batch tf_import",
+    tf=_sparse_split_tf,
+    tf_outputs={})
 
 
 def _splits_dtype(splits, attrs):
@@ -482,7 +171,6 @@ def _split_tf(attrs, specs):
     return write
 
 
-declare(STRING_SPLIT, tf_import=_sparse_split, tf=_split_tf)
 def _ngrams_tf(attrs, specs):
     """StringNGrams, whose two outputs have their own argument names."""
     def write(add, ins):
@@ -494,51 +182,387 @@ def _ngrams_tf(attrs, specs):
     return write
 
 
-declare(STRING_NGRAMS, tf=_ngrams_tf)
-declare(STRING_LOWER, tf=lambda a, specs: ("StringLower", {"encoding": a["encoding"], "T": None}))
-declare(STRING_UPPER, tf=lambda a, specs: ("StringUpper", {"encoding": a["encoding"], "T": None}))
-declare(REGEX_REPLACE, tf=lambda a, specs: ("StaticRegexReplace", {
-    "pattern": a["pattern"], "rewrite": a["rewrite"], "replace_global": a["replace_global"],
-    "T": None}))
-declare(STRING_JOIN, tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
-declare(REDUCE_JOIN, tf_import=_import_reduce_join, tf=lambda a, specs: ("ReduceJoin", {
-    "keep_dims": a["keepdims"], "separator": a["separator"], "T": None},
-    [0, np.array(list(range(len(specs[0].shape))) if a["axis"] is None else list(a["axis"]),
-                 np.int32)]))
-declare(REGEX_REPLACE, tf_import={
-    "RegexReplace": _regex_replace(lambda ins, a: _scalar_bytes(ins[1]),
-                                   lambda ins, a: _scalar_bytes(ins[2])),
-    "StaticRegexReplace": _regex_replace(lambda ins, a: _b(a["pattern"]),
-                                         lambda ins, a: _b(a["rewrite"]))})
-declare(REGEX_FULL_MATCH, tf_import={
-    "RegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_scalar_bytes(ins[1])),
-    "StaticRegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_b(a["pattern"]))})
-declare(REGEX_FULL_MATCH, tf=lambda a, specs: ("StaticRegexFullMatch", {
-    "pattern": a["pattern"], "T": None}))
-declare(STRING_LENGTH, tf=lambda a, specs: ("StringLength", {"unit": a["unit"], "T": None}))
-declare(STRING_LENGTH, tf_import=lambda ins, a: STRING_LENGTH(ins[0], unit=a.get("unit",
-                                                                                 "BYTE")))
-declare(STRING_LOWER, tf_import=lambda ins, a: STRING_LOWER(ins[0], encoding=a.get("encoding",
-                                                                                   "")))
-declare(STRING_UPPER, tf_import=lambda ins, a: STRING_UPPER(ins[0], encoding=a.get("encoding",
-                                                                                   "")))
-declare(STRING_STRIP, tf_import=lambda ins, a: STRING_STRIP(ins[0]),
-        tf=lambda a, specs: ("StringStrip", {"T": None}))
-declare(SUBSTR, tf_import=lambda ins, a: SUBSTR(*ins, unit=a.get("unit", "BYTE")))
-declare(STRING_TO_NUMBER, tf_import=lambda ins, a: STRING_TO_NUMBER(
-    ins[0], out_type=dtypes.as_dtype(a.get("out_type", dtypes.float32)).name))
-declare(AS_STRING, tf_import=lambda ins, a: AS_STRING(
-    ins[0], precision=a.get("precision", -1), scientific=a.get("scientific", False),
-    shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", "")))
-declare(AS_STRING, tf="AsString")  # its attributes are TensorFlow's, by the same names
-declare(STRING_NGRAMS, tf_import=_import_ngrams)
-declare(TO_HASH_BUCKET_FAST, tf_import=lambda ins, a: TO_HASH_BUCKET_FAST(
-    ins[0], num_buckets=a["num_buckets"]), tf=lambda a, specs: (
-    "StringToHashBucketFast", {"num_buckets": a["num_buckets"], "T": None}))
-declare(TO_HASH_BUCKET_STRONG, tf_import=lambda ins, a: TO_HASH_BUCKET_STRONG(
-    ins[0], num_buckets=a["num_buckets"], key=tuple(a["key"])))
-declare(TO_HASH_BUCKET, tf_import=lambda ins, a: TO_HASH_BUCKET(ins[0],
-                                                                num_buckets=a["num_buckets"]))
+# -- split and join ----------------------------------------------------------------------------
+def _split_whitespace_joined(flat):
+    """Whitespace split of a whole batch: one bytes.split of the strings joined by newlines
+    gives the tokens; the row lengths are counted on the bytes with NumPy (a token starts
+    where a non-space byte follows a space; its row is the number of newlines before it)."""
+    text = joined(flat)
+    if text is None:
+        return None
+    b = np.frombuffer(text, dtype=np.uint8)
+    newlines = np.flatnonzero(b == 10)
+    if newlines.size != len(flat) - 1:  # a string held a newline
+        return None
+    space = (b == 32) | ((b - 9) < 5)  # " \t\n\x0b\x0c\r": bytes.split's and TF's (absl)
+    starts = ~space
+    starts[1:] &= space[:-1]
+    rows = np.searchsorted(newlines, np.flatnonzero(starts))
+    lengths = np.bincount(rows, minlength=len(flat))
+    return strings_array(text.split()), splits_from_lengths(lengths)
+
+
+def _split_fwd(x, sep, maxsplit):
+    flat = x.reshape(-1).tolist()
+    if sep == b"" and maxsplit == -1:
+        done = _split_whitespace_joined(flat)
+        if done is not None:
+            return done
+    if sep == b"":  # runs of whitespace, no empty tokens
+        parts = [s.split(None, maxsplit) for s in flat]
+    else:  # an empty string has no token (Python would give one empty string)
+        parts = [s.split(sep, maxsplit) if s else [] for s in flat]
+    tokens = list(itertools.chain.from_iterable(parts))
+    return strings_array(tokens), splits_from_lengths(list(map(len, parts)))
+
+
+# tf_outputs: the export rule writes several nodes and names their outputs itself; TF's
+# StringSplitV2's own three output arguments are for reading it (function_runner.py)
+STRING_SPLIT = _register(
+    "StringSplitV2", _split_fwd, _ragged_spec(dtypes.string), True,
+    unsupported="onnx tflite batch", tf_import=_sparse_split, tf=_split_tf,
+    tf_outputs={"StringSplitV2": ("indices", "values", "shape")})
+
+
+def _join_fwd(*xs, separator):
+    if not xs:
+        return np.array(b"", dtype=_OBJ)
+    arrays = np.broadcast_arrays(*xs)
+    out = np.empty(arrays[0].shape, dtype=_OBJ)
+    flat = out.reshape(-1)
+    cols = [a.reshape(-1).tolist() for a in arrays]
+    flat[:] = [separator.join(parts) for parts in zip(*cols)] if flat.size else []
+    return out
+
+
+def _join_shape(*xs, separator):
+    shape = ()
+    for x in xs:
+        shape = x.shape if len(x.shape) > len(shape) else shape
+    return Spec(shape, dtypes.string)
+
+
+STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape, unsupported="tf onnx tflite batch",
+    tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
+
+
+def _reduce_join_fwd(x, axis, keepdims, separator):
+    axes = tuple(range(x.ndim)) if axis is None else axis
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    rows = moved.reshape(int(np.prod([x.shape[d] for d in rest], dtype=np.int64)), -1) \
+        if x.size else np.empty((int(np.prod([x.shape[d] for d in rest])), 0), dtype=_OBJ)
+    out = strings_array([separator.join(r) for r in rows.tolist()])
+    shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keepdims else \
+        [x.shape[d] for d in rest]
+    return out.reshape(shape)
+
+
+def _reduce_join_shape(x, axis, keepdims, separator):
+    axes = tuple(range(len(x.shape))) if axis is None else axis
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)) if keepdims else \
+        tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    return Spec(shape, dtypes.string)
+
+
+REDUCE_JOIN = _register(
+    "ReduceJoin", _reduce_join_fwd, _reduce_join_shape, unsupported="onnx tflite batch",
+    tf_import=_import_reduce_join,
+    tf=lambda a, specs: ("ReduceJoin", {
+        "keep_dims": a["keepdims"], "separator": a["separator"], "T": None},
+        [0, np.array(list(range(len(specs[0].shape))) if a["axis"] is None else list(a["axis"]),
+                     np.int32)]),
+    tf_outputs="output")
+
+
+def _segment_join_fwd(values, splits, separator):
+    flat, b = values.tolist(), splits.tolist()
+    return strings_array([separator.join(flat[i:j]) for i, j in zip(b[:-1], b[1:])])
+
+
+SEGMENT_JOIN = _register(
+    "RaggedReduceJoin", _segment_join_fwd, lambda v, s, separator: Spec((None,), dtypes.string),
+    unsupported="tf onnx tflite batch tf_import")
+
+
+# -- regular expressions -----------------------------------------------------------------------
+def _regex_replace_fwd(x, pattern, rewrite, replace_global):
+    compiled = regex.compile_pattern(pattern, "RegexReplace")
+    template = regex.rewrite_template(rewrite, "RegexReplace")
+    count = 0 if replace_global else 1
+    deleted = compiled.deleted_bytes(template, count)
+    if deleted is not None:
+        text = joined(x.reshape(-1).tolist()) if b"\n" not in deleted else None
+        if text is not None:
+            parts = text.translate(None, deleted).split(b"\n")
+            if len(parts) == x.size:  # no string held a newline
+                return strings_array(parts).reshape(x.shape)
+        return emap(lambda s: s.translate(None, deleted), x)
+    return emap(compiled.subber(template, count), x)
+
+
+def _regex_full_match_fwd(x, pattern):
+    return emap(regex.compile_pattern(pattern, "RegexFullMatch").fullmatch, x, np.bool_)
+
+
+REGEX_REPLACE = _register(
+    "RegexReplace", _regex_replace_fwd, _like(dtypes.string), unsupported="onnx tflite batch",
+    tf_import={
+        "RegexReplace": _regex_replace(lambda ins, a: _scalar_bytes(ins[1]),
+                                       lambda ins, a: _scalar_bytes(ins[2])),
+        "StaticRegexReplace": _regex_replace(lambda ins, a: _b(a["pattern"]),
+                                             lambda ins, a: _b(a["rewrite"]))},
+    tf=lambda a, specs: ("StaticRegexReplace", {
+        "pattern": a["pattern"], "rewrite": a["rewrite"], "replace_global": a["replace_global"],
+        "T": None}),
+    tf_outputs={"StaticRegexReplace": "output"})
+REGEX_FULL_MATCH = _register(
+    "RegexFullMatch", _regex_full_match_fwd, _like(dtypes.bool), unsupported="onnx tflite batch",
+    tf=lambda a, specs: ("StaticRegexFullMatch", {
+        "pattern": a["pattern"], "T": None}),
+    tf_outputs={"StaticRegexFullMatch": "output"},
+    tf_import={
+        "RegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_scalar_bytes(ins[1])),
+        "StaticRegexFullMatch": lambda ins, a: REGEX_FULL_MATCH(ins[0], pattern=_b(a["pattern"]))})
+
+
+# -- per-string transformations -----------------------------------------------------------------
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
+
+
+def utf8_char_count(b):
+    """TensorFlow's UTF-8 character count: the bytes that do not continue a character."""
+    return len(b) - len(_CONTINUATION.findall(b)) if not b.isascii() else len(b)
+
+
+def _length_fwd(x, unit):
+    count = len if unit == "BYTE" else utf8_char_count
+    return emap(count, x, np.int32)
+
+
+STRING_LENGTH = _register(
+    "StringLength", _length_fwd, _like(dtypes.int32), unsupported="onnx tflite batch",
+    tf_import=lambda ins, a: STRING_LENGTH(ins[0], unit=a.get("unit", "BYTE")),
+    tf=lambda a, specs: ("StringLength", {"unit": a["unit"], "T": None}), tf_outputs="output")
+
+
+def _case_fwd(x, encoding, upper):
+    if encoding == "":
+        return emap(bytes.upper if upper else bytes.lower, x)  # ASCII letters only, as TF
+    change = str.upper if upper else str.lower
+    return emap(lambda s: change(s.decode(encoding, "surrogateescape")).encode(
+        encoding, "surrogateescape"), x)
+
+
+STRING_LOWER = _register("StringLower", lambda x, encoding: _case_fwd(x, encoding, False),
+                         _like(dtypes.string), unsupported="onnx tflite batch",
+    tf_import=lambda ins, a: STRING_LOWER(ins[0], encoding=a.get("encoding", "")),
+    tf=lambda a, specs: ("StringLower", {"encoding": a["encoding"], "T": None}),
+    tf_outputs="output")
+STRING_UPPER = _register("StringUpper", lambda x, encoding: _case_fwd(x, encoding, True),
+                         _like(dtypes.string), unsupported="onnx tflite batch",
+    tf_import=lambda ins, a: STRING_UPPER(ins[0], encoding=a.get("encoding", "")),
+    tf=lambda a, specs: ("StringUpper", {"encoding": a["encoding"], "T": None}),
+    tf_outputs="output")
+STRING_STRIP = _register(
+    "StringStrip", lambda x: emap(bytes.strip, x), _same, unsupported="onnx tflite batch",
+    tf_import=lambda ins, a: STRING_STRIP(ins[0]),
+    tf=lambda a, specs: ("StringStrip", {"T": None}), tf_outputs="output")
+
+
+def _char_starts(s):
+    return [i for i, c in enumerate(s) if c & 0xC0 != 0x80] + [len(s)]
+
+
+def _substr_one(s, pos, length, unit, index):
+    if unit == "BYTE":
+        n, cut = len(s), None
+    else:
+        cut = _char_starts(s)
+        n = len(cut) - 1
+    if not -n <= pos <= n:
+        raise _bad("Substr", f"pos {pos} out of range for string {s!r} at index {index}; "
+                   f"use a position within [-{n}, {n}]")
+    start = pos + n if pos < 0 else pos
+    stop = min(n, start + max(length, 0))
+    return s[start:stop] if cut is None else s[cut[start]:cut[stop]]
+
+
+def _substr_fwd(x, pos, length, unit):
+    xb, pb, lb = np.broadcast_arrays(x, pos, length)
+    items = zip(xb.reshape(-1).tolist(), pb.reshape(-1).tolist(), lb.reshape(-1).tolist())
+    out = strings_array([_substr_one(s, p, n, unit, i) for i, (s, p, n) in enumerate(items)])
+    return out.reshape(xb.shape)
+
+
+SUBSTR = _register(
+    "Substr", _substr_fwd, lambda x, p, n, unit: Spec(x.shape, dtypes.string),
+    unsupported="tf onnx tflite batch",
+    tf_import=lambda ins, a: SUBSTR(*ins, unit=a.get("unit", "BYTE")))
+
+
+# -- numbers <-> strings ------------------------------------------------------------------------
+# on RE2: linear time (with `re`, `\d+\.?\d*` backtracks quadratically on long digit runs)
+_NUMBER = {
+    "f": regex.compile_pattern(rb"(?i)\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|"
+                               rb"inf|infinity|nan)\s*", "StringToNumber"),
+    "i": regex.compile_pattern(rb"\s*[-+]?\d+\s*", "StringToNumber"),
+}
+
+
+def _to_number_fwd(x, out_type):
+    dt = dtypes.as_dtype(out_type)
+    kind = "f" if dt.is_floating else "i"
+    parse = float if kind == "f" else int
+    info = None if kind == "f" else np.iinfo(dt.as_numpy_dtype)
+
+    def one(s):
+        if not _NUMBER[kind].fullmatch(s):
+            raise _bad("StringToNumber", f"StringToNumberOp could not correctly convert "
+                       f"string: {s.decode('utf-8', 'replace')}")
+        v = parse(s)
+        if info is not None and not info.min <= v <= info.max:
+            raise _bad("StringToNumber", f"StringToNumberOp could not correctly convert "
+                       f"string: {s.decode()} (out of range for {dt.name})")
+        return v
+    return emap(one, x, dt.as_numpy_dtype)
+
+
+STRING_TO_NUMBER = _register(
+    "StringToNumber", _to_number_fwd, lambda x, out_type: Spec(x.shape, dtypes.as_dtype(out_type)),
+    unsupported="tf onnx tflite batch",
+    tf_import=lambda ins, a: STRING_TO_NUMBER(
+        ins[0], out_type=dtypes.as_dtype(a.get("out_type", dtypes.float32)).name))
+
+
+def _as_string_format(kind, precision, scientific, shortest, width, fill):
+    spec = "%" + fill + (str(width) if width > -1 else "")
+    if kind in "iu":
+        return spec + "d"
+    if precision > -1:
+        spec += f".{precision}"
+    return spec + ("g" if shortest else "e" if scientific else "f")
+
+
+def _as_string_fwd(x, precision, scientific, shortest, width, fill):
+    kind = x.dtype.kind
+    if kind == "b":
+        return emap(lambda v: b"true" if v else b"false", x)
+    if kind == "O":
+        return x
+    fmt = _as_string_format("f" if kind == "c" else kind, precision, scientific, shortest,
+                            width, fill)
+    if kind == "c":
+        return emap(lambda v: f"({fmt % v.real},{fmt % v.imag})".encode(), x)
+    return emap(lambda v: (fmt % v).encode(), x)
+
+
+# tf: its attributes are TensorFlow's, by the same names
+AS_STRING = _register(
+    "AsString", _as_string_fwd, _like(dtypes.string), unsupported="onnx tflite batch",
+    tf="AsString", tf_outputs="output",
+    tf_import=lambda ins, a: AS_STRING(
+        ins[0], precision=a.get("precision", -1), scientific=a.get("scientific", False),
+        shortest=a.get("shortest", False), width=a.get("width", -1), fill=a.get("fill", "")))
+
+
+def _format_fwd(*xs, template, placeholder, summarize):
+    from tensorlite.ops.logging_ops import _format  # noqa: PLC0415 - tf.print's printer
+    pieces = template.split(placeholder)
+    if len(pieces) - 1 != len(xs):
+        raise _bad("StringFormat", f"num placeholders in template ({len(pieces) - 1}) and "
+                   f"num inputs ({len(xs)}) must match; template {template!r}")
+    out = pieces[0]
+    for x, piece in zip(xs, pieces[1:]):
+        out += _format(x, summarize) + piece
+    return np.array(out.encode("utf-8"), dtype=_OBJ)
+
+
+STRING_FORMAT = _register(
+    "StringFormat", _format_fwd, lambda *xs, **_: Spec((), dtypes.string),
+    unsupported="tf onnx tflite batch tf_import")
+
+
+# -- n-grams -------------------------------------------------------------------------------------
+def _row_ngrams(row, widths, separator, left, right, pad_width, preserve_short):
+    out = []
+    for width in widths:
+        pad = pad_width if pad_width >= 0 else width - 1
+        padded = [left] * pad + row + [right] * pad
+        out.extend(separator.join(padded[i:i + width])
+                   for i in range(max(0, len(padded) - width + 1)))
+    if preserve_short and not out and row:
+        pad = max(pad_width, 0)
+        out.append(separator.join([left] * pad + row + [right] * pad))
+    return out
+
+
+def _ngrams_fwd(values, splits, widths, separator, left_pad, right_pad, pad_width,
+                preserve_short):
+    flat = values.tolist()
+    bounds = splits.tolist()
+    grams, lengths = [], []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        row = _row_ngrams(flat[a:b], widths, separator, left_pad, right_pad, pad_width,
+                          preserve_short)
+        grams.extend(row)
+        lengths.append(len(row))
+    return strings_array(grams), splits_from_lengths(lengths)
+
+
+STRING_NGRAMS = _register(
+    "StringNGrams", _ngrams_fwd, _ragged_spec(dtypes.string), True,
+    unsupported="onnx tflite batch", tf_import=_import_ngrams, tf=_ngrams_tf,
+    tf_outputs={"StringNGrams": ("ngrams", "ngrams_splits")})
+
+
+# -- bytes and unicode ---------------------------------------------------------------------------
+def _bytes_split_fwd(x):
+    flat = x.reshape(-1).tolist()
+    return (strings_array([s[i:i + 1] for s in flat for i in range(len(s))]),
+            splits_from_lengths([len(s) for s in flat]))
+
+
+BYTES_SPLIT = _register(
+    "BytesSplit", _bytes_split_fwd, _ragged_spec(dtypes.string), True,
+    unsupported="tf onnx tflite batch tf_import")
+
+
+def _buckets(x, num_buckets, hash_fn):
+    if num_buckets < 1:
+        raise _bad("StringToHashBucket", f"num_buckets must be >= 1, got {num_buckets}")
+    return emap(lambda s: hash_fn(s) % num_buckets, x, np.int64)
+
+
+def _fast_fwd(x, num_buckets):
+    return _buckets(x, num_buckets, string_hash.fingerprint64_fn())
+
+
+def _strong_fwd(x, num_buckets, key):
+    k0, k1 = key
+    return _buckets(x, num_buckets, lambda s: string_hash.siphash24(s, k0, k1))
+
+
+def _hash_shape(x, num_buckets, **_):
+    return Spec(x.shape, dtypes.int64)
+
+
+TO_HASH_BUCKET_FAST = _register(
+    "StringToHashBucketFast", _fast_fwd, _hash_shape, unsupported="onnx tflite batch",
+    tf_import=lambda ins, a: TO_HASH_BUCKET_FAST(
+        ins[0], num_buckets=a["num_buckets"]),
+    tf=lambda a, specs: (
+        "StringToHashBucketFast", {"num_buckets": a["num_buckets"], "T": None}),
+    tf_outputs="output")
+TO_HASH_BUCKET_STRONG = _register(
+    "StringToHashBucketStrong", _strong_fwd, _hash_shape, unsupported="tf onnx tflite batch",
+    tf_import=lambda ins, a: TO_HASH_BUCKET_STRONG(
+        ins[0], num_buckets=a["num_buckets"], key=tuple(a["key"])))
+TO_HASH_BUCKET = _register("StringToHashBucket",
+                           lambda x, num_buckets: _buckets(x, num_buckets, string_hash.murmur64),
+                           _hash_shape, unsupported="tf onnx tflite batch",
+    tf_import=lambda ins, a: TO_HASH_BUCKET(ins[0],
+                                            num_buckets=a["num_buckets"]))
 
 
 def _unsorted_segment_join_fwd(x, ids, num_segments, separator):
@@ -560,6 +584,7 @@ def _unsorted_segment_join_fwd(x, ids, num_segments, separator):
 SEGMENT_JOIN_UNSORTED = _register(
     "UnsortedSegmentJoin", _unsorted_segment_join_fwd,
     lambda x, i, num_segments, separator: Spec((num_segments,) + tuple(x.shape[len(i.shape):]),
-                                               dtypes.string))
-declare(SEGMENT_JOIN_UNSORTED, tf_import=lambda ins, a: SEGMENT_JOIN_UNSORTED(
-    ins[0], ins[1], num_segments=int(ins[2].numpy()), separator=_b(a.get("separator", ""))))
+                                               dtypes.string),
+    unsupported="tf onnx tflite batch", tf_import_opaque=True,
+    tf_import=lambda ins, a: SEGMENT_JOIN_UNSORTED(
+        ins[0], ins[1], num_segments=int(ins[2].numpy()), separator=_b(a.get("separator", ""))))

@@ -97,13 +97,19 @@ def _stateful(op):
     return declare(op, effects="state")
 
 
-TA_NEW = _stateful(register("TensorArrayV3", _new_fwd))
-TA_WRITE = _stateful(register("TensorArrayWriteV3", _write_fwd))
-TA_SCATTER = _stateful(register("TensorArrayScatterV3", _scatter_fwd))
-TA_READ = _stateful(register("TensorArrayReadV3", lambda h, i: _store(h).get(int(i))))
-TA_STACK = _stateful(register("TensorArrayGatherV3", lambda h: _store(h).stacked()))
+# TensorArrays live in Python: no exporter writes them and vectorized_map runs them per
+# example
+_UNSUPPORTED = "tf onnx tflite batch tf_import"
+TA_NEW = _stateful(register("TensorArrayV3", _new_fwd, unsupported=_UNSUPPORTED))
+TA_WRITE = _stateful(register("TensorArrayWriteV3", _write_fwd, unsupported=_UNSUPPORTED))
+TA_SCATTER = _stateful(register("TensorArrayScatterV3", _scatter_fwd, unsupported=_UNSUPPORTED))
+TA_READ = _stateful(register("TensorArrayReadV3", lambda h, i: _store(h).get(int(i)),
+                             unsupported=_UNSUPPORTED))
+TA_STACK = _stateful(register("TensorArrayGatherV3", lambda h: _store(h).stacked(),
+                              unsupported=_UNSUPPORTED))
 TA_SIZE = _stateful(register(
-    "TensorArraySizeV3", lambda h: np.array(len(_store(h).items), np.int32)))
+    "TensorArraySizeV3", lambda h: np.array(len(_store(h).items), np.int32),
+    unsupported=_UNSUPPORTED))
 
 
 class TensorArray:

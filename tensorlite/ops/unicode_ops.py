@@ -16,7 +16,7 @@ import codecs
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.ops.string_ops import emap, splits_from_lengths, strings_array
 
 _ENCODINGS = {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be"}
@@ -132,34 +132,47 @@ def _ragged(dtype, n=2):
     return lambda *s, **_: [Spec((None,), dtype)] + [Spec((None,), dtypes.int64)] * (n - 1)
 
 
-UNICODE_DECODE = register("UnicodeDecode", _decode_fwd, grad=NOT_DIFFERENTIABLE,
-                          shape=_ragged(dtypes.int32), multi_output=True)
-UNICODE_DECODE_WITH_OFFSETS = register(
-    "UnicodeDecodeWithOffsets", _decode_offsets_fwd, grad=NOT_DIFFERENTIABLE,
-    shape=_ragged(dtypes.int32, 3), multi_output=True)
-UNICODE_ENCODE = register("UnicodeEncode", _encode_fwd, grad=NOT_DIFFERENTIABLE,
-                          shape=lambda p, s, **_: Spec((None,), dtypes.string))
-UNICODE_TRANSCODE = register("UnicodeTranscode", _transcode_fwd, grad=NOT_DIFFERENTIABLE,
-                             shape=lambda x, **_: Spec(x.shape, dtypes.string))
-
-
 # -- TensorFlow's unicode ops as SavedModel graphs spell them (rule form:
 # tensorlite/saved_model/function_runner.py): TensorFlow returns the row splits first
 def _import_decode(op, ins, a):
     from tensorlite.ops.math_ops import cast  # noqa: PLC0415
-    outs = op(ins[0], input_encoding=a["input_encoding"], errors=a.get("errors", "replace"),
-              replacement_char=a.get("replacement_char", 65533),
-              replace_control_characters=a.get("replace_control_characters", False))
+    outs = op(
+        ins[0], input_encoding=a["input_encoding"], errors=a.get("errors", "replace"),
+        replacement_char=a.get("replacement_char", 65533),
+        replace_control_characters=a.get("replace_control_characters", False))
     return [cast(outs[-1], a.get("Tsplits") or dtypes.int64)] + list(outs[:-1])
 
 
-declare(UNICODE_DECODE, tf_import=lambda ins, a: _import_decode(UNICODE_DECODE, ins, a))
-declare(UNICODE_DECODE_WITH_OFFSETS, tf_import=lambda ins, a: _import_decode(
-    UNICODE_DECODE_WITH_OFFSETS, ins, a))
-declare(UNICODE_ENCODE, tf_import=lambda ins, a: UNICODE_ENCODE(
-    ins[0], ins[1], output_encoding=a["output_encoding"], errors=a.get("errors", "replace"),
-    replacement_char=a.get("replacement_char", 65533)))
-declare(UNICODE_TRANSCODE, tf_import=lambda ins, a: UNICODE_TRANSCODE(
-    ins[0], input_encoding=a["input_encoding"], output_encoding=a["output_encoding"],
-    errors=a.get("errors", "replace"), replacement_char=a.get("replacement_char", 65533),
-    replace_control_characters=a.get("replace_control_characters", False)))
+def _import_encode(ins, a):
+    return UNICODE_ENCODE(
+        ins[0], ins[1], output_encoding=a["output_encoding"], errors=a.get("errors", "replace"),
+        replacement_char=a.get("replacement_char", 65533))
+
+
+def _import_transcode(ins, a):
+    return UNICODE_TRANSCODE(
+        ins[0], input_encoding=a["input_encoding"], output_encoding=a["output_encoding"],
+        errors=a.get("errors", "replace"), replacement_char=a.get("replacement_char", 65533),
+        replace_control_characters=a.get("replace_control_characters", False))
+
+
+# Only imported from SavedModels: no exporter writes them, no batching rule. The decoders'
+# import rules compute with NumPy outside the registry (tf_import_opaque).
+_NOT_EXPORTED = "tf onnx tflite batch"
+UNICODE_DECODE = register(
+    "UnicodeDecode", _decode_fwd, grad=NOT_DIFFERENTIABLE, shape=_ragged(dtypes.int32),
+    multi_output=True, unsupported=_NOT_EXPORTED, tf_import_opaque=True,
+    tf_import=lambda ins, a: _import_decode(UNICODE_DECODE, ins, a),
+    tf_outputs=("row_splits", "char_values"))
+UNICODE_DECODE_WITH_OFFSETS = register(
+    "UnicodeDecodeWithOffsets", _decode_offsets_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=_ragged(dtypes.int32, 3), multi_output=True, unsupported=_NOT_EXPORTED,
+    tf_import_opaque=True,
+    tf_import=lambda ins, a: _import_decode(UNICODE_DECODE_WITH_OFFSETS, ins, a),
+    tf_outputs=("row_splits", "char_values", "char_to_byte_starts"))
+UNICODE_ENCODE = register(
+    "UnicodeEncode", _encode_fwd, grad=NOT_DIFFERENTIABLE, unsupported=_NOT_EXPORTED,
+    shape=lambda p, s, **_: Spec((None,), dtypes.string), tf_import=_import_encode)
+UNICODE_TRANSCODE = register(
+    "UnicodeTranscode", _transcode_fwd, grad=NOT_DIFFERENTIABLE, unsupported=_NOT_EXPORTED,
+    shape=lambda x, **_: Spec(x.shape, dtypes.string), tf_import=_import_transcode)

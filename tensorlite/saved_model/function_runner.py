@@ -32,28 +32,16 @@ import numpy as np
 
 from tensorlite.framework import errors, registry
 from tensorlite.saved_model.file_access import file_inputs
+from tensorlite.saved_model.op_outputs import output_args
 from tensorlite.saved_model.validate import MAX_CALL_DEPTH, check_tensor_proto
 from tensorlite.summary.graph_def import dtype_from_datatype
 
-# The output arguments of TensorFlow's ops with several of them, whose rules return one flat
-# list: an input `node:values:0` is the first tensor of argument `values`. A list argument
-# names the attribute holding its length. Ops with one output argument need no entry.
-_OUTPUT_ARGS = {
-    "StringSplitV2": ("indices", "values", "shape"),
-    "StringNGrams": ("ngrams", "ngrams_splits"),
-    "UnicodeDecode": ("row_splits", "char_values"),
-    "UnicodeDecodeWithOffsets": ("row_splits", "char_values", "char_to_byte_starts"),
-    "LookupTableExportV2": ("keys", "values"),
-    "Unique": ("y", "idx"),
-    "RaggedGather": (("output_nested_splits", "OUTPUT_RAGGED_RANK"), "output_dense_values"),
-}
-
-# Ops whose import rules still compute outputs with NumPy outside the registry (a trace would
+# The output arguments of TensorFlow's ops with several of them (each op's `tf_outputs`
+# declaration, read by `_arg_offset`): an input `node:values:0` is the first tensor of
+# argument `values`; a list argument names the attribute holding its length. Ops whose
+# import rules compute outside the registry declare `tf_import_opaque` (a trace would
 # freeze them at their traced values): a function using one runs as one node inside a
-# tf.function (load.py). The text ops (StringSplitV2, StringNGrams, RaggedTensorToTensor,
-# RaggedBincount) import as registry ops, so such functions trace op by op and re-save.
-VALUE_SHAPED = {"UnicodeDecode", "UnicodeDecodeWithOffsets", "RaggedGather", "Where", "Unique",
-                "UnsortedSegmentSum", "UnsortedSegmentJoin"}
+# tf.function (load.py).
 
 _ASSIGN = {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",
            "AssignSubVariableOp": "assign_sub"}
@@ -77,6 +65,18 @@ def import_rules():
         elif rule is not None:
             rules[op.tf if isinstance(op.tf, str) else op.name] = rule
     return rules
+
+
+def opaque_imports():
+    """The TensorFlow op names whose import rules compute outside the registry (their ops
+    declare `tf_import_opaque`)."""
+    names = set()
+    for op in list(registry.REGISTRY.values()):
+        if op.tf_import_opaque:
+            rule = op.tf_import
+            names.update(rule if isinstance(rule, dict) else
+                         [op.tf if isinstance(op.tf, str) else op.name])
+    return names
 
 
 def attr_value(av):
@@ -138,17 +138,18 @@ class Runner:
     def __init__(self, library, roots=None):
         self.functions = {f.signature.name: f for f in library.function}
         self.rules = import_rules()
+        self.opaque = opaque_imports()
         self.roots = roots  # file_access.Roots: where file ops may read/write (None: nowhere)
         self._calls = threading.local()  # per thread: a served model runs on many at once
 
     def value_shaped(self, name, seen=None):
-        """Whether function `name` or one it calls uses a VALUE_SHAPED op."""
+        """Whether function `name` or one it calls uses an op whose import is opaque."""
         seen = set() if seen is None else seen
         if name in seen or name not in self.functions:
             return False
         seen.add(name)
         for node in self.functions[name].node_def:
-            if node.op in VALUE_SHAPED:
+            if node.op in self.opaque:
                 return True
             if "f" in node.attr and self.value_shaped(node.attr["f"].func.name, seen):
                 return True
@@ -274,7 +275,8 @@ def _lookup(ref, values, done, nodes):
 def _arg_offset(node, arg):
     """Where output argument `arg` of `node` starts in its flat list of outputs."""
     offset = 0
-    for spec in _OUTPUT_ARGS.get(node.op, ()):
+    args = output_args().get(node.op)
+    for spec in args if isinstance(args, tuple) else ():
         name, length_attr = spec if isinstance(spec, tuple) else (spec, None)
         if name == arg:
             return offset

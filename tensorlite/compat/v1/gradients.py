@@ -131,7 +131,7 @@ def _gradient_forward(*arrays, plan):
 
 
 SYMBOLIC_GRADIENT = register("SymbolicGradient", _gradient_forward, grad=NOT_DIFFERENTIABLE,
-                             multi_output=True)
+                             multi_output=True, unsupported="tf onnx tflite batch tf_import")
 
 
 def _slot_of(graph, t):

@@ -8,6 +8,10 @@
 - `reshape(reshape(x, a), b)` -> `reshape(x, b)`, and a reshape to x's own shape -> `x`;
 - `Identity(x)` -> `x`; `cast(x, dtype)` when x already has that dtype -> `x`.
 
+Which rewrite applies is each op's `simplify` rule, declared beside its registration:
+("neutral", value, positions, symbol) for a neutral operand (value, and where it may stand:
+0 left, 1 right), "involution" (op(op(x)) == x), "transpose", "reshape", "identity", "cast".
+
 Removed nodes forward their uses to the slot holding the same value; rewritten nodes keep
 their output slot, so the node they skipped becomes dead (the DCE pass drops it).
 """
@@ -16,18 +20,12 @@ import numpy as np
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, derive, known, resolve, stateful
 
-# op -> (neutral constant, positions where it may stand: 0 left, 1 right, symbol)
-NEUTRAL = {"Mul": (1, (0, 1), "*"), "AddV2": (0, (0, 1), "+"), "Sub": (0, (1,), "-"),
-           "RealDiv": (1, (1,), "/")}
-
-
 def _is_all(value, neutral):
     a = np.asarray(value)
     return a.dtype.kind in "biufc" and a.size > 0 and bool(np.all(a == neutral))
 
 
-def _neutral_operand(node, graph, specs):
-    value, positions, symbol = NEUTRAL[node.op.name]
+def _neutral_operand(node, graph, specs, value, positions, symbol):
     out = specs[node.outputs[0]]
     for pos in positions:
         c = graph.constants.get(node.inputs[pos])
@@ -39,11 +37,12 @@ def _neutral_operand(node, graph, specs):
 
 
 def _transpose(node, producer):
-    perm, src, what = tuple(node.attrs["perm"]), node.inputs[0], "Transpose(identity perm)"
+    name = node.op.name
+    perm, src, what = tuple(node.attrs["perm"]), node.inputs[0], f"{name}(identity perm)"
     inner = producer.get(src)
     if inner is not None and inner.op is node.op:
         perm = tuple(inner.attrs["perm"][j] for j in perm)
-        src, what = inner.inputs[0], "Transpose(Transpose)"
+        src, what = inner.inputs[0], f"{name}({name})"
     if perm == tuple(range(len(perm))):
         return what, src
     if src != node.inputs[0]:
@@ -52,41 +51,51 @@ def _transpose(node, producer):
 
 
 def _reshape(node, producer, specs):
-    src = node.inputs[0]
+    src, name = node.inputs[0], node.op.name
     out = specs[node.outputs[0]]
     inner = producer.get(src)
     if known(out) and specs[src] == out:
-        return "Reshape(to own shape)", src
+        return f"{name}(to own shape)", src
     if inner is not None and inner.op is node.op:
         src = inner.inputs[0]
         if known(out) and specs[src] == out:
-            return "Reshape(Reshape, to own shape)", src
-        return "Reshape(Reshape)", Node(node.op, [src], node.attrs, node.outputs, node.where)
+            return f"{name}({name}, to own shape)", src
+        return f"{name}({name})", Node(node.op, [src], node.attrs, node.outputs, node.where)
+    return None
+
+
+def _same_dtype(node, specs):
+    spec = specs[node.inputs[0]]
+    if spec is not None and spec.dtype == node.attrs.get("dtype"):
+        return f"{node.op.name}(to same dtype)", node.inputs[0]
+    return None
+
+
+def _involution(node, producer):
+    inner = producer.get(node.inputs[0])
+    if inner is not None and inner.op is node.op:
+        return f"{node.op.name}({node.op.name})", inner.inputs[0]
     return None
 
 
 def simplify(node, graph, producer, specs):
     """(what, replacement) where the replacement is a slot or a Node; None to keep."""
-    name = node.op.name
-    if name == "Identity":
-        return "Identity", node.inputs[0]
-    if name == "Cast":
-        spec = specs[node.inputs[0]]
-        if spec is not None and spec.dtype == node.attrs.get("dtype"):
-            return "Cast(to same dtype)", node.inputs[0]
+    rule = node.op.simplify
+    if rule is None:
         return None
-    if name in NEUTRAL:
-        return _neutral_operand(node, graph, specs)
-    if name == "Neg":
-        inner = producer.get(node.inputs[0])
-        if inner is not None and inner.op is node.op:
-            return "Neg(Neg)", inner.inputs[0]
-        return None
-    if name == "Transpose":
+    if isinstance(rule, tuple) and rule[0] == "neutral":
+        return _neutral_operand(node, graph, specs, *rule[1:])
+    if rule == "identity":
+        return node.op.name, node.inputs[0]
+    if rule == "cast":
+        return _same_dtype(node, specs)
+    if rule == "involution":
+        return _involution(node, producer)
+    if rule == "transpose":
         return _transpose(node, producer)
-    if name == "Reshape":
+    if rule == "reshape":
         return _reshape(node, producer, specs)
-    return None
+    raise ValueError(f"op {node.op.name}: unknown simplify rule {rule!r}")
 
 
 def run(graph):

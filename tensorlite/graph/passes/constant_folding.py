@@ -3,7 +3,8 @@ outputs become constants (the notes "Structure of Deep Learning
 Frameworks": "statically infer the value of tensors by folding
 constant nodes").
 
-Stateful nodes (random draws, variable reads and writes) are never folded; results larger
+Stateful nodes (random draws, variable reads and writes) and ops declaring `fold=False`
+are never folded; results larger
 than MAX_ELEMENTS stay computed at run time (a huge constant costs memory for every
 concrete function); a node whose evaluation fails is left for run time, where its error
 names the user's line.
@@ -13,13 +14,12 @@ import numpy as np
 from tensorlite.graph.passes import derive, stateful
 
 MAX_ELEMENTS = 1_000_000
-# A loop would run here, at optimisation time, for as long as it takes: left to run time.
-NEVER_FOLDED = {"StatelessWhile"}
 
 
 def _foldable(node, constants):
-    return bool(node.outputs) and not stateful(node) and \
-        node.op.name not in NEVER_FOLDED and all(s in constants for s in node.inputs)
+    # op.fold: False for ops that must not run here (a loop would run for as long as it takes)
+    return bool(node.outputs) and not stateful(node) and node.op.fold and \
+        all(s in constants for s in node.inputs)
 
 
 def _evaluate(node, constants):

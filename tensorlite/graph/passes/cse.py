@@ -15,11 +15,6 @@ import numpy as np
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import derive, resolve, stateful
 
-# Exactly commutative in IEEE arithmetic, also under broadcasting; AddN is not (its
-# summation order changes the rounding).
-COMMUTATIVE = {"AddV2", "Mul", "Maximum", "Minimum", "Equal", "NotEqual", "LogicalAnd",
-               "LogicalOr", "LogicalXor", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
-               "SquaredDifference"}
 MAX_HASHED_ELEMENTS = 1 << 16  # bigger constants are compared by identity only
 
 
@@ -50,7 +45,9 @@ def freeze(v):
 
 
 def node_key(node, inputs):
-    ins = tuple(sorted(inputs)) if node.op.name in COMMUTATIVE else tuple(inputs)
+    # op.commutative: exactly commutative in IEEE arithmetic, also under broadcasting (AddN
+    # is not: its summation order changes the rounding)
+    ins = tuple(sorted(inputs)) if node.op.commutative else tuple(inputs)
     return (node.op.name, ins, freeze(node.attrs))
 
 

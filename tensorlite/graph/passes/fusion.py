@@ -21,24 +21,10 @@ from tensorlite.graph.grouping import fusion_groups
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known, size, stateful
 
-# Members that are NumPy ufuncs (they may write into a dying intermediate with `out=`).
-UFUNCS = {
-    "AddV2": "add({0}, {1}{out})", "Sub": "subtract({0}, {1}{out})",
-    "Mul": "multiply({0}, {1}{out})", "RealDiv": "true_divide({0}, {1}{out})",
-    "Maximum": "maximum({0}, {1}{out})", "Minimum": "minimum({0}, {1}{out})",
-    "Neg": "negative({0}{out})", "Exp": "exp({0}{out})", "Log": "log({0}{out})",
-    "Sqrt": "sqrt({0}{out})", "Square": "square({0}{out})",
-    "Tanh": "tanh({0}{out})", "Abs": "abs({0}{out})", "Sin": "sin({0}{out})",
-    "Cos": "cos({0}{out})", "Log1p": "log1p({0}{out})",
-    "Expm1": "expm1({0}{out})", "Floor": "floor({0}{out})",
-    "Ceil": "ceil({0}{out})", "Sign": "sign({0}{out})",
-    "Relu": "maximum({0}, 0{out})",
-}
-_UFUNC_NAMES = {t.split("(")[0] for t in UFUNCS.values()}
-# Members evaluated by their own forward (not plain ufuncs, or they validate their input).
-CALLS = {"Sigmoid", "Rsqrt", "SquaredDifference", "Softplus", "Softsign", "Elu", "Selu",
-         "Relu6", "Reciprocal", "Pow"}
-ELEMENTWISE = set(UFUNCS) | CALLS
+# Members: ops that declare a `fuse` rule beside their registration, either a NumPy ufunc
+# call template such as "add({0}, {1}{out})" (those may write into a dying intermediate with
+# `out=`), or "call" (evaluated by the op's own forward: not a plain ufunc, or it validates
+# its input), or (template, "floats") when the forward rejects integers (RealDiv).
 # Elements: below these sizes the extra call (or the `out=` keyword) costs more than the
 # saved executor steps (or allocations) gain; measured on tiny and 64x64 float32 chains.
 FUSE_MIN = 4096
@@ -61,12 +47,15 @@ class Program(tuple):
 
 def _compile(program, n_inputs):
     """The generated kernel: one line per step, e.g. `v4 = np.add(v3, v2, out=v3)`."""
-    env = {name: getattr(np, name) for name in _UFUNC_NAMES}  # no `np.` lookups per call
+    env = {}
     lines = [f"def fused({', '.join(f'v{i}' for i in range(n_inputs))}):"]
     for j, (name, refs, inplace) in enumerate(program):
         args = [f"v{r}" for r in refs]
-        if name in UFUNCS:
-            call = UFUNCS[name].format(*args, out=f", out=v{inplace}" if inplace >= 0 else "")
+        template = _ufunc_template(registry.get(name))
+        if template is not None:
+            call = template.format(*args, out=f", out=v{inplace}" if inplace >= 0 else "")
+            ufunc = template.split("(")[0]
+            env[ufunc] = getattr(np, ufunc)  # a global of the kernel: no `np.` lookups per call
         else:
             env[f"f_{name}"] = registry.get(name).forward
             call = f"f_{name}({', '.join(args)})"
@@ -90,19 +79,28 @@ def _fused_shape(*specs, program):
 
 
 FUSED = registry.REGISTRY.get("FusedElementwise") or registry.register(
-    "FusedElementwise", _fused_forward, grad=None, shape=_fused_shape)
+    "FusedElementwise", _fused_forward, grad=None, shape=_fused_shape, cost="program",
+    unsupported="tf onnx tflite batch tf_import")  # exists only in the optimised graph
+
+
+def _ufunc_template(op):
+    """The op's ufunc call template, or None when it fuses by calling its forward."""
+    rule = op.fuse
+    if isinstance(rule, tuple):
+        rule = rule[0]
+    return None if rule is None or rule == "call" else rule
 
 
 def _fusible(node, specs):
-    name = node.op.name
-    if name not in ELEMENTWISE or node.attrs or len(node.outputs) != 1 or stateful(node):
+    if node.op.fuse is None or node.attrs or len(node.outputs) != 1 or stateful(node):
         return False
     out = specs[node.outputs[0]]
     if not known(out) or size(out) < FUSE_MIN or not all(known(specs[s]) for s in node.inputs):
         return False
     if out.dtype.is_complex:  # Abs of complex is real: output dtypes differ from inputs'
         return False
-    return name != "RealDiv" or out.dtype.is_floating  # RealDiv rejects integers
+    # a rule (template, "floats"): the forward rejects integers (RealDiv), fuse floats only
+    return out.dtype.is_floating or isinstance(node.op.fuse, str)
 
 
 def _groups(graph, specs):
@@ -136,12 +134,13 @@ def _program(members, nodes, specs):
         refs = tuple(ref[s] for s in node.inputs)
         out = specs[node.outputs[0]]
         inplace = -1
-        if node.op.name in UFUNCS and len(out.shape) > 0 and size(out) >= INPLACE_MIN:
+        is_ufunc = _ufunc_template(node.op) is not None
+        if is_ufunc and len(out.shape) > 0 and size(out) >= INPLACE_MIN:
             for r, s in zip(refs, node.inputs):
                 if r in owned and last_use[r] == j and specs[s] == out:
                     inplace = r
                     break
-        if node.op.name in UFUNCS:
+        if is_ufunc:
             owned.add(n_in + j)
         steps.append((node.op.name, refs, inplace))
     return inputs, Program(steps, n_in)

@@ -20,11 +20,28 @@ optimised graph run by the executor.
 """
 import numpy as np
 
+from tensorlite.framework import registry
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known
-from tensorlite.ops import conv_ops, fused_ops
+from tensorlite.ops import conv_ops, fused_ops, math_ops, nn_ops
 
-CONTRACTIONS = {"Conv2D": fused_ops.FUSED_CONV2D, "BatchMatMulV2": fused_ops.FUSED_MATMUL}
+# The ops of the patterns (compared by identity).
+ADD, RELU, SUM = math_ops.ADD, nn_ops.RELU, math_ops.SUM
+RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), conv_ops.MAX_POOL_GRAD
+
+
+_KERNELS = {}  # number of registered ops -> {contraction: fused op} built then
+
+
+def _fused_kernel(op):
+    """The fused op that takes contraction `op`'s bias add and ReLU: the registered op that
+    declares `fuses=op` (ops/fused_ops.py), or None."""
+    n = len(registry.REGISTRY)
+    if n not in _KERNELS:
+        _KERNELS.clear()
+        _KERNELS[n] = {k.fuses: k for k in list(registry.REGISTRY.values())
+                       if k.fuses is not None}
+    return _KERNELS[n].get(op)
 
 
 class _Graph:
@@ -42,16 +59,16 @@ class _Graph:
         self.outputs = set(graph.output_slots())
         self.barriers_upto = np.cumsum([0] + [bool(barrier(n)) for n in graph.nodes])
 
-    def only_use(self, slot, op_name):
-        """The one node using `slot` if it is an `op_name` and the slot no graph output."""
+    def only_use(self, slot, op):
+        """The one node using `slot` if it is an `op` node and the slot no graph output."""
         users = self.uses.get(slot, ())
-        if len(users) != 1 or slot in self.outputs or users[0].op.name != op_name:
+        if len(users) != 1 or slot in self.outputs or users[0].op is not op:
             return None
         return users[0]
 
-    def made_by(self, slot, op_name):
+    def made_by(self, slot, op):
         node = self.producer.get(slot)
-        return node if node is not None and node.op.name == op_name else None
+        return node if node is not None and node.op is op else None
 
     def no_barrier_between(self, first, last):
         return self.barriers_upto[self.index[id(first)]] == \
@@ -80,8 +97,8 @@ def _forward(g, add):
     after a contraction, or None. The fused node stands where its last member stood."""
     for slot in add.inputs:
         node = g.producer.get(slot)
-        fused = CONTRACTIONS.get(node.op.name) if node is not None else None
-        if fused is None or g.only_use(slot, "AddV2") is not add:
+        fused = _fused_kernel(node.op) if node is not None else None
+        if fused is None or g.only_use(slot, ADD) is not add:
             continue
         specs = [g.spec(s) for s in node.inputs]
         if any(s is None for s in specs) or \
@@ -90,7 +107,7 @@ def _forward(g, add):
         bias = _bias_of(g, add, slot)
         if bias is None:
             continue
-        relu = g.only_use(add.outputs[0], "Relu")
+        relu = g.only_use(add.outputs[0], RELU)
         last = relu or add
         if not g.no_barrier_between(node, last):
             continue
@@ -113,14 +130,14 @@ def _backward(g, total):
     """(fused node, replaced nodes, the one it takes the place of) for a Sum node `total`
     of a ReluGrad, or None. The fused node stands where the ReluGrad stood: the Sum only
     moves earlier, past pure nodes."""
-    relu_grad = g.made_by(total.inputs[0], "ReluGrad")
+    relu_grad = g.made_by(total.inputs[0], RELU_GRAD)
     spec = g.spec(total.inputs[0])
     if relu_grad is None or spec is None or len(spec.shape) < 2 or \
             not _all_but_last(total, len(spec.shape)):
         return None
     grad, y = relu_grad.inputs
-    pool = g.made_by(grad, "MaxPoolGrad")
-    if pool is not None and pool.inputs[0] == y and g.only_use(grad, "ReluGrad") and \
+    pool = g.made_by(grad, MAX_POOL_GRAD)
+    if pool is not None and pool.inputs[0] == y and g.only_use(grad, RELU_GRAD) and \
             len(spec.shape) == 4 and g.no_barrier_between(pool, total) and \
             conv_ops.non_overlapping(pool.attrs["ksize"], pool.attrs["strides"],
                                      pool.attrs["pads"]):
@@ -141,9 +158,9 @@ def run(graph):
     for node in graph.nodes:
         if id(node) in drop:
             continue
-        if node.op.name == "AddV2":
+        if node.op is ADD:
             found = _forward(g, node)
-        elif node.op.name == "Sum" and len(node.inputs) == 1:
+        elif node.op is SUM and len(node.inputs) == 1:
             found = _backward(g, node)
         else:
             continue

@@ -60,12 +60,13 @@ def _result(handle):
     return handle.result()
 
 
+# they hand work to another thread: no pass may merge, drop or move them (effects="state")
 ASYNC_START = registry.REGISTRY.get("_AsyncStart") or registry.register(
-    "_AsyncStart", _start, grad=None, shape=lambda *specs, **attrs: None)
+    "_AsyncStart", _start, grad=None, shape=lambda *specs, **attrs: None, effects="state",
+    unsupported="tf onnx tflite batch tf_import")
 ASYNC_RESULT = registry.REGISTRY.get("_AsyncResult") or registry.register(
-    "_AsyncResult", _result, grad=None, shape=lambda handle: None, multi_output=True)
-# they hand work to another thread: no pass may merge, drop or move them
-ASYNC_START.stateful = ASYNC_RESULT.stateful = True
+    "_AsyncResult", _result, grad=None, shape=lambda handle: None, multi_output=True,
+    effects="state", unsupported="tf onnx tflite batch tf_import")
 
 
 def run(graph):

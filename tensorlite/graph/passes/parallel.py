@@ -32,9 +32,6 @@ from tensorlite.graph.ir import Graph, Node
 from tensorlite.graph.passes import Specs, barrier, derive, known, size, stateful
 
 MIN_COST = 1 << 21  # ~2M multiply-adds (~0.2 ms): below that a thread hand-off costs more
-CONVS = {"Conv2D", "DepthwiseConv2dNative", "_FusedConv2D"}
-BACKPROP_INPUT = {"Conv2DBackpropInput", "DepthwiseConv2dNativeBackpropInput"}
-BACKPROP_FILTER = {"Conv2DBackpropFilter", "DepthwiseConv2dNativeBackpropFilter"}
 _POOL = []
 _POOL_LOCK = threading.Lock()
 
@@ -78,29 +75,30 @@ def _parallel_shape(*specs, branches):
 
 
 PARALLEL = registry.REGISTRY.get("ParallelBranches") or registry.register(
-    "ParallelBranches", _parallel_forward, grad=None, shape=_parallel_shape, multi_output=True)
+    "ParallelBranches", _parallel_forward, grad=None, shape=_parallel_shape, multi_output=True,
+    unsupported="tf onnx tflite batch tf_import")
 
 
 def cost(node, specs):
-    """Estimated work: multiply-adds for matmul/conv (and their backprops)/einsum, output
-    elements per step for
-    fused elementwise chains, output elements otherwise."""
+    """Estimated work, by the op's declared `cost` form: multiply-adds for "matmul",
+    "conv", "conv_backprop_input", "conv_backprop_filter" and "einsum", output elements per
+    step for "program" (fused elementwise chains), output elements otherwise."""
     if not node.outputs:
         return 0
     n = size(specs[node.outputs[0]])
     ins = [specs[s] for s in node.inputs]
-    name = node.op.name
-    if name in ("BatchMatMulV2", "_FusedMatMul") and known(ins[0]) and len(ins[0].shape) >= 2:
+    form = getattr(node.op, "cost", None)
+    if form == "matmul" and known(ins[0]) and len(ins[0].shape) >= 2:
         return n * ins[0].shape[-2 if node.attrs.get("transpose_a") else -1]
-    if name in CONVS and len(ins) > 1 and known(ins[1]):
+    if form == "conv" and len(ins) > 1 and known(ins[1]):
         return n * int(np.prod(ins[1].shape[:-1]))
-    if name in BACKPROP_INPUT and known(ins[0]) and known(ins[1]):  # (g, w): the conv's
+    if form == "conv_backprop_input" and known(ins[0]) and known(ins[1]):  # (g, w)
         return size(ins[0]) * int(np.prod(ins[1].shape[:-1]))
-    if name in BACKPROP_FILTER and known(ins[0]) and known(ins[1]):  # (x, g)
+    if form == "conv_backprop_filter" and known(ins[0]) and known(ins[1]):  # (x, g)
         return size(ins[1]) * ins[0].shape[-1] * int(np.prod(node.attrs["filter_hw"]))
-    if name == "Einsum" and len(ins) == 2 and known(ins[0]) and known(ins[1]):
+    if form == "einsum" and len(ins) == 2 and known(ins[0]) and known(ins[1]):
         return int(np.sqrt(float(n) * size(ins[0]) * size(ins[1])))  # exact for matmuls
-    if name == "FusedElementwise":
+    if form == "program":
         return n * len(node.attrs["program"])
     return n
 
