@@ -85,6 +85,10 @@ def _refuse_leaked(t, here):
 class Tracer:
     # Whether ops may use a deferred failure's stand-ins (see the module's docstring)
     USES_DEFERRED = False
+    # Whether static shapes treat sizes equal to the placeholders' varying sizes in
+    # constants and reshape targets as those sizes baked in by Python code that read them
+    # (Keras construction traces on example values: keras/symbolic_trace.py)
+    GUESSES_BAKED_SIZES = False
     RECORDS_GRAPH = True  # (tf.custom_gradient records a graph-ready node for tracers)
 
     def __init__(self, graph, function_name):
@@ -100,6 +104,11 @@ class Tracer:
         self.depth = script_ops.callback_depth()  # ops of callbacks running deeper: not ours
         self.restore = None  # [(variable, value before)] when the trace is not a call
         self.symbolic = None  # slot -> static shape (None dims) in a polymorphic trace
+        # slots whose values follow a varying size (tf.range(tf.shape(x)[1])'s limit): an
+        # op using one gets its shape by its rule (the values are those of one size only)
+        self.size_varying = set()
+        self.varying_sizes = set()  # the sizes the placeholders' None dimensions have here
+        self.weighted = set()  # variable reads' slots (with GUESSES_BAKED_SIZES)
         self.names = {}  # placeholder slot -> its tensor name ("x:0")
         self.deferred = {}  # id(stand-in output) -> the error its op raised
         self.failed_nodes = []  # the nodes of those ops
@@ -117,6 +126,7 @@ class Tracer:
             self.names[s] = name
         if shape is not None and self.symbolic is not None:
             self.symbolic[s] = tuple(shape)
+            self.varying_sizes.update(c for d, c in zip(shape, t._value.shape) if d is None)
         return s
 
     def _bind(self, t, s):
@@ -208,11 +218,20 @@ class Tracer:
         Reshape to (7, 3, 1) of a (None, 3) input becomes (-1, 3, 1)); the size check
         trace (graph/size_check.py) confirms the rewrite stands for other sizes."""
         op, in_slots, out_slots = node.op, node.inputs, node.outputs
-        static = self.symbolic
-        if not any(s in static for s in in_slots):
+        static, varying = self.symbolic, self.size_varying
+        if any(s in varying for s in in_slots) or (
+                op.name in _SHAPE_OPS and any(s in static for s in in_slots)):
+            varying.update(out_slots)  # values that follow a varying size (tf.shape(x)[1])
+        elif not any(s in static for s in in_slots):
             return  # every input fully known: the real shapes are the static ones
         specs = [Spec(static.get(s, tuple(t._value.shape)), t._dtype)
                  for s, t in zip(in_slots, inputs)]
+        if self.GUESSES_BAKED_SIZES:  # zeros((batch, n)) made from a size Python read:
+            # an input not computed from the placeholders, other than a variable's value
+            specs = [Spec(tuple(None if d in self.varying_sizes else d for d in sp.shape),
+                          sp.dtype) if s not in self.dependent and s not in self.weighted
+                     else sp
+                     for s, sp in zip(in_slots, specs)]
         relax = op.__dict__.get("polymorphic_attrs")
         if relax is not None:
             node.attrs = relax(specs, [t._value for t in inputs], node.attrs)
@@ -227,6 +246,9 @@ class Tracer:
         except Exception:  # noqa: BLE001 - no rule for unknown dims: keep the rank only
             self.graph.unknown_shape_ops.add(op.name)
             shapes = [(None,) * o._value.ndim for o in outs]
+        if self.GUESSES_BAKED_SIZES and op.name == "Reshape" and len(shapes) == 1 and \
+                None not in shapes[0]:
+            shapes = [_reshape_static(specs[0].shape, shapes[0], self.varying_sizes)]
         for s, shape in zip(out_slots, shapes):
             if None in shape:
                 static[s] = shape
@@ -259,6 +281,8 @@ class Tracer:
             return
         s = self.graph.new_slot()
         self._bind(tensor, s)
+        if self.GUESSES_BAKED_SIZES:
+            self.weighted.add(s)
         self.graph.nodes.append(Node(READ_VARIABLE, [], {"variable": variable}, [s],
                                      user_location(3)))
 
@@ -346,6 +370,16 @@ class TracedTensorInfo:
                              "inspect the graph with get_concrete_function(...).graph")
 
 
+def _reshape_static(static_in, target, varying_sizes):
+    """The static shape of a Reshape of a tensor with varying sizes to a concrete `target`
+    that Python code computed from the sizes it saw (tensordot, expand_dims, an RNN's
+    output): the target's dimensions equal to one of the trace's varying sizes are taken
+    for them and become None (GUESSES_BAKED_SIZES traces use unusual sizes)."""
+    if None not in static_in:
+        return tuple(target)
+    return tuple(None if d in varying_sizes else d for d in target)
+
+
 def _info_hook(tensor):
     """GRAPH_TENSOR_INFO provider: the innermost trace (or the traces its branch is nested
     in) that computed `tensor`."""
@@ -358,16 +392,17 @@ def _info_hook(tensor):
     return None
 
 
-def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
+def trace(fn, args, kwargs, name, call=True, shapes=None, names=None, tracer_class=None):
     """Runs fn(*args, **kwargs) recording a Graph; returns (graph, result). Tensor leaves
     of args/kwargs (in nest order) are the placeholders. With call=False the trace is not
     a call of the function (get_concrete_function): tf.print and tf.summary stay silent and
     the variables it assigns get their values back. `shapes` (one tuple per tensor leaf,
     None for a dimension that may vary) makes the trace shape-polymorphic: graph.symbolic_shapes
-    then holds every varying slot's static shape. `names` name the tensor leaves."""
+    then holds every varying slot's static shape. `names` name the tensor leaves.
+    `tracer_class` (a Tracer subclass) changes how the trace treats deferred failures."""
     graph = Graph()
     graph.name = name
-    tracer = Tracer(graph, name)
+    tracer = (tracer_class or Tracer)(graph, name)
     if shapes is not None:
         tracer.symbolic = {}
     if not call:

@@ -1,0 +1,268 @@
+"""The output specs of a layer called on KerasTensors, inferred symbolically as Keras does.
+
+The layer is built on the symbolic input shapes (None where a size is unknown), as Keras
+builds it. A user layer that defines `compute_output_signature` or `compute_output_shape` is
+asked for its outputs (Keras 3's rule; its `call` then never runs at construction). Any
+other layer's `call` is traced once with tf.function's graph tracer (graph/tracing.py) in a
+shape-polymorphic trace: every tensor computed from the inputs carries the static shape the
+ops' shape rules give from the symbolic shapes, and the outputs' KerasTensors get those
+shapes (None where a rule cannot tell) and dtypes. The trace is not a call (tf.print stays
+silent, variable assignments are undone), as tf.keras 2 runs `call` once in a scratch graph.
+
+The tracer runs the Python code on example values, as tf.function's get_concrete_function
+does for TensorSpecs; no shape is read off them. An op whose failure depends on the example
+values (a gather of positions beyond a table's rows) leaves stand-ins the later ops may
+use, since only shapes are wanted; a failure the symbolic shapes imply (a matmul of
+mismatched sizes) is raised at construction, naming the layer and the call's shapes.
+"""
+import inspect
+
+import numpy as np
+
+from tensorlite.framework import errors, nest
+from tensorlite.framework.tensor import GRAPH_TENSOR_INFO, Tensor, _graph_tensor_info, wrap
+from tensorlite.framework.tensor_shape import TensorShape
+from tensorlite.graph import tracing
+from tensorlite.keras.engine_symbolic import KerasTensor, constructing
+
+# The example values' sizes for unknown dimensions: a batch of 13 and 41 for other sizes (a
+# sequence's length, an image's side), enough for the windows of 'valid' convolutions and
+# poolings. Unusual and distinct, so that sizes Python code read off them and baked into the
+# graph (a reshape to them, zeros((batch, units))) are told apart from real sizes
+# (graph/tracing.py's GUESSES_BAKED_SIZES).
+_EXAMPLE_BATCH = 13
+_EXAMPLE_SIZE = 41
+
+
+class OutputSpec:
+    """One output of a symbolic layer call: shape, dtype, ragged, and the mask's
+    (shape, dtype) when the layer attaches one."""
+
+    __slots__ = ("shape", "dtype", "ragged", "mask")
+
+    def __init__(self, shape, dtype, ragged=False, mask=None):
+        self.shape, self.dtype, self.ragged, self.mask = shape, dtype, ragged, mask
+
+
+class _ConstructionTracer(tracing.Tracer):
+    """Later ops may use the stand-ins of an op that failed on the example values: the
+    failure is the example's, not the model's (see the module's docstring)."""
+
+    USES_DEFERRED = True
+    GUESSES_BAKED_SIZES = True
+
+
+def output_specs(layer, inputs, args, kwargs):
+    """([OutputSpec], the output structure) of `layer(inputs, *args, **kwargs)` on
+    KerasTensors; an error the call raises names the layer and the call's shapes."""
+    try:
+        layer._maybe_build(inputs)  # on the symbolic shapes, None included
+        declared = _declared_specs(layer, inputs, args, kwargs)
+        if declared is not None:
+            return declared
+        return _traced_specs(layer, inputs, args, kwargs)
+    except Exception as e:  # noqa: BLE001 - re-raised with the layer's name and shapes
+        raise _call_error(layer, e, inputs, args, kwargs) from e
+
+
+# -- a user layer's own compute_output_signature / compute_output_shape -----------------------
+def _defined_by_user(layer, method):
+    """Whether `method` comes from a class outside tensorlite (a user's subclass)."""
+    for cls in type(layer).__mro__:
+        if method in cls.__dict__:
+            return not cls.__module__.startswith("tensorlite.")
+    return False
+
+
+def _declared_specs(layer, inputs, args, kwargs):
+    """The specs the layer declares, or None when it declares none (or the call has other
+    symbolic arguments, or masks, which only its `call` relates)."""
+    from tensorlite.keras.layers.mask_propagation import _base_compute_mask  # noqa: PLC0415
+    if is_symbolic_any([list(args), kwargs]) or \
+            any(isinstance(t, KerasTensor) and t.mask_spec is not None
+                for t in nest.flatten(inputs)) or \
+            type(layer).compute_mask is not _base_compute_mask():
+        return None
+    if _defined_by_user(layer, "compute_output_signature"):
+        from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+        out = layer.compute_output_signature(nest.map_structure(
+            lambda t: TensorSpec(t.shape, t.dtype), inputs))
+        flat = nest.flatten(out)
+        return [OutputSpec(TensorShape(s.shape), s.dtype) for s in flat], out
+    if _defined_by_user(layer, "compute_output_shape"):
+        try:
+            shapes = layer.compute_output_shape(nest.map_structure(
+                lambda t: TensorShape(t.shape), inputs))
+        except NotImplementedError:
+            return None
+        out = _shape_structure(shapes)
+        from tensorlite.framework import dtypes  # noqa: PLC0415
+        dtype = dtypes.as_dtype(layer.compute_dtype)
+        return [OutputSpec(shape, dtype) for shape in nest.flatten(out)], out
+    return None
+
+
+def _shape_structure(shapes):
+    """compute_output_shape's answer as a structure of TensorShape leaves: one shape (a
+    TensorShape, or a tuple or list of sizes) or a list / dict of them."""
+    if isinstance(shapes, TensorShape) or shapes is None:
+        return TensorShape(shapes)
+    if isinstance(shapes, dict):
+        return {k: _shape_structure(v) for k, v in shapes.items()}
+    if all(d is None or isinstance(d, (int, np.integer)) for d in shapes):
+        return TensorShape(list(shapes))
+    return type(shapes)(_shape_structure(s) for s in shapes) if isinstance(shapes, tuple) \
+        else [_shape_structure(s) for s in shapes]
+
+
+def is_symbolic_any(x):
+    return any(isinstance(v, KerasTensor) for v in nest.flatten(x))
+
+
+# -- the traced call --------------------------------------------------------------------------
+def _traced_specs(layer, inputs, args, kwargs):
+    kwargs = dict(kwargs)
+    if "training" in kwargs and kwargs["training"] is None:
+        kwargs.pop("training")
+    if "training" in getattr(layer, "_call_params", ()):
+        kwargs.setdefault("training", False)
+    payload = [inputs, list(args), kwargs]
+    symbols = list({id(t): t for t in nest.flatten(payload)
+                    if isinstance(t, KerasTensor)}.values())
+    examples = [_example(t) for t in symbols]
+    masks = [None if t.mask_spec is None else _example(KerasTensor(*t.mask_spec))
+             for t in symbols]
+    shapes = [shape for t, v in zip(symbols, examples) for shape in _leaf_shapes(t, v)] + \
+        [tuple(t.mask_spec[0]) for t in symbols if t.mask_spec is not None]
+    found = {}
+
+    def call(values, value_masks):
+        from tensorlite.keras.layers.mask_propagation import set_keras_mask  # noqa: PLC0415
+        by_id = {id(t): v for t, v in zip(symbols, values)}
+        for v, m in zip(values, value_masks):
+            set_keras_mask(v, m)
+        given = nest.map_structure(
+            lambda x: by_id[id(x)] if isinstance(x, KerasTensor) else x, payload)
+        with constructing():
+            out = layer.__call__(given[0], *given[1], **given[2])
+        found["specs"] = [_spec_of(layer, t) for t in nest.flatten(out)]
+        return out
+    _, out = tracing.trace(call, (examples, masks), {}, layer.name, call=False,
+                           shapes=shapes, tracer_class=_ConstructionTracer)
+    return found["specs"], out
+
+
+def _example(kt):
+    """Example values of a KerasTensor's spec for the tracer (see the module's docstring)."""
+    if kt.ragged:
+        return _ragged_example(kt.shape.as_list(), kt.dtype)
+    if kt.shape.rank is None:
+        raise NotImplementedError(f"a layer call on a KerasTensor of unknown rank ({kt!r})")
+    shape = [d if d is not None else (_EXAMPLE_BATCH if i == 0 else _EXAMPLE_SIZE)
+             for i, d in enumerate(kt.shape.as_list())]
+    if kt.dtype.is_string:
+        return wrap(np.full(shape, b"", dtype=object))
+    return wrap(np.zeros(shape, dtype=kt.dtype.as_numpy_dtype))
+
+
+def _leaf_shapes(kt, example):
+    """The symbolic shape of each tensor the example flattens into: the KerasTensor's for a
+    dense one; for a ragged one, its components with their leading (row) sizes unknown."""
+    if not kt.ragged:
+        return [tuple(kt.shape.as_list())]
+    return [(None,) + tuple(leaf._value.shape[1:])
+            for leaf in nest.flatten(example, expand_composites=True)]
+
+
+def _ragged_example(shape, dtype):
+    """A small RaggedTensor whose None dimensions (after the batch) are ragged."""
+    from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
+    ragged_dims = 0
+    for d in shape[1:]:
+        if d is not None:
+            break
+        ragged_dims += 1
+    if not ragged_dims:
+        raise ValueError(f"Input(ragged=True) needs a None dimension after the batch "
+                         f"dimension, got shape {shape}")
+    n, lengths = shape[0] or _EXAMPLE_BATCH, []
+    for _ in range(ragged_dims):
+        level = [(i % 2) + 1 for i in range(n)]
+        lengths.append(level)
+        n = sum(level)
+    inner = [d if d is not None else _EXAMPLE_SIZE for d in shape[1 + ragged_dims:]]
+    np_dtype = object if dtype.is_string else dtype.as_numpy_dtype
+    flat = wrap(np.full([n] + inner, b"" if dtype.is_string else 0, dtype=np_dtype))
+    return RaggedTensor.from_nested_row_lengths(
+        flat, [wrap(np.array(x, dtype=np.int64)) for x in lengths])
+
+
+def _static_shape(t):
+    """A traced tensor's static shape (its concrete one when not computed from inputs)."""
+    info = _graph_tensor_info(t) if GRAPH_TENSOR_INFO else None
+    return TensorShape(info.static_shape if info is not None else t._value.shape)
+
+
+def _spec_of(layer, t):
+    from tensorlite.keras.layers.mask_propagation import keras_mask  # noqa: PLC0415
+    if isinstance(t, Tensor):
+        shape = _static_shape(t)
+        spec = OutputSpec(shape, t.dtype)
+    elif hasattr(t, "flat_values") and hasattr(t, "row_splits"):
+        inner = _static_shape(t.flat_values).as_list()[1:]
+        spec = OutputSpec(TensorShape([None] * (t.ragged_rank + 1) + inner), t.dtype,
+                          ragged=True)
+    else:
+        raise TypeError(f"layer {layer.name} returned {type(t).__name__} on symbolic inputs; "
+                        f"layers must return tensors")
+    mask = keras_mask(t)
+    if mask is not None and isinstance(mask, Tensor):  # the output's leading dimensions
+        spec.mask = (spec.shape.as_list()[:mask.shape.rank], mask.dtype)
+    return spec
+
+
+# -- errors -----------------------------------------------------------------------------------
+def _call_error(layer, err, inputs, args, kwargs):
+    """Keras's construction error: the layer, the error, and the call's arguments."""
+    kind = type(layer).__name__
+    lines = "\n".join(f"  \u2022 {name}={_describe(value)}"
+                      for name, value in _named_arguments(layer, inputs, args, kwargs))
+    message = (f'Exception encountered when calling layer "{layer.name}" (type {kind}).\n\n'
+               f"{err}\n\nCall arguments received by layer \"{layer.name}\" (type {kind}):\n"
+               f"{lines}")
+    # TF's graph construction raises shape errors as ValueError; Python's own exception
+    # classes keep their class (Keras re-raises them so)
+    if isinstance(err, errors.OpError) or type(err).__module__ != "builtins":
+        return ValueError(message)
+    try:
+        return type(err)(message)
+    except Exception:  # noqa: BLE001 - an exception class with other arguments
+        return ValueError(message)
+
+
+def _named_arguments(layer, inputs, args, kwargs):
+    try:
+        params = list(inspect.signature(layer.call).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = params[:1 + len(args)] if len(params) >= 1 + len(args) else \
+        ["inputs"] + [f"args[{i}]" for i in range(len(args))]
+    return list(zip(names, [inputs, *args])) + sorted(kwargs.items())
+
+
+def _describe(value):
+    def one(v):
+        if isinstance(v, KerasTensor):
+            return f"tf.Tensor(shape={tuple(v.shape.as_list())}, dtype={v.dtype.name})"
+        return repr(v)
+    if isinstance(value, (list, tuple, dict)):
+        return repr(nest.map_structure(lambda v: _Raw(one(v)), value))
+    return one(value)
+
+
+class _Raw:
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
