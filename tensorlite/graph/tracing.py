@@ -85,10 +85,11 @@ def _refuse_leaked(t, here):
 class Tracer:
     # Whether ops may use a deferred failure's stand-ins (see the module's docstring)
     USES_DEFERRED = False
-    # Whether static shapes treat sizes equal to the placeholders' varying sizes in
-    # constants and reshape targets as those sizes baked in by Python code that read them
-    # (Keras construction traces on example values: keras/symbolic_trace.py)
-    GUESSES_BAKED_SIZES = False
+    # (batch size, other size): the sizes a trace on example values (Keras construction,
+    # keras/symbolic_trace.py) gave the placeholders' None dimensions, primes that divide
+    # no known size; static shapes then take them, where Python code read them and baked
+    # them into the graph, for the varying sizes they stand for (see _unbake)
+    EXAMPLE_SIZES = None
     RECORDS_GRAPH = True  # (tf.custom_gradient records a graph-ready node for tracers)
 
     def __init__(self, graph, function_name):
@@ -107,8 +108,7 @@ class Tracer:
         # slots whose values follow a varying size (tf.range(tf.shape(x)[1])'s limit): an
         # op using one gets its shape by its rule (the values are those of one size only)
         self.size_varying = set()
-        self.varying_sizes = set()  # the sizes the placeholders' None dimensions have here
-        self.weighted = set()  # variable reads' slots (with GUESSES_BAKED_SIZES)
+        self.weighted = set()  # variable reads' slots (with EXAMPLE_SIZES)
         self.names = {}  # placeholder slot -> its tensor name ("x:0")
         self.deferred = {}  # id(stand-in output) -> the error its op raised
         self.failed_nodes = []  # the nodes of those ops
@@ -126,7 +126,6 @@ class Tracer:
             self.names[s] = name
         if shape is not None and self.symbolic is not None:
             self.symbolic[s] = tuple(shape)
-            self.varying_sizes.update(c for d, c in zip(shape, t._value.shape) if d is None)
         return s
 
     def _bind(self, t, s):
@@ -226,11 +225,10 @@ class Tracer:
             return  # every input fully known: the real shapes are the static ones
         specs = [Spec(static.get(s, tuple(t._value.shape)), t._dtype)
                  for s, t in zip(in_slots, inputs)]
-        if self.GUESSES_BAKED_SIZES:  # zeros((batch, n)) made from a size Python read:
-            # an input not computed from the placeholders, other than a variable's value
-            specs = [Spec(tuple(None if d in self.varying_sizes else d for d in sp.shape),
-                          sp.dtype) if s not in self.dependent and s not in self.weighted
-                     else sp
+        if self.EXAMPLE_SIZES is not None:  # zeros((batch, n)) made from a size Python
+            # read: an input not computed from the placeholders, other than a variable's
+            specs = [Spec(_unbake(sp.shape, self.EXAMPLE_SIZES, constant=True), sp.dtype)
+                     if s not in self.dependent and s not in self.weighted else sp
                      for s, sp in zip(in_slots, specs)]
         relax = op.__dict__.get("polymorphic_attrs")
         if relax is not None:
@@ -246,9 +244,14 @@ class Tracer:
         except Exception:  # noqa: BLE001 - no rule for unknown dims: keep the rank only
             self.graph.unknown_shape_ops.add(op.name)
             shapes = [(None,) * o._value.ndim for o in outs]
-        if self.GUESSES_BAKED_SIZES and op.name == "Reshape" and len(shapes) == 1 and \
-                None not in shapes[0]:
-            shapes = [_reshape_static(specs[0].shape, shapes[0], self.varying_sizes)]
+            if self.EXAMPLE_SIZES is not None and not is_stateful(op) and \
+                    op.name not in _VARYING:
+                shapes = _shapes_by_kernel(op, specs, inputs, attrs, outs, shapes)
+        if self.EXAMPLE_SIZES is not None:
+            if op.name == "Reshape" and len(shapes) == 1:
+                shapes = [_reshape_static(specs[0].shape, inputs[0]._value.shape, shapes[0],
+                                          self.EXAMPLE_SIZES)]
+            shapes = [_unbake(shape, self.EXAMPLE_SIZES) for shape in shapes]
         for s, shape in zip(out_slots, shapes):
             if None in shape:
                 static[s] = shape
@@ -281,7 +284,7 @@ class Tracer:
             return
         s = self.graph.new_slot()
         self._bind(tensor, s)
-        if self.GUESSES_BAKED_SIZES:
+        if self.EXAMPLE_SIZES is not None:
             self.weighted.add(s)
         self.graph.nodes.append(Node(READ_VARIABLE, [], {"variable": variable}, [s],
                                      user_location(3)))
@@ -370,14 +373,66 @@ class TracedTensorInfo:
                              "inspect the graph with get_concrete_function(...).graph")
 
 
-def _reshape_static(static_in, target, varying_sizes):
-    """The static shape of a Reshape of a tensor with varying sizes to a concrete `target`
-    that Python code computed from the sizes it saw (tensordot, expand_dims, an RNN's
-    output): the target's dimensions equal to one of the trace's varying sizes are taken
-    for them and become None (GUESSES_BAKED_SIZES traces use unusual sizes)."""
-    if None not in static_in:
+def _unbake(shape, sizes, constant=False):
+    """`shape` with the example sizes Python code baked in as None (EXAMPLE_SIZES traces):
+    a dimension that the other size divides (a sequence's length, twice an image's side);
+    in a constant (zeros((batch, units))), also a leading dimension of the batch size."""
+    batch, other = sizes
+    return tuple(None if d is not None and ((d % other == 0 and d > 0) or
+                                            (constant and i == 0 and d == batch)) else d
+                 for i, d in enumerate(shape))
+
+
+def _shapes_by_kernel(op, specs, inputs, attrs, outs, fallback):
+    """The static output shapes of a pure op whose shape rule cannot tell (EXAMPLE_SIZES
+    traces): its kernel run on zeros with every unknown input dimension twice as long;
+    the output dimensions that change are unknown. `fallback` when the kernel refuses."""
+    def zeros(spec, t):
+        shape = tuple(2 * c if d is None else c for d, c in zip(spec.shape, t._value.shape))
+        if t._value.dtype == object:
+            return np.full(shape, b"", dtype=object)
+        return np.zeros(shape, t._value.dtype)
+    try:
+        with np.errstate(all="ignore"):
+            got = op.forward(*[zeros(sp, t) for sp, t in zip(specs, inputs)], **(attrs or {}))
+    except Exception:  # noqa: BLE001 - sizes the op's attributes fixed: rank only
+        return fallback
+    got = list(got) if op.multi_output else [got]
+    if len(got) != len(outs):
+        return fallback
+    return [tuple(a if a == b else None for a, b in zip(o._value.shape, np.shape(g)))
+            if np.ndim(g) == o._value.ndim else f for o, g, f in zip(outs, got, fallback)]
+
+
+def _reshape_static(static_in, concrete_in, target, sizes):
+    """The static shape of a Reshape of a tensor with varying sizes to a `target` that
+    Python code computed from the sizes it saw (tensordot, expand_dims). A reshape that only
+    adds or drops size-1 axes keeps each dimension's static size; otherwise the example sizes
+    are primes that divide no known size, so the varying part of the input (its size over
+    its known dimensions' product) holds each as often as a varying dimension of that size
+    went into it: that many of the target's dimensions of that size, leftmost first,
+    become None."""
+    if None not in static_in or None in target:
         return tuple(target)
-    return tuple(None if d in varying_sizes else d for d in target)
+    kept = [(d, c) for d, c in zip(static_in, concrete_in) if c != 1]
+    places = [i for i, c in enumerate(target) if c != 1]
+    if [c for _, c in kept] == [target[i] for i in places]:  # size-1 axes in or out only
+        out = list(target)
+        for (d, _), i in zip(kept, places):
+            out[i] = d
+        return tuple(out)
+    known = int(np.prod([d for d in static_in if d is not None]))
+    vary = int(np.prod(concrete_in)) // max(known, 1)
+    out = list(target)
+    for size in sorted(set(sizes)):
+        count = 0
+        while size > 1 and vary % size == 0:
+            vary //= size
+            count += 1
+        for i, d in enumerate(out):
+            if count and d == size:
+                out[i], count = None, count - 1
+    return tuple(out)
 
 
 def _info_hook(tensor):

@@ -25,13 +25,24 @@ from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.graph import tracing
 from tensorlite.keras.engine_symbolic import KerasTensor, constructing
 
-# The example values' sizes for unknown dimensions: a batch of 13 and 41 for other sizes (a
-# sequence's length, an image's side), enough for the windows of 'valid' convolutions and
-# poolings. Unusual and distinct, so that sizes Python code read off them and baked into the
-# graph (a reshape to them, zeros((batch, units))) are told apart from real sizes
-# (graph/tracing.py's GUESSES_BAKED_SIZES).
-_EXAMPLE_BATCH = 13
-_EXAMPLE_SIZE = 41
+# The example values' sizes for unknown dimensions: a small prime for the batch, a larger
+# one for other sizes (a sequence's length, an image's side; large enough for the windows of
+# 'valid' convolutions and poolings), each the first that divides no known dimension of the
+# call's inputs. Python code may read these sizes and bake them into the graph (a reshape to
+# them, zeros((batch, units))); primes that divide nothing else let the tracer tell them
+# from real sizes (graph/tracing.py's EXAMPLE_SIZES).
+_BATCH_SIZES = (5, 7, 11, 13, 17, 19, 23)
+_OTHER_SIZES = (41, 43, 47, 53, 59, 61)
+
+
+def _example_sizes(symbols):
+    """(batch size, other size) for the unknown dimensions of this call's examples."""
+    known = {d for t in symbols for d in nest.flatten([t.shape.as_list(), list(
+        t.mask_spec[0]) if t.mask_spec is not None else []]) if d}
+
+    def first(candidates):
+        return next((p for p in candidates if all(d % p for d in known)), candidates[-1])
+    return first(_BATCH_SIZES), first(_OTHER_SIZES)
 
 
 class OutputSpec:
@@ -44,12 +55,13 @@ class OutputSpec:
         self.shape, self.dtype, self.ragged, self.mask = shape, dtype, ragged, mask
 
 
-class _ConstructionTracer(tracing.Tracer):
-    """Later ops may use the stand-ins of an op that failed on the example values: the
-    failure is the example's, not the model's (see the module's docstring)."""
-
-    USES_DEFERRED = True
-    GUESSES_BAKED_SIZES = True
+def _construction_tracer(sizes):
+    """The tracer of a symbolic call whose examples have `sizes` (batch, other) for
+    unknown dimensions: later ops may use the stand-ins of an op that failed on the example
+    values (the failure is the example's, not the model's: see the module's docstring), and
+    static shapes take sizes Python code baked in for the varying sizes they stand for."""
+    return type("ConstructionTracer", (tracing.Tracer,),
+                {"USES_DEFERRED": True, "EXAMPLE_SIZES": tuple(sizes)})
 
 
 def output_specs(layer, inputs, args, kwargs):
@@ -129,8 +141,9 @@ def _traced_specs(layer, inputs, args, kwargs):
     payload = [inputs, list(args), kwargs]
     symbols = list({id(t): t for t in nest.flatten(payload)
                     if isinstance(t, KerasTensor)}.values())
-    examples = [_example(t) for t in symbols]
-    masks = [None if t.mask_spec is None else _example(KerasTensor(*t.mask_spec))
+    sizes = _example_sizes(symbols)
+    examples = [_example(t, sizes) for t in symbols]
+    masks = [None if t.mask_spec is None else _example(KerasTensor(*t.mask_spec), sizes)
              for t in symbols]
     shapes = [shape for t, v in zip(symbols, examples) for shape in _leaf_shapes(t, v)] + \
         [tuple(t.mask_spec[0]) for t in symbols if t.mask_spec is not None]
@@ -148,17 +161,18 @@ def _traced_specs(layer, inputs, args, kwargs):
         found["specs"] = [_spec_of(layer, t) for t in nest.flatten(out)]
         return out
     _, out = tracing.trace(call, (examples, masks), {}, layer.name, call=False,
-                           shapes=shapes, tracer_class=_ConstructionTracer)
+                           shapes=shapes, tracer_class=_construction_tracer(sizes))
     return found["specs"], out
 
 
-def _example(kt):
-    """Example values of a KerasTensor's spec for the tracer (see the module's docstring)."""
+def _example(kt, sizes):
+    """Example values of a KerasTensor's spec for the tracer (see the module's docstring),
+    `sizes` (batch, other) for its unknown dimensions."""
     if kt.ragged:
-        return _ragged_example(kt.shape.as_list(), kt.dtype)
+        return _ragged_example(kt.shape.as_list(), kt.dtype, sizes)
     if kt.shape.rank is None:
         raise NotImplementedError(f"a layer call on a KerasTensor of unknown rank ({kt!r})")
-    shape = [d if d is not None else (_EXAMPLE_BATCH if i == 0 else _EXAMPLE_SIZE)
+    shape = [d if d is not None else sizes[0] if i == 0 else sizes[1]
              for i, d in enumerate(kt.shape.as_list())]
     if kt.dtype.is_string:
         return wrap(np.full(shape, b"", dtype=object))
@@ -174,7 +188,7 @@ def _leaf_shapes(kt, example):
             for leaf in nest.flatten(example, expand_composites=True)]
 
 
-def _ragged_example(shape, dtype):
+def _ragged_example(shape, dtype, sizes):
     """A small RaggedTensor whose None dimensions (after the batch) are ragged."""
     from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
     ragged_dims = 0
@@ -185,12 +199,12 @@ def _ragged_example(shape, dtype):
     if not ragged_dims:
         raise ValueError(f"Input(ragged=True) needs a None dimension after the batch "
                          f"dimension, got shape {shape}")
-    n, lengths = shape[0] or _EXAMPLE_BATCH, []
+    n, lengths = shape[0] or sizes[0], []
     for _ in range(ragged_dims):
         level = [(i % 2) + 1 for i in range(n)]
         lengths.append(level)
         n = sum(level)
-    inner = [d if d is not None else _EXAMPLE_SIZE for d in shape[1 + ragged_dims:]]
+    inner = [d if d is not None else sizes[1] for d in shape[1 + ragged_dims:]]
     np_dtype = object if dtype.is_string else dtype.as_numpy_dtype
     flat = wrap(np.full([n] + inner, b"" if dtype.is_string else 0, dtype=np_dtype))
     return RaggedTensor.from_nested_row_lengths(
