@@ -287,3 +287,35 @@ def test_ragged_string_input_is_traced_symbolically():
     model = keras.Model(inputs, out)
     got = model(tf.ragged.constant([["a", "b"], ["c"]]))
     np.testing.assert_allclose(got.numpy(), [[2.0], [1.0]])
+
+
+def test_dynamic_layers_and_output_signatures_are_asked_not_traced():
+    ran = []
+
+    class EagerOnly(layers.Layer):  # tf.keras 2's dynamic layer: its call never traced
+        def __init__(self):
+            super().__init__(dynamic=True)
+
+        def call(self, inputs):
+            ran.append(float(tf.reduce_sum(inputs)))  # a Python value: eager only
+            return tf.concat([inputs, inputs], axis=-1)
+
+        def compute_output_shape(self, input_shape):
+            return tf.TensorShape(input_shape[:-1] + [2 * input_shape[-1]])
+
+    class Signed(layers.Layer):
+        def call(self, inputs):
+            ran.append("signed")
+            return tf.cast(inputs, tf.int32)
+
+        def compute_output_signature(self, input_signature):
+            return tf.TensorSpec(input_signature.shape, tf.int32)
+
+    inputs = keras.Input((3,))
+    doubled = EagerOnly()(inputs)
+    signed = Signed()(doubled)
+    assert ran == [] and EagerOnly().dynamic
+    assert doubled.shape.as_list() == [None, 6]
+    assert signed.shape.as_list() == [None, 6] and signed.dtype == tf.int32
+    out = keras.Model(inputs, signed)(np.ones((2, 3), "float32"))
+    assert ran == [6.0, "signed"] and out.dtype == tf.int32

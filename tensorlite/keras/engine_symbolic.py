@@ -85,7 +85,12 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
     # from now on TF functions called on symbolic tensors become layers
     symbolic_dispatch.install(_SymbolicCalls)
     if sparse:
-        raise NotImplementedError("tf.keras.Input(sparse=True)")
+        raise NotImplementedError(
+            "tf.keras.Input(sparse=True) is not supported yet: a symbolic layer call would need "
+            "tf.SparseTensor as a composite tensor of the graph tracer (its indices, values "
+            "and dense_shape as placeholders) and shape rules that follow dense_shape; feed "
+            "a dense Input and tf.sparse.from_dense inside the layer, or call the layers "
+            "eagerly")
     tensor = KerasTensor(batch_shape, dtype or backend.floatx(),
                          name=name or backend.unique_object_name("input"),
                          ragged=bool(ragged))

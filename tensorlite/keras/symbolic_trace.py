@@ -87,8 +87,10 @@ def _defined_by_user(layer, method):
 
 
 def _declared_specs(layer, inputs, args, kwargs):
-    """The specs the layer declares, or None when it declares none (or the call has other
-    symbolic arguments, or masks, which only its `call` relates)."""
+    """The specs the layer declares (a user layer's own compute_output_signature or
+    compute_output_shape, as Keras 3 asks them; any dynamic layer's compute_output_shape,
+    as tf.keras 2 does), or None when it declares none (or the call has other symbolic
+    arguments, or masks, which only its `call` relates)."""
     from tensorlite.keras.layers.mask_propagation import _base_compute_mask  # noqa: PLC0415
     if is_symbolic_any([list(args), kwargs]) or \
             any(isinstance(t, KerasTensor) and t.mask_spec is not None
@@ -101,7 +103,7 @@ def _declared_specs(layer, inputs, args, kwargs):
             lambda t: TensorSpec(t.shape, t.dtype), inputs))
         flat = nest.flatten(out)
         return [OutputSpec(TensorShape(s.shape), s.dtype) for s in flat], out
-    if _defined_by_user(layer, "compute_output_shape"):
+    if _defined_by_user(layer, "compute_output_shape") or getattr(layer, "dynamic", False):
         try:
             shapes = layer.compute_output_shape(nest.map_structure(
                 lambda t: TensorShape(t.shape), inputs))

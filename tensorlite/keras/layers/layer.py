@@ -67,6 +67,9 @@ class Layer(Module):
             raise TypeError(f"Keyword argument not understood: {sorted(unknown)[0]!r} "
                             f"(layer {type(self).__name__})")
         object.__setattr__(self, "_tracked", [])  # sub-layers and variables, assignment order
+        # tf.keras 2's dynamic layers: never traced; their compute_output_shape gives their
+        # symbolic outputs (keras/symbolic_trace.py)
+        self._dynamic = bool(dynamic)
         self._name_given = bool(name)
         if not name:  # None or "" (Keras names both after the class)
             name = backend.unique_object_name(keras_snake_case(type(self).__name__))
@@ -343,6 +346,11 @@ class Layer(Module):
         for layer in self._sublayers():
             out.extend(layer._layer_metrics())
         return out
+
+    @property
+    def dynamic(self):
+        """Whether the layer runs eagerly only (tf.keras 2's `dynamic=True`)."""
+        return self.__dict__.get("_dynamic", False)
 
     # -- symbolic connections (the functional API) ------------------------------------------
     def _symbolic_nodes(self):
