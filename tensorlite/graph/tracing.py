@@ -49,6 +49,8 @@ from tensorlite.ops import script_ops
 
 _VARYING = CALLBACKS | {"PyFuncStateless"}  # outputs never frozen into the graph
 _SHAPE_OPS = {"Shape", "Size", "Rank"}  # outputs follow the inputs' shapes, not their values
+# ops whose outputs are their inputs, moved: cheap to run, and their values may be read
+_STRUCTURAL = {"Identity", "Reshape", "Transpose", "ExpandDims", "Squeeze"}
 
 _ACTIVE = []  # tracers, innermost last
 # Tensors a finished trace computed from its inputs and did not return ("leaked" through a
@@ -202,6 +204,46 @@ class Tracer:
             self.deferred[id(o)] = err
             self.keep.append(o)
         return outs if op.multi_output else outs[0]
+
+    def stand_in(self, op, inputs, attrs):
+        """EXAMPLE_SIZES traces want shapes, not values: a pure op on values computed from
+        the placeholders, with floating outputs, is recorded with zeros of the shapes its
+        rule gives instead of running (ops on weights or constants, on values Python may
+        read as sizes, and integer results, which may index or partition, still run)."""
+        if self.ignores() or is_stateful(op) or op.name in _VARYING or \
+                op.name in _SHAPE_OPS or op.name in _STRUCTURAL:
+            return None
+        slots = [self.slot_of.get(id(t)) for t in inputs]
+        if not any(s in self.dependent for s in slots) or \
+                any(s in self.shape_derived or s in self.size_varying for s in slots):
+            return None
+        try:
+            specs = op.infer(*[Spec(tuple(t._value.shape), t._dtype) for t in inputs],
+                             **(attrs or {}))
+        except Exception:  # noqa: BLE001 - no rule: the op runs
+            return None
+        specs = list(specs) if op.multi_output else [specs]
+        if any(sp.shape is None or None in tuple(sp.shape) or not sp.dtype.is_floating
+               for sp in specs) or not self._runs_shrunk(op, inputs, slots, attrs):
+            return None
+        outs = tuple(wrap(np.zeros(tuple(sp.shape), sp.dtype.as_numpy_dtype))
+                     for sp in specs)
+        return outs if op.multi_output else outs[0]
+
+    def _runs_shrunk(self, op, inputs, slots, attrs):
+        """Whether the op's kernel accepts its inputs with their varying dimensions cut to
+        size 1 (the kernel checks what a lax shape rule may not, at a fraction of the cost;
+        a refusal lets the op run at full size, to fail or not as it would)."""
+        arrays = [np.zeros(tuple(1 if d is None else c for d, c in zip(
+            self.symbolic[s], t._value.shape)), t._value.dtype)
+            if s in self.symbolic and t._value.dtype != object else t._value
+            for s, t in zip(slots, inputs)]
+        try:
+            with np.errstate(all="ignore"):
+                op.forward(*arrays, **(attrs or {}))
+        except Exception:  # noqa: BLE001 - the full-size run decides
+            return False
+        return True
 
     def raise_deferred(self, tensors):
         """Raises the deferred failure of the first of `tensors` that stands in for one."""
@@ -469,6 +511,8 @@ def trace(fn, args, kwargs, name, call=True, shapes=None, names=None, tracer_cla
                                None if names is None else f"{names[i]}:0")
     _ACTIVE.append(tracer)
     dispatch.OBSERVERS.append(tracer)
+    if tracer.EXAMPLE_SIZES is not None:
+        dispatch.SHAPE_ONLY.append(tracer.stand_in)
     # The hooks fan out to every active tracer, so they are installed once (nested
     # tf.functions would otherwise record each variable read and assignment twice).
     hooks = [(lst, h) for lst, h in ((variables.READ_HOOKS, _read_hook),
@@ -494,6 +538,8 @@ def trace(fn, args, kwargs, name, call=True, shapes=None, names=None, tracer_cla
         for lst, h in hooks:
             lst.remove(h)
         dispatch.OBSERVERS.remove(tracer)
+        if tracer.EXAMPLE_SIZES is not None:
+            dispatch.SHAPE_ONLY.remove(tracer.stand_in)
         _ACTIVE.remove(tracer)
         for variable, value in reversed(tracer.restore or ()):  # no call: no assignment
             variable._t = value

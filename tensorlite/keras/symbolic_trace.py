@@ -10,10 +10,15 @@ shapes (None where a rule cannot tell) and dtypes. The trace is not a call (tf.p
 silent, variable assignments are undone), as tf.keras 2 runs `call` once in a scratch graph.
 
 The tracer runs the Python code on example values, as tf.function's get_concrete_function
-does for TensorSpecs; no shape is read off them. An op whose failure depends on the example
-values (a gather of positions beyond a table's rows) leaves stand-ins the later ops may
-use, since only shapes are wanted; a failure the symbolic shapes imply (a matmul of
-mismatched sizes) is raised at construction, naming the layer and the call's shapes.
+does for TensorSpecs, but the layers' math does not run on them: an op on values computed
+from the inputs with floating results is recorded with zeros of the shapes its rule gives
+(graph/tracing.py's Tracer.stand_in); only shape computations, integer results (indices,
+partitions) and ops without a rule run. No output shape is read off the example sizes:
+where Python code baked them into the graph, the tracer takes them for the varying sizes
+they stand for. An op whose failure depends on the example values (a gather of positions
+beyond a table's rows) leaves stand-ins the later ops may use, since only shapes are
+wanted; a failure the symbolic shapes imply (a matmul of mismatched sizes) is raised at
+construction, naming the layer and the call's shapes.
 """
 import inspect
 
