@@ -169,7 +169,9 @@ class Tracer:
                 self.dependent.add(s)
             if static:
                 self.shape_derived.add(s)
-        node = Node(op, in_slots, attrs, out_slots, user_location(3), current_scope())
+        # (a construction trace's graph is never shown: no need to find the user's line)
+        where = user_location(3) if self.EXAMPLE_SIZES is None else None
+        node = Node(op, in_slots, attrs, out_slots, where, current_scope())
         self.graph.nodes.append(node)
         if self.deferred and id(outs[0]) in self.deferred:
             self.failed_nodes.append(node)

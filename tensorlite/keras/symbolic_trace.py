@@ -181,9 +181,10 @@ def _example(kt, sizes):
         raise NotImplementedError(f"a layer call on a KerasTensor of unknown rank ({kt!r})")
     shape = [d if d is not None else sizes[0] if i == 0 else sizes[1]
              for i, d in enumerate(kt.shape.as_list())]
-    if kt.dtype.is_string:
-        return wrap(np.full(shape, b"", dtype=object))
-    return wrap(np.zeros(shape, dtype=kt.dtype.as_numpy_dtype))
+    # read-only zeros of no memory: kernels never write into their inputs
+    zero = np.array(b"", dtype=object) if kt.dtype.is_string else \
+        np.zeros((), dtype=kt.dtype.as_numpy_dtype)
+    return wrap(np.broadcast_to(zero, shape))
 
 
 def _leaf_shapes(kt, example):
