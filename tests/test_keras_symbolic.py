@@ -274,6 +274,7 @@ def test_a_shape_bug_in_a_layer_raises_at_construction_naming_layer_and_shapes()
                                          '"bad_layer" \\(type Bad\\)') as info:
         Bad(name="bad_layer")(keras.Input((3,)))
     assert "shape=(None, 3)" in str(info.value)
+    assert "example sizes for the unknown dimensions" in str(info.value)
 
 
 def test_ragged_string_input_is_traced_symbolically():

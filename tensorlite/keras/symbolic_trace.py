@@ -21,6 +21,7 @@ wanted; a failure the symbolic shapes imply (a matmul of mismatched sizes) is ra
 construction, naming the layer and the call's shapes.
 """
 import inspect
+import threading
 
 import numpy as np
 
@@ -72,6 +73,7 @@ def _construction_tracer(sizes):
 def output_specs(layer, inputs, args, kwargs):
     """([OutputSpec], the output structure) of `layer(inputs, *args, **kwargs)` on
     KerasTensors; an error the call raises names the layer and the call's shapes."""
+    _LAST_SIZES.sizes = None
     try:
         layer._maybe_build(inputs)  # on the symbolic shapes, None included
         declared = _declared_specs(layer, inputs, args, kwargs)
@@ -149,6 +151,8 @@ def _traced_specs(layer, inputs, args, kwargs):
     symbols = list({id(t): t for t in nest.flatten(payload)
                     if isinstance(t, KerasTensor)}.values())
     sizes = _example_sizes(symbols)
+    if any(None in t.shape.as_list() for t in symbols if t.shape.rank is not None):
+        _LAST_SIZES.sizes = sizes  # for an error's note (see _call_error)
     examples = [_example(t, sizes) for t in symbols]
     masks = [None if t.mask_spec is None else _example(KerasTensor(*t.mask_spec), sizes)
              for t in symbols]
@@ -244,13 +248,27 @@ def _spec_of(layer, t):
 
 
 # -- errors -----------------------------------------------------------------------------------
+class _Sizes(threading.local):
+    sizes = None
+
+
+_LAST_SIZES = _Sizes()
+
+
 def _call_error(layer, err, inputs, args, kwargs):
-    """Keras's construction error: the layer, the error, and the call's arguments."""
+    """Keras's construction error: the layer, the error, and the call's arguments (with a
+    note naming the example sizes the error's shapes show for unknown dimensions)."""
     kind = type(layer).__name__
+    sizes, _LAST_SIZES.sizes = _LAST_SIZES.sizes, None
+    if sizes is not None:
+        err_text = (f"{err}\n(traced with example sizes for the unknown dimensions: "
+                    f"{sizes[0]} for the batch, {sizes[1]} for others)")
+    else:
+        err_text = str(err)
     lines = "\n".join(f"  \u2022 {name}={_describe(value)}"
                       for name, value in _named_arguments(layer, inputs, args, kwargs))
     message = (f'Exception encountered when calling layer "{layer.name}" (type {kind}).\n\n'
-               f"{err}\n\nCall arguments received by layer \"{layer.name}\" (type {kind}):\n"
+               f"{err_text}\n\nCall arguments received by layer \"{layer.name}\" (type {kind}):\n"
                f"{lines}")
     # TF's graph construction raises shape errors as ValueError; Python's own exception
     # classes keep their class (Keras re-raises them so)
