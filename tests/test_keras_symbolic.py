@@ -320,3 +320,17 @@ def test_dynamic_layers_and_output_signatures_are_asked_not_traced():
     assert signed.shape.as_list() == [None, 6] and signed.dtype == tf.int32
     out = keras.Model(inputs, signed)(np.ones((2, 3), "float32"))
     assert ran == [6.0, "signed"] and out.dtype == tf.int32
+
+
+def test_sparse_input_builds_symbolically_and_replays():
+    class Densify(layers.Layer):
+        def call(self, inputs):
+            return tf.sparse.to_dense(inputs) * 2.0
+
+    inputs = keras.Input(shape=(5,), sparse=True)
+    dense = Densify()(inputs)
+    assert dense.shape.as_list() == [None, 5]
+    model = keras.Model(inputs, layers.Dense(3, kernel_initializer="ones")(dense))
+    assert model.output_shape == (None, 3)
+    sparse = tf.sparse.SparseTensor([[0, 1], [1, 3]], [1.0, 2.0], [2, 5])
+    np.testing.assert_allclose(model(sparse).numpy(), [[2.0] * 3, [4.0] * 3])

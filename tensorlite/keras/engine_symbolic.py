@@ -21,6 +21,7 @@ class KerasTensor:
         self.shape = TensorShape(shape)
         self.dtype = dtypes.as_dtype(dtype)
         self.ragged = ragged  # stands for a tf.RaggedTensor (Input(ragged=True))
+        self.sparse = False  # stands for a tf.sparse.SparseTensor (Input(sparse=True))
         self.node = node  # the Node that produced it; None for a model input
         self.index = index  # which of the node's flattened outputs this is
         self.name = name
@@ -84,16 +85,10 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
     from tensorlite.keras import backend  # noqa: PLC0415
     # from now on TF functions called on symbolic tensors become layers
     symbolic_dispatch.install(_SymbolicCalls)
-    if sparse:
-        raise NotImplementedError(
-            "tf.keras.Input(sparse=True) is not supported yet: a symbolic layer call would need "
-            "tf.SparseTensor as a composite tensor of the graph tracer (its indices, values "
-            "and dense_shape as placeholders) and shape rules that follow dense_shape; feed "
-            "a dense Input and tf.sparse.from_dense inside the layer, or call the layers "
-            "eagerly")
     tensor = KerasTensor(batch_shape, dtype or backend.floatx(),
                          name=name or backend.unique_object_name("input"),
                          ragged=bool(ragged))
+    tensor.sparse = bool(sparse)  # stands for a tf.sparse.SparseTensor
     # its InputLayer: listed first in a functional model's layers, as tf.keras lists it
     from tensorlite.keras.layers.core import InputLayer  # noqa: PLC0415
     layer = tensor.input_layer = InputLayer(batch_input_shape=tuple(tensor.shape.as_list()),

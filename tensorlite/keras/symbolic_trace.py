@@ -169,7 +169,7 @@ def _traced_specs(layer, inputs, args, kwargs):
             lambda x: by_id[id(x)] if isinstance(x, KerasTensor) else x, payload)
         with constructing():
             out = layer.__call__(given[0], *given[1], **given[2])
-        found["specs"] = [_spec_of(layer, t) for t in nest.flatten(out)]
+        found["specs"] = [_spec_of(layer, t, sizes) for t in nest.flatten(out)]
         return out
     _, out = tracing.trace(call, (examples, masks), {}, layer.name, call=False,
                            shapes=shapes, tracer_class=_construction_tracer(sizes))
@@ -181,6 +181,8 @@ def _example(kt, sizes):
     `sizes` (batch, other) for its unknown dimensions."""
     if kt.ragged:
         return _ragged_example(kt.shape.as_list(), kt.dtype, sizes)
+    if kt.sparse:
+        return _sparse_example(kt, sizes)
     if kt.shape.rank is None:
         raise NotImplementedError(f"a layer call on a KerasTensor of unknown rank ({kt!r})")
     shape = [d if d is not None else sizes[0] if i == 0 else sizes[1]
@@ -191,9 +193,23 @@ def _example(kt, sizes):
     return wrap(np.broadcast_to(zero, shape))
 
 
+def _sparse_example(kt, sizes):
+    """An empty SparseTensor of the spec's dense shape. Not a composite of the tracer: its
+    parts enter as constants, and what the layer computes from it has the example's sizes,
+    which _spec_of takes back to None."""
+    from tensorlite.sparse import SparseTensor  # noqa: PLC0415
+    dims = [d if d is not None else sizes[0] if i == 0 else sizes[1]
+            for i, d in enumerate(kt.shape.as_list())]
+    np_dtype = object if kt.dtype.is_string else kt.dtype.as_numpy_dtype
+    return SparseTensor(wrap(np.zeros((0, len(dims)), np.int64)),
+                        wrap(np.zeros((0,), np_dtype)), wrap(np.array(dims, np.int64)))
+
+
 def _leaf_shapes(kt, example):
     """The symbolic shape of each tensor the example flattens into: the KerasTensor's for a
     dense one; for a ragged one, its components with their leading (row) sizes unknown."""
+    if kt.sparse:
+        return []
     if not kt.ragged:
         return [tuple(kt.shape.as_list())]
     return [(None,) + tuple(leaf._value.shape[1:])
@@ -223,19 +239,23 @@ def _ragged_example(shape, dtype, sizes):
         flat, [wrap(np.array(x, dtype=np.int64)) for x in lengths])
 
 
-def _static_shape(t):
-    """A traced tensor's static shape (its concrete one when not computed from inputs)."""
+def _static_shape(t, sizes):
+    """A traced tensor's static shape. One not computed from the traced inputs (from a
+    sparse input's parts, or zeros((batch, units))) has the example's sizes where Python
+    code read them: those become None (graph/tracing.py's _unbake)."""
     info = _graph_tensor_info(t) if GRAPH_TENSOR_INFO else None
-    return TensorShape(info.static_shape if info is not None else t._value.shape)
+    if info is not None:
+        return TensorShape(info.static_shape)
+    return TensorShape(tracing._unbake(t._value.shape, sizes, constant=True))
 
 
-def _spec_of(layer, t):
+def _spec_of(layer, t, sizes):
     from tensorlite.keras.layers.mask_propagation import keras_mask  # noqa: PLC0415
     if isinstance(t, Tensor):
-        shape = _static_shape(t)
+        shape = _static_shape(t, sizes)
         spec = OutputSpec(shape, t.dtype)
     elif hasattr(t, "flat_values") and hasattr(t, "row_splits"):
-        inner = _static_shape(t.flat_values).as_list()[1:]
+        inner = _static_shape(t.flat_values, sizes).as_list()[1:]
         spec = OutputSpec(TensorShape([None] * (t.ragged_rank + 1) + inner), t.dtype,
                           ragged=True)
     else:
