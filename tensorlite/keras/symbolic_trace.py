@@ -244,7 +244,7 @@ def _static_shape(t, sizes):
     sparse input's parts, or zeros((batch, units))) has the example's sizes where Python
     code read them: those become None (graph/tracing.py's _unbake)."""
     info = _graph_tensor_info(t) if GRAPH_TENSOR_INFO else None
-    if info is not None:
+    if getattr(info, "static_shape", None) is not None:
         return TensorShape(info.static_shape)
     return TensorShape(tracing._unbake(t._value.shape, sizes, constant=True))
 

@@ -543,7 +543,8 @@ def _build_shape(t):
     """The shape `build()` receives for an input: inside a trace (a symbolic layer call or
     a tf.function), its static shape, None where the size may vary, as Keras passes it."""
     info = _graph_tensor_info(t) if GRAPH_TENSOR_INFO and isinstance(t, Tensor) else None
-    return TensorShape(info.static_shape if info is not None else t.shape)
+    static = getattr(info, "static_shape", None)  # (a TF1 graph's tensors have none)
+    return TensorShape(static if static is not None else t.shape)
 
 
 class _TrainingScope:
