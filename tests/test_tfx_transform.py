@@ -209,18 +209,19 @@ def export_model_with_transform(tmp_path):
     return out, serve
 
 
-def test_model_server_predicts_from_raw_features(tmp_path):
-    pytest.importorskip("starlette")
+def predict_over_rest(base_path, name, instances):
+    """Serves base_path/<version> with tensorlite's model server on 127.0.0.1 and POSTs
+    TF Serving's REST predict request; returns the response."""
     requests = pytest.importorskip("requests")
+    pytest.importorskip("starlette")
     import uvicorn
     from tensorlite.serving.config import ModelSpec
     from tensorlite.serving.limits import RestLimits, uvicorn_config
     from tensorlite.serving.rest_app import build_app
     from tensorlite.serving.servable import load_servable
     from tensorlite.serving.server import ModelServer
-    _, serve = export_model_with_transform(tmp_path)
-    server = ModelServer([ModelSpec("fruit", str(tmp_path / "serving"), ("latest", 1), {})],
-                         load_servable, poll_seconds=0.2)
+    server = ModelServer([ModelSpec(name, str(base_path), ("latest", 1), {})], load_servable,
+                         poll_seconds=0.2)
     server.start()
     port = _free_port()
     limits = RestLimits()
@@ -233,17 +234,22 @@ def test_model_server_predicts_from_raw_features(tmp_path):
         while not uv.started:
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.02)
-        instances = [{"x": 1.5, "s": "fig"}, {"x": -2.0, "s": "durian"}]
-        r = requests.post(f"http://127.0.0.1:{port}/v1/models/fruit:predict",
-                          json={"instances": instances}, timeout=60)
-        assert r.status_code == 200, r.text
-        expected = serve(tf.constant([1.5, -2.0]), tf.constant(["fig", "durian"]))
-        np.testing.assert_allclose(np.array(r.json()["predictions"]),
-                                   expected["probability"].numpy(), rtol=1e-6)
+        return requests.post(f"http://127.0.0.1:{port}/v1/models/{name}:predict",
+                             json={"instances": instances}, timeout=60)
     finally:
         uv.should_exit = True
         thread.join(timeout=20)
         server.stop()
+
+
+def test_model_server_predicts_from_raw_features(tmp_path):
+    _, serve = export_model_with_transform(tmp_path)
+    instances = [{"x": 1.5, "s": "fig"}, {"x": -2.0, "s": "durian"}]
+    r = predict_over_rest(tmp_path / "serving", "fruit", instances)
+    assert r.status_code == 200, r.text
+    expected = serve(tf.constant([1.5, -2.0]), tf.constant(["fig", "durian"]))
+    np.testing.assert_allclose(np.array(r.json()["predictions"]),
+                               expected["probability"].numpy(), rtol=1e-6)
 
 
 _TF_SIDE = """
