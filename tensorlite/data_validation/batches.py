@@ -20,7 +20,7 @@ import numpy as np
 from tensorlite.framework import errors
 
 KINDS = ("int", "float", "string")
-RANGE_BYTES = 8 << 20
+RANGE_BYTES = 4 << 20
 
 
 @dataclasses.dataclass
@@ -46,8 +46,11 @@ def column_from_array(array):
         kind, values = "float", kept.to_numpy(dtype=np.float64)
     else:
         kind = "string"
-        values = np.array([v.decode() if isinstance(v, bytes) else str(v) for v in kept],
-                          dtype=object)
+        values = kept.to_numpy(dtype=object)
+        if not all(isinstance(v, str) for v in values[:1]) or \
+                not pd.api.types.is_string_dtype(series.dtype):
+            values = np.array([v.decode() if isinstance(v, bytes) else str(v)
+                               for v in values], dtype=object)
     n = int(present.sum())
     return Column(kind, values, np.ones(n, np.int64), int(len(series) - n))
 

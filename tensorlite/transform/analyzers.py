@@ -74,9 +74,13 @@ def _token(v):
 
 
 def _vocab_acc(values, params):
-    uniq, counts = np.unique(np.asarray([_token(v) for v in values], dtype=object)
-                             .astype(str), return_counts=True)
-    return [dict(zip(uniq.tolist(), counts.tolist()))]
+    """{token: count} of one batch (pandas' hash-based value_counts; tokens decoded once)."""
+    import pandas as pd  # noqa: PLC0415 - Beam depends on pandas
+    out = {}
+    for value, count in pd.Series(values, dtype=object).value_counts(sort=False).items():
+        token = _token(value)
+        out[token] = out.get(token, 0) + int(count)
+    return [out]
 
 
 def _vocab_final(parts, params):
