@@ -8,17 +8,20 @@ Example:
     1000
 """
 from tensorlite.data_validation import batches, beam_util
-from tensorlite.data_validation.stats_combiner import StatsCombineFn, StatsOptions
+from tensorlite.data_validation.stats_combiner import (StatsCombineFn, StatsOptions,
+                                                      accumulate_batch)
 from tensorlite.data_validation.stats_io import write_stats_binary
 
 
 def _run(make_batches, stats_options, pipeline_options, output_path):
     beam = beam_util.import_beam()
     result = beam_util.ResultFile()
+    options = stats_options or StatsOptions()
     with beam_util.make_pipeline(pipeline_options) as p:
         _ = (make_batches(p)
-             | "Statistics" >> beam.CombineGlobally(StatsCombineFn(stats_options or
-                                                                   StatsOptions()))
+             | "Accumulate" >> beam.Map(accumulate_batch, options)
+             | "Statistics" >> beam.CombineGlobally(StatsCombineFn(
+                 options, inputs_are_accumulators=True))
              | "Collect" >> beam.Map(result.write))
     stats = result.read()
     if output_path:

@@ -36,14 +36,14 @@ class FeatureAcc:
     """The running statistics of one feature."""
     kind: str
     num_missing: int = 0
-    lengths: list = dataclasses.field(default_factory=list)
+    lengths: dict = dataclasses.field(default_factory=dict)  # values per example -> count
     numbers: list = dataclasses.field(default_factory=list)
     counts: dict = dataclasses.field(default_factory=dict)
     is_sorted: bool = True  # numbers is one sorted array (or empty)
 
     def add(self, column):
         self.num_missing += column.num_missing
-        self.lengths.append(column.lengths)
+        _count_lengths(self.lengths, column.lengths)
         kind = _merge_kinds(self.kind, column.kind)
         if kind == "string":
             self._to_strings()
@@ -56,7 +56,8 @@ class FeatureAcc:
 
     def merge(self, other):
         self.num_missing += other.num_missing
-        self.lengths += other.lengths
+        for length, count in other.lengths.items():
+            self.lengths[length] = self.lengths.get(length, 0) + count
         kind = _merge_kinds(self.kind, other.kind)
         if kind == "string":
             self._to_strings()
@@ -68,14 +69,16 @@ class FeatureAcc:
             self.is_sorted = False
         self.kind = kind
 
-    def compact(self):
-        """Concatenates the parts (numbers sorted) so accumulators pickle small."""
-        if len(self.lengths) > 1:
-            self.lengths = [np.concatenate(self.lengths)]
-        if self.kind != "string" and not (self.is_sorted and len(self.numbers) == 1):
+    def compact(self, sort=False):
+        """Concatenates the number parts into one array (sorted once, for the output)."""
+        if self.kind != "string" and not (len(self.numbers) == 1 and
+                                          (self.is_sorted or not sort)):
             dtype = np.int64 if self.kind == "int" else np.float64
             parts = [np.asarray(p, dtype) for p in self.numbers] or [np.zeros(0, dtype)]
-            self.numbers = [np.sort(np.concatenate(parts), kind="stable")]
+            self.numbers = [np.concatenate(parts)]
+            self.is_sorted = len(parts) == 1 and self.is_sorted
+        if sort and self.kind != "string" and not self.is_sorted:
+            self.numbers = [np.sort(self.numbers[0])]
             self.is_sorted = True
         return self
 
@@ -85,6 +88,14 @@ class FeatureAcc:
                 _count_into(self.counts, _as_text(part, self.kind))
         self.numbers = []
         self.kind = "string"
+
+
+def _count_lengths(counts, lengths):
+    if len(lengths) == 0:
+        return
+    n = np.bincount(np.asarray(lengths, np.int64))
+    for length in np.flatnonzero(n).tolist():
+        counts[length] = counts.get(length, 0) + int(n[length])
 
 
 def _merge_kinds(a, b):
@@ -107,21 +118,31 @@ def _count_into(counts, values):
         counts[key] = counts.get(key, 0) + int(count)
 
 
+def accumulate_batch(batch, options=None):
+    """One batch's accumulator, made where the batch was read, so only accumulators (not
+    the batch's values) travel between Beam stages."""
+    fn = StatsCombineFn(options)
+    return fn.compact(fn.add_input(fn.create_accumulator(), batch))
+
+
 class StatsCombineFn(_CombineFn):
     """Batches -> {name: FeatureAcc} and the number of examples -> statistics proto."""
 
-    def __init__(self, options=None, name="All Examples"):
+    def __init__(self, options=None, name="All Examples", inputs_are_accumulators=False):
         self._options = options or StatsOptions()
         self._name = name
+        self._merge_inputs = inputs_are_accumulators
 
     def create_accumulator(self):
         return [0, {}]
 
     def add_input(self, acc, batch):
+        if self._merge_inputs:  # a worker's partial accumulator (see accumulate_batch)
+            return self.merge_accumulators([acc, batch])
         allow = self._options.feature_allowlist
         rows = 0
         for name, column in batch.items():
-            rows = max(rows, column.num_missing + len(column.lengths))
+            rows = max(rows, column.num_missing + len(column.lengths))  # an array here
             if allow is not None and name not in allow:
                 continue
             feature = acc[1].setdefault(name, FeatureAcc(column.kind))
@@ -138,7 +159,7 @@ class StatsCombineFn(_CombineFn):
                 if name in out[1]:
                     out[1][name].merge(feature)
                 else:
-                    out[1][name] = dataclasses.replace(feature, lengths=list(feature.lengths),
+                    out[1][name] = dataclasses.replace(feature, lengths=dict(feature.lengths),
                                                        numbers=list(feature.numbers),
                                                        counts=dict(feature.counts))
         for feature in out[1].values():
@@ -160,10 +181,11 @@ def build_statistics(acc, options, name="All Examples"):
     out = pb.DatasetFeatureStatisticsList()
     dataset = out.datasets.add(name=name, num_examples=num_examples)
     for feature_name in sorted(features):
-        feature = features[feature_name].compact()
+        feature = features[feature_name].compact(sort=True)
         proto = dataset.features.add()
         proto.path.step.append(feature_name)
-        lengths = feature.lengths[0] if feature.lengths else np.zeros(0, np.int64)
+        keys = np.array(sorted(feature.lengths), np.int64)
+        lengths = np.repeat(keys, [feature.lengths[k] for k in keys.tolist()])  # sorted
         if feature.kind == "string":
             proto.type = pb.FeatureNameStatistics.STRING
             _common(proto.string_stats.common_stats, feature, lengths, options)
@@ -184,7 +206,7 @@ def _common(common, feature, lengths, options):
         common.max_num_values = int(lengths.max())
         common.tot_num_values = int(lengths.sum())
         common.avg_num_values = float(lengths.mean())
-        _quantiles_histogram(common.num_values_histogram, np.sort(lengths).astype(float),
+        _quantiles_histogram(common.num_values_histogram, lengths.astype(float),
                              options.num_values_histogram_buckets)
 
 
@@ -197,7 +219,7 @@ def _numeric_stats(stats, values, options):
     stats.std_dev = float(np.sqrt(np.sum((values - mean) ** 2) / n))
     stats.num_zeros = int(np.count_nonzero(values == 0))
     stats.min, stats.max = float(values[0]), float(values[-1])
-    stats.median = float(np.quantile(values, 0.5, method="lower"))
+    stats.median = float(values[(n - 1) // 2])  # sorted: the 'lower' median
     _standard_histogram(stats.histograms.add(), values, options.num_histogram_buckets)
     _quantiles_histogram(stats.histograms.add(), values, options.num_quantiles_histogram_buckets)
 
@@ -208,8 +230,7 @@ def _standard_histogram(hist, values, buckets):
     if lo == hi:
         hist.buckets.add(low_value=lo, high_value=hi, sample_count=float(len(values)))
         return
-    edges = np.linspace(lo, hi, buckets + 1)
-    counts, _ = np.histogram(values, bins=edges)
+    counts, edges = np.histogram(values, bins=buckets, range=(lo, hi))  # uniform: no sort
     for i, count in enumerate(counts):
         hist.buckets.add(low_value=float(edges[i]), high_value=float(edges[i + 1]),
                          sample_count=float(count))
@@ -221,7 +242,8 @@ def _quantiles_histogram(hist, sorted_values, buckets):
     n = len(sorted_values)
     if n == 0:
         return
-    edges = np.quantile(sorted_values, np.linspace(0, 1, buckets + 1), method="lower")
+    # sorted: the 'lower' quantiles are values at floor(q * (n - 1))
+    edges = sorted_values[np.floor(np.linspace(0, 1, buckets + 1) * (n - 1)).astype(int)]
     for i in range(buckets):
         hist.buckets.add(low_value=float(edges[i]), high_value=float(edges[i + 1]),
                          sample_count=n / buckets)

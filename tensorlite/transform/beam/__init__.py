@@ -275,8 +275,7 @@ def _csv_batch(rng, names, feature_spec, delimiter):
                 raise tf.errors.InvalidArgumentError(
                     None, None, f"CSV column {name!r} has {col.num_missing} empty values; "
                     "a FixedLenFeature without a default needs a value in every row")
-            batch[name] = (np.array([v.encode() for v in col.values], dtype=object)
-                           if spec.dtype == tf.string else
+            batch[name] = (col.values if spec.dtype == tf.string else  # str: tf encodes
                            col.values.astype(spec.dtype.as_numpy_dtype))
         out.append(batch)
     return out
