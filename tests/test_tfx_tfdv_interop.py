@@ -1,0 +1,91 @@
+"""Real TFDV reads tensorlite's statistics and schema files and reports the same anomalies.
+
+TFDV (tensorflow-data-validation 1.16, which needs TensorFlow 2.16, so it does not install
+beside the interop venv's TensorFlow 2.21) runs in a virtual environment of its own:
+$TENSORLITE_TFDV_PYTHON, else .venv-tfdv/bin/python in the repository
+(`python3 -m venv .venv-tfdv && .venv-tfdv/bin/pip install tensorflow-data-validation`).
+Without it these tests skip."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("apache_beam")
+
+import tensorlite.data_validation as tfdv  # noqa: E402
+
+pytestmark = pytest.mark.interop
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_TFDV_SIDE = """
+import json, sys
+import tensorflow_data_validation as tfdv
+from tensorflow_metadata.proto.v0 import anomalies_pb2
+d = sys.argv[1]
+train = tfdv.load_statistics(d + "/train_stats")
+evaluation = tfdv.load_stats_text(d + "/eval_stats.pbtxt")
+schema = tfdv.load_schema_text(d + "/schema.pbtxt")
+anomalies = tfdv.validate_statistics(evaluation, schema, previous_statistics=train)
+inferred = tfdv.infer_schema(train)
+names = anomalies_pb2.AnomalyInfo.Type.Name
+print(json.dumps({
+    "anomalies": {k: sorted(names(r.type) for r in v.reason)
+                  for k, v in anomalies.anomaly_info.items()},
+    "num_examples": train.datasets[0].num_examples,
+    "inferred": {f.name: [f.type, f.presence.min_fraction, f.domain]
+                 for f in inferred.feature}}))
+"""
+
+
+def _tfdv_python():
+    path = os.environ.get("TENSORLITE_TFDV_PYTHON") or os.path.join(ROOT, ".venv-tfdv", "bin",
+                                                                    "python")
+    if not os.path.exists(path):
+        return None
+    probe = subprocess.run([path, "-c", "import tensorflow_data_validation"],
+                           capture_output=True, timeout=300)
+    return path if probe.returncode == 0 else None
+
+
+def _frame(n, seed, cities, shift=0.0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"age": rng.integers(18, 90, n),
+                         "income": rng.normal(50 + shift, 10, n).round(2),
+                         "city": rng.choice(cities, n), "label": rng.integers(0, 2, n)})
+
+
+def test_tfdv_reads_our_files_and_finds_the_same_anomalies(tmp_path):
+    python = _tfdv_python()
+    if python is None:
+        pytest.skip("no TFDV: set TENSORLITE_TFDV_PYTHON to a Python with "
+                    "tensorflow-data-validation (it needs its own venv, TF 2.16)")
+    train_df = _frame(2000, 0, ["NYC", "SF", "LA"])
+    eval_df = _frame(500, 1, ["NYC", "SF", "Boston"]).drop(columns=["label"])
+    eval_df["extra"] = 1.5
+    train_df.to_csv(tmp_path / "train.csv", index=False)
+    eval_df.to_csv(tmp_path / "eval.csv", index=False)
+    train = tfdv.generate_statistics_from_csv(str(tmp_path / "train.csv"),
+                                              output_path=str(tmp_path / "train_stats"))
+    evaluation = tfdv.generate_statistics_from_csv(str(tmp_path / "eval.csv"))
+    schema = tfdv.infer_schema(train)
+    tfdv.get_feature(schema, "age").int_domain.max = 80
+    tfdv.get_feature(schema, "city").drift_comparator.infinity_norm.threshold = 0.01
+    tfdv.write_stats_text(evaluation, str(tmp_path / "eval_stats.pbtxt"))
+    tfdv.write_schema_text(schema, str(tmp_path / "schema.pbtxt"))
+    ours = tfdv.validate_statistics(evaluation, schema, previous_statistics=train)
+    names = tfdv.metadata_protos.AnomalyInfo.Type
+    expected = {k: sorted(names.Name(r.type) for r in v.reason)
+                for k, v in ours.anomaly_info.items()}
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([python, "-c", _TFDV_SIDE, str(tmp_path)], capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["num_examples"] == 2000
+    assert got["anomalies"] == expected
+    inferred = {f.name: [f.type, f.presence.min_fraction, f.domain] for f in schema.feature}
+    assert got["inferred"] == inferred
