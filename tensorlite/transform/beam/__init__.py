@@ -19,13 +19,14 @@ import tempfile
 import threading
 import uuid
 
-import apache_beam as beam
 import numpy as np
 from google.protobuf import text_format
 
 import tensorlite as tf
 from tensorlite.data_validation import batches as batch_io
 from tensorlite.data_validation import beam_util
+
+beam = beam_util.import_beam()  # an ImportError naming the `tfx` extra when Beam is missing
 from tensorlite.transform import analyzers, graph
 from tensorlite.transform.tf_metadata import dataset_metadata
 
