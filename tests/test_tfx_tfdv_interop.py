@@ -87,5 +87,8 @@ def test_tfdv_reads_our_files_and_finds_the_same_anomalies(tmp_path):
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["num_examples"] == 2000
     assert got["anomalies"] == expected
+    assert expected == {"label": ["SCHEMA_MISSING_COLUMN"], "extra": ["SCHEMA_NEW_COLUMN"],
+                        "age": ["INT_TYPE_BIG_INT"],
+                        "city": ["COMPARATOR_L_INFTY_HIGH", "ENUM_TYPE_UNEXPECTED_STRING_VALUES"]}
     inferred = {f.name: [f.type, f.presence.min_fraction, f.domain] for f in schema.feature}
     assert got["inferred"] == inferred

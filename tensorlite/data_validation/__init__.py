@@ -21,7 +21,7 @@ from tensorlite.data_validation.stats_io import (load_anomalies_text, load_schem
                                                  load_statistics, load_stats_binary,
                                                  load_stats_text, write_anomalies_text,
                                                  write_schema_text, write_stats_binary,
-                                                 write_stats_text)
+                                                 write_stats_text, write_stats_tfrecord)
 from tensorlite.data_validation.validation import validate_statistics
 
 __all__ = ["Anomalies", "DatasetFeatureStatisticsList", "Schema", "StatsOptions",
@@ -30,4 +30,4 @@ __all__ = ["Anomalies", "DatasetFeatureStatisticsList", "Schema", "StatsOptions"
            "get_statistics_html", "infer_schema", "load_anomalies_text", "load_schema_text",
            "load_statistics", "load_stats_binary", "load_stats_text", "validate_statistics",
            "visualize_statistics", "write_anomalies_text", "write_schema_text",
-           "write_stats_binary", "write_stats_text"]
+           "write_stats_binary", "write_stats_text", "write_stats_tfrecord"]

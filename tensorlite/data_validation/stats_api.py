@@ -1,6 +1,6 @@
 """tfdv.generate_statistics_from_csv / _from_tfrecord / _from_dataframe as Beam pipelines:
 read record batches (in parallel byte ranges or files), combine them into statistics, and
-write the DatasetFeatureStatisticsList where TFDV does (`output_path`, a binary proto).
+write the DatasetFeatureStatisticsList where TFDV does (`output_path`, a TFRecord file).
 
 Example:
     >>> stats = tfdv.generate_statistics_from_csv("data/train.csv")  # doctest: +SKIP
@@ -10,7 +10,7 @@ Example:
 from tensorlite.data_validation import batches, beam_util
 from tensorlite.data_validation.stats_combiner import (StatsCombineFn, StatsOptions,
                                                       accumulate_batch)
-from tensorlite.data_validation.stats_io import write_stats_binary
+from tensorlite.data_validation.stats_io import write_stats_tfrecord
 
 
 def _run(make_batches, stats_options, pipeline_options, output_path):
@@ -25,7 +25,7 @@ def _run(make_batches, stats_options, pipeline_options, output_path):
              | "Collect" >> beam.Map(result.write))
     stats = result.read()
     if output_path:
-        write_stats_binary(stats, output_path)
+        write_stats_tfrecord(stats, output_path)
     return stats
 
 

@@ -1,7 +1,8 @@
 """Reading and writing statistics, schemas and anomalies in TFDV's file formats: protobuf
 text (`write_stats_text`, `write_schema_text`, `write_anomalies_text`), a binary
-DatasetFeatureStatisticsList (what `generate_statistics_*(output_path=...)` writes) and
-TFRecord files of them (what TFX's StatisticsGen writes), which `load_statistics` reads.
+DatasetFeatureStatisticsList (`write_stats_binary`, TFDV's load_stats_binary) and TFRecord
+files of them (`write_stats_tfrecord`: what `generate_statistics_*(output_path=...)` and
+TFX's StatisticsGen write, and what TFDV's load_statistics reads).
 """
 import os
 
@@ -54,8 +55,20 @@ def load_stats_text(input_path):
     return _parse_text(input_path, pb.DatasetFeatureStatisticsList)
 
 
+def write_stats_tfrecord(stats, output_path):
+    """Writes a TFRecord file of one serialized DatasetFeatureStatisticsList (TFDV's
+    output_path format, which its load_statistics reads)."""
+    from tensorlite.data.tfrecord import TFRecordWriter  # noqa: PLC0415
+    _check_type(stats, pb.DatasetFeatureStatisticsList, "stats")
+    path = os.fspath(output_path)
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    with TFRecordWriter(path) as writer:
+        writer.write(stats.SerializeToString())
+
+
 def write_stats_binary(stats, output_path):
-    """Writes a serialized DatasetFeatureStatisticsList (TFDV's output_path format)."""
+    """Writes a serialized DatasetFeatureStatisticsList (TFDV's load_stats_binary reads it)."""
     _check_type(stats, pb.DatasetFeatureStatisticsList, "stats")
     _write(output_path, stats.SerializeToString())
 
