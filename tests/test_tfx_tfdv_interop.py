@@ -92,3 +92,79 @@ def test_tfdv_reads_our_files_and_finds_the_same_anomalies(tmp_path):
                         "city": ["COMPARATOR_L_INFTY_HIGH", "ENUM_TYPE_UNEXPECTED_STRING_VALUES"]}
     inferred = {f.name: [f.type, f.presence.min_fraction, f.domain] for f in schema.feature}
     assert got["inferred"] == inferred
+
+
+_TFT_SIDE = """
+import json, sys, tempfile
+import tensorflow as tf
+import tensorflow_transform as tft
+import tensorflow_transform.beam as tft_beam
+from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
+d = sys.argv[1]
+raw = json.load(open(d + "/raw.json"))
+spec = {"x": tf.io.FixedLenFeature([], tf.float32), "n": tf.io.FixedLenFeature([], tf.int64),
+        "s": tf.io.FixedLenFeature([], tf.string)}
+metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec(spec))
+def preprocessing_fn(inputs):
+    return {"x_z": tft.scale_to_z_score(inputs["x"]), "n_01": tft.scale_to_0_1(inputs["n"]),
+            "s_id": tft.compute_and_apply_vocabulary(inputs["s"]),
+            "x_b": tft.bucketize(inputs["x"], 4), "s_h": tft.hash_strings(inputs["s"], 10)}
+with tft_beam.Context(temp_dir=tempfile.mkdtemp()):
+    (data, _), _ = (raw, metadata) | tft_beam.AnalyzeAndTransformDataset(preprocessing_fn)
+print(json.dumps([{k: getattr(v, "item", lambda: v)() for k, v in row.items()}
+                  for row in data]))
+"""
+
+
+def preprocessing_fn(inputs):
+    import tensorlite.transform as tft
+    return {"x_z": tft.scale_to_z_score(inputs["x"]), "n_01": tft.scale_to_0_1(inputs["n"]),
+            "s_id": tft.compute_and_apply_vocabulary(inputs["s"]),
+            "x_b": tft.bucketize(inputs["x"], 4), "s_h": tft.hash_strings(inputs["s"], 10)}
+
+
+def _tft_python():
+    python = _tfdv_python()
+    if python is None:
+        return None
+    probe = subprocess.run([python, "-c", "import tensorflow_transform.beam"],
+                           capture_output=True, timeout=300)
+    return python if probe.returncode == 0 else None
+
+
+def test_tensorflow_transform_gives_the_same_values(tmp_path):
+    """tf.Transform 1.16 and tensorlite on the same preprocessing_fn and data: the same
+    vocabulary ids and hash buckets, z-scores and 0-1 scaling within float32 rounding,
+    bucket ids equal except next to a boundary (tf.Transform's quantiles are approximate)."""
+    import tensorlite as tf
+    import tensorlite.transform.beam as tft_beam
+    from tensorlite.transform.tf_metadata import dataset_metadata, schema_utils
+    python = _tft_python()
+    if python is None:
+        pytest.skip("no tensorflow-transform: set TENSORLITE_TFDV_PYTHON to a Python with "
+                    "tensorflow-data-validation and tensorflow-transform")
+    rng = np.random.default_rng(3)
+    words = ["apple", "pear", "fig", "kiwi", "plum", "lime"]
+    raw = [{"x": float(np.float32(rng.normal(3, 2))), "n": int(rng.integers(0, 40)),
+            "s": words[min(int(rng.exponential(1.3)), 5)]} for _ in range(400)]
+    (tmp_path / "raw.json").write_text(json.dumps(raw))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([python, "-c", _TFT_SIDE, str(tmp_path)], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    theirs = json.loads(proc.stdout.strip().splitlines()[-1])
+    spec = {"x": tf.io.FixedLenFeature([], tf.float32), "n": tf.io.FixedLenFeature([], tf.int64),
+            "s": tf.io.FixedLenFeature([], tf.string)}
+    metadata = dataset_metadata.DatasetMetadata(schema_utils.schema_from_feature_spec(spec))
+    with tft_beam.Context(temp_dir=str(tmp_path / "ours")):
+        (ours, _), _ = (raw, metadata) | tft_beam.AnalyzeAndTransformDataset(preprocessing_fn)
+    col = {k: (np.array([r[k] for r in ours]), np.array([r[k] for r in theirs]))
+           for k in ("x_z", "n_01", "s_id", "x_b", "s_h")}
+    np.testing.assert_array_equal(*col["s_id"])
+    np.testing.assert_array_equal(*col["s_h"])
+    np.testing.assert_allclose(*col["x_z"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(*col["n_01"], rtol=1e-6, atol=1e-7)
+    mine, other = col["x_b"]
+    assert np.abs(mine - other).max() <= 1
+    assert np.mean(mine == other) >= 0.97
