@@ -29,11 +29,15 @@ train = tfdv.load_statistics(d + "/train_stats")
 evaluation = tfdv.load_stats_text(d + "/eval_stats.pbtxt")
 schema = tfdv.load_schema_text(d + "/schema.pbtxt")
 anomalies = tfdv.validate_statistics(evaluation, schema, previous_statistics=train)
+second = tfdv.validate_statistics(tfdv.load_statistics(d + "/eval2_stats"), schema,
+                                  previous_statistics=train)
 inferred = tfdv.infer_schema(train)
 names = anomalies_pb2.AnomalyInfo.Type.Name
 print(json.dumps({
     "anomalies": {k: sorted(names(r.type) for r in v.reason)
                   for k, v in anomalies.anomaly_info.items()},
+    "second": {k: sorted(names(r.type) for r in v.reason)
+               for k, v in second.anomaly_info.items()},
     "num_examples": train.datasets[0].num_examples,
     "inferred": {f.name: [f.type, f.presence.min_fraction, f.domain]
                  for f in inferred.feature}}))
@@ -73,6 +77,15 @@ def test_tfdv_reads_our_files_and_finds_the_same_anomalies(tmp_path):
     schema = tfdv.infer_schema(train)
     tfdv.get_feature(schema, "age").int_domain.max = 80
     tfdv.get_feature(schema, "city").drift_comparator.infinity_norm.threshold = 0.01
+    tfdv.get_feature(schema, "income").drift_comparator.jensen_shannon_divergence \
+        .threshold = 0.1
+    eval2 = _frame(500, 2, ["NYC", "SF", "LA"], shift=12.0)
+    eval2["age"] = eval2["age"] + 0.5  # floats where the schema says INT
+    eval2.loc[::3, "income"] = np.nan  # income was always present in train
+    eval2.to_csv(tmp_path / "eval2.csv", index=False)
+    second = tfdv.validate_statistics(tfdv.generate_statistics_from_csv(
+        str(tmp_path / "eval2.csv"), output_path=str(tmp_path / "eval2_stats")), schema,
+        previous_statistics=train)
     tfdv.write_stats_text(evaluation, str(tmp_path / "eval_stats.pbtxt"))
     tfdv.write_schema_text(schema, str(tmp_path / "schema.pbtxt"))
     ours = tfdv.validate_statistics(evaluation, schema, previous_statistics=train)
@@ -86,6 +99,14 @@ def test_tfdv_reads_our_files_and_finds_the_same_anomalies(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["num_examples"] == 2000
+    second_expected = {k: sorted(names.Name(r.type) for r in v.reason)
+                       for k, v in second.anomaly_info.items()}
+    assert got["second"] == second_expected
+    assert second_expected == {"age": ["UNEXPECTED_DATA_TYPE"],
+                               "city": ["COMPARATOR_L_INFTY_HIGH"],
+                               "income": ["COMPARATOR_JENSEN_SHANNON_DIVERGENCE_HIGH",
+                                          "FEATURE_TYPE_LOW_FRACTION_PRESENT",
+                                          "INVALID_FEATURE_SHAPE"]}
     assert got["anomalies"] == expected
     assert expected == {"label": ["SCHEMA_MISSING_COLUMN"], "extra": ["SCHEMA_NEW_COLUMN"],
                         "age": ["INT_TYPE_BIG_INT"],

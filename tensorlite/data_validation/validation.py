@@ -1,7 +1,7 @@
 """tfdv.validate_statistics: the Anomalies of statistics against a schema, with TFDV's anomaly
 types and wording: a column the schema expects but the data lacks (SCHEMA_MISSING_COLUMN),
 a column the schema does not know (SCHEMA_NEW_COLUMN), a type change (UNEXPECTED_DATA_TYPE),
-a feature present less often than required, string values outside the domain, numbers
+a feature present less often than required, a fixed shape not met (INVALID_FEATURE_SHAPE), string values outside the domain, numbers
 outside an int/float domain, and drift from `previous_statistics` (L-infinity distance of
 categorical distributions, approximate Jensen-Shannon divergence of numeric histograms)
 above the schema's `drift_comparator` thresholds.
@@ -95,7 +95,21 @@ def _check_feature(anomalies, schema, feature, stats, num_examples):
             _reason(anomalies, name, "FEATURE_TYPE_LOW_FRACTION_PRESENT", "Column dropped",
                     "The feature was present in fewer examples than expected: minimum "
                     f"fraction = {feature.presence.min_fraction:g}, actual = {fraction:g}")
+    _check_shape(anomalies, feature, common)
     _check_domain(anomalies, schema, feature, stats)
+
+
+def _check_shape(anomalies, feature, common):
+    """A fixed shape needs every example to have exactly that many values."""
+    if not feature.HasField("shape"):
+        return
+    size = int(np.prod([d.size for d in feature.shape.dim])) if feature.shape.dim else 1
+    if common.num_missing or common.min_num_values != size or \
+            common.max_num_values != size:
+        _reason(anomalies, feature.name, "INVALID_FEATURE_SHAPE", "Invalid shape",
+                f"Specified shape {[d.size for d in feature.shape.dim]} but the feature is "
+                f"missing from {common.num_missing} examples or has {common.min_num_values}"
+                f"-{common.max_num_values} values per example")
 
 
 def _string_domain(schema, feature):
