@@ -4,7 +4,7 @@ Example:
     >>> tf.keras.activations.get("relu")(tf.constant([-1.0, 2.0])).numpy()
     array([0., 2.], dtype=float32)
 """
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 from tensorlite.keras import backend
 from tensorlite.ops import math_ops
 from tensorlite.ops.common import to_tensor
