@@ -364,7 +364,7 @@ def _names(example_names, n):
 
 
 def _pack(config, outs):
-    from tensorlite.sparse import SparseTensor  # noqa: PLC0415
+    from tensorlite.framework.sparse_tensor import SparseTensor  # noqa: PLC0415
     result, i = {}, 0
     for cfg in config:
         if cfg.kind == "sparse":
