@@ -1061,3 +1061,8 @@ class BaseLogger(Callback):
     def __init__(self, stateful_metrics=None):
         super().__init__()
         self.stateful_metrics = set(stateful_metrics or ())
+
+
+__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "ModelCheckpoint",
+           "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler", "CSVLogger",
+           "LambdaCallback", "TerminateOnNaN", "TensorBoard", "BaseLogger", "BackupAndRestore"]
