@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from tensorlite.keras.backup_and_restore import BackupAndRestore  # noqa: F401 - in tf.keras.callbacks
+from tensorlite.keras.backup_and_restore import BackupAndRestore  # noqa: F401 - a callback
 from tensorlite.keras.callback import Callback
 from tensorlite.keras.utils.progbar import Progbar
 

@@ -248,6 +248,7 @@ def reduce_max(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=
     return _reduce("max", sp_input, axis, keepdims, output_is_sparse)
 
 
+# -- SparseTensor's operators; arithmetic with dense operands (TF's sparse_dense_cwise ops) ---
 def _getitem(self, i):
     """Row `i` along the first dimension (what tf.data slices and unbatches)."""
     if not isinstance(i, (int, np.integer)):
@@ -261,8 +262,6 @@ def _getitem(self, i):
     keep = np.nonzero(idx[:, 0] == i)[0]
     return _from_parts(idx[keep, 1:], array_ops.gather(self._values, wrap(keep)),
                        shape[1:])
-
-# -- SparseTensor's operators; arithmetic with dense operands (TF's sparse_dense_cwise ops) --------------------
 
 
 def _dense_at_indices(self, other):
