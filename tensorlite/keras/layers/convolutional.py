@@ -15,7 +15,7 @@ padding normalisation, output lengths, Keras's input-rank message, config serial
 """
 import re
 
-from tensorlite import nn
+from tensorlite.ops import conv_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations, backend, constraints, initializers, regularizers
 from tensorlite.keras.layers.layer import Layer
