@@ -197,7 +197,7 @@ def _sparse_example(kt, sizes):
     """An empty SparseTensor of the spec's dense shape. Not a composite of the tracer: its
     parts enter as constants, and what the layer computes from it has the example's sizes,
     which _spec_of takes back to None."""
-    from tensorlite.sparse import SparseTensor  # noqa: PLC0415
+    from tensorlite.framework.sparse_tensor import SparseTensor  # noqa: PLC0415
     dims = [d if d is not None else sizes[0] if i == 0 else sizes[1]
             for i, d in enumerate(kt.shape.as_list())]
     np_dtype = object if kt.dtype.is_string else kt.dtype.as_numpy_dtype
