@@ -334,3 +334,33 @@ def test_sparse_input_builds_symbolically_and_replays():
     assert model.output_shape == (None, 3)
     sparse = tf.sparse.SparseTensor([[0, 1], [1, 3]], [1.0, 2.0], [2, 5])
     np.testing.assert_allclose(model(sparse).numpy(), [[2.0] * 3, [4.0] * 3])
+
+
+def test_sequential_keeps_the_input_it_was_given_before_an_embedding():
+    # Deep Learning with Python's IMDB model: an int Input fixes the shape; Embedding's own
+    # default input shape (None, None) must not replace it, or Flatten + Dense cannot build
+    model = keras.Sequential([layers.Input((50,), dtype="int32"), layers.Embedding(100, 8),
+                              layers.Flatten(), layers.Dense(1)])
+    assert [layer.output_shape for layer in model.layers] == [(None, 50, 8), (None, 400),
+                                                              (None, 1)]
+    assert model.inputs[0].dtype == tf.int32
+    model.compile("adam", "mse")
+    model.fit(np.zeros((4, 50), np.int32), np.zeros((4, 1), np.float32), verbose=0)
+
+
+def test_construction_with_the_package_imported_through_a_dotted_path(tmp_path):
+    # a bench or script that puts "<dir>/.." on sys.path: code objects then name the
+    # package's files with the "..", and the tracer must still know them for its own
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    (tmp_path / "sub").mkdir()
+    script = (f"import sys; sys.path.insert(0, {str(tmp_path / 'sub')!r} + '/../' + "
+              f"{os.path.relpath(root, tmp_path)!r})\n"
+              "import tensorlite as tf\nL = tf.keras.layers\n"
+              "m = tf.keras.Sequential([L.Input((50,), dtype='int32'), L.Embedding(10000, 64),"
+              " L.LSTM(8), L.Dense(2)])\nprint(m.output_shape)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "(None, 2)"

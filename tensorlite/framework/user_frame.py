@@ -6,7 +6,11 @@ not at tensorlite's internals.
 import os
 import sys
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The package's directory as its code objects name it (`__file__` as imported: with a path
+# entry like "bench/.." it keeps the "..", and so does every co_filename) and normalised:
+# `filename.startswith(_PKG_DIR)` must hold for every module of the package either way.
+_PKG_DIR = tuple(dict.fromkeys(os.path.dirname(os.path.dirname(path)) + os.sep for path in (
+    __file__, os.path.abspath(__file__), os.path.realpath(__file__))))
 
 
 def user_frame(skip=1):

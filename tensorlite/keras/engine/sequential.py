@@ -35,8 +35,11 @@ class Sequential(Model):
         if any(layer is t for t in self._tracked):
             raise ValueError(f"Layer {layer.name} is already in the model")
         if isinstance(layer, InputLayer) or (not self.layers and
+                                             self._input_batch_shape is None and
                                              layer._batch_input_shape is not None):
-            # hub.KerasLayer(..., input_shape=[], dtype=tf.string) takes strings
+            # hub.KerasLayer(..., input_shape=[], dtype=tf.string) takes strings; an Input
+            # given before keeps its shape and dtype (Embedding's default input shape is
+            # (None, None), which would otherwise replace Input((50,), dtype="int32"))
             self._input_batch_shape = layer._batch_input_shape
             self._input_dtype = layer._dtype
         elif not self.layers and self._input_batch_shape is None:
