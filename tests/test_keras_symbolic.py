@@ -364,3 +364,28 @@ def test_construction_with_the_package_imported_through_a_dotted_path(tmp_path):
                          timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "(None, 2)"
+
+
+def test_transfer_learning_tutorial_preprocesses_the_input_symbolically():
+    # TF's transfer-learning tutorial: preprocess_input on keras.Input, a frozen base model
+    base = keras.applications.MobileNetV2(input_shape=(32, 32, 3), include_top=False,
+                                          weights=None)
+    base.trainable = False
+    inputs = keras.Input(shape=(32, 32, 3))
+    x = keras.applications.mobilenet_v2.preprocess_input(inputs)
+    x = base(x, training=False)
+    outputs = layers.Dense(1)(layers.GlobalAveragePooling2D()(x))
+    model = keras.Model(inputs, outputs)
+    images = np.random.default_rng(0).uniform(0, 255, (2, 32, 32, 3)).astype(np.float32)
+    want = model.layers[-1](layers.GlobalAveragePooling2D()(base(images / 127.5 - 1.0)))
+    np.testing.assert_allclose(model(images).numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    caffe = keras.applications.resnet50.preprocess_input(keras.Input((4, 4, 3)))
+    assert caffe.shape.as_list() == [None, 4, 4, 3]
+
+
+def test_reshape_with_minus_one_keeps_the_batch_unknown():
+    inputs = keras.Input((28, 28))
+    assert layers.Reshape((-1, 14))(inputs).shape.as_list() == [None, 56, 14]
+    assert layers.Reshape((-1, 3))(keras.Input((None, 6))).shape.as_list() == [None, None, 3]
+    model = keras.Model(inputs, layers.Reshape((-1, 14))(inputs))
+    assert model(np.zeros((3, 28, 28), np.float32)).shape == (3, 56, 14)

@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorlite.framework import errors
 from tensorlite.keras import backend, layers
+from tensorlite.keras.engine_symbolic import KerasTensor
 
 CLASS_INDEX_URL = ("https://storage.googleapis.com/download.tensorflow.org/data/"
                    "imagenet_class_index.json")
@@ -119,6 +120,8 @@ def preprocess_input(x, data_format=None, mode="caffe"):
     """ImageNet preprocessing of RGB images in [0, 255]: 'tf' -> [-1, 1], 'torch' -> ImageNet
     mean/std, 'caffe' -> BGR minus the ImageNet means. NumPy in, NumPy out; tensors in,
     tensors out."""
+    if isinstance(x, KerasTensor):  # a functional model's input: TF-op layers, as Keras
+        return _preprocess_symbolic(x, mode)
     is_np = isinstance(x, np.ndarray) or np.isscalar(x)
     from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
     from tensorlite.ops import math_ops  # noqa: PLC0415
@@ -137,6 +140,21 @@ def preprocess_input(x, data_format=None, mode="caffe"):
         raise ValueError(f"Expected mode to be one of `caffe`, `tf` or `torch`. Received: "
                          f"mode={mode}")
     return out.numpy() if is_np else out
+
+
+def _preprocess_symbolic(x, mode):
+    """preprocess_input on a KerasTensor (`x = preprocess_input(keras.Input(...))`, the
+    transfer-learning tutorial's way): the same arithmetic through the KerasTensor operators,
+    which record it as layers of the model."""
+    if mode == "tf":
+        return x / 127.5 - 1.0
+    if mode == "torch":
+        return (x / 255.0 - np.array([0.485, 0.456, 0.406], np.float32)) / \
+            np.array([0.229, 0.224, 0.225], np.float32)
+    if mode == "caffe":
+        return x[..., ::-1] - np.array([103.939, 116.779, 123.68], np.float32)
+    raise ValueError(f"Expected mode to be one of `caffe`, `tf` or `torch`. Received: "
+                     f"mode={mode}")
 
 
 def _index_path(path):

@@ -122,7 +122,15 @@ class Reshape(Layer):
         self.target_shape = tuple(target_shape)
 
     def call(self, inputs):
-        return array_ops.reshape(inputs, (inputs.shape[0],) + self.target_shape)
+        target = self.target_shape
+        rest = inputs.shape.as_list()[1:]
+        if -1 in target and None not in rest:  # the -1 from the example's known size, so
+            known = int(np.prod([d for d in target if d != -1]))  # the batch can be -1
+            target = tuple(int(np.prod(rest)) // max(known, 1) if d == -1 else d
+                           for d in target)
+        if -1 not in target and inputs.shape[0] != 0:  # any batch size (a None dimension)
+            return array_ops.reshape(inputs, (-1,) + target)
+        return array_ops.reshape(inputs, (inputs.shape[0],) + target)
 
     def get_config(self):
         return {**super().get_config(), "target_shape": self.target_shape}
