@@ -11,13 +11,13 @@ every `#anchor` it is linked with exists on it, that the page makes no request o
 import functools
 import http.server
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import urllib.parse
 
 import pytest
+from tests.chromium import chromium_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_PAGES = 500   # bounds the crawl; the site has about 50 pages
@@ -45,13 +45,6 @@ def test_site_builds_strict_with_every_page(site):
     assert "tf.math.segment_sum" in api and "Every name in" in api
 
 
-def _chromium():
-    for path in (os.environ.get("TENSORLITE_CHROMIUM"), shutil.which("chromium"),
-                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if path and os.path.exists(path):
-            return path
-    return None
-
 
 @pytest.fixture
 def served(site):
@@ -68,9 +61,7 @@ def served(site):
 
 
 def test_pages_open_in_chromium_without_broken_links(served):
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("no Chromium on this machine: install Debian's chromium (.ci/run does)")
+    browser_path = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     problems, visited = _crawl(sync_api, browser_path, served)
     assert problems == []
@@ -119,9 +110,7 @@ def _crawl(sync_api, browser_path, base):
 
 
 def test_the_crawl_finds_a_broken_link_and_a_missing_anchor(tmp_path):
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("no Chromium on this machine: install Debian's chromium (.ci/run does)")
+    browser_path = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     (tmp_path / "index.html").write_text(
         '<a href="a.html#here">ok</a> <a href="a.html#gone">no anchor</a> '

@@ -2,7 +2,6 @@
 in a real headless Chromium."""
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import pytest
 import tensorlite as tf
 from tensorlite import profiler
 from tensorlite.profiler import collector, overview, report_html, report_text
+from tests.chromium import chromium_path
 
 P = profiler.experimental
 MS = 1_000_000  # ns
@@ -188,18 +188,9 @@ def test_command_line_bad_input(tmp_path):
     assert empty.returncode == 1 and "No profile found" in empty.stderr
 
 
-def _chromium():
-    for path in (os.environ.get("TENSORLITE_CHROMIUM"), shutil.which("chromium"),
-                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if path and os.path.exists(path):
-            return path
-    return None
-
 
 def test_html_report_in_headless_chromium(tmp_path):
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("no Chromium on this machine: install Debian's chromium (.ci/run does)")
+    browser_path = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     run = _profile_training(str(tmp_path / "logs"))
     problems = []

@@ -23,7 +23,7 @@ import pytest
 import tensorlite as tf
 from tensorlite import profiler
 from tensorlite.profiler import xplane
-from tests.test_profiler_report import _chromium
+from tests.chromium import chromium_path
 
 
 
@@ -314,9 +314,7 @@ def test_profile_tab_overview_in_headless_chromium(logs, tensorboard, tmp_path):
     profile without XLA (and so tensorlite's) is classified as inference and the element is
     not rendered; the test checks exactly that rule against the run environment the page
     was served, so a plugin that renders the graph for our run makes it fail loudly."""
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("no Chromium on this machine: install Debian's chromium (.ci/run does)")
+    browser_path = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     run = _run_name(tensorboard, "input", logs[1]["input"])
     host = socket.gethostname()

@@ -2,8 +2,6 @@
 DataFrame data against pandas' and NumPy's own numbers, schema inference, anomalies and drift
 with TFDV's anomaly types, the files in TFDV's formats, and the Facets-style overview page in
 headless Chromium."""
-import os
-import shutil
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ import tensorlite as tf  # noqa: E402
 import tensorlite.data_validation as tfdv  # noqa: E402
 from tensorlite.data_validation import batches  # noqa: E402
 from tensorlite.framework import errors  # noqa: E402
+from tests.chromium import chromium_path
 
 
 def _frame(n=3000, seed=0, shift=0.0, cities=("NYC", "SF", "LA")):
@@ -224,18 +223,9 @@ def test_bytes_are_tensorflow_metadatas_wire_format():
     assert stats.SerializeToString() == b"\x0a\x14\x10\x07\x1a\x10" + feature_bytes
 
 
-def _chromium():
-    for path in (os.environ.get("TENSORLITE_CHROMIUM"), shutil.which("chromium"),
-                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if path and os.path.exists(path):
-            return path
-    return None
-
 
 def test_overview_page_in_headless_chromium(tmp_path):
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("no Chromium on this machine: install Debian's chromium (.ci/run does)")
+    browser_path = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     train = tfdv.generate_statistics_from_dataframe(_frame(500))
     evaluation = tfdv.generate_statistics_from_dataframe(_frame(200, seed=5))

@@ -2,7 +2,6 @@
 per slice against scikit-learn's, Poisson-bootstrap confidence intervals, value and change
 thresholds deciding the blessing, and the slice report in headless Chromium."""
 import os
-import shutil
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ metrics_sk = pytest.importorskip("sklearn.metrics")
 import tensorlite as tf  # noqa: E402
 import tensorlite.model_analysis as tfma  # noqa: E402
 from tensorlite.framework import errors  # noqa: E402
+from tests.chromium import chromium_path
 
 
 class Scorer(tf.Module):
@@ -163,18 +163,9 @@ def test_bad_configs_fail_clearly(tmp_path):
         tfma.default_eval_shared_model(str(tmp_path))
 
 
-def _chromium():
-    for path in (os.environ.get("TENSORLITE_CHROMIUM"), shutil.which("chromium"),
-                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if path and os.path.exists(path):
-            return path
-    return None
-
 
 def test_slice_report_in_headless_chromium(tmp_path):
-    browser_path = _chromium()
-    if browser_path is None:
-        pytest.skip("no Chromium on this machine: install Debian's chromium (.ci/run does)")
+    browser_path = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     path, _ = _data(tmp_path, n=300)
     model = tfma.default_eval_shared_model(_save(tmp_path, "m", 2.0))

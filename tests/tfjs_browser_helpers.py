@@ -9,30 +9,18 @@ with the command that installs it.
 import contextlib
 import functools
 import http.server
-import os
-import shutil
 import threading
 import urllib.parse
 from pathlib import Path
 
 import pytest
 
+from tests.chromium import CHROMIUM_FLAGS, chromium_path  # noqa: F401 - used by the tests
+
 ROOT = Path(__file__).resolve().parents[1]
 NODE_MODULES = ROOT / "js" / "node_modules" / "@tensorflow"
 TFJS_ROUTES = {"/tfjs/": NODE_MODULES / "tfjs" / "dist",
                "/tfjs-backend-wasm/": NODE_MODULES / "tfjs-backend-wasm" / "dist"}
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"]
-
-
-def chromium_path():
-    """Chromium's executable, or a pytest skip naming what is missing."""
-    for path in (os.environ.get("TENSORLITE_CHROMIUM"), shutil.which("chromium"),
-                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
-        if path and os.path.exists(path):
-            return path
-    pytest.skip("no Chromium on this machine: install Debian's chromium (.ci/run does)")
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
