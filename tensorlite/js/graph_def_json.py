@@ -18,7 +18,7 @@ Example:
 import numpy as np
 from google.protobuf import json_format
 
-from tensorlite.framework import dtypes, errors
+from tensorlite.framework import errors
 from tensorlite.js.tfjs_ops import TFJS_OPS, TFJS_VERSION
 from tensorlite.saved_model.function_def import _Writer
 from tensorlite.summary.graph_def import GraphDef, datatype, shape_proto
@@ -29,29 +29,22 @@ PRODUCER = GRAPH_DEF_VERSION
 
 
 class _OriginWriter(_Writer):
-    """The SavedModel exporter's FunctionDef writer, remembering which IR node made each
-    TensorFlow node (to name it when TF.js cannot run that node), and writing a captured
-    value whose shape follows the batch size (an RNN's zero state) as a `Fill` to the run's
-    batch size rather than as the trace's constant."""
+    """The SavedModel exporter's FunctionDef writer (which already writes a captured value
+    whose shape follows the batch size, such as an RNN's zero state, as a `Fill` to the
+    run's batch size), remembering which IR node made each TensorFlow node (to name it
+    when TF.js cannot run that node) and the arrays of the Const nodes (TF.js's weights)."""
 
     def __init__(self, traced, *args):
         super().__init__(traced, *args)
         self.origin = {}  # TensorFlow node name -> IR node
         self.values = {}  # Const node name -> its array
-        cap = traced._capture
-        constants = traced.graph.constants
-        self.varying = {id(v): s for s, v in constants.items()
-                        if cap is not None and cap.dynamic_dims(s)}
         # a weight keeps its variable's name (`dense/kernel`): what quantization wildcards
         # match and what TF.js's model.weights shows
         names = getattr(traced, "weight_names", {})
-        self.names = {id(v): names[s] for s, v in constants.items() if names.get(s)}
-        self._batch = None
+        self.names = {id(v): names[s] for s, v in traced.graph.constants.items()
+                      if names.get(s)}
 
     def const(self, value, base="Const"):
-        slot = self.varying.get(id(value))
-        if slot is not None:
-            return self.batch_fill(slot, np.asarray(value))
         ref = super().const(value, self.names.get(id(value), base))
         self.values[ref.split(":")[0]] = np.asarray(value)
         return ref
@@ -61,47 +54,6 @@ class _OriginWriter(_Writer):
         super().op_node(node)
         for n in self.fdef.node_def[start:]:
             self.origin[n.name] = node
-
-    def batch_size(self):
-        """A [batch] int32 ref: the first dimension of the first batched input."""
-        if self._batch is None:
-            cap = self.cap._capture
-            found = [(s, name) for s, name in zip(self.cap.graph.placeholders, self.arg_names)
-                     if 0 in cap.dynamic_dims(s)]
-            if not found:
-                raise errors.UnimplementedError(None, None, "TF.js graph model: a constant "
-                                                "follows the batch size but no input has one")
-            slot, name = found[0]
-            shape = self.node("Shape", "Shape", [name], T=self.cap.spec(slot).dtype,
-                              out_type=dtypes.int32)
-            one = np.array([1], np.int32)
-            batch = self.node("strided_slice", "StridedSlice", [
-                f"{shape.name}:output:0", self.const(np.array([0], np.int32)),
-                self.const(one), self.const(one)], T=dtypes.int32,
-                Index=dtypes.int32, begin_mask=0, end_mask=0, ellipsis_mask=0,
-                new_axis_mask=0, shrink_axis_mask=0)
-            self._batch = f"{batch.name}:output:0"
-        return self._batch
-
-    def batch_fill(self, slot, value):
-        """A uniform constant whose batch-sized axes follow the run's batch size."""
-        cap = self.cap._capture
-        dynamic = cap.dynamic_dims(slot)
-        if not (value.size and np.all(value == value.flat[0]) and
-                all(cap.is_batch_sized(slot, a) for a in dynamic)):
-            raise errors.UnimplementedError(
-                None, None, f"TF.js graph model: a constant of shape {value.shape} changes "
-                f"with the batch size and is not a uniform batch-sized fill; convert with a "
-                f"fixed batch size in the input signature")
-        pieces = [self.batch_size() if a in dynamic else self.const(np.array([d], np.int32))
-                  for a, d in enumerate(value.shape)]
-        dims = self.node("fill_shape", "ConcatV2", pieces + [self.const(np.int32(0))],
-                         N=len(pieces), T=dtypes.int32, Tidx=dtypes.int32)
-        fill = self.node("Fill", "Fill", [f"{dims.name}:output:0",
-                                          self.const(value.reshape(-1)[:1].reshape(()))],
-                         T=dtypes.as_dtype(value.dtype), index_type=dtypes.int32)
-        return f"{fill.name}:output:0"
-
 
 
 def _graph_ref(ref):

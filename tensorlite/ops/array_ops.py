@@ -483,7 +483,12 @@ def _ones_like_fwd(x, dtype):
 ZEROS_LIKE = register(
     "ZerosLike", _zeros_like_fwd, grad=NOT_DIFFERENTIABLE,
     shape=lambda x, dtype: Spec(x.shape, dtype), batch=leading(_zeros_like_fwd),
-    tf=_fill_like_tf("ZerosLike"), tf_import=lambda ins, a: zeros_like(ins[0]),
+    tf=_fill_like_tf("ZerosLike"),
+    # TensorFlow's Fill (written by the SavedModel exporter for a constant that follows the
+    # batch size, and by tf.keras 2's LayerNormalization) has no op of its own here: tf.fill
+    # makes a constant, so a loaded Fill runs it on each call's dims
+    tf_import={"ZerosLike": lambda ins, a: zeros_like(ins[0]),
+               "Fill": lambda ins, a: fill(ins[0], ins[1])},
     tf_outputs="y", unsupported="onnx tflite")
 ONES_LIKE = register(
     "OnesLike", _ones_like_fwd, grad=NOT_DIFFERENTIABLE,

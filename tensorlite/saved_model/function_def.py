@@ -37,7 +37,6 @@ import re
 import numpy as np
 
 from tensorlite.framework import dtypes, errors, nest
-from tensorlite.framework.registry import Spec
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
 from tensorlite.saved_model.op_outputs import output_arg
 from tensorlite.summary.event_writer import tensor_proto
@@ -89,6 +88,7 @@ class _Writer:
         self.captured = []  # the variables, in resource argument order
         self.last_state = {}  # id(variable) -> the last node that read or wrote it
         self.stateful = []  # node names: the control outputs
+        self._batch = None  # the ref of the run's batch size, once a constant needs it
 
     # -- nodes ----------------------------------------------------------------------------
     def node(self, base, op, inputs=(), **attrs):
@@ -105,6 +105,58 @@ class _Writer:
         n.attr["dtype"].type = datatype(dtypes.as_dtype(array.dtype))
         n.attr["value"].tensor.CopyFrom(tensor_proto(array))
         return f"{n.name}:output:0"
+
+    def constant(self, slot, value):
+        """A captured constant's ref: a Const, or, where the value follows the batch size
+        (an RNN's zero state, tf.zeros((batch, units)) made from a size Python read), a
+        Fill to each run's batch size, so the function serves any batch as traced."""
+        cap = getattr(self.cap, "_capture", None)
+        if cap is not None and slot in cap.values and cap.dynamic_dims(slot):
+            return self.batch_fill(slot, np.asarray(value))
+        return self.const(value)
+
+    def batch_size(self):
+        """A [1] int32 ref: the first dimension of the first input with a batch dimension."""
+        if self._batch is None:
+            cap = self.cap._capture
+            found = [(s, name) for s, name in zip(self.cap.graph.placeholders, self.arg_names)
+                     if 0 in cap.dynamic_dims(s)]
+            if not found:
+                raise errors.UnimplementedError(None, None, "export: a constant follows the "
+                                                "batch size but no input has one")
+            slot, name = found[0]
+            shape = self.node("Shape", "Shape", [name], T=self.cap.spec(slot).dtype,
+                              out_type=dtypes.int32)
+            one = np.array([1], np.int32)
+            batch = self.node("strided_slice", "StridedSlice", [
+                f"{shape.name}:output:0", self.const(np.array([0], np.int32)),
+                self.const(one), self.const(one)], T=dtypes.int32,
+                Index=dtypes.int32, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                new_axis_mask=0, shrink_axis_mask=0)
+            self._batch = f"{batch.name}:output:0"
+        return self._batch
+
+    def batch_fill(self, slot, value):
+        """A uniform constant whose batch-sized axes follow the run's batch size; any other
+        value that changes with the batch size is UnimplementedError (never a constant that
+        would give wrong answers at other batch sizes)."""
+        cap = self.cap._capture
+        dynamic = cap.dynamic_dims(slot)
+        if not (value.size and np.all(value == value.flat[0]) and
+                all(cap.is_batch_sized(slot, a) for a in dynamic)):
+            raise errors.UnimplementedError(
+                None, None, f"export: a constant of shape {value.shape} changes with the "
+                f"batch size and is not a uniform batch-sized fill; compute it from the "
+                f"input (tf.zeros_like, tf.fill(tf.shape(x)...)) or give a fixed batch size "
+                f"in the input signature")
+        pieces = [self.batch_size() if a in dynamic else self.const(np.array([d], np.int32))
+                  for a, d in enumerate(value.shape)]
+        dims = self.node("fill_shape", "ConcatV2", pieces + [self.const(np.int32(0))],
+                         N=len(pieces), T=dtypes.int32, Tidx=dtypes.int32)
+        fill = self.node("Fill", "Fill", [f"{dims.name}:output:0",
+                                          self.const(value.reshape(-1)[:1].reshape(()))],
+                         T=dtypes.as_dtype(value.dtype), index_type=dtypes.int32)
+        return f"{fill.name}:output:0"
 
     def resource(self, variable):
         """The DT_RESOURCE argument of a captured variable or lookup table."""
@@ -203,7 +255,8 @@ class _Writer:
             sig.input_arg.add(name=name, type=datatype(spec.dtype))
         for slot, value in graph.constants.items():
             asset = self.asset(value)
-            self.refs[slot] = self.resource(asset) if asset is not None else self.const(value)
+            self.refs[slot] = self.resource(asset) if asset is not None else \
+                self.constant(slot, value)
         dead = _dead_unmapped(graph)
         for node in graph.nodes:
             if node.op is READ_VARIABLE or node.op is ASSIGN_VARIABLE:
