@@ -48,6 +48,9 @@ from tensorlite.ops import script_ops
 from tensorlite.ops.array_ops import RESHAPE
 
 _ACTIVE = []  # tracers, innermost last
+# (op name, input shapes and dtypes, attrs) -> whether the kernel accepted them shrunk
+# (Tracer._runs_shrunk)
+_SHRUNK_RUNS = {}
 # Tensors a finished trace computed from its inputs and did not return ("leaked" through a
 # global or an attribute): id -> (weak reference, function name). Another trace capturing
 # one gets TensorFlow's TypeError; its value belongs to one call of the other function.
@@ -265,16 +268,29 @@ class Tracer:
         """Whether the op's kernel accepts its inputs with their varying dimensions cut to
         size 1 (the kernel checks what a lax shape rule may not, at a fraction of the cost;
         a refusal lets the op run at full size, to fail or not as it would)."""
-        arrays = [np.zeros(tuple(1 if d is None else c for d, c in zip(
-            self.symbolic[s], t._value.shape)), t._value.dtype)
-            if s in self.symbolic and t._value.dtype != object else t._value
-            for s, t in zip(slots, inputs)]
+        shrunk = [tuple(1 if d is None else c for d, c in zip(self.symbolic[s], t._value.shape))
+                  if s in self.symbolic and t._value.dtype != object else None
+                  for s, t in zip(slots, inputs)]
+        # the answer depends on the shapes, dtypes and attributes only (a model repeats the
+        # same layer calls: a Transformer's blocks), so it is remembered
+        key = (op.name, tuple((sh or t._value.shape, t._value.dtype.str)
+                              for sh, t in zip(shrunk, inputs)),
+               repr(sorted(attrs.items())) if attrs else "")
+        known = _SHRUNK_RUNS.get(key)
+        if known is not None:
+            return known
+        arrays = [np.zeros(sh, t._value.dtype) if sh is not None else t._value
+                  for sh, t in zip(shrunk, inputs)]
         try:
             with np.errstate(all="ignore"):
                 op.forward(*arrays, **(attrs or {}))
+            ok = True
         except Exception:  # noqa: BLE001 - the full-size run decides
-            return False
-        return True
+            ok = False
+        if len(_SHRUNK_RUNS) > 4096:
+            _SHRUNK_RUNS.clear()
+        _SHRUNK_RUNS[key] = ok
+        return ok
 
     def raise_deferred(self, tensors):
         """Raises the deferred failure of the first of `tensors` that stands in for one."""
