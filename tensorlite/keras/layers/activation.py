@@ -6,11 +6,11 @@ Example:
 """
 from tensorlite import nn
 from tensorlite.keras import activations, constraints, initializers, regularizers
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import math_ops
 
 
-class ReLU(KerasLayer):
+class ReLU(Layer):
     """`tf.keras.layers.ReLU`: max(x, 0) capped at max_value; below `threshold` the output
     is negative_slope * (x - threshold)."""
 
@@ -35,7 +35,7 @@ class ReLU(KerasLayer):
                 "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
-class LeakyReLU(KerasLayer):
+class LeakyReLU(Layer):
     """`tf.keras.layers.LeakyReLU`: x for x >= 0, alpha * x below (alpha=0.3 as Keras 2;
     Keras 3's `negative_slope` is accepted too)."""
 
@@ -54,7 +54,7 @@ class LeakyReLU(KerasLayer):
         return {**super().get_config(), "alpha": self.alpha}
 
 
-class PReLU(KerasLayer):
+class PReLU(Layer):
     """`tf.keras.layers.PReLU`: leaky ReLU whose slope `alpha` is learned per unit
     (shared along `shared_axes`)."""
 
@@ -87,7 +87,7 @@ class PReLU(KerasLayer):
                 "alpha_initializer": initializers.serialize(self.alpha_initializer)}
 
 
-class ELU(KerasLayer):
+class ELU(Layer):
     """`tf.keras.layers.ELU`: x for x > 0, alpha * (exp(x) - 1) below."""
 
     def __init__(self, alpha=1.0, **kwargs):
@@ -109,7 +109,7 @@ class ELU(KerasLayer):
         return {**super().get_config(), "alpha": self.alpha}
 
 
-class Softmax(KerasLayer):
+class Softmax(Layer):
     """`tf.keras.layers.Softmax`: softmax over `axis`; positions where `mask` is False
     get (almost) zero probability."""
 
@@ -132,7 +132,7 @@ class Softmax(KerasLayer):
         return {**super().get_config(), "axis": self.axis}
 
 
-class ThresholdedReLU(KerasLayer):
+class ThresholdedReLU(Layer):
     """`tf.keras.layers.ThresholdedReLU`: x where x > theta, else 0."""
 
     def __init__(self, theta=1.0, **kwargs):

@@ -5,7 +5,8 @@ from tensorlite import nn
 
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations, constraints, initializers, regularizers
-from tensorlite.keras.layers.layer import Layer, check_last_dim
+from tensorlite.keras.layers.base_layer_utils import check_last_dim
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.saving.object_registration import deserialize_function, serialize_function
 from tensorlite.ops import array_ops, math_ops
 

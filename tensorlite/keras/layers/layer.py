@@ -33,8 +33,9 @@ _KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim", "weigh
 
 
 def keras_snake_case(name):
-    """Keras's default layer names: Conv2D -> conv2d, MaxPooling2D -> max_pooling2d."""
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    """Keras's default layer names (its `to_snake_case`): Conv2D -> conv2d, MaxPooling2D ->
+    max_pooling2d, LSTMCell -> lstm_cell; a private class gets "private" before its name."""
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
     s = re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
     return "private" + s if s.startswith("_") else s
 
@@ -542,12 +543,3 @@ def _current_training():
         if v is not None:
             return v
     return None
-
-
-def check_last_dim(layer, x, expected):
-    """Keras's message for an input whose last axis does not match a built layer."""
-    got = x.shape[-1] if x.shape.rank else None
-    if got is not None and expected is not None and got != expected:
-        raise ValueError(f'Input 0 of layer "{layer.name}" is incompatible with the layer: '
-                         f"expected axis -1 of input shape to have value {expected}, but "
-                         f"received input with shape {tuple(x.shape.as_list())}")

@@ -8,7 +8,7 @@ Example:
     TensorShape([2, 5, 2])
 """
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 _MERGE = {
@@ -25,7 +25,7 @@ def _layer_from(config_layer):
     return layer_from_config(config_layer)
 
 
-class Bidirectional(KerasLayer):
+class Bidirectional(Layer):
     """`tf.keras.layers.Bidirectional(layer, merge_mode='concat')`: the recurrent layer on
     the sequence forwards and (a copy with go_backwards) backwards; outputs merged."""
 
@@ -88,7 +88,7 @@ class Bidirectional(KerasLayer):
                           "config": self.forward_layer.get_config()}}
 
 
-class TimeDistributed(KerasLayer):
+class TimeDistributed(Layer):
     """`tf.keras.layers.TimeDistributed(layer)`: the layer on every time step
     ([batch, time, ...] is folded to [batch * time, ...] for one call)."""
 
