@@ -5,7 +5,10 @@ Example:
     array([0., 3., 6.], dtype=float32)
 """
 from tensorlite import nn
-from tensorlite.keras import activations, constraints, initializers, regularizers
+from tensorlite.keras import activations
+from tensorlite.keras.layers.base_layer_utils import (serialize_constraint,
+                                                      serialize_initializer,
+                                                      serialize_regularizer, weight_args)
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import math_ops
 
@@ -61,9 +64,8 @@ class PReLU(Layer):
     def __init__(self, alpha_initializer="zeros", alpha_regularizer=None,
                  alpha_constraint=None, shared_axes=None, **kwargs):
         super().__init__(**kwargs)
-        self.alpha_initializer = initializers.get(alpha_initializer)
-        self.alpha_regularizer = regularizers.get(alpha_regularizer)
-        self.alpha_constraint = constraints.get(alpha_constraint)
+        self.alpha_initializer, self.alpha_regularizer, self.alpha_constraint = \
+            weight_args(alpha_initializer, alpha_regularizer, alpha_constraint)
         self.shared_axes = None if shared_axes is None else (
             [shared_axes] if isinstance(shared_axes, int) else list(shared_axes))
         self.supports_masking = True
@@ -84,7 +86,9 @@ class PReLU(Layer):
 
     def get_config(self):
         return {**super().get_config(), "shared_axes": self.shared_axes,
-                "alpha_initializer": initializers.serialize(self.alpha_initializer)}
+                "alpha_initializer": serialize_initializer(self.alpha_initializer),
+                "alpha_regularizer": serialize_regularizer(self.alpha_regularizer),
+                "alpha_constraint": serialize_constraint(self.alpha_constraint)}
 
 
 class ELU(Layer):

@@ -168,19 +168,25 @@ class Lambda(Layer):
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         super().__init__(**kwargs)
         self.function = function
+        self.output_shape_arg = output_shape  # kept for the config, as tf.keras writes it
         self.arguments = arguments or {}
 
     def call(self, inputs):
         return self.function(inputs, **self.arguments)
 
     def get_config(self):
+        shape = self.output_shape_arg
         return {**super().get_config(), "function": serialize_function(self.function),
+                "output_shape": serialize_function(shape) if callable(shape) else shape,
                 "arguments": dict(self.arguments)}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
         config["function"] = deserialize_function(config["function"], custom_objects)
+        if isinstance(config.get("output_shape"), dict):  # a function's serialization
+            config["output_shape"] = deserialize_function(config["output_shape"],
+                                                          custom_objects)
         return cls(**config)
 
 

@@ -10,8 +10,9 @@ names the model's `input_layers` and `output_layers` the same way.
 
 Reading resolves classes only through `registry.get_class` (tensorlite's own classes and the
 caller's `custom_objects`/registered ones: nothing a file names is imported) and refuses
-Lambda layers unless `safe_mode=False`, as Keras 3 does. Config keys tensorlite does not know
-are dropped when they hold their neutral value (None, False, ...) and are an error naming
+a Lambda layer's stored bytecode unless `safe_mode=False` (one whose function is registered
+or given in `custom_objects` loads by name), as Keras 3 does. Config keys tensorlite does not
+know are dropped when they hold their neutral value (None, False, ...) and are an error naming
 the layer and key otherwise, never silently ignored.
 
 Example:
@@ -21,7 +22,7 @@ Example:
 import inspect
 
 from tensorlite.framework import nest
-from tensorlite.keras.saving.object_registration import get_registered_name
+from tensorlite.keras.saving.object_registration import get_registered_name, lookup
 
 _NEUTRAL = (None, False, 0, "", (), [], {})
 _TENSOR = "__keras_tensor__"
@@ -93,10 +94,11 @@ def from_keras(entry, custom_objects=None, safe_mode=True):
         return _sequential(config, custom_objects, safe_mode)
     if class_name in ("Functional", "Model") and "layers" in config:
         return _functional(config, custom_objects, safe_mode)
-    if class_name == "Lambda" and safe_mode:
+    if class_name == "Lambda" and safe_mode and not _named_function(config, custom_objects):
         raise ValueError("Requested the deserialization of a Lambda layer, whose Python code "
                          "is stored in the file and would run. This is refused in safe mode: "
-                         "pass safe_mode=False to load_model if you trust the file's source")
+                         "pass safe_mode=False to load_model if you trust the file's source, "
+                         "or register the function (keras.utils.register_keras_serializable)")
     cls = _class(entry, custom_objects)
     if class_name == "InputLayer":
         shape = config.get("batch_shape") or config.get("batch_input_shape")
@@ -105,6 +107,15 @@ def from_keras(entry, custom_objects=None, safe_mode=True):
     from tensorlite.keras.saving.registry import instantiate  # noqa: PLC0415
     return instantiate(cls, _layer_config(cls, class_name, config), custom_objects)
 
+
+def _named_function(config, custom_objects):
+    """Whether a Lambda config's function is one registered or in `custom_objects`: that
+    one loads by name, no stored code runs (Keras 3 loads it in safe mode too)."""
+    entry = config.get("function")
+    inner = entry.get("config") if isinstance(entry, dict) else None
+    if not isinstance(inner, dict):
+        return False
+    return lookup(inner.get("name"), inner.get("registered_name"), custom_objects) is not None
 
 def _sequential(config, custom_objects, safe_mode):
     from tensorlite.keras.engine.sequential import Sequential  # noqa: PLC0415
