@@ -280,3 +280,11 @@ def test_set_weights_and_assign_store_values_outside_a_constraint():
     assert v.numpy().tolist() == [-3.0]
     keras.optimizers.SGD(0.0).apply_gradients([(tf.constant([0.0]), v)])
     assert v.numpy().tolist() == [0.0]  # the optimizer's step applies it
+
+
+def test_activity_regularizer_from_a_config_dict_is_a_regularizer():
+    """A loaded file gives the identifier as a config dict; the layer holds the object, as
+    Keras's base layer does (real Keras 3's files: tests/interop/test_layer_config_interop)."""
+    layer = L.Dense(2, activity_regularizer={"class_name": "L2", "config": {"l2": 0.25}})
+    assert isinstance(layer.activity_regularizer, keras.regularizers.L2)
+    assert L.Dense(2, activity_regularizer="l1").activity_regularizer.get_config()["l1"] > 0

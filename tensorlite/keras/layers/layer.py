@@ -40,6 +40,14 @@ def keras_snake_case(name):
     return "private" + s if s.startswith("_") else s
 
 
+def _regularizer(identifier):
+    """A regularizer object from a name, a config dict (a loaded file's) or an object."""
+    if identifier is None:
+        return None
+    from tensorlite.keras import regularizers  # noqa: PLC0415 - regularizers imports layers
+    return regularizers.get(identifier)
+
+
 def _is_trackable_weight(x):
     return isinstance(x, Variable) or getattr(x, "_is_variable", False)
 
@@ -80,7 +88,7 @@ class Layer(Module):
         self._added_metrics = {}  # add_metric's Mean metrics by name
         self.built = False
         self.supports_masking = False
-        self.activity_regularizer = kwargs.get("activity_regularizer")
+        self.activity_regularizer = _regularizer(kwargs.get("activity_regularizer"))
         shape = kwargs.get("batch_input_shape")
         if shape is None and kwargs.get("input_shape") is not None:
             shape = (kwargs.get("batch_size"),) + tuple(kwargs["input_shape"])
