@@ -3,8 +3,9 @@
 
 It builds the layer from `init_kwargs`, calls it on real data and checks, in order:
   1. weights: the trainable / non-trainable counts after build, and `supports_masking`;
-  2. output: shape (None in `expected_output_shape` matches any size) and dtype, and
-     `compute_output_shape` agreeing with the real output where the layer implements it;
+  2. output: shape (None in `expected_output_shape` matches any size) and dtype,
+     `compute_output_shape` agreeing with the real output where the layer implements it,
+     and the same output inside a `tf.function` as eagerly;
   3. config: every named `__init__` argument appears in `get_config` (a dropped argument is
      how `Dense` lost its constraints), the config survives JSON, `from_config(get_config())`
      gives the same config again, and the copy with copied weights gives the same outputs;
@@ -94,6 +95,12 @@ def _check_output(layer, data, out, expected_shape, expected_dtype, call_kwargs)
         return
     _check_shape(tf.TensorShape(computed).as_list(), outs[0].shape.as_list(),
                  f"{layer.name}.compute_output_shape")
+
+
+def _check_graph(layer, data, out, call_kwargs):
+    """The layer traced into a tf.function computes what it computes eagerly."""
+    traced = tf.function(lambda d: _call(layer, d, call_kwargs))
+    _assert_same_outputs(out, traced(data), f"{layer.name} in a tf.function")
 
 
 def _check_config_arguments(layer_cls, config, exempt):
@@ -197,6 +204,7 @@ def run_layer_test(layer_cls, init_kwargs=None, input_shape=None, input_dtype="f
         assert len(layer.non_trainable_weights) == expected_num_non_trainable_weights, \
             f"{layer.name}: {len(layer.non_trainable_weights)} non-trainable weights"
     _check_output(layer, data, out, expected_output_shape, expected_output_dtype, call_kwargs)
+    _check_graph(layer, data, out, call_kwargs)
     if run_config_check:
         _check_config(layer, layer_cls, data, out, call_kwargs, set(config_exempt))
     if run_saving_check:

@@ -6,6 +6,8 @@ The namespace is walked: a public layer class missing from SPECS fails
 `test_every_public_layer_has_a_spec`. A layer that cannot do one check has that check
 turned off in its spec with the reason beside it (`why`), never silently."""
 import inspect
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -247,6 +249,8 @@ def test_layer_contract(name, tmp_path):
     spec.pop("why", None)
     kwargs = spec.pop("kwargs", {})
     layer_cls = getattr(L, spec.pop("layer", name))
+    if issubclass(layer_cls, L.TFOpLambda):
+        keras.Input((1,))  # TF functions get their symbols once a KerasTensor exists (below)
     exempt = tuple(spec.pop("config_exempt", ())) + tuple(
         CONFIG_NOT_WRITTEN.get(layer_cls.__name__, ()))
     layer = run_layer_test(layer_cls, kwargs, tmp_path=tmp_path, config_exempt=exempt, **spec)
@@ -288,3 +292,13 @@ def test_activity_regularizer_from_a_config_dict_is_a_regularizer():
     layer = L.Dense(2, activity_regularizer={"class_name": "L2", "config": {"l2": 0.25}})
     assert isinstance(layer.activity_regularizer, keras.regularizers.L2)
     assert L.Dense(2, activity_regularizer="l1").activity_regularizer.get_config()["l1"] > 0
+
+
+@pytest.mark.xfail(strict=True, reason="known bug, left to the symbolic-Keras code: the "
+                   "handler that tags TF functions with their `tf.` symbols is installed by "
+                   "the first keras.Input, so a TFOpLambda made before one is refused")
+def test_tfoplambda_can_be_made_before_any_keras_tensor():
+    code = "import tensorlite as tf; tf.keras.layers.TFOpLambda('math.abs')"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-500:]
