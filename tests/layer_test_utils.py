@@ -183,13 +183,15 @@ def run_layer_test(layer_cls, init_kwargs=None, input_shape=None, input_dtype="f
     """Holds `layer_cls` to the layer contract (module docstring); raises AssertionError
     naming the first broken rule. `init_kwargs` may be a function returning them, for
     arguments that are layers (a wrapped layer or an RNN cell), so that each layer the test
-    makes gets its own. `input_data` (an array or a list of arrays) overrides
-    `input_shape`; outputs are compared at `training=False` semantics, so layers whose
-    inference output is random must turn the output checks off."""
+    makes gets its own. `input_data` (an array, a list of arrays, or a dict of the call's
+    arguments) overrides `input_shape`. Outputs are compared as the layer computes them
+    without `training=True`, where Dropout, GaussianNoise and the Random* layers are
+    deterministic."""
     call_kwargs = dict(call_kwargs or {})
 
     def make():
         return layer_cls(**(init_kwargs() if callable(init_kwargs) else init_kwargs or {}))
+
     data = input_data if input_data is not None else _make_data(input_shape, input_dtype, 0)
     layer = make()
     if supports_masking is not None:
@@ -212,6 +214,5 @@ def run_layer_test(layer_cls, init_kwargs=None, input_shape=None, input_dtype="f
         model.layers[-1].set_weights(layer.get_weights())
         _check_saving(model, data, saving_formats, tmp_path, custom_objects)
     if run_training_check and layer.trainable_weights:
-        _check_training(_functional_model(make(), data, input_dtype,
-                                          call_kwargs), data)
+        _check_training(_functional_model(make(), data, input_dtype, call_kwargs), data)
     return layer

@@ -194,9 +194,8 @@ CONFIG_NOT_WRITTEN = {
     "Lambda": {"mask": "tf.keras does not write it either"},
     "RNN": {"zero_output_for_mask": "tf.keras does not write it either"},
     "Bidirectional": {"weights": "initial weights, applied at build (not configuration)",
-                      "backward_layer": "not written by tensorlite: a Bidirectional given "
-                                        "its own backward layer saves it as a copy of the "
-                                        "forward one"},
+                      "backward_layer": "written only when given, as tf.keras does "
+                                        "(test_bidirectional_config_keeps_its_backward_layer)"},
     "BatchNormalization": {
         **dict.fromkeys(("renorm", "renorm_clipping", "renorm_momentum",
                          "virtual_batch_size", "adjustment"),
@@ -302,3 +301,19 @@ def test_tfoplambda_can_be_made_before_any_keras_tensor():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-500:]
+
+
+def test_bidirectional_config_keeps_its_backward_layer():
+    """A backward layer the caller gave is written to the config and comes back (it was
+    dropped: the copy got a mirror of the forward layer instead)."""
+    x = RNG.normal(size=SEQ).astype(np.float32)
+    layer = L.Bidirectional(L.LSTM(2), backward_layer=L.GRU(3, go_backwards=True))
+    out = layer(x)
+    config = layer.get_config()
+    assert config["backward_layer"]["class_name"] == "GRU"
+    copy = L.Bidirectional.from_config(config)
+    copy(x)
+    copy.set_weights(layer.get_weights())
+    assert isinstance(copy.backward_layer, L.GRU) and copy.backward_layer.units == 3
+    np.testing.assert_allclose(copy(x).numpy(), out.numpy(), rtol=1e-5, atol=1e-6)
+    assert "backward_layer" not in L.Bidirectional(L.LSTM(2)).get_config()
