@@ -246,11 +246,31 @@ def layer_entry(layer):
     from tensorlite.keras.engine.training import Model  # noqa: PLC0415
     if isinstance(layer, Model) and layer._is_network():
         return to_keras(layer)
-    config = {k: _keras_object(k, v) for k, v in layer.get_config().items()}
-    cls = type(layer)
+    return _layer_config_entry(type(layer), layer.get_config())
+
+
+def _layer_config_entry(cls, config):
+    """Keras 3's entry of a layer class and its config; the layers nested in it (a
+    wrapper's `layer`, an RNN's `cell`) become entries of their own, as Keras 3 nests them."""
+    config = {k: _nested_layer(_keras_object(k, v)) for k, v in config.items()
+              if not (k == "time_major" and v is False)}  # tf.keras 2's; Keras 3 refuses it
     module = "keras.layers" if cls.__module__.startswith("tensorlite.keras.layers") else None
     return {"module": module, "class_name": cls.__name__, "config": config,
             "registered_name": None if module else get_registered_name(cls)}
+
+
+def _nested_layer(value):
+    """A {"class_name", "config"} naming one of tensorlite's layers (or a list of them) as
+    Keras 3's entry; any other value as it is."""
+    if isinstance(value, list):
+        return [_nested_layer(v) for v in value]
+    if not (isinstance(value, dict) and set(value) == {"class_name", "config"}):
+        return value
+    from tensorlite.keras import layers  # noqa: PLC0415
+    cls = getattr(layers, str(value["class_name"]), None)
+    if not (isinstance(cls, type) and issubclass(cls, layers.Layer)):
+        return value
+    return _layer_config_entry(cls, value["config"])
 
 
 def _input_entry(name, shape, dtype):
