@@ -22,8 +22,6 @@ KNOWN = {
     "Layer": "Keras 3 cannot infer the output spec of a base Layer it loads",
     "Embedding": "tensorlite writes batch_input_shape into Embedding's config; Keras 3 "
                  "refuses the keyword",
-    "Hashing": "tensorlite writes dtype float32 for output_mode='int'; Keras 3 requires an "
-               "integer dtype",
     "Lambda": "tensorlite writes a registered function with its bytecode in its own form; "
               "Keras 3 does not read it",
     "SpatialDropout1D": "Keras 3's SpatialDropout takes no `trainable`/`noise_shape` "
