@@ -29,6 +29,7 @@ MODULE_CLIS = {
                                       "tensorlite.profiler.__main__:build_parser"),
     "python -m tensorlite.serving": (["-m", "tensorlite.serving"],
                                      "tensorlite.serving.__main__:build_parser"),
+    "python -m tensorlite.js": (["-m", "tensorlite.js"], "tensorlite.js.cli:build_parser"),
     "python -m tensorlite.data.service": (["-m", "tensorlite.data.service"],
                                           "tensorlite.data.service.__main__:build_parser"),
 }
@@ -96,7 +97,8 @@ def _undocumented(parser, text):
 
 
 def test_every_console_script_is_checked():
-    assert set(SCRIPTS) == {"tensorlite-serving", "tensorlite-profiler", "tensorlite-launch"}
+    assert set(SCRIPTS) == {"tensorlite-serving", "tensorlite-profiler", "tensorlite-launch",
+                            "tensorlite-tfjs-converter"}
     assert set(SCRIPTS) <= set(CLIS)
 
 

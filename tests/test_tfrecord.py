@@ -10,6 +10,7 @@ import pytest
 
 import tensorlite as tf
 import tensorlite.io  # noqa: F401 - attaches tf.io
+from tensorlite.framework import checksums
 from tensorlite.data import tfrecord
 from tensorlite.data.tfrecord import TFRecordDataset
 
@@ -86,7 +87,7 @@ def test_writer_bytes_match_documented_layout(tmp_path):
 def test_writer_with_python_crc_fallback_is_identical(tmp_path, monkeypatch):
     records = [b"abc", bytes(range(256)) * 3]
     fast = open(write(tmp_path / "fast", records), "rb").read()
-    monkeypatch.setattr(tfrecord, "crc32c", tfrecord.crc32c_python)
+    monkeypatch.setattr(checksums, "crc32c", checksums.crc32c_python)
     slow = open(write(tmp_path / "slow", records), "rb").read()
     assert fast == slow == b"".join(expected_frame(r) for r in records)
     assert records_of(TFRecordDataset(str(tmp_path / "slow"))) == records

@@ -29,12 +29,11 @@ import numpy as np
 from tensorlite.framework import atomic_files as atomic
 from tensorlite.checkpoint.protos import BundleEntryProto, BundleHeaderProto
 from tensorlite.checkpoint.table import read_table, varint, write_table
-from tensorlite.data.tfrecord import crc32c
+from tensorlite.framework.checksums import crc32c, mask as _mask, unmask as _unmask
 from tensorlite.framework import dtypes, errors
 from tensorlite.summary.graph_def import datatype, dtype_from_datatype
 
 VERSION_PRODUCER = 1  # TensorFlow's kTensorBundleVersion
-_MASK_DELTA = 0xa282ead8
 _DT_STRING = 7
 
 
@@ -44,15 +43,6 @@ def data_path(prefix, shard=0, num_shards=1):
 
 def index_path(prefix):
     return f"{prefix}.index"
-
-
-def _mask(crc):
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
-
-
-def _unmask(masked):
-    rot = (masked - _MASK_DELTA) & 0xFFFFFFFF
-    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
 
 
 def _as_array(value):

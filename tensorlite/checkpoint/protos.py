@@ -6,7 +6,7 @@ here with the field names and numbers of TensorFlow's public
 `tensorflow/core/protobuf/trackable_object_graph.proto` (TrackableObjectGraph) and
 `tensorflow/python/checkpoint/checkpoint_state.proto` (the text of the `checkpoint`
 file), in the
-private descriptor pool of `tensorlite.train.example` (reusing its TensorShapeProto and
+private descriptor pool of `tensorlite.protos.example` (reusing its TensorShapeProto and
 DataType and graph_def's VersionDef). Fields tensorlite does not use (a BundleEntryProto's
 `slices` of partitioned variables, an object's `registered_saver`) are left out; protobuf
 keeps them as unknown fields when it parses TensorFlow's bytes.
@@ -23,7 +23,7 @@ except ImportError as e:  # protobuf is an optional extra
                       "protobuf crc32c)") from e
 
 from tensorlite.summary import graph_def as _graph_def  # noqa: F401 - versions.proto in POOL
-from tensorlite.train.example import POOL, _F, _field, _message, message_class, add_files
+from tensorlite.protos.example import POOL, _F, _field, _message, message_class, add_files
 
 _WRAPPERS = "google/protobuf/wrappers.proto"
 _BUNDLE = "tensorflow/core/protobuf/tensor_bundle.proto"

@@ -24,7 +24,7 @@ Example:
 """
 import struct
 
-from tensorlite.data.tfrecord import masked_crc32c
+from tensorlite.framework.checksums import masked_crc32c
 from tensorlite.framework import errors
 
 MAGIC = 0xdb4775248b80fb57

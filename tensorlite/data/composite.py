@@ -31,7 +31,7 @@ def is_composite(x):
 
 
 def _sparse_spec(shape, dtype):
-    from tensorlite.sparse import SparseTensorSpec  # noqa: PLC0415
+    from tensorlite.framework.sparse_tensor import SparseTensorSpec  # noqa: PLC0415
     return SparseTensorSpec(shape, dtype)
 
 
@@ -116,7 +116,7 @@ def batch_rows(items, ragged):
         if not all(is_sparse(t) for t in items):
             raise errors.InvalidArgumentError(None, None, "batch: a component is a "
                                               "SparseTensor in some elements only")
-        from tensorlite.sparse import batch  # noqa: PLC0415
+        from tensorlite.ops.sparse_ops import batch  # noqa: PLC0415
         return batch(items)
     from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
     from tensorlite.ragged.ragged_math import stack  # noqa: PLC0415

@@ -182,5 +182,6 @@ Dataset = DatasetV2
 
 from tensorlite.data.tracing import stamp  # noqa: E402
 
-# Transformations and sources attach themselves as methods on import.
-from tensorlite.data import sources, transforms  # noqa: E402,F401
+# Transformations and sources attach themselves as methods when tensorlite/data/__init__.py
+# imports them, which Python runs before any of its modules (this one included): they import
+# this module, never the reverse.

@@ -18,6 +18,8 @@ from tensorlite.data.options import OptionsDataset, resolved
 from tensorlite.data.transforms import (FilterDataset, MapDataset, RepeatDataset, ShardDataset,
                                         SkipDataset, TakeDataset)
 from tensorlite.data.dataset import AUTOTUNE
+from tensorlite.framework import nest
+from tensorlite.ops import array_ops
 
 DEFAULTS = {"noop_elimination": True, "map_fusion": False, "filter_fusion": False,
             "map_parallelization": False, "map_vectorization": False,
@@ -151,10 +153,9 @@ def _vectorized(fn):
     state = {"stateless": True}
 
     def per_element(*batch):
-        import tensorlite as tf  # noqa: PLC0415
-        n = int(tf.nest.flatten(batch)[0].shape[0])
-        outs = [fn(*tf.nest.map_structure(lambda t: t[i], batch)) for i in range(n)]
-        return tf.nest.map_structure(lambda *xs: tf.stack(xs), *outs)
+        n = int(nest.flatten(batch)[0].shape[0])
+        outs = [fn(*nest.map_structure(lambda t: t[i], batch)) for i in range(n)]
+        return nest.map_structure(lambda *xs: array_ops.stack(xs), *outs)
 
     def run(*batch):
         if state["stateless"]:

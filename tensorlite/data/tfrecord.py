@@ -8,8 +8,7 @@ A TFRecord file is a sequence of records, each framed as TensorFlow documents it
     uint32  masked CRC32C of data
 
 with mask(crc) = ((crc >> 15) | (crc << 17)) + 0xa282ead8 (mod 2**32). A file may be
-compressed as a whole with GZIP or ZLIB. CRC32C comes from the `crc32c` package (or
-`google-crc32c`) when installed, else from the table-driven Python version here.
+compressed as a whole with GZIP or ZLIB. CRC32C is `tensorlite.framework.checksums`'s.
 
 Example:
     >>> with tf.io.TFRecordWriter("/tmp/a.tfrecord") as w:
@@ -28,61 +27,14 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.sources import FromTensorSlicesDataset, FromTensorsDataset
 from tensorlite.data.tracing import traced_next
 from tensorlite.framework import dtypes, errors, size_limits, trace_hook
+from tensorlite.framework.checksums import (  # noqa: F401 - tfrecord.crc32c, as before
+    crc32c, crc32c_library, crc32c_python, masked_crc32c)
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 
 _DEFAULT_BUFFER = 256 * 1024  # TensorFlow's default read buffer for TFRecordDataset
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
-_MASK_DELTA = 0xA282EAD8
-
-
-# -- CRC32C -------------------------------------------------------------------------------------
-def _crc_table():
-    poly = 0x82F63B78  # Castagnoli polynomial, bit-reflected
-    table = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ poly if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-_TABLE = _crc_table()
-
-
-def crc32c_python(data, crc=0):
-    """CRC32C (Castagnoli) of `data`, table-driven; `crc` continues an earlier value."""
-    crc ^= 0xFFFFFFFF
-    table = _TABLE
-    for b in bytes(data):
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def _library_crc32c():
-    try:
-        import crc32c  # noqa: PLC0415
-        if hasattr(crc32c, "crc32c"):
-            return crc32c.crc32c
-    except ImportError:
-        pass
-    try:
-        import google_crc32c  # noqa: PLC0415
-        return google_crc32c.value
-    except ImportError:
-        return None
-
-
-crc32c_library = _library_crc32c()
-crc32c = crc32c_library or crc32c_python
-
-
-def masked_crc32c(data):
-    """The masked CRC32C that TFRecord frames store (masking keeps CRCs of CRCs apart)."""
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 def frame(record):

@@ -746,5 +746,3 @@ def _distribute(self, service, processing_mode="distributed_epoch", job_name=Non
 
 
 DatasetV2.distribute = _distribute
-
-from tensorlite.data import batching, interleave, prefetch, shuffle  # noqa: E402,F401

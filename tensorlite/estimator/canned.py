@@ -22,6 +22,8 @@ import numpy as np
 
 from tensorlite.estimator import canned_head, eval_events
 from tensorlite.estimator.estimator import Estimator, EstimatorSpec, ModeKeys
+from tensorlite.framework.name_scope import name_scope
+from tensorlite.ops import nn_ops
 
 _DNN_LEARNING_RATE = 0.05
 _LINEAR_LEARNING_RATE = 0.2
@@ -127,27 +129,27 @@ def _weight_column_of(what, weight_column, batch_norm=False):
 def dnn_logits(features, columns, hidden_units, activation, dropout, mode, units):
     """Columns -> Dense(hidden_units) layers -> a Dense(units) logits layer, named as TF's
     (dnn/hiddenlayer_<i>, dnn/logits)."""
-    import tensorlite as tf  # noqa: PLC0415
+    from tensorlite.keras import layers  # noqa: PLC0415
     from tensorlite import feature_column  # noqa: PLC0415
     net = feature_column.input_layer(features, columns, state={})
-    with tf.name_scope("dnn"):
+    with name_scope("dnn"):
         for i, n in enumerate(hidden_units):
-            net = tf.keras.layers.Dense(n, activation=activation or tf.nn.relu,
-                                        name=f"hiddenlayer_{i}")(net)
+            net = layers.Dense(n, activation=activation or nn_ops.relu,
+                               name=f"hiddenlayer_{i}")(net)
             if dropout and mode == ModeKeys.TRAIN:
-                net = tf.nn.dropout(net, rate=dropout)
-        return tf.keras.layers.Dense(units, name="logits")(net)
+                net = nn_ops.dropout(net, rate=dropout)
+        return layers.Dense(units, name="logits")(net)
 
 
 def linear_logits(features, columns, units):
     """A zero-initialized weighted sum of the columns (categorical ones one-hot); returns the
     logits and the layer's variables."""
-    import tensorlite as tf  # noqa: PLC0415
+    from tensorlite.keras import layers  # noqa: PLC0415
     from tensorlite import feature_column  # noqa: PLC0415
     net = feature_column.input_layer(features, feature_column.as_linear_columns(columns),
                                      state={})
-    with tf.name_scope("linear"):
-        layer = tf.keras.layers.Dense(units, kernel_initializer="zeros", name="linear_model")
+    with name_scope("linear"):
+        layer = layers.Dense(units, kernel_initializer="zeros", name="linear_model")
         return layer(net), layer.trainable_weights
 
 

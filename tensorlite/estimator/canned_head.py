@@ -23,6 +23,7 @@ import numpy as np
 
 from tensorlite.framework import errors
 from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.ops import array_ops, math_ops, nn_ops
 
 
 def _numpy(v):
@@ -57,13 +58,12 @@ class ClassificationHead:
 
     def predictions(self, logits):
         """TF's classifier prediction dict for [batch, logits_dimension] logits."""
-        import tensorlite as tf  # noqa: PLC0415
         out = {"logits": logits}
         if self._n == 2:
-            out["logistic"] = p1 = tf.sigmoid(logits)
-            out["probabilities"] = tf.concat([1.0 - p1, p1], axis=1)
+            out["logistic"] = p1 = math_ops.sigmoid(logits)
+            out["probabilities"] = array_ops.concat([1.0 - p1, p1], axis=1)
         else:
-            out["probabilities"] = tf.nn.softmax(logits)
+            out["probabilities"] = nn_ops.softmax(logits)
         ids = np.argmax(_numpy(out["probabilities"]), axis=1).astype(np.int64)[:, None]
         batch = ids.shape[0]
         out["class_ids"] = wrap(ids)
@@ -100,17 +100,16 @@ class ClassificationHead:
     def loss(self, logits, predictions, labels, weights):
         """The cross-entropy summed with the example weights over the batch size (TF's
         SUM_OVER_BATCH_SIZE), and what dataset_metrics needs of this batch."""
-        import tensorlite as tf  # noqa: PLC0415
         ids = self.label_ids(labels)
         if self._n == 2:
-            per_example = tf.nn.sigmoid_cross_entropy_with_logits(
+            per_example = nn_ops.sigmoid_cross_entropy_with_logits(
                 labels=wrap(ids.astype(np.float32).reshape(-1, 1)), logits=logits)
         else:
-            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            per_example = nn_ops.sparse_softmax_cross_entropy_with_logits(
                 labels=wrap(ids), logits=logits)
-        per_example = tf.reshape(per_example, [-1])
+        per_example = array_ops.reshape(per_example, [-1])
         w = _weights(weights, len(ids))
-        loss = tf.reduce_sum(per_example * wrap(w)) / float(max(len(ids), 1))
+        loss = math_ops.reduce_sum(per_example * wrap(w)) / float(max(len(ids), 1))
         outputs = {"loss": _numpy(per_example), "weight": w, "label": ids,
                    "class_id": _numpy(predictions["class_ids"]).reshape(-1)}
         if self._n == 2:
@@ -181,7 +180,6 @@ class RegressionHead:
     def loss(self, logits, predictions, labels, weights):
         """The squared error summed with the example weights over the batch's elements
         (SUM_OVER_BATCH_SIZE), and what dataset_metrics needs of this batch."""
-        import tensorlite as tf  # noqa: PLC0415
         if labels is None:
             raise ValueError(f"{self._what}: labels must be given to train or evaluate")
         raw = _numpy(labels)
@@ -190,8 +188,8 @@ class RegressionHead:
                              f"label_dimension={self._dim}], got {raw.dtype} {raw.shape}")
         target = raw.astype(np.float32).reshape(-1, self._dim)
         w = _weights(weights, len(target))
-        squared = tf.square(logits - wrap(target))
-        loss = tf.reduce_sum(squared * wrap(w[:, None])) / float(max(target.size, 1))
+        squared = math_ops.square(logits - wrap(target))
+        loss = math_ops.reduce_sum(squared * wrap(w[:, None])) / float(max(target.size, 1))
         return loss, {"loss": _numpy(squared).mean(axis=1), "weight": w,
                       "label": target.mean(axis=1), "prediction": _numpy(logits).mean(axis=1)}
 

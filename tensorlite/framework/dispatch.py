@@ -11,6 +11,9 @@ from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.user_frame import user_location
 
 OBSERVERS = []
+# A trace that wants only shapes (a Keras construction trace, graph/tracing.py's
+# EXAMPLE_SIZES) answers f(op, inputs, attrs) with stand-in outputs, or None to run the op.
+SHAPE_ONLY = []
 # Callables f(op) run just before a forward (the profiler's start times); f(None) after a
 # forward fails. Empty means no cost.
 BEFORE = []
@@ -18,6 +21,12 @@ BEFORE = []
 
 def execute(op, inputs, attrs):
     """Runs `op` on Tensors `inputs` with Python `attrs`; returns a Tensor or tuple."""
+    if SHAPE_ONLY:
+        result = SHAPE_ONLY[-1](op, inputs, attrs)
+        if result is not None:
+            for ob in OBSERVERS:
+                ob.record(op, inputs, attrs, result)
+            return result
     if BEFORE:
         for f in BEFORE:
             f(op)
@@ -67,12 +76,13 @@ class observers_paused:  # noqa: N801 - used as a context manager
     """Runs a block unobserved (variable initialisers: neither taped nor traced)."""
 
     def __enter__(self):
-        self._saved = OBSERVERS[:], BEFORE[:]
+        self._saved = OBSERVERS[:], BEFORE[:], SHAPE_ONLY[:]
         OBSERVERS.clear()
         BEFORE.clear()
+        SHAPE_ONLY.clear()
 
     def __exit__(self, *exc):
-        OBSERVERS[:], BEFORE[:] = self._saved
+        OBSERVERS[:], BEFORE[:], SHAPE_ONLY[:] = self._saved
         return False
 
 

@@ -64,6 +64,9 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #   fold          constant folding may evaluate it at optimisation time;
 #   varying       runs Python on every call: outputs never frozen by a trace (graph/tracing.py);
 #   shape_only    outputs follow the inputs' shapes, not their values (graph/tracing.py);
+#   moves_values  outputs are the input's values moved (Identity, Reshape, Transpose): cheap,
+#                 and run even where a Keras construction trace skips arithmetic, since
+#                 Python may read them (graph/tracing.py's Tracer.stand_in);
 #   cost          the parallel pass's cost form (graph/passes/parallel.py);
 #   fuses         on a fused op: the contraction whose following bias add and ReLU it
 #                 absorbs (graph/passes/kernel_fusion.py);
@@ -77,7 +80,7 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #                 eager Keras optimizers call directly.
 PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": None,
               "fuse": None, "simplify": None, "fold": True, "varying": False,
-              "shape_only": False, "cost": None, "fuses": None,
+              "shape_only": False, "moves_values": False, "cost": None, "fuses": None,
               "polymorphic_attrs": None, "reads_state_only": False,
               "tf_import_opaque": False, "fresh_outputs": False, "kernel": None}
 

@@ -45,6 +45,7 @@ from tensorlite.framework.user_frame import _PKG_DIR, user_location
 from tensorlite.framework.name_scope import current_scope
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph, Node, is_stateful
 from tensorlite.ops import script_ops
+from tensorlite.ops.array_ops import RESHAPE
 
 _ACTIVE = []  # tracers, innermost last
 # Tensors a finished trace computed from its inputs and did not return ("leaked" through a
@@ -81,6 +82,11 @@ def _refuse_leaked(t, here):
 class Tracer:
     # Whether ops may use a deferred failure's stand-ins (see the module's docstring)
     USES_DEFERRED = False
+    # (batch size, other size): the sizes a trace on example values (Keras construction,
+    # keras/symbolic_trace.py) gave the placeholders' None dimensions, primes that divide
+    # no known size; static shapes then take them, where Python code read them and baked
+    # them into the graph, for the varying sizes they stand for (see _unbake)
+    EXAMPLE_SIZES = None
     RECORDS_GRAPH = True  # (tf.custom_gradient records a graph-ready node for tracers)
 
     def __init__(self, graph, function_name):
@@ -96,6 +102,10 @@ class Tracer:
         self.depth = script_ops.callback_depth()  # ops of callbacks running deeper: not ours
         self.restore = None  # [(variable, value before)] when the trace is not a call
         self.symbolic = None  # slot -> static shape (None dims) in a polymorphic trace
+        # slots whose values follow a varying size (tf.range(tf.shape(x)[1])'s limit): an
+        # op using one gets its shape by its rule (the values are those of one size only)
+        self.size_varying = set()
+        self.weighted = set()  # variable reads' slots (with EXAMPLE_SIZES)
         self.names = {}  # placeholder slot -> its tensor name ("x:0")
         self.deferred = {}  # id(stand-in output) -> the error its op raised
         self.failed_nodes = []  # the nodes of those ops
@@ -155,7 +165,9 @@ class Tracer:
                 self.dependent.add(s)
             if static:
                 self.shape_derived.add(s)
-        node = Node(op, in_slots, attrs, out_slots, user_location(3), current_scope())
+        # (a construction trace's graph is never shown: no need to find the user's line)
+        where = user_location(3) if self.EXAMPLE_SIZES is None else None
+        node = Node(op, in_slots, attrs, out_slots, where, current_scope())
         self.graph.nodes.append(node)
         if self.deferred and id(outs[0]) in self.deferred:
             self.failed_nodes.append(node)
@@ -223,6 +235,47 @@ class Tracer:
         self.keep.extend(outs)
         return tuple(outs) if op.multi_output else outs[0]
 
+    def stand_in(self, op, inputs, attrs):
+        """EXAMPLE_SIZES traces want shapes, not values: a pure op on values computed from
+        the placeholders, with floating outputs, is recorded with zeros of the shapes its
+        rule gives instead of running (ops on weights or constants, on values Python may
+        read as sizes, and integer results, which may index or partition, still run)."""
+        if self.ignores() or is_stateful(op) or op.varying or op.shape_only or \
+                op.moves_values:
+            return None
+        slots = [self.slot_of.get(id(t)) for t in inputs]
+        if not any(s in self.dependent for s in slots) or \
+                any(s in self.shape_derived or s in self.size_varying for s in slots):
+            return None
+        try:
+            specs = op.infer(*[Spec(tuple(t._value.shape), t._dtype) for t in inputs],
+                             **(attrs or {}))
+        except Exception:  # noqa: BLE001 - no rule: the op runs
+            return None
+        specs = list(specs) if op.multi_output else [specs]
+        if any(sp.shape is None or None in tuple(sp.shape) or not sp.dtype.is_floating
+               for sp in specs) or not self._runs_shrunk(op, inputs, slots, attrs):
+            return None
+        # read-only zeros of no memory: kernels never write into their inputs
+        outs = tuple(wrap(np.broadcast_to(np.zeros((), sp.dtype.as_numpy_dtype),
+                                          tuple(sp.shape))) for sp in specs)
+        return outs if op.multi_output else outs[0]
+
+    def _runs_shrunk(self, op, inputs, slots, attrs):
+        """Whether the op's kernel accepts its inputs with their varying dimensions cut to
+        size 1 (the kernel checks what a lax shape rule may not, at a fraction of the cost;
+        a refusal lets the op run at full size, to fail or not as it would)."""
+        arrays = [np.zeros(tuple(1 if d is None else c for d, c in zip(
+            self.symbolic[s], t._value.shape)), t._value.dtype)
+            if s in self.symbolic and t._value.dtype != object else t._value
+            for s, t in zip(slots, inputs)]
+        try:
+            with np.errstate(all="ignore"):
+                op.forward(*arrays, **(attrs or {}))
+        except Exception:  # noqa: BLE001 - the full-size run decides
+            return False
+        return True
+
     def raise_deferred(self, tensors):
         """Raises the deferred failure of the first of `tensors` that stands in for one."""
         for t in tensors:
@@ -237,11 +290,19 @@ class Tracer:
         Reshape to (7, 3, 1) of a (None, 3) input becomes (-1, 3, 1)); the size check
         trace (graph/size_check.py) confirms the rewrite stands for other sizes."""
         op, in_slots, out_slots = node.op, node.inputs, node.outputs
-        static = self.symbolic
-        if not any(s in static for s in in_slots):
+        static, varying = self.symbolic, self.size_varying
+        if any(s in varying for s in in_slots) or (
+                op.shape_only and any(s in static for s in in_slots)):
+            varying.update(out_slots)  # values that follow a varying size (tf.shape(x)[1])
+        elif not any(s in static for s in in_slots):
             return  # every input fully known: the real shapes are the static ones
         specs = [Spec(static.get(s, tuple(t._value.shape)), t._dtype)
                  for s, t in zip(in_slots, inputs)]
+        if self.EXAMPLE_SIZES is not None:  # zeros((batch, n)) made from a size Python
+            # read: an input not computed from the placeholders, other than a variable's
+            specs = [Spec(_unbake(sp.shape, self.EXAMPLE_SIZES, constant=True), sp.dtype)
+                     if s not in self.dependent and s not in self.weighted else sp
+                     for s, sp in zip(in_slots, specs)]
         relax = op.polymorphic_attrs
         if relax is not None:
             node.attrs = relax(specs, [t._value for t in inputs], node.attrs)
@@ -256,6 +317,14 @@ class Tracer:
         except Exception:  # noqa: BLE001 - no rule for unknown dims: keep the rank only
             self.graph.unknown_shape_ops.add(op.name)
             shapes = [(None,) * o._value.ndim for o in outs]
+            if self.EXAMPLE_SIZES is not None and not is_stateful(op) and \
+                    not op.varying:
+                shapes = _shapes_by_kernel(op, specs, inputs, attrs, outs, shapes)
+        if self.EXAMPLE_SIZES is not None:
+            if op is RESHAPE and len(shapes) == 1:
+                shapes = [_reshape_static(specs[0].shape, inputs[0]._value.shape, shapes[0],
+                                          self.EXAMPLE_SIZES)]
+            shapes = [_unbake(shape, self.EXAMPLE_SIZES) for shape in shapes]
         for s, shape in zip(out_slots, shapes):
             if None in shape:
                 static[s] = shape
@@ -288,6 +357,8 @@ class Tracer:
             return
         s = self.graph.new_slot()
         self._bind(tensor, s)
+        if self.EXAMPLE_SIZES is not None:
+            self.weighted.add(s)
         self.graph.nodes.append(Node(READ_VARIABLE, [], {"variable": variable}, [s],
                                      user_location(3)))
 
@@ -375,6 +446,68 @@ class TracedTensorInfo:
                              "inspect the graph with get_concrete_function(...).graph")
 
 
+def _unbake(shape, sizes, constant=False):
+    """`shape` with the example sizes Python code baked in as None (EXAMPLE_SIZES traces):
+    a dimension that the other size divides (a sequence's length, twice an image's side);
+    in a constant (zeros((batch, units))), also a leading dimension of the batch size."""
+    batch, other = sizes
+    return tuple(None if d is not None and ((d % other == 0 and d > 0) or
+                                            (constant and i == 0 and d == batch)) else d
+                 for i, d in enumerate(shape))
+
+
+def _shapes_by_kernel(op, specs, inputs, attrs, outs, fallback):
+    """The static output shapes of a pure op whose shape rule cannot tell (EXAMPLE_SIZES
+    traces): its kernel run on zeros with every unknown input dimension twice as long;
+    the output dimensions that change are unknown. `fallback` when the kernel refuses."""
+    def zeros(spec, t):
+        shape = tuple(2 * c if d is None else c for d, c in zip(spec.shape, t._value.shape))
+        if t._value.dtype == object:
+            return np.full(shape, b"", dtype=object)
+        return np.zeros(shape, t._value.dtype)
+    try:
+        with np.errstate(all="ignore"):
+            got = op.forward(*[zeros(sp, t) for sp, t in zip(specs, inputs)], **(attrs or {}))
+    except Exception:  # noqa: BLE001 - sizes the op's attributes fixed: rank only
+        return fallback
+    got = list(got) if op.multi_output else [got]
+    if len(got) != len(outs):
+        return fallback
+    return [tuple(a if a == b else None for a, b in zip(o._value.shape, np.shape(g)))
+            if np.ndim(g) == o._value.ndim else f for o, g, f in zip(outs, got, fallback)]
+
+
+def _reshape_static(static_in, concrete_in, target, sizes):
+    """The static shape of a Reshape of a tensor with varying sizes to a `target` that
+    Python code computed from the sizes it saw (tensordot, expand_dims). A reshape that only
+    adds or drops size-1 axes keeps each dimension's static size; otherwise the example sizes
+    are primes that divide no known size, so the varying part of the input (its size over
+    its known dimensions' product) holds each as often as a varying dimension of that size
+    went into it: that many of the target's dimensions of that size, leftmost first,
+    become None."""
+    if None not in static_in or None in target:
+        return tuple(target)
+    kept = [(d, c) for d, c in zip(static_in, concrete_in) if c != 1]
+    places = [i for i, c in enumerate(target) if c != 1]
+    if [c for _, c in kept] == [target[i] for i in places]:  # size-1 axes in or out only
+        out = list(target)
+        for (d, _), i in zip(kept, places):
+            out[i] = d
+        return tuple(out)
+    known = int(np.prod([d for d in static_in if d is not None]))
+    vary = int(np.prod(concrete_in)) // max(known, 1)
+    out = list(target)
+    for size in sorted(set(sizes)):
+        count = 0
+        while size > 1 and vary % size == 0:
+            vary //= size
+            count += 1
+        for i, d in enumerate(out):
+            if count and d == size:
+                out[i], count = None, count - 1
+    return tuple(out)
+
+
 def _info_hook(tensor):
     """GRAPH_TENSOR_INFO provider: the innermost trace (or the traces its branch is nested
     in) that computed `tensor`."""
@@ -387,16 +520,17 @@ def _info_hook(tensor):
     return None
 
 
-def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
+def trace(fn, args, kwargs, name, call=True, shapes=None, names=None, tracer_class=None):
     """Runs fn(*args, **kwargs) recording a Graph; returns (graph, result). Tensor leaves
     of args/kwargs (in nest order) are the placeholders. With call=False the trace is not
     a call of the function (get_concrete_function): tf.print and tf.summary stay silent and
     the variables it assigns get their values back. `shapes` (one tuple per tensor leaf,
     None for a dimension that may vary) makes the trace shape-polymorphic: graph.symbolic_shapes
-    then holds every varying slot's static shape. `names` name the tensor leaves."""
+    then holds every varying slot's static shape. `names` name the tensor leaves.
+    `tracer_class` (a Tracer subclass) changes how the trace treats deferred failures."""
     graph = Graph()
     graph.name = name
-    tracer = Tracer(graph, name)
+    tracer = (tracer_class or Tracer)(graph, name)
     if shapes is not None:
         tracer.symbolic = {}
     if not call:
@@ -408,6 +542,8 @@ def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
                                None if names is None else f"{names[i]}:0")
     _ACTIVE.append(tracer)
     dispatch.OBSERVERS.append(tracer)
+    if tracer.EXAMPLE_SIZES is not None:
+        dispatch.SHAPE_ONLY.append(tracer.stand_in)
     # The hooks fan out to every active tracer, so they are installed once (nested
     # tf.functions would otherwise record each variable read and assignment twice).
     hooks = [(lst, h) for lst, h in ((variables.READ_HOOKS, _read_hook),
@@ -433,6 +569,8 @@ def trace(fn, args, kwargs, name, call=True, shapes=None, names=None):
         for lst, h in hooks:
             lst.remove(h)
         dispatch.OBSERVERS.remove(tracer)
+        if tracer.EXAMPLE_SIZES is not None:
+            dispatch.SHAPE_ONLY.remove(tracer.stand_in)
         _ACTIVE.remove(tracer)
         for variable, value in reversed(tracer.restore or ()):  # no call: no assignment
             variable._t = value

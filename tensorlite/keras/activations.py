@@ -4,10 +4,20 @@ Example:
     >>> tf.keras.activations.get("relu")(tf.constant([-1.0, 2.0])).numpy()
     array([0., 2.], dtype=float32)
 """
-from tensorlite import nn
+import types
+
+from tensorlite.framework import symbolic_dispatch
 from tensorlite.keras import backend
-from tensorlite.ops import math_ops
+from tensorlite.ops import math_ops, nn_ops
 from tensorlite.ops.common import to_tensor
+
+# tf.nn's functions as these activations call them: registered with the symbolic dispatch
+# under their tf.nn names, as tf.nn registers itself, so that an activation called on
+# tf.keras.Input tensors becomes the same TFOpLambda layer as before ("nn.softmax").
+nn = types.SimpleNamespace(**{name: getattr(nn_ops, name) for name in (
+    "gelu", "leaky_relu", "log_softmax", "relu", "relu6", "selu", "silu", "softmax",
+    "softplus", "softsign")})
+symbolic_dispatch.expose(vars(nn), "nn.")
 
 
 def linear(x):

@@ -26,6 +26,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.variables import Variable
 from tensorlite.graph.context import executing_eagerly
+from tensorlite.keras import backend_config as _state
 
 __all__ = [
     # tensors, variables and their values
@@ -786,8 +787,3 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Normal samples, those over 2 standard deviations from the mean redrawn."""
     return tf.random.truncated_normal(shape, mean, stddev, dtype=_dtype(dtype),
                                       seed=_op_seed(seed))
-
-
-# Last, so that backend.py's re-export of this module finds every function defined above
-# whichever of the two modules is imported first.
-from tensorlite.keras import backend as _state  # noqa: E402

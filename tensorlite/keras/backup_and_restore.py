@@ -23,7 +23,7 @@ import numpy as np
 from tensorlite.checkpoint import Checkpoint, latest_checkpoint
 from tensorlite.framework.module import Module
 from tensorlite.framework.variables import Variable
-from tensorlite.keras.callbacks import Callback
+from tensorlite.keras.callback import Callback
 
 __all__ = ["BackupAndRestore"]
 

@@ -18,73 +18,9 @@ import warnings
 
 import numpy as np
 
+from tensorlite.keras.backup_and_restore import BackupAndRestore  # noqa: F401 - a callback
+from tensorlite.keras.callback import Callback
 from tensorlite.keras.utils.progbar import Progbar
-
-
-class Callback:
-    """Base class: every hook is a no-op; override the ones you need."""
-
-    def __init__(self):
-        self.validation_data = None
-        self.model = None
-        self.params = {}
-        self._chief_worker_only = None
-        self._supports_tf_logs = False
-
-    def set_params(self, params):
-        self.params = params
-
-    def set_model(self, model):
-        self.model = model
-
-    # Legacy batch hooks: the train-batch hooks call them, as in Keras.
-    def on_batch_begin(self, batch, logs=None):
-        """Called at the beginning of a training batch (legacy name)."""
-
-    def on_batch_end(self, batch, logs=None):
-        """Called at the end of a training batch (legacy name)."""
-
-    def on_epoch_begin(self, epoch, logs=None):
-        """Called at the start of an epoch (training only)."""
-
-    def on_epoch_end(self, epoch, logs=None):
-        """Called at the end of an epoch with its logs (validation ones prefixed 'val_')."""
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self.on_batch_begin(batch, logs=logs)
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.on_batch_end(batch, logs=logs)
-
-    def on_test_batch_begin(self, batch, logs=None):
-        """Called at the beginning of a batch in evaluate (and fit's validation)."""
-
-    def on_test_batch_end(self, batch, logs=None):
-        """Called at the end of a batch in evaluate (and fit's validation)."""
-
-    def on_predict_batch_begin(self, batch, logs=None):
-        """Called at the beginning of a batch in predict."""
-
-    def on_predict_batch_end(self, batch, logs=None):
-        """Called at the end of a batch in predict."""
-
-    def on_train_begin(self, logs=None):
-        """Called at the beginning of training."""
-
-    def on_train_end(self, logs=None):
-        """Called at the end of training."""
-
-    def on_test_begin(self, logs=None):
-        """Called at the beginning of evaluation or validation."""
-
-    def on_test_end(self, logs=None):
-        """Called at the end of evaluation or validation."""
-
-    def on_predict_begin(self, logs=None):
-        """Called at the beginning of prediction."""
-
-    def on_predict_end(self, logs=None):
-        """Called at the end of prediction."""
 
 
 _HOOKS = ("on_batch_begin", "on_batch_end", "on_epoch_begin", "on_epoch_end",
@@ -1127,6 +1063,6 @@ class BaseLogger(Callback):
         self.stateful_metrics = set(stateful_metrics or ())
 
 
-# Defined in its own module (it builds on tf.train.Checkpoint); imported last: it
-# subclasses Callback above.
-from tensorlite.keras.backup_and_restore import BackupAndRestore  # noqa: E402,F401
+__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "ModelCheckpoint",
+           "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler", "CSVLogger",
+           "LambdaCallback", "TerminateOnNaN", "TensorBoard", "BaseLogger", "BackupAndRestore"]

@@ -1,24 +1,17 @@
 """Symbolic tensors for the functional API: `tf.keras.Input` and layer calls on them.
 
-A KerasTensor carries a shape (batch dimension None), a dtype and the node that made it.
-Calling a layer on KerasTensors builds the layer and infers the output shape by running it
-once on a small concrete batch (training=False), then records (layer, inputs, kwargs) so
-`tf.keras.Model(inputs, outputs)` can replay the graph on real tensors.
+A KerasTensor carries a shape (None where a size is unknown), a dtype and the node that made
+it. Calling a layer on KerasTensors builds the layer on their symbolic shapes, as Keras does,
+then infers the outputs' specs symbolically (keras/symbolic_trace.py): a user layer's own
+`compute_output_signature` / `compute_output_shape` first, otherwise the layer's `call` traced
+by tf.function's graph tracer with each op's shape rule; then it records (layer, inputs,
+args, kwargs) so `tf.keras.Model(inputs, outputs)` can replay the graph on real tensors.
 """
 import contextlib
 import threading
 
-import numpy as np
-
 from tensorlite.framework import dtypes, nest, symbolic_dispatch
-from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
-
-_PROBE_BATCH = 2
-# Other unknown dimensions (a sequence's length, an image's size) are probed at this size,
-# large enough for the windows of 'valid' convolutions and poolings; then again one larger
-# (and the batch one larger), and the dimensions that change are unknown in the output
-_PROBE_FREE = 32
 
 
 class KerasTensor:
@@ -28,6 +21,7 @@ class KerasTensor:
         self.shape = TensorShape(shape)
         self.dtype = dtypes.as_dtype(dtype)
         self.ragged = ragged  # stands for a tf.RaggedTensor (Input(ragged=True))
+        self.sparse = False  # stands for a tf.sparse.SparseTensor (Input(sparse=True))
         self.node = node  # the Node that produced it; None for a model input
         self.index = index  # which of the node's flattened outputs this is
         self.name = name
@@ -41,17 +35,6 @@ class KerasTensor:
         if self.mask_spec is None:
             return None
         return KerasTensor(*self.mask_spec)
-
-    def _probe(self, bigger=0):
-        """A concrete zero batch of this spec: an unknown batch dimension becomes
-        _PROBE_BATCH, other unknown ones _PROBE_FREE (each + `bigger`)."""
-        if self.ragged:
-            return _ragged_probe(self.shape.as_list(), self.dtype)
-        shape = [d if d is not None else bigger + (_PROBE_BATCH if i == 0 else _PROBE_FREE)
-                 for i, d in enumerate(self.shape.as_list())]
-        if self.dtype.is_string:
-            return wrap(np.full(shape, b"", dtype=object))
-        return wrap(np.zeros(shape, dtype=self.dtype.as_numpy_dtype))
 
     def __repr__(self):
         return (f"<KerasTensor: shape={tuple(self.shape.as_list())} dtype={self.dtype.name}"
@@ -102,11 +85,10 @@ def Input(shape=None, batch_size=None, name=None, dtype=None, sparse=None, tenso
     from tensorlite.keras import backend  # noqa: PLC0415
     # from now on TF functions called on symbolic tensors become layers
     symbolic_dispatch.install(_SymbolicCalls)
-    if sparse:
-        raise NotImplementedError("tf.keras.Input(sparse=True)")
     tensor = KerasTensor(batch_shape, dtype or backend.floatx(),
                          name=name or backend.unique_object_name("input"),
                          ragged=bool(ragged))
+    tensor.sparse = bool(sparse)  # stands for a tf.sparse.SparseTensor
     # its InputLayer: listed first in a functional model's layers, as tf.keras lists it
     from tensorlite.keras.layers.core import InputLayer  # noqa: PLC0415
     layer = tensor.input_layer = InputLayer(batch_input_shape=tuple(tensor.shape.as_list()),
@@ -135,26 +117,27 @@ def is_symbolic(x):
     return any(isinstance(v, KerasTensor) for v in nest.flatten(x))
 
 
-class _Probing(threading.local):
+class _Constructing(threading.local):
     depth = 0
 
 
-_PROBING = _Probing()
+_CONSTRUCTING = _Constructing()
 
 
 @contextlib.contextmanager
-def _probing():
-    _PROBING.depth += 1
+def constructing():
+    """Marks the trace of a layer's `call` that infers its symbolic outputs."""
+    _CONSTRUCTING.depth += 1
     try:
         yield
     finally:
-        _PROBING.depth -= 1
+        _CONSTRUCTING.depth -= 1
 
 
-def probing():
-    """True while a layer runs on the zero batch that infers its symbolic output spec:
-    what it records then (metrics) is not data."""
-    return _PROBING.depth > 0
+def is_constructing():
+    """True while a layer's `call` is traced to infer its symbolic output specs (at model
+    construction): what it records then (metrics) is not data."""
+    return _CONSTRUCTING.depth > 0
 
 
 class _SymbolicCalls:
@@ -171,95 +154,20 @@ class _SymbolicCalls:
         return call_on_symbols(symbol, fn, args, kwargs)
 
 
-def _ragged_probe(shape, dtype):
-    """A small RaggedTensor whose None dimensions (after the batch) are ragged."""
-    from tensorlite.ragged import RaggedTensor  # noqa: PLC0415
-    ragged_dims = 0
-    for d in shape[1:]:
-        if d is not None:
-            break
-        ragged_dims += 1
-    if not ragged_dims:
-        raise ValueError(f"Input(ragged=True) needs a None dimension after the batch "
-                         f"dimension, got shape {shape}")
-    n, lengths = _PROBE_BATCH, []
-    for _ in range(ragged_dims):
-        level = [(i % 2) + 1 for i in range(n)]
-        lengths.append(level)
-        n = sum(level)
-    inner = [d for d in shape[1 + ragged_dims:]]
-    np_dtype = object if dtype.is_string else dtype.as_numpy_dtype
-    flat = wrap(np.full([n] + inner, b"" if dtype.is_string else 0, dtype=np_dtype))
-    return RaggedTensor.from_nested_row_lengths(
-        flat, [wrap(np.array(x, dtype=np.int64)) for x in lengths])
-
-
-def _concrete(x, bigger=0):
-    return nest.map_structure(
-        lambda v: _probe_with_mask(v, bigger) if isinstance(v, KerasTensor) else v, x)
-
-
-def _probe_with_mask(kt, bigger):
-    """The probe of a KerasTensor, carrying an all-true mask when the layer that made it
-    attaches one, so the next layer's probe sees a mask as its real calls will."""
-    probe = kt._probe(bigger)
-    if kt.mask_spec is not None:
-        from tensorlite.keras.layers.mask_propagation import set_keras_mask  # noqa: PLC0415
-        spec = KerasTensor(*kt.mask_spec)._probe(bigger)
-        set_keras_mask(probe, wrap(np.ones(spec.shape.as_list(), dtype=bool)))
-    return probe
-
-
-def _output_shapes(layer, symbolic, call, flat):
-    """Each output's shape: unknown where a second probe, one larger in every unknown
-    input dimension, changes it (when an input has unknown dimensions beyond the batch, or
-    the layer is a TF function, which may move the batch dimension); otherwise the batch
-    dimension unknown and the rest as probed."""
-    shapes = [t.shape.as_list() if t.shape.rank is not None else None for t in flat]
-    free = any(None in t.shape.as_list()[1:] for t in symbolic if not t.ragged)
-    if (free or getattr(layer, "_infers_batch", False)) and \
-            not any(t.ragged for t in symbolic):
-        again = [t.shape.as_list() for t in nest.flatten(call(1))]
-        return [[a if a == b else None for a, b in zip(s, s2)] if s is not None and
-                len(s) == len(s2) else None for s, s2 in zip(shapes, again)]
-    return [[None] + s[1:] if s else s for s in shapes]
-
-
 def maybe_symbolic_call(layer, inputs, args, kwargs):
-    """If any input is a KerasTensor: build, infer output specs, return KerasTensors."""
+    """If any argument is a KerasTensor: builds the layer on the symbolic shapes, infers
+    the output specs symbolically and returns KerasTensors (None otherwise)."""
     if not is_symbolic([inputs, list(args), kwargs]):
         return None
-    probe_kwargs = dict(kwargs)
-    if "training" in probe_kwargs and probe_kwargs["training"] is None:
-        probe_kwargs.pop("training")
-    if "training" in getattr(layer, "_call_params", ()):
-        probe_kwargs.setdefault("training", False)
-
-    def call(bigger):
-        with _probing():
-            return layer.__call__(_concrete(inputs, bigger),
-                                  *_concrete(list(args), bigger),
-                                  **_concrete(probe_kwargs, bigger))
-    out = call(0)
-    flat = nest.flatten(out)
-    for t in flat:
-        if not isinstance(t, Tensor) and not (hasattr(t, "flat_values") and
-                                              hasattr(t, "row_splits")):
-            raise TypeError(f"layer {layer.name} returned {type(t).__name__} on symbolic "
-                            f"inputs; layers must return tensors")
-    symbolic = [v for v in nest.flatten([inputs, list(args), kwargs])
-                if isinstance(v, KerasTensor)]
-    shapes = _output_shapes(layer, symbolic, call, flat)
+    from tensorlite.keras import symbolic_trace  # noqa: PLC0415
+    specs, structure = symbolic_trace.output_specs(layer, inputs, args, kwargs)
     node = Node(layer, inputs, args, kwargs)
-    keras_out = [KerasTensor(shape if shape is not None else [], t.dtype, node=node, index=i,
-                             ragged=hasattr(t, "flat_values") and hasattr(t, "row_splits"))
-                 for i, (t, shape) in enumerate(zip(flat, shapes))]
-    from tensorlite.keras.layers.mask_propagation import keras_mask  # noqa: PLC0415
-    for t, kt in zip(flat, keras_out):
-        mask = keras_mask(t)
-        if mask is not None and hasattr(mask, "shape"):  # the output's leading dimensions
-            kt.mask_spec = (kt.shape.as_list()[:mask.shape.rank], mask.dtype)
+    keras_out = []
+    for i, spec in enumerate(specs):
+        kt = KerasTensor(spec.shape, spec.dtype, node=node, index=i, ragged=spec.ragged)
+        kt.mask_spec = spec.mask
+        keras_out.append(kt)
     node.outputs = keras_out
-    node.output = nest.pack_like(out, keras_out)
+    node.output = nest.pack_like(structure, keras_out)
     layer.__dict__.setdefault("_inbound_nodes", []).append(node)  # layer.input / .output
     return node.output

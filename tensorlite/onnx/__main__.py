@@ -34,16 +34,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.input_shape is None and args.input_dtype != "float32":
         parser.error("--input-dtype applies with --input-shape (the signature it completes)")
-    import tensorlite as tf  # noqa: PLC0415 - keep --help fast
+    from tensorlite.framework import errors  # noqa: PLC0415 - keep --help fast
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    from tensorlite.keras.saving.save import load_model  # noqa: PLC0415
     from tensorlite.onnx import DEFAULT_OPSET, export  # noqa: PLC0415
     try:
-        model = tf.keras.models.load_model(args.model, compile=False)
-    except (ValueError, OSError, tf.errors.OpError) as e:  # a refused or unreadable file
+        model = load_model(args.model, compile=False)
+    except (ValueError, OSError, errors.OpError) as e:  # a refused or unreadable file
         print(f"python -m tensorlite.onnx: cannot load {args.model}: {e}", file=sys.stderr)
         return 1
     signature = None
     if args.input_shape is not None:
-        signature = [tf.TensorSpec([None] + args.input_shape, args.input_dtype)]
+        signature = [TensorSpec([None] + args.input_shape, args.input_dtype)]
     proto = export(model, args.output, input_signature=signature,
                    opset=args.opset or DEFAULT_OPSET)
     print(f"wrote {args.output}: {len(proto.graph.node)} nodes, opset "

@@ -221,7 +221,7 @@ RESHAPE = register(
         "Reshape": lambda ins, a: reshape(ins[0], np.asarray(ins[1].numpy())),
         "Squeeze": lambda ins, a: squeeze(ins[0], axis=a.get("squeeze_dims") or None),
         "ExpandDims": lambda ins, a: expand_dims(ins[0], int(ins[1].numpy()))},
-    batch=reshape_rule, polymorphic_attrs=_reshape_polymorphic)
+    batch=reshape_rule, polymorphic_attrs=_reshape_polymorphic, moves_values=True)
 
 
 def _reshape_fast(tensor, shape, name=None):
@@ -250,7 +250,7 @@ def _transpose_grad(g, ans, x, perm):
 TRANSPOSE = register(
     "Transpose", lambda x, perm: np.transpose(x, perm), grad=_transpose_grad,
     shape=lambda x, perm: Spec(tuple(x.shape[p] for p in perm), x.dtype),
-    simplify="transpose",
+    simplify="transpose", moves_values=True,
     tf=lambda a, specs: ("Transpose", {}, [0, _i32(a["perm"])]),
     tf_outputs="y",
     tflite=lambda ctx, node: ctx.op(
@@ -311,6 +311,7 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 # -- identity / broadcast ---------------------------------------------------------------------
 IDENTITY = register(
     "Identity", lambda x: x, grad=lambda g, ans, x: g, shape=lambda x: x, jit=("alias",),
+    moves_values=True,
     numexpr="{0}", simplify="identity", unsupported="batch tf_import", tf="Identity",
     tf_outputs="output", tflite=_tflite_identity, onnx="Identity")
 

@@ -1081,6 +1081,9 @@ def _matmul_shape(a, b, transpose_a, transpose_b):
         sa[-1], sa[-2] = sa[-2], sa[-1]
     if transpose_b:
         sb[-1], sb[-2] = sb[-2], sb[-1]
+    if sa[-1] is not None and sb[-2] is not None and sa[-1] != sb[-2]:
+        raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
+                                f"{list(b.shape)}")
     batch = _broadcast_spec(Spec(tuple(sa[:-2]), a.dtype), Spec(tuple(sb[:-2]), b.dtype))
     return Spec(tuple(batch) + (sa[-2], sb[-1]), a.dtype)
 

@@ -6,7 +6,7 @@ Parsing is one registered op (`ParseExampleV2`): its input is the serialized bat
 scalar or a vector of tf.string), its attribute the feature configuration, its outputs one
 dense tensor per fixed-length feature and (indices, values, dense_shape) per sparse one;
 the public functions pack those into a dict of Tensors and `tf.sparse.SparseTensor`s.
-The Example messages come from the optional `protobuf` package (tensorlite.train.example).
+The Example messages come from the optional `protobuf` package (tensorlite.protos.example).
 
 Example:
     >>> features = {"x": tf.io.FixedLenFeature([2], tf.float32),
@@ -172,7 +172,7 @@ def _make_config(features):
 
 # -- parsing one Example ---------------------------------------------------------------------
 def _example_class():
-    from tensorlite.train.example import Example  # noqa: PLC0415 - optional protobuf
+    from tensorlite.protos.example import Example  # noqa: PLC0415 - optional protobuf
     return Example
 
 
@@ -364,7 +364,7 @@ def _names(example_names, n):
 
 
 def _pack(config, outs):
-    from tensorlite.sparse import SparseTensor  # noqa: PLC0415
+    from tensorlite.framework.sparse_tensor import SparseTensor  # noqa: PLC0415
     result, i = {}, 0
     for cfg in config:
         if cfg.kind == "sparse":
@@ -507,7 +507,7 @@ _VAL_FIELD = {1: "float_val", 2: "double_val", 3: "int_val", 4: "int_val", 5: "i
 
 
 def _tensor_proto_class():
-    from tensorlite.train.example import TensorProto  # noqa: PLC0415 - optional protobuf
+    from tensorlite.protos.example import TensorProto  # noqa: PLC0415 - optional protobuf
     return TensorProto
 
 

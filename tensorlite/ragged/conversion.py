@@ -67,7 +67,7 @@ def _from_nested_lengths(t, lengths, ragged_rank):
 
 def to_sparse(rt):
     """`RaggedTensor.to_sparse`: a SparseTensor with one entry per value."""
-    from tensorlite.sparse import SparseTensor  # noqa: PLC0415
+    from tensorlite.framework.sparse_tensor import SparseTensor  # noqa: PLC0415
     flat = rt.flat_values
     indices, dense_shape = rops.RAGGED_TO_SPARSE(flat, *rt.nested_row_splits)
     return SparseTensor(indices, array_ops.reshape(flat, [-1]), dense_shape)

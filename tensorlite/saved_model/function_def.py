@@ -256,7 +256,7 @@ class _Writer:
 
 
 def datatype_resource():
-    from tensorlite.train.example import DATA_TYPES  # noqa: PLC0415
+    from tensorlite.protos.example import DATA_TYPES  # noqa: PLC0415
     return DATA_TYPES["DT_RESOURCE"]
 
 

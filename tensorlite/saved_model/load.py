@@ -229,7 +229,19 @@ class ConcreteFunction:
             return self._runner.run(self.name, list(tensors[:len(inputs)]) + feed)
         tout = [dtype_from_datatype(a.type) for a in self.function_def.signature.output_arg]
         outputs = py_function(func, inputs + [bound[i].read_value() for i in slots], tout)
-        return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        return self._with_signature_shapes(outputs)
+
+    def _with_signature_shapes(self, outputs):
+        """The node's outputs with the static shapes the output signature declares (a
+        py_function's outputs have none), as TF's function call ops carry them."""
+        from tensorlite.ops.array_ops import ensure_shape  # noqa: PLC0415
+        specs = nest.flatten(self.structured_outputs) if self.structured_outputs is not None \
+            else []
+        if len(specs) != len(outputs):
+            return outputs
+        return [ensure_shape(o, s.shape) if isinstance(s, _Spec) and s.shape is not None
+                else o for o, s in zip(outputs, specs)]
 
     def matches(self, args, kwargs):
         try:

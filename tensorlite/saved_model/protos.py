@@ -3,7 +3,7 @@
 Built at import, as `tensorlite.summary.graph_def` builds GraphDef and FunctionDef, from
 descriptors written here with the field names and numbers of TensorFlow's public
 `tensorflow/core/protobuf/{saved_model,meta_graph,saved_object_graph,struct,fingerprint}
-.proto`, in the private pool of `tensorlite.train.example` (reusing GraphDef, TensorProto,
+.proto`, in the private pool of `tensorlite.protos.example` (reusing GraphDef, TensorProto,
 TensorShapeProto, DataType, VersionDef and the checkpoint's TrackableObjectGraph).
 Fields tensorlite does not use (a MetaGraphDef's collections, sparse and
 composite TensorInfos, type specs) are left out; protobuf keeps them as unknown fields.
@@ -15,7 +15,7 @@ from google.protobuf import descriptor_pb2
 
 from tensorlite.checkpoint import protos as _checkpoint_protos  # noqa: F401 - in POOL
 from tensorlite.summary import graph_def as _graph_def  # noqa: F401 - GraphDef in POOL
-from tensorlite.train.example import (POOL, _F, _field, _map_field, _message, message_class,
+from tensorlite.protos.example import (POOL, _F, _field, _map_field, _message, message_class,
                                       add_files)
 
 _PB = "tensorflow/core/protobuf/"

@@ -13,7 +13,7 @@ from tensorlite.framework import errors
 from tensorlite.saved_model.load import meta_graph, read_saved_model
 
 def _dtype(value):
-    from tensorlite.train.example import DATA_TYPES  # noqa: PLC0415
+    from tensorlite.protos.example import DATA_TYPES  # noqa: PLC0415
     names = {number: name for name, number in DATA_TYPES.items()}
     return names.get(value, f"DataType({value})")
 

@@ -213,7 +213,7 @@ class TableExporter:
 
     def _function(self, parent_id, attr, fdef, bound, out_dtype):
         from tensorlite.saved_model.writer import _fullargspec  # noqa: PLC0415 - no cycle
-        from tensorlite.train.example import DATA_TYPES  # noqa: PLC0415
+        from tensorlite.protos.example import DATA_TYPES  # noqa: PLC0415
         b = self.b
         b.library.function.add().CopyFrom(fdef)
         name = fdef.signature.name

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pb2, text_format, wrappers_pb2
 
-from tensorlite.train.example import POOL, _F, _field, _message, message_class, add_files
+from tensorlite.protos.example import POOL, _F, _field, _message, message_class, add_files
 
 _PKG = "tensorflow/serving/"
 

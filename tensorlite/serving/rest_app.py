@@ -335,7 +335,7 @@ def _encode_result(verb, outputs, n):
 
 
 def _example_bytes(features):
-    from tensorlite.train import example as ex  # noqa: PLC0415
+    from tensorlite.protos import example as ex  # noqa: PLC0415
     feats = ex.Features()
     for key, (kind, values) in features.items():
         getattr(feats.feature[key], kind).value.extend(values)

@@ -4,7 +4,7 @@ An event file is a TFRecord file (see `tensorlite.data.tfrecord` for the framing
 records are serialized `tensorflow.Event` messages; the first one carries
 `file_version: "brain.Event:2"`. The messages are built at import from descriptors written
 here with the field names and numbers of TensorFlow's `event.proto` and `summary.proto`,
-in the same private descriptor pool as `tensorlite.train.example` (whose `TensorProto`
+in the same private descriptor pool as `tensorlite.protos.example` (whose `TensorProto`
 they reuse), so no protoc is needed and TensorBoard parses the bytes with its own classes.
 
 Example:
@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorlite.data.tfrecord import TFRecordWriter
 from tensorlite.framework import errors
-from tensorlite.train.example import (DATA_TYPES, POOL, TensorProto, _F, _field, _message,
+from tensorlite.protos.example import (DATA_TYPES, POOL, TensorProto, _F, _field, _message,
                                       message_class)
 from google.protobuf import descriptor_pb2
 

@@ -4,7 +4,7 @@
 graph fields only) are built at import from descriptors written here with the field names
 and numbers of TensorFlow's `graph.proto`, `node_def.proto`, `attr_value.proto`,
 `versions.proto` and `config.proto`, in the private descriptor pool of
-`tensorlite.train.example` (whose `TensorProto`, `TensorShapeProto` and `DataType` they
+`tensorlite.protos.example` (whose `TensorProto`, `TensorShapeProto` and `DataType` they
 reuse), so TensorBoard parses the bytes with its own classes.
 
 `graph_def(graph)` writes one NodeDef per value source, named as TensorFlow names them
@@ -33,7 +33,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.train.example import (DATA_TYPES, POOL, _F, _field, _map_field, _message,
+from tensorlite.protos.example import (DATA_TYPES, POOL, _F, _field, _map_field, _message,
                                       message_class, add_files)
 from google.protobuf import descriptor_pb2
 

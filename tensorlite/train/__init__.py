@@ -22,7 +22,7 @@ def __getattr__(name):
         from tensorlite.compat.v1 import optimizers  # noqa: PLC0415 - the TF1 facade
         return getattr(optimizers, name)
     if name in _EXAMPLE_MESSAGES:
-        from tensorlite.train import example  # noqa: PLC0415 - optional dependency, lazily
+        from tensorlite.protos import example  # noqa: PLC0415 - optional dependency, lazily
         return getattr(example, name)
     raise AttributeError(f"module 'tensorlite.train' has no attribute {name!r}")
 

@@ -193,8 +193,10 @@ class Functional(Model):
                                                                         dict) else None,
                 "nodes": nodes,
                 "outputs": [refs[id(t)] for t in self.outputs],
-                "output_structure": "list" if isinstance(self._outputs_struct, (list, tuple))
-                else "single"}
+                "output_structure": "dict" if isinstance(self._outputs_struct, dict) else
+                ("list" if isinstance(self._outputs_struct, (list, tuple)) else "single"),
+                "output_keys": sorted(self._outputs_struct) if isinstance(
+                    self._outputs_struct, dict) else None}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
@@ -226,7 +228,9 @@ class Functional(Model):
         structure = config["input_structure"]
         ins = dict(zip(config["input_keys"], inputs)) if structure == "dict" else \
             (inputs if structure == "list" else inputs[0])
-        outs = outputs if config["output_structure"] == "list" else outputs[0]
+        structure = config["output_structure"]
+        outs = dict(zip(config["output_keys"], outputs)) if structure == "dict" else \
+            (outputs if structure == "list" else outputs[0])
         model = cls(ins, outs, name=config["name"])
         model._adopt_extra_layers(called)
         return model

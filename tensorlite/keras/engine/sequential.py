@@ -64,8 +64,7 @@ class Sequential(Model):
 
     def _maybe_build_now(self):
         if self._input_batch_shape is not None and self.layers:
-            self._build_input_shape = None
-            Model.build(self, TensorShape(self._input_batch_shape))
+            self._build_symbolically()
 
     def build(self, input_shape=None):
         if input_shape is None:
@@ -73,8 +72,15 @@ class Sequential(Model):
         if input_shape is None:
             raise ValueError("You must provide an `input_shape` argument.")
         self._input_batch_shape = tuple(TensorShape(input_shape).as_list())
-        self._build_input_shape = None
-        Model.build(self, TensorShape(input_shape))
+        self._build_symbolically()
+
+    def _build_symbolically(self):
+        """Builds the layers by calling them on the model's symbolic input (an Input of the
+        known shape), as tf.keras 2 builds a Sequential whose input shape is known: each
+        layer is built on symbolic shapes and nothing runs on made-up data."""
+        self._symbolic_graph()
+        self._build_input_shape = TensorShape(self._input_batch_shape)
+        self.built = True
 
     def call(self, inputs, training=None, mask=None):
         if not self.layers:

@@ -4,7 +4,7 @@ Example:
     >>> tf.keras.layers.ReLU(max_value=6.0)(tf.constant([-1.0, 3.0, 9.0])).numpy()
     array([0., 3., 6.], dtype=float32)
 """
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 from tensorlite.keras import activations
 from tensorlite.keras.layers.base_layer_utils import (serialize_constraint,
                                                       serialize_initializer,

@@ -16,7 +16,7 @@ Example:
 import math
 import string
 
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.name_scope import name_scope
 from tensorlite.framework.tensor_shape import TensorShape

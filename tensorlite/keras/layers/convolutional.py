@@ -11,7 +11,7 @@ Example:
     TensorShape([2, 16, 16, 8])
 """
 
-from tensorlite import nn
+from tensorlite.ops import conv_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations
 from tensorlite.keras.layers.base_layer_utils import (check_axis_value, check_ndim,

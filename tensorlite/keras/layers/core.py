@@ -1,7 +1,7 @@
 """Core layers: InputLayer, Dense, Flatten, Reshape, Dropout, Activation, Lambda."""
 import numpy as np
 
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations

@@ -22,7 +22,7 @@ from tensorlite.framework import dtypes, module, nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.module import Module
 from tensorlite.framework.name_scope import name_scope
-from tensorlite.framework.tensor import Tensor
+from tensorlite.framework.tensor import GRAPH_TENSOR_INFO, Tensor, _graph_tensor_info
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
@@ -76,6 +76,9 @@ class Layer(Module):
             raise TypeError(f"Keyword argument not understood: {sorted(unknown)[0]!r} "
                             f"(layer {type(self).__name__})")
         object.__setattr__(self, "_tracked", [])  # sub-layers and variables, assignment order
+        # tf.keras 2's dynamic layers: never traced; their compute_output_shape gives their
+        # symbolic outputs (keras/symbolic_trace.py)
+        self._dynamic = bool(dynamic)
         self._name_given = bool(name)
         if not name:  # None or "" (Keras names both after the class)
             name = backend.unique_object_name(keras_snake_case(type(self).__name__))
@@ -324,7 +327,7 @@ class Layer(Module):
         self.acc(y, p))`) adds that metric itself, under its own name, as tf.keras 2 does
         (a functional model also takes a symbolic tensor of its graph:
         keras/layers/graph_metrics.py)."""
-        from tensorlite.keras.engine_symbolic import is_symbolic, probing  # noqa: PLC0415
+        from tensorlite.keras.engine_symbolic import is_constructing, is_symbolic  # noqa: PLC0415
         from tensorlite.keras.metrics import Mean, metric_of_result  # noqa: PLC0415
         if aggregation not in (None, "mean"):
             raise ValueError(f"We currently only support `mean` sample-wise metric "
@@ -341,7 +344,7 @@ class Layer(Module):
             raise ValueError(f"add_metric on layer {self.name!r} got the symbolic tensor "
                              f"{value!r}: call it inside the layer's `call`, or on a "
                              f"functional model built from that tensor's graph")
-        if probing():  # the zero batch that infers a symbolic output spec is not data
+        if is_constructing():  # the trace that infers symbolic output specs: not data
             return
         metric = self._added_metrics.get(name)
         if metric is None:
@@ -359,6 +362,11 @@ class Layer(Module):
         for layer in self._sublayers():
             out.extend(layer._layer_metrics())
         return out
+
+    @property
+    def dynamic(self):
+        """Whether the layer runs eagerly only (tf.keras 2's `dynamic=True`)."""
+        return self.__dict__.get("_dynamic", False)
 
     # -- symbolic connections (the functional API) ------------------------------------------
     def _symbolic_nodes(self):
@@ -421,8 +429,7 @@ class Layer(Module):
     def _maybe_build(self, inputs):
         if self.built:
             return
-        shapes = nest.map_structure(lambda t: TensorShape(t.shape), inputs)
-        shape = shapes if isinstance(inputs, (list, tuple, dict)) else shapes
+        shape = nest.map_structure(_build_shape, inputs)
         with name_scope(self._scope_name):
             self.build(shape)
         self.built = True
@@ -452,7 +459,8 @@ class Layer(Module):
             return {k: cast(v) for k, v in inputs.items()}
         return cast(inputs)
 
-    def __call__(self, inputs, *args, **kwargs):
+    def __call__(self, *args, **kwargs):
+        inputs, args = self._split_first_argument(args, kwargs)
         from tensorlite.keras.engine_symbolic import maybe_symbolic_call  # noqa: PLC0415
         symbolic = maybe_symbolic_call(self, inputs, args, kwargs)
         if symbolic is not None:
@@ -485,6 +493,23 @@ class Layer(Module):
             for o in nest.flatten(out):
                 self._activity_losses.append(reg(o))
         return out
+
+    def _split_first_argument(self, args, kwargs):
+        """(inputs, other positional arguments): the first positional argument, or, in a
+        call by keywords only (`mha(query=x, value=x)`), the one named as `call`'s first
+        parameter, taken out of `kwargs`, as Keras does."""
+        if args:
+            return args[0], args[1:]
+        first = self.__dict__.get("_first_call_param")
+        if first is None:
+            params = list(inspect.signature(self.call).parameters.values())
+            first = self.__dict__["_first_call_param"] = params[0].name if params and \
+                params[0].kind in (params[0].POSITIONAL_ONLY,
+                                   params[0].POSITIONAL_OR_KEYWORD) else ""
+        if first and first in kwargs:
+            return kwargs.pop(first), ()
+        raise TypeError(f"{type(self).__name__}.__call__() missing 1 required positional "
+                        f"argument: '{first or 'inputs'}'")
 
     def _autocast_call(self, inputs, args, kwargs):
         """`call` with this layer's float weights read in its compute dtype."""
@@ -528,6 +553,14 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__module__}.{type(self).__name__} object named {self.name!r}>"
+
+
+def _build_shape(t):
+    """The shape `build()` receives for an input: inside a trace (a symbolic layer call or
+    a tf.function), its static shape, None where the size may vary, as Keras passes it."""
+    info = _graph_tensor_info(t) if GRAPH_TENSOR_INFO and isinstance(t, Tensor) else None
+    static = getattr(info, "static_shape", None)  # (a TF1 graph's tensors have none)
+    return TensorShape(static if static is not None else t.shape)
 
 
 class _TrainingScope:

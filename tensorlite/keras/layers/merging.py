@@ -10,7 +10,7 @@ Example:
 """
 import string
 
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops

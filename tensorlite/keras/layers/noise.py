@@ -5,7 +5,7 @@ Example:
     array([[1., 1., 1.],
            [1., 1., 1.]], dtype=float32)
 """
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 from tensorlite.keras import regularizers
 from tensorlite.keras.layers.core import Dropout
 from tensorlite.keras.layers.layer import Layer

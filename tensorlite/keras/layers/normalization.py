@@ -15,7 +15,7 @@ Example:
     ['batch_normalization/gamma:0', 'batch_normalization/beta:0',
      'batch_normalization/moving_mean:0', 'batch_normalization/moving_variance:0']
 """
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import backend
 from tensorlite.keras.layers.base_layer_utils import (check_ndim, serialize_constraint,

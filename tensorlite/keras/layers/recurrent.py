@@ -16,7 +16,7 @@ Example:
     >>> seq.shape, h.shape
     (TensorShape([2, 5, 8]), TensorShape([2, 8]))
 """
-from tensorlite import nn
+from tensorlite.ops import nn_ops as nn
 from tensorlite.framework import nest
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.name_scope import name_scope

@@ -143,6 +143,17 @@ def _triples(value, keras2):
     return value, keras2 and len(value) == 1
 
 
+def _tensor_structure(value, keras2, deref):
+    """The model's inputs or outputs from `input_layers`/`output_layers`: a dict of
+    [name, node, tensor] (Keras 3 writes a dict of inputs or outputs so), or _triples'."""
+    if isinstance(value, dict):
+        return {k: deref(("ref", tuple((v[0] if v and isinstance(v[0], list) else v)[:3])))
+                for k, v in value.items()}
+    triples, single = _triples(value, keras2)
+    tensors = [deref(("ref", tuple(t[:3]))) for t in triples]
+    return tensors[0] if single else tensors
+
+
 def _node_args(node):
     """(args, kwargs) of one inbound node, with sources as ("ref", history) markers."""
     def mark(x):
@@ -218,12 +229,9 @@ def _functional(config, custom_objects, safe_mode):
             called.append((layer, out))
     keras2 = any(isinstance(node, list) for entry in config["layers"]
                  for node in entry.get("inbound_nodes", []))
-    ins, single_in = _triples(config["input_layers"], keras2)
-    outs, single_out = _triples(config["output_layers"], keras2)
-    inputs = [deref(("ref", tuple(t[:3]))) for t in ins]
-    outputs = [deref(("ref", tuple(t[:3]))) for t in outs]
-    model = Functional(inputs[0] if single_in else inputs,
-                       outputs[0] if single_out else outputs, name=config.get("name"))
+    model = Functional(_tensor_structure(config["input_layers"], keras2, deref),
+                       _tensor_structure(config["output_layers"], keras2, deref),
+                       name=config.get("name"))
     model._adopt_extra_layers(called)
     return model
 
@@ -326,16 +334,17 @@ def _functional_entry(model):
             entries.append(entry)
         entry["inbound_nodes"].append({"args": [ref(node.inputs), *ref(list(node.args))],
                                        "kwargs": {k: ref(v) for k, v in node.kwargs.items()}})
-    ins = [history[id(t)] for t in model.inputs]
-    outs = [history[id(t)] for t in model.outputs]
-    single_in = not isinstance(model._inputs_struct, (list, tuple, dict))
-    single_out = not isinstance(model._outputs_struct, (list, tuple))
+    def layers_of(structure, flat):
+        if isinstance(structure, dict):  # as Keras 3 writes a dict of inputs or outputs
+            return {k: history[id(t)] for k, t in structure.items()}
+        triples = [history[id(t)] for t in flat]
+        return triples[0] if not isinstance(structure, (list, tuple)) else triples
     # Keras 3 writes a Functional's module and registered name so (keras.Functional is not
     # a name its loader resolves)
     return {"module": "keras.src.models.functional", "class_name": "Functional",
             "config": {"name": model.name, "trainable": model.trainable, "layers": entries,
-                       "input_layers": ins[0] if single_in else ins,
-                       "output_layers": outs[0] if single_out else outs},
+                       "input_layers": layers_of(model._inputs_struct, model.inputs),
+                       "output_layers": layers_of(model._outputs_struct, model.outputs)},
             "registered_name": "Functional", "build_config": {"input_shape": None}}
 
 

@@ -135,19 +135,22 @@ def check_samples(arrays, signature, path):
 
 def make_converter(args):
     """The tf.lite.TFLiteConverter the flags describe."""
-    import tensorlite as tf  # noqa: PLC0415 - keep --help fast
+    from tensorlite.framework import dtypes  # noqa: PLC0415 - keep --help fast
+    from tensorlite.keras.saving.save import load_model  # noqa: PLC0415
+    from tensorlite.lite.convert.tflite_converter import (  # noqa: PLC0415
+        Optimize, TFLiteConverter)
     if args.saved_model_dir is not None:
-        converter = tf.lite.TFLiteConverter.from_saved_model(
+        converter = TFLiteConverter.from_saved_model(
             args.saved_model_dir, signature_keys=[args.saved_model_signature_key],
             tags=[t for t in args.saved_model_tag_set.split(",") if t])
     else:
-        model = tf.keras.models.load_model(args.keras_model_file, compile=False)
-        converter = tf.lite.TFLiteConverter.from_keras_model(model)
+        model = load_model(args.keras_model_file, compile=False)
+        converter = TFLiteConverter.from_keras_model(model)
     if args.post_training_quantize:
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.optimizations = [Optimize.DEFAULT]
     elif args.quantize_to_float16:
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        converter.target_spec.supported_types = [tf.float16]
+        converter.optimizations = [Optimize.DEFAULT]
+        converter.target_spec.supported_types = [dtypes.float16]
     elif args.representative_dataset is not None:
         arrays = load_samples(args.representative_dataset, args.num_calibration_samples)
         captured = converter._make_capture()   # traced once: its signature checks the file
@@ -158,10 +161,10 @@ def make_converter(args):
             for i in range(len(arrays[0])):
                 yield [a[i:i + 1].astype(a.dtype) for a in arrays]
 
-        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.optimizations = [Optimize.DEFAULT]
         converter.representative_dataset = representative_dataset
-        converter.inference_input_type = tf.as_dtype(args.inference_input_type)
-        converter.inference_output_type = tf.as_dtype(args.inference_output_type)
+        converter.inference_input_type = dtypes.as_dtype(args.inference_input_type)
+        converter.inference_output_type = dtypes.as_dtype(args.inference_output_type)
     return converter
 
 

@@ -1,0 +1,142 @@
+"""Statistics and tf.Transform analysis of a large CSV on Apache Beam, 1 and 2 workers, beside
+the same computations written directly in pandas (the single-machine floor).
+
+    python bench/tfx_pipeline.py              # 1,000,000 rows
+    python bench/tfx_pipeline.py --rows 100000 --repeats 1
+
+The CSV (4 numeric and 2 string columns) is generated into a temporary directory and removed
+afterwards. Timed, each the median of --repeats runs:
+- statistics: tfdv.generate_statistics_from_csv (counts, missing, mean/std/min/max/median,
+  histograms, quantiles; top-k and unique counts of the strings) vs pandas reading the CSV
+  and computing the same numbers (describe-like reductions, np.histogram, value_counts);
+- analysis: tft_beam.AnalyzeDataset of a preprocessing_fn (z-scores, 0-1 scaling, 10-bucket
+  quantiles, a vocabulary) writing its transform graph vs pandas computing the same
+  analyzer results (mean/std, min/max, quantiles, value_counts).
+Beam runs on the DirectRunner in-process (1 worker) and with
+`--direct_num_workers=2 --direct_running_mode=multi_processing`.
+Goal: within 2x of pandas on one worker and faster on two.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tensorlite as tf  # noqa: E402
+import tensorlite.data_validation as tfdv  # noqa: E402
+import tensorlite.transform as tft  # noqa: E402
+import tensorlite.transform.beam as tft_beam  # noqa: E402
+
+NUMERIC = ["a", "b", "c", "d"]
+SPEC = {**{k: tf.io.FixedLenFeature([], tf.float32) for k in NUMERIC},
+        "s": tf.io.FixedLenFeature([], tf.string), "t": tf.io.FixedLenFeature([], tf.string)}
+TWO = ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]
+
+
+def write_csv(path, rows, seed=0):
+    import pandas as pd  # noqa: PLC0415
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({k: rng.normal(i, 1 + i, rows).round(4) for i, k in enumerate(NUMERIC)})
+    df["s"] = rng.choice([f"w{i}" for i in range(50)], rows)
+    df["t"] = rng.choice([f"city_{i}" for i in range(1000)], rows)
+    df.to_csv(path, index=False)
+
+
+def preprocessing_fn(inputs):
+    out = {}
+    for k in NUMERIC:
+        out[k + "_z"] = tft.scale_to_z_score(inputs[k])
+        out[k + "_01"] = tft.scale_to_0_1(inputs[k])
+        out[k + "_b"] = tft.bucketize(inputs[k], 10)
+    out["s_id"] = tft.compute_and_apply_vocabulary(inputs["s"])
+    out["t_id"] = tft.compute_and_apply_vocabulary(inputs["t"])
+    return out
+
+
+def pandas_statistics(path):
+    import pandas as pd  # noqa: PLC0415
+    df = pd.read_csv(path)
+    out = {}
+    for k in NUMERIC:
+        v = df[k].dropna().to_numpy()
+        out[k] = (len(v), df[k].isna().sum(), v.mean(), v.std(), v.min(), v.max(),
+                  np.quantile(v, np.linspace(0, 1, 11)), np.histogram(v, 10),
+                  np.count_nonzero(v == 0))
+    for k in ("s", "t"):
+        counts = df[k].value_counts()
+        out[k] = (counts.head(20), len(counts), df[k].str.len().mean())
+    return out
+
+
+def pandas_analysis(path):
+    import pandas as pd  # noqa: PLC0415
+    df = pd.read_csv(path)
+    out = {}
+    for k in NUMERIC:
+        v = df[k].to_numpy(np.float32)
+        out[k] = (v.mean(), v.std(), v.min(), v.max(), np.quantile(v, np.arange(1, 10) / 10))
+    for k in ("s", "t"):
+        out[k] = df[k].value_counts().index.tolist()
+    return out
+
+
+def beam_analysis(path, tmp, flags):
+    import apache_beam as beam  # noqa: PLC0415
+    from apache_beam.options.pipeline_options import PipelineOptions  # noqa: PLC0415
+    out = tempfile.mkdtemp(dir=tmp)
+    with tft_beam.Context(temp_dir=out), beam.Pipeline(options=PipelineOptions(flags)) as p:
+        dataset = tft_beam.ReadCsvBatches(p, path, SPEC)
+        _ = dataset | tft_beam.AnalyzeDataset(preprocessing_fn) | \
+            tft_beam.WriteTransformFn(os.path.join(out, "out"))
+
+
+def timed(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="CSV rows (1M)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement")
+    args = parser.parse_args(argv)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+         os.environ.get("PYTHONPATH", "")])  # the multi_processing workers import this file
+    tmp = tempfile.mkdtemp(prefix="tfx_bench_")
+    try:
+        path = os.path.join(tmp, "data.csv")
+        write_csv(path, args.rows)
+        print(f"{args.rows} rows, {os.path.getsize(path) / 1e6:.0f} MB CSV; "
+              f"median of {args.repeats}")
+        rows = [
+            ("statistics", lambda: pandas_statistics(path),
+             lambda: tfdv.generate_statistics_from_csv(path),
+             lambda: tfdv.generate_statistics_from_csv(path, pipeline_options=TWO)),
+            ("transform analysis", lambda: pandas_analysis(path),
+             lambda: beam_analysis(path, tmp, []), lambda: beam_analysis(path, tmp, TWO))]
+        print(f"{'':20s} {'pandas':>8s} {'beam x1':>8s} {'beam x2':>8s} {'x1/pd':>6s} "
+              f"{'x2/pd':>6s}")
+        for name, pandas_fn, one_fn, two_fn in rows:
+            t_pd, t1, t2 = (timed(f, args.repeats) for f in (pandas_fn, one_fn, two_fn))
+            print(f"{name:20s} {t_pd:7.2f}s {t1:7.2f}s {t2:7.2f}s {t1 / t_pd:5.2f}x "
+                  f"{t2 / t_pd:5.2f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

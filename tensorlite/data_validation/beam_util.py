@@ -1,0 +1,75 @@
+"""Running tensorlite's TFX pipelines on Apache Beam: the pipeline (DirectRunner unless the
+options name another runner), file patterns, and getting a single result back to the caller
+through a file (the runner's workers may be other processes or machines).
+"""
+import glob
+import os
+import pickle
+import tempfile
+
+from tensorlite.framework import errors
+
+
+def import_beam():
+    """apache_beam, or an ImportError that says how to install it."""
+    try:
+        import apache_beam as beam  # noqa: PLC0415 - Beam is the optional `tfx` extra
+    except ImportError as e:
+        raise ImportError("tensorlite's data_validation / transform / model_analysis "
+                          "pipelines run on Apache Beam: pip install 'tensorlite[tfx]'") from e
+    return beam
+
+
+def make_pipeline(pipeline_options=None):
+    """A beam.Pipeline; `pipeline_options` is a PipelineOptions, a dict or a list of flags
+    (e.g. ['--direct_num_workers=2', '--direct_running_mode=multi_processing'])."""
+    beam = import_beam()
+    from apache_beam.options.pipeline_options import PipelineOptions  # noqa: PLC0415
+    if pipeline_options is None:
+        pipeline_options = PipelineOptions([])
+    elif isinstance(pipeline_options, dict):
+        pipeline_options = PipelineOptions(**pipeline_options)
+    elif isinstance(pipeline_options, (list, tuple)):
+        pipeline_options = PipelineOptions(list(pipeline_options))
+    return beam.Pipeline(options=pipeline_options)
+
+
+def expand_pattern(data_location):
+    """The files a path or glob pattern (or a list of them) names; NotFoundError if none."""
+    patterns = [data_location] if isinstance(data_location, (str, os.PathLike)) \
+        else list(data_location)
+    paths = []
+    for pattern in patterns:
+        pattern = os.fspath(pattern)
+        paths += sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+    paths = [p for p in paths if os.path.isfile(p)]
+    if not paths:
+        raise errors.NotFoundError(None, None, f"no file matches {data_location!r}")
+    return paths
+
+
+class ResultFile:
+    """A temporary file the pipeline's last step writes its one result into (pickled)."""
+
+    def __init__(self):
+        fd, self.path = tempfile.mkstemp(prefix="tensorlite_beam_", suffix=".pkl")
+        os.close(fd)
+
+    def write(self, value):
+        """The pipeline step: writes the value (atomically) and passes it on."""
+        tmp = self.path + ".part"
+        with open(tmp, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self.path)
+        return value
+
+    def read(self):
+        """The value the pipeline wrote; removes the file."""
+        try:
+            with open(self.path, "rb") as f:
+                return pickle.load(f)
+        except EOFError as e:
+            raise errors.InternalError(None, None, "the Beam pipeline finished without "
+                                       "writing its result") from e
+        finally:
+            os.remove(self.path)

@@ -1,0 +1,90 @@
+"""tfdv.generate_statistics_from_csv / _from_tfrecord / _from_dataframe as Beam pipelines:
+read record batches (in parallel byte ranges or files), combine them into statistics, and
+write the DatasetFeatureStatisticsList where TFDV does (`output_path`, a TFRecord file).
+
+Example:
+    >>> stats = tfdv.generate_statistics_from_csv("data/train.csv")  # doctest: +SKIP
+    >>> stats.datasets[0].num_examples  # doctest: +SKIP
+    1000
+"""
+from tensorlite.data_validation import batches, beam_util
+from tensorlite.data_validation.stats_combiner import (StatsCombineFn, StatsOptions,
+                                                      accumulate_batch)
+from tensorlite.data_validation.stats_io import write_stats_tfrecord
+
+
+def _run(make_batches, stats_options, pipeline_options, output_path):
+    beam = beam_util.import_beam()
+    result = beam_util.ResultFile()
+    options = stats_options or StatsOptions()
+    with beam_util.make_pipeline(pipeline_options) as p:
+        _ = (make_batches(p)
+             | "Accumulate" >> beam.Map(accumulate_batch, options)
+             | "Statistics" >> beam.CombineGlobally(StatsCombineFn(
+                 options, inputs_are_accumulators=True))
+             | "Collect" >> beam.Map(result.write))
+    stats = result.read()
+    if output_path:
+        write_stats_tfrecord(stats, output_path)
+    return stats
+
+
+def csv_batches(pipeline, data_location, column_names=None, delimiter=","):
+    """The PTransform chain reading CSV files as batches (first line = header unless
+    column_names is given, as TFDV)."""
+    beam = beam_util.import_beam()
+    paths = beam_util.expand_pattern(data_location)
+    names = list(column_names) if column_names else batches.csv_header(paths[0], delimiter)
+    ranges = batches.csv_ranges(paths)
+    if column_names:  # no header line: a range starting at 0 keeps its first line
+        ranges = [(path, -1 if start == 0 else start, end) for path, start, end in ranges]
+    return (pipeline | "CsvRanges" >> beam.Create(ranges, reshuffle=True)
+            | "ReadCsv" >> beam.FlatMap(batches.read_csv_range, names, delimiter))
+
+
+def tfrecord_batches(pipeline, data_location, compression_type=None):
+    """The PTransform chain reading TFRecord files of tf.train.Example as batches."""
+    beam = beam_util.import_beam()
+    paths = beam_util.expand_pattern(data_location)
+    return (pipeline | "TFRecordFiles" >> beam.Create(paths, reshuffle=True)
+            | "ReadTFRecord" >> beam.FlatMap(batches.read_tfrecord_file, compression_type))
+
+
+def dataframe_batches(pipeline, dataframe):
+    """The PTransform chain of a DataFrame's chunks as batches."""
+    beam = beam_util.import_beam()
+    return (pipeline | "Chunks" >> beam.Create(batches.dataframe_chunks(dataframe))
+            | "ToBatches" >> beam.Map(batches.batch_from_dataframe))
+
+
+def generate_statistics_from_csv(data_location, column_names=None, delimiter=",",
+                                 output_path=None, stats_options=None, pipeline_options=None,
+                                 compression_type=None):
+    """Statistics of CSV files (a path or glob pattern), as TFDV computes them."""
+    if compression_type not in (None, "", "AUTO", "UNCOMPRESSED"):
+        raise NotImplementedError(
+            f"generate_statistics_from_csv: compressed CSV ({compression_type}) is not "
+            "supported by tensorlite; decompress the files first")
+    return _run(lambda p: csv_batches(p, data_location, column_names, delimiter),
+                stats_options, pipeline_options, output_path)
+
+
+def generate_statistics_from_tfrecord(data_location, output_path=None, stats_options=None,
+                                      pipeline_options=None, compression_type=None):
+    """Statistics of TFRecord files of tf.train.Example."""
+    return _run(lambda p: tfrecord_batches(p, data_location, compression_type),
+                stats_options, pipeline_options, output_path)
+
+
+def generate_statistics_from_dataframe(dataframe, stats_options=None, n_jobs=1,
+                                       pipeline_options=None):
+    """Statistics of a pandas DataFrame (`n_jobs` > 1 runs that many Beam workers)."""
+    if pipeline_options is None and n_jobs and n_jobs > 1:
+        pipeline_options = [f"--direct_num_workers={n_jobs}",
+                            "--direct_running_mode=multi_processing"]
+    return _run(lambda p: dataframe_batches(p, dataframe), stats_options, pipeline_options,
+                None)
+
+
+__all__ = ["generate_statistics_from_csv", "generate_statistics_from_tfrecord",
+           "generate_statistics_from_dataframe", "StatsOptions"]
