@@ -20,8 +20,6 @@ KNOWN = {
     "AddLoss": _NOT_IN_KERAS3, "AddMetric": _NOT_IN_KERAS3, "TFOpLambda": _NOT_IN_KERAS3,
     "ThresholdedReLU": _NOT_IN_KERAS3,
     "Layer": "Keras 3 cannot infer the output spec of a base Layer it loads",
-    "Embedding": "tensorlite writes batch_input_shape into Embedding's config; Keras 3 "
-                 "refuses the keyword",
     "Lambda": "tensorlite writes a registered function with its bytecode in its own form; "
               "Keras 3 does not read it",
     "SpatialDropout1D": "Keras 3's SpatialDropout takes no `trainable`/`noise_shape` "

@@ -261,10 +261,19 @@ def _layer_config_entry(cls, config):
     """Keras 3's entry of a layer class and its config; the layers nested in it (a
     wrapper's `layer`, an RNN's `cell`) become entries of their own, as Keras 3 nests them."""
     config = {k: _nested_layer(_keras_object(k, v)) for k, v in config.items()
-              if not (k == "time_major" and v is False)}  # tf.keras 2's; Keras 3 refuses it
+              if not _tf_keras2_only(cls, k, v)}
     module = "keras.layers" if cls.__module__.startswith("tensorlite.keras.layers") else None
     return {"module": module, "class_name": cls.__name__, "config": config,
             "registered_name": None if module else get_registered_name(cls)}
+
+
+def _tf_keras2_only(cls, key, value):
+    """Config entries tf.keras 2 writes that Keras 3's layers refuse: `time_major=False`
+    (no such argument) and a layer's `batch_input_shape` (the model's InputLayer entry
+    holds the input shape)."""
+    if key == "time_major":
+        return value is False
+    return key == "batch_input_shape" and cls.__name__ != "InputLayer"
 
 
 def _nested_layer(value):
