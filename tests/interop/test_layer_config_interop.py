@@ -14,12 +14,13 @@ X = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
 
 
 def _model():
+    """tf.keras 2's style: a Sequential whose first layer is given input_shape (a layer's
+    batch_input_shape in its config made Keras 3 refuse the file)."""
     keras = tf.keras
-    inputs = keras.Input((3,))
-    dense = keras.layers.Dense(2, kernel_constraint=keras.constraints.MaxNorm(1.5),
-                               bias_constraint=keras.constraints.NonNeg(),
-                               activity_regularizer=keras.regularizers.L2(0.25))
-    return keras.Model(inputs, dense(inputs))
+    return keras.Sequential([keras.layers.Dense(
+        2, input_shape=(3,), kernel_constraint=keras.constraints.MaxNorm(1.5),
+        bias_constraint=keras.constraints.NonNeg(),
+        activity_regularizer=keras.regularizers.L2(0.25))])
 
 
 def test_real_keras_reads_dense_weight_arguments_we_save(tmp_path):
