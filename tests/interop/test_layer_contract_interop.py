@@ -22,10 +22,6 @@ KNOWN = {
     "Layer": "Keras 3 cannot infer the output spec of a base Layer it loads",
     "Lambda": "tensorlite writes a registered function with its bytecode in its own form; "
               "Keras 3 does not read it",
-    "SpatialDropout1D": "Keras 3's SpatialDropout takes no `trainable`/`noise_shape` "
-                        "keywords that tensorlite writes",
-    "SpatialDropout2D": "Keras 3's SpatialDropout takes no `trainable`/`noise_shape` "
-                        "keywords that tensorlite writes",
     "RandomCrop": "at inference Keras 3's RandomCrop returns the input size (2, 5, 5, 3), "
                   "tensorlite center-crops to (2, 3, 3, 3)",
 }

@@ -267,12 +267,20 @@ def _layer_config_entry(cls, config):
             "registered_name": None if module else get_registered_name(cls)}
 
 
+# Keras 3's spatial dropouts take only (rate, [data_format,] seed, name, dtype); tf.keras 2's
+# inherit Dropout's noise_shape and the base `trainable` (a layer without weights)
+_KERAS3_REFUSES = {"SpatialDropout1D": {"trainable", "noise_shape", "data_format"},
+                   "SpatialDropout2D": {"trainable", "noise_shape"}}
+
+
 def _tf_keras2_only(cls, key, value):
     """Config entries tf.keras 2 writes that Keras 3's layers refuse: `time_major=False`
-    (no such argument) and a layer's `batch_input_shape` (the model's InputLayer entry
-    holds the input shape)."""
+    (no such argument), a layer's `batch_input_shape` (the model's InputLayer entry holds
+    the input shape) and the spatial dropouts' inherited keys."""
     if key == "time_major":
         return value is False
+    if key in _KERAS3_REFUSES.get(cls.__name__, ()):
+        return True
     return key == "batch_input_shape" and cls.__name__ != "InputLayer"
 
 
