@@ -22,8 +22,9 @@ KNOWN = {
     "Layer": "Keras 3 cannot infer the output spec of a base Layer it loads",
     "Lambda": "tensorlite writes a registered function with its bytecode in its own form; "
               "Keras 3 does not read it",
-    "RandomCrop": "at inference Keras 3's RandomCrop returns the input size (2, 5, 5, 3), "
-                  "tensorlite center-crops to (2, 3, 3, 3)",
+    "RandomCrop": "at inference Keras 3 returns the input unchanged (2, 5, 5, 3) and tf.keras "
+                  "2 smart-resizes it to (2, 3, 3, 3); tensorlite center-crops to (2, 3, 3, 3), "
+                  "matching neither one's values",
 }
 
 
