@@ -251,8 +251,8 @@ class Variable(metaclass=_VariableMeta):
         return arr
 
     def _store(self, arr, read_value):
-        if self._constraint is not None:
-            arr = convert.convert_to_tensor(self._constraint(wrap(arr)))._value
+        # the constraint is the optimizer's to apply after its update, as in TensorFlow:
+        # assign, set_weights and checkpoint restores store the value as given
         self._t = wrap(arr)
         return self if read_value else None
 

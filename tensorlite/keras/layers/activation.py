@@ -5,12 +5,15 @@ Example:
     array([0., 3., 6.], dtype=float32)
 """
 from tensorlite.ops import nn_ops as nn
-from tensorlite.keras import activations, constraints, initializers, regularizers
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras import activations
+from tensorlite.keras.layers.base_layer_utils import (serialize_constraint,
+                                                      serialize_initializer,
+                                                      serialize_regularizer, weight_args)
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import math_ops
 
 
-class ReLU(KerasLayer):
+class ReLU(Layer):
     """`tf.keras.layers.ReLU`: max(x, 0) capped at max_value; below `threshold` the output
     is negative_slope * (x - threshold)."""
 
@@ -35,7 +38,7 @@ class ReLU(KerasLayer):
                 "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
-class LeakyReLU(KerasLayer):
+class LeakyReLU(Layer):
     """`tf.keras.layers.LeakyReLU`: x for x >= 0, alpha * x below (alpha=0.3 as Keras 2;
     Keras 3's `negative_slope` is accepted too)."""
 
@@ -54,16 +57,15 @@ class LeakyReLU(KerasLayer):
         return {**super().get_config(), "alpha": self.alpha}
 
 
-class PReLU(KerasLayer):
+class PReLU(Layer):
     """`tf.keras.layers.PReLU`: leaky ReLU whose slope `alpha` is learned per unit
     (shared along `shared_axes`)."""
 
     def __init__(self, alpha_initializer="zeros", alpha_regularizer=None,
                  alpha_constraint=None, shared_axes=None, **kwargs):
         super().__init__(**kwargs)
-        self.alpha_initializer = initializers.get(alpha_initializer)
-        self.alpha_regularizer = regularizers.get(alpha_regularizer)
-        self.alpha_constraint = constraints.get(alpha_constraint)
+        self.alpha_initializer, self.alpha_regularizer, self.alpha_constraint = \
+            weight_args(alpha_initializer, alpha_regularizer, alpha_constraint)
         self.shared_axes = None if shared_axes is None else (
             [shared_axes] if isinstance(shared_axes, int) else list(shared_axes))
         self.supports_masking = True
@@ -84,10 +86,12 @@ class PReLU(KerasLayer):
 
     def get_config(self):
         return {**super().get_config(), "shared_axes": self.shared_axes,
-                "alpha_initializer": initializers.serialize(self.alpha_initializer)}
+                "alpha_initializer": serialize_initializer(self.alpha_initializer),
+                "alpha_regularizer": serialize_regularizer(self.alpha_regularizer),
+                "alpha_constraint": serialize_constraint(self.alpha_constraint)}
 
 
-class ELU(KerasLayer):
+class ELU(Layer):
     """`tf.keras.layers.ELU`: x for x > 0, alpha * (exp(x) - 1) below."""
 
     def __init__(self, alpha=1.0, **kwargs):
@@ -109,7 +113,7 @@ class ELU(KerasLayer):
         return {**super().get_config(), "alpha": self.alpha}
 
 
-class Softmax(KerasLayer):
+class Softmax(Layer):
     """`tf.keras.layers.Softmax`: softmax over `axis`; positions where `mask` is False
     get (almost) zero probability."""
 
@@ -132,7 +136,7 @@ class Softmax(KerasLayer):
         return {**super().get_config(), "axis": self.axis}
 
 
-class ThresholdedReLU(KerasLayer):
+class ThresholdedReLU(Layer):
     """`tf.keras.layers.ThresholdedReLU`: x where x > theta, else 0."""
 
     def __init__(self, theta=1.0, **kwargs):

@@ -21,8 +21,9 @@ from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.name_scope import name_scope
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations
-from tensorlite.keras.layers.convolutional import (KerasLayer, check_ndim, kernel_bias_config,
-                                                   weight_args)
+from tensorlite.keras.layers.base_layer_utils import (check_ndim, kernel_bias_config,
+                                                      weight_args)
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, linalg_ops, math_ops
 
 _LARGE_NEGATIVE = 1e9  # Keras 2's masking constant for float32/float64 scores
@@ -47,7 +48,7 @@ def _causal_mask(q_len, v_len, dtype="bool"):
 
 
 # -- Attention and AdditiveAttention ----------------------------------------------------------
-class _DenseAttention(KerasLayer):
+class _DenseAttention(Layer):
     """Shared call of Attention and AdditiveAttention: inputs [query, value(, key)]."""
 
     def __init__(self, dropout=0.0, **kwargs):
@@ -232,7 +233,7 @@ def _parse_einsum_dense(layer, equation, input_shape, output_shape, bias_axes):
     return f"{x_spec},{k_spec}->{out}", kernel, bias, full_out
 
 
-class EinsumDense(KerasLayer):
+class EinsumDense(Layer):
     """`tf.keras.layers.EinsumDense`: einsum(equation, inputs, kernel) + bias; e.g.
     EinsumDense("abc,cde->abde", (None, 4, 8), bias_axes="de")."""
     _casts_numeric_inputs = True
@@ -309,7 +310,7 @@ def _attention_equations(rank, attn_axes):
     return f"{k},{q}->{scores}", f"{scores},{k}->{q}", len(scores)
 
 
-class MultiHeadAttention(KerasLayer):
+class MultiHeadAttention(Layer):
     """`tf.keras.layers.MultiHeadAttention` (Vaswani et al.): per-head scaled dot-product
     attention of projected query/key/value, combined by an output projection."""
 

@@ -9,179 +9,23 @@ Example:
     >>> layer = tf.keras.layers.Conv2D(8, 3, padding="same", activation="relu")
     >>> layer(tf.ones([2, 16, 16, 3])).shape
     TensorShape([2, 16, 16, 8])
-
-This module also holds the argument helpers the other layer modules share (tuple and
-padding normalisation, output lengths, Keras's input-rank message, config serialisation).
 """
-import re
 
 from tensorlite.ops import conv_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.keras import activations, backend, constraints, initializers, regularizers
+from tensorlite.keras import activations
+from tensorlite.keras.layers.base_layer_utils import (check_axis_value, check_ndim,
+                                                      kernel_bias_config, serialize_constraint,
+                                                      serialize_initializer,
+                                                      serialize_regularizer, weight_args)
+from tensorlite.keras.layers.conv_utils import (channels_bias, conv_output_length,
+                                                deconv_output_length, normalize_data_format,
+                                                normalize_padding, normalize_tuple)
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops
 
 
-# -- shared helpers ---------------------------------------------------------------------------
-def to_snake_case(name):
-    """Keras's default layer names: Conv2D -> conv2d, LSTMCell -> lstm_cell (tf.Module's
-    rule would give conv2_d)."""
-    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
-    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
-
-
-class KerasLayer(Layer):
-    """Base of the layers in these modules: a Layer named as Keras names it by default."""
-
-    def __init__(self, name=None, **kwargs):
-        given = name is not None
-        if not given:
-            name = backend.unique_object_name(to_snake_case(type(self).__name__))
-        super().__init__(name=name, **kwargs)
-        self._name_given = given
-
-
-def normalize_tuple(value, n, name, allow_zero=False):
-    """An int or an iterable of n ints -> a tuple of n ints (Keras's conv_utils rule)."""
-    if isinstance(value, int):
-        out = (value,) * n
-    else:
-        try:
-            out = tuple(int(v) for v in value)
-        except (TypeError, ValueError):
-            raise ValueError(f"The `{name}` argument must be a tuple of {n} integers. "
-                             f"Received: {name}={value!r}") from None
-        if len(out) != n:
-            raise ValueError(f"The `{name}` argument must be a tuple of {n} integers. "
-                             f"Received: {name}={value!r}")
-    low = 0 if allow_zero else 1
-    if any(v < low for v in out):
-        raise ValueError(f"The `{name}` argument must be a tuple of {n} "
-                         f"{'non-negative' if allow_zero else 'positive'} integers. "
-                         f"Received: {name}={value!r}")
-    return out
-
-
-def normalize_padding(value, allowed=("valid", "same")):
-    padding = value.lower() if isinstance(value, str) else value
-    if padding not in allowed:
-        raise ValueError(f"The `padding` argument must be one of {', '.join(map(repr, allowed))}"
-                         f". Received: padding={value!r}")
-    return padding
-
-
-def normalize_data_format(value):
-    fmt = backend.image_data_format() if value is None else str(value).lower()
-    if fmt not in ("channels_last", "channels_first"):
-        raise ValueError(f"The `data_format` argument must be one of 'channels_first', "
-                         f"'channels_last'. Received: data_format={value!r}")
-    return fmt
-
-
-def conv_output_length(length, kernel, padding, stride, dilation=1):
-    """Output length of a convolution or pooling window along one axis (None stays None)."""
-    if length is None:
-        return None
-    eff = (kernel - 1) * dilation + 1
-    if padding in ("same", "causal"):
-        out = length
-    else:
-        out = length - eff + 1
-    return (out + stride - 1) // stride
-
-
-def deconv_output_length(length, kernel, padding, output_padding, stride, dilation=1):
-    """Output length of a transposed convolution along one axis."""
-    if length is None:
-        return None
-    eff = (kernel - 1) * dilation + 1
-    if output_padding is None:
-        if padding == "valid":
-            return length * stride + max(eff - stride, 0)
-        return length * stride
-    pad = eff // 2 if padding == "same" else 0
-    return (length - 1) * stride + eff - 2 * pad + output_padding
-
-
-def check_ndim(layer, shape, ndim=None, min_ndim=None, max_ndim=None, index=0):
-    """Keras's InputSpec message for an input of the wrong rank."""
-    shape = TensorShape(shape)
-    rank = shape.rank
-    if rank is None:
-        return
-    bad = ((ndim is not None and rank != ndim) or (min_ndim is not None and rank < min_ndim)
-           or (max_ndim is not None and rank > max_ndim))
-    if bad:
-        want = (f"ndim={ndim}" if ndim is not None else
-                f"min_ndim={min_ndim}" if min_ndim is not None and (
-                    max_ndim is None or rank < min_ndim) else f"max_ndim={max_ndim}")
-        raise ValueError(f'Input {index} of layer "{layer.name}" is incompatible with the '
-                         f"layer: expected {want}, found ndim={rank}. Full shape received: "
-                         f"{tuple(shape.as_list())}")
-
-
-def check_axis_value(layer, shape, axis, expected, index=0):
-    """Keras's InputSpec message for an input whose channel axis changed since build."""
-    got = TensorShape(shape).as_list()[axis]
-    if got is not None and expected is not None and got != expected:
-        raise ValueError(f'Input {index} of layer "{layer.name}" is incompatible with the '
-                         f"layer: expected axis {axis} of input shape to have value "
-                         f"{expected}, but received input with shape "
-                         f"{tuple(TensorShape(shape).as_list())}")
-
-
-def kernel_bias_config(layer):
-    """The config entries of a layer's kernel and bias arguments (and activity regularizer)."""
-    return {"kernel_initializer": serialize_initializer(layer.kernel_initializer),
-            "bias_initializer": serialize_initializer(layer.bias_initializer),
-            "kernel_regularizer": serialize_regularizer(layer.kernel_regularizer),
-            "bias_regularizer": serialize_regularizer(layer.bias_regularizer),
-            "activity_regularizer": serialize_regularizer(layer.activity_regularizer),
-            "kernel_constraint": serialize_constraint(layer.kernel_constraint),
-            "bias_constraint": serialize_constraint(layer.bias_constraint)}
-
-
-def serialize_initializer(init):
-    return initializers.serialize(init) if hasattr(init, "get_config") else None
-
-
-def serialize_regularizer(reg):
-    reg = regularizers.get(reg) if isinstance(reg, (str, dict)) else reg
-    return regularizers.serialize(reg) if hasattr(reg, "get_config") else None
-
-
-def serialize_constraint(con):
-    if con is None or not hasattr(con, "get_config"):
-        return None
-    return {"class_name": type(con).__name__, "config": con.get_config()}
-
-
-def get_constraint(identifier):
-    """constraints.get that also accepts the dicts serialize_constraint writes."""
-    if isinstance(identifier, dict):
-        cls = getattr(constraints, identifier["class_name"], None)
-        if cls is None:
-            raise ValueError(f"Unknown constraint: {identifier['class_name']!r}")
-        return cls(**identifier.get("config", {}))
-    return constraints.get(identifier)
-
-
-def weight_args(initializer, regularizer, constraint):
-    """The (initializer, regularizer, constraint) triple for one weight, from identifiers."""
-    return (initializers.get(initializer), regularizers.get(regularizer),
-            get_constraint(constraint))
-
-
-def channels_bias(out, bias, channels_first):
-    """Adds a per-channel bias on axis 1 (channels_first) or the last axis."""
-    if channels_first:
-        rank = out.shape.rank
-        bias = array_ops.reshape(bias, (-1,) + (1,) * (rank - 2))
-    return math_ops.add(out, bias)
-
-
-# -- convolutions -----------------------------------------------------------------------------
-class _Conv(KerasLayer):
+class _Conv(Layer):
     """Shared body of Conv1D and Conv2D (rank = number of spatial axes)."""
     _casts_numeric_inputs = True
 

@@ -4,8 +4,10 @@ import numpy as np
 from tensorlite.ops import nn_ops as nn
 
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.keras import activations, constraints, initializers, regularizers
-from tensorlite.keras.layers.layer import Layer, check_last_dim
+from tensorlite.keras import activations
+from tensorlite.keras.layers.base_layer_utils import (check_last_dim, kernel_bias_config,
+                                                      weight_args)
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.saving.object_registration import deserialize_function, serialize_function
 from tensorlite.ops import array_ops, math_ops
 
@@ -40,12 +42,10 @@ class Dense(Layer):
         self.units = units
         self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        self.kernel_initializer, self.kernel_regularizer, self.kernel_constraint = \
+            weight_args(kernel_initializer, kernel_regularizer, kernel_constraint)
+        self.bias_initializer, self.bias_regularizer, self.bias_constraint = \
+            weight_args(bias_initializer, bias_regularizer, bias_constraint)
 
     def build(self, input_shape):
         last = TensorShape(input_shape)[-1]
@@ -79,15 +79,7 @@ class Dense(Layer):
     def get_config(self):
         return {**super().get_config(), "units": self.units,
                 "activation": activations.serialize(self.activation),
-                "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer)
-                if hasattr(self.kernel_initializer, "get_config") else None,
-                "bias_initializer": initializers.serialize(self.bias_initializer)
-                if hasattr(self.bias_initializer, "get_config") else None,
-                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer)
-                if self.kernel_regularizer is not None else None,
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer)
-                if self.bias_regularizer is not None else None}
+                "use_bias": self.use_bias, **kernel_bias_config(self)}
 
 
 class Flatten(Layer):
@@ -184,19 +176,25 @@ class Lambda(Layer):
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         super().__init__(**kwargs)
         self.function = function
+        self.output_shape_arg = output_shape  # kept for the config, as tf.keras writes it
         self.arguments = arguments or {}
 
     def call(self, inputs):
         return self.function(inputs, **self.arguments)
 
     def get_config(self):
+        shape = self.output_shape_arg
         return {**super().get_config(), "function": serialize_function(self.function),
+                "output_shape": serialize_function(shape) if callable(shape) else shape,
                 "arguments": dict(self.arguments)}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
         config["function"] = deserialize_function(config["function"], custom_objects)
+        if isinstance(config.get("output_shape"), dict):  # a function's serialization
+            config["output_shape"] = deserialize_function(config["output_shape"],
+                                                          custom_objects)
         return cls(**config)
 
 

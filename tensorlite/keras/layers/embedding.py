@@ -11,16 +11,17 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import initializers
-from tensorlite.keras.layers.convolutional import (KerasLayer, serialize_constraint,
-                                                   serialize_initializer, serialize_regularizer,
-                                                   weight_args)
+from tensorlite.keras.layers.base_layer_utils import (serialize_constraint,
+                                                      serialize_initializer,
+                                                      serialize_regularizer, weight_args)
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 # Keras's short names for its default embedding initializers
 _SHORT = {"uniform": initializers.RandomUniform, "normal": initializers.RandomNormal}
 
 
-class Embedding(KerasLayer):
+class Embedding(Layer):
     """`tf.keras.layers.Embedding`: embeddings weight [input_dim, output_dim]; the output is
     the input's shape + [output_dim]."""
 

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from tensorlite.framework import dtypes
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, image_ops, math_ops, random_ops
 from tensorlite.ops.script_ops import numpy_function
 
@@ -32,7 +32,7 @@ def _as_float(layer, x):
     return x if x.dtype is dt else math_ops.cast(x, dt)
 
 
-class Rescaling(KerasLayer):
+class Rescaling(Layer):
     """`tf.keras.layers.Rescaling`: inputs * scale + offset (e.g. 1/255 for pixels)."""
 
     def __init__(self, scale, offset=0.0, **kwargs):
@@ -48,7 +48,7 @@ class Rescaling(KerasLayer):
         return {**super().get_config(), "scale": self.scale, "offset": self.offset}
 
 
-class Resizing(KerasLayer):
+class Resizing(Layer):
     """`tf.keras.layers.Resizing`: images resized to (height, width); with
     crop_to_aspect_ratio the largest centred window of the target's aspect ratio first."""
 
@@ -84,7 +84,7 @@ def _center_crop(layer, x, height, width):
     return _as_float(layer, out)
 
 
-class CenterCrop(KerasLayer):
+class CenterCrop(Layer):
     """`tf.keras.layers.CenterCrop`: the central height x width window."""
 
     def __init__(self, height, width, **kwargs):
@@ -98,7 +98,7 @@ class CenterCrop(KerasLayer):
         return {**super().get_config(), "height": self.height, "width": self.width}
 
 
-class _RandomLayer(KerasLayer):
+class _RandomLayer(Layer):
     """A random augmentation: acts only when training; owns a NumPy generator seeded by
     `seed` for the resampling layers."""
 

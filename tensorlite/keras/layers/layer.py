@@ -33,10 +33,19 @@ _KWARGS = {"input_shape", "batch_input_shape", "batch_size", "input_dim", "weigh
 
 
 def keras_snake_case(name):
-    """Keras's default layer names: Conv2D -> conv2d, MaxPooling2D -> max_pooling2d."""
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    """Keras's default layer names (its `to_snake_case`): Conv2D -> conv2d, MaxPooling2D ->
+    max_pooling2d, LSTMCell -> lstm_cell; a private class gets "private" before its name."""
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
     s = re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
     return "private" + s if s.startswith("_") else s
+
+
+def _regularizer(identifier):
+    """A regularizer object from a name, a config dict (a loaded file's) or an object."""
+    if identifier is None:
+        return None
+    from tensorlite.keras import regularizers  # noqa: PLC0415 - regularizers imports layers
+    return regularizers.get(identifier)
 
 
 def _is_trackable_weight(x):
@@ -82,7 +91,7 @@ class Layer(Module):
         self._added_metrics = {}  # add_metric's Mean metrics by name
         self.built = False
         self.supports_masking = False
-        self.activity_regularizer = kwargs.get("activity_regularizer")
+        self.activity_regularizer = _regularizer(kwargs.get("activity_regularizer"))
         shape = kwargs.get("batch_input_shape")
         if shape is None and kwargs.get("input_shape") is not None:
             shape = (kwargs.get("batch_size"),) + tuple(kwargs["input_shape"])
@@ -575,12 +584,3 @@ def _current_training():
         if v is not None:
             return v
     return None
-
-
-def check_last_dim(layer, x, expected):
-    """Keras's message for an input whose last axis does not match a built layer."""
-    got = x.shape[-1] if x.shape.rank else None
-    if got is not None and expected is not None and got != expected:
-        raise ValueError(f'Input 0 of layer "{layer.name}" is incompatible with the layer: '
-                         f"expected axis -1 of input shape to have value {expected}, but "
-                         f"received input with shape {tuple(x.shape.as_list())}")

@@ -6,11 +6,11 @@ Example:
     >>> tf.keras.layers.Masking()(x).numpy().ravel().tolist()
     [1.0, 0.0]
 """
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 
-class Masking(KerasLayer):
+class Masking(Layer):
     def __init__(self, mask_value=0.0, **kwargs):
         super().__init__(**kwargs)
         self.mask_value = mask_value

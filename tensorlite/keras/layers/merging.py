@@ -12,7 +12,7 @@ import string
 
 from tensorlite.ops import nn_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 
@@ -20,7 +20,7 @@ def _shapes(input_shape):
     return [TensorShape(s).as_list() for s in input_shape]
 
 
-class _Merge(KerasLayer):
+class _Merge(Layer):
     """Elementwise merge of a list of tensors by `_merge_function`."""
 
     _min_inputs = 1

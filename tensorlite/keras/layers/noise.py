@@ -7,12 +7,12 @@ Example:
 """
 from tensorlite.ops import nn_ops as nn
 from tensorlite.keras import regularizers
-from tensorlite.keras.layers.convolutional import KerasLayer
 from tensorlite.keras.layers.core import Dropout
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops, random_ops
 
 
-class GaussianNoise(KerasLayer):
+class GaussianNoise(Layer):
     """`tf.keras.layers.GaussianNoise`: adds N(0, stddev^2) noise while training."""
 
     def __init__(self, stddev, seed=None, **kwargs):
@@ -66,7 +66,7 @@ class SpatialDropout1D(SpatialDropout2D):
         super().__init__(rate, **kwargs)
 
 
-class ActivityRegularization(KerasLayer):
+class ActivityRegularization(Layer):
     """`tf.keras.layers.ActivityRegularization`: passes inputs on and adds
     l1 * sum|x| + l2 * sum x^2 to the model's losses."""
 

@@ -18,9 +18,10 @@ Example:
 from tensorlite.ops import nn_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import backend
-from tensorlite.keras.layers.convolutional import (KerasLayer, check_ndim, serialize_constraint,
-                                                   serialize_initializer, serialize_regularizer,
-                                                   weight_args)
+from tensorlite.keras.layers.base_layer_utils import (check_ndim, serialize_constraint,
+                                                      serialize_initializer,
+                                                      serialize_regularizer, weight_args)
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 
@@ -47,7 +48,7 @@ def _param_dims(layer, shape, axes):
     return dims
 
 
-class _Normalization(KerasLayer):
+class _Normalization(Layer):
     """The gamma/beta half shared by both normalisations."""
     _casts_numeric_inputs = True
 

@@ -6,13 +6,14 @@ Example:
 """
 from tensorlite.ops import conv_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.keras.layers.convolutional import (KerasLayer, check_ndim, conv_output_length,
-                                                   normalize_data_format, normalize_padding,
-                                                   normalize_tuple)
+from tensorlite.keras.layers.base_layer_utils import check_ndim
+from tensorlite.keras.layers.conv_utils import (conv_output_length, normalize_data_format,
+                                                normalize_padding, normalize_tuple)
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 
-class _Pooling(KerasLayer):
+class _Pooling(Layer):
     """Windowed pooling over `_rank` spatial axes with one tf.nn pooling op."""
 
     _rank = 2
@@ -92,7 +93,7 @@ class AveragePooling1D(_Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class _GlobalPooling(KerasLayer):
+class _GlobalPooling(Layer):
     """Reduces every spatial axis with `_reduce` (keepdims keeps them as size 1)."""
 
     _rank = 2

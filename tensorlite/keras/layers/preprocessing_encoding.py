@@ -90,6 +90,8 @@ class Hashing(Layer):
 
     def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int", sparse=False,
                  **kwargs):
+        if kwargs.get("dtype") is None and output_mode == "int":
+            kwargs["dtype"] = "int64"  # as Keras: its config's dtype is the output's
         super().__init__(**kwargs)
         if num_bins is None or num_bins <= 0:
             raise ValueError(f"num_bins must be positive, got {num_bins}")

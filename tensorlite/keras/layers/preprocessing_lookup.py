@@ -278,6 +278,9 @@ class StringLookup(IndexLookup):
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary,
                          idf_weights, invert, output_mode, sparse, pad_to_max_tokens, **kwargs)
 
+    def get_config(self):
+        return {**super().get_config(), "encoding": self.encoding}
+
 
 class IntegerLookup(IndexLookup):
     """`tf.keras.layers.IntegerLookup`: integers to indices (oov_token -1 by default)."""
@@ -287,8 +290,13 @@ class IntegerLookup(IndexLookup):
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1,
                  vocabulary=None, vocabulary_dtype="int64", idf_weights=None, invert=False,
                  output_mode="int", sparse=False, pad_to_max_tokens=False, **kwargs):
+        # written back to the config as given (keys are looked up as int64 either way)
+        self.vocabulary_dtype = str(dtypes.as_dtype(vocabulary_dtype).name)
         super().__init__(max_tokens, num_oov_indices, mask_token, oov_token, vocabulary,
                          idf_weights, invert, output_mode, sparse, pad_to_max_tokens, **kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), "vocabulary_dtype": self.vocabulary_dtype}
 
     def _token_out(self, k):
         return int(k)

@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorlite.framework.tensor import Tensor
 from tensorlite.keras import backend
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 
@@ -35,7 +35,7 @@ def _batches(data, batch_size, steps):
         yield a[start:start + n]
 
 
-class Normalization(KerasLayer):
+class Normalization(Layer):
     """Feature-wise normalization; `invert=True` maps normalized values back."""
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):

@@ -22,15 +22,16 @@ from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.name_scope import name_scope
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations, initializers
-from tensorlite.keras.layers.convolutional import (KerasLayer, check_axis_value, check_ndim,
-                                                   serialize_constraint, serialize_initializer,
-                                                   serialize_regularizer, weight_args)
+from tensorlite.keras.layers.base_layer_utils import (check_axis_value, check_ndim,
+                                                      serialize_constraint,
+                                                      serialize_initializer,
+                                                      serialize_regularizer, weight_args)
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 
 # -- cells ------------------------------------------------------------------------------------
-class _Cell(KerasLayer):
+class _Cell(Layer):
     """A cell split in two so a layer can project every step's input in one matmul:
     `_project(x)` (x @ kernel + input bias, any leading dims) and `_step(xp, states, ...)`
     (the recurrence, one step). `call` is the Keras cell API: (output, new_states)."""
@@ -300,7 +301,7 @@ def _state_shapes(state_size):
     return [tuple(TensorShape(state_size).as_list())]
 
 
-class StackedRNNCells(KerasLayer):
+class StackedRNNCells(Layer):
     """`tf.keras.layers.StackedRNNCells`: at each step the cells run one after another,
     each fed the previous one's output (`RNN([cell, cell])` wraps its list so). Its states
     are every cell's states in order as one flat list (tf.keras 2 nests them per cell)."""
@@ -378,7 +379,7 @@ def _cell_from_entry(cell):
 
 
 # -- the sequence layer -----------------------------------------------------------------------
-class RNN(KerasLayer):
+class RNN(Layer):
     """`tf.keras.layers.RNN`: runs a cell over the time axis of [batch, steps, features]."""
     _casts_numeric_inputs = True
 
@@ -632,7 +633,7 @@ class _CellLayer(RNN):
     def get_config(self):
         config = {k: v for k, v in self.cell.get_config().items()
                   if k not in ("name", "trainable", "dtype")}
-        base = KerasLayer.get_config(self)
+        base = Layer.get_config(self)
         return {**base, **config, **self._rnn_config(),
                 "activity_regularizer": serialize_regularizer(self.activity_regularizer)}
 

@@ -9,8 +9,9 @@ import numpy as np
 
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.keras.layers.convolutional import (KerasLayer, check_ndim, normalize_data_format,
-                                                   normalize_tuple)
+from tensorlite.keras.layers.base_layer_utils import check_ndim
+from tensorlite.keras.layers.conv_utils import normalize_data_format, normalize_tuple
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 
@@ -31,7 +32,7 @@ def _pairs(value, n, name):
     return out
 
 
-class _Spatial(KerasLayer):
+class _Spatial(Layer):
     """A layer acting on `_rank` spatial axes of channels_last/channels_first inputs."""
 
     _rank = 2
@@ -190,7 +191,7 @@ class UpSampling1D(UpSampling2D):
         return {**config, "size": self.size[0]}
 
 
-class Permute(KerasLayer):
+class Permute(Layer):
     """`tf.keras.layers.Permute`: permutes the non-batch axes; dims are 1-based, e.g.
     Permute((2, 1)) swaps the two axes of [b, x, y]."""
 
@@ -214,7 +215,7 @@ class Permute(KerasLayer):
         return {**super().get_config(), "dims": self.dims}
 
 
-class RepeatVector(KerasLayer):
+class RepeatVector(Layer):
     """`tf.keras.layers.RepeatVector`: [b, d] -> [b, n, d]."""
 
     def __init__(self, n, **kwargs):

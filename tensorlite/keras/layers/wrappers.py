@@ -8,7 +8,7 @@ Example:
     TensorShape([2, 5, 2])
 """
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.keras.layers.convolutional import KerasLayer
+from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, math_ops
 
 _MERGE = {
@@ -25,7 +25,7 @@ def _layer_from(config_layer):
     return layer_from_config(config_layer)
 
 
-class Bidirectional(KerasLayer):
+class Bidirectional(Layer):
     """`tf.keras.layers.Bidirectional(layer, merge_mode='concat')`: the recurrent layer on
     the sequence forwards and (a copy with go_backwards) backwards; outputs merged."""
 
@@ -33,6 +33,8 @@ class Bidirectional(KerasLayer):
                  **kwargs):
         if isinstance(layer, dict):
             layer = _layer_from(layer)
+        if isinstance(backward_layer, dict):  # a config's, as get_config writes it
+            backward_layer = _layer_from(backward_layer)
         if merge_mode not in _MERGE:
             raise ValueError(f"Invalid merge mode {merge_mode!r}; use one of "
                              f"['sum', 'mul', 'ave', 'concat', None]")
@@ -41,6 +43,7 @@ class Bidirectional(KerasLayer):
                              f"got {type(layer).__name__}")
         super().__init__(**kwargs)
         self.forward_layer = layer
+        self._backward_given = backward_layer is not None  # written to the config if so
         if backward_layer is None:
             config = {**layer.get_config(), "go_backwards": not layer.go_backwards,
                       "name": "backward_" + layer.name}
@@ -83,12 +86,16 @@ class Bidirectional(KerasLayer):
         return [out, out] if self.merge_mode is None else out
 
     def get_config(self):
-        return {**super().get_config(), "merge_mode": self.merge_mode,
-                "layer": {"class_name": type(self.forward_layer).__name__,
-                          "config": self.forward_layer.get_config()}}
+        config = {**super().get_config(), "merge_mode": self.merge_mode,
+                  "layer": {"class_name": type(self.forward_layer).__name__,
+                            "config": self.forward_layer.get_config()}}
+        if self._backward_given:  # as tf.keras: only a backward layer the caller gave
+            config["backward_layer"] = {"class_name": type(self.backward_layer).__name__,
+                                        "config": self.backward_layer.get_config()}
+        return config
 
 
-class TimeDistributed(KerasLayer):
+class TimeDistributed(Layer):
     """`tf.keras.layers.TimeDistributed(layer)`: the layer on every time step
     ([batch, time, ...] is folded to [batch * time, ...] for one call)."""
 

@@ -10,8 +10,9 @@ names the model's `input_layers` and `output_layers` the same way.
 
 Reading resolves classes only through `registry.get_class` (tensorlite's own classes and the
 caller's `custom_objects`/registered ones: nothing a file names is imported) and refuses
-Lambda layers unless `safe_mode=False`, as Keras 3 does. Config keys tensorlite does not know
-are dropped when they hold their neutral value (None, False, ...) and are an error naming
+a Lambda layer's stored bytecode unless `safe_mode=False` (one whose function is registered
+or given in `custom_objects` loads by name), as Keras 3 does. Config keys tensorlite does not
+know are dropped when they hold their neutral value (None, False, ...) and are an error naming
 the layer and key otherwise, never silently ignored.
 
 Example:
@@ -21,7 +22,7 @@ Example:
 import inspect
 
 from tensorlite.framework import nest
-from tensorlite.keras.saving.object_registration import get_registered_name
+from tensorlite.keras.saving.object_registration import get_registered_name, lookup
 
 _NEUTRAL = (None, False, 0, "", (), [], {})
 _TENSOR = "__keras_tensor__"
@@ -93,10 +94,11 @@ def from_keras(entry, custom_objects=None, safe_mode=True):
         return _sequential(config, custom_objects, safe_mode)
     if class_name in ("Functional", "Model") and "layers" in config:
         return _functional(config, custom_objects, safe_mode)
-    if class_name == "Lambda" and safe_mode:
+    if class_name == "Lambda" and safe_mode and not _named_function(config, custom_objects):
         raise ValueError("Requested the deserialization of a Lambda layer, whose Python code "
                          "is stored in the file and would run. This is refused in safe mode: "
-                         "pass safe_mode=False to load_model if you trust the file's source")
+                         "pass safe_mode=False to load_model if you trust the file's source, "
+                         "or register the function (keras.utils.register_keras_serializable)")
     cls = _class(entry, custom_objects)
     if class_name == "InputLayer":
         shape = config.get("batch_shape") or config.get("batch_input_shape")
@@ -105,6 +107,15 @@ def from_keras(entry, custom_objects=None, safe_mode=True):
     from tensorlite.keras.saving.registry import instantiate  # noqa: PLC0415
     return instantiate(cls, _layer_config(cls, class_name, config), custom_objects)
 
+
+def _named_function(config, custom_objects):
+    """Whether a Lambda config's function is one registered or in `custom_objects`: that
+    one loads by name, no stored code runs (Keras 3 loads it in safe mode too)."""
+    entry = config.get("function")
+    inner = entry.get("config") if isinstance(entry, dict) else None
+    if not isinstance(inner, dict):
+        return False
+    return lookup(inner.get("name"), inner.get("registered_name"), custom_objects) is not None
 
 def _sequential(config, custom_objects, safe_mode):
     from tensorlite.keras.engine.sequential import Sequential  # noqa: PLC0415
@@ -243,11 +254,48 @@ def layer_entry(layer):
     from tensorlite.keras.engine.training import Model  # noqa: PLC0415
     if isinstance(layer, Model) and layer._is_network():
         return to_keras(layer)
-    config = {k: _keras_object(k, v) for k, v in layer.get_config().items()}
-    cls = type(layer)
+    return _layer_config_entry(type(layer), layer.get_config())
+
+
+def _layer_config_entry(cls, config):
+    """Keras 3's entry of a layer class and its config; the layers nested in it (a
+    wrapper's `layer`, an RNN's `cell`) become entries of their own, as Keras 3 nests them."""
+    config = {k: _nested_layer(_keras_object(k, v)) for k, v in config.items()
+              if not _tf_keras2_only(cls, k, v)}
     module = "keras.layers" if cls.__module__.startswith("tensorlite.keras.layers") else None
     return {"module": module, "class_name": cls.__name__, "config": config,
             "registered_name": None if module else get_registered_name(cls)}
+
+
+# Keras 3's spatial dropouts take only (rate, [data_format,] seed, name, dtype); tf.keras 2's
+# inherit Dropout's noise_shape and the base `trainable` (a layer without weights)
+_KERAS3_REFUSES = {"SpatialDropout1D": {"trainable", "noise_shape", "data_format"},
+                   "SpatialDropout2D": {"trainable", "noise_shape"}}
+
+
+def _tf_keras2_only(cls, key, value):
+    """Config entries tf.keras 2 writes that Keras 3's layers refuse: `time_major=False`
+    (no such argument), a layer's `batch_input_shape` (the model's InputLayer entry holds
+    the input shape) and the spatial dropouts' inherited keys."""
+    if key == "time_major":
+        return value is False
+    if key in _KERAS3_REFUSES.get(cls.__name__, ()):
+        return True
+    return key == "batch_input_shape" and cls.__name__ != "InputLayer"
+
+
+def _nested_layer(value):
+    """A {"class_name", "config"} naming one of tensorlite's layers (or a list of them) as
+    Keras 3's entry; any other value as it is."""
+    if isinstance(value, list):
+        return [_nested_layer(v) for v in value]
+    if not (isinstance(value, dict) and set(value) == {"class_name", "config"}):
+        return value
+    from tensorlite.keras import layers  # noqa: PLC0415
+    cls = getattr(layers, str(value["class_name"]), None)
+    if not (isinstance(cls, type) and issubclass(cls, layers.Layer)):
+        return value
+    return _layer_config_entry(cls, value["config"])
 
 
 def _input_entry(name, shape, dtype):
