@@ -1,4 +1,4 @@
-"""Issue 30: the cost of building functional Keras models, and of their first `fit` step,
+"""The cost of building functional Keras models, and of their first `fit` step,
 before and after symbolic construction (a layer call on `tf.keras.Input` tensors traced once
 with the ops' shape rules instead of run twice on made-up batches).
 
@@ -103,7 +103,8 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", default="/tmp/wt-base",
                         help="the checkout to compare with (default /tmp/wt-base)")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds (the figures are their medians)")
     parser.add_argument("--size", type=int, default=96, help="image side for the CNNs")
     parser.add_argument("--models", default=",".join(MODELS),
                         help=f"comma-separated subset of {', '.join(MODELS)}")

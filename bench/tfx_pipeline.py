@@ -5,7 +5,7 @@ the same computations written directly in pandas (the single-machine floor).
     python bench/tfx_pipeline.py --rows 100000 --repeats 1
 
 The CSV (4 numeric and 2 string columns) is generated into a temporary directory and removed
-afterwards. Timed, each the median of --repeats runs:
+afterwards. Each timing is the median of --repeats runs.
 - statistics: tfdv.generate_statistics_from_csv (counts, missing, mean/std/min/max/median,
   histograms, quantiles; top-k and unique counts of the strings) vs pandas reading the CSV
   and computing the same numbers (describe-like reductions, np.histogram, value_counts);
@@ -31,7 +31,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tensorlite as tf  # noqa: E402
 import tensorlite.data_validation as tfdv  # noqa: E402
 import tensorlite.transform as tft  # noqa: E402
-import tensorlite.transform.beam as tft_beam  # noqa: E402
 
 NUMERIC = ["a", "b", "c", "d"]
 SPEC = {**{k: tf.io.FixedLenFeature([], tf.float32) for k in NUMERIC},
@@ -87,6 +86,7 @@ def pandas_analysis(path):
 
 
 def beam_analysis(path, tmp, flags):
+    import tensorlite.transform.beam as tft_beam  # noqa: PLC0415 - needs the tfx extra
     import apache_beam as beam  # noqa: PLC0415
     from apache_beam.options.pipeline_options import PipelineOptions  # noqa: PLC0415
     out = tempfile.mkdtemp(dir=tmp)
@@ -106,9 +106,8 @@ def timed(fn, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000, help="CSV rows (1M)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement")
     args = parser.parse_args(argv)
