@@ -31,8 +31,7 @@ from tensorlite.data.plan_guard import PlanGuard
 from tensorlite.data.seeding import element_seed
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
-from tensorlite.data.tracing import name_thread, span_args, thread_name, traced_next
-from tensorlite.framework import trace_hook
+from tensorlite.data.tracing import collector, name_thread, span_args, thread_name
 
 _INLINE_BELOW = 40e-6  # seconds: cheaper than a hand-off to a worker
 _PROBE_ELEMENTS = 3  # run inline first; the first is a warm-up, the others are measured
@@ -106,7 +105,7 @@ class ParallelMapIterator(RawIterator):
         """Runs several elements in one task; each result or exception keeps its index.
         Returns those and the CPU seconds the task took on its thread."""
         cpu0 = time.thread_time()
-        c = trace_hook.ACTIVE
+        c = collector()
         if c is not None:
             return self._run_chunk_traced(c, elements, indices), time.thread_time() - cpu0
         out = []
@@ -428,7 +427,7 @@ class ParallelMapIterator(RawIterator):
                     for index, value in results:
                         self._pending.pop(index, None)
                         self._store(index, value)
-                    c = trace_hook.ACTIVE
+                    c = collector()
                     if c is not None:
                         self._report_remote(c, w, times)
 
@@ -438,8 +437,6 @@ class ParallelMapIterator(RawIterator):
 
     # -- the iterator protocol -------------------------------------------------------------
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._mode is None:
             self._choose()
         if self._guard is not None:
