@@ -19,6 +19,7 @@ programs' load does not keep a plan from starting: worker processes spread one p
 1.09-1.18x the inline loop, and 1.8x with every core busy; the guard judges the rest.
 Order is kept unless `deterministic=False`, which yields in completion order.
 """
+import collections
 import concurrent.futures as cf
 import multiprocessing.connection as mpc
 import os
@@ -64,6 +65,68 @@ def cpu_count():
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - non-Linux
         return os.cpu_count() or 1
+
+
+Measurements = collections.namedtuple("Measurements", "probe requested n cores forced")
+Measurements.__doc__ = """What AUTOTUNE's choice is made from: `probe`, the inline runs of
+the first elements [(wall, CPU, bytes in and out, run-queue wait) seconds/bytes per
+element]; `requested`, num_parallel_calls (AUTOTUNE or a number); `n`, the parallelism it
+allows; `cores`, the cores the pipeline may use; `forced`, the mechanism the options force
+(None: measured)."""
+
+
+def summarize(probe):
+    """(latency, own latency, CPU fraction, bytes moved) of inline probe runs: the lower
+    median wall time; the function's own time on a core (wall less run-queue waits, which
+    other programs' load adds), which sizes chunks; its CPU time over that time; the most
+    bytes one element moved in and out."""
+    latency = sorted(p[0] for p in probe)[(len(probe) - 1) // 2]  # the lower median
+    own = max(min(p[0] - p[3] for p in probe), 0.1 * latency)
+    cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] - p[3] for p in probe), 1e-9)
+    return latency, own, cpu_frac, max(p[2] for p in probe)
+
+
+def decide(m):
+    """AUTOTUNE's first choice from `m` (Measurements), without threads: (mode, n, why)
+    with mode "inline", "thread", "process" or "gil_probe" (a CPU-bound function: one
+    round on n threads started together decides, `decide_after_gil_probe`)."""
+    if not m.probe:
+        return "inline", 1, "input ended or failed while probing"
+    latency, _, cpu_frac, _ = summarize(m.probe)
+    if m.forced:
+        return m.forced, m.n, "forced by options.threading.worker_mechanism"
+    if latency < _INLINE_BELOW and m.requested == AUTOTUNE:
+        return "inline", 1, (f"function takes {latency * 1e6:.0f} us: cheaper inline than "
+                             f"handed to workers")
+    if cpu_frac < 0.5:
+        threads = m.n if m.requested != AUTOTUNE else min(4 * m.cores, 32)
+        return "thread", threads, (f"function waits {100 * (1 - cpu_frac):.0f}% of its "
+                                   f"time: threads")
+    if m.n == 1:
+        return "thread", 1, "num_parallel_calls=1"
+    return "gil_probe", m.n, "probing the GIL"
+
+
+def decide_after_gil_probe(runs, n, latency, moved):
+    """The choice after the GIL round (`_probe_threads`): `runs` holds each thread's
+    (ready time, end time, CPU seconds); fewer than `n` when the input ended. Returns
+    (mode, n, why): threads when they ran on clearly more than one core at once (the
+    function releases the GIL) or when moving an element between processes costs more
+    than computing it, worker processes otherwise."""
+    if len(runs) < n:
+        return "thread", n, "the input ended while probing the GIL"
+    # from the round's start: when the last thread was ready (the others waited)
+    start = max(r[0] for r in runs)
+    cores = sum(r[2] for r in runs) / max(max(r[1] for r in runs) - start, 1e-9)
+    transfer = 2 * moved / _COPY_BYTES_PER_S
+    if cores >= _GIL_FREE_CORES:
+        return "thread", n, (f"threads started together ran on {cores:.1f} cores at once: "
+                             f"the function releases the GIL")
+    if transfer > latency / 2:
+        return "thread", n, (f"GIL-bound: threads ran on {cores:.1f} cores, but moving "
+                             f"{moved / 1e6:.2f} MB per element costs more than computing it")
+    return "process", n, (f"GIL-bound: threads started together ran on {cores:.1f} cores "
+                          f"at once; worker processes")
 
 
 class ParallelMapIterator(RawIterator):
@@ -172,9 +235,6 @@ class ParallelMapIterator(RawIterator):
                 cores = min(cores, int(cap))
         n = cores if self._requested == AUTOTUNE else max(int(self._requested), 1)
         probe = self._probe_inline(_PROBE_ELEMENTS)
-        if not probe:
-            self._set_mode("inline", 1, "input ended or failed while probing")
-            return
         # The first call pays one-off costs (the function's first run, its conversion's
         # setup: 2 ms for `lambda x: x * 2`, whose later calls take 11 us); judged on it,
         # AUTOTUNE sent an 11 us function to worker processes at 0.65x the inline speed.
@@ -182,28 +242,18 @@ class ParallelMapIterator(RawIterator):
             probe = probe[1:]
         # A cheap function is judged on more elements (a few cost nothing): one hiccup of
         # tens of microseconds would otherwise decide between inline and workers.
-        if min(p[0] for p in probe) < _PROBE_MORE_BELOW:
+        if probe and min(p[0] for p in probe) < _PROBE_MORE_BELOW:
             probe = self._probe_inline(_PROBE_MORE, together=True) or probe
-        latency = sorted(p[0] for p in probe)[(len(probe) - 1) // 2]  # the lower median
-        # Chunks are sized on the function's own cost: its time on a core (wall time
-        # less run-queue waits), not the delays other programs' load adds to it.
-        self._latency = max(min(p[0] - p[3] for p in probe), 0.1 * latency)
-        # CPU time over the time the function was not kept off a core by other programs
-        cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] - p[3] for p in probe), 1e-9)
-        moved = max(p[2] for p in probe)
-        if self._forced:
-            self._set_mode(self._forced, n, "forced by options.threading.worker_mechanism")
-        elif latency < _INLINE_BELOW and self._requested == AUTOTUNE:
-            self._set_mode("inline", 1, f"function takes {latency * 1e6:.0f} us: cheaper "
-                           f"inline than handed to workers")
-        elif cpu_frac < 0.5:
-            threads = n if self._requested != AUTOTUNE else min(4 * cores, 32)
-            self._set_mode("thread", threads, f"function waits {100 * (1 - cpu_frac):.0f}% "
-                           f"of its time: threads")
-        elif n == 1:
-            self._set_mode("thread", 1, "num_parallel_calls=1")
-        else:
+        m = Measurements(probe, self._requested, n, cores, self._forced)
+        mode, n, why = decide(m)
+        if not probe:
+            self._set_mode(mode, n, why)
+            return
+        latency, self._latency, _, moved = summarize(probe)
+        if mode == "gil_probe":
             self._probe_threads(n, latency, moved)
+        else:
+            self._set_mode(mode, n, why)
         self._guard_plan(latency)
 
     def _probe_inline(self, count, together=False):
@@ -275,25 +325,12 @@ class ParallelMapIterator(RawIterator):
                 runs.append(run)
                 for index, value in results:
                     self._store(index, value)
-        if len(runs) < n:
-            self._stats.choice = f"threads x{n} (the input ended while probing the GIL)"
-            return
-        # from the round's start: when the last thread was ready (the others waited)
-        start = max(r[0] for r in runs)
-        cores = sum(r[2] for r in runs) / max(max(r[1] for r in runs) - start, 1e-9)
-        transfer = 2 * moved / _COPY_BYTES_PER_S
-        if cores >= _GIL_FREE_CORES:
-            self._stats.choice = (f"threads x{n} (threads started together ran on "
-                                  f"{cores:.1f} cores at once: the function releases the "
-                                  f"GIL)")
-        elif transfer > latency / 2:
-            self._stats.choice = (f"threads x{n} (GIL-bound: threads ran on {cores:.1f} "
-                                  f"cores, but moving {moved / 1e6:.2f} MB per element "
-                                  f"costs more than computing it)")
+        mode, n, why = decide_after_gil_probe(runs, n, latency, moved)
+        if mode == "thread":
+            self._stats.choice = f"threads x{n} ({why})"
         else:
             self._shutdown_pool()
-            self._set_mode("process", n, f"GIL-bound: threads started together ran on "
-                           f"{cores:.1f} cores at once; worker processes")
+            self._set_mode(mode, n, why)
 
     def _probe_chunk(self, barrier, items):
         """Runs elements once every probe thread is ready; returns their results and
