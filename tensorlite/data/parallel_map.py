@@ -20,19 +20,18 @@ programs' load does not keep a plan from starting: worker processes spread one p
 Order is kept unless `deterministic=False`, which yields in completion order.
 """
 import collections
-import concurrent.futures as cf
-import multiprocessing.connection as mpc
 import os
 import threading
 import time
 
 from tensorlite.data.dataset import AUTOTUNE
 from tensorlite.data.iterator import RawIterator
+from tensorlite.data.map_runners import ProcessRunner, ThreadRunner
 from tensorlite.data.plan_guard import PlanGuard
 from tensorlite.data.seeding import element_seed
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
-from tensorlite.data.tracing import collector, name_thread, span_args, thread_name
+from tensorlite.data.tracing import collector, span_args
 
 _INLINE_BELOW = 40e-6  # seconds: cheaper than a hand-off to a worker
 _PROBE_ELEMENTS = 3  # run inline first; the first is a warm-up, the others are measured
@@ -146,9 +145,8 @@ class ParallelMapIterator(RawIterator):
         self._done = {}  # index -> (element | BaseException, nbytes)
         self._pending = {}  # index -> Future (threads) or worker (processes)
         self._exhausted = False
-        self._pool = None
-        self._workers = []
-        self._to_fork = 0  # worker processes the plan still needs
+        self._threads = None  # ThreadRunner while threads run the map
+        self._procs = ProcessRunner(fn, ctx.seed)  # its workers outlive a plan
         self._stage = stats.name
         self._latency = 1e-3
         self._chunk = 1
@@ -316,7 +314,7 @@ class ParallelMapIterator(RawIterator):
                 items = [x for x in (self._pull() for _ in range(per_thread)) if x is not None]
                 if not items:
                     break
-                futures.append(self._pool.submit(self._probe_chunk, barrier, items))
+                futures.append(self._threads.submit(self._probe_chunk, barrier, items))
         finally:
             if len(futures) < n:  # the input ended (too few elements left to matter) or
                 barrier.abort()  # failed: the threads waiting for the others go on
@@ -380,24 +378,19 @@ class ParallelMapIterator(RawIterator):
                                                              max(self._latency, 1e-6))))
             if self._chunk > 1:
                 self._stats.choice += f", {self._chunk} elements per task"
-            what = f"{self._trace[0] if self._trace else self._stage} worker"
-            self._pool = cf.ThreadPoolExecutor(max_workers=n, thread_name_prefix="tf.data",
-                                               initializer=name_thread, initargs=(what,))
+            self._threads = ThreadRunner(n, f"{self._trace_name()} worker")
         elif mode == "process":
             self._chunk = max(1, min(64, int(_CHUNK_SECONDS / max(self._latency, 1e-6))))
             self._stats.choice += f", {self._chunk} elements per message"
-            self._workers = [w for w in self._workers if w.proc.is_alive()][:n]
-            # Forked one at a time as `_fill` needs them: the first works while the next
-            # one forks (a fork of a large process takes milliseconds).
-            self._to_fork = n - len(self._workers)
-            if not self._workers:
-                self._fork_worker()
+            self._procs.start(n, f"{self._trace_name()} worker process")
 
-    def _fork_worker(self):
-        from tensorlite.data.workers import Worker  # noqa: PLC0415
-        what = f"{self._trace[0] if self._trace else self._stage} worker process"
-        self._workers.append(Worker(self._fn, self._ctx.seed, thread_name(what)))
-        self._to_fork -= 1
+    def _trace_name(self):
+        return self._trace[0] if self._trace else self._stage
+
+    @property
+    def _workers(self):
+        """The worker processes alive for this map (kept across an inline fall-back)."""
+        return self._procs.workers
 
     # -- submitting and collecting -------------------------------------------------------
     def _window(self):
@@ -419,36 +412,26 @@ class ParallelMapIterator(RawIterator):
             elements.append(item[0])
             indices.append(item[1])
         if self._mode == "thread":
-            future = self._pool.submit(self._run_chunk, elements, indices)
-            for i in indices:
-                self._pending[i] = future
-            return True
-        worker = min((w for w in self._workers if w.free_slots), key=lambda w: len(w.busy))
-        worker.submit(index, indices, elements)
+            handle = self._threads.submit(self._run_chunk, elements, indices)
+        else:
+            handle = self._procs.submit(indices, elements)
         for i in indices:
-            self._pending[i] = worker
+            self._pending[i] = handle
         return True
 
     def _fill(self):
         while len(self._pending) + len(self._done) < self._window() and not self._exhausted:
-            if self._mode == "process" and not any(w.free_slots for w in self._workers):
-                if self._to_fork <= 0:
-                    break
-                self._fork_worker()
+            if self._mode == "process" and not self._procs.has_room():
+                break
             if not self._submit_next():
                 break
 
     def _collect(self, block, want=None):
         """Moves finished work into self._done; `want` waits for that index."""
         if self._mode == "thread":
-            if want is not None:
-                futures = [self._pending[want]]
-            else:
-                futures = list(self._pending.values())
-            done, _ = cf.wait(futures, timeout=None if block else 0,
-                              return_when=cf.FIRST_COMPLETED)
-            for f in done:
-                results, cpu = f.result()
+            futures = [self._pending[want]] if want is not None else \
+                list(self._pending.values())
+            for results, cpu in self._threads.collect(futures, block):
                 self._add_cpu(cpu, len(results))
                 for index, value in results:
                     if self._pending.pop(index, None) is not None:
@@ -456,17 +439,14 @@ class ParallelMapIterator(RawIterator):
         else:
             workers = [self._pending[want]] if want is not None else \
                 list({id(w): w for w in self._pending.values()}.values())
-            ready = mpc.wait([w.conn for w in workers], timeout=None if block else 0)
-            for w in workers:
-                if w.conn in ready:
-                    results, times, cpu = w.receive()
-                    self._add_cpu(cpu, len(results))
-                    for index, value in results:
-                        self._pending.pop(index, None)
-                        self._store(index, value)
-                    c = collector()
-                    if c is not None:
-                        self._report_remote(c, w, times)
+            for w, results, times, cpu in self._procs.collect(workers, block):
+                self._add_cpu(cpu, len(results))
+                for index, value in results:
+                    self._pending.pop(index, None)
+                    self._store(index, value)
+                c = collector()
+                if c is not None:
+                    self._report_remote(c, w, times)
 
     def _add_cpu(self, seconds, elements):
         if self._guard is not None:
@@ -572,17 +552,13 @@ class ParallelMapIterator(RawIterator):
         self._in.restore(inner)
 
     def _shutdown_pool(self):
-        if self._pool is not None:
-            for f in self._pending.values():
-                f.cancel()
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        if self._threads is not None:
+            self._threads.shutdown(list(self._pending.values()))
+            self._threads = None
 
     def _shutdown(self):
         self._shutdown_pool()
-        for w in self._workers:
-            w.close()
-        self._workers = []
+        self._procs.close()
         self._pending = {}
 
     def close(self):
