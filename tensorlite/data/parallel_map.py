@@ -26,6 +26,7 @@ import time
 
 from tensorlite.data.dataset import AUTOTUNE
 from tensorlite.data.iterator import RawIterator
+from tensorlite.data.map_buffer import ResultBuffer
 from tensorlite.data.map_runners import ProcessRunner, ThreadRunner
 from tensorlite.data.plan_guard import PlanGuard
 from tensorlite.data.seeding import element_seed
@@ -142,7 +143,7 @@ class ParallelMapIterator(RawIterator):
         self._n = 0
         self._next_index = 0  # index of the next input element
         self._next_out = 0  # deterministic: index of the next element to yield
-        self._done = {}  # index -> (element | BaseException, nbytes)
+        self._done = ResultBuffer(ctx.ram, stats.name)  # finished, not yet taken
         self._pending = {}  # index -> Future (threads) or worker (processes)
         self._exhausted = False
         self._threads = None  # ThreadRunner while threads run the map
@@ -219,11 +220,6 @@ class ParallelMapIterator(RawIterator):
         self._next_index += 1
         return element, index
 
-    def _store(self, index, value):
-        nbytes = 0 if isinstance(value, BaseException) else element_nbytes(value)
-        self._ctx.ram.reserve(self._stage, nbytes)
-        self._done[index] = (value, nbytes)
-
     # -- choosing the mechanism ------------------------------------------------------------
     def _choose(self):
         cores = cpu_count()
@@ -285,11 +281,11 @@ class ParallelMapIterator(RawIterator):
             try:
                 out = self._run_one(element, index)
             except BaseException as e:  # noqa: BLE001 - delivered in order later
-                self._store(index, e)
+                self._done.put(index, e)
                 continue
             wall += time.perf_counter() - t0
             nbytes = max(nbytes, element_nbytes(element) + element_nbytes(out))
-            self._store(index, out)
+            self._done.put(index, out)
             done += 1
         if not done:
             return () if pulled else None
@@ -322,7 +318,7 @@ class ParallelMapIterator(RawIterator):
                 results, run = f.result()
                 runs.append(run)
                 for index, value in results:
-                    self._store(index, value)
+                    self._done.put(index, value)
         mode, n, why = decide_after_gil_probe(runs, n, latency, moved)
         if mode == "thread":
             self._stats.choice = f"threads x{n} ({why})"
@@ -435,7 +431,7 @@ class ParallelMapIterator(RawIterator):
                 self._add_cpu(cpu, len(results))
                 for index, value in results:
                     if self._pending.pop(index, None) is not None:
-                        self._store(index, value)
+                        self._done.put(index, value)
         else:
             workers = [self._pending[want]] if want is not None else \
                 list({id(w): w for w in self._pending.values()}.values())
@@ -443,7 +439,7 @@ class ParallelMapIterator(RawIterator):
                 self._add_cpu(cpu, len(results))
                 for index, value in results:
                     self._pending.pop(index, None)
-                    self._store(index, value)
+                    self._done.put(index, value)
                 c = collector()
                 if c is not None:
                     self._report_remote(c, w, times)
@@ -505,10 +501,9 @@ class ParallelMapIterator(RawIterator):
                     if not self._pending:
                         raise StopIteration
                 self._collect(block=True)
-            index = min(self._done)
+            index = self._done.lowest()
         self._stats.wait += time.perf_counter() - t0
-        value, nbytes = self._done.pop(index)
-        self._ctx.ram.release(self._stage, nbytes)
+        value = self._done.take(index)
         self._fill()
         if isinstance(value, BaseException):
             raise value
@@ -516,11 +511,10 @@ class ParallelMapIterator(RawIterator):
 
     def _next_inline(self):
         if self._done:
-            index = self._next_out if self._deterministic else min(self._done)
+            index = self._next_out if self._deterministic else self._done.lowest()
             if index in self._done:
                 self._next_out = index + 1
-                value, nbytes = self._done.pop(index)
-                self._ctx.ram.release(self._stage, nbytes)
+                value = self._done.take(index)
                 if isinstance(value, BaseException):
                     raise value
                 return value
@@ -534,21 +528,20 @@ class ParallelMapIterator(RawIterator):
     def save(self):
         while self._pending:
             self._collect(block=True)
-        for value, _ in self._done.values():
+        results = self._done.results()
+        for value in results.values():
             if isinstance(value, BaseException):
                 raise value
-        done = {i: to_numpy_element(v) for i, (v, _) in self._done.items()}
+        done = {i: to_numpy_element(v) for i, v in results.items()}
         return (self._next_index, self._next_out, self._exhausted, done, self._in.save())
 
     def restore(self, state):
         self._shutdown()
         self._mode = None
-        for _, nbytes in self._done.values():
-            self._ctx.ram.release(self._stage, nbytes)
-        self._done = {}
+        self._done.clear()
         self._next_index, self._next_out, self._exhausted, done, inner = state
         for i, v in done.items():
-            self._store(i, from_numpy_element(v))
+            self._done.put(i, from_numpy_element(v))
         self._in.restore(inner)
 
     def _shutdown_pool(self):
