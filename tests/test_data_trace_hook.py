@@ -35,10 +35,13 @@ def test_no_profiler_means_plain_next_on_every_iterator_class():
 
 
 def test_profiler_swaps_traced_next_in_and_back_out():
+    list(_pipeline())
     c = collector.install()
     try:
         for cls in _iterator_classes():
-            assert cls.__dict__["next"].__wrapped__ is not None, cls
+            traced = hasattr(cls.__dict__["next"], "__wrapped__")
+            assert traced == getattr(cls, "_profiled", True), cls
+        assert OwnedIterator.__next__ is OwnedIterator._traced_next
     finally:
         collector.uninstall()
     for cls in _iterator_classes():

@@ -431,6 +431,7 @@ class _WeightedSelector(DatasetV2):
 
 
 class _SelectorIterator(RawIterator):
+    _profiled = False  # no span of its own yet (tracing.hook_next)
     def __init__(self, p, seed):
         self._p = p
         self._rng = np.random.default_rng(seed)

@@ -45,9 +45,13 @@ def hook(cls, name, traced):
 
 
 def hook_next(cls):
-    """Hooks a node iterator class's own `next` (see the module docstring)."""
+    """Hooks a node iterator class's own `next` (see the module docstring), unless the
+    class says `_profiled = False`: the iterators that reported no span before the hook
+    had one installation point (group_by_window's, rejection_resample's, load's shards,
+    the data service's, choose_from_datasets' selector) still report none, so profiles
+    are what they were; tracing them adds their stages to the Input Pipeline Analyzer."""
     body = cls.__dict__.get("next")
-    if body is None:
+    if body is None or not getattr(cls, "_profiled", True):
         return
 
     def next(self):
