@@ -3,9 +3,8 @@ import numpy as np
 
 from tensorlite.data import composite
 from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2, parallel_calls
-from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
-from tensorlite.framework import dtypes, errors, nest, trace_hook
+from tensorlite.framework import dtypes, errors, nest
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
@@ -77,8 +76,6 @@ class _BatchIterator(PassThroughIterator):
         self._seen = 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         inner = self._in
         if type(inner).__dict__.get("next_lines") is not None:  # lines of text files
             return self._next_lines(inner)
@@ -237,8 +234,6 @@ class _UnbatchIterator(PassThroughIterator):
         self._cur, self._like, self._i, self._n = None, None, 0, 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while self._cur is None or self._i >= self._n:
             element = self._in.next()
             flat = [composite.values_of(t) for t in nest.flatten(element)]

@@ -13,9 +13,8 @@ from tensorlite.data import element_io
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.stats import element_nbytes
-from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import atomic_files, errors, trace_hook
+from tensorlite.framework import atomic_files, errors
 
 
 class CacheDataset(UnaryDataset):
@@ -51,8 +50,6 @@ class _ListIterator(RawIterator):
         self._items, self._i = items, 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._i >= len(self._items):
             raise StopIteration
         self._i += 1
@@ -72,8 +69,6 @@ class _MemoryWriter(RawIterator):
         self._bytes = 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         try:
             e = self._in.next()
         except StopIteration:
@@ -117,8 +112,6 @@ class _FileWriter(RawIterator):
         self._f = open(self._tmp, "wb")  # noqa: SIM115 - closed in _finish/close
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         try:
             e = self._in.next()
         except StopIteration:
@@ -153,8 +146,6 @@ class _FileReader(RawIterator):
         self._i = 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         e = next(self._records)
         self._i += 1
         return e

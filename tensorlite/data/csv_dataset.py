@@ -15,8 +15,7 @@ import numpy as np
 
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.readers import _LineIterator, filenames_list, list_files, open_compressed
-from tensorlite.data.tracing import traced_next
-from tensorlite.framework import dtypes, errors, trace_hook
+from tensorlite.framework import dtypes, errors
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.ops.csv_ops import column_spec, parse_row
@@ -70,8 +69,6 @@ class _CsvIterator(_LineIterator):
         self._ds = ds
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         ds = self._ds
         while True:
             line = _LineIterator.next(self)

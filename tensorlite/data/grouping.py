@@ -44,6 +44,7 @@ class ListDataset(DatasetV2):
 
 
 class _ListIterator(RawIterator):
+    _profiled = False  # no span of its own yet (tracing.hook_next)
     def __init__(self, elements):
         self._elements, self._at = elements, 0
 
@@ -100,6 +101,7 @@ class GroupByWindowDataset(UnaryDataset):
 
 
 class _GroupIterator(PassThroughIterator):
+    _profiled = False  # no span of its own yet (tracing.hook_next)
     _scoped = None  # the reduce_func datasets' context (tracing.inner_context), made once
 
     def __init__(self, ds, inner, ctx):
@@ -237,6 +239,7 @@ class RejectionResampleDataset(UnaryDataset):
 
 
 class _ResampleIterator(PassThroughIterator):
+    _profiled = False  # no span of its own yet (tracing.hook_next)
     def __init__(self, ds, inner):
         super().__init__(inner)
         self._ds = ds

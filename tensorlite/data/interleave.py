@@ -16,9 +16,9 @@ from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
-from tensorlite.data.tracing import inner_context, span_args, thread_name, traced_next
+from tensorlite.data.tracing import collector, inner_context, span_args, thread_name
 from tensorlite.data.transforms import UnaryDataset, _as_dataset
-from tensorlite.framework import dtypes, errors, trace_hook
+from tensorlite.framework import dtypes, errors
 from tensorlite.ops.array_ops import checked_dims
 
 _END = object()
@@ -134,7 +134,7 @@ class _Slot:
                     self.cond.wait()
                 if self.stop:
                     return
-            c = trace_hook.ACTIVE
+            c = collector()
             t0 = time.perf_counter_ns()
             item = self._fetch()
             if c is not None:
@@ -251,8 +251,6 @@ class _InterleaveIterator(RawIterator):
             self._waiting.append(slot)
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         n = len(self._slots)
         while True:
             if all(s is None for s in self._slots) and self._input_done and not self._waiting:

@@ -13,7 +13,8 @@ import time
 import weakref
 
 from tensorlite.data import iterator_state, structure
-from tensorlite.framework import errors, trace_hook
+from tensorlite.data.tracing import collector, hook, hook_next
+from tensorlite.framework import errors
 
 _pipeline_ids = itertools.count()
 _LIVE = weakref.WeakSet()  # every Context alive: the profiler's baseline of stage stats
@@ -25,6 +26,12 @@ class RawIterator:
 
     _trace = None  # (span name, stage key, pipeline id): see tracing.py
     _tracing = False  # inside traced_next: run the plain body
+
+    def __init_subclass__(cls, **kwargs):
+        """The profiler's one installation point: each subclass's own `next` is swapped
+        for a traced one while a profiler runs (tracing.py)."""
+        super().__init_subclass__(**kwargs)
+        hook_next(cls)
 
     def next(self):
         raise NotImplementedError
@@ -117,14 +124,13 @@ class OwnedIterator:
         return self
 
     def __next__(self):
-        if trace_hook.ACTIVE is not None:
-            return self._traced_next()
         return self._raw.next()
 
     def _traced_next(self):
-        """The consumer's wait for the next element, as an "input" span
-        (IteratorGetNext) on its thread; the pipeline's context is kept for the analyzer."""
-        c = trace_hook.ACTIVE
+        """`__next__` while a profiler runs (tracing.hook): the consumer's wait for the next
+        element, as an "input" span (IteratorGetNext) on its thread; the pipeline's context
+        is kept for the analyzer."""
+        c = collector()
         if c is None:
             return self._raw.next()
         ctx = getattr(self._raw, "_ctx", None)
@@ -186,6 +192,7 @@ class OwnedIterator:
             pass
 
 
+hook(OwnedIterator, "__next__", OwnedIterator._traced_next)
 Iterator = OwnedIterator
 __all__ = ["RawIterator", "Context", "OwnedIterator", "Iterator", "make_raw_iterator",
            "structure"]

@@ -19,20 +19,20 @@ programs' load does not keep a plan from starting: worker processes spread one p
 1.09-1.18x the inline loop, and 1.8x with every core busy; the guard judges the rest.
 Order is kept unless `deterministic=False`, which yields in completion order.
 """
-import concurrent.futures as cf
-import multiprocessing.connection as mpc
+import collections
 import os
 import threading
 import time
 
 from tensorlite.data.dataset import AUTOTUNE
 from tensorlite.data.iterator import RawIterator
+from tensorlite.data.map_buffer import ResultBuffer
+from tensorlite.data.map_runners import ProcessRunner, ThreadRunner
 from tensorlite.data.plan_guard import PlanGuard
 from tensorlite.data.seeding import element_seed
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
-from tensorlite.data.tracing import name_thread, span_args, thread_name, traced_next
-from tensorlite.framework import trace_hook
+from tensorlite.data.tracing import collector, span_args
 
 _INLINE_BELOW = 40e-6  # seconds: cheaper than a hand-off to a worker
 _PROBE_ELEMENTS = 3  # run inline first; the first is a warm-up, the others are measured
@@ -67,6 +67,68 @@ def cpu_count():
         return os.cpu_count() or 1
 
 
+Measurements = collections.namedtuple("Measurements", "probe requested n cores forced")
+Measurements.__doc__ = """What AUTOTUNE's choice is made from: `probe`, the inline runs of
+the first elements [(wall, CPU, bytes in and out, run-queue wait) seconds/bytes per
+element]; `requested`, num_parallel_calls (AUTOTUNE or a number); `n`, the parallelism it
+allows; `cores`, the cores the pipeline may use; `forced`, the mechanism the options force
+(None: measured)."""
+
+
+def summarize(probe):
+    """(latency, own latency, CPU fraction, bytes moved) of inline probe runs: the lower
+    median wall time; the function's own time on a core (wall less run-queue waits, which
+    other programs' load adds), which sizes chunks; its CPU time over that time; the most
+    bytes one element moved in and out."""
+    latency = sorted(p[0] for p in probe)[(len(probe) - 1) // 2]  # the lower median
+    own = max(min(p[0] - p[3] for p in probe), 0.1 * latency)
+    cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] - p[3] for p in probe), 1e-9)
+    return latency, own, cpu_frac, max(p[2] for p in probe)
+
+
+def decide(m):
+    """AUTOTUNE's first choice from `m` (Measurements), without threads: (mode, n, why)
+    with mode "inline", "thread", "process" or "gil_probe" (a CPU-bound function: one
+    round on n threads started together decides, `decide_after_gil_probe`)."""
+    if not m.probe:
+        return "inline", 1, "input ended or failed while probing"
+    latency, _, cpu_frac, _ = summarize(m.probe)
+    if m.forced:
+        return m.forced, m.n, "forced by options.threading.worker_mechanism"
+    if latency < _INLINE_BELOW and m.requested == AUTOTUNE:
+        return "inline", 1, (f"function takes {latency * 1e6:.0f} us: cheaper inline than "
+                             f"handed to workers")
+    if cpu_frac < 0.5:
+        threads = m.n if m.requested != AUTOTUNE else min(4 * m.cores, 32)
+        return "thread", threads, (f"function waits {100 * (1 - cpu_frac):.0f}% of its "
+                                   f"time: threads")
+    if m.n == 1:
+        return "thread", 1, "num_parallel_calls=1"
+    return "gil_probe", m.n, "probing the GIL"
+
+
+def decide_after_gil_probe(runs, n, latency, moved):
+    """The choice after the GIL round (`_probe_threads`): `runs` holds each thread's
+    (ready time, end time, CPU seconds); fewer than `n` when the input ended. Returns
+    (mode, n, why): threads when they ran on clearly more than one core at once (the
+    function releases the GIL) or when moving an element between processes costs more
+    than computing it, worker processes otherwise."""
+    if len(runs) < n:
+        return "thread", n, "the input ended while probing the GIL"
+    # from the round's start: when the last thread was ready (the others waited)
+    start = max(r[0] for r in runs)
+    cores = sum(r[2] for r in runs) / max(max(r[1] for r in runs) - start, 1e-9)
+    transfer = 2 * moved / _COPY_BYTES_PER_S
+    if cores >= _GIL_FREE_CORES:
+        return "thread", n, (f"threads started together ran on {cores:.1f} cores at once: "
+                             f"the function releases the GIL")
+    if transfer > latency / 2:
+        return "thread", n, (f"GIL-bound: threads ran on {cores:.1f} cores, but moving "
+                             f"{moved / 1e6:.2f} MB per element costs more than computing it")
+    return "process", n, (f"GIL-bound: threads started together ran on {cores:.1f} cores "
+                          f"at once; worker processes")
+
+
 class ParallelMapIterator(RawIterator):
     def __init__(self, ds, inner, fn, stats, ctx):
         self._in, self._fn, self._stats, self._ctx = inner, fn, stats, ctx
@@ -81,12 +143,11 @@ class ParallelMapIterator(RawIterator):
         self._n = 0
         self._next_index = 0  # index of the next input element
         self._next_out = 0  # deterministic: index of the next element to yield
-        self._done = {}  # index -> (element | BaseException, nbytes)
+        self._done = ResultBuffer(ctx.ram, stats.name)  # finished, not yet taken
         self._pending = {}  # index -> Future (threads) or worker (processes)
         self._exhausted = False
-        self._pool = None
-        self._workers = []
-        self._to_fork = 0  # worker processes the plan still needs
+        self._threads = None  # ThreadRunner while threads run the map
+        self._procs = ProcessRunner(fn, ctx.seed)  # its workers outlive a plan
         self._stage = stats.name
         self._latency = 1e-3
         self._chunk = 1
@@ -106,7 +167,7 @@ class ParallelMapIterator(RawIterator):
         """Runs several elements in one task; each result or exception keeps its index.
         Returns those and the CPU seconds the task took on its thread."""
         cpu0 = time.thread_time()
-        c = trace_hook.ACTIVE
+        c = collector()
         if c is not None:
             return self._run_chunk_traced(c, elements, indices), time.thread_time() - cpu0
         out = []
@@ -159,11 +220,6 @@ class ParallelMapIterator(RawIterator):
         self._next_index += 1
         return element, index
 
-    def _store(self, index, value):
-        nbytes = 0 if isinstance(value, BaseException) else element_nbytes(value)
-        self._ctx.ram.reserve(self._stage, nbytes)
-        self._done[index] = (value, nbytes)
-
     # -- choosing the mechanism ------------------------------------------------------------
     def _choose(self):
         cores = cpu_count()
@@ -173,9 +229,6 @@ class ParallelMapIterator(RawIterator):
                 cores = min(cores, int(cap))
         n = cores if self._requested == AUTOTUNE else max(int(self._requested), 1)
         probe = self._probe_inline(_PROBE_ELEMENTS)
-        if not probe:
-            self._set_mode("inline", 1, "input ended or failed while probing")
-            return
         # The first call pays one-off costs (the function's first run, its conversion's
         # setup: 2 ms for `lambda x: x * 2`, whose later calls take 11 us); judged on it,
         # AUTOTUNE sent an 11 us function to worker processes at 0.65x the inline speed.
@@ -183,28 +236,18 @@ class ParallelMapIterator(RawIterator):
             probe = probe[1:]
         # A cheap function is judged on more elements (a few cost nothing): one hiccup of
         # tens of microseconds would otherwise decide between inline and workers.
-        if min(p[0] for p in probe) < _PROBE_MORE_BELOW:
+        if probe and min(p[0] for p in probe) < _PROBE_MORE_BELOW:
             probe = self._probe_inline(_PROBE_MORE, together=True) or probe
-        latency = sorted(p[0] for p in probe)[(len(probe) - 1) // 2]  # the lower median
-        # Chunks are sized on the function's own cost: its time on a core (wall time
-        # less run-queue waits), not the delays other programs' load adds to it.
-        self._latency = max(min(p[0] - p[3] for p in probe), 0.1 * latency)
-        # CPU time over the time the function was not kept off a core by other programs
-        cpu_frac = sum(p[1] for p in probe) / max(sum(p[0] - p[3] for p in probe), 1e-9)
-        moved = max(p[2] for p in probe)
-        if self._forced:
-            self._set_mode(self._forced, n, "forced by options.threading.worker_mechanism")
-        elif latency < _INLINE_BELOW and self._requested == AUTOTUNE:
-            self._set_mode("inline", 1, f"function takes {latency * 1e6:.0f} us: cheaper "
-                           f"inline than handed to workers")
-        elif cpu_frac < 0.5:
-            threads = n if self._requested != AUTOTUNE else min(4 * cores, 32)
-            self._set_mode("thread", threads, f"function waits {100 * (1 - cpu_frac):.0f}% "
-                           f"of its time: threads")
-        elif n == 1:
-            self._set_mode("thread", 1, "num_parallel_calls=1")
-        else:
+        m = Measurements(probe, self._requested, n, cores, self._forced)
+        mode, n, why = decide(m)
+        if not probe:
+            self._set_mode(mode, n, why)
+            return
+        latency, self._latency, _, moved = summarize(probe)
+        if mode == "gil_probe":
             self._probe_threads(n, latency, moved)
+        else:
+            self._set_mode(mode, n, why)
         self._guard_plan(latency)
 
     def _probe_inline(self, count, together=False):
@@ -238,11 +281,11 @@ class ParallelMapIterator(RawIterator):
             try:
                 out = self._run_one(element, index)
             except BaseException as e:  # noqa: BLE001 - delivered in order later
-                self._store(index, e)
+                self._done.put(index, e)
                 continue
             wall += time.perf_counter() - t0
             nbytes = max(nbytes, element_nbytes(element) + element_nbytes(out))
-            self._store(index, out)
+            self._done.put(index, out)
             done += 1
         if not done:
             return () if pulled else None
@@ -267,7 +310,7 @@ class ParallelMapIterator(RawIterator):
                 items = [x for x in (self._pull() for _ in range(per_thread)) if x is not None]
                 if not items:
                     break
-                futures.append(self._pool.submit(self._probe_chunk, barrier, items))
+                futures.append(self._threads.submit(self._probe_chunk, barrier, items))
         finally:
             if len(futures) < n:  # the input ended (too few elements left to matter) or
                 barrier.abort()  # failed: the threads waiting for the others go on
@@ -275,26 +318,13 @@ class ParallelMapIterator(RawIterator):
                 results, run = f.result()
                 runs.append(run)
                 for index, value in results:
-                    self._store(index, value)
-        if len(runs) < n:
-            self._stats.choice = f"threads x{n} (the input ended while probing the GIL)"
-            return
-        # from the round's start: when the last thread was ready (the others waited)
-        start = max(r[0] for r in runs)
-        cores = sum(r[2] for r in runs) / max(max(r[1] for r in runs) - start, 1e-9)
-        transfer = 2 * moved / _COPY_BYTES_PER_S
-        if cores >= _GIL_FREE_CORES:
-            self._stats.choice = (f"threads x{n} (threads started together ran on "
-                                  f"{cores:.1f} cores at once: the function releases the "
-                                  f"GIL)")
-        elif transfer > latency / 2:
-            self._stats.choice = (f"threads x{n} (GIL-bound: threads ran on {cores:.1f} "
-                                  f"cores, but moving {moved / 1e6:.2f} MB per element "
-                                  f"costs more than computing it)")
+                    self._done.put(index, value)
+        mode, n, why = decide_after_gil_probe(runs, n, latency, moved)
+        if mode == "thread":
+            self._stats.choice = f"threads x{n} ({why})"
         else:
             self._shutdown_pool()
-            self._set_mode("process", n, f"GIL-bound: threads started together ran on "
-                           f"{cores:.1f} cores at once; worker processes")
+            self._set_mode(mode, n, why)
 
     def _probe_chunk(self, barrier, items):
         """Runs elements once every probe thread is ready; returns their results and
@@ -344,24 +374,19 @@ class ParallelMapIterator(RawIterator):
                                                              max(self._latency, 1e-6))))
             if self._chunk > 1:
                 self._stats.choice += f", {self._chunk} elements per task"
-            what = f"{self._trace[0] if self._trace else self._stage} worker"
-            self._pool = cf.ThreadPoolExecutor(max_workers=n, thread_name_prefix="tf.data",
-                                               initializer=name_thread, initargs=(what,))
+            self._threads = ThreadRunner(n, f"{self._trace_name()} worker")
         elif mode == "process":
             self._chunk = max(1, min(64, int(_CHUNK_SECONDS / max(self._latency, 1e-6))))
             self._stats.choice += f", {self._chunk} elements per message"
-            self._workers = [w for w in self._workers if w.proc.is_alive()][:n]
-            # Forked one at a time as `_fill` needs them: the first works while the next
-            # one forks (a fork of a large process takes milliseconds).
-            self._to_fork = n - len(self._workers)
-            if not self._workers:
-                self._fork_worker()
+            self._procs.start(n, f"{self._trace_name()} worker process")
 
-    def _fork_worker(self):
-        from tensorlite.data.workers import Worker  # noqa: PLC0415
-        what = f"{self._trace[0] if self._trace else self._stage} worker process"
-        self._workers.append(Worker(self._fn, self._ctx.seed, thread_name(what)))
-        self._to_fork -= 1
+    def _trace_name(self):
+        return self._trace[0] if self._trace else self._stage
+
+    @property
+    def _workers(self):
+        """The worker processes alive for this map (kept across an inline fall-back)."""
+        return self._procs.workers
 
     # -- submitting and collecting -------------------------------------------------------
     def _window(self):
@@ -383,54 +408,41 @@ class ParallelMapIterator(RawIterator):
             elements.append(item[0])
             indices.append(item[1])
         if self._mode == "thread":
-            future = self._pool.submit(self._run_chunk, elements, indices)
-            for i in indices:
-                self._pending[i] = future
-            return True
-        worker = min((w for w in self._workers if w.free_slots), key=lambda w: len(w.busy))
-        worker.submit(index, indices, elements)
+            handle = self._threads.submit(self._run_chunk, elements, indices)
+        else:
+            handle = self._procs.submit(indices, elements)
         for i in indices:
-            self._pending[i] = worker
+            self._pending[i] = handle
         return True
 
     def _fill(self):
         while len(self._pending) + len(self._done) < self._window() and not self._exhausted:
-            if self._mode == "process" and not any(w.free_slots for w in self._workers):
-                if self._to_fork <= 0:
-                    break
-                self._fork_worker()
+            if self._mode == "process" and not self._procs.has_room():
+                break
             if not self._submit_next():
                 break
 
     def _collect(self, block, want=None):
         """Moves finished work into self._done; `want` waits for that index."""
         if self._mode == "thread":
-            if want is not None:
-                futures = [self._pending[want]]
-            else:
-                futures = list(self._pending.values())
-            done, _ = cf.wait(futures, timeout=None if block else 0,
-                              return_when=cf.FIRST_COMPLETED)
-            for f in done:
-                results, cpu = f.result()
+            futures = [self._pending[want]] if want is not None else \
+                list(self._pending.values())
+            for results, cpu in self._threads.collect(futures, block):
                 self._add_cpu(cpu, len(results))
                 for index, value in results:
                     if self._pending.pop(index, None) is not None:
-                        self._store(index, value)
+                        self._done.put(index, value)
         else:
             workers = [self._pending[want]] if want is not None else \
                 list({id(w): w for w in self._pending.values()}.values())
-            ready = mpc.wait([w.conn for w in workers], timeout=None if block else 0)
-            for w in workers:
-                if w.conn in ready:
-                    results, times, cpu = w.receive()
-                    self._add_cpu(cpu, len(results))
-                    for index, value in results:
-                        self._pending.pop(index, None)
-                        self._store(index, value)
-                    c = trace_hook.ACTIVE
-                    if c is not None:
-                        self._report_remote(c, w, times)
+            for w, results, times, cpu in self._procs.collect(workers, block):
+                self._add_cpu(cpu, len(results))
+                for index, value in results:
+                    self._pending.pop(index, None)
+                    self._done.put(index, value)
+                c = collector()
+                if c is not None:
+                    self._report_remote(c, w, times)
 
     def _add_cpu(self, seconds, elements):
         if self._guard is not None:
@@ -438,8 +450,6 @@ class ParallelMapIterator(RawIterator):
 
     # -- the iterator protocol -------------------------------------------------------------
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._mode is None:
             self._choose()
         if self._guard is not None:
@@ -491,10 +501,9 @@ class ParallelMapIterator(RawIterator):
                     if not self._pending:
                         raise StopIteration
                 self._collect(block=True)
-            index = min(self._done)
+            index = self._done.lowest()
         self._stats.wait += time.perf_counter() - t0
-        value, nbytes = self._done.pop(index)
-        self._ctx.ram.release(self._stage, nbytes)
+        value = self._done.take(index)
         self._fill()
         if isinstance(value, BaseException):
             raise value
@@ -502,11 +511,10 @@ class ParallelMapIterator(RawIterator):
 
     def _next_inline(self):
         if self._done:
-            index = self._next_out if self._deterministic else min(self._done)
+            index = self._next_out if self._deterministic else self._done.lowest()
             if index in self._done:
                 self._next_out = index + 1
-                value, nbytes = self._done.pop(index)
-                self._ctx.ram.release(self._stage, nbytes)
+                value = self._done.take(index)
                 if isinstance(value, BaseException):
                     raise value
                 return value
@@ -520,35 +528,30 @@ class ParallelMapIterator(RawIterator):
     def save(self):
         while self._pending:
             self._collect(block=True)
-        for value, _ in self._done.values():
+        results = self._done.results()
+        for value in results.values():
             if isinstance(value, BaseException):
                 raise value
-        done = {i: to_numpy_element(v) for i, (v, _) in self._done.items()}
+        done = {i: to_numpy_element(v) for i, v in results.items()}
         return (self._next_index, self._next_out, self._exhausted, done, self._in.save())
 
     def restore(self, state):
         self._shutdown()
         self._mode = None
-        for _, nbytes in self._done.values():
-            self._ctx.ram.release(self._stage, nbytes)
-        self._done = {}
+        self._done.clear()
         self._next_index, self._next_out, self._exhausted, done, inner = state
         for i, v in done.items():
-            self._store(i, from_numpy_element(v))
+            self._done.put(i, from_numpy_element(v))
         self._in.restore(inner)
 
     def _shutdown_pool(self):
-        if self._pool is not None:
-            for f in self._pending.values():
-                f.cancel()
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        if self._threads is not None:
+            self._threads.shutdown(list(self._pending.values()))
+            self._threads = None
 
     def _shutdown(self):
         self._shutdown_pool()
-        for w in self._workers:
-            w.close()
-        self._workers = []
+        self._procs.close()
         self._pending = {}
 
     def close(self):

@@ -12,9 +12,9 @@ from tensorlite.data.dataset import AUTOTUNE, DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
-from tensorlite.data.tracing import span_args, thread_name, traced_next
+from tensorlite.data.tracing import collector, span_args, thread_name
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import errors, trace_hook
+from tensorlite.framework import errors
 
 _END = object()
 _MAX_AUTOTUNE_BUFFER = 64
@@ -76,7 +76,7 @@ class PrefetchIterator(RawIterator):
                     cond.wait()
                 if self._stop:
                     return
-            c = trace_hook.ACTIVE
+            c = collector()
             t0 = time.perf_counter_ns()
             try:
                 item = self._in.next()
@@ -118,8 +118,6 @@ class PrefetchIterator(RawIterator):
 
     # -- consumer ------------------------------------------------------------------------
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._finished:
             raise StopIteration
         self._ensure_thread()

@@ -11,8 +11,7 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.sources import FromTensorSlicesDataset
-from tensorlite.data.tracing import traced_next
-from tensorlite.framework import dtypes, errors, random_context, trace_hook
+from tensorlite.framework import dtypes, errors, random_context
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 
@@ -96,8 +95,6 @@ class _LineIterator(RawIterator):
         self._k, self._line, self._f = 0, 0, None
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while self._k < len(self._files):
             if self._f is None:
                 self._f = open_compressed(self._files[self._k], self._compression)

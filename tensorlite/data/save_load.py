@@ -171,6 +171,7 @@ def _read_meta(path):
 
 
 class _ShardIterator(RawIterator):
+    _profiled = False  # no span of its own yet (tracing.hook_next)
     def __init__(self, path, gz):
         self._path = path
         self._file = (gzip.open if gz else open)(path, "rb")
@@ -202,6 +203,7 @@ class ShardDataset(DatasetV2):
 
 
 class _RoundRobin(RawIterator):
+    _profiled = False  # no span of its own yet (tracing.hook_next)
     def __init__(self, shards, ctx):
         self._iters = [s._make_iterator(ctx) for s in shards]
         self._at = 0

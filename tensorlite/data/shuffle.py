@@ -12,9 +12,8 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.stats import element_nbytes
 from tensorlite.data.structure import from_numpy_element, to_numpy_element
-from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
-from tensorlite.framework import errors, random_context, trace_hook
+from tensorlite.framework import errors, random_context
 
 
 class ShuffleDataset(UnaryDataset):
@@ -76,8 +75,6 @@ class _ShuffleIterator(PassThroughIterator):
             self._bytes.append(n)
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         self._fill()
         if not self._buf:
             raise StopIteration

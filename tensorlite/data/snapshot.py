@@ -22,9 +22,8 @@ from tensorlite.data import element_io
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.parallel_map import cpu_count
-from tensorlite.data.tracing import traced_next
 from tensorlite.data.transforms import UnaryDataset
-from tensorlite.framework import atomic_files, errors, size_limits, trace_hook
+from tensorlite.framework import atomic_files, errors, size_limits
 from tensorlite.framework.tensor import Tensor
 
 _SKIP = {"_key", "_spec", "_last_ctx", "_inputs", "_memory", "_epochs", "_fixed"}
@@ -210,8 +209,6 @@ class _SnapshotWriter(RawIterator):
         self._count = 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         try:
             e = self._in.next()
         except StopIteration:
@@ -293,8 +290,6 @@ class _SnapshotReader(RawIterator):
         q.put(None)
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._i >= self._meta["num_elements"]:
             raise StopIteration
         item = self._queues[self._i % len(self._queues)].get()

@@ -6,8 +6,7 @@ from tensorlite.data import composite
 from tensorlite.data import structure
 from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2  # noqa: F401
 from tensorlite.data.iterator import RawIterator
-from tensorlite.data.tracing import traced_next
-from tensorlite.framework import dtypes, errors, nest, trace_hook
+from tensorlite.framework import dtypes, errors, nest
 from tensorlite.framework.convert import convert_to_tensor, to_numpy
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_shape import TensorShape
@@ -43,8 +42,6 @@ class _RangeIterator(RawIterator):
         self._np = np_dtype
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         v = self._next
         if (self._step > 0 and v >= self._stop) or (self._step < 0 and v <= self._stop):
             raise StopIteration
@@ -92,8 +89,6 @@ class _SlicesIterator(RawIterator):
         self._data, self._n, self._get, self._i = data, n, get, 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         i = self._i
         if i >= self._n:
             raise StopIteration
@@ -203,8 +198,6 @@ class _GeneratorIterator(RawIterator):
         self._index = 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._it is None:
             args = [a.numpy() for a in self._ds._args]
             self._it = iter(self._ds._generator(*args))
@@ -278,8 +271,6 @@ class _ZipIterator(RawIterator):
         self._its, self._like = its, like
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         return nest.pack_like(self._like, [it.next() for it in self._its])
 
     def save(self):
@@ -326,8 +317,6 @@ class _SequenceIterator(RawIterator):
         self._it = datasets[0]._make_iterator(ctx)
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while True:
             try:
                 return self._it.next()
@@ -386,8 +375,6 @@ class _ChooseIterator(RawIterator):
         self._done = [False] * len(its)
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while not all(self._done):
             k = int(self._sel.next())
             if not 0 <= k < len(self._its):
@@ -444,6 +431,7 @@ class _WeightedSelector(DatasetV2):
 
 
 class _SelectorIterator(RawIterator):
+    _profiled = False  # no span of its own yet (tracing.hook_next)
     def __init__(self, p, seed):
         self._p = p
         self._rng = np.random.default_rng(seed)

@@ -25,8 +25,7 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.sources import FromTensorSlicesDataset, FromTensorsDataset
-from tensorlite.data.tracing import traced_next
-from tensorlite.framework import dtypes, errors, size_limits, trace_hook
+from tensorlite.framework import dtypes, errors, size_limits
 from tensorlite.framework.checksums import (  # noqa: F401 - tfrecord.crc32c, as before
     crc32c, crc32c_library, crc32c_python, masked_crc32c)
 from tensorlite.framework.tensor import Tensor, wrap
@@ -452,8 +451,6 @@ class _RecordIterator(RawIterator):
         self._reader = None
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while True:
             if self._reader is None:
                 path = os.fsdecode(self._files.next().numpy())

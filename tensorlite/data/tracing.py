@@ -1,23 +1,24 @@
 """How pipeline stages report to the profiler (see framework/trace_hook.py).
 
-Every node iterator's `next()` starts with
-
-    if trace_hook.ACTIVE is not None and not self._tracing:
-        return traced_next(self)
-
-so that when no profiler runs the only cost is that one load. While one runs, `traced_next`
-calls `next()` again (with `_tracing` set) inside a "data" span named after the stage; spans
-of upstream stages pulled by it land inside it on the same thread, so its self time is its
-span minus theirs. The stage's identity is stamped on the iterator when its dataset node
-makes it (`stamp`, called by `DatasetV2`'s wrapper of `_make_iterator`):
-`it._trace = (span name, stage key, pipeline id)`.
+This module is the one place where iterators are hooked to the profiler. A node iterator's
+`next()` is its plain body; every `RawIterator` subclass that defines one is registered
+here (`hook`, from `RawIterator.__init_subclass__`), and while a profiler runs the class's
+`next` is swapped for a traced one (`_switch`, called by `trace_hook.set_active`), so that
+when no profiler runs iterators pay nothing. The traced `next` calls the body (with the
+iterator's `_tracing` set, so a body that calls another class's `next` on itself runs it
+plain) inside a "data" span named after the stage; spans of upstream stages pulled by it
+land inside it on the same thread, so its self time is its span minus theirs. The stage's
+identity is stamped on the iterator when its dataset node makes it (`stamp`, called by
+`DatasetV2`'s wrapper of `_make_iterator`): `it._trace = (span name, stage key, pipeline
+id)`. `OwnedIterator.__next__` is swapped the same way for the consumer's "input" span.
 
 Span args: "stage" (the key, stable across epochs: the node's key, or inside an
 interleave/flat_map "<outer key>/<label>" so all inner datasets share one stage),
 "pipeline", and what the iterator's `_trace_args()` adds at the moment of the call (buffer
 fill and capacity, parallelism). Background producers add spans with "role": "producer"
 (a prefetch thread fetching one element upstream, an interleave slot thread) and parallel
-map workers spans with "role": "worker" (one per element, in threads or worker processes).
+map workers spans with "role": "worker" (one per element, in threads or worker processes);
+they read the running collector with `collector()`.
 """
 import itertools
 import threading
@@ -26,6 +27,49 @@ import time
 from tensorlite.framework import trace_hook
 
 _thread_ids = itertools.count(1)
+_HOOKED = []  # (class, attribute, plain function, traced function)
+
+
+def collector():
+    """The running profiler's collector, or None (background producers and workers)."""
+    return trace_hook.ACTIVE
+
+
+def hook(cls, name, traced):
+    """Makes `cls.<name>` be `traced` while a profiler runs and its own function
+    otherwise (also for a class made while one runs: parallel_map is imported lazily)."""
+    plain = cls.__dict__[name]
+    _HOOKED.append((cls, name, plain, traced))
+    if trace_hook.ACTIVE is not None:
+        setattr(cls, name, traced)
+
+
+def hook_next(cls):
+    """Hooks a node iterator class's own `next` (see the module docstring), unless the
+    class says `_profiled = False`: the iterators that reported no span before the hook
+    had one installation point (group_by_window's, rejection_resample's, load's shards,
+    the data service's, choose_from_datasets' selector) still report none, so profiles
+    are what they were; tracing them adds their stages to the Input Pipeline Analyzer."""
+    body = cls.__dict__.get("next")
+    if body is None or not getattr(cls, "_profiled", True):
+        return
+
+    def next(self):
+        if self._tracing:  # inside a traced call on this iterator: the plain body
+            return body(self)
+        return traced_next(self, body)
+    next.__doc__ = body.__doc__
+    next.__wrapped__ = body
+    hook(cls, "next", next)
+
+
+def _switch(active):
+    """Swaps every hooked class's traced functions in (a profiler started) or out."""
+    for cls, name, plain, traced in _HOOKED:
+        setattr(cls, name, plain if active is None else traced)
+
+
+trace_hook.on_change(_switch)
 
 
 def stamp(it, node, ctx):
@@ -58,14 +102,15 @@ def inner_context(it):
     return inner
 
 
-def traced_next(it):
-    """`it.next()` inside a "data" span (called only while a profiler runs)."""
+def traced_next(it, body):
+    """`body(it)` (its class's plain `next`) inside a "data" span (called only while a
+    profiler runs)."""
     c = trace_hook.ACTIVE
     info = it._trace
     it._tracing = True
     if c is None or info is None:
         try:
-            return it.next()
+            return body(it)
         finally:
             it._tracing = False
     name, key, pipeline = info
@@ -75,7 +120,7 @@ def traced_next(it):
         args.update(extra)
     t0 = time.perf_counter_ns()
     try:
-        return it.next()
+        return body(it)
     except StopIteration:
         args["end_of_sequence"] = True
         raise

@@ -11,8 +11,8 @@ from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN, DatasetV2, para
 from tensorlite.data.functions import StageFunction, check_predicate
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.seeding import element_seed
-from tensorlite.data.tracing import inner_context, traced_next
-from tensorlite.framework import dtypes, errors, nest, trace_hook
+from tensorlite.data.tracing import inner_context
+from tensorlite.framework import dtypes, errors, nest
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 
@@ -93,8 +93,6 @@ class _MapIterator(PassThroughIterator):
         self._seed = ctx.seed
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         element = self._in.next()
         i = self._i
         self._i = i + 1
@@ -141,8 +139,6 @@ class _FilterIterator(PassThroughIterator):
         self._i = 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while True:
             element = self._in.next()
             i = self._i
@@ -204,8 +200,6 @@ class _FlatMapIterator(PassThroughIterator):
         self._i = 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while True:
             if self._cur is None:
                 element = self._in.next()
@@ -270,8 +264,6 @@ class _RepeatIterator(RawIterator):
         self._produced = False
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         count = self._ds._count
         while self._it is not None:
             try:
@@ -336,8 +328,6 @@ class _TakeIterator(PassThroughIterator):
         self._left = count
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._left == 0:
             raise StopIteration
         v = self._in.next()
@@ -379,8 +369,6 @@ class _SkipIterator(PassThroughIterator):
         self._to_skip = count
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while self._to_skip != 0:
             self._in.next()
             self._to_skip -= 1
@@ -423,8 +411,6 @@ class _ShardIterator(PassThroughIterator):
         self._n, self._k, self._pos = n, k, 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while True:
             v = self._in.next()
             pos = self._pos
@@ -461,8 +447,6 @@ class _EnumerateIterator(PassThroughIterator):
         self._i = start
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         v = self._in.next()
         i = self._i
         self._i += 1
@@ -498,8 +482,6 @@ class _ScanIterator(PassThroughIterator):
         self._state_spec = structure.spec_of(init)
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         element = self._in.next()
         result = self._fn(self._state, element)
         if not isinstance(result, tuple) or len(result) != 2:
@@ -541,8 +523,6 @@ class _TakeWhileIterator(PassThroughIterator):
         self._pred, self._done, self._i = pred, False, 0
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         if self._done:
             raise StopIteration
         v = self._in.next()
@@ -585,8 +565,6 @@ class _UniqueIterator(PassThroughIterator):
         self._seen = set()
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while True:
             v = self._in.next()
             key = v._value.item()
@@ -623,8 +601,6 @@ class _IgnoreErrorsIterator(PassThroughIterator):
         self._log = log
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         while True:
             try:
                 return self._in.next()
@@ -681,8 +657,6 @@ class _WindowIterator(PassThroughIterator):
         self._done = False
 
     def next(self):
-        if trace_hook.ACTIVE is not None and not self._tracing:
-            return traced_next(self)
         ds = self._ds
         span = (ds._size - 1) * ds._stride + 1
         while not self._done and len(self._buf) < span:

@@ -23,3 +23,20 @@ the latest pipeline context seen while profiling (its optimised root dataset and
 stats), which the Input Pipeline Analyzer (profiler/input_pipeline.py) reads.
 """
 ACTIVE = None
+_LISTENERS = []  # called with the new collector (or None) whenever ACTIVE changes
+
+
+def on_change(listener):
+    """Calls `listener(collector)` each time a profiler starts or stops (`set_active`):
+    tf.data swaps its stages' traced `next` in and out there (data/tracing.py), so that
+    not profiling costs its iterators nothing at all."""
+    _LISTENERS.append(listener)
+
+
+def set_active(collector):
+    """Makes `collector` (or None) the running profiler's collector and tells the
+    listeners. Only the profiler calls this, under its lock."""
+    global ACTIVE
+    ACTIVE = collector
+    for listener in _LISTENERS:
+        listener(collector)

@@ -129,7 +129,8 @@ def install():
             hooks.append(c.before)
             c.timed = True
         dispatch.OBSERVERS.append(c)
-        _ACTIVE = trace_hook.ACTIVE = c
+        _ACTIVE = c
+        trace_hook.set_active(c)
         return c
 
 
@@ -140,7 +141,8 @@ def uninstall():
         c = _ACTIVE
         if c is None:
             return None
-        _ACTIVE = trace_hook.ACTIVE = None
+        _ACTIVE = None
+        trace_hook.set_active(None)
         c.stop_ns = time.perf_counter_ns()
         _remove(dispatch.OBSERVERS, c)
         hooks = getattr(dispatch, "BEFORE", None)
