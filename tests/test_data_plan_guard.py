@@ -45,6 +45,13 @@ def never_worth_it(monkeypatch):
     from tensorlite.data import parallel_map
     monkeypatch.setattr(parallel_map, "_CHUNK_SECONDS", 1e-3)
     monkeypatch.setattr(parallel_map, "_THREAD_CHUNK_SECONDS", 1e-4)
+    decide = parallel_map.decide
+
+    def parallel_first(m):  # a loaded machine may make AUTOTUNE choose inline at once:
+        mode, n, why = decide(m)  # the guard is what is tested, so start a parallel plan
+        return ("thread", 2, "the test starts a parallel plan") if mode == "inline" and \
+            m.probe else (mode, n, why)
+    monkeypatch.setattr(parallel_map, "decide", parallel_first)
     original = PlanGuard.__init__
 
     def zero_cost(self, sequential_cost, **kwargs):
