@@ -78,12 +78,13 @@ def _serve(args, security, path):
                                security=security, dashboard_address=None, silence_logs=40)
     dispatcher.install(cluster.scheduler)
     address = cluster.scheduler_address
+    # before the address is printed: a SIGTERM sent as soon as it is read stops cleanly
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
     print(f"tf.data service dispatcher at {address} with {args.workers} worker(s); "
           f"credentials in {path}", flush=True)
     print(f"use dataset.apply(tf.data.experimental.service.distribute('distributed_epoch', "
           f"{address!r}, security={path!r})) or set {credentials.ENV_VAR}={path}", flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *a: stop.set())
     try:
         stop.wait()
     except KeyboardInterrupt:
