@@ -44,6 +44,7 @@ from tensorlite.ops.logging_ops import print  # noqa: A004
 from tensorlite.ops.script_ops import numpy_function, py_function
 from tensorlite.ops.nn_ops import *  # noqa: F401,F403
 from tensorlite.ops.conv_ops import *  # noqa: F401,F403
+from tensorlite.ops.pooling_ops import *  # noqa: F401,F403
 from tensorlite.ops.random_ops import *  # noqa: F401,F403
 from tensorlite.ops.linalg_ops import *  # noqa: F401,F403
 from tensorlite.autodiff.tape import GradientTape, UnconnectedGradients, stop_gradient
