@@ -33,7 +33,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import array_ops, math_ops, random_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops, random_ops
 from tensorlite.ops.common import DECLINED, fast_path, int_list, to_tensor
 from tensorlite.ops.slice_ops import getitem
 
@@ -489,8 +489,8 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
     pads = [[0, 0]] + [[lo, hi] for _, lo, hi in plans] + [[0, 0]]
     if any(lo or hi for lo, hi in pads):
         x = array_ops.pad(x, pads)
-    y = array_ops.gather(x, wrap(plans[0][0]), axis=1)  # [n, oh, kh, w', c]
-    y = array_ops.gather(y, wrap(plans[1][0]), axis=3)  # [n, oh, kh, ow, kw, c]
+    y = gather_ops.gather(x, wrap(plans[0][0]), axis=1)  # [n, oh, kh, w', c]
+    y = gather_ops.gather(y, wrap(plans[1][0]), axis=3)  # [n, oh, kh, ow, kw, c]
     y = array_ops.transpose(y, [0, 1, 3, 2, 4, 5])
     oh, ow = plans[0][0].shape[0], plans[1][0].shape[0]
     return array_ops.reshape(y, (n, oh, ow, k[1] * k[2] * c))

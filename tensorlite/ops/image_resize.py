@@ -11,7 +11,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import array_ops, math_ops, numba_resize
+from tensorlite.ops import gather_ops, math_ops, numba_resize
 from tensorlite.ops.image_ops import _image, _int_arg, _numeric, pad_to_bounding_box
 
 __all__ = []  # TensorFlow exports these under tf.image only
@@ -205,8 +205,8 @@ def _nearest(x, oh, ow):
         return wrap(np.minimum(pos, n_in - 1).astype(np.int32))
     ih, iw = x._value.shape[-3:-1]
     nd = x._value.ndim
-    y = array_ops.gather(x, index(ih, oh), axis=nd - 3)
-    return array_ops.gather(y, index(iw, ow), axis=nd - 2)
+    y = gather_ops.gather(x, index(ih, oh), axis=nd - 3)
+    return gather_ops.gather(y, index(iw, ow), axis=nd - 2)
 
 
 def _size_arg(op_name, size):
