@@ -284,18 +284,3 @@ class MeanMetricWrapper(Mean):
             config["fn"] = self._fn
         config.update(super().get_config())
         return config
-
-
-def _wrapper_class(class_name, fn, default_name, doc, params=()):
-    """A MeanMetricWrapper subclass with Keras's constructor (name, dtype, *params)."""
-    def __init__(self, name=default_name, dtype=None, **kwargs):
-        extra = {}
-        for p, default in params:
-            extra[p] = kwargs.pop(p, default)
-        if kwargs:
-            raise TypeError(f"{class_name}() got unexpected keyword arguments "
-                            f"{sorted(kwargs)}")
-        MeanMetricWrapper.__init__(self, fn, name=name, dtype=dtype, **extra)
-        for p, _ in params:
-            setattr(self, p, extra[p])
-    return type(class_name, (MeanMetricWrapper,), {"__init__": __init__, "__doc__": doc})

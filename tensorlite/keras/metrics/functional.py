@@ -107,7 +107,7 @@ def _public(np_fn, name, doc, cast_true=True):
         else:
             t, p = _np(y_true), _np(y_pred)
         return wrap(np.asarray(np_fn(t, p, **kwargs)))
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name  # (so tf.keras.metrics documents it by name)
     fn.__doc__ = doc
     fn._numpy_fn = np_fn
     fn._cast_true = cast_true

@@ -4,7 +4,7 @@ accuracies, regression errors, crossentropies, hinges) and RootMeanSquaredError.
 import numpy as np
 
 from tensorlite.keras.metrics.base import Mean, MeanMetricWrapper, _divide_no_nan, \
-    _float_arrays, _np, _squeeze_or_expand, _wrapper_class
+    _float_arrays, _np, _squeeze_or_expand
 from tensorlite.keras.metrics.functional import (
     accuracy, binary_accuracy, binary_crossentropy, categorical_accuracy,
     categorical_crossentropy, categorical_hinge, cosine_similarity, hinge, kl_divergence,
@@ -12,6 +12,21 @@ from tensorlite.keras.metrics.functional import (
     mean_squared_logarithmic_error, poisson, sparse_categorical_accuracy,
     sparse_categorical_crossentropy, sparse_top_k_categorical_accuracy, squared_hinge,
     top_k_categorical_accuracy)
+
+
+def _wrapper_class(class_name, fn, default_name, doc, params=()):
+    """A MeanMetricWrapper subclass with Keras's constructor (name, dtype, *params)."""
+    def __init__(self, name=default_name, dtype=None, **kwargs):
+        extra = {}
+        for p, default in params:
+            extra[p] = kwargs.pop(p, default)
+        if kwargs:
+            raise TypeError(f"{class_name}() got unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        MeanMetricWrapper.__init__(self, fn, name=name, dtype=dtype, **extra)
+        for p, _ in params:
+            setattr(self, p, extra[p])
+    return type(class_name, (MeanMetricWrapper,), {"__init__": __init__, "__doc__": doc})
 
 
 class Accuracy(MeanMetricWrapper):
