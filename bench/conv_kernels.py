@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import tensorlite  # noqa: E402,F401 - sets the OpenBLAS environment before NumPy loads it
 from tensorlite.framework import blas_threads, intra_op_pool  # noqa: E402
-from tensorlite.ops import conv_ops, numba_winograd, winograd  # noqa: E402
+from tensorlite.ops import conv_kernels, numba_winograd, winograd  # noqa: E402
 
 # (name, input shape, filter shape, pads): the CNN's layers at batch 32, and the
 # convolutions its stride-1 input gradients become
@@ -38,9 +38,9 @@ LAYERS = [
 
 def kernels(x, w, pads):
     geo = ((1, 1), (1, 1), pads)
-    g = conv_ops._conv_im2col(x, w, *geo)
-    out = {"im2col": lambda: conv_ops._conv_im2col(x, w, *geo),
-           "dw im2col": lambda: conv_ops._conv_bf_fwd(x, g, (3, 3), *geo)}
+    g = conv_kernels._conv_im2col(x, w, *geo)
+    out = {"im2col": lambda: conv_kernels._conv_im2col(x, w, *geo),
+           "dw im2col": lambda: conv_kernels._conv_bf_fwd(x, g, (3, 3), *geo)}
     if x.shape[-1] >= 8:
         out["winograd numpy"] = lambda: winograd.conv3x3(x, w, pads, jit=False)
         if numba_winograd.available():

@@ -26,6 +26,7 @@ from tensorlite.framework import nest
 from tensorlite.ops import tensor_operators as _tensor_operators  # noqa: F401
 from tensorlite.ops import sparse_ops as _sparse_ops  # noqa: F401 - attaches SparseTensor operators
 from tensorlite.ops.array_ops import *  # noqa: F401,F403
+from tensorlite.ops.gather_ops import *  # noqa: F401,F403
 from tensorlite.ops.math_ops import (abs, add, add_n, argmax, argmin, argsort,  # noqa: A004
                                      cast, clip_by_global_norm, clip_by_norm, clip_by_value,
                                      cos, cumsum, divide, einsum, equal, exp, floor, greater,
@@ -44,6 +45,7 @@ from tensorlite.ops.logging_ops import print  # noqa: A004
 from tensorlite.ops.script_ops import numpy_function, py_function
 from tensorlite.ops.nn_ops import *  # noqa: F401,F403
 from tensorlite.ops.conv_ops import *  # noqa: F401,F403
+from tensorlite.ops.pooling_ops import *  # noqa: F401,F403
 from tensorlite.ops.random_ops import *  # noqa: F401,F403
 from tensorlite.ops.linalg_ops import *  # noqa: F401,F403
 from tensorlite.autodiff.tape import GradientTape, UnconnectedGradients, stop_gradient

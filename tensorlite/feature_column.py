@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops
 
 
 def _raw(features, key):
@@ -123,7 +123,7 @@ class EmbeddingColumn:
                                                 name=f"{self.name}/embedding_weights")
         ids = self.categorical_column.ids(features)
         mask = wrap((ids >= 0).astype(np.float32)[:, None])
-        rows = array_ops.gather(table, wrap(np.maximum(ids, 0)))
+        rows = gather_ops.gather(table, wrap(np.maximum(ids, 0)))
         return math_ops.multiply(rows, mask)
 
 

@@ -1,8 +1,10 @@
 """`tf.nn`: neural-network ops."""
 from tensorlite.ops.conv_ops import (  # noqa: F401
-    atrous_conv2d, avg_pool, avg_pool1d, avg_pool2d, conv1d, conv2d, conv2d_transpose,
-    convolution, depthwise_conv2d, max_pool, max_pool1d, max_pool2d, separable_conv2d)
+    atrous_conv2d, conv1d, conv2d, conv2d_transpose, convolution, depthwise_conv2d,
+    separable_conv2d)
 from tensorlite.ops.math_ops import sigmoid, tanh  # noqa: F401
+from tensorlite.ops.pooling_ops import (  # noqa: F401
+    avg_pool, avg_pool1d, avg_pool2d, max_pool, max_pool1d, max_pool2d)
 from tensorlite.ops.nn_ops import (  # noqa: F401
     batch_normalization, bias_add, compute_average_loss, crelu, dropout, elu,
     embedding_lookup, gelu, in_top_k, l2_loss, l2_normalize, leaky_relu, log_softmax, moments,

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.ops import conv_ops, conv_select, numba_backend, numba_conv, numba_winograd, \
-    winograd
+from tensorlite.ops import conv_kernels, conv_ops, conv_select, numba_backend, numba_conv, \
+    numba_winograd, winograd
 from tests.op_check import check_op, rand
 from tests.test_conv_ops import ref_conv2d
 
@@ -186,7 +186,7 @@ def test_numba_conv_without_a_kernel_falls_back_to_numpy(monkeypatch):
     x, w = rand(2, 7, 6, 3, seed=45), rand(3, 2, 3, 4, seed=46)
     for s, d, pad in [((1, 1), (1, 1), "SAME"), ((2, 1), (1, 2), "VALID")]:
         got = numba_conv.conv(x, w, s, d, _geometry(x.shape, w.shape, s, pad)["pads"]
-                              if d == (1, 1) else (0, 0, 0, 0), conv_ops._pad)
+                              if d == (1, 1) else (0, 0, 0, 0), conv_kernels._pad)
         np.testing.assert_allclose(got, ref_conv2d(x, w, s, pad, d), rtol=1e-12, atol=1e-12)
 
 
@@ -204,7 +204,7 @@ def test_winograd_compiled_and_numpy_transforms_agree_with_im2col(xs, pads, dtyp
     checks); F(2x2) by both transform paths, F(4x4) by its compiled one."""
     x = rand(*xs, seed=47).astype(dtype)
     w = rand(3, 3, xs[-1], 5, seed=48).astype(dtype)
-    want = conv_ops._conv_im2col(x, w, (1, 1), (1, 1), pads)
+    want = conv_kernels._conv_im2col(x, w, (1, 1), (1, 1), pads)
     for m, jit in ((2, True), (2, False), (4, True)):
         got = winograd.conv3x3(x, w, pads, jit=jit, m=m)
         assert got.dtype == dtype
@@ -252,7 +252,7 @@ def test_winograd_filter_gradient_passes_op_check(algo, m, padding, monkeypatch)
     g = rand(3, *ref_conv2d(x, w, (1, 1), padding).shape[1:], seed=53)
     pads = _geometry(x.shape, w.shape, (1, 1), padding)["pads"]
     np.testing.assert_allclose(real(x, g, pads, m=m),
-                               conv_ops._conv_bf_fwd(x, g, (3, 3), (1, 1), (1, 1), pads),
+                               conv_kernels._conv_bf_fwd(x, g, (3, 3), (1, 1), (1, 1), pads),
                                rtol=1e-12, atol=1e-12)
 
 

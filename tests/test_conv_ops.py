@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.ops import conv_ops
+from tensorlite.ops import conv_kernels
 from tests.op_check import check_op, check_shape_rules, rand
 
 
@@ -190,7 +190,7 @@ def ref_conv2d_grads(x, w, g, strides, padding, dil):
 # small_bytes 0 sends every shape through the chunked im2col and the strided input-gradient
 # adds; the default sends these small ones through _conv_im2col_small (few-channel stride-1
 # input gradients as a convolution too)
-@pytest.mark.parametrize("small_bytes", [conv_ops._SMALL_PATCH_BYTES, 0],
+@pytest.mark.parametrize("small_bytes", [conv_kernels._SMALL_PATCH_BYTES, 0],
                          ids=["small_path", "chunked_path"])
 @pytest.mark.parametrize("chunk_bytes", [4 << 20, 1], ids=["one_chunk", "chunk_per_image"])
 @pytest.mark.parametrize("xs,ws,s,pad,d", [
@@ -202,8 +202,8 @@ def ref_conv2d_grads(x, w, g, strides, padding, dil):
 ])
 def test_conv2d_gradients_match_adjoint(xs, ws, s, pad, d, chunk_bytes, small_bytes,
                                        monkeypatch):
-    monkeypatch.setattr(conv_ops, "_CHUNK_BYTES", chunk_bytes)
-    monkeypatch.setattr(conv_ops, "_SMALL_PATCH_BYTES", small_bytes)
+    monkeypatch.setattr(conv_kernels, "_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(conv_kernels, "_SMALL_PATCH_BYTES", small_bytes)
     x, w = rand(*xs, seed=13), rand(*ws, seed=14)
     xt, wt = tf.constant(x), tf.constant(w)
     with tf.GradientTape(persistent=True) as tape:

@@ -11,7 +11,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.framework import blas_threads, intra_op_pool
-from tensorlite.ops import conv_ops, conv_select, numba_winograd, winograd
+from tensorlite.ops import conv_kernels, conv_select, numba_winograd, winograd
 from tests.op_check import check_op, rand
 from tests.test_conv_ops import ref_conv2d
 
@@ -165,14 +165,14 @@ GEOMETRIES = [((7, 6, 5, 8), (3, 3, 8, 4), (1, 1, 1, 1)),
 
 @pytest.mark.parametrize("xs,ws,pads", GEOMETRIES)
 def test_split_kernels_equal_single_threaded(xs, ws, pads, monkeypatch):
-    monkeypatch.setattr(conv_ops, "_CHUNK_BYTES", 1)  # one image per run: many runs
+    monkeypatch.setattr(conv_kernels, "_CHUNK_BYTES", 1)  # one image per run: many runs
     monkeypatch.setattr(winograd, "CHUNK_BYTES", 1)
     rng = np.random.default_rng(5)
     x, w = rng.standard_normal(xs), rng.standard_normal(ws)
     geo = ((1, 1), (1, 1), pads)
-    y = conv_ops._conv_im2col(x, w, *geo)
-    kernels = [lambda: conv_ops._conv_im2col(x, w, *geo),
-               lambda: conv_ops._conv_bf_fwd(x, y, ws[:2], *geo)]
+    y = conv_kernels._conv_im2col(x, w, *geo)
+    kernels = [lambda: conv_kernels._conv_im2col(x, w, *geo),
+               lambda: conv_kernels._conv_bf_fwd(x, y, ws[:2], *geo)]
     if xs[-1] >= 8:
         kernels.append(lambda: winograd.conv3x3(x, w, pads))
         if numba_winograd.available():
@@ -191,7 +191,7 @@ def test_split_kernels_equal_single_threaded(xs, ws, pads, monkeypatch):
 def test_split_algorithms_pass_op_check(algo, monkeypatch):
     """Values against the loop reference, gradients (whose filter gradient and stride-1
     input gradient split too) against finite differences, all with two threads."""
-    monkeypatch.setattr(conv_ops, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(conv_kernels, "_CHUNK_BYTES", 1)
     monkeypatch.setattr(winograd, "CHUNK_BYTES", 1)
     x, w = rand(4, 5, 6, 16, seed=41), rand(3, 3, 16, 3, seed=42)
     with conv_select.forced(algo), intra_op_pool.splitting(2):

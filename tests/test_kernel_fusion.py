@@ -160,8 +160,8 @@ def test_fused_backward_kernels_keep_numpys_arithmetic(backend):
     d = rand(2, 2, 2, 3)
     dx, db = fused_ops.FUSED_MAX_POOL_GRAD_RELU_GRAD.forward(
         x, pooled, d, ksize=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))
-    from tensorlite.ops import conv_ops
-    ref = conv_ops.MAX_POOL_GRAD.forward(x, pooled, d, ksize=(2, 2), strides=(2, 2),
+    from tensorlite.ops import pooling_ops
+    ref = pooling_ops.MAX_POOL_GRAD.forward(x, pooled, d, ksize=(2, 2), strides=(2, 2),
                                          pads=(0, 0, 0, 0)) * (x > 0)
     np.testing.assert_array_equal(dx, ref)
     assert dx[1, 0, 0, 0] == d[1, 0, 0, 0] and dx[1, 0, 1, 0] == 0
@@ -192,10 +192,10 @@ def test_fused_ops_refuse_an_activation_they_do_not_fuse():
 
 @pytest.mark.parametrize("shape", [(2, 6, 8, 3), (3, 7, 9, 5)])
 def test_non_overlapping_max_pool_matches_the_tap_reduction(shape, backend):
-    from tensorlite.ops import conv_ops
+    from tensorlite.ops import pooling_ops
     x = rand(*shape)
     x[0, 0, 0, 0] = np.nan   # NaN wins, as np.maximum's
-    got = conv_ops.MAX_POOL.forward(x, ksize=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))
-    want = conv_ops._reduce_taps(x, (2, 2), (2, 2), np.maximum)[0]
+    got = pooling_ops.MAX_POOL.forward(x, ksize=(2, 2), strides=(2, 2), pads=(0, 0, 0, 0))
+    want = pooling_ops._reduce_taps(x, (2, 2), (2, 2), np.maximum)[0]
     np.testing.assert_array_equal(got, want)
     assert np.isnan(got[0, 0, 0, 0])

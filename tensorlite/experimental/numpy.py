@@ -24,7 +24,7 @@ import numpy as np
 from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
-from tensorlite.ops import array_ops, linalg_ops, math_ops, random_ops
+from tensorlite.ops import array_ops, gather_ops, linalg_ops, math_ops, random_ops
 
 ndarray = Tensor
 newaxis = None
@@ -433,7 +433,7 @@ def repeat(a, repeats, axis=None):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    return array_ops.repeat(a, repeats, axis=axis)
+    return gather_ops.repeat(a, repeats, axis=axis)
 
 
 def flip(m, axis=None):
@@ -450,7 +450,7 @@ def take(a, indices, axis=None):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    return array_ops.gather(a, indices, axis=axis)
+    return gather_ops.gather(a, indices, axis=axis)
 
 
 def sort(a, axis=-1):

@@ -25,7 +25,7 @@ import numpy as np
 
 from tensorlite.framework import blas_threads, intra_op_pool
 from tensorlite.framework.registry import Spec, register
-from tensorlite.ops import conv_ops, conv_select, math_ops, numba_fused
+from tensorlite.ops import conv_ops, conv_select, math_ops, numba_fused, pooling_ops
 
 ACTIVATIONS = (None, "Relu")
 # A fused elementwise pass of this many elements is timed against splitting it over the
@@ -124,8 +124,8 @@ def _relu_grad_bias_split(g, y):
 
 def _max_pool_grad_relu_fwd(x, y, g, ksize, strides, pads):
     k = numba_fused.kernels_for(x, y, g)
-    if k is None or not conv_ops.non_overlapping(ksize, strides, pads) or x.ndim != 4:
-        dx = conv_ops.MAX_POOL_GRAD.forward(x, y, g, ksize=ksize, strides=strides, pads=pads)
+    if k is None or not pooling_ops.non_overlapping(ksize, strides, pads) or x.ndim != 4:
+        dx = pooling_ops.MAX_POOL_GRAD.forward(x, y, g, ksize=ksize, strides=strides, pads=pads)
         np.multiply(dx, x > 0, out=dx)
         return dx, _rows(dx).sum(0)
     return blas_threads.run(x.size * _COST_PER_ELEMENT, _max_pool_grad_relu_split, x, y, g,

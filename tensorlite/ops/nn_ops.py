@@ -299,7 +299,7 @@ def _onehot(labels, n, dtype):
 
 
 def _sparse_xent_grad(g, ans, logits, labels):
-    from tensorlite.ops.array_ops import one_hot  # noqa: PLC0415
+    from tensorlite.ops.gather_ops import one_hot  # noqa: PLC0415
     # an op, not a NumPy constant: a traced graph must recompute it for new labels
     onehot = one_hot(labels, logits._value.shape[-1], dtype=logits.dtype)
     return multiply(expand_dims(g, -1), subtract(softmax(logits), onehot)), None
@@ -541,7 +541,7 @@ def zero_fraction(value, name=None):
 def embedding_lookup(params, ids, max_norm=None, name=None):
     """`tf.nn.embedding_lookup`: rows of `params` (a tensor, or a list of shards split by
     TF's "div" strategy) at `ids`; rows longer than `max_norm` are scaled down to it."""
-    from tensorlite.ops.array_ops import gather  # noqa: PLC0415 - keeps imports light
+    from tensorlite.ops.gather_ops import gather  # noqa: PLC0415 - keeps imports light
     if isinstance(params, (list, tuple)):
         params = concat(list(params), axis=0) if len(params) > 1 else params[0]
     out = gather(params, ids)

@@ -10,7 +10,7 @@ GIL); the filter gradient sums each thread's partial result in float64.
 
 Every function returns None where it does not apply (numba missing or switched off, a depth
 multiplier other than 1, leading batch dimensions of the vectorized and higher-order rules,
-integer dtypes): the NumPy forms in conv_ops then run.
+integer dtypes): the NumPy forms in conv_kernels then run.
 
 Example:
     >>> y = forward(x, w, (1, 1), (1, 1), (1, 1, 1, 1))   # None without numba

@@ -32,7 +32,7 @@ def _build(numba):
 
 def bilinear(x, size, taps_h, taps_w):
     """x [..., H, W, C] float resized to `size` with the (indices, weights) taps of each
-    axis (image_ops._taps: weights (1 - f, f)), or None where this kernel does not apply."""
+    axis (image_resize._taps: weights (1 - f, f)), or None where this kernel does not apply."""
     if x.dtype.char not in "fd" or x.ndim not in (3, 4) or not available():
         return None
     kernel = compiled("resize_bilinear", _build)

@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import gather_ops, math_ops
 
 _I64 = np.int64
 
@@ -75,7 +75,7 @@ def _import_gather(ins, a):
     for s in splits:
         new_splits, positions = RAGGED_GATHER_ROWS(math_ops.cast(s, dtypes.int64), positions)
         out.append(math_ops.cast(new_splits, a.get("Tsplits") or dtypes.int64))
-    return out + [array_ops.gather(values, positions)]
+    return out + [gather_ops.gather(values, positions)]
 
 
 def _to_dense_tf(attrs, specs):
@@ -423,15 +423,15 @@ def _segment_fwd(values, splits, reducer):
 
 def _segment_grad(g, ans, values, splits, reducer):
     rowids = RAGGED_VALUE_ROWIDS(splits)
-    spread = array_ops.gather(g, rowids, axis=g._value.ndim - ans._value.ndim)
+    spread = gather_ops.gather(g, rowids, axis=g._value.ndim - ans._value.ndim)
     if reducer == "sum":
         return spread, None
     if reducer == "prod":
-        return math_ops.divide(math_ops.multiply(spread, array_ops.gather(ans, rowids)),
+        return math_ops.divide(math_ops.multiply(spread, gather_ops.gather(ans, rowids)),
                                values), None
-    hit = math_ops.cast(math_ops.equal(values, array_ops.gather(ans, rowids)), g.dtype)
+    hit = math_ops.cast(math_ops.equal(values, gather_ops.gather(ans, rowids)), g.dtype)
     ties = RAGGED_SEGMENT_REDUCE(hit, splits, reducer="sum")
-    return math_ops.multiply(spread, math_ops.divide(hit, array_ops.gather(ties, rowids))), None
+    return math_ops.multiply(spread, math_ops.divide(hit, gather_ops.gather(ties, rowids))), None
 
 
 RAGGED_SEGMENT_REDUCE = register(

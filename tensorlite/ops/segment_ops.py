@@ -20,7 +20,7 @@ import numpy as np
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import wrap
-from tensorlite.ops.array_ops import GATHER, _index_tensor
+from tensorlite.ops.gather_ops import GATHER, _index_tensor
 from tensorlite.ops.common import to_tensor
 
 _IDENTITY = {"sum": 0, "prod": 1}

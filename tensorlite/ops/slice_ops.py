@@ -162,7 +162,7 @@ def getitem(tensor, key):
     as `tf.boolean_mask` (TF's rule)."""
     x = to_tensor(tensor)
     if _is_bool_mask(key):
-        from tensorlite.ops.array_ops import boolean_mask  # noqa: PLC0415 - imports us
+        from tensorlite.ops.gather_ops import boolean_mask  # noqa: PLC0415 - imports us
         return boolean_mask(x, key)
     if OBSERVERS and control_flow_ops.graph_tracing():
         traced = _getitem_traced(x, key)
@@ -193,7 +193,7 @@ def _getitem_traced(x, key):
             return None
     if not gathers:
         return None
-    from tensorlite.ops.array_ops import gather  # noqa: PLC0415 - array_ops imports us
+    from tensorlite.ops.gather_ops import gather  # noqa: PLC0415 - array_ops imports us
     y = x if all(k is _ALL for k in static) else getitem(x, tuple(static))
     for ax, index in reversed(gathers):  # from the last: earlier axes keep their numbers
         y = gather(y, index, axis=ax)

@@ -16,7 +16,7 @@ from tensorlite.framework import errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.sparse_tensor import SparseTensor
-from tensorlite.ops import array_ops, math_ops, segment_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops, segment_ops
 
 
 def batch(items):
@@ -70,7 +70,7 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
         wrap(np.full(shape, default._value[()], dtype=object))
     if sp_input.indices.shape[0] == 0:
         return dense
-    return array_ops.tensor_scatter_nd_update(dense, sp_input.indices, sp_input.values)
+    return gather_ops.tensor_scatter_nd_update(dense, sp_input.indices, sp_input.values)
 
 
 def from_dense(tensor, name=None):
@@ -79,7 +79,7 @@ def from_dense(tensor, name=None):
     arr = t._value
     mask = arr != b"" if t.dtype.is_string else arr != 0
     idx = wrap(np.argwhere(mask).astype(np.int64).reshape(-1, arr.ndim))
-    values = array_ops.gather_nd(t, idx) if arr.ndim else wrap(arr[mask])  # differentiable
+    values = gather_ops.gather_nd(t, idx) if arr.ndim else wrap(arr[mask])  # differentiable
     return SparseTensor(idx, values, wrap(np.array(arr.shape, dtype=np.int64)))
 
 
@@ -87,7 +87,7 @@ def reorder(sp_input, name=None):
     """`tf.sparse.reorder`: the same entries in row-major (lexicographic) index order."""
     idx = _sparse(sp_input, "tf.sparse.reorder").indices._value
     order = np.lexsort(idx.T[::-1]) if len(idx) else np.zeros(0, dtype=np.int64)
-    return SparseTensor(wrap(idx[order]), array_ops.gather(sp_input.values, wrap(order)),
+    return SparseTensor(wrap(idx[order]), gather_ops.gather(sp_input.values, wrap(order)),
                         sp_input.dense_shape)
 
 
@@ -150,7 +150,7 @@ def add(a, b, threshold=0, name=None):
     if thresh > 0:
         keep = np.nonzero(np.abs(summed._value) >= thresh)[0]
         out_idx = out_idx[keep]
-        summed = array_ops.gather(summed, wrap(keep.astype(np.int64)))
+        summed = gather_ops.gather(summed, wrap(keep.astype(np.int64)))
     return _from_parts(out_idx, summed, shape)
 
 
@@ -207,7 +207,7 @@ def slice(sp_input, start, size, name=None):  # noqa: A001 - TF's name
     end = np.minimum(start + size, shape)
     idx = sp.indices._value
     keep = np.nonzero(np.all((idx >= start) & (idx < end), axis=1))[0]
-    return _from_parts(idx[keep] - start, array_ops.gather(sp.values, wrap(keep)),
+    return _from_parts(idx[keep] - start, gather_ops.gather(sp.values, wrap(keep)),
                        np.maximum(end - start, 0))
 
 
@@ -260,7 +260,7 @@ def _getitem(self, i):
     i = int(i) + shape[0] if int(i) < 0 else int(i)
     idx = self._indices._value
     keep = np.nonzero(idx[:, 0] == i)[0]
-    return _from_parts(idx[keep, 1:], array_ops.gather(self._values, wrap(keep)),
+    return _from_parts(idx[keep, 1:], gather_ops.gather(self._values, wrap(keep)),
                        shape[1:])
 
 
@@ -270,7 +270,7 @@ def _dense_at_indices(self, other):
     if other.shape.rank == 0:
         return other
     full = array_ops.broadcast_to(other, list(_shape_of(self)))
-    return array_ops.gather_nd(full, self._indices)
+    return gather_ops.gather_nd(full, self._indices)
 
 
 def _mul(self, other):

@@ -23,7 +23,8 @@ from tensorlite.framework.registry import declare, register
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.ops import control_flow_ops
-from tensorlite.ops.array_ops import concat, gather, stack, unstack, zeros
+from tensorlite.ops.array_ops import concat, stack, unstack, zeros
+from tensorlite.ops.gather_ops import gather
 from tensorlite.ops.common import to_tensor
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorlite.framework import errors
 from tensorlite.framework.tensor import Tensor
-from tensorlite.ops import array_ops, control_flow_ops, math_ops
+from tensorlite.ops import array_ops, control_flow_ops, gather_ops, math_ops
 from tensorlite.ops.slice_ops import getitem as _getitem
 
 _SOURCE = {}  # id of a live slice tensor -> (variable, key); tensors are unhashable
@@ -40,13 +40,13 @@ class VariableSlice(Tensor):
 
     def assign(self, value, use_locking=False, name=None, read_value=True):
         """Writes `value` (broadcast to the slice's shape) into the variable's slice."""
-        return _write(self, value, array_ops.tensor_scatter_nd_update, read_value)
+        return _write(self, value, gather_ops.tensor_scatter_nd_update, read_value)
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
-        return _write(self, delta, array_ops.tensor_scatter_nd_add, read_value)
+        return _write(self, delta, gather_ops.tensor_scatter_nd_add, read_value)
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
-        return _write(self, delta, array_ops.tensor_scatter_nd_sub, read_value)
+        return _write(self, delta, gather_ops.tensor_scatter_nd_sub, read_value)
 
 
 def getitem(variable, key):

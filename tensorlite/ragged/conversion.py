@@ -7,7 +7,7 @@ Example:
 """
 from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops
 from tensorlite.ops import ragged_ops as rops
 from tensorlite.ragged.ragged_tensor import RaggedTensor
 
@@ -42,8 +42,8 @@ def from_tensor(tensor, lengths=None, padding=None, ragged_rank=1):
         return RaggedTensor.from_uniform_row_length(
             array_ops.reshape(t, [-1] + t.shape.as_list()[2:]), t.shape[1])
     lengths = math_ops.cast(convert_to_tensor(lengths), dtypes.int64)
-    mask = array_ops.sequence_mask(lengths, maxlen=t.shape[1])
-    return RaggedTensor.from_row_lengths(array_ops.boolean_mask(t, mask), lengths)
+    mask = gather_ops.sequence_mask(lengths, maxlen=t.shape[1])
+    return RaggedTensor.from_row_lengths(gather_ops.boolean_mask(t, mask), lengths)
 
 
 def _from_nested_lengths(t, lengths, ragged_rank):
@@ -59,8 +59,8 @@ def _from_nested_lengths(t, lengths, ragged_rank):
         if lens.shape.rank != 1 or lens.shape[0] != values.shape[0]:
             raise ValueError(f"from_tensor: lengths[{level}] must have one entry per row at "
                              f"that level ({values.shape[0]}), got shape {lens.shape}")
-        mask = array_ops.sequence_mask(lens, maxlen=values.shape[1])
-        values = array_ops.boolean_mask(values, mask)
+        mask = gather_ops.sequence_mask(lens, maxlen=values.shape[1])
+        values = gather_ops.boolean_mask(values, mask)
         nested.append(lens)
     return RaggedTensor.from_nested_row_lengths(values, nested)
 

@@ -14,7 +14,7 @@ import numpy as np
 from tensorlite.framework import errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
-from tensorlite.ops import array_ops
+from tensorlite.ops import array_ops, gather_ops
 from tensorlite.ops import ragged_ops as rops
 from tensorlite.ragged.ragged_tensor import RaggedTensor
 
@@ -23,7 +23,7 @@ def take(values, positions):
     """Rows `positions` of dense or ragged `values`."""
     if isinstance(values, RaggedTensor):
         return gather_rows(values, positions)
-    return array_ops.gather(values, positions)
+    return gather_ops.gather(values, positions)
 
 
 def gather_rows(rt, indices):

@@ -14,7 +14,7 @@ import numpy as np
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops
 from tensorlite.ops import ragged_ops as rops
 from tensorlite.ragged.indexing import gather_rows, take
 from tensorlite.ragged.ragged_tensor import RaggedTensor
@@ -73,7 +73,7 @@ def _flatten_arg(a, template):
     while isinstance(rows, RaggedTensor):
         row_of = row_of[rows.value_rowids()._value]
         rows = rows.values
-    return array_ops.gather(per_row, row_of)  # one entry per flat value
+    return gather_ops.gather(per_row, row_of)  # one entry per flat value
 
 
 def map_flat_values(op, *args, **kwargs):
@@ -251,7 +251,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
 def _gather(params, indices, axis, batch_dims):
     if not isinstance(params, RaggedTensor) and not isinstance(indices, RaggedTensor):
-        return array_ops.gather(params, indices, axis=axis, batch_dims=batch_dims)
+        return gather_ops.gather(params, indices, axis=axis, batch_dims=batch_dims)
     if batch_dims > 1:  # params[i] with indices[i]: one row partition less on both
         p, i = _as_ragged(params), _as_ragged(indices)
         return p.with_values(_gather(p.values, i.values, axis - 1, batch_dims - 1))
@@ -278,7 +278,7 @@ def _gather(params, indices, axis, batch_dims):
             for splits in reversed(indices.nested_row_splits):
                 rows = RaggedTensor(rows, splits, internal=True)
             return rows
-        return indices.with_flat_values(array_ops.gather(params, indices.flat_values))
+        return indices.with_flat_values(gather_ops.gather(params, indices.flat_values))
     idx = math_ops.cast(convert_to_tensor(indices), dtypes.int64)
     if idx.shape.rank == 0:
         return params[idx]
@@ -427,7 +427,7 @@ def boolean_mask(tensor, mask, axis=None, name=None):
         kept = take(tensor.values, array_ops.reshape(math_ops.where(keep), [-1]))
         return RaggedTensor.from_row_lengths(kept, lengths, validate=False)
     if not isinstance(tensor, RaggedTensor):  # dense data, dense mask: tf.boolean_mask's
-        return array_ops.boolean_mask(tensor, mask)
+        return gather_ops.boolean_mask(tensor, mask)
     rows = array_ops.reshape(math_ops.where(convert_to_tensor(mask)), [-1])
     return gather_rows(tensor, rows)
 
@@ -459,7 +459,7 @@ def _reverse_one(rt, axis):
                             zip(splits[:-1], splits[1:])] or [np.zeros(0, np.int64)])
     values = rt.values
     picked = gather_rows(values, order.astype(np.int64)) if isinstance(values, RaggedTensor) \
-        else array_ops.gather(values, order.astype(np.int64))
+        else gather_ops.gather(values, order.astype(np.int64))
     return RaggedTensor(picked, rt.row_splits, internal=True)
 
 

@@ -18,7 +18,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops
 from tensorlite.ops import ragged_ops as rops
 
 
@@ -315,7 +315,7 @@ class RaggedTensor:
         splits, values = self._row_splits, self._values
         for _ in range(inner - 1):
             if isinstance(values, RaggedTensor):
-                splits, values = array_ops.gather(values.row_splits, splits), values.values
+                splits, values = gather_ops.gather(values.row_splits, splits), values.values
             else:
                 splits = math_ops.multiply(splits, np.int64(values.shape[1]))
                 values = array_ops.reshape(values, [-1] + values.shape.as_list()[2:])

@@ -6,7 +6,7 @@ import numpy as np
 
 from tensorlite.framework import errors
 from tensorlite.graph import control_flow
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops
 from tensorlite.ops.common import int_list, tensor_args, to_tensor
 
 
@@ -45,12 +45,12 @@ def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1,
     if pad_end:
         x = _pad_end(x, axis, length_n, step, pad_value)
     if varies:
-        return array_ops.gather(x, _dynamic_index(x, axis, length_n, step, pad_end), axis=axis)
+        return gather_ops.gather(x, _dynamic_index(x, axis, length_n, step, pad_end), axis=axis)
     length = x._value.shape[axis]
     num_frames = (-(-(length - length_n) // step) if pad_end else
                   max(0, 1 + (length - length_n) // step))
     index = step * np.arange(num_frames)[:, None] + np.arange(length_n)[None, :]
-    return array_ops.gather(x, index.astype(np.int32), axis=axis)
+    return gather_ops.gather(x, index.astype(np.int32), axis=axis)
 
 
 def _varies(x, axis):

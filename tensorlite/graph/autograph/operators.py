@@ -20,7 +20,7 @@ from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.user_frame import user_location
 from tensorlite.graph import control_flow, tracing
-from tensorlite.ops import array_ops, control_flow_ops, math_ops
+from tensorlite.ops import array_ops, control_flow_ops, gather_ops, math_ops
 from tensorlite.ops.tensor_array_ops import is_tensor_array
 
 
@@ -298,7 +298,7 @@ def _tensor_for(t, extra_test, body, get_state, set_state, names, opts, where):
         return more if extra_test is None else and_(lambda: more, extra_test)
 
     def step(i):
-        body(array_ops.gather(t, i))
+        body(gather_ops.gather(t, i))
         return i + 1
     _staged_loop(test, step, get_state, set_state, names, opts, where,
                  convert_to_tensor(np.int32(0)))

@@ -23,11 +23,11 @@ import numpy as np
 from tensorlite.framework import registry
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known
-from tensorlite.ops import conv_ops, fused_ops, math_ops, nn_ops
+from tensorlite.ops import fused_ops, math_ops, nn_ops, pooling_ops
 
 # The ops of the patterns (compared by identity).
 ADD, RELU, SUM = math_ops.ADD, nn_ops.RELU, math_ops.SUM
-RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), conv_ops.MAX_POOL_GRAD
+RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), pooling_ops.MAX_POOL_GRAD
 
 
 _KERNELS = {}  # number of registered ops -> {contraction: fused op} built then
@@ -139,7 +139,7 @@ def _backward(g, total):
     pool = g.made_by(grad, MAX_POOL_GRAD)
     if pool is not None and pool.inputs[0] == y and g.only_use(grad, RELU_GRAD) and \
             len(spec.shape) == 4 and g.no_barrier_between(pool, total) and \
-            conv_ops.non_overlapping(pool.attrs["ksize"], pool.attrs["strides"],
+            pooling_ops.non_overlapping(pool.attrs["ksize"], pool.attrs["strides"],
                                      pool.attrs["pads"]):
         return Node(fused_ops.FUSED_MAX_POOL_GRAD_RELU_GRAD, pool.inputs, pool.attrs,
                     relu_grad.outputs + total.outputs, relu_grad.where,

@@ -15,7 +15,7 @@ from tensorlite.keras.layers.base_layer_utils import (serialize_constraint,
                                                       serialize_initializer,
                                                       serialize_regularizer, weight_args)
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import gather_ops, math_ops
 
 # Keras's short names for its default embedding initializers
 _SHORT = {"uniform": initializers.RandomUniform, "normal": initializers.RandomNormal}
@@ -65,7 +65,7 @@ class Embedding(Layer):
         ids = inputs
         if not ids.dtype.is_integer:
             ids = math_ops.cast(ids, dtypes.int32)
-        return array_ops.gather(self.embeddings, ids)
+        return gather_ops.gather(self.embeddings, ids)
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:

@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, image_ops, math_ops, random_ops
+from tensorlite.ops import array_ops, image_ops, image_resize, math_ops, random_ops
 from tensorlite.ops.script_ops import numpy_function
 
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
@@ -66,7 +66,7 @@ class Resizing(Layer):
             ch = min(h, int(round(w * self.height / self.width)))
             cw = min(w, int(round(h * self.width / self.height)))
             x = image_ops.crop_to_bounding_box(x, (h - ch) // 2, (w - cw) // 2, ch, cw)
-        out = image_ops.resize(x, (self.height, self.width), method=self.interpolation)
+        out = image_resize.resize(x, (self.height, self.width), method=self.interpolation)
         return _as_float(self, out)
 
     def get_config(self):

@@ -328,7 +328,7 @@ class Layer(Module):
         (a functional model also takes a symbolic tensor of its graph:
         keras/layers/graph_metrics.py)."""
         from tensorlite.keras.engine_symbolic import is_constructing, is_symbolic  # noqa: PLC0415
-        from tensorlite.keras.metrics import Mean, metric_of_result  # noqa: PLC0415
+        from tensorlite.keras.metrics.base import Mean, metric_of_result  # noqa: PLC0415
         if aggregation not in (None, "mean"):
             raise ValueError(f"We currently only support `mean` sample-wise metric "
                              f"aggregation. You provided aggregation=`{aggregation}`")

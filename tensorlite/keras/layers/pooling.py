@@ -4,7 +4,7 @@ Example:
     >>> tf.keras.layers.MaxPooling2D()(tf.ones([1, 4, 4, 3])).shape
     TensorShape([1, 2, 2, 3])
 """
-from tensorlite.ops import conv_ops as nn
+from tensorlite.ops import pooling_ops as nn
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras.layers.base_layer_utils import check_ndim
 from tensorlite.keras.layers.conv_utils import (conv_output_length, normalize_data_format,

@@ -11,7 +11,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, math_ops, string_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops, string_ops
 from tensorlite.ops.bincount_ops import DENSE_BINCOUNT, RAGGED_BINCOUNT, WEIGHTED_BINCOUNT
 
 MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
@@ -34,7 +34,7 @@ def encode(ids, output_mode, depth, idf_weights=None, count_weights=None):
     if output_mode == "int":
         return ids
     if output_mode == "one_hot":
-        return array_ops.one_hot(ids, depth, dtype=dtypes.float32)
+        return gather_ops.one_hot(ids, depth, dtype=dtypes.float32)
     binary = output_mode == "multi_hot"
     if _is_ragged(ids):
         if ids.ragged_rank != 1:

@@ -27,7 +27,7 @@ from tensorlite.keras.layers.base_layer_utils import (check_axis_value, check_nd
                                                       serialize_initializer,
                                                       serialize_regularizer, weight_args)
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops
 
 
 # -- cells ------------------------------------------------------------------------------------
@@ -247,13 +247,13 @@ class GRUCell(_Cell):
     def _input_bias(self):
         if self.bias is None or not self.reset_after:
             return self.bias
-        return array_ops.gather(self.bias, 0)
+        return gather_ops.gather(self.bias, 0)
 
     def _prepare(self):
         u = self.units
         U = convert_to_tensor(self.recurrent_kernel)
         if self.reset_after:
-            rb = array_ops.gather(self.bias, 1) if self.bias is not None else None
+            rb = gather_ops.gather(self.bias, 1) if self.bias is not None else None
             return {"U": U, "rb": rb}
         uzr, uh = array_ops.split(U, [2 * u, u], axis=-1)
         return {"Uzr": uzr, "Uh": uh}

@@ -12,7 +12,7 @@ from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras.layers.base_layer_utils import check_ndim
 from tensorlite.keras.layers.conv_utils import normalize_data_format, normalize_tuple
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops
 
 
 def _pairs(value, n, name):
@@ -162,7 +162,7 @@ class UpSampling2D(_Spatial):
             if s == 1:
                 continue
             if self.interpolation == "nearest":
-                out = array_ops.repeat(out, s, axis=ax)
+                out = gather_ops.repeat(out, s, axis=ax)
             else:
                 n = out.shape[ax]
                 m = _bilinear_matrix(n, n * s, out.dtype)

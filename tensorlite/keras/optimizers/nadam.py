@@ -19,7 +19,8 @@ from tensorlite.framework.tensor import wrap
 from tensorlite.framework.variables import Variable
 from tensorlite.graph.tracing import is_tracing
 from tensorlite.keras import backend
-from tensorlite.keras.optimizers.optimizer import Optimizer, _as_tensor
+from tensorlite.keras.optimizers.hyperparameters import _as_tensor
+from tensorlite.keras.optimizers.optimizer import Optimizer
 from tensorlite.keras.optimizers.schedules import LearningRateSchedule
 from tensorlite.ops import optimizer_ops
 

@@ -13,8 +13,8 @@ updates it in place, as callbacks do.
 
 The built-in optimizers update on the raw NumPy arrays: preallocated slots updated in place,
 one vectorised expression per variable. They write into a variable's array in place only
-when nothing else refers to it (`exclusive_array`), so a tensor read from a variable earlier
-never changes; otherwise they install a new array.
+when nothing else refers to it (`exclusive_array`, in_place.py), so a tensor read from a
+variable earlier never changes; otherwise they install a new array.
 
 Example:
     >>> v = tf.Variable(1.0)
@@ -25,104 +25,29 @@ Example:
     0.8
 """
 import inspect
-import sys
 import warnings
 
 import numpy as np
 
 from tensorlite.distribute import distribute_lib
-from tensorlite.framework import blas_threads, dtypes, errors, module
-from tensorlite.framework import nest
-from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.framework import blas_threads, nest
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.variables import Variable
 from tensorlite.graph.tracing import is_tracing
-from tensorlite.ops import math_ops
-from tensorlite.ops.optimizer_ops import ADD, SUB, UPDATE_COST, split_update
-from tensorlite.keras.optimizers.schedules import LearningRateSchedule
 from tensorlite.keras.optimizers import ema, weight_decay
 from tensorlite.keras.optimizers import schedules as _schedules
+from tensorlite.keras.optimizers.clipping import ClippingMixin
+from tensorlite.keras.optimizers.hyperparameters import HyperparameterMixin, _as_tensor, \
+    _is_schedule
+from tensorlite.keras.optimizers.in_place import add_to, exclusive_array, subtract_from, \
+    value_array, writable_array
+from tensorlite.keras.optimizers.slots import SlotMixin
+from tensorlite.ops.optimizer_ops import ADD, SUB, UPDATE_COST, split_update
 
 _ALLOWED_KWARGS = ("clipnorm", "clipvalue", "lr", "decay", "global_clipnorm",
                    # TF 2.11+'s optimizer arguments (see weight_decay.py, ema.py)
                    "weight_decay", "use_ema", "ema_momentum", "ema_overwrite_frequency",
                    "jit_compile")
-_rc = sys.getrefcount
-# On a free-threaded build another thread may take a reference between check and write.
-_NO_INPLACE = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
-
-
-# -- writing variables in place ------------------------------------------------------------
-def _ref_counts(var):
-    t = var._t
-    a = t._value
-    return _rc(t), _rc(a)
-
-
-def _baseline():
-    probe = type.__call__(Variable, np.zeros(1))
-    probe._t = wrap(np.zeros(1))
-    return _ref_counts(probe)
-
-
-_BASELINE = _baseline()
-
-
-def exclusive_array(var):
-    """The NumPy array of a `tf.Variable`'s value when nothing but the variable refers to it
-    (its tensor and the array have no other holders, the array owns its memory), so an
-    in-place write is invisible to everyone else; None otherwise."""
-    if _NO_INPLACE or type(var) is not Variable or _ref_counts(var) != _BASELINE:
-        return None
-    a = var._t._value
-    return a if a.base is None and a.flags.writeable else None
-
-
-def writable_array(var):
-    """The value array of a `tf.Variable` (a slot), safe to update in place: when it is
-    shared it is copied first and the copy becomes the variable's value (copy on write)."""
-    a = exclusive_array(var)
-    if a is None:
-        a = np.array(var._t._value, copy=True)
-        var._t = wrap(a)
-    return a
-
-
-def _in_place(var, ufunc, operand, fallback):
-    """var = ufunc(var, operand): in place when the variable's array is exclusive, else by
-    installing a new array; `fallback()` for variable-like objects that are not Variables."""
-    if type(var) is not Variable:
-        fallback()
-        return
-    a = exclusive_array(var)
-    if a is None:
-        var._t = wrap(ufunc(var._t._value, operand))
-    else:
-        ufunc(a, operand, out=a)
-
-
-def subtract_from(var, delta):
-    """var -= delta for a NumPy `delta` of var's dtype: in place when exclusive, else by
-    installing a new array (plain `assign_sub` for variable-like objects)."""
-    _in_place(var, np.subtract, delta,
-              lambda: var.assign_sub(wrap(np.array(delta, copy=True))))
-
-
-def add_to(var, delta):
-    """var += delta, like `subtract_from`."""
-    _in_place(var, np.add, delta, lambda: var.assign_add(wrap(np.array(delta, copy=True))))
-
-
-def multiply_by(var, factor):
-    """var *= factor (a scalar), like `subtract_from`."""
-    _in_place(var, np.multiply, factor, lambda: var.assign(var * factor))
-
-
-def value_array(var):
-    """The current value of a variable or tensor as a NumPy array (no copy)."""
-    if type(var) is Variable:
-        return var._t._value
-    return np.asarray(var)
 
 
 class _CallableList(list):
@@ -133,20 +58,10 @@ class _CallableList(list):
         return self
 
 
-def _is_schedule(v):
-    return isinstance(v, LearningRateSchedule)
-
-
-def _as_float(v):
-    if type(v) is Variable:
-        return float(v._t._value)
-    if isinstance(v, (int, float)):
-        return float(v)
-    return float(np.asarray(v))
-
-
-class Optimizer:
-    """Base class for Keras optimizers (OptimizerV2 API)."""
+class Optimizer(HyperparameterMixin, SlotMixin, ClippingMixin):
+    """Base class for Keras optimizers (OptimizerV2 API): hyperparameters
+    (hyperparameters.py), slots and weights (slots.py) and gradient clipping (clipping.py)
+    are mixins; this class applies the update."""
 
     _HAS_AGGREGATE_GRAD = True
 
@@ -194,144 +109,7 @@ class Optimizer:
             self._set_hyper("learning_rate", kwargs.get("lr", learning_rate))
             self._set_hyper("decay", self._initial_decay)
 
-    # -- hyperparameters as attributes ---------------------------------------------------
-    def __getattr__(self, name):
-        if name == "lr":
-            name = "learning_rate"
-        hyper = self.__dict__.get("_hyper")
-        if hyper is not None and name in hyper:
-            return self._get_hyper(name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def __setattr__(self, name, value):
-        if name == "lr":
-            name = "learning_rate"
-        hyper = self.__dict__.get("_hyper")
-        # a subclass's `self.lr = lr` (or `self.learning_rate = ...`) makes the rate a
-        # hyperparameter, as OptimizerV2's `lr` property does: one value under both names
-        if hyper is not None and (name in hyper or name == "learning_rate"):
-            self._set_hyper(name, value)
-        else:
-            object.__setattr__(self, name, value)
-
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(self.__dict__.get("_hyper", {})) | {"lr"})
-
-    def _set_hyper(self, name, value):
-        """Sets a hyperparameter; an existing variable is assigned in place (so a value
-        changed by a callback reaches the next update), anything else is replaced."""
-        prev = self._hyper.get(name)
-        if isinstance(prev, Variable) and not callable(value) and not _is_schedule(value) \
-                and not isinstance(value, Variable):
-            prev.assign(np.asarray(value, dtype=prev.dtype.as_numpy_dtype))
-        else:
-            self._hyper[name] = value
-
-    def _get_hyper(self, name, dtype=None):
-        if not self._hypers_created:
-            self._create_hypers()
-        value = self._hyper[name]
-        if _is_schedule(value):
-            return value
-        if callable(value) and not isinstance(value, Variable):
-            value = value()
-        if dtype is not None:
-            from tensorlite.ops.math_ops import cast  # noqa: PLC0415
-            return cast(value, dtype)
-        return value
-
-    def _create_hypers(self):
-        if self._hypers_created:
-            return
-        self._hypers_created = True
-        for name, value in sorted(self._hyper.items()):
-            if isinstance(value, (Tensor, Variable)) or callable(value) or _is_schedule(value):
-                continue
-            self._hyper[name] = Variable(np.asarray(value, dtype=np.float32),
-                                         name=f"{self._name}/{name}", trainable=False)
-
-    def _hyper_float(self, name):
-        """A hyperparameter's current value as a Python float (schedules at `iterations`)."""
-        value = self._hyper[name]
-        if type(value) is Variable:
-            return float(value._t._value)
-        if _is_schedule(value):
-            return _as_float(value(self._step()))
-        if callable(value):
-            value = value()
-        return _as_float(value)
-
-    def _serialize_hyperparameter(self, name):
-        value = self._hyper[name]
-        if _is_schedule(value):
-            return _schedules.serialize(value)
-        if callable(value) and not isinstance(value, Variable):
-            value = value()
-        if isinstance(value, (Tensor, Variable)):
-            return float(np.asarray(value))
-        return value
-
-    def _hyper_config(self):
-        """get_config's entries of every hyperparameter (`decay` as given), for the
-        built-in optimizers' configs."""
-        return {name: self._initial_decay if name == "decay" else
-                self._serialize_hyperparameter(name) for name in self._hyper}
-
-    def _add_slots(self, var_list, *names):
-        """Creates the slots `names` (zeros) of every variable, name by name (Keras's
-        creation order: all m, then all v)."""
-        for name in names:
-            for var in var_list:
-                self.add_slot(var, name)
-
-    # -- checkpointing ---------------------------------------------------------------------
-    # Slot names whose variables tf.keras interleaves per variable (Adam: m0, v0, m1, v1);
-    # other slots follow slot by slot, in creation order.
-    _CHECKPOINT_SLOT_GROUPS = ()
-
-    def _trackable_children(self):
-        """`_iterations`, `_learning_rate` and the slots by the per-slot lists that tf.keras 2
-        and Keras 3 both track (`_momentums`, ...: keras/saving/keras3_layout.py); an
-        optimizer with a slot of no known list has tf.keras 2's `_variables` (iterations,
-        then the slots in tf.keras's build order) instead."""
-        from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
-        self._create_hypers()
-        lists = keras3_layout.slot_lists(self)
-        out = [("_iterations", self.iterations)]
-        if lists is None:
-            out.insert(0, ("_variables", self._checkpoint_variables()))
-        lr = self._hyper.get("learning_rate")
-        if isinstance(lr, Variable):
-            out.append(("_learning_rate", lr))
-        return out + (lists or [])
-
-    def _checkpoint_redundant_children(self, saved_names):
-        """Saved children a restore need not wait for: `_variables` (numbered differently
-        by tf.keras 2 and Keras 3) where the file also has the per-slot lists."""
-        from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
-        if keras3_layout.slot_list_names(self) & set(saved_names):
-            return ("_variables",)
-        return ()
-
-    def _create_saved_child(self, name):
-        """Restore hook: a file with only tf.keras 2's `_variables` (no per-slot lists,
-        e.g. written by an older tensorlite) restores the slots through it."""
-        if name == "_variables" and self._slot_names:
-            return self._checkpoint_variables()
-        return None
-
-    def _checkpoint_variables(self):
-        grouped = [n for group in self._CHECKPOINT_SLOT_GROUPS for n in group]
-        groups = list(self._CHECKPOINT_SLOT_GROUPS) + [
-            (n,) for n in self._slot_names if n not in grouped]
-        out = [self.iterations]
-        for group in groups:
-            for var_id in self._slot_owner:
-                slots = self._slots.get(var_id, {})
-                out.extend(slots[n] for n in group if n in slots)
-        return out
-
-    # -- iterations and learning rate ----------------------------------------------------
+    # -- iterations -------------------------------------------------------------------------
     @property
     def iterations(self):
         """The number of updates applied so far (an int64 `tf.Variable`)."""
@@ -353,72 +131,6 @@ class Optimizer:
     def _step(self):
         it = self.iterations
         return int(it._t._value) if type(it) is Variable else int(np.asarray(it))
-
-    def _decayed_lr(self, var_dtype):
-        """`_decayed_lr` of OptimizerV2: the learning rate for this step as a Tensor (inside
-        a trace, computed in the graph from the hyperparameter and `iterations`)."""
-        dt = dtypes.as_dtype(var_dtype)
-        lr = self._lr_now(dt)
-        return lr if is_tracing() else wrap(np.asarray(lr, dtype=dt.as_numpy_dtype))
-
-    # Coefficients for `_prepare_local`: Python floats eagerly (fast scalar math), tensors of
-    # the variables' dtype inside a trace, so one formula serves both.
-    def _hyper_value(self, name, var_dtype):
-        """A hyperparameter's value for this step (a schedule at `iterations`)."""
-        if not is_tracing():
-            return self._hyper_float(name)
-        value = self._hyper[name]
-        if _is_schedule(value):
-            value = value(self.iterations)
-        elif callable(value) and not isinstance(value, Variable):
-            value = value()
-        return _as_tensor(value, var_dtype)
-
-    def _step_value(self, var_dtype, offset=0):
-        """`iterations` + offset: an int eagerly, a tensor of var_dtype in a trace."""
-        if not is_tracing():
-            return self._step() + offset
-        return math_ops.cast(self.iterations, var_dtype) + offset
-
-    def _lr_now(self, var_dtype):
-        """The learning rate of this step, with the legacy `decay` applied."""
-        lr = self._hyper_value("learning_rate", var_dtype)
-        if self._initial_decay > 0:
-            decay = self._hyper_value("decay", var_dtype) if "decay" in self._hyper \
-                else self._initial_decay
-            lr = lr / (1.0 + decay * self._step_value(var_dtype))
-        return lr
-
-    # -- clipping settings ---------------------------------------------------------------
-    @property
-    def clipnorm(self):
-        return self._clipnorm
-
-    @clipnorm.setter
-    def clipnorm(self, value):
-        if value is not None and self._global_clipnorm is not None:
-            raise ValueError("Cannot accept both `clipnorm` and `global_clipnorm`. Received: "
-                             f"`clipnorm`={value}, `global_clipnorm`={self._global_clipnorm}.")
-        self._clipnorm = value
-
-    @property
-    def global_clipnorm(self):
-        return self._global_clipnorm
-
-    @global_clipnorm.setter
-    def global_clipnorm(self, value):
-        if value is not None and self._clipnorm is not None:
-            raise ValueError("Cannot accept both `clipnorm` and `global_clipnorm`. Received: "
-                             f"`clipnorm`={self._clipnorm}, `global_clipnorm`={value}.")
-        self._global_clipnorm = value
-
-    @property
-    def clipvalue(self):
-        return self._clipvalue
-
-    @clipvalue.setter
-    def clipvalue(self, value):
-        self._clipvalue = value
 
     # -- slots ---------------------------------------------------------------------------
     def add_slot(self, var, slot_name, initializer="zeros", shape=None):
@@ -461,8 +173,6 @@ class Optimizer:
         """Names of the slots this optimizer has created, in creation order."""
         return list(self._slot_names)
 
-    def _create_slots(self, var_list):
-        pass
 
     def build(self, var_list):
         """Keras's `optimizer.build(model.trainable_variables)`: creates the iterations,
@@ -470,19 +180,6 @@ class Optimizer:
         finds them), as the first `apply_gradients` would."""
         self._create_all_weights(list(var_list))
 
-    def _create_all_weights(self, var_list):
-        _ = self.iterations
-        self._create_hypers()
-        new = [v for v in var_list if id(v) not in self._slot_owner]
-        if new:
-            for v in new:
-                self._slots.setdefault(id(v), {})
-                self._slot_owner[id(v)] = v
-            self._create_slots(new)
-            if self.use_ema:
-                ema.create_averages(self, new)
-            if module.CHILD_ADDED:  # a restore waiting for these slots
-                module.child_added()
 
     # -- weights ---------------------------------------------------------------------------
     @property
@@ -655,43 +352,6 @@ class Optimizer:
         if self.use_ema:
             ema.finalize(self, var_list)
 
-    def _transform_gradients(self, pairs, graph=False):
-        """Converts gradients to tensors of their variable's shape and dtype, then clips
-        (with graph ops inside a trace: the norms are those of each run's gradients)."""
-        pairs = [(_checked_gradient(self._name, g, v), v) for g, v in pairs]
-        if graph:
-            pairs = self._clip_in_graph(pairs)
-        else:
-            pairs = self._clip_eagerly(pairs)
-        for fn in self.gradient_transformers:
-            pairs = list(fn(pairs))
-        return pairs
-
-    def _clip_eagerly(self, pairs):
-        if self._clipvalue is not None:
-            c = float(self._clipvalue)
-            pairs = [(wrap(np.clip(g._value, -c, c)), v) for g, v in pairs]
-        if self._clipnorm is not None:
-            c = float(self._clipnorm)
-            pairs = [(_scaled(g, c, _norm(g._value)), v) for g, v in pairs]
-        if self._global_clipnorm is not None:
-            c = float(self._global_clipnorm)
-            total = float(np.sqrt(sum(_norm(g._value) ** 2 for g, _ in pairs)))
-            pairs = [(_scaled(g, c, total), v) for g, v in pairs]
-        return pairs
-
-    def _clip_in_graph(self, pairs):
-        if self._clipvalue is not None:
-            c = float(self._clipvalue)
-            pairs = [(math_ops.clip_by_value(g, -c, c), v) for g, v in pairs]
-        if self._clipnorm is not None:
-            pairs = [(math_ops.clip_by_norm(g, float(self._clipnorm)), v) for g, v in pairs]
-        if self._global_clipnorm is not None:
-            clipped, _ = math_ops.clip_by_global_norm([g for g, _ in pairs],
-                                                      float(self._global_clipnorm))
-            pairs = [(g, v) for g, (_, v) in zip(clipped, pairs)]
-        return pairs
-
     def _prepare(self, var_list):
         """Per-step coefficients, computed once: {(device, dtype): {name: value}}; Python
         floats eagerly, tensors of the variables' dtype inside a trace."""
@@ -840,32 +500,3 @@ def _filter_empty_gradients(grads_and_vars):
     return kept
 
 
-def _checked_gradient(opt_name, grad, var):
-    g = grad if type(grad) is Tensor else convert_to_tensor(grad, dtype_hint=var.dtype)
-    vshape = var._t._value.shape if type(var) is Variable else tuple(var.shape.as_list())
-    if g._value.shape != vshape:
-        raise errors.InvalidArgumentError(
-            None, None, f"{opt_name}: the gradient for variable {var.name} has shape "
-            f"{list(g._value.shape)} but the variable has shape {list(vshape)}; each gradient "
-            f"must match its variable (zip(grads, vars) in the same order)")
-    if g._dtype is not var.dtype:
-        raise errors.InvalidArgumentError(
-            None, None, f"{opt_name}: the gradient for variable {var.name} has dtype "
-            f"{g._dtype.name} but the variable has dtype {var.dtype.name}; tf.cast the gradient")
-    return g
-
-
-def _as_tensor(value, dtype):
-    """A coefficient as a tensor of `dtype` (a variable is read, in the graph)."""
-    t = convert_to_tensor(value, dtype_hint=dtype)
-    return t if t._dtype is dtype else math_ops.cast(t, dtype)
-
-
-def _norm(a):
-    return float(np.sqrt(np.vdot(a, a).real)) if a.size else 0.0
-
-
-def _scaled(g, clip, norm):
-    if norm <= clip:
-        return g
-    return wrap(g._value * (clip / norm))

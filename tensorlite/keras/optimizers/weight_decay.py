@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 
+from tensorlite.keras.optimizers.in_place import multiply_by
+
 
 def decays(opt, var):
     """Whether `var` is decayed (not excluded by object or by a name pattern)."""
@@ -38,5 +40,4 @@ def apply_weight_decay(opt, var_list, apply_state, graph):
         if graph:
             var.assign(var * keep)
         else:
-            from tensorlite.keras.optimizers.optimizer import multiply_by  # noqa: PLC0415
             multiply_by(var, keep)

@@ -15,7 +15,7 @@ import numpy as np
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.sources import FromTensorSlicesDataset
 from tensorlite.framework import errors
-from tensorlite.ops import image_ops
+from tensorlite.ops import image_resize
 from tensorlite.ops.image_codecs import decode_image
 
 _IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
@@ -135,7 +135,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
             from tensorlite.keras.layers.image_preprocessing import Resizing  # noqa: PLC0415
             return Resizing(*size, interpolation=interpolation,
                             crop_to_aspect_ratio=True)(img)
-        return image_ops.resize(img, size, method=interpolation)
+        return image_resize.resize(img, size, method=interpolation)
 
     images = FromTensorSlicesDataset(paths.astype(object)).map(load)
     if label_mode is None:
