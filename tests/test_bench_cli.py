@@ -114,6 +114,12 @@ def test_interrupted_text_pipeline_removes_its_corpus(sig, tmp_path):
         corpus = _wait_for(lambda: glob.glob(str(dirs["tmp"] / "*" / "corpus_*")),
                            "the corpus to be started")
         os.kill(proc.pid, sig)
+        for _ in range(40):  # bounded: Python swallows a KeyboardInterrupt that lands in a
+            try:             # __del__ or a weakref callback ("Exception ignored in"), so
+                proc.wait(timeout=0.5)  # the signal is sent again, as a user presses
+                break                   # Ctrl-C again
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, sig)
         proc.communicate(timeout=120)
     finally:
         if _group_alive(proc.pid):
