@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,12 +134,3 @@ def test_conflicting_quantization_is_an_error(tmp_path):
     out = converter("--input_format", "keras", "--quantize_uint8", "hidden/*",
                     "--quantize_float16", "*/kernel", tmp_path / "m.h5", tmp_path / "web")
     assert out.returncode == 1 and "hidden/kernel" in out.stderr
-
-
-@pytest.mark.skipif(importlib.util.find_spec("tensorlite.js.graph_model") is not None,
-                    reason="the Graph format is built: its converter tests cover it")
-def test_graph_model_output_is_not_implemented_yet(tmp_path):
-    _model().save(str(tmp_path / "m.h5"))
-    out = converter("--input_format", "keras", "--output_format", "tfjs_graph_model",
-                    tmp_path / "m.h5", tmp_path / "web")
-    assert out.returncode == 1 and "graph_model" in out.stderr

@@ -49,8 +49,9 @@ def ckpt_write(directory):
         path = tf.train.Checkpoint(model=model).write(os.path.join(directory, name, "ckpt"))
         facts[name] = sorted(k for k, _ in tf.train.list_variables(path))
         out[f"{name}_pred"] = np.asarray(model(_inputs(name), training=False))
-        if _KERAS3:  # Keras 3's weights file (tf.keras 2 has no .weights.h5)
-            model.save_weights(os.path.join(directory, f"{name}.weights.h5"))
+        # Keras 3's weights file, or tf.keras 2's HDF5 weights (it has no .weights.h5)
+        model.save_weights(os.path.join(directory, f"{name}.weights.h5" if _KERAS3 else
+                                        f"{name}.h5"))
     mlp = models["functional"]
     out["functional_iterations"] = mlp.optimizer.iterations.numpy()
     mlp.train_on_batch(X, Y)  # one more step from the saved state: the continuation
