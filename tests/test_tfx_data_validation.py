@@ -13,7 +13,7 @@ import tensorlite as tf  # noqa: E402
 import tensorlite.data_validation as tfdv  # noqa: E402
 from tensorlite.data_validation import batches  # noqa: E402
 from tensorlite.framework import errors  # noqa: E402
-from tests.chromium import chromium_path
+from tests.chromium import offline_page
 
 
 def _frame(n=3000, seed=0, shift=0.0, cities=("NYC", "SF", "LA")):
@@ -225,35 +225,20 @@ def test_bytes_are_tensorflow_metadatas_wire_format():
 
 
 def test_overview_page_in_headless_chromium(tmp_path):
-    browser_path = chromium_path()
-    sync_api = pytest.importorskip("playwright.sync_api")
     train = tfdv.generate_statistics_from_dataframe(_frame(500))
     evaluation = tfdv.generate_statistics_from_dataframe(_frame(200, seed=5))
     page_path = tmp_path / "overview.html"
     page_path.write_text(tfdv.get_statistics_html(train, evaluation, "train", "eval"))
-    problems = []
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=browser_path, args=[
-            "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update"])
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.on("request", lambda r: None if r.url.startswith("file:") else
-                    problems.append(f"network request {r.url}"))
-            page.goto("file://" + str(page_path))
-            page.wait_for_selector("body[data-drawn]")
-            assert page.get_attribute("body", "data-drawn") == "8"  # 4 features x 2 datasets
-            numeric = page.locator("#numeric tr.feature td.name").all_inner_texts()
-            assert [n for n in numeric if n] == ["age", "income", "label"]
-            assert page.locator("#categorical svg.chart rect.d1").count() == 3
-            assert page.locator("#numeric svg.chart rect.d0").count() == 30
-            assert "10.0%" in page.inner_text("#numeric")  # income's missing share
-            page.click("#numeric th:nth-child(5)")  # sort by mean
-            order = [n for n in page.locator("#numeric tr.feature td.name")
-                     .all_inner_texts() if n]
-            assert order == ["label", "income", "age"]
-        finally:
-            browser.close()
+    with offline_page(page_path, {"width": 1200, "height": 900}) as (page, problems):
+        page.wait_for_selector("body[data-drawn]")
+        assert page.get_attribute("body", "data-drawn") == "8"  # 4 features x 2 datasets
+        numeric = page.locator("#numeric tr.feature td.name").all_inner_texts()
+        assert [n for n in numeric if n] == ["age", "income", "label"]
+        assert page.locator("#categorical svg.chart rect.d1").count() == 3
+        assert page.locator("#numeric svg.chart rect.d0").count() == 30
+        assert "10.0%" in page.inner_text("#numeric")  # income's missing share
+        page.click("#numeric th:nth-child(5)")  # sort by mean
+        order = [n for n in page.locator("#numeric tr.feature td.name")
+                 .all_inner_texts() if n]
+        assert order == ["label", "income", "age"]
     assert problems == []

@@ -13,7 +13,7 @@ metrics_sk = pytest.importorskip("sklearn.metrics")
 import tensorlite as tf  # noqa: E402
 import tensorlite.model_analysis as tfma  # noqa: E402
 from tensorlite.framework import errors  # noqa: E402
-from tests.chromium import chromium_path
+from tests.chromium import offline_page
 
 
 class Scorer(tf.Module):
@@ -165,8 +165,6 @@ def test_bad_configs_fail_clearly(tmp_path):
 
 
 def test_slice_report_in_headless_chromium(tmp_path):
-    browser_path = chromium_path()
-    sync_api = pytest.importorskip("playwright.sync_api")
     path, _ = _data(tmp_path, n=300)
     model = tfma.default_eval_shared_model(_save(tmp_path, "m", 2.0))
     value_only = [tfma.MetricsSpec(metrics=[tfma.MetricConfig("AUC", threshold=tfma.MetricThreshold(
@@ -177,33 +175,20 @@ def test_slice_report_in_headless_chromium(tmp_path):
                                                   num_bootstrap_samples=30))
     result = tfma.run_model_analysis(model, config, path, file_format="csv",
                                      output_path=str(tmp_path / "out"))
-    problems = []
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=browser_path, args=[
-            "--no-sandbox", "--disable-gpu", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update"])
-        try:
-            page = browser.new_page(viewport={"width": 1000, "height": 800})
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.on("request", lambda r: None if r.url.startswith("file:") else
-                    problems.append(f"network request {r.url}"))
-            page.goto("file://" + str(tmp_path / "out" / "report.html"))
-            page.wait_for_selector("body[data-drawn]")
-            assert page.inner_text("#blessing").startswith("BLESSED")
-            assert page.locator("tr.slice-row").count() == 4
-            assert page.locator("#chart rect.bar").count() == 4
-            assert page.locator("#chart line.ci").count() == 4
-            assert page.get_attribute("#chart", "data-metric") == "AUC"
-            page.click("#slices th:nth-child(3)")  # slice, ExampleCount, AUC: ascending
-            aucs = sorted(result.metrics_for_slice(k)["AUC"]["value"] for k in result.slice_keys())
-            first = page.locator("tr.slice-row td:nth-child(3)").first.inner_text()
-            assert float(first.split()[0]) == pytest.approx(aucs[0], abs=1e-3)
-            page.click("#slices th:nth-child(3)")  # again: descending
-            first = page.locator("tr.slice-row td:nth-child(3)").first.inner_text()
-            assert float(first.split()[0]) == pytest.approx(aucs[-1], abs=1e-3)
-            page.select_option("#metric", "ExampleCount")
-            assert page.get_attribute("#chart", "data-metric") == "ExampleCount"
-        finally:
-            browser.close()
+    with offline_page(tmp_path / "out" / "report.html", {"width": 1000, "height": 800}) as (page, problems):
+        page.wait_for_selector("body[data-drawn]")
+        assert page.inner_text("#blessing").startswith("BLESSED")
+        assert page.locator("tr.slice-row").count() == 4
+        assert page.locator("#chart rect.bar").count() == 4
+        assert page.locator("#chart line.ci").count() == 4
+        assert page.get_attribute("#chart", "data-metric") == "AUC"
+        page.click("#slices th:nth-child(3)")  # slice, ExampleCount, AUC: ascending
+        aucs = sorted(result.metrics_for_slice(k)["AUC"]["value"] for k in result.slice_keys())
+        first = page.locator("tr.slice-row td:nth-child(3)").first.inner_text()
+        assert float(first.split()[0]) == pytest.approx(aucs[0], abs=1e-3)
+        page.click("#slices th:nth-child(3)")  # again: descending
+        first = page.locator("tr.slice-row td:nth-child(3)").first.inner_text()
+        assert float(first.split()[0]) == pytest.approx(aucs[-1], abs=1e-3)
+        page.select_option("#metric", "ExampleCount")
+        assert page.get_attribute("#chart", "data-metric") == "ExampleCount"
     assert problems == []
