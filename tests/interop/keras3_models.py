@@ -80,3 +80,38 @@ def two_inputs(keras):
     ha, hb = keras.layers.Dense(4)(a), keras.layers.Dense(4)(b)
     inner = keras.Sequential([keras.layers.Dense(3, activation="relu"), keras.layers.Dense(2)])
     return keras.Model([a, b], inner(keras.layers.Concatenate()([hb, ha])))
+
+
+WORDS = np.array([[b"ab", b"c", b""], [b"", b"defg", b"xyz"]], dtype=object)
+VIDEO = np.linspace(0, 1, 2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3)
+
+
+def signature_modules(tf, x):
+    """{name: (tf.Module, input)}: a one-input signature called positionally
+    (signatures["serving_default"](x)), a [None, None] string input and a [None, None, 3]
+    float input (None beyond the batch dimension); `tf` is the caller's namespace."""
+    class OneInput(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([[1.0, -1.0], [0.5, 2.0], [0.0, 1.0]])
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def __call__(self, x):
+            return {"y": tf.matmul(x, self.w)}
+
+    class Strings(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.string)])
+        def __call__(self, x):
+            return tf.reduce_sum(tf.strings.length(x), axis=1)
+
+    class Frames(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([1.0, 2.0, 3.0])
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None, 3], tf.float32)])
+        def __call__(self, x):
+            return tf.reduce_mean(x * self.w, axis=1)
+
+    return {"one_input": (OneInput(), x), "strings": (Strings(), WORDS),
+            "frames": (Frames(), VIDEO)}

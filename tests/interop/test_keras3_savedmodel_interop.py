@@ -11,47 +11,17 @@ import tensorlite as tf
 from tensorlite import hub
 from tests.interop.conftest import TF_SIDE, run_tf
 from tests.interop.core_api_tutorials import TUTORIALS
-from tests.interop.keras3_models import functional_mlp, sequence_model
+from tests.interop.keras3_models import (VIDEO, functional_mlp, sequence_model,
+                                         signature_modules)
 from tests.interop.shared_data import X
 
 pytestmark = pytest.mark.interop
 SIDE = TF_SIDE.with_name("tf_keras3_side.py")
 MODES = {"keras3": False, "tf_keras2": True}  # mode -> TF_USE_LEGACY_KERAS
-WORDS = np.array([[b"ab", b"c", b""], [b"", b"defg", b"xyz"]], dtype=object)
-VIDEO = np.linspace(0, 1, 2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3)
-
-
-class OneInput(tf.Module):
-    """tf_keras3_side.OneInput, here."""
-
-    def __init__(self):
-        super().__init__()
-        self.w = tf.Variable([[1.0, -1.0], [0.5, 2.0], [0.0, 1.0]])
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
-    def __call__(self, x):
-        return {"y": tf.matmul(x, self.w)}
-
-
-class Strings(tf.Module):
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.string)])
-    def __call__(self, x):
-        return tf.reduce_sum(tf.strings.length(x), axis=1)
-
-
-class Frames(tf.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = tf.Variable([1.0, 2.0, 3.0])
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None, 3], tf.float32)])
-    def __call__(self, x):
-        return tf.reduce_mean(x * self.w, axis=1)
 
 
 def modules():
-    return {"one_input": (OneInput(), X), "strings": (Strings(), WORDS),
-            "frames": (Frames(), VIDEO)}
+    return signature_modules(tf, X)
 
 
 def first(value):

@@ -21,8 +21,9 @@ import sys
 import numpy as np
 import tensorflow as tf
 from core_api_tutorials import TUTORIALS
-from keras3_models import (PAIR, SEQUENCES, TOKENS, attention_block, functional_mlp,
-                           sequence_model, sequential_text, subclassed, two_inputs)
+from keras3_models import (PAIR, SEQUENCES, TOKENS, VIDEO, attention_block, functional_mlp,
+                           sequence_model, sequential_text, signature_modules, subclassed,
+                           two_inputs)
 from shared_data import X, Y, images, keras_models  # (this directory is on sys.path)
 
 keras = tf.keras
@@ -127,45 +128,8 @@ def opt_read(directory):
     return {"keras": keras.__name__}
 
 
-WORDS = np.array([[b"ab", b"c", b""], [b"", b"defg", b"xyz"]])
-VIDEO = np.linspace(0, 1, 2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3)
-
-
-class OneInput(tf.Module):
-    """A one-input signature, called positionally: signatures["serving_default"](x)."""
-
-    def __init__(self):
-        super().__init__()
-        self.w = tf.Variable([[1.0, -1.0], [0.5, 2.0], [0.0, 1.0]])
-
-    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
-    def __call__(self, x):
-        return {"y": tf.matmul(x, self.w)}
-
-
-class Strings(tf.Module):
-    """A [None, None] string input (None beyond the batch dimension)."""
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.string)])
-    def __call__(self, x):
-        return tf.reduce_sum(tf.strings.length(x), axis=1)
-
-
-class Frames(tf.Module):
-    """A [None, None, 3] float input."""
-
-    def __init__(self):
-        super().__init__()
-        self.w = tf.Variable([1.0, 2.0, 3.0])
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None, 3], tf.float32)])
-    def __call__(self, x):
-        return tf.reduce_mean(x * self.w, axis=1)
-
-
 def _modules():
-    return {"one_input": (OneInput(), X), "strings": (Strings(), WORDS),
-            "frames": (Frames(), VIDEO)}
+    return signature_modules(tf, X)
 
 
 def sm_write(directory):
