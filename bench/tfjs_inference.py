@@ -51,6 +51,7 @@ from bench.graph_speedup import interleaved  # noqa: E402 - one timing loop for 
 from examples.seed_models import generate_model  # noqa: E402
 from tensorlite.framework import errors  # noqa: E402
 from tensorlite.js import graph_model  # noqa: E402
+from tests.tfjs_models import spread_batch_norms  # noqa: E402 - the TF.js tests' models
 
 QUANTIZATIONS = (("float32", None), ("float16", "float16"), ("uint8", "uint8"))
 
@@ -62,22 +63,8 @@ def _models(names, size):
         out["CIFAR CNN"] = (generate_model(), (1, 32, 32, 3))
     if "mobilenet_v2" in names:
         model = tf.keras.applications.MobileNetV2(input_shape=(size, size, 3), weights=None)
-        out[f"MobileNetV2 {size}x{size}"] = (_spread_batch_norms(model), (1, size, size, 3))
+        out[f"MobileNetV2 {size}x{size}"] = (spread_batch_norms(model, 0), (1, size, size, 3))
     return out
-
-
-def _spread_batch_norms(model):
-    """Moves BatchNormalization's statistics off their initial values: at init
-    MobileNetV2's classifier sees zeros and every image gets 1/1000 per class, so the
-    TF.js-versus-tensorlite check would compare constants."""
-    rng = np.random.default_rng(0)
-    for v in model.variables:
-        name = v.name.split(":")[0].rsplit("/", 1)[-1]
-        if name in ("moving_variance", "gamma"):
-            v.assign(rng.uniform(0.5, 1.5, v.shape).astype("float32"))
-        elif name in ("moving_mean", "beta"):
-            v.assign(rng.normal(0, 0.2, v.shape).astype("float32"))
-    return model
 
 
 def _dir_size(path):
