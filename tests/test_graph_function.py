@@ -426,3 +426,15 @@ def test_numpy_array_arguments_are_tensor_inputs_not_constants():
     finite = tf.function(lambda x: tf.reduce_all(tf.math.is_finite(x)))
     assert bool(finite(np.ones(2, np.float32)))
     assert not bool(finite(np.array([np.inf, 1.0], np.float32)))
+
+
+def test_get_concrete_function_on_a_dict_of_tensor_specs():
+    """TensorSpecs nested in a structure trace as TensorFlow's do (a dict of features)."""
+    def f(features):
+        x = features["a"]
+        return {"head": x[:, :3], "rows": tf.shape(x)[0]}
+    concrete = tf.function(f).get_concrete_function({"a": tf.TensorSpec([None, 7, 4])})
+    assert concrete.output_shapes == {"head": tf.TensorShape([None, 3, 4]),
+                                      "rows": tf.TensorShape([])}
+    out = concrete({"a": tf.ones([2, 7, 4])})
+    assert out["head"].shape == (2, 3, 4) and int(out["rows"]) == 2

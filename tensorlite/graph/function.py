@@ -710,8 +710,9 @@ class Function:
                     x.shape.rank is not None else None
                     for x in nest.flatten([list(args), kwargs]) if
                     isinstance(x, (TensorSpec, Tensor))]
-        args = tuple(materialise(a) for a in args)
-        kwargs = {k: materialise(v) for k, v in kwargs.items()}
+        # TensorSpecs nested in structures (a dict of features) trace as TensorFlow's do
+        args = tuple(nest.map_structure(materialise, a) for a in args)
+        kwargs = {k: nest.map_structure(materialise, v) for k, v in kwargs.items()}
         args, kwargs = self._bind(args, kwargs)
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
         key = self._key(leaves, declared)
