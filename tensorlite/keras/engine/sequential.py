@@ -89,6 +89,11 @@ class Sequential(Model):
         if not self.layers:
             raise ValueError("This Sequential model has no layers: add layers before calling it")
         x = inputs
+        if self._input_dtype is None and getattr(x, "dtype", None) is not None and \
+                not x.dtype.is_floating:
+            # built on data of strings or integers (a TextVectorization first): the input
+            # a saved config's InputLayer declares, so the reloaded model takes them too
+            self._input_dtype = x.dtype
         if self._input_batch_shape is not None and not isinstance(x, (list, tuple, dict)):
             from tensorlite.keras.engine.functional import conform_to_reference  # noqa: PLC0415
             x = conform_to_reference(x, TensorShape(self._input_batch_shape))
