@@ -330,3 +330,21 @@ def test_custom_train_step_looping_over_self_metrics_as_the_keras3_guide():
     expected = float(np.mean(np.abs(model.predict(x, verbose=0) - y)))
     result = model.evaluate(x, y, batch_size=64, return_dict=True, verbose=0)
     np.testing.assert_allclose(result["mae"], expected, rtol=1e-5)
+
+
+def test_sequential_whose_first_layer_is_a_sequential_with_an_input_shape():
+    """The image-classification tutorial: `data_augmentation` (a Sequential given
+    input_shape=) first in the model; the model is built at once, so summary() works before
+    fit, and its input is the inner model's."""
+    layers = tf.keras.layers
+    data_augmentation = tf.keras.Sequential([
+        layers.RandomFlip("horizontal", input_shape=(12, 12, 3)),
+        layers.RandomRotation(0.1), layers.RandomZoom(0.1)])
+    model = tf.keras.Sequential([data_augmentation, layers.Rescaling(1. / 255),
+                                 layers.Conv2D(4, 3, padding="same", activation="relu"),
+                                 layers.MaxPooling2D(), layers.Flatten(),
+                                 layers.Dense(3, name="outputs")])
+    assert model.built and model.input_shape == (None, 12, 12, 3)
+    assert model.output_shape == (None, 3)
+    model.summary(print_fn=lambda *a, **k: None)
+    assert model.count_params() == 3 * 3 * 3 * 4 + 4 + 6 * 6 * 4 * 3 + 3
