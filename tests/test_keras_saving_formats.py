@@ -267,3 +267,18 @@ def test_registered_subclassed_model_round_trips_through_keras_archive(tmp_path)
     loaded = tf.keras.models.load_model(path)
     assert type(loaded) is MySequentialModel and loaded.name == "mine"
     np.testing.assert_allclose(loaded(x), model(x), rtol=1e-6)
+
+
+def test_saving_into_a_folder_that_does_not_exist_yet_makes_it(tmp_path, monkeypatch):
+    """The save-and-load tutorial saves `./checkpoints/my_checkpoint.weights.h5` and
+    `saved/my_model.keras` without making the folders first; Keras makes them."""
+    monkeypatch.chdir(tmp_path)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+    model.save_weights("./checkpoints/my_checkpoint.weights.h5")
+    model.save("saved/my_model.keras")
+    model.save_weights("./tf_format/my_checkpoint")
+    again = tf.keras.models.load_model("saved/my_model.keras")
+    again.load_weights("./checkpoints/my_checkpoint.weights.h5")
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_allclose(again(x).numpy(), model(x).numpy())
+    assert tf.train.latest_checkpoint("./tf_format").endswith("my_checkpoint")
