@@ -12,6 +12,7 @@ from tensorlite.ops.reshape_ops import reshape, transpose
 
 # -- argument handling ----------------------------------------------------------------------
 def check_format(op, data_format, allowed):
+    """ValueError unless `data_format` is one of `allowed`."""
     if data_format not in allowed:
         raise ValueError(f"{op}: data_format must be one of {list(allowed)}, got "
                          f"{data_format!r}")
@@ -76,14 +77,17 @@ def pads_arg(op, padding, in_hw, k_hw, strides, dilations, channels_last):
 
 
 def to_nhwc(x, data_format):
+    """`x` in NHWC, transposed from NCHW when `data_format` is channels-first."""
     return x if data_format.endswith("C") else transpose(x, [0, 2, 3, 1])
 
 
 def from_nhwc(y, data_format):
+    """`y` (NHWC) back in `data_format`."""
     return y if data_format.endswith("C") else transpose(y, [0, 3, 1, 2])
 
 
 def rank_check(op, t, rank, what, layout):
+    """InvalidArgumentError unless `t` has `rank` dimensions (`layout` names them)."""
     if t._value.ndim != rank:
         raise invalid(op, f"{op}: {what} must be rank {rank} ({layout}), got shape "
                       f"{list(t._value.shape)}; add or remove dimensions with tf.reshape / "
@@ -102,6 +106,8 @@ def arg_1d(op, value, what, axis):
 
 
 def as_2d(op, x, data_format):
+    """A 1-D op's [N, W, C] (or [N, C, W]) input as a 2-D one of height 1: (the 4-D
+    input, the axis of the unit height, the 2-D data format)."""
     check_format(op, data_format, ("NWC", "NCW"))
     rank_check(op, x, 3, "input", "[batch, width, channels]" if data_format == "NWC"
                 else "[batch, channels, width]")
@@ -111,6 +117,7 @@ def as_2d(op, x, data_format):
 
 
 def squeeze_2d(y, axis):
+    """The 2-D result of a 1-D op without its unit height at `axis`."""
     return reshape(y, y._value.shape[:axis] + y._value.shape[axis + 1:])
 
 
@@ -133,6 +140,7 @@ TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 
 
 def onnx_pads(pads):
+    """Our (top, bottom, left, right) pads in ONNX's [top, left, bottom, right]."""
     top, bottom, left, right = (int(p) for p in pads)
     return [top, left, bottom, right]
 

@@ -28,12 +28,16 @@ _WINOGRAD_MIN_CHANNELS = 8
 
 # -- geometry -----------------------------------------------------------------------------
 def out_len(n, k, s, d, p0, p1):
+    """Output length of a window of size `k`, stride `s`, dilation `d` over `n`
+    padded by p0 and p1 (None for an unknown `n`)."""
     if n is None:
         return None
     return (n + p0 + p1 - ((k - 1) * d + 1)) // s + 1
 
 
 def same_pads(n, k, s, d):
+    """TensorFlow's SAME padding (before, after) for size `n`, window `k`, stride
+    `s`, dilation `d`."""
     out = -(-n // s)
     total = max((out - 1) * s + (k - 1) * d + 1 - n, 0)
     return total // 2, total - total // 2
@@ -62,6 +66,7 @@ def pad_hw(x, pads, fill=0):
 
 
 def crop_hw(xp, pads, hw):
+    """The unpadded [..., H, W, C] interior of the padded `xp` (the inverse of pad_hw)."""
     pt, _, pl, _ = pads
     if xp.shape[-3:-1] == tuple(hw):
         return xp
@@ -69,6 +74,7 @@ def crop_hw(xp, pads, hw):
 
 
 def padded_out_hw(xp_hw, k_hw, strides, dilations):
+    """The output (height, width) of a window over an already padded input."""
     return tuple((xp_hw[a] - ((k_hw[a] - 1) * dilations[a] + 1)) // strides[a] + 1
                  for a in range(2))
 
@@ -148,6 +154,8 @@ def _fold(a, core):
 
 # -- Conv2D and its two backward ops: NumPy forwards -----------------------------------------
 def conv_fwd(x, w, strides, dilations, pads):
+    """Conv2D's forward on NumPy arrays ([..., N, H, W, C] and [..., KH, KW, C, O]),
+    by the algorithm conv_select picks for unbatched operands."""
     if x.ndim == 4 and w.ndim == 4:  # no leading batch dims: nothing to fold (~1 us)
         return conv_select.conv(x, w, strides, dilations, pads)
     lx, lw = x.shape[:-4], w.shape[:-4]
@@ -375,6 +383,7 @@ def _dw_filter_tap(w, i, j):
 
 
 def dw_fwd(x, w, strides, dilations, pads):
+    """DepthwiseConv2dNative's forward: the compiled loops, else one NumPy pass per tap."""
     fast = numba_depthwise.forward(x, w, strides, dilations, pads)
     if fast is not None:
         return fast
@@ -393,6 +402,7 @@ def dw_fwd(x, w, strides, dilations, pads):
 
 
 def dw_bi_fwd(g, w, input_hw, strides, dilations, pads):
+    """The depthwise convolution's input gradient (compiled, else per tap)."""
     fast = numba_depthwise.input_grad(g, w, input_hw, strides, dilations, pads)
     if fast is not None:
         return fast
@@ -410,6 +420,7 @@ def dw_bi_fwd(g, w, input_hw, strides, dilations, pads):
 
 
 def dw_bf_fwd(x, g, filter_hw, strides, dilations, pads):
+    """The depthwise convolution's filter gradient (compiled, else per tap)."""
     fast = numba_depthwise.filter_grad(x, g, filter_hw, strides, dilations, pads)
     if fast is not None:
         return fast
@@ -429,6 +440,7 @@ def dw_bf_fwd(x, g, filter_hw, strides, dilations, pads):
 
 
 def bi_threaded(g, w, input_hw, strides, dilations, pads):
+    """Conv2DBackpropInput's forward, split over the intra-op threads."""
     if w.ndim == 4 and w.shape[-2] >= _FEW_CHANNELS and \
             _full_correlation_pads(w.shape[:2], strides, dilations, pads) is not None:
         # a convolution: the selector runs it (and picks its threads) itself
@@ -446,6 +458,8 @@ def _bf_winograd4(x, g, filter_hw, strides, dilations, pads):
 
 
 def bf_threaded(x, g, filter_hw, strides, dilations, pads):
+    """Conv2DBackpropFilter's forward: the fastest algorithm for unbatched operands,
+    else im2col split over the threads."""
     if x.ndim == 4 and g.ndim == 4:  # unbatched: by the fastest algorithm for the shape
         candidates = {"im2col": _conv_bf_fwd}
         if _winograd4_eligible(x.shape, filter_hw, strides, dilations, pads,
