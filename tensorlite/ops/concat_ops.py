@@ -186,8 +186,8 @@ def _stack_grad(g, ans, *xs, axis):
 
 
 def _stack_shape(*xs, axis):
-    from tensorlite.ops.math_ops import _merged_shape  # noqa: PLC0415 - import cycle
-    shape = list(_merged_shape(xs))
+    from tensorlite.ops.math_ops import merged_shape  # noqa: PLC0415 - import cycle
+    shape = list(merged_shape(xs))
     shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, len(xs))
     return Spec(tuple(shape), xs[0].dtype)
 
