@@ -37,7 +37,9 @@ def _ub2(gx, gy, x, y, ans):
     return unbroadcast(gx, x, ans), unbroadcast(gy, y, ans)
 
 
-def _broadcast_spec(x, y):
+def broadcast_spec(x, y):
+    """The shape two specs broadcast to (None where unknown); ValueError for shapes that
+    cannot broadcast (a shape rule's static check, shared by the binary ops' rules)."""
     a, b = x.shape, y.shape
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + tuple(a)
@@ -56,11 +58,11 @@ def _broadcast_spec(x, y):
 
 
 def _bshape(x, y):
-    return Spec(_broadcast_spec(x, y), x.dtype)
+    return Spec(broadcast_spec(x, y), x.dtype)
 
 
 def _bshape_bool(x, y):
-    return Spec(_broadcast_spec(x, y), dtypes.bool)
+    return Spec(broadcast_spec(x, y), dtypes.bool)
 
 
 def _ushape(x):
@@ -674,7 +676,7 @@ def _select_grad(g, ans, cond, x, y):
 
 
 def _select_shape(c, x, y):
-    return Spec(_broadcast_spec(c, Spec(_broadcast_spec(x, y), x.dtype)), x.dtype)
+    return Spec(broadcast_spec(c, Spec(broadcast_spec(x, y), x.dtype)), x.dtype)
 
 
 SELECT = declare(
@@ -1084,7 +1086,7 @@ def _matmul_shape(a, b, transpose_a, transpose_b):
     if sa[-1] is not None and sb[-2] is not None and sa[-1] != sb[-2]:
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                                 f"{list(b.shape)}")
-    batch = _broadcast_spec(Spec(tuple(sa[:-2]), a.dtype), Spec(tuple(sb[:-2]), b.dtype))
+    batch = broadcast_spec(Spec(tuple(sa[:-2]), a.dtype), Spec(tuple(sb[:-2]), b.dtype))
     return Spec(tuple(batch) + (sa[-2], sb[-1]), a.dtype)
 
 
@@ -1279,12 +1281,12 @@ ADD_N = declare(
     register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
      if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
      grad=lambda g, ans, *xs: tuple(g for _ in xs),
-     shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype), unsupported="tflite batch"),
+     shape=lambda *xs: Spec(merged_shape(xs), xs[0].dtype), unsupported="tflite batch"),
     tf=lambda attrs, specs: ("AddN", {"N": len(specs)}), tf_outputs="sum",
     tf_import=lambda ins, a: add_n(list(ins)), onnx="Sum")
 
 
-def _merged_shape(specs):
+def merged_shape(specs):
     """The one shape of several same-shaped inputs, known where any input knows it."""
     return tuple(next((d for d in dims if d is not None), None) for dims in zip(
         *[s.shape for s in specs]))

@@ -38,13 +38,12 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors, nest
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
+from tensorlite.protos.tf_graph_format import ASSIGN_OPS
 from tensorlite.saved_model.op_outputs import output_arg
 from tensorlite.summary.event_writer import tensor_proto
 from tensorlite.summary.graph_def import (FunctionDef, _Names, attr_value, datatype,
                                           shape_proto)
 
-_ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
-              "sub": "AssignSubVariableOp"}
 
 
 def arg_name(name, taken=()):
@@ -190,7 +189,7 @@ class _Writer:
             n = self.node(f"{base}/ReadVariableOp", "ReadVariableOp",
                           [handle] + self.after(variable), dtype=dtype)
         else:
-            op = _ASSIGN_OP[node.attrs.get("mode", "set")]
+            op = ASSIGN_OPS[node.attrs.get("mode", "set")]
             write = self.node(f"{base}/{op}", op, [handle, self.refs[node.inputs[0]]] +
                               self.after(variable), dtype=dtype)
             self.stateful.append(write.name)

@@ -35,6 +35,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.protos.example import (DATA_TYPES, POOL, _F, _field, _map_field, _message,
                                       message_class, add_files)
+from tensorlite.protos.tf_graph_format import ASSIGN_OPS
 from google.protobuf import descriptor_pb2
 
 MAX_CONST_BYTES = 1 << 20  # larger captured values are written without their contents
@@ -211,8 +212,6 @@ TensorShapeProto = message_class("TensorShapeProto")
 
 _DT_NAME = {DATA_TYPES[dt]: name for name, dt in dtypes.DT_NAMES.items()}
 
-_ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
-              "sub": "AssignSubVariableOp"}
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/>]")
 
 
@@ -437,7 +436,7 @@ class _Converter:
             n = self.node(f"{handle}/ReadVariableOp", "ReadVariableOp", [handle] + control)
             _set_output_shapes(n, [self.spec(s) for s in node.outputs])
         else:
-            op = _ASSIGN_OP.get(mode, "AssignVariableOp")
+            op = ASSIGN_OPS.get(mode, "AssignVariableOp")
             n = self.node(f"{handle}/{op}", op,
                           [handle] + [self.names.get(s, "") for s in node.inputs] + control)
             self.last_write[id(variable)] = n.name
