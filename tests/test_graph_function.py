@@ -438,3 +438,48 @@ def test_get_concrete_function_on_a_dict_of_tensor_specs():
                                       "rows": tf.TensorShape([])}
     out = concrete({"a": tf.ones([2, 7, 4])})
     assert out["head"].shape == (2, 3, 4) and int(out["rows"]) == 2
+
+
+def test_next_on_a_dataset_iterator_inside_tf_function_takes_an_element_per_call():
+    """The tf.function guide's good_consume_next: an iterator of a dataset passed in, and
+    next() in the function, gives the next element on every call (a graph node), then
+    OutOfRangeError at the end, as TensorFlow's IteratorGetNext."""
+    @tf.function
+    def consume(iterator):
+        return next(iterator) * 10
+
+    @tf.function
+    def two(iterator):
+        return next(iterator) + next(iterator)
+    iterator = iter(tf.data.Dataset.from_tensor_slices([1, 2, 3, 4, 5]))
+    assert [int(consume(iterator)) for _ in range(2)] == [10, 20]
+    assert int(two(iterator)) == 7
+    with pytest.raises(tf.errors.OutOfRangeError):
+        two(iterator)
+    other = iter(tf.data.Dataset.from_tensor_slices(({"a": [[1.0, 2.0]] * 4}, [0, 1, 0, 1]))
+                 .batch(2))
+
+    @tf.function
+    def features(iterator):
+        x, y = next(iterator)
+        return x["a"] * 2.0, y
+    first, second = features(other), features(other)
+    assert first[0].shape == (2, 2) and second[1].numpy().tolist() == [0, 1]
+
+
+def test_a_variable_returned_by_tf_function_is_its_value_on_every_call():
+    """The tf.function guide's Count module: `return self.count.assign_add(1)` gives
+    tf.Tensor 1, then 2 (the first call, which traces and creates the variable, too)."""
+    class Count(tf.Module):
+        def __init__(self):
+            self.count = None
+
+        @tf.function
+        def __call__(self):
+            if self.count is None:
+                self.count = tf.Variable(0)
+            return self.count.assign_add(1)
+    c = Count()
+    first, second = c(), c()
+    assert isinstance(first, tf.Tensor) and not isinstance(first, tf.Variable)
+    assert (int(first), int(second)) == (1, 2)

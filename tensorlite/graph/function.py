@@ -560,7 +560,11 @@ class Function:
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
-        return result
+        # a variable returned (`return self.count.assign_add(1)`) is its value, as every
+        # later call of the graph gives it and as TensorFlow returns it
+        return nest.map_structure(
+            lambda v: v.read_value() if getattr(v, "_is_variable", False) else v, result) \
+            if call else result
 
     def _trace_checking_variables(self, args, kwargs, call, declared=None):
         """Traces; as in TensorFlow, only the first trace may create variables, and once it
