@@ -79,6 +79,8 @@ class Options(_OptionGroup):
         object.__setattr__(self, "autotune", AutotuneOptions())
         object.__setattr__(self, "threading", ThreadingOptions())
         object.__setattr__(self, "experimental_threading", self.threading)
+        from tensorlite.data.distribute_options import DistributeOptions  # noqa: PLC0415
+        object.__setattr__(self, "experimental_distribute", DistributeOptions())
 
     def __setattr__(self, key, value):
         if key == "experimental_deterministic":
