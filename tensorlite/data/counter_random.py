@@ -73,7 +73,7 @@ def Counter(start=0, step=1, dtype=dtypes.int64):  # noqa: N802 - TF's spelling
 
 class RandomDataset(DatasetV2):
     """`tf.data.experimental.RandomDataset` / `Dataset.random`: uniformly distributed int64
-    scalars, forever. With a seed (or the global seed) the sequence is reproducible; each
+    scalars in [0, 2**32), as TF's, forever. With a seed (or the global seed) the sequence is reproducible; each
     iteration repeats it unless `rerandomize_each_iteration=True`, when iteration k draws
     the k-th deterministic sequence of that seed (TF's values themselves come from TF's
     Philox kernel: the same seed gives different numbers here than in TF)."""
@@ -109,9 +109,8 @@ class _RandomIterator(RawIterator):
         self._rng = np.random.Generator(np.random.Philox(np.random.SeedSequence(seed)))
 
     def next(self):
-        info = np.iinfo(np.int64)
-        return wrap(np.array(self._rng.integers(info.min, info.max, endpoint=True,
-                                                dtype=np.int64)))
+        # TF's RandomDataset yields a uint32 draw as int64: values in [0, 2**32)
+        return wrap(np.array(self._rng.integers(0, 1 << 32, dtype=np.int64)))
 
     def save(self):
         return self._rng.bit_generator.state

@@ -2,8 +2,9 @@
 a header, N records of `record_bytes`, a footer), each a scalar tf.string.
 
 A file whose body (its size less header and footer) is not a whole number of records raises
-tf.errors.DataLossError naming the file, as TF's reader does; such a file is not read
-partially.
+an error naming the file, with TF's message and class (InvalidArgumentError for a plain
+file, whose size shows it before reading; DataLossError for a compressed one, found at its
+end); a plain file is then not read at all.
 
 Example:
     >>> ds = tf.data.FixedLengthRecordDataset("data.bin", record_bytes=4, header_bytes=2)
@@ -75,8 +76,11 @@ class FixedLengthRecordDataset(DatasetV2):
         return _FixedIterator(inner, self._sizes, self._compression)
 
 
-def _body_error(path, header, footer, body, record):
-    return errors.DataLossError(
+def _body_error(path, header, footer, body, record, compressed):
+    # TF's classes: InvalidArgumentError when the file's size shows it, DataLossError when
+    # a compressed stream ends mid-record
+    cls = errors.DataLossError if compressed else errors.InvalidArgumentError
+    return cls(
         None, None, f"Excluding the header ({header} bytes) and footer ({footer} bytes), input "
         f"file \"{path}\" has body length {body} bytes, which is not an exact multiple of the "
         f"record length ({record} bytes).")
@@ -88,11 +92,12 @@ class _FileRecords:
 
     def __init__(self, path, sizes, compression):
         self.path, self._sizes, self.count = path, sizes, 0
+        self._compressed = bool(compression)
         header, record, footer = sizes
         if not compression and os.path.exists(path):
             body = os.path.getsize(path) - header - footer
             if body < 0 or body % record:
-                raise _body_error(path, header, footer, max(body, 0), record)
+                raise _body_error(path, header, footer, body, record, False)
         self._f = open_compressed(path, compression)
         self._buf = self._f.read(header)
         self._skipped = len(self._buf)
@@ -112,7 +117,7 @@ class _FileRecords:
             return out
         if self._skipped < header or len(self._buf) != footer:
             body = self.count * record + max(len(self._buf) - footer, 0)
-            raise _body_error(self.path, header, footer, body, record)
+            raise _body_error(self.path, header, footer, body, record, self._compressed)
         return None
 
     def close(self):
@@ -133,7 +138,7 @@ class _FixedIterator(RawIterator):
                                             *self._opts)
             try:
                 record = self._reader.read()
-            except errors.DataLossError:
+            except (errors.DataLossError, errors.InvalidArgumentError):
                 self._drop()  # abandon the broken file (ignore_errors() goes on to the next)
                 raise
             if record is not None:

@@ -2,7 +2,7 @@
 shape batch into one `tf.sparse.SparseTensor` per batch.
 
 Every element must have the rank of `row_shape` and fit in it; a `row_shape` dimension of
--1 (or None) takes the batch's largest size there, as TF's kernel does.
+None takes the batch's largest size there, as TF's kernel does.
 
 Example (the TF API doc's):
     >>> ds = tf.data.Dataset.from_generator(lambda: iter([["a", "b", "c"], ["a", "b"]]),
@@ -22,19 +22,20 @@ from tensorlite.framework.tensor_shape import TensorShape
 
 
 def _row_shape(row_shape):
+    """TensorShape, list or int64 vector -> dims, -1 for unknown (None). As in TF, an unknown
+    dimension is written None: a -1 is a ValueError."""
     numpy = getattr(row_shape, "numpy", None)
     if callable(numpy):
-        row_shape = numpy()
+        row_shape = numpy().tolist()
     if isinstance(row_shape, TensorShape):
         if row_shape.rank is None:
-            raise errors.InvalidArgumentError(None, None, "sparse_batch: row_shape must have "
-                                              "a known rank")
+            raise ValueError("sparse_batch: row_shape must have a known rank")
         row_shape = row_shape.as_list()
-    dims = [-1 if d is None else int(d) for d in np.asarray(row_shape, dtype=object).reshape(-1)]
-    if any(d < -1 for d in dims):
-        raise errors.InvalidArgumentError(None, None, f"sparse_batch: row_shape dimensions "
-                                          f"must be >= 0 or -1 (unknown), got {dims}")
-    return dims
+    dims = [None if d is None else int(d) for d in np.asarray(row_shape, dtype=object).reshape(-1)]
+    for d in dims:
+        if d is not None and d < 0:
+            raise ValueError(f"Dimension {d} must be >= 0")
+    return [-1 if d is None else d for d in dims]
 
 
 class SparseBatchDataset(UnaryDataset):
@@ -51,11 +52,6 @@ class SparseBatchDataset(UnaryDataset):
         if len(nest.flatten(spec)) != 1 or not hasattr(spec, "shape"):
             raise errors.InvalidArgumentError(None, None, f"sparse_batch: the dataset's "
                                               f"elements must be single tensors, got {spec}")
-        rank = spec.shape.rank
-        if rank is not None and rank != len(self._row):
-            raise errors.InvalidArgumentError(
-                None, None, f"sparse_batch: elements have rank {rank} but row_shape "
-                f"{self._row} has rank {len(self._row)}; they must be equal")
 
     def _compute_spec(self):
         dims = [None] + [None if d == -1 else d for d in self._row]
@@ -90,19 +86,24 @@ class _SparseBatchIterator(PassThroughIterator):
                           self._row)
 
 
+def _shapes(a, row):
+    return f"Input element had shape ([{','.join(map(str, a.shape))}]) that is", \
+        f"the row shape ([{','.join('-1' if d == -1 else str(d) for d in row)}])"
+
+
 def _to_sparse(arrays, row):
-    """[N] arrays of rank len(row) -> SparseTensor with dense_shape [N, *row]."""
+    """[N] arrays of rank len(row) -> SparseTensor with dense_shape [N, *row]; TF's errors
+    (InvalidArgumentError for a rank that differs, DataLossError for an element larger
+    than the row shape)."""
     for a in arrays:
         if a.ndim != len(row):
-            raise errors.InvalidArgumentError(
-                None, None, f"sparse_batch: an element of shape {list(a.shape)} does not have "
-                f"the rank of row_shape {row}")
+            head, tail = _shapes(a, row)
+            raise errors.InvalidArgumentError(None, None, f"{head} incompatible with {tail}.")
     shape = [max(a.shape[j] for a in arrays) if d == -1 else d for j, d in enumerate(row)]
     for a in arrays:
         if any(s > d for s, d in zip(a.shape, shape)):
-            raise errors.InvalidArgumentError(
-                None, None, f"sparse_batch: an element of shape {list(a.shape)} does not fit "
-                f"in row_shape {row}; make row_shape larger (or -1)")
+            head, tail = _shapes(a, row)
+            raise errors.DataLossError(None, None, f"{head} larger than {tail}.")
     indices, values = [], []
     for b, a in enumerate(arrays):
         idx = np.indices(a.shape).reshape(a.ndim, -1).T if a.ndim else np.zeros((1, 0), int)
