@@ -188,3 +188,23 @@ def test_prefetch_to_device_and_copy_to_device_on_the_cpu():
         E.copy_to_device("/job:worker/task:1/device:CPU:0")
     with pytest.raises(tf.errors.InvalidArgumentError, match="CPU:7"):
         E.copy_to_device("/cpu:0", source_device="/device:CPU:7")
+
+
+def _resumed(ds, consumed):
+    it = iter(ds)
+    for _ in range(consumed):
+        next(it)
+    state = it.save_state()
+    again = iter(ds)
+    again.restore_state(state)
+    return [x.numpy().tolist() for x in again]
+
+
+def test_new_stages_checkpoint_mid_iteration():
+    reducer = E.Reducer(lambda _: np.int64(0), lambda x, y: x + y, lambda x: x)
+    ds = tf.data.Dataset.range(10).apply(E.group_by_reducer(lambda x: x % 3, reducer))
+    assert _resumed(ds, 1) == [12, 15]
+    checked = tf.data.Dataset.range(5).apply(E.assert_cardinality(5))
+    assert _resumed(checked, 2) == [2, 3, 4]
+    rnd = tf.data.Dataset.random(seed=3).take(6)
+    assert _resumed(rnd, 2) == list(rnd.as_numpy_iterator())[2:]

@@ -181,3 +181,14 @@ def test_sql_dataset_is_read_only_and_checks_its_arguments(tmp_path):
     with pytest.raises(tf.errors.NotFoundError, match="nope.sqlite3"):
         list(E.SqlDataset("sqlite", missing, "SELECT 1", (tf.int64,)))
     assert not os.path.exists(missing)
+
+
+def test_sql_dataset_checkpoint_resumes_after_the_rows_read(tmp_path):
+    path = _people_db(tmp_path)
+    ds = E.SqlDataset("sqlite", path, "SELECT age FROM people", tf.int64)
+    it = iter(ds)
+    next(it)
+    state = it.save_state()
+    again = iter(ds)
+    again.restore_state(state)
+    assert [int(x) for x in again] == [42, 23]
