@@ -145,7 +145,7 @@ def test_auto_shard_policy_and_distribute_options():
         options.experimental_distribute.auto_shard_policy = 7
     assert isinstance(options.experimental_distribute, E.DistributeOptions)
     options.experimental_external_state_policy = E.ExternalStatePolicy.IGNORE
-    assert [int(p) for p in E.ExternalStatePolicy] == [0, 1, 2]
+    assert [p.value for p in E.ExternalStatePolicy] == [0, 1, 2]
 
 
 def _threads_of_a_parallel_map():

@@ -24,8 +24,9 @@ class AutoShardPolicy(enum.IntEnum):
     HINT = 3
 
 
-class ExternalStatePolicy(enum.IntEnum):
-    """What checkpointing does with a pipeline whose functions hold external state."""
+class ExternalStatePolicy(enum.Enum):
+    """What checkpointing does with a pipeline whose functions hold external state (a plain
+    Enum, as TF's: not an int)."""
     WARN = 0
     IGNORE = 1
     FAIL = 2

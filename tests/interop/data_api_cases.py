@@ -41,8 +41,34 @@ def _sparse(sp):
             sp.dense_shape.numpy().tolist()]
 
 
+def _example_files(tf, d):
+    """Example files written by whichever side runs first (TensorFlow, in the test)."""
+    import os  # noqa: PLC0415
+    if os.path.exists(f"{d}/ex-1.tfrecord"):
+        return
+    rows = [(20, b"f"), (31, b"m"), (42, b"f"), (53, b"m"), (64, b"f")]
+    for k, chunk in enumerate((rows[:3], rows[3:])):
+        with tf.io.TFRecordWriter(f"{d}/ex-{k}.tfrecord") as w:
+            for age, gender in chunk:
+                feature = {"age": tf.train.Feature(int64_list=tf.train.Int64List(value=[age])),
+                           "gender": tf.train.Feature(
+                               bytes_list=tf.train.BytesList(value=[gender]))}
+                w.write(tf.train.Example(features=tf.train.Features(feature=feature))
+                        .SerializeToString())
+
+
+def _batched_features(tf, d):
+    features = {"age": tf.io.FixedLenFeature([], tf.int64, default_value=-1),
+                "gender": tf.io.FixedLenFeature([], tf.string)}
+    ds = tf.data.experimental.make_batched_features_dataset(
+        f"{d}/ex-*.tfrecord", batch_size=2, features=features, label_key="age", num_epochs=1,
+        shuffle=False)
+    return [[sorted(x), x["gender"].numpy().tolist(), y.numpy().tolist()] for x, y in ds]
+
+
 def cases(tf, d):
     E = tf.data.experimental
+    _example_files(tf, d)
     fixed = lambda *a, **k: _bytes(tf.data.FixedLengthRecordDataset(*a, **k))  # noqa: E731
     rows = [["a", "b", "c"], ["a", "b"], ["a", "b", "c", "d"]]
     ragged = tf.data.Dataset.from_generator(lambda: iter(rows),
@@ -57,6 +83,16 @@ def cases(tf, d):
         "fixed_bad": _run(lambda: fixed(f"{d}/bad.bin", 4, header_bytes=2, footer_bytes=1)),
         "tfrecord_written": _run(lambda: _bytes(tf.data.TFRecordDataset(
             f"{d}/written.tfrecord", compression_type="GZIP"))),
+        "batched_features": _run(lambda: [[k, [g.decode() for g in gs], ages]
+                                          for k, gs, ages in _batched_features(tf, d)]),
+        "parse_example_dataset": _run(lambda: [x["age"].numpy().tolist() for x in
+                                               tf.data.TFRecordDataset(f"{d}/ex-0.tfrecord")
+                                               .batch(2).apply(E.parse_example_dataset(
+                                                   {"age": tf.io.FixedLenFeature(
+                                                       [], tf.int64)}))]),
+        "external_state_policies": [p.value for p in (E.ExternalStatePolicy.WARN,
+                                                     E.ExternalStatePolicy.IGNORE,
+                                                     E.ExternalStatePolicy.FAIL)],
         "counter": _run(lambda: [int(x) for x in E.Counter(start=10, step=-3).take(4)]),
         "sparse_batch": _run(lambda: [_sparse(s) for s in ragged.sparse_batch(2, [6])]),
         "sparse_batch_unknown": _run(lambda: [_sparse(s) for s in ragged.apply(

@@ -2,7 +2,9 @@
 both — FixedLengthRecordDataset (plain, GZIP, and the DataLossError of a bad body), the
 TFRecord file tensorlite's experimental.TFRecordWriter wrote (read by TF's reader),
 sparse_batch, group_by_reducer, assert_cardinality's errors, get_single_element's errors,
-from_list, index_table_from_dataset's OOV ids, SqlDataset and Optional — and must agree."""
+from_list, index_table_from_dataset's OOV ids, SqlDataset, Optional, and
+make_batched_features_dataset / parse_example_dataset over Example files TensorFlow wrote —
+and must agree."""
 import pytest
 
 import tensorlite as tf
@@ -28,7 +30,8 @@ CASES = ["fixed", "fixed_gzip", "fixed_bad", "tfrecord_written", "counter", "spa
          "sparse_batch_unknown", "sparse_batch_minus_one", "sparse_batch_too_big", "fixed_bad_gzip",
          "group_by_reducer", "assert_short", "assert_long",
          "assert_card", "single_empty", "single_many", "from_list", "index_table_oov", "sql",
-         "sql_driver", "optional_empty_get", "shard_policies"]
+         "sql_driver", "optional_empty_get", "shard_policies", "batched_features",
+         "parse_example_dataset", "external_state_policies"]
 
 
 @pytest.mark.parametrize("case", CASES)
