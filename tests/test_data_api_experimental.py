@@ -116,9 +116,21 @@ def test_table_from_dataset_api_doc_example():
         E.table_from_dataset(keys)
 
 
+def test_dataset_initializer_api_doc_example():
+    keys = tf.data.Dataset.range(100)
+    values = tf.data.Dataset.range(100).map(lambda x: tf.strings.as_string(x * 2))
+    ds = tf.data.Dataset.zip((keys, values))
+    init = tf.data.experimental.DatasetInitializer(ds)
+    table = tf.lookup.StaticHashTable(init, "")
+    assert table.lookup(tf.constant([0, 1, 2], dtype=tf.int64)).numpy().tolist() == \
+        [b"0", b"2", b"4"]
+    with pytest.raises(ValueError, match="non-scalar key"):
+        E.DatasetInitializer(tf.data.Dataset.zip((keys.batch(2), values.batch(2))))
+
+
 def test_index_table_from_dataset_api_doc_example():
     ds = tf.data.Dataset.range(100).map(lambda x: tf.strings.as_string(x * 2))
-    table = E.index_table_from_dataset(ds)
+    table = E.index_table_from_dataset(ds, key_dtype=tf.int64)  # the doc's spelling
     assert table.lookup(tf.constant(["0", "2", "4"], dtype=tf.string)).numpy().tolist() == \
         [0, 1, 2]
     assert table.lookup(tf.constant(["1"])).numpy().tolist() == [-1]

@@ -23,7 +23,8 @@ from tensorlite.data.group_reducer import Reducer, group_by_reducer  # noqa: F40
 from tensorlite.data.optional import Optional, get_next_as_optional  # noqa: F401
 from tensorlite.data.record_writer import TFRecordWriter  # noqa: F401
 from tensorlite.data.sql_dataset import SqlDataset  # noqa: F401
-from tensorlite.data.vocab_tables import index_table_from_dataset, table_from_dataset  # noqa: F401
+from tensorlite.data.vocab_tables import (DatasetInitializer,  # noqa: F401
+                                          index_table_from_dataset, table_from_dataset)
 
 INFINITE_CARDINALITY = INFINITE
 UNKNOWN_CARDINALITY = UNKNOWN

@@ -1,5 +1,5 @@
-"""`tf.data.experimental.table_from_dataset` and `index_table_from_dataset`: lookup tables
-built from a dataset of (key, value) pairs / of keys (each key's id is its position).
+"""`tf.data.experimental.DatasetInitializer`, `table_from_dataset` and
+`index_table_from_dataset`: lookup tables built from a dataset of (key, value) pairs / of keys (each key's id is its position).
 
 Out-of-vocabulary buckets (`num_oov_buckets > 0`) give a missing key the id
 `vocab_size + Fingerprint64(key) % num_oov_buckets`, as TF's IdTableWithHashBuckets with
@@ -18,7 +18,6 @@ import numpy as np
 from tensorlite.data.cardinality_assert import AssertCardinalityDataset
 from tensorlite.framework import dtypes
 from tensorlite.framework.tensor_spec import TensorSpec
-from tensorlite.lookup.initializers import KeyValueTensorInitializer
 from tensorlite.lookup.tables import StaticHashTable, StaticVocabularyTable
 
 _BASE = ("Datasets used to initialize lookup tables must produce elements in the form "
@@ -38,6 +37,29 @@ def _check_spec(spec):
         if s.shape.rank not in (None, 0):
             raise ValueError(_BASE + f"However, the given dataset produces non-scalar {what} "
                              f"Tensors of rank {s.shape.rank}.")
+
+
+class DatasetInitializer:
+    """`tf.data.experimental.DatasetInitializer(dataset)`: a lookup-table initializer that
+    reads the dataset's (key, value) scalar pairs when a table is built from it.
+
+    >>> init = tf.data.experimental.DatasetInitializer(ds)
+    >>> table = tf.lookup.StaticHashTable(init, "")
+    """
+
+    def __init__(self, dataset):
+        spec = dataset.element_spec
+        _check_spec(spec)
+        self.dataset = dataset
+        self.key_dtype, self.value_dtype = spec[0].dtype, spec[1].dtype
+
+    def _pairs(self):
+        pairs = list(self.dataset.as_numpy_iterator())
+        keys = np.empty(len(pairs), dtype=self.key_dtype.as_numpy_dtype)
+        values = np.empty(len(pairs), dtype=self.value_dtype.as_numpy_dtype)
+        for i, (k, v) in enumerate(pairs):
+            keys[i], values[i] = k, v
+        return keys, values
 
 
 def _is_default_hasher(hasher_spec):
@@ -70,10 +92,9 @@ def table_from_dataset(dataset=None, num_oov_buckets=0, vocab_size=None, default
     if vocab_size is not None:
         n = int(np.asarray(vocab_size))
         dataset = AssertCardinalityDataset(dataset.take(n), n)
-    pairs = [(k, v) for k, v in dataset.as_numpy_iterator()]
-    keys = np.array([k for k, _ in pairs], dtype=key_dtype.as_numpy_dtype)
-    values = np.array([v for _, v in pairs], dtype=spec[1].dtype.as_numpy_dtype)
-    init = KeyValueTensorInitializer(keys, values, key_dtype, spec[1].dtype)
+    # as in TF, `key_dtype` is only checked to be integer or string: the keys' dtype is the
+    # dataset's (TF's index_table_from_dataset doc example passes int64 for string keys)
+    init = DatasetInitializer(dataset)
     if num_oov_buckets:
         return StaticVocabularyTable(init, num_oov_buckets, name=name)
     return StaticHashTable(init, default_value, name=name)
