@@ -220,3 +220,23 @@ def test_new_stages_checkpoint_mid_iteration():
     assert _resumed(checked, 2) == [2, 3, 4]
     rnd = tf.data.Dataset.random(seed=3).take(6)
     assert _resumed(rnd, 2) == list(rnd.as_numpy_iterator())[2:]
+
+
+def test_pad_to_cardinality_api_doc_example():
+    ds = tf.data.Dataset.from_tensor_slices({"a": [1, 2]})
+    ds = ds.apply(E.pad_to_cardinality(3))
+    assert list(ds.as_numpy_iterator()) == [{"a": 1, "valid": True}, {"a": 2, "valid": True},
+                                            {"a": 0, "valid": False}]
+    # the doc's eval use: round up to whole batches, drop_remainder drops nothing
+    ds = tf.data.Dataset.from_tensor_slices({"x": np.arange(5.0, dtype=np.float32)})
+    target = -(-int(ds.cardinality()) // 2) * 2
+    batches = list(ds.apply(E.pad_to_cardinality(target)).batch(2, drop_remainder=True))
+    assert [b["valid"].numpy().tolist() for b in batches] == [[True, True], [True, True],
+                                                              [True, False]]
+    with pytest.raises(ValueError, match="known cardinalty"):
+        tf.data.Dataset.range(3).filter(lambda x: True).map(
+            lambda x: {"a": x}).apply(E.pad_to_cardinality(4))
+    with pytest.raises(ValueError, match="dictionary"):
+        tf.data.Dataset.range(3).apply(E.pad_to_cardinality(4))
+    with pytest.raises(ValueError, match="less than the target"):
+        tf.data.Dataset.range(3).map(lambda x: {"a": x}).apply(E.pad_to_cardinality(2))

@@ -93,6 +93,13 @@ def cases(tf, d):
         "external_state_policies": [p.value for p in (E.ExternalStatePolicy.WARN,
                                                      E.ExternalStatePolicy.IGNORE,
                                                      E.ExternalStatePolicy.FAIL)],
+        "pad_to_cardinality": _run(lambda: [{k: v.item() for k, v in x.items()} for x in
+                                            tf.data.Dataset.from_tensor_slices({"a": [1, 2]})
+                                            .apply(E.pad_to_cardinality(3))
+                                            .as_numpy_iterator()]),
+        "dataset_initializer": _run(lambda: b",".join(tf.lookup.StaticHashTable(
+            E.DatasetInitializer(tf.data.Dataset.zip((tf.data.Dataset.range(3), words))), "?")
+            .lookup(tf.constant([2, 0, 9], tf.int64)).numpy().tolist()).decode()),
         "counter": _run(lambda: [int(x) for x in E.Counter(start=10, step=-3).take(4)]),
         "sparse_batch": _run(lambda: [_sparse(s) for s in ragged.sparse_batch(2, [6])]),
         "sparse_batch_unknown": _run(lambda: [_sparse(s) for s in ragged.apply(

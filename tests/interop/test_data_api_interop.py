@@ -31,7 +31,8 @@ CASES = ["fixed", "fixed_gzip", "fixed_bad", "tfrecord_written", "counter", "spa
          "group_by_reducer", "assert_short", "assert_long",
          "assert_card", "single_empty", "single_many", "from_list", "index_table_oov", "sql",
          "sql_driver", "optional_empty_get", "shard_policies", "batched_features",
-         "parse_example_dataset", "external_state_policies"]
+         "parse_example_dataset", "external_state_policies", "pad_to_cardinality",
+         "dataset_initializer"]
 
 
 @pytest.mark.parametrize("case", CASES)
