@@ -99,8 +99,7 @@ class _FileRecords:
             if body < 0 or body % record:
                 raise _body_error(path, header, footer, body, record, False)
         self._f = open_compressed(path, compression)
-        self._buf = self._f.read(header)
-        self._skipped = len(self._buf)
+        self._header_read = len(self._f.read(header))  # short only in a truncated file
         self._buf = b""
 
     def read(self):
@@ -115,7 +114,7 @@ class _FileRecords:
             out, self._buf = self._buf[:record], self._buf[record:]
             self.count += 1
             return out
-        if self._skipped < header or len(self._buf) != footer:
+        if self._header_read < header or len(self._buf) != footer:
             body = self.count * record + max(len(self._buf) - footer, 0)
             raise _body_error(self.path, header, footer, body, record, self._compressed)
         return None
