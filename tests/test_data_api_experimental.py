@@ -240,3 +240,27 @@ def test_pad_to_cardinality_api_doc_example():
         tf.data.Dataset.range(3).apply(E.pad_to_cardinality(4))
     with pytest.raises(ValueError, match="less than the target"):
         tf.data.Dataset.range(3).map(lambda x: {"a": x}).apply(E.pad_to_cardinality(2))
+
+
+def test_at_gives_random_access_where_tf_does():
+    ds = tf.data.Dataset.range(10)
+    assert int(E.at(ds, 3)) == 3
+    assert int(E.at(ds.map(lambda x: x * 2), 3)) == 6
+    assert E.at(ds.batch(3), 1).numpy().tolist() == [3, 4, 5]
+    assert E.at(ds.batch(3), 3).numpy().tolist() == [9]
+    assert int(E.at(ds.skip(2).take(5), 1)) == 3
+    assert int(E.at(ds.repeat(2), 12)) == 2
+    assert int(E.at(ds.prefetch(2).cache(), 2)) == 2
+    assert E.at(tf.data.Dataset.from_tensor_slices({"a": [1, 2]}).enumerate(), 1)[1]["a"] \
+        .numpy() == 2
+    assert int(E.at(ds.take(2).concatenate(tf.data.Dataset.range(5, 7)), 3)) == 6
+    calls = []
+    mapped = ds.map(lambda x: tf.py_function(lambda v: calls.append(int(v)) or v, [x],
+                                             tf.int64))
+    assert int(E.at(mapped, 7)) == 7 and calls == [7]  # only the one element is computed
+    with pytest.raises(tf.errors.OutOfRangeError, match=r"Index out of range \[0, 10\):12"):
+        E.at(ds, 12)
+    with pytest.raises(tf.errors.UnimplementedError, match="Random access is not implemented"):
+        E.at(ds.filter(lambda x: True), 3)
+    with pytest.raises(tf.errors.UnimplementedError, match="Random access is not implemented"):
+        E.at(tf.data.Dataset.from_generator(lambda: iter([1, 2]), tf.int64), 1)

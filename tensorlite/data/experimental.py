@@ -22,6 +22,7 @@ from tensorlite.data.example_parsing import (make_batched_features_dataset,  # n
 from tensorlite.data.group_reducer import Reducer, group_by_reducer  # noqa: F401
 from tensorlite.data.optional import Optional, get_next_as_optional  # noqa: F401
 from tensorlite.data.padding_cardinality import pad_to_cardinality  # noqa: F401
+from tensorlite.data.random_access import at  # noqa: F401
 from tensorlite.data.record_writer import TFRecordWriter  # noqa: F401
 from tensorlite.data.sql_dataset import SqlDataset  # noqa: F401
 from tensorlite.data.vocab_tables import (DatasetInitializer,  # noqa: F401

@@ -100,6 +100,11 @@ def cases(tf, d):
         "dataset_initializer": _run(lambda: b",".join(tf.lookup.StaticHashTable(
             E.DatasetInitializer(tf.data.Dataset.zip((tf.data.Dataset.range(3), words))), "?")
             .lookup(tf.constant([2, 0, 9], tf.int64)).numpy().tolist()).decode()),
+        "at": _run(lambda: [int(E.at(tf.data.Dataset.range(10).map(lambda x: x * 2), 3)),
+                            E.at(tf.data.Dataset.range(10).batch(3), 3).numpy().tolist(),
+                            int(E.at(tf.data.Dataset.range(10).repeat(2), 12))]),
+        "at_out_of_range": _run(lambda: E.at(tf.data.Dataset.range(10), 12)),
+        "at_filter": _run(lambda: E.at(tf.data.Dataset.range(10).filter(lambda x: True), 3)),
         "counter": _run(lambda: [int(x) for x in E.Counter(start=10, step=-3).take(4)]),
         "sparse_batch": _run(lambda: [_sparse(s) for s in ragged.sparse_batch(2, [6])]),
         "sparse_batch_unknown": _run(lambda: [_sparse(s) for s in ragged.apply(

@@ -32,7 +32,7 @@ CASES = ["fixed", "fixed_gzip", "fixed_bad", "tfrecord_written", "counter", "spa
          "assert_card", "single_empty", "single_many", "from_list", "index_table_oov", "sql",
          "sql_driver", "optional_empty_get", "shard_policies", "batched_features",
          "parse_example_dataset", "external_state_policies", "pad_to_cardinality",
-         "dataset_initializer"]
+         "dataset_initializer", "at", "at_out_of_range", "at_filter"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -53,6 +53,8 @@ def test_error_messages_say_what_tensorflow_says(both):
                          ("assert_short", "contained only 3 elements"),
                          ("assert_long", "contained at least 6 elements"),
                          ("single_empty", "Dataset was empty"),
+                         ("at_out_of_range", "Index out of range [0, 10):12"),
+                         ("at_filter", "Random access is not implemented for dataset"),
                          ("single_many", "more than one element"),
                          ("sql_driver", "not supported by SqlDataset")]:
         assert phrase in theirs[case]["message"], (case, theirs[case])
