@@ -264,3 +264,15 @@ def test_at_gives_random_access_where_tf_does():
         E.at(ds.filter(lambda x: True), 3)
     with pytest.raises(tf.errors.UnimplementedError, match="Random access is not implemented"):
         E.at(tf.data.Dataset.from_generator(lambda: iter([1, 2]), tf.int64), 1)
+
+
+def test_autotune_algorithm_is_tfs_enum_and_an_option():
+    assert [(a.name, a.value) for a in E.AutotuneAlgorithm] == [
+        ("DEFAULT", 0), ("HILL_CLIMB", 1), ("GRADIENT_DESCENT", 2), ("MAX_PARALLELISM", 3),
+        ("STAGE_BASED", 4)]
+    options = tf.data.Options()
+    assert options.autotune.autotune_algorithm is None
+    options.autotune.autotune_algorithm = E.AutotuneAlgorithm.HILL_CLIMB
+    ds = tf.data.Dataset.range(3).with_options(options)
+    assert ds.options().autotune.autotune_algorithm == E.AutotuneAlgorithm.HILL_CLIMB
+    assert list(ds.as_numpy_iterator()) == [0, 1, 2]

@@ -2,8 +2,8 @@
 from tensorlite.data.csv_dataset import CsvDataset, make_csv_dataset  # noqa: F401
 from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN  # noqa: F401
 from tensorlite.data.optimize import batch_safe  # noqa: F401
-from tensorlite.data.options import (AutotuneOptions, OptimizationOptions,  # noqa: F401
-                                     ThreadingOptions)
+from tensorlite.data.options import (AutotuneAlgorithm, AutotuneOptions,  # noqa: F401
+                                     OptimizationOptions, ThreadingOptions)
 from tensorlite.data.sources import choose_from_datasets, sample_from_datasets  # noqa: F401
 from tensorlite.data.fused import map_and_batch, shuffle_and_repeat  # noqa: F401
 from tensorlite.data.apply_functions import (  # noqa: F401

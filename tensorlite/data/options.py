@@ -5,6 +5,8 @@ Example:
     >>> options.experimental_optimization.map_fusion = True
     >>> ds = tf.data.Dataset.range(3).with_options(options)
 """
+import enum
+
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.transforms import UnaryDataset
 
@@ -45,6 +47,18 @@ class MapVectorizationOptions(_OptionGroup):
     """TF 2.1's `options.experimental_optimization.map_vectorization.enabled = True`."""
 
     _fields = {"enabled": None, "use_choose_fastest": None}
+
+
+class AutotuneAlgorithm(enum.Enum):
+    """`tf.data.experimental.AutotuneAlgorithm` (TF's values), for
+    `options.autotune.autotune_algorithm`. tensorlite records the choice; its AUTOTUNE is
+    one algorithm whatever the value: each parallel stage measures its first elements and
+    picks inline, threads or processes and their number (see parallel_map.py)."""
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
 
 
 class AutotuneOptions(_OptionGroup):
