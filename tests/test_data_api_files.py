@@ -6,7 +6,6 @@ import os
 import sqlite3
 import zlib
 
-import numpy as np
 import pytest
 
 import tensorlite as tf
