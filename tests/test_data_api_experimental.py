@@ -276,3 +276,32 @@ def test_autotune_algorithm_is_tfs_enum_and_an_option():
     ds = tf.data.Dataset.range(3).with_options(options)
     assert ds.options().autotune.autotune_algorithm == E.AutotuneAlgorithm.HILL_CLIMB
     assert list(ds.as_numpy_iterator()) == [0, 1, 2]
+
+
+def _threads_of_a_parallel_interleave():
+    seen = []
+
+    def gen(k):
+        for j in range(3):
+            seen.append(threading.get_ident())
+            time.sleep(0.001)
+            yield k * 10 + j
+
+    ds = tf.data.Dataset.range(3).interleave(
+        lambda k: tf.data.Dataset.from_generator(gen, args=(k,), output_types=tf.int64),
+        cycle_length=3, block_length=1, num_parallel_calls=3, deterministic=False)
+    values = sorted(_values(ds))
+    assert values == [0, 1, 2, 10, 11, 12, 20, 21, 22]
+    return seen, _values(ds) if debug_mode.enabled() else None
+
+
+def test_enable_debug_mode_reads_parallel_interleaves_in_cycle_order_on_the_calling_thread():
+    seen, _ = _threads_of_a_parallel_interleave()
+    assert set(seen) != {threading.get_ident()}  # otherwise: the inputs' own threads
+    try:
+        E.enable_debug_mode()
+        seen, order = _threads_of_a_parallel_interleave()
+    finally:
+        debug_mode._disable_for_tests()
+    assert set(seen) == {threading.get_ident()}
+    assert order == [0, 10, 20, 1, 11, 21, 2, 12, 22]

@@ -3,8 +3,10 @@
 tensorlite's map functions always run eagerly (as Python), so TF's first effect — user
 functions running eagerly instead of as traced graphs — already holds. What debug mode adds
 here is TF's second effect: `map(num_parallel_calls=...)` runs its function on the
-iterating thread, one element after another in input order, so breakpoints and prints
-inside the function fire sequentially and deterministically.
+iterating thread, one element after another in input order, and
+`interleave(num_parallel_calls=...)` (so also readers' `num_parallel_reads`) reads its inner
+datasets there, in the deterministic cycle order, so breakpoints and prints inside user
+functions fire sequentially and deterministically.
 
 Example:
     >>> tf.data.experimental.enable_debug_mode()
