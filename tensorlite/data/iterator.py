@@ -231,5 +231,55 @@ class OwnedIterator:
 
 hook(OwnedIterator, "__next__", OwnedIterator._traced_next)
 Iterator = OwnedIterator
-__all__ = ["RawIterator", "Context", "OwnedIterator", "Iterator", "make_raw_iterator",
-           "structure"]
+
+
+class IteratorSpec:
+    """`tf.data.IteratorSpec`: the type of an iterator over elements of `element_spec`
+    (`iter(ds)._type_spec`)."""
+
+    def __init__(self, element_spec):
+        self._element_spec = element_spec
+
+    element_spec = property(lambda self: self._element_spec)
+    value_type = property(lambda self: OwnedIterator)
+
+    def __eq__(self, other):
+        return isinstance(other, IteratorSpec) and other._element_spec == self._element_spec
+
+    def __hash__(self):
+        return hash(repr(self._element_spec))
+
+    def __repr__(self):
+        return f"IteratorSpec({self._element_spec!r})"
+
+
+OwnedIterator._type_spec = property(lambda self: IteratorSpec(self.element_spec))
+
+
+class NumpyIterator:
+    """`tf.data.NumpyIterator`, what `Dataset.as_numpy_iterator()` returns: the dataset's
+    elements with NumPy values (bytes for strings) in the same structure."""
+
+    def __init__(self, dataset):
+        self._iterator = OwnedIterator(dataset)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return structure.nest.map_structure(lambda t: t.numpy(), next(self._iterator))
+
+    next = __next__
+
+    def _save(self):
+        return self._iterator.save_state()
+
+    def _restore(self, state):
+        self._iterator.restore_state(state)
+
+    def __repr__(self):
+        return f"<tf.data.NumpyIterator element_spec={self._iterator.element_spec}>"
+
+
+__all__ = ["RawIterator", "Context", "OwnedIterator", "Iterator", "IteratorSpec",
+           "NumpyIterator", "make_raw_iterator", "structure"]

@@ -80,7 +80,8 @@ class MapDataset(UnaryDataset):
     def _make_iterator(self, ctx):
         fn = StageFunction(self._fn, "Map")
         stats = ctx.stats.stage(self._key, f"Map({fn.name})")
-        if self._parallel is None:
+        from tensorlite.data import debug_mode  # noqa: PLC0415
+        if self._parallel is None or debug_mode.enabled():  # debug mode: sequential, in order
             return _MapIterator(self._input._make_iterator(ctx), fn, stats, ctx)
         from tensorlite.data.parallel_map import ParallelMapIterator  # noqa: PLC0415
         return ParallelMapIterator(self, self._input._make_iterator(ctx), fn, stats, ctx)
