@@ -483,3 +483,15 @@ def test_a_variable_returned_by_tf_function_is_its_value_on_every_call():
     first, second = c(), c()
     assert isinstance(first, tf.Tensor) and not isinstance(first, tf.Variable)
     assert (int(first), int(second)) == (1, 2)
+
+
+def test_get_concrete_function_for_a_ragged_tensor_spec():
+    """The ragged-tensors guide: `increment.get_concrete_function(tf.RaggedTensorSpec(...))`
+    traces for any ragged batch of that spec."""
+    @tf.function
+    def increment(x):
+        return x + 1
+    cf = increment.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None],
+                                                             dtype=tf.int32))
+    out = cf(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]))
+    assert out.to_list() == [[2, 3], [4], [5, 6, 7]]

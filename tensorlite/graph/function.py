@@ -30,7 +30,7 @@ import numpy as np
 
 from tensorlite.framework import errors, nest
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.framework.tensor import Tensor
+from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import executor
@@ -700,6 +700,8 @@ class Function:
             TensorShape([None, 3])
         """
         def materialise(x):
+            if type(x).__name__ == "RaggedTensorSpec":
+                return _ragged_example(x)
             if isinstance(x, TensorSpec):
                 from tensorlite.ops.array_ops import zeros  # noqa: PLC0415
                 if x.shape.rank is None:  # any rank: traced on a scalar (see _AnyRank)
@@ -710,10 +712,8 @@ class Function:
                        for x in nest.flatten([list(args), kwargs]))
         if not args and not kwargs and self._signature is not None:
             args = tuple(self._signature)
-        declared = [tuple(x.shape.as_list()) if isinstance(x, TensorSpec) and
-                    x.shape.rank is not None else None
-                    for x in nest.flatten([list(args), kwargs]) if
-                    isinstance(x, (TensorSpec, Tensor))]
+        declared = [shape for x in nest.flatten([list(args), kwargs])
+                    for shape in _spec_shapes(x)]
         # TensorSpecs nested in structures (a dict of features) trace as TensorFlow's do
         args = tuple(nest.map_structure(materialise, a) for a in args)
         kwargs = {k: nest.map_structure(materialise, v) for k, v in kwargs.items()}
@@ -813,3 +813,35 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     return wrap_fn(func)
 
 
+def _spec_shapes(x):
+    """The static shapes a get_concrete_function argument declares, one per tensor it
+    flattens into (None: as the value has it): a TensorSpec's shape; a RaggedTensorSpec's
+    flat values (rows unknown) and row splits, in the order a RaggedTensor flattens."""
+    if type(x).__name__ == "RaggedTensorSpec":
+        dims = x.shape.as_list()
+        inner = dims[x.ragged_rank + 1:]
+        splits = [(None,)] * (x.ragged_rank - 1) + [(None if dims[0] is None else
+                                                      dims[0] + 1,)]
+        return [tuple([None] + inner)] + splits
+    if isinstance(x, TensorSpec):
+        return [tuple(x.shape.as_list()) if x.shape.rank is not None else None]
+    if isinstance(x, Tensor):
+        return [None]
+    if hasattr(x, "flat_values") and hasattr(x, "row_splits"):  # a RaggedTensor value
+        return [None] * len(nest.flatten(x, expand_composites=True))
+    return []
+
+
+def _ragged_example(spec):
+    """A small RaggedTensor of the spec (each row of length 1, a None size as 1) to trace
+    a function for it; its sizes stay unknown in the graph (see _spec_shapes)."""
+    from tensorlite.ops.array_ops import zeros  # noqa: PLC0415
+    from tensorlite.ragged.ragged_tensor import RaggedTensor  # noqa: PLC0415
+    dims = spec.shape.as_list()
+    rows = dims[0] or 1
+    inner = [1 if d is None else d for d in dims[spec.ragged_rank + 1:]]
+    value = zeros([rows] + inner, spec.dtype)
+    for _ in range(spec.ragged_rank):
+        value = RaggedTensor.from_row_lengths(
+            value, wrap(np.ones(rows, spec.row_splits_dtype.as_numpy_dtype)))
+    return value

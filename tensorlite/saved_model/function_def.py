@@ -277,6 +277,12 @@ class _Writer:
             noop = self.node("NoOp", "NoOp", [f"^{s}" for s in self.stateful]).name
         specs = []
         for k, slot in enumerate(nest.flatten(graph.outputs)):
+            if not isinstance(slot, int):  # a composite (ragged, sparse) in the outputs
+                raise NotImplementedError(
+                    f"tf.saved_model.save: the function {self.fdef.signature.name!r} returns "
+                    f"a {type(slot).__name__}; SavedModel export of ragged or sparse "
+                    f"outputs is not implemented (return its components, e.g. "
+                    f"rt.flat_values and rt.row_splits, or rt.to_tensor())")
             spec = self.cap.spec(slot)
             n = self.node("Identity", "Identity",
                           [self.refs[slot]] + ([f"^{noop}"] if noop else []), T=spec.dtype)
