@@ -30,7 +30,7 @@ import numpy as np
 
 from tensorlite.framework import errors, nest
 from tensorlite.framework.convert import convert_to_tensor
-from tensorlite.framework.tensor import Tensor, wrap
+from tensorlite.framework.tensor import Tensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import executor
@@ -701,7 +701,7 @@ class Function:
         """
         def materialise(x):
             if type(x).__name__ == "RaggedTensorSpec":
-                return _ragged_example(x)
+                return x._trace_example()
             if isinstance(x, TensorSpec):
                 from tensorlite.ops.array_ops import zeros  # noqa: PLC0415
                 if x.shape.rank is None:  # any rank: traced on a scalar (see _AnyRank)
@@ -830,18 +830,3 @@ def _spec_shapes(x):
     if hasattr(x, "flat_values") and hasattr(x, "row_splits"):  # a RaggedTensor value
         return [None] * len(nest.flatten(x, expand_composites=True))
     return []
-
-
-def _ragged_example(spec):
-    """A small RaggedTensor of the spec (each row of length 1, a None size as 1) to trace
-    a function for it; its sizes stay unknown in the graph (see _spec_shapes)."""
-    from tensorlite.ops.array_ops import zeros  # noqa: PLC0415
-    from tensorlite.ragged.ragged_tensor import RaggedTensor  # noqa: PLC0415
-    dims = spec.shape.as_list()
-    rows = dims[0] or 1
-    inner = [1 if d is None else d for d in dims[spec.ragged_rank + 1:]]
-    value = zeros([rows] + inner, spec.dtype)
-    for _ in range(spec.ragged_rank):
-        value = RaggedTensor.from_row_lengths(
-            value, wrap(np.ones(rows, spec.row_splits_dtype.as_numpy_dtype)))
-    return value
