@@ -5,9 +5,9 @@ gradient function, as TensorFlow's loader does (function_deserialization.py).
 The gradient function takes one output gradient per IdentityN output (zeros where none
 reaches it) and returns the gradients of the IdentityN's trailing inputs (the custom
 gradient's arguments, then the variables it read); its leading inputs (the forward's
-outputs) get none. An IdentityN without a registered gradient (TensorFlow's
-`SaveOptions(experimental_custom_gradients=False)`) passes its inputs through, so the
-forward ops are differentiated.
+outputs) get none. An IdentityN whose `_gradient_op_type` has no registered gradient (TensorFlow's
+`SaveOptions(experimental_custom_gradients=False)`) runs, and differentiating it is a
+LookupError, as in TensorFlow; one without the attribute is differentiated as identities.
 
 Example:
     >>> outputs = identity_n(runner, node, inputs)   # doctest: +SKIP
@@ -29,9 +29,11 @@ def identity_n(runner, node, inputs):
     inputs = [to_tensor(x) for x in inputs]
     op_type = node.attr["_gradient_op_type"].s.decode() \
         if "_gradient_op_type" in node.attr else None
+    if op_type is None:
+        return [identity(x) for x in inputs]
     grad_name = runner.gradients.get(op_type)
     if grad_name is None:
-        return [identity(x) for x in inputs]
+        return _without_gradient(op_type, node, inputs)
     n = len(inputs)
 
     def forward(*arrays):  # the inputs, unchanged
@@ -43,6 +45,19 @@ def identity_n(runner, node, inputs):
         outs = runner.run(grad_name, list(g)[:n_grads] + list(bound))
         return (None,) * (n - len(outs)) + tuple(outs)
     op = Op(f"IdentityN:{op_type}", forward, grad, None, True, False)
+    return list(dispatch.execute(op, tuple(inputs), None))
+
+
+def _without_gradient(op_type, node, inputs):
+    """An IdentityN whose custom gradient was not saved: its forward runs, and differentiating
+    it is a LookupError, as in TensorFlow."""
+    def grad(g, ans, *ins):
+        raise LookupError(f"No gradient defined for operation {node.name!r} (op type: "
+                          f"IdentityN, custom gradient type {op_type}): the SavedModel was "
+                          f"written with tf.saved_model.SaveOptions("
+                          f"experimental_custom_gradients=False), so its custom gradient was "
+                          f"not saved; save it with experimental_custom_gradients=True")
+    op = Op(f"IdentityN:{op_type}", lambda *arrays: tuple(arrays), grad, None, True, False)
     return list(dispatch.execute(op, tuple(inputs), None))
 
 
