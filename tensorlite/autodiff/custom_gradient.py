@@ -163,8 +163,7 @@ class SavedGradient:
 
     def __call__(self, add, refs):
         warnings.warn(f"tf.saved_model.save: the custom gradient of {self.name} is not "
-                      f"saved; the loaded function differentiates its forward ops (as "
-                      f"TensorFlow's with SaveOptions(experimental_custom_gradients=False))",
+                      f"saved; the loaded function differentiates its forward ops",
                       stacklevel=2)
         return self.passthrough(refs)
 

@@ -38,8 +38,8 @@ class GradientWriter:
         split = saved.n_in + len(saved.variables)
         order = list(range(split, len(refs))) + list(range(split))  # outputs, args, reads
         grad_name = self._gradient_function(saved, specs, [specs[i] for i in order])
-        if grad_name is None:
-            return saved(None, refs)  # the loud warning, forward only
+        if grad_name is None:  # (warned) forward only
+            return saved.passthrough(refs)
         self.count += 1
         op_type = f"CustomGradient-{self.count}"
         n = writer.node("IdentityN", "IdentityN", [refs[i] for i in order],
@@ -58,7 +58,8 @@ class GradientWriter:
         if not _without_forward(traced, saved.n_in):
             warnings.warn(f"tf.saved_model.save: the gradient of custom gradient {saved.name} "
                           f"uses the forward's values (its grad_fn captures them), which "
-                          f"TensorFlow's SavedModel format cannot hold; it is left out",
+                          f"TensorFlow's SavedModel format cannot hold; it is not saved, and "
+                          f"the loaded function differentiates the forward ops",
                           stacklevel=4)
             return None
         name = self.builder._new_name("internal_grad_fn")
