@@ -110,3 +110,11 @@ def test_two_arguments_and_a_variable_read_round_trip(tmp_path):
     tf.saved_model.save(cases.two_input_module(tf), str(tmp_path / "m"))
     loaded = tf.saved_model.load(str(tmp_path / "m"))
     assert cases.two_input_gradients(tf, loaded) == [2.0, 3.0, 5.0]  # forward: 6, 3, 2
+
+
+@pytest.mark.parametrize("make, want", [("variable_gradient_module", [4.0, 4.0]),
+                                        ("two_output_module", [9.0, 9.0])])
+def test_gradient_reading_a_variable_and_two_outputs_round_trip(tmp_path, make, want):
+    from tests.interop import custom_gradient_cases as cases  # noqa: PLC0415
+    tf.saved_model.save(getattr(cases, make)(tf), str(tmp_path / "m"))
+    assert cases.vector_gradient(tf, tf.saved_model.load(str(tmp_path / "m"))) == want

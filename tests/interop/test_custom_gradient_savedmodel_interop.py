@@ -24,7 +24,8 @@ def tf_written(tmp_path_factory):
 
 def test_tensorflows_own_round_trip_gives_the_custom_gradients(tf_written):
     _, facts = tf_written  # what the other tests hold tensorlite to
-    assert facts == {"clip": 2.0, "two": [2.0, 3.0, 5.0], "clip_off":
+    assert facts == {"clip": 2.0, "two": [2.0, 3.0, 5.0], "variable": [4.0, 4.0],
+                     "two_outputs": [9.0, 9.0], "clip_off":
                      "LookupError: No gradient defined for operation'Identi"}
 
 
@@ -33,6 +34,10 @@ def test_tensorlite_loads_tensorflows_custom_gradients(tf_written):
     assert cases.clip_gradient(tf, tf.saved_model.load(str(d / "tf_clip"))) == 2.0
     assert cases.two_input_gradients(tf, tf.saved_model.load(str(d / "tf_two"))) == \
         [2.0, 3.0, 5.0]
+    assert cases.vector_gradient(tf, tf.saved_model.load(str(d / "tf_variable"))) == \
+        [4.0, 4.0]  # its gradient function captures the variable (bound on load)
+    assert cases.vector_gradient(tf, tf.saved_model.load(str(d / "tf_two_outputs"))) == \
+        [9.0, 9.0]
 
 
 def test_tensorflow_saved_without_custom_gradients_has_no_gradient(tf_written):
@@ -50,4 +55,7 @@ def test_tensorflow_loads_tensorlites_custom_gradients(tmp_path):
     tf.saved_model.save(cases.clip_module(tf), str(tmp_path / "tl_clip"), options=tf.
                         saved_model.SaveOptions(experimental_custom_gradients=True))
     tf.saved_model.save(cases.two_input_module(tf), str(tmp_path / "tl_two"))
-    assert run_tf("load", tmp_path, script=SIDE) == {"clip": 2.0, "two": [2.0, 3.0, 5.0]}
+    tf.saved_model.save(cases.variable_gradient_module(tf), str(tmp_path / "tl_variable"))
+    tf.saved_model.save(cases.two_output_module(tf), str(tmp_path / "tl_two_outputs"))
+    assert run_tf("load", tmp_path, script=SIDE) == {
+        "clip": 2.0, "two": [2.0, 3.0, 5.0], "variable": [4.0, 4.0], "two_outputs": [9.0, 9.0]}
