@@ -2,6 +2,7 @@
 writes them in tests/interop/test_custom_gradient_savedmodel_interop.py): saved as
 TensorFlow writes it, an IdentityN with `_gradient_op_type` and a registered gradient
 function, and honoured on load."""
+import numpy as np
 import pytest
 
 import tensorlite as tf
@@ -118,3 +119,26 @@ def test_gradient_reading_a_variable_and_two_outputs_round_trip(tmp_path, make, 
     from tests.interop import custom_gradient_cases as cases  # noqa: PLC0415
     tf.saved_model.save(getattr(cases, make)(tf), str(tmp_path / "m"))
     assert cases.vector_gradient(tf, tf.saved_model.load(str(tmp_path / "m"))) == want
+
+
+def test_gradient_function_follows_the_batch_size(tmp_path):
+    """A None batch dimension: the gradient function serves every batch size, as the
+    forward does (clip_by_norm over the whole batch: 0.5 / sqrt(3n), times 2)."""
+    @tf.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return tf.clip_by_norm(dy, 0.5)
+        return y, backward
+
+    class Module(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+        def f(self, x):
+            return clip_gradients(x * 2.0)
+    tf.saved_model.save(Module(), str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    for n in (1, 4):
+        x = tf.ones([n, 3])
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = loaded.f(x)
+        assert t.gradient(y, x).numpy() == pytest.approx(np.full((n, 3), 1 / np.sqrt(3 * n)))
