@@ -61,4 +61,4 @@ def _without_gradient(op_type, node, inputs):
     return list(dispatch.execute(op, tuple(inputs), None))
 
 
-__all__ = ["registered", "identity_n"]
+__all__ = ["identity_n", "registered"]
