@@ -120,7 +120,8 @@ SIZE = register(
 RANK = register(
     "Rank", _rank_fwd, grad=NOT_DIFFERENTIABLE, shape_only=True,
     shape=lambda x: Spec((), dtypes.int32), batch=_per_example_meta(_rank_fwd),
-    tf="Rank", tf_outputs="output", unsupported="onnx tflite tf_import")
+    tf="Rank", tf_outputs="output", tf_import=lambda ins, a: rank(ins[0]),
+    unsupported="onnx tflite")
 
 
 def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002

@@ -28,7 +28,7 @@ ASSIGN_OPS = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
 
 # Nodes of a FunctionDef that are its structure rather than computation: run by the
 # function runner itself (saved_model/function_runner.py), never through an import rule.
-STRUCTURAL_OPS = frozenset({"NoOp", "Identity", "Const", "ReadVariableOp", *CALL_OPS,
+STRUCTURAL_OPS = frozenset({"NoOp", "Identity", "IdentityN", "Const", "ReadVariableOp", *CALL_OPS,
                             *ASSIGN_OPS.values()})
 
 # The nodes of a TF1 graph that hold a variable (its value comes from variables/).

@@ -74,8 +74,9 @@ def strict_attr(op_name, key, value):
 
 
 class _Writer:
-    def __init__(self, cap, name, arg_names, assets=None):
+    def __init__(self, cap, name, arg_names, assets=None, gradients=None):
         self.cap = cap
+        self.gradients = gradients  # custom_gradients.GradientWriter, or None
         self.assets = assets or {}  # path bytes -> tf.saved_model.Asset
         self.fdef = FunctionDef()
         self.fdef.signature.name = name
@@ -234,6 +235,10 @@ class _Writer:
         arrays among `inputs` become Consts) and returns its name; `write` returns the refs
         of the IR node's outputs."""
         scope = node.scope or ""
+        if self.gradients is not None and hasattr(write, "gradient_body"):  # custom gradient
+            for slot, ref in zip(node.outputs, self.gradients.write(self, node, write)):
+                self.refs[slot] = ref
+            return
 
         def add(op, inputs, **attrs):
             refs = [self.const(i) if isinstance(i, np.ndarray) else i for i in inputs]
@@ -352,11 +357,13 @@ def _dead_unmapped(graph):
     return skipped
 
 
-def function_def(cap, name, arg_names, assets=None):
+def function_def(cap, name, arg_names, assets=None, gradients=None):
     """(FunctionDef, captured variables, tables and assets in argument order, output Specs)
     of a captured graph (`cap`: a TracedGraph); `assets` maps path bytes to the
-    tf.saved_model.Asset objects whose paths are captured inputs, not constants."""
-    writer = _Writer(cap, name, arg_names, assets)
+    tf.saved_model.Asset objects whose paths are captured inputs, not constants;
+    `gradients` (a custom_gradients.GradientWriter) writes tf.custom_gradient nodes with
+    their gradients (without it they are written forward only, with a warning)."""
+    writer = _Writer(cap, name, arg_names, assets, gradients)
     outputs = writer.run()
     return writer.fdef, writer.captured, outputs
 

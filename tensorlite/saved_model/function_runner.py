@@ -3,7 +3,8 @@ tensors, so that the tape sees every op and a loaded model can be fine-tuned.
 
 Structure (arguments, `Const`, `ReadVariableOp` and `Assign*VariableOp` of captured
 variables, `Identity`,
-`NoOp`, calls through `StatefulPartitionedCall`/`PartitionedCall`) is handled here. Every
+`NoOp`, calls through `StatefulPartitionedCall`/`PartitionedCall`, `IdentityN` with its
+registered custom gradient, loaded_gradients.py) is handled here. Every
 other TensorFlow op runs through the rule its tensorlite op declares beside its
 registration, `registry.declare(OP, tf_import=RULE)`, where RULE is
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from tensorlite.framework import errors, registry
 from tensorlite.protos.tf_graph_format import ASSIGN_OPS, CALL_OPS, STRUCTURAL_OPS, file_inputs
+from tensorlite.saved_model.loaded_gradients import identity_n, registered
 from tensorlite.saved_model.op_outputs import output_args
 from tensorlite.saved_model.validate import MAX_CALL_DEPTH, check_tensor_proto
 from tensorlite.summary.graph_def import dtype_from_datatype
@@ -136,6 +138,8 @@ class Runner:
 
     def __init__(self, library, roots=None):
         self.functions = {f.signature.name: f for f in library.function}
+        self.gradients = registered(library)  # custom gradients: op type -> function
+        self.gradient_bound = {}  # gradient function -> its captured variables (load.py)
         self.rules = import_rules()
         self.opaque = opaque_imports()
         self.roots = roots  # file_access.Roots: where file ops may read/write (None: nowhere)
@@ -218,6 +222,8 @@ class Runner:
             return []
         if op in CALL_OPS:
             return self.run(attrs["f"], inputs)
+        if op == "IdentityN":  # (a custom gradient's, when its type is registered)
+            return identity_n(self, node, inputs)
         self._check_files(node, inputs, function)
         rule = self.rules.get(op)
         if rule is None:

@@ -140,8 +140,8 @@ def _op_def_file():
 
 
 def _function_file():
-    """tensorflow/core/framework/function.proto (FunctionDefLibrary, FunctionDef; without
-    gradients)."""
+    """tensorflow/core/framework/function.proto (FunctionDefLibrary, FunctionDef,
+    RegisteredGradient; without GradientDef)."""
     file = descriptor_pb2.FileDescriptorProto(
         name=_FW + "function.proto", package="tensorflow", syntax="proto3",
         dependency=[_FW + "attr_value.proto", _FW + "node_def.proto", _FW + "op_def.proto"])
@@ -156,8 +156,13 @@ def _function_file():
     _field(function, "node_def", 3, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="NodeDef")
     _map_field(function, "ret", 4, None, value_kind=_F.TYPE_STRING)
     _map_field(function, "control_ret", 6, None, value_kind=_F.TYPE_STRING)
-    _field(_message(file, "FunctionDefLibrary"), "function", 1, _F.TYPE_MESSAGE,
-           _F.LABEL_REPEATED, type_name="FunctionDef")
+    library = _message(file, "FunctionDefLibrary")
+    _field(library, "function", 1, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="FunctionDef")
+    _field(library, "registered_gradients", 3, _F.TYPE_MESSAGE, _F.LABEL_REPEATED,
+           type_name="RegisteredGradient")
+    gradient = _message(file, "RegisteredGradient")  # a custom gradient: op type -> function
+    _field(gradient, "gradient_func", 1, _F.TYPE_STRING)
+    _field(gradient, "registered_op_type", 2, _F.TYPE_STRING)
     return file
 
 
