@@ -11,7 +11,7 @@ from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, ge
                                            input_needs_grad, register)
 from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import control_flow_ops
+from tensorlite.ops import control_flow_ops, einsum_plan
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, COMPOSITES, DECLINED, FLOAT, FLOATC, NUMERIC, REAL,
                                    batch_dims, binary, cached_axes, check_kind, composite_aware,
@@ -1250,9 +1250,15 @@ def _einsum_shape(*xs, equation):
     return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
 
 
+def _einsum_fwd(*xs, equation):
+    out = einsum_plan.run(equation, *xs) if len(xs) == 2 else None
+    if out is None:
+        out = np.einsum(equation, *xs, optimize=True)
+    return out.astype(xs[0].dtype, copy=False)
+
+
 EINSUM = declare(
-    register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
-        equation, *xs, optimize=True).astype(xs[0].dtype, copy=False),
+    register("Einsum", cost="einsum", forward=_einsum_fwd,
         grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch"),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}),
     tf_outputs="output", tf_import=lambda ins, a: einsum(a["equation"], *ins),
