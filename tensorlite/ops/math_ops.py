@@ -1049,7 +1049,13 @@ def _matmul_fwd(a, b, transpose_a, transpose_b):
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                       f"{list(b.shape)}; the inner dimensions must match (check transpose_a/"
                       f"transpose_b)")
-    out = blas_threads.matmul(a, b)
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        # a Dense layer on [batch, seq, features]: one GEMM over all rows, not one per batch
+        # entry (blas_threads then sees its real size for the thread choice)
+        out = blas_threads.matmul(a.reshape(-1, a.shape[-1]), b)
+        out = out.reshape(a.shape[:-1] + (b.shape[-1],))
+    else:
+        out = blas_threads.matmul(a, b)
     return out if out.dtype == a.dtype else out.astype(a.dtype)  # bfloat16 (see matmul)
 
 
