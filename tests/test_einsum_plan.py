@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.framework import determinism
+from tensorlite.framework import determinism, intra_op_pool
 from tensorlite.ops import einsum_plan
 from tests.op_check import check_op, rand
 
@@ -107,3 +107,21 @@ def test_multi_head_attention_layer_under_tape_and_function(mode):
     for g, gf, w in zip(grads, grads_fn, want_grads):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-6)
         np.testing.assert_allclose(gf.numpy(), w.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_batched_products_split_over_threads_give_the_same_values(monkeypatch):
+    """Attention's batched products split by their first batch axis over the intra-op
+    threads (as blas_threads.run grants them) equal the one-thread products bit for bit."""
+    monkeypatch.setattr(einsum_plan, "MODE", ["matmul"])
+    x, y = rand(5, 6, 3, 4, seed=9), rand(5, 7, 3, 4, seed=10)
+    s = rand(5, 3, 6, 7, seed=11)
+    one = [einsum_plan.run("abcd,aecd->acbe", x, y), einsum_plan.run("acbe,aecd->abcd", s, y)]
+    with intra_op_pool.splitting(2):
+        assert intra_op_pool.ways() == 2
+        two = [einsum_plan.run("abcd,aecd->acbe", x, y),
+               einsum_plan.run("acbe,aecd->abcd", s, y)]
+        av = np.ascontiguousarray(x.transpose(0, 2, 1, 3))
+        split = einsum_plan._batched(av, np.ascontiguousarray(y.transpose(0, 2, 3, 1)), None)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(split, one[0], rtol=1e-12)

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from tensorlite.framework import blas_threads, determinism
+from tensorlite.framework import blas_threads, determinism, intra_op_pool
 
 MODE = ["auto"]
 SAMPLES = 3  # timings per form before the choice is made
@@ -53,14 +53,42 @@ class Plan:
             a, b = b, a
         av = _view(a, self.perm_a, self.shape_a)
         bv = _view(b, self.perm_b, self.shape_b)
+        if len(self.shape_out) == 2 and self.perm_out == sorted(self.perm_out):
+            # one GEMM into the output's own order: blas_threads' 2-D product (its threads,
+            # its split of a large operand)
+            return blas_threads.matmul(av, bv).reshape(self.out_shape)
         out = np.empty(self.out_shape, np.result_type(a, b))
         ov = _view(out, self.perm_out, self.shape_out, exact=True)
         if ov is None:  # the output's layout cannot take the product: copy it in
-            prod = blas_threads.run(self.macs, np.matmul, av, bv)
+            prod = _run(self.macs, av, bv, None)
             np.copyto(out.transpose(self.perm_out), prod.reshape(self.split_out))
             return out
-        blas_threads.run(self.macs, np.matmul, av, bv, ov)
+        _run(self.macs, av, bv, ov)
         return out
+
+
+def _run(macs, av, bv, ov):
+    """av @ bv (into ov where given) on blas_threads' choice; a batch of products is split
+    over the intra-op threads by its first batch axis, each part single-threaded BLAS
+    (attention's [batch, heads] of 128x32 products are too small to share one GEMM)."""
+    if av.ndim > 2 and av.shape[0] > 1:
+        return blas_threads.run(macs, _batched, av, bv, ov, split=True)
+    if ov is None:
+        return blas_threads.run(macs, np.matmul, av, bv)
+    return blas_threads.run(macs, np.matmul, av, bv, ov)
+
+
+def _batched(av, bv, ov):
+    out = np.empty(np.broadcast_shapes(av.shape[:-2], bv.shape[:-2]) +
+                   (av.shape[-2], bv.shape[-1]), np.result_type(av, bv)) if ov is None else ov
+    n = av.shape[0]
+
+    def worker(pull):
+        for s, e in pull:
+            np.matmul(av[s:e], bv[s:e], out=out[s:e])
+    intra_op_pool.map_runs(intra_op_pool.split_runs(n, -(-n // max(1, intra_op_pool.ways()))),
+                           worker)
+    return out
 
 
 def _blasable(v):
