@@ -74,9 +74,20 @@ def test_compiled_rows_match_numpy_forms(dtype, tol):
         np.testing.assert_allclose(got, w, rtol=tol * 10, atol=tol * 10)
 
 
+def test_compiled_rows_take_strided_operands():
+    if not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    x, g = rand(4, 3, seed=14), rand(4, 3, seed=15)
+    gamma, beta = rand(8, seed=16)[::2], rand(4, seed=17)
+    np.testing.assert_allclose(numba_layer_norm.forward(x.T, gamma, beta, EPS),
+                               np_layer_norm(x.T, gamma, beta), rtol=1e-12)
+    want = composition_grads(x.T, gamma, g.T)
+    for got, w in zip(numba_layer_norm.backward(x.T, gamma, g.T, EPS), want):
+        np.testing.assert_allclose(got, w, rtol=1e-10, atol=1e-12)
+
+
 def test_compiled_rows_decline_other_layouts():
     x = rand(3, 4)
-    assert numba_layer_norm.forward(x.T, rand(3), rand(3), EPS) is None
     assert numba_layer_norm.forward(x, rand(4).astype(np.float32), rand(4), EPS) is None
     assert numba_layer_norm.backward(x, rand(4), rand(2, 3, 4), EPS) is None  # batched g
 

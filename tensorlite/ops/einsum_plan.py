@@ -175,7 +175,8 @@ def _make_plan(equation, a_shape, b_shape, dtype):
 
 
 def _einsum(equation, a, b):
-    return np.einsum(equation, a, b, optimize=True)
+    # contiguous, as the planned form's: the consumers' compiled kernels expect it
+    return np.ascontiguousarray(np.einsum(equation, a, b, optimize=True))
 
 
 def choose(equation, a, b, p):
