@@ -18,9 +18,12 @@ import numpy as np
 
 from tensorlite.ops.numba_backend import available, compiled
 
+# reassociation (the row sums vectorise); NaN and inf keep IEEE propagation
+_FAST = {"reassoc", "contract", "nsz", "arcp"}
+
 
 def _build(numba):
-    @numba.njit(cache=True, nogil=True)
+    @numba.njit(cache=True, nogil=True, fastmath=_FAST)
     def stats(row, eps):
         k = row.shape[0]
         s = 0.0
@@ -33,7 +36,7 @@ def _build(numba):
             v += d * d
         return mean, 1.0 / np.sqrt(v / k + eps)
 
-    @numba.njit(cache=True, nogil=True)
+    @numba.njit(cache=True, nogil=True, fastmath=_FAST)
     def forward(x, gamma, beta, eps, out):
         n, k = x.shape
         for i in range(n):
@@ -41,7 +44,7 @@ def _build(numba):
             for j in range(k):
                 out[i, j] = (x[i, j] - mean) * rstd * gamma[j] + beta[j]
 
-    @numba.njit(cache=True, nogil=True)
+    @numba.njit(cache=True, nogil=True, fastmath=_FAST)
     def backward(x, gamma, g, eps, dx, dgamma, dbeta):
         n, k = x.shape
         for i in range(n):
