@@ -125,3 +125,14 @@ def test_layer_trains_on_the_fused_ops_with_the_composition_s_values(kernels):
     losses = [model.train_on_batch(x.numpy(), np.ones((4, 5, 1), np.float32))
               for _ in range(3)]
     assert np.isfinite(losses).all() and losses[-1] < losses[0]
+
+
+def test_nan_and_inf_rows_propagate_as_the_composition(kernels):
+    x = np.array([[1.0, np.nan, 2.0, 0.5], [np.inf, 0.0, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0]],
+                 np.float32)
+    gamma, beta = np.ones(4, np.float32), np.zeros(4, np.float32)
+    with np.errstate(invalid="ignore"):
+        got = layer_norm_ops.layer_norm(x, gamma, beta, EPS).numpy()
+        want = np_layer_norm(x, gamma, beta)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-5)
