@@ -136,3 +136,30 @@ def test_nan_and_inf_rows_propagate_as_the_composition(kernels):
         want = np_layer_norm(x, gamma, beta)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_allclose(got[2], want[2], rtol=1e-5)
+
+
+def test_vectorized_map_and_jacobian_use_the_batch_rules(kernels):
+    """tf.vectorized_map over examples (each [seq, features]) gives the per-example
+    results, forward and backward; a jacobian through the layer needs no per-example loop."""
+    x, g = rand(3, 4, 5, seed=18), rand(3, 4, 5, seed=19)
+    gamma, beta = tf.constant(rand(5, seed=20)), tf.constant(rand(5, seed=21))
+    fwd = tf.vectorized_map(lambda t: layer_norm_ops.layer_norm(t, gamma, beta, EPS),
+                            tf.constant(x))
+    np.testing.assert_allclose(fwd.numpy(), np_layer_norm(x, gamma.numpy(), beta.numpy()),
+                               rtol=1e-12)
+    bwd = tf.vectorized_map(
+        lambda a: layer_norm_ops.layer_norm_grad(a[0], gamma, a[1], EPS),
+        (tf.constant(x), tf.constant(g)))
+    for i in range(3):
+        want = composition_grads(x[i], gamma.numpy(), g[i])
+        for got, w in zip(bwd, want):
+            np.testing.assert_allclose(got.numpy()[i], w, rtol=1e-10, atol=1e-12)
+    import warnings  # noqa: PLC0415
+    xt = tf.constant(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "no batching rule ...: ran once per example"
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            y = layer_norm_ops.layer_norm(xt, gamma, beta, EPS)
+        jac = tape.jacobian(y, xt)
+    assert jac.shape == (3, 4, 5, 3, 4, 5)

@@ -22,9 +22,10 @@ Example:
 import numpy as np
 
 from tensorlite.framework.dispatch import execute
-from tensorlite.framework.registry import Spec, register
+from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.ops import numba_layer_norm
 from tensorlite.ops.array_ops import broadcast_to
+from tensorlite.ops.batching import with_batch_axis
 from tensorlite.ops.common import FLOAT, tensor_args, to_tensor
 from tensorlite.ops.math_ops import (add, multiply, reduce_mean, reduce_sum, rsqrt, subtract)
 
@@ -51,15 +52,42 @@ def _backward(x, gamma, g, epsilon):
     done = numba_layer_norm.backward(x, gamma, g, epsilon)
     if done is not None:
         return done
+    nb = g.ndim - x.ndim
+    return _numpy_backward(x, gamma, g, epsilon, tuple(range(nb, g.ndim - 1)))
+
+
+def _numpy_backward(x, gamma, g, epsilon, rows):
+    """(dx, dgamma, dbeta), gamma's and beta's gradients summed over the axes `rows`."""
     xc, r = _stats(x, epsilon)
     xh = xc * r
     gh = g * gamma
     dx = r * (gh - gh.mean(axis=-1, keepdims=True) - xh * (gh * xh).mean(axis=-1,
                                                                          keepdims=True))
-    nb = g.ndim - x.ndim
-    rows = tuple(range(nb, g.ndim - 1))
     return (dx.astype(x.dtype, copy=False), (g * xh).sum(axis=rows).astype(x.dtype),
             g.sum(axis=rows).astype(x.dtype))
+
+
+def _forward_batch(arrays, batched, epsilon):
+    """vectorized_map: a batch is more rows; batched gamma or beta broadcast per example."""
+    if not batched[1] and not batched[2]:  # shared weights: the compiled rows apply
+        return _forward(*arrays, epsilon=epsilon)
+    x, gamma, beta = with_batch_axis(arrays, batched)
+    lead = (x.shape[0],) + (1,) * (x.ndim - 2)
+    return _forward(x, gamma.reshape(lead + gamma.shape[-1:]),
+                    beta.reshape(lead + beta.shape[-1:]), epsilon)
+
+
+def _backward_batch(arrays, batched, epsilon):
+    """vectorized_map: rows as for one example, gamma's and beta's sums per example."""
+    x, gamma, g = with_batch_axis(arrays, batched)
+    if not batched[1]:
+        gamma = arrays[1]
+    else:
+        gamma = gamma.reshape((x.shape[0],) + (1,) * (x.ndim - 2) + gamma.shape[-1:])
+    return _numpy_backward(x, gamma, g, epsilon, tuple(range(1, g.ndim - 1)))
+
+
+_forward_batch.kind = _backward_batch.kind = "leading"
 
 
 def _layer_norm_grad(g, ans, x, gamma, beta, epsilon):
@@ -126,11 +154,13 @@ def _backward_shape(x, gamma, g, epsilon):
             Spec(lead + tuple(x.shape[-1:]), x.dtype)]
 
 
-LAYER_NORM = register("LayerNorm", _forward, grad=_layer_norm_grad, shape=_forward_shape,
-                      unsupported=_INTERNAL + " batch")
-LAYER_NORM_GRAD = register("LayerNormGrad", _backward, grad=_layer_norm_grad_grad,
-                           shape=_backward_shape, multi_output=True, batchable=False,
-                           unsupported=_INTERNAL + " batch")
+LAYER_NORM = declare(register("LayerNorm", _forward, grad=_layer_norm_grad,
+                              shape=_forward_shape, unsupported=_INTERNAL),
+                     batch=_forward_batch)
+LAYER_NORM_GRAD = declare(register("LayerNormGrad", _backward, grad=_layer_norm_grad_grad,
+                                   shape=_backward_shape, multi_output=True, batchable=False,
+                                   unsupported=_INTERNAL),
+                          batch=_backward_batch)
 
 
 def layer_norm(x, gamma, beta, epsilon):
