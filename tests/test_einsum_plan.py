@@ -125,3 +125,20 @@ def test_batched_products_split_over_threads_give_the_same_values(monkeypatch):
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(split, one[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("eq, sa, sb", [
+    ("abc,cde->abde", (2, 6, 8), (8, 2, 4)), ("aecd,abcd->acbe", (2, 6, 2, 4), (2, 6, 2, 4)),
+    ("acbe,aecd->abcd", (2, 2, 6, 6), (2, 6, 2, 4)), ("abcd,cde->abe", (2, 6, 2, 4), (2, 4, 8)),
+    ("abde,abc->cde", (2, 6, 2, 4), (2, 6, 8)), ("abde,cde->abc", (2, 6, 2, 4), (8, 2, 4))])
+def test_attention_equations_read_their_operands_in_place(eq, sa, sb):
+    """MultiHeadAttention's equations on contiguous [batch, seq, heads, dim] operands: every
+    operand the product reads is a view (no transposed copy), and where there are batch
+    axes the product is written straight into the output's layout."""
+    a, b = rand(*sa, seed=12), rand(*sb, seed=13)
+    p = einsum_plan.plan(eq, a.shape, b.shape, a.dtype.str)
+    left, right = (b, a) if p.swap else (a, b)
+    assert np.shares_memory(einsum_plan._view(left, p.perm_a, p.shape_a), left)
+    assert np.shares_memory(einsum_plan._view(right, p.perm_b, p.shape_b), right)
+    out = np.empty(p.out_shape)
+    assert einsum_plan._view(out, p.perm_out, p.shape_out, exact=True) is not None
