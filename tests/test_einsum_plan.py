@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
-from tensorlite.framework import determinism, intra_op_pool
+from tensorlite.framework import blas_threads, determinism, intra_op_pool
 from tensorlite.ops import einsum_plan
 from tests.op_check import check_op, rand
 
@@ -142,3 +142,25 @@ def test_attention_equations_read_their_operands_in_place(eq, sa, sb):
     assert np.shares_memory(einsum_plan._view(right, p.perm_b, p.shape_b), right)
     out = np.empty(p.out_shape)
     assert einsum_plan._view(out, p.perm_out, p.shape_out, exact=True) is not None
+
+
+def test_products_run_on_blas_threads_choice(monkeypatch):
+    """The planned products go through blas_threads (which gives 2 threads when 2 cores
+    are free and 1 when a neighbour holds one): batched ones split by their batch axis,
+    with their multiply-adds counted."""
+    monkeypatch.setattr(einsum_plan, "MODE", ["matmul"])
+    calls = []
+    real = blas_threads.run
+
+    def spy(macs, fn, *args, split=False):
+        calls.append((macs, fn.__name__, split))
+        return real(macs, fn, *args, split=split)
+    monkeypatch.setattr(blas_threads, "run", spy)
+    x = rand(2, 6, 3, 4, seed=14)
+    einsum_plan.run("abcd,aecd->acbe", x, x)
+    assert calls == [(2 * 3 * 6 * 6 * 4, "_batched", True)]
+    calls.clear()
+    mats = []
+    monkeypatch.setattr(blas_threads, "matmul", lambda a, b: mats.append(a.shape) or a @ b)
+    einsum_plan.run("abc,cde->abde", rand(2, 6, 8), rand(8, 3, 4))
+    assert mats == [(12, 8)] and calls == []  # one [B*T, d] @ [d, heads*dim] GEMM
