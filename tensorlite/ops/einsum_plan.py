@@ -23,8 +23,9 @@ time of each decides: other programs' load only ever adds time, and on this proj
 2-core machine a median still picked the slower form now and then (the planned form
 measured 0.6-0.9 ms against NumPy's 0.7-1.7 ms for MultiHeadAttention's equations at
 [16, 128, 4, 32] float32 on one core; never slower). With op determinism the planned form
-always runs (no choice that depends on timing). The product runs through blas_threads.run, so it gets two
-threads when two cores are free and one when a neighbour holds a core, as the CNN's GEMMs.
+always runs (no choice that depends on timing). The product runs through blas_threads, so
+it gets two threads when two cores are free and one when a neighbour holds a core, as the
+CNN's GEMMs do.
 
 `MODE[0]`: "auto" (measure), "matmul" (the plan wherever it applies) or "einsum" (NumPy's
 einsum always); tests force both.
