@@ -164,3 +164,25 @@ def test_products_run_on_blas_threads_choice(monkeypatch):
     monkeypatch.setattr(blas_threads, "matmul", lambda a, b: mats.append(a.shape) or a @ b)
     einsum_plan.run("abc,cde->abde", rand(2, 6, 8), rand(8, 3, 4))
     assert mats == [(12, 8)] and calls == []  # one [B*T, d] @ [d, heads*dim] GEMM
+
+
+@pytest.mark.parametrize("ta, tb", [(False, False), (False, True), (True, False)])
+def test_batched_tf_matmul_splits_like_the_plan(ta, tb):
+    """tf.matmul of two [batch, heads, n, k] batches (attention written with matmul) runs
+    split by its batch axis: the same values on one thread and two, and op_check's
+    gradients of orders 1 and 2."""
+    a = rand(3, 2, 4, 5, seed=15)
+    b = rand(3, 2, 5, 6, seed=16)
+    a = np.swapaxes(a, -1, -2).copy() if ta else a
+    b = np.swapaxes(b, -1, -2).copy() if tb else b
+
+    def f(x, y):
+        return tf.matmul(x, y, transpose_a=ta, transpose_b=tb)
+
+    def ref(x, y):
+        return np.matmul(np.swapaxes(x, -1, -2) if ta else x, np.swapaxes(y, -1, -2) if tb else y)
+    one = f(a, b).numpy()
+    with intra_op_pool.splitting(2):
+        two = f(a, b).numpy()
+    np.testing.assert_array_equal(one, two)
+    check_op(f, ref, [a, b], rtol=1e-10, atol=1e-10)

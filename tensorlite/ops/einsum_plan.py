@@ -82,6 +82,14 @@ def _run(macs, av, bv, ov):
     return blas_threads.run(macs, np.matmul, av, bv, ov)
 
 
+def batched_matmul(a, b):
+    """np.matmul(a, b) of two batches of one batch shape (attention's q @ k^T written with
+    tf.matmul): split by the first batch axis as the planned einsums are."""
+    a, b = (x if _blasable(x) else np.ascontiguousarray(x) for x in (a, b))
+    macs = int(np.prod(a.shape[:-1], dtype=np.int64)) * a.shape[-1] * b.shape[-1]
+    return _run(macs, a, b, None)
+
+
 def _batched(av, bv, ov):
     out = np.empty(np.broadcast_shapes(av.shape[:-2], bv.shape[:-2]) +
                    (av.shape[-2], bv.shape[-1]), np.result_type(av, bv)) if ov is None else ov

@@ -1054,6 +1054,9 @@ def _matmul_fwd(a, b, transpose_a, transpose_b):
         # entry (blas_threads then sees its real size for the thread choice)
         out = blas_threads.matmul(a.reshape(-1, a.shape[-1]), b)
         out = out.reshape(a.shape[:-1] + (b.shape[-1],))
+    elif a.ndim > 2 and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype and \
+            a.dtype.char in "fdFD":
+        out = einsum_plan.batched_matmul(a, b)  # split over threads by the batch axis
     else:
         out = blas_threads.matmul(a, b)
     return out if out.dtype == a.dtype else out.astype(a.dtype)  # bfloat16 (see matmul)
