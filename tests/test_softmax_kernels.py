@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlite as tf
+from tensorlite.framework import intra_op_pool
 from tensorlite.ops import nn_ops, numba_backend, numba_softmax
 from tests.op_check import check_op, rand
 
@@ -94,3 +95,22 @@ def test_attention_scores_shape_under_tape_and_function(kernels):
     want = np_softmax_grad(np_softmax(x.numpy()), w.numpy())
     np.testing.assert_allclose(grad(x).numpy(), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(tf.function(grad)(x).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_rows_split_over_threads_give_the_same_bits(monkeypatch):
+    """Large softmaxes and their gradients split into runs of rows over the intra-op
+    threads equal the one-thread results bit for bit."""
+    if not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    monkeypatch.setattr(numba_softmax, "SPLIT_MIN_SIZE", 0)
+    monkeypatch.setattr(numba_softmax, "_RUN_ROWS", 3)
+    x = (rand(2, 3, 10, 16, seed=10) * 3).astype(np.float32)
+    g = rand(2, 3, 10, 16, seed=11).astype(np.float32)
+    one = numba_softmax.large_rows(x)
+    one_grad = numba_softmax.grad_rows(one, g)
+    with intra_op_pool.splitting(2):
+        two = numba_softmax.large_rows(x)
+        two_grad = numba_softmax.grad_rows(one, g)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one_grad, two_grad)
+    np.testing.assert_allclose(one, np_softmax(x), rtol=1e-6, atol=1e-7)

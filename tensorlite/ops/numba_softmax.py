@@ -17,11 +17,17 @@ Example:
 """
 import numpy as np
 
+from tensorlite.framework import blas_threads, intra_op_pool
 from tensorlite.ops.numba_backend import available, compiled
 
 # Above this many elements NumPy's vectorised passes are as fast and need no compilation.
 MAX_SIZE = 1 << 14
 _KERNEL = [None]
+# Large inputs are split over the intra-op threads in runs of rows from this many elements
+# (blas_threads counts cost in multiply-adds: ~4 per element here, as ops/fused_ops.py)
+SPLIT_MIN_SIZE = 1 << 16
+_COST_PER_ELEMENT = 4
+_RUN_ROWS = 1024
 # reassociation only (sums and maxima vectorise); NaN and inf keep NumPy's propagation
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 
@@ -116,10 +122,13 @@ def large_rows(x):
     shift_rows, scale_rows, _ = kernels
     k = x.shape[-1]
     out = np.empty(x.shape, x.dtype)
-    flat = out.reshape(-1, k)
-    shift_rows(x.reshape(-1, k), flat)
-    np.exp(flat, out=flat)
-    scale_rows(flat)
+    flat, xs = out.reshape(-1, k), x.reshape(-1, k)
+
+    def part(s, e):
+        shift_rows(xs[s:e], flat[s:e])
+        np.exp(flat[s:e], out=flat[s:e])
+        scale_rows(flat[s:e])
+    _over_rows(len(xs), k, part)
     return out
 
 
@@ -131,5 +140,21 @@ def grad_rows(y, g):
         return None
     k = y.shape[-1]
     out = np.empty(y.shape, y.dtype)
-    kernels[2](y.reshape(-1, k), g.reshape(-1, k), out.reshape(-1, k))
+    ys, gs, os_ = y.reshape(-1, k), g.reshape(-1, k), out.reshape(-1, k)
+    _over_rows(len(ys), k, lambda s, e: kernels[2](ys[s:e], gs[s:e], os_[s:e]))
     return out
+
+
+def _over_rows(n, k, part):
+    """part(start, end) over runs of rows: on the intra-op threads blas_threads.run grants
+    (two when two cores are free, one when a neighbour holds one) where the array is large
+    enough; each row's arithmetic is the same however the rows are shared out."""
+    def split():
+        def worker(pull):
+            for s, e in pull:
+                part(s, e)
+        intra_op_pool.map_runs(intra_op_pool.split_runs(n, _RUN_ROWS), worker)
+    if n * k < SPLIT_MIN_SIZE:
+        part(0, n)
+    else:
+        blas_threads.run(n * k * _COST_PER_ELEMENT, split, split=True)
