@@ -13,14 +13,16 @@ one compiled pass per row where numba applies (ops/numba_layer_norm.py), NumPy o
         dgamma = sum over rows of g * Pr(hx)
         dx     = Pr(g * hgamma - r * b * hx - r * v * mean(hx * xh)) - r^2 S xh / n,
                  S = sum(hx * (v - mean(v) - xh * b)) per row.
-Gradient-only and training-path ops: keras' LayerNormalization uses them while training
-(exports trace the inference path, the plain composition), so no TF/ONNX/TFLite rules.
+keras' LayerNormalization uses them while training; exports trace its inference path, the
+plain composition. A training step saved to a SavedModel writes LayerNorm as the TF nodes of
+that composition; LayerNormGrad (a gradient) has no TF, ONNX or TFLite rule.
 
 Example:
     >>> y = layer_norm(x, gamma, beta, 1e-3)   # x [..., C], gamma and beta [C]
 """
 import numpy as np
 
+from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import execute
 from tensorlite.framework.registry import Spec, declare, register
 from tensorlite.ops import numba_layer_norm
@@ -154,9 +156,32 @@ def _backward_shape(x, gamma, g, epsilon):
             Spec(lead + tuple(x.shape[-1:]), x.dtype)]
 
 
+def _layer_norm_tf(attrs, specs):
+    """TensorFlow has no layer-norm op: the nodes of the composition keras' layer uses at
+    inference (moments, then batch_normalization's x * scale + (beta - mean * scale))."""
+    t = specs[0].dtype
+    axis = np.array([-1], np.int32)
+    eps = np.array(attrs["epsilon"], t.as_numpy_dtype)
+
+    def write(add, ins):
+        x, gamma, beta = ins
+
+        def node(op, inputs, out="z", **more):
+            return f"{add(op, inputs, T=t, **more)}:{out}:0"
+        mean = node("Mean", [x, axis], "output", Tidx=dtypes.int32, keep_dims=True)
+        var = node("Mean", [node("SquaredDifference", [x, mean]), axis], "output",
+                   Tidx=dtypes.int32, keep_dims=True)
+        scale = node("Mul", [node("Rsqrt", [node("AddV2", [var, eps])], "y"), gamma])
+        shift = node("Sub", [beta, node("Mul", [mean, scale])])
+        return [node("AddV2", [node("Mul", [x, scale]), shift])]
+    return write
+
+
+# exported to TF as the composition (a training step saved in a tf.Module); ONNX and TFLite
+# read the inference path, the composition itself
 LAYER_NORM = declare(register("LayerNorm", _forward, grad=_layer_norm_grad,
-                              shape=_forward_shape, unsupported=_INTERNAL),
-                     batch=_forward_batch)
+                              shape=_forward_shape, unsupported="onnx tflite tf_import"),
+                     batch=_forward_batch, tf=_layer_norm_tf, tf_outputs={})
 LAYER_NORM_GRAD = declare(register("LayerNormGrad", _backward, grad=_layer_norm_grad_grad,
                                    shape=_backward_shape, multi_output=True, batchable=False,
                                    unsupported=_INTERNAL),
