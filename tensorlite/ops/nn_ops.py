@@ -267,11 +267,25 @@ def _softmax_grad_batch(arrays, batched, axis):
 
 
 _softmax_grad_batch.kind = "leading"
-# Softmax's gradient as one op (a gradient-only op, as ReductionGrad: no inference export)
+def _softmax_grad_tf(attrs, specs):
+    """TensorFlow writes Softmax's gradient as these nodes (its _SoftmaxGrad)."""
+    t = specs[1].dtype
+
+    def write(add, ins):
+        y, g = ins
+        total = add("Sum", [f"{add('Mul', [g, y], T=t)}:z:0",
+                            np.array([attrs["axis"]], np.int32)],
+                    T=t, Tidx=dtypes.int32, keep_dims=True)
+        diff = add("Sub", [g, f"{total}:output:0"], T=t)
+        return [f"{add('Mul', [y, f'{diff}:z:0'], T=t)}:z:0"]
+    return write
+
+
+# a gradient-only op, as ReductionGrad: a saved training step writes TF's nodes for it
 SOFTMAX_GRAD = declare(
     register("SoftmaxGrad", _softmax_grad_fwd, grad=_softmax_grad_grad,
-             shape=_softmax_grad_shape, unsupported="tf onnx tflite tf_import"),
-    batch=_softmax_grad_batch)
+             shape=_softmax_grad_shape, unsupported="onnx tflite tf_import"),
+    batch=_softmax_grad_batch, tf=_softmax_grad_tf, tf_outputs={})
 
 
 def softmax_grad(y, g, axis=-1):
