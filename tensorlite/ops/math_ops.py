@@ -11,7 +11,7 @@ from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, ge
                                            input_needs_grad, register)
 from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import control_flow_ops
+from tensorlite.ops import control_flow_ops, einsum_plan
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, COMPOSITES, DECLINED, FLOAT, FLOATC, NUMERIC, REAL,
                                    batch_dims, binary, cached_axes, check_kind, composite_aware,
@@ -1051,7 +1051,16 @@ def _matmul_fwd(a, b, transpose_a, transpose_b):
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                       f"{list(b.shape)}; the inner dimensions must match (check transpose_a/"
                       f"transpose_b)")
-    out = blas_threads.matmul(a, b)
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        # a Dense layer on [batch, seq, features]: one GEMM over all rows, not one per batch
+        # entry (blas_threads then sees its real size for the thread choice)
+        out = blas_threads.matmul(a.reshape(-1, a.shape[-1]), b)
+        out = out.reshape(a.shape[:-1] + (b.shape[-1],))
+    elif a.ndim > 2 and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype and \
+            a.dtype.char in "fdFD":
+        out = einsum_plan.batched_matmul(a, b)  # split over threads by the batch axis
+    else:
+        out = blas_threads.matmul(a, b)
     return out if out.dtype == a.dtype else out.astype(a.dtype)  # bfloat16 (see matmul)
 
 
@@ -1252,9 +1261,15 @@ def _einsum_shape(*xs, equation):
     return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
 
 
+def _einsum_fwd(*xs, equation):
+    out = einsum_plan.run(equation, *xs) if len(xs) == 2 else None
+    if out is None:
+        out = np.einsum(equation, *xs, optimize=True)
+    return out.astype(xs[0].dtype, copy=False)
+
+
 EINSUM = declare(
-    register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
-        equation, *xs, optimize=True).astype(xs[0].dtype, copy=False),
+    register("Einsum", cost="einsum", forward=_einsum_fwd,
         grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch"),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}),
     tf_outputs="output", tf_import=lambda ins, a: einsum(a["equation"], *ins),
