@@ -57,6 +57,30 @@ def test_int8_cnn_bit_identical_to_litert(cnn, io):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("numba", ["on", "off"])
+@pytest.mark.parametrize("batch, io", [(1, tf.int8), (3, tf.uint8)])
+def test_int8_cnn_few_rows_bit_identical_to_litert(cnn, batch, io, numba, monkeypatch):
+    # batches of at most DOTS_MAX_ROWS run FULLY_CONNECTED as compiled int8 dot products
+    # with the requantization fused, and every convolution's im2col is compiled: every int8
+    # tensor must still be LiteRT's, and the NumPy path's (numba off) too
+    from tensorlite.ops import numba_backend  # noqa: PLC0415
+    if numba == "on" and not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    converter = tf.lite.TFLiteConverter.from_keras_model(cnn)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = _representative
+    converter.inference_input_type = converter.inference_output_type = io
+    data = converter.convert()
+    if numba == "off":  # after the conversion, whose Keras convolutions chose numba's
+        monkeypatch.setitem(numba_backend._STATE, "on", False)
+        monkeypatch.setattr(numba_backend, "_KERNELS", {})
+    ours = _ours(data)
+    x = quantize_input(template_images(batch, 11)[0], ours.get_input_details()[0])
+    got, want = run(ours, x), run(litert(data), x)
+    np.testing.assert_array_equal(got, want)
+    assert len(every_int8_tensor_matches(data, x)) >= 8  # the convolutions' and FCs' outputs
+
+
 # Hybrid kernels quantize float activations on every run: a one-ulp float difference
 # upstream (summation order) can move a value across a rounding boundary, one int8 step, so
 # they agree within a quantization step rather than to 1e-5; at batch 1 they agree to 1e-6.

@@ -11,7 +11,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.lite.kernels import kernel
-from tensorlite.lite.kernels.int8_steps import IntegerProduct, Requantizer
+from tensorlite.lite.kernels.int8_steps import (DotsRequantizer, IntegerProduct, Requantizer,
+                                                im2col_step)
 from tensorlite.lite.kernels.fixed_point import (activation_range,
                                                  multiply_by_quantized_multiplier,
                                                  multiply_by_quantized_multiplier_double_rounding,
@@ -270,7 +271,7 @@ class _Conv:
         requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"],
                               len(matrix), double_rounding=True)
         return _steps(None if interior is None else lambda: np.copyto(interior, x),
-                      lambda: np.copyto(rows, cols),
+                      im2col_step(source, cols, matrix, rows, node.options),
                       lambda: requant(product(matrix), out))
 
     @classmethod
@@ -482,9 +483,15 @@ class FullyConnected:
             return None
         x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
         rows = x.reshape(-1, w.shape[1])
+        bias = _bias(ctx, node, w.shape[0], np.int64) - \
+            d["in_zp"] * w.astype(np.int64).sum(axis=1)
+        dots = DotsRequantizer.make(w, len(rows), d["mult"], d["shift"], bias, d["out_zp"],
+                                    d["clamp"], double_rounding=False)
+        if dots is not None:  # few rows: int8 dot products, a quarter of float32's bytes
+            out2d = out.reshape(len(rows), w.shape[0])
+            return lambda: dots(rows, out2d)
         matrix = np.empty(rows.shape, np.float32)
         product = IntegerProduct(w.T, len(rows), x.dtype)
-        bias = _bias(ctx, node, w.shape[0], np.int64) - d["in_zp"] * product.weight_sums
         requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"], len(rows),
                               double_rounding=False)
         return _steps(lambda: np.copyto(matrix, rows), lambda: requant(product(matrix), out))
