@@ -33,7 +33,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import array_ops, gather_ops, math_ops, random_ops
+from tensorlite.ops import array_ops, gather_ops, math_ops, numba_image_dtype, random_ops
 from tensorlite.ops.common import DECLINED, fast_path, int_list, to_tensor
 from tensorlite.ops.slice_ops import getitem
 
@@ -130,6 +130,10 @@ def _const(values, x):
 
 # -- convert_image_dtype -----------------------------------------------------------------------
 def _float_to_int(x, np_dtype):
+    if np_dtype == np.uint8:  # one compiled pass (numba), the same values
+        fast = numba_image_dtype.float32_to_uint8(x)
+        if fast is not None:
+            return fast
     info = np.iinfo(np_dtype)
     scaled = x * x.dtype.type(info.max + 0.5)
     return np.clip(scaled.astype(np.float64), info.min, info.max).astype(np_dtype)
