@@ -110,13 +110,19 @@ def _build_saturation(numba):
 
 def _build_contrast(numba):
     @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def contrast(pixels, mean, factor, out):
-        """pixels, out: [B, P, C]; mean: [B, C]; (x - mean) * factor + mean per value."""
-        for i in range(pixels.shape[0]):
-            for p in range(pixels.shape[1]):
-                for ch in range(pixels.shape[2]):
-                    m = mean[i, ch]
-                    out[i, p, ch] = (pixels[i, p, ch] - m) * factor + m
+    def contrast(values, pattern, factor, out):
+        """values, out: [B, P*C] (pixels' channels interleaved); pattern: [B, L], each
+        image's C channel means repeated to L (a multiple of C): one contiguous
+        (x - mean) * factor + mean per value, vectorized over runs of L values."""
+        width = pattern.shape[1]
+        for i in range(values.shape[0]):
+            mean = pattern[i]
+            for start in range(0, values.shape[1], width):
+                m = min(width, values.shape[1] - start)
+                src = values[i, start:start + m]
+                dst = out[i, start:start + m]
+                for j in range(m):
+                    dst[j] = (src[j] - mean[j]) * factor + mean[j]
     return contrast
 
 
@@ -160,6 +166,7 @@ def adjust_contrast(f, mean, factor):
         return None
     h, w, c = f.shape[-3:]
     out = np.empty(f.shape, np.float32)
-    kernel(np.ascontiguousarray(f).reshape(-1, h * w, c), mean.reshape(-1, c),
-           np.float32(factor), out.reshape(-1, h * w, c))
+    pattern = np.tile(mean.reshape(-1, c), (1, 64))  # 64 pixels' worth of means per run
+    kernel(np.ascontiguousarray(f).reshape(-1, h * w * c), pattern, np.float32(factor),
+           out.reshape(-1, h * w * c))
     return out
