@@ -160,3 +160,59 @@ def test_im2col_step_writes_numpys_strided_copy(backend, options, shape, dtype):
     int8_steps.im2col_step(source, cols, matrix, rows, options)()
     want = np.ascontiguousarray(cols, np.float32).reshape(matrix.shape)
     np.testing.assert_array_equal(matrix, want)
+
+
+needs_vnni = pytest.mark.skipif(
+    not __import__("tensorlite.lite.kernels.vnni_gemm", fromlist=["x"]).available(),
+    reason="the VNNI kernel needs llvmlite (the jit extra) and an avx512vnni CPU")
+
+
+@needs_vnni
+@pytest.mark.parametrize("m, k, n", [(900, 288, 32), (7, 13, 16), (3, 27, 48), (1, 2304, 512),
+                                     (2, 4, 64)])
+def test_vnni_gemm_is_the_exact_integer_product(m, k, n):
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    rng = np.random.default_rng(m + k + n)
+    a = rng.integers(0, 256, size=(m, k)).astype(np.uint8)
+    w = rng.integers(-128, 128, size=(n, k)).astype(np.int8)
+    a[0], w[0] = 255, -128  # the largest products; row 0 of channel 0 sums them all
+    matrix = np.full((m, vnni_gemm.padded_depth(k)), 77, np.uint8)  # padding: any bytes
+    matrix[:, :k] = a
+    out = np.empty((m, n), np.int32)
+    vnni_gemm.Gemm(w)(matrix, out)
+    np.testing.assert_array_equal(out, a.astype(np.int64) @ w.T.astype(np.int64))
+
+
+@needs_vnni
+def test_vnni_gemm_sums_beyond_float32_and_int16_exactly():
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    k = vnni_gemm.DEPTH_MAX - vnni_gemm.DEPTH_MAX % 4  # the deepest exact int32 sums
+    a = np.full((2, k), 255, np.uint8)
+    w = np.full((16, k), -128, np.int8)
+    w[1] = 127
+    out = np.empty((2, 16), np.int32)
+    vnni_gemm.Gemm(w)(a, out)
+    assert out[0, 0] == -255 * 128 * k and out[0, 1] == 255 * 127 * k
+    assert vnni_gemm.Gemm.fits(16, k) and not vnni_gemm.Gemm.fits(16, vnni_gemm.DEPTH_MAX + 1)
+    assert not vnni_gemm.Gemm.fits(10, 64)  # channels in whole vectors of 16 only
+
+
+@pytest.mark.parametrize("flip, dtype", [(0x80, np.int8), (0, np.uint8)])
+def test_im2col_u8_step_flips_int8_to_unsigned(backend, flip, dtype):
+    if backend == "numpy":
+        pytest.skip("the uint8 im2col is compiled only (it serves the VNNI kernel)")
+    from numpy.lib.stride_tricks import as_strided  # noqa: PLC0415
+    info = np.iinfo(dtype)
+    source = np.random.default_rng(8).integers(info.min, info.max + 1,
+                                               size=(2, 9, 10, 3)).astype(dtype)
+    options = {"stride_h": 2, "stride_w": 1, "dilation_w_factor": 2}
+    kh, kw, oh, ow = 2, 3, 4, 6
+    s = source.strides
+    cols = as_strided(source, (2, oh, ow, kh, kw, 3),
+                      (s[0], s[1] * 2, s[2], s[1], s[2] * 2, s[3]))
+    matrix = np.full((2 * oh * ow, kh * kw * 3 + 2), 9, np.uint8)
+    int8_steps.im2col_u8_step(source, cols, matrix, flip, options)()
+    want = (np.ascontiguousarray(cols).reshape(len(matrix), -1).astype(np.int64) +
+            (128 if dtype == np.int8 else 0))
+    np.testing.assert_array_equal(matrix[:, :-2], want)
+    assert (matrix[:, -2:] == 9).all()  # the depth's padding columns are left alone

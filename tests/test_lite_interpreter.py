@@ -57,15 +57,20 @@ def test_int8_cnn_bit_identical_to_litert(cnn, io):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("numba", ["on", "off"])
-@pytest.mark.parametrize("batch, io", [(1, tf.int8), (3, tf.uint8)])
+@pytest.mark.parametrize("numba", ["on", "no_vnni", "off"])
+@pytest.mark.parametrize("batch, io", [(1, tf.int8), (3, tf.uint8), (6, tf.int8)])
 def test_int8_cnn_few_rows_bit_identical_to_litert(cnn, batch, io, numba, monkeypatch):
-    # batches of at most DOTS_MAX_ROWS run FULLY_CONNECTED as compiled int8 dot products
-    # with the requantization fused, and every convolution's im2col is compiled: every int8
-    # tensor must still be LiteRT's, and the NumPy path's (numba off) too
+    # with AVX-512 VNNI the convolutions and the wide FULLY_CONNECTED are exact uint8 x
+    # int8 products (vnni_gemm); without it, batches of at most DOTS_MAX_ROWS run
+    # FULLY_CONNECTED as compiled int8 dot products with the requantization fused, and
+    # each convolution's im2col is compiled: every int8 tensor must be LiteRT's on each
+    # path, and on the NumPy one (numba off) too
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
     from tensorlite.ops import numba_backend  # noqa: PLC0415
-    if numba == "on" and not numba_backend.available():
+    if numba != "off" and not numba_backend.available():
         pytest.skip("numba (the jit extra) is not installed")
+    if numba == "no_vnni":
+        monkeypatch.setitem(vnni_gemm._ENGINE, "fn", None)
     converter = tf.lite.TFLiteConverter.from_keras_model(cnn)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = _representative

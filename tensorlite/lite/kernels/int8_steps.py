@@ -149,6 +149,44 @@ def _build_im2col(numba):
     return im2col
 
 
+def _build_im2col_u8(numba):
+    @numba.njit(cache=True, nogil=True)
+    def im2col_u8(source, kh, kw, sh, sw, dh, dw, oh, ow, flip, matrix):
+        """The uint8 im2col matrix [N*OH*OW, >= KH*KW*C] of a padded NHWC array of bytes
+        (int8 viewed as uint8), each byte XORed with `flip` (0x80 turns int8 x into the
+        unsigned x + 128 that VNNI multiplies); columns past KH*KW*C are left as they are."""
+        n, hp, wp, c = source.shape
+        flat = source.reshape(n, hp, wp * c)
+        r = 0
+        for b in range(n):
+            for y in range(oh):
+                for x in range(ow):
+                    col = 0
+                    for i in range(kh):
+                        seg = flat[b, y * sh + i * dh]
+                        for j in range(kw):
+                            base = (x * sw + j * dw) * c
+                            src = seg[base:base + c]
+                            dst = matrix[r, col:col + c]
+                            for t in range(c):
+                                dst[t] = src[t] ^ flip
+                            col += c
+                    r += 1
+    return im2col_u8
+
+
+def im2col_u8_step(source, cols, matrix, flip, options):
+    """A no-argument function writing the uint8 im2col `matrix` (compiled; call only where
+    numba is available) of the padded int8/uint8 `source` whose windows are `cols`."""
+    kernel = compiled("lite_im2col_u8", _build_im2col_u8)
+    _, oh, ow, kh, kw, _ = cols.shape
+    args = (kh, kw, options["stride_h"], options["stride_w"],
+            options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1), oh, ow,
+            np.uint8(flip))
+    data = source.view(np.uint8)
+    return lambda: kernel(data, *args, matrix)
+
+
 # int8 x int8 (or uint8 x int8) products summed in int32 stay exact up to this depth
 DOTS_MAX_DEPTH = ((1 << 31) - 1) // (255 * 128)
 # at most this many rows go through the compiled dot products; more are a GEMM for BLAS

@@ -1,0 +1,176 @@
+"""An exact uint8 x int8 -> int32 matrix product on AVX-512 VNNI (`vpdpbusd`: 64
+multiply-adds of unsigned by signed bytes per instruction, four times float32's FMA on the
+same core), for the int8 interpreter's convolutions. Written as LLVM IR and compiled for the
+host by llvmlite (numba's compiler, the `jit` extra); called through ctypes, which releases
+the GIL. `vpdpbusd` sums each group of four byte products into 32 bits without saturation,
+so every sum is exact (|sum| <= K * 255 * 128 < 2**31 for K <= DEPTH_MAX).
+
+Layout: rows A [M, K4] uint8 (K padded with zeros to a multiple of 4), weights packed by
+`pack_weights` into [N/(16T), K4/4, 16T, 4] int8 blocks, result C [M, N] int32. Each row
+keeps T accumulators of 16 channels in registers over the whole depth: a 4-byte group of
+the row is broadcast and multiplied into T weight vectors.
+
+`available()` is False without llvmlite, with TENSORLITE_NUMBA=0, or on a CPU without
+avx512vnni; the interpreter then keeps its float32 BLAS products.
+
+Example:
+    >>> gemm = Gemm(weights_nk_int8, rows=900)     # None-safe: check available() first
+    >>> gemm(rows_uint8_padded, out_int32)
+"""
+import ctypes
+
+import numpy as np
+
+from tensorlite.ops import numba_backend
+
+DEPTH_MAX = ((1 << 31) - 1) // (255 * 128)
+_ENGINE = {}  # "engine": the llvmlite execution engine, "fn": {T: ctypes function}
+
+
+def _ir(t):
+    """LLVM IR of the kernel with T accumulators (16 int32 channels each)."""
+    acc_phis = "\n".join(f"  %acc{i} = phi <16 x i32> [zeroinitializer, %row], "
+                         f"[%nacc{i}, %k_body]" for i in range(t))
+    body = []
+    for i in range(t):
+        body.append(f"  %wp{i}.i = add i64 %wbase, {i * 64}\n"
+                    f"  %wp{i} = getelementptr i8, i8* %Wn, i64 %wp{i}.i\n"
+                    f"  %wv{i}.p = bitcast i8* %wp{i} to <16 x i32>*\n"
+                    f"  %wv{i} = load <16 x i32>, <16 x i32>* %wv{i}.p, align 1\n"
+                    f"  %nacc{i} = call <16 x i32> @llvm.x86.avx512.vpdpbusd.512("
+                    f"<16 x i32> %acc{i}, <16 x i32> %bc, <16 x i32> %wv{i})")
+    stores = []
+    for i in range(t):
+        stores.append(f"  %cp{i}.i = add i64 %cbase, {i * 16}\n"
+                      f"  %cp{i} = getelementptr i32, i32* %C, i64 %cp{i}.i\n"
+                      f"  %cv{i}.p = bitcast i32* %cp{i} to <16 x i32>*\n"
+                      f"  store <16 x i32> %acc{i}, <16 x i32>* %cv{i}.p, align 4")
+    return f"""
+declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <16 x i32>, <16 x i32>)
+
+define void @qgemm{t}(i8* noalias %A, i64 %lda, i8* noalias %W, i32* noalias %C, i64 %ldc,
+                      i64 %M, i64 %KB, i64 %NB) {{
+entry:
+  %wblock = mul i64 %KB, {64 * t}
+  br label %n_head
+n_head:
+  %nb = phi i64 [0, %entry], [%nb.next, %n_tail]
+  %n_done = icmp sge i64 %nb, %NB
+  br i1 %n_done, label %exit, label %n_body
+n_body:
+  %woff = mul i64 %nb, %wblock
+  %Wn = getelementptr i8, i8* %W, i64 %woff
+  br label %m_head
+m_head:
+  %m = phi i64 [0, %n_body], [%m.next, %m_tail]
+  %m_done = icmp sge i64 %m, %M
+  br i1 %m_done, label %n_tail, label %row
+row:
+  %aoff = mul i64 %m, %lda
+  %Arow = getelementptr i8, i8* %A, i64 %aoff
+  %Arow32 = bitcast i8* %Arow to i32*
+  br label %k_head
+k_head:
+  %kb = phi i64 [0, %row], [%kb.next, %k_body]
+{acc_phis}
+  %k_done = icmp sge i64 %kb, %KB
+  br i1 %k_done, label %m_tail, label %k_body
+k_body:
+  %ap = getelementptr i32, i32* %Arow32, i64 %kb
+  %a = load i32, i32* %ap, align 1
+  %b0 = insertelement <16 x i32> undef, i32 %a, i32 0
+  %bc = shufflevector <16 x i32> %b0, <16 x i32> undef, <16 x i32> zeroinitializer
+  %wbase = mul i64 %kb, {64 * t}
+{chr(10).join(body)}
+  %kb.next = add i64 %kb, 1
+  br label %k_head
+m_tail:
+  %crow = mul i64 %m, %ldc
+  %ncol = mul i64 %nb, {16 * t}
+  %cbase = add i64 %crow, %ncol
+{chr(10).join(stores)}
+  %m.next = add i64 %m, 1
+  br label %m_head
+n_tail:
+  %nb.next = add i64 %nb, 1
+  br label %n_head
+exit:
+  ret void
+}}
+"""
+
+
+def _compile():
+    """{T: ctypes function} for T in 1, 2, 4, compiled once per process; None when the
+    kernel cannot run here."""
+    if "fn" in _ENGINE:
+        return _ENGINE["fn"]
+    _ENGINE["fn"] = None
+    if not numba_backend.available():
+        return None
+    try:
+        import llvmlite.binding as llvm  # noqa: PLC0415 - optional (numba's compiler)
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        if not llvm.get_host_cpu_features().get("avx512vnni"):
+            return None
+        target = llvm.Target.from_default_triple()
+        machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                               features=llvm.get_host_cpu_features().flatten(),
+                                               opt=3)
+        module = llvm.parse_assembly("".join(_ir(t).replace(
+            "declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512", "; " if t != 1 else
+            "declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512") for t in (1, 2, 4)))
+        module.verify()
+        engine = llvm.create_mcjit_compiler(module, machine)
+        engine.finalize_object()
+        proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                 ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                 ctypes.c_int64, ctypes.c_int64)
+        _ENGINE["engine"] = engine  # keeps the machine code alive
+        _ENGINE["fn"] = {t: proto(engine.get_function_address(f"qgemm{t}"))
+                         for t in (1, 2, 4)}
+    except Exception:  # noqa: BLE001 - an llvmlite without these APIs: BLAS carries on
+        _ENGINE["fn"] = None
+    return _ENGINE["fn"]
+
+
+def available():
+    """Whether the VNNI kernel runs on this machine (llvmlite, numba not switched off,
+    avx512vnni)."""
+    return numba_backend.available() and _compile() is not None  # the switch, each time
+
+
+def padded_depth(k):
+    return -(-k // 4) * 4
+
+
+def pack_weights(w_nk, t):
+    """int8 weights [N, K] as the kernel's blocks [N/(16t), K4/4, 16t, 4] (K zero-padded)."""
+    n, k = w_nk.shape
+    k4 = padded_depth(k)
+    w = np.zeros((n, k4), np.int8)
+    w[:, :k] = w_nk
+    blocks = w.reshape(n // (16 * t), 16 * t, k4 // 4, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(blocks)
+
+
+class Gemm:
+    """C[M, N] int32 = A[M, K4] uint8 @ W[N, K].T int8, exactly, bound to its weights.
+    Usable when available(), N is a multiple of 16 and K <= DEPTH_MAX (see `fits`)."""
+
+    @staticmethod
+    def fits(n, k):
+        return n % 16 == 0 and 0 < k <= DEPTH_MAX and available()
+
+    def __init__(self, w_nk):
+        n, k = w_nk.shape
+        self.t = 4 if n % 64 == 0 else (2 if n % 32 == 0 else 1)
+        self.packed = pack_weights(w_nk, self.t)
+        self.n, self.k4 = n, padded_depth(k)
+        self.fn = _compile()[self.t]
+
+    def __call__(self, a, c):
+        """c[...] = a @ W.T; a: [M, K4] uint8 C-contiguous, c: [M, N] int32 C-contiguous."""
+        self.fn(a.ctypes.data, a.strides[0], self.packed.ctypes.data, c.ctypes.data,
+                c.strides[0] // 4, a.shape[0], self.k4 // 4, self.n // (16 * self.t))
