@@ -197,19 +197,20 @@ def test_vnni_gemm_sums_beyond_float32_and_int16_exactly():
     assert not vnni_gemm.Gemm.fits(10, 64)  # channels in whole vectors of 16 only
 
 
+@pytest.mark.parametrize("dw", [1, 2])
 @pytest.mark.parametrize("flip, dtype", [(0x80, np.int8), (0, np.uint8)])
-def test_im2col_u8_step_flips_int8_to_unsigned(backend, flip, dtype):
+def test_im2col_u8_step_flips_int8_to_unsigned(backend, flip, dtype, dw):
     if backend == "numpy":
         pytest.skip("the uint8 im2col is compiled only (it serves the VNNI kernel)")
     from numpy.lib.stride_tricks import as_strided  # noqa: PLC0415
     info = np.iinfo(dtype)
     source = np.random.default_rng(8).integers(info.min, info.max + 1,
                                                size=(2, 9, 10, 3)).astype(dtype)
-    options = {"stride_h": 2, "stride_w": 1, "dilation_w_factor": 2}
+    options = {"stride_h": 2, "stride_w": 1, "dilation_w_factor": dw}
     kh, kw, oh, ow = 2, 3, 4, 6
     s = source.strides
     cols = as_strided(source, (2, oh, ow, kh, kw, 3),
-                      (s[0], s[1] * 2, s[2], s[1], s[2] * 2, s[3]))
+                      (s[0], s[1] * 2, s[2], s[1], s[2] * dw, s[3]))
     matrix = np.full((2 * oh * ow, kh * kw * 3 + 2), 9, np.uint8)
     int8_steps.im2col_u8_step(source, cols, matrix, flip, options)()
     want = (np.ascontiguousarray(cols).reshape(len(matrix), -1).astype(np.int64) +

@@ -68,17 +68,18 @@ def _build_one(numba):
     @numba.njit(cache=True, nogil=True)
     def requantize_one(a, mult, e, out_zp, lo, hi, double_rounding):
         """One int64 accumulator (bias included) requantized and clamped."""
+        # branch-free (comparisons as 0/1 integers), so that LLVM vectorizes the loops
+        # that call it; e == 0 needs no case of its own: mask 0, nothing rounds
         if double_rounding:
             h = (a * mult + (1 << 30)) >> 31
-            if e > 0:
-                mask = (np.int64(1) << e) - 1
-                rem = h & mask
-                threshold = (mask >> 1) + (1 if h < 0 else 0)
-                h = (h >> e) + (1 if rem > threshold else 0)
+            mask = (np.int64(1) << e) - 1
+            threshold = (mask >> 1) + np.int64(h < 0)
+            h = (h >> e) + np.int64((h & mask) > threshold)
         else:
             h = (a * mult + (np.int64(1) << (e - 1))) >> e
         v = h + out_zp
-        return lo if v < lo else (hi if v > hi else v)
+        v = lo if v < lo else v
+        return hi if v > hi else v
     return requantize_one
 
 
@@ -164,13 +165,14 @@ def _build_im2col_u8(numba):
                     col = 0
                     for i in range(kh):
                         seg = flat[b, y * sh + i * dh]
-                        for j in range(kw):
+                        run = kw * c if dw == 1 else c  # without dilation: one run a row
+                        for j in range(kw if dw != 1 else 1):
                             base = (x * sw + j * dw) * c
-                            src = seg[base:base + c]
-                            dst = matrix[r, col:col + c]
-                            for t in range(c):
+                            src = seg[base:base + run]
+                            dst = matrix[r, col:col + run]
+                            for t in range(run):
                                 dst[t] = src[t] ^ flip
-                            col += c
+                            col += run
                     r += 1
     return im2col_u8
 
