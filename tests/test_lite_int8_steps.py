@@ -217,3 +217,27 @@ def test_im2col_u8_step_flips_int8_to_unsigned(backend, flip, dtype, dw):
             (128 if dtype == np.int8 else 0))
     np.testing.assert_array_equal(matrix[:, :-2], want)
     assert (matrix[:, -2:] == 9).all()  # the depth's padding columns are left alone
+
+
+@pytest.mark.parametrize("dtype, scale, zp", [(np.int8, 1 / 256, -128), (np.uint8, 1 / 256, 0),
+                                              (np.int8, 0.0123, -3)])
+def test_compiled_quantized_softmax_is_the_numpy_steps(dtype, scale, zp, monkeypatch):
+    if not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    from tensorlite.lite.kernels.nn import Softmax  # noqa: PLC0415
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(int(scale * 1e4))
+    x = rng.integers(info.min, info.max + 1, size=(4, 7, 10)).astype(dtype)
+    x[0, 0] = info.max  # one certain class; a row of equal logits; the extremes
+    x[0, 1] = x[0, 1, 0]
+    x[1, 0, :5], x[1, 0, 5:] = info.min, info.max
+    table = np.exp((-np.float32(0.07) * np.arange(256, dtype=np.float32))
+                   .astype(np.float64)).astype(np.float32)
+    data = {"table": table, "out": (np.float32(scale), zp)}
+    got, want = np.empty_like(x), np.empty_like(x)
+    Softmax._bind_quantized(x, got, data)()
+    monkeypatch.setitem(numba_backend._STATE, "on", False)
+    monkeypatch.setattr(numba_backend, "_KERNELS", {})
+    Softmax._bind_quantized(x, want, data)()
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(got)) > 20  # the outputs spread, not one clamped value

@@ -12,6 +12,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.lite.kernels import kernel
 from tensorlite.lite.kernels import vnni_gemm
+from tensorlite.ops.numba_backend import compiled
 from tensorlite.lite.kernels.int8_steps import (DotsRequantizer, IntegerProduct, Requantizer,
                                                 im2col_step, im2col_u8_step)
 from tensorlite.lite.kernels.fixed_point import (activation_range,
@@ -565,6 +566,34 @@ class FullyConnected:
 
 
 # -- softmax --------------------------------------------------------------------------------
+def _build_softmax(numba):
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def softmax_int8(x, table, scale, zp, lo, hi, wide, e, out):
+        """Softmax._bind_quantized's arithmetic per row: table[max - x] in float32, summed
+        left to right in float32, times float32(1) / (sum * scale) in float32, rounded
+        half up (in float64 for int8 outputs, as the NumPy steps), plus the zero point,
+        clamped."""
+        for r in range(x.shape[0]):
+            peak = x[r, 0]
+            for j in range(1, x.shape[1]):
+                peak = x[r, j] if x[r, j] > peak else peak
+            total = np.float32(0)
+            for j in range(x.shape[1]):
+                e[j] = table[np.int64(peak) - np.int64(x[r, j])]
+                total += e[j]
+            inv = np.float32(1) / (total * scale)
+            for j in range(x.shape[1]):
+                p = e[j] * inv
+                if wide:
+                    q = np.floor(np.float64(p) + 0.5) + zp
+                else:
+                    q = np.float64(np.floor(p + np.float32(0.5)) + np.float32(zp))
+                q = lo if q < lo else (hi if q > hi else q)
+                out[r, j] = q
+    return softmax_int8
+
+
+
 @kernel("SOFTMAX")
 class Softmax:
     @staticmethod
@@ -607,6 +636,14 @@ class Softmax:
         """invoke's int8/uint8 arithmetic on bound buffers: the row sums as a float32
         cumulative sum, which adds left to right as TFLite's loop does."""
         table, (scale, zp) = data["table"], data["out"]
+        kernel = compiled("lite_softmax_int8", _build_softmax)
+        if kernel is not None:  # the same arithmetic in one compiled pass per row
+            info = np.iinfo(out.dtype)
+            x2d, out2d = x.reshape(-1, x.shape[-1]), out.reshape(-1, x.shape[-1])
+            e = np.empty(x.shape[-1], np.float32)
+            wide = out.dtype == np.int8
+            return lambda: kernel(x2d, table, np.float32(scale), zp, info.min, info.max,
+                                  wide, e, out2d)
         rows = x.shape[:-1] + (1,)
         peak, distance = np.empty(rows, x.dtype), np.empty(x.shape, np.int16)
         e, running = np.empty(x.shape, np.float32), np.empty(x.shape, np.float32)
