@@ -241,3 +241,15 @@ def test_compiled_quantized_softmax_is_the_numpy_steps(dtype, scale, zp, monkeyp
     Softmax._bind_quantized(x, want, data)()
     np.testing.assert_array_equal(got, want)
     assert len(np.unique(got)) > 20  # the outputs spread, not one clamped value
+
+
+@needs_vnni
+def test_vnni_gemm_refuses_arrays_its_machine_code_would_misread():
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    gemm = vnni_gemm.Gemm(np.ones((16, 10), np.int8))  # depth padded to 12
+    out = np.empty((3, 16), np.int32)
+    for rows, res in [(np.zeros((3, 10), np.uint8), out), (np.zeros((3, 12), np.int8), out),
+                      (np.zeros((3, 12), np.uint8), np.empty((4, 16), np.int32)),
+                      (np.zeros((3, 24), np.uint8)[:, ::2], out)]:
+        with pytest.raises(ValueError, match="uint8 rows"):
+            gemm(rows, res)

@@ -171,6 +171,13 @@ class Gemm:
         self.fn = _compile()[self.t]
 
     def __call__(self, a, c):
-        """c[...] = a @ W.T; a: [M, K4] uint8 C-contiguous, c: [M, N] int32 C-contiguous."""
+        """c[...] = a @ W.T; a: [M, K4] uint8 C-contiguous, c: [M, N] int32 C-contiguous
+        (checked: the machine code trusts these shapes)."""
+        if a.dtype != np.uint8 or c.dtype != np.int32 or a.shape[1] != self.k4 or \
+                c.shape != (a.shape[0], self.n) or not (a.flags.c_contiguous and
+                                                        c.flags.c_contiguous):
+            raise ValueError(f"vnni_gemm.Gemm needs uint8 rows [M, {self.k4}] and an int32 "
+                             f"result [M, {self.n}], both C-contiguous; got {a.dtype} "
+                             f"{a.shape} and {c.dtype} {c.shape}")
         self.fn(a.ctypes.data, a.strides[0], self.packed.ctypes.data, c.ctypes.data,
                 c.strides[0] // 4, a.shape[0], self.k4 // 4, self.n // (16 * self.t))
