@@ -86,6 +86,25 @@ def test_int8_cnn_few_rows_bit_identical_to_litert(cnn, batch, io, numba, monkey
     assert len(every_int8_tensor_matches(data, x)) >= 8  # the convolutions' and FCs' outputs
 
 
+@pytest.mark.parametrize("vnni", ["on", "off"])
+def test_int8_strided_dilated_convolutions_bit_identical_to_litert(vnni, monkeypatch):
+    # the VNNI product's im2col over strides, SAME padding (padded with the zero point),
+    # dilation and depths not a multiple of 4, and a FULLY_CONNECTED of 16 units on it
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    if vnni == "off":
+        monkeypatch.setitem(vnni_gemm._ENGINE, "fn", None)
+    layers = tf.keras.layers
+    model = tf.keras.Sequential([
+        layers.Conv2D(16, 3, strides=2, padding="same", activation="relu",
+                      input_shape=(13, 11, 3)),
+        layers.Conv2D(32, 3, dilation_rate=2, activation="relu6"),
+        layers.Conv2D(16, (1, 2), strides=(1, 2)), layers.Flatten(), layers.Dense(16)])
+    data, x = full_integer(model, (13, 11, 3))
+    for batch in (1, 5):
+        seen = every_int8_tensor_matches(data, x[:batch])
+        assert len(seen) >= 5
+
+
 # Hybrid kernels quantize float activations on every run: a one-ulp float difference
 # upstream (summation order) can move a value across a rounding boundary, one int8 step, so
 # they agree within a quantization step rather than to 1e-5; at batch 1 they agree to 1e-6.
