@@ -6,9 +6,11 @@ the GIL. `vpdpbusd` sums each group of four byte products into 32 bits without s
 so every sum is exact (|sum| <= K * 255 * 128 < 2**31 for K <= DEPTH_MAX).
 
 Layout: rows A [M, K4] uint8 (K padded with zeros to a multiple of 4), weights packed by
-`pack_weights` into [N/(16T), K4/4, 16T, 4] int8 blocks, result C [M, N] int32. Each row
-keeps T accumulators of 16 channels in registers over the whole depth: a 4-byte group of
-the row is broadcast and multiplied into T weight vectors.
+`pack_weights` into [N/(16T), K4/4, 16T, 4] int8 blocks, result C [M, N] int32. Rows go
+two at a time, each keeping T accumulators of 16 channels in registers over the whole
+depth: a 4-byte group of each row is broadcast and multiplied into the same T weight
+vectors (2T independent chains hide the instruction's latency; an odd last row goes
+alone).
 
 `available()` is False without llvmlite, with TENSORLITE_NUMBA=0, or on a CPU without
 avx512vnni; the interpreter then keeps its float32 BLAS products.
@@ -27,29 +29,40 @@ DEPTH_MAX = ((1 << 31) - 1) // (255 * 128)
 _ENGINE = {}  # "engine": the llvmlite execution engine, "fn": {T: ctypes function}
 
 
-def _ir(t):
-    """LLVM IR of the kernel with T accumulators (16 int32 channels each)."""
-    acc_phis = "\n".join(f"  %acc{i} = phi <16 x i32> [zeroinitializer, %row], "
-                         f"[%nacc{i}, %k_body]" for i in range(t))
-    body = []
-    for i in range(t):
-        body.append(f"  %wp{i}.i = add i64 %wbase, {i * 64}\n"
-                    f"  %wp{i} = getelementptr i8, i8* %Wn, i64 %wp{i}.i\n"
-                    f"  %wv{i}.p = bitcast i8* %wp{i} to <16 x i32>*\n"
-                    f"  %wv{i} = load <16 x i32>, <16 x i32>* %wv{i}.p, align 1\n"
-                    f"  %nacc{i} = call <16 x i32> @llvm.x86.avx512.vpdpbusd.512("
-                    f"<16 x i32> %acc{i}, <16 x i32> %bc, <16 x i32> %wv{i})")
-    stores = []
-    for i in range(t):
-        stores.append(f"  %cp{i}.i = add i64 %cbase, {i * 16}\n"
-                      f"  %cp{i} = getelementptr i32, i32* %C, i64 %cp{i}.i\n"
-                      f"  %cv{i}.p = bitcast i32* %cp{i} to <16 x i32>*\n"
-                      f"  store <16 x i32> %acc{i}, <16 x i32>* %cv{i}.p, align 4")
+def _ir(t, r):
+    """LLVM IR of the kernel with T accumulators (16 int32 channels each) for each of R
+    rows computed together (they share each weight load; R * T independent chains keep
+    vpdpbusd's latency hidden). M must be a multiple of R."""
+    pairs = [(q, i) for q in range(r) for i in range(t)]
+    acc_phis = "\n".join(f"  %acc{q}_{i} = phi <16 x i32> [zeroinitializer, %row], "
+                         f"[%nacc{q}_{i}, %k_body]" for q, i in pairs)
+    rows = "\n".join(f"  %m{q} = add i64 %m, {q}\n"
+                     f"  %aoff{q} = mul i64 %m{q}, %lda\n"
+                     f"  %Arow{q} = getelementptr i8, i8* %A, i64 %aoff{q}\n"
+                     f"  %Arow32_{q} = bitcast i8* %Arow{q} to i32*" for q in range(r))
+    loads = "\n".join(f"  %ap{q} = getelementptr i32, i32* %Arow32_{q}, i64 %kb\n"
+                      f"  %a{q} = load i32, i32* %ap{q}, align 1\n"
+                      f"  %b0_{q} = insertelement <16 x i32> undef, i32 %a{q}, i32 0\n"
+                      f"  %bc{q} = shufflevector <16 x i32> %b0_{q}, <16 x i32> undef, "
+                      f"<16 x i32> zeroinitializer" for q in range(r))
+    weights = "\n".join(f"  %wp{i}.i = add i64 %wbase, {i * 64}\n"
+                        f"  %wp{i} = getelementptr i8, i8* %Wn, i64 %wp{i}.i\n"
+                        f"  %wv{i}.p = bitcast i8* %wp{i} to <16 x i32>*\n"
+                        f"  %wv{i} = load <16 x i32>, <16 x i32>* %wv{i}.p, align 1"
+                        for i in range(t))
+    products = "\n".join(f"  %nacc{q}_{i} = call <16 x i32> @llvm.x86.avx512.vpdpbusd.512("
+                         f"<16 x i32> %acc{q}_{i}, <16 x i32> %bc{q}, <16 x i32> %wv{i})"
+                         for q, i in pairs)
+    stores = "\n".join(f"  %crow{q} = mul i64 %m{q}, %ldc" for q in range(r)) + "\n" + \
+        "\n".join(f"  %cp{q}_{i}.i = add i64 %crow{q}, %ncol{i}\n"
+                       f"  %cp{q}_{i} = getelementptr i32, i32* %C, i64 %cp{q}_{i}.i\n"
+                       f"  %cv{q}_{i}.p = bitcast i32* %cp{q}_{i} to <16 x i32>*\n"
+                       f"  store <16 x i32> %acc{q}_{i}, <16 x i32>* %cv{q}_{i}.p, align 4"
+                       for q, i in pairs)
+    cols = "\n".join(f"  %ncol{i} = add i64 %ncol, {i * 16}" for i in range(t))
     return f"""
-declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <16 x i32>, <16 x i32>)
-
-define void @qgemm{t}(i8* noalias %A, i64 %lda, i8* noalias %W, i32* noalias %C, i64 %ldc,
-                      i64 %M, i64 %KB, i64 %NB) {{
+define void @qgemm{t}_{r}(i8* noalias %A, i64 %lda, i8* noalias %W, i32* noalias %C,
+                         i64 %ldc, i64 %M, i64 %KB, i64 %NB) {{
 entry:
   %wblock = mul i64 %KB, {64 * t}
   br label %n_head
@@ -66,9 +79,7 @@ m_head:
   %m_done = icmp sge i64 %m, %M
   br i1 %m_done, label %n_tail, label %row
 row:
-  %aoff = mul i64 %m, %lda
-  %Arow = getelementptr i8, i8* %A, i64 %aoff
-  %Arow32 = bitcast i8* %Arow to i32*
+{rows}
   br label %k_head
 k_head:
   %kb = phi i64 [0, %row], [%kb.next, %k_body]
@@ -76,20 +87,17 @@ k_head:
   %k_done = icmp sge i64 %kb, %KB
   br i1 %k_done, label %m_tail, label %k_body
 k_body:
-  %ap = getelementptr i32, i32* %Arow32, i64 %kb
-  %a = load i32, i32* %ap, align 1
-  %b0 = insertelement <16 x i32> undef, i32 %a, i32 0
-  %bc = shufflevector <16 x i32> %b0, <16 x i32> undef, <16 x i32> zeroinitializer
+{loads}
   %wbase = mul i64 %kb, {64 * t}
-{chr(10).join(body)}
+{weights}
+{products}
   %kb.next = add i64 %kb, 1
   br label %k_head
 m_tail:
-  %crow = mul i64 %m, %ldc
   %ncol = mul i64 %nb, {16 * t}
-  %cbase = add i64 %crow, %ncol
-{chr(10).join(stores)}
-  %m.next = add i64 %m, 1
+{cols}
+{stores}
+  %m.next = add i64 %m, {r}
   br label %m_head
 n_tail:
   %nb.next = add i64 %nb, 1
@@ -98,6 +106,11 @@ exit:
   ret void
 }}
 """
+
+
+_DECLARE = "declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512(<16 x i32>, <16 x i32>, " \
+    "<16 x i32>)\n"
+_SHAPES = [(t, r) for t in (1, 2, 4) for r in (1, 2)]
 
 
 def _compile():
@@ -118,9 +131,7 @@ def _compile():
         machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
                                                features=llvm.get_host_cpu_features().flatten(),
                                                opt=3)
-        module = llvm.parse_assembly("".join(_ir(t).replace(
-            "declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512", "; " if t != 1 else
-            "declare <16 x i32> @llvm.x86.avx512.vpdpbusd.512") for t in (1, 2, 4)))
+        module = llvm.parse_assembly(_DECLARE + "".join(_ir(t, r) for t, r in _SHAPES))
         module.verify()
         engine = llvm.create_mcjit_compiler(module, machine)
         engine.finalize_object()
@@ -128,8 +139,8 @@ def _compile():
                                  ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                  ctypes.c_int64, ctypes.c_int64)
         _ENGINE["engine"] = engine  # keeps the machine code alive
-        _ENGINE["fn"] = {t: proto(engine.get_function_address(f"qgemm{t}"))
-                         for t in (1, 2, 4)}
+        _ENGINE["fn"] = {(t, r): proto(engine.get_function_address(f"qgemm{t}_{r}"))
+                         for t, r in _SHAPES}
     except Exception:  # noqa: BLE001 - an llvmlite without these APIs: BLAS carries on
         _ENGINE["fn"] = None
     return _ENGINE["fn"]
@@ -168,7 +179,8 @@ class Gemm:
         self.t = 4 if n % 64 == 0 else (2 if n % 32 == 0 else 1)
         self.packed = pack_weights(w_nk, self.t)
         self.n, self.k4 = n, padded_depth(k)
-        self.fn = _compile()[self.t]
+        fns = _compile()
+        self.pairs, self.single = fns[(self.t, 2)], fns[(self.t, 1)]
 
     def __call__(self, a, c):
         """c[...] = a @ W.T; a: [M, K4] uint8 C-contiguous, c: [M, N] int32 C-contiguous
@@ -179,5 +191,10 @@ class Gemm:
             raise ValueError(f"vnni_gemm.Gemm needs uint8 rows [M, {self.k4}] and an int32 "
                              f"result [M, {self.n}], both C-contiguous; got {a.dtype} "
                              f"{a.shape} and {c.dtype} {c.shape}")
-        self.fn(a.ctypes.data, a.strides[0], self.packed.ctypes.data, c.ctypes.data,
-                c.strides[0] // 4, a.shape[0], self.k4 // 4, self.n // (16 * self.t))
+        m, even = a.shape[0], a.shape[0] - a.shape[0] % 2
+        w, depth, blocks = self.packed.ctypes.data, self.k4 // 4, self.n // (16 * self.t)
+        if even:  # rows two at a time, then the odd last one alone
+            self.pairs(a.ctypes.data, self.k4, w, c.ctypes.data, self.n, even, depth, blocks)
+        if m > even:
+            self.single(a.ctypes.data + even * self.k4, self.k4, w,
+                        c.ctypes.data + even * self.n * 4, self.n, 1, depth, blocks)
