@@ -31,6 +31,15 @@ def test_guard_falls_back_retries_and_backs_off(fast_windows):
     assert g._retry_after == pytest.approx(0.04)  # doubled after each failed retry
 
 
+def test_guard_keeps_a_plan_within_the_noise_of_inline(fast_windows):
+    # a window 5% over the inline cost is load's noise, not a verdict: the plan stays;
+    # 20% over falls back
+    g = PlanGuard(sequential_cost=1e-3)
+    assert [g.observe(1.05e-3, True) for _ in range(8)] == [None] * 8
+    assert g.fallbacks == 0 and g.par_cost == pytest.approx(1.05e-3)
+    assert [g.observe(1.2e-3, True) for _ in range(4)][-1] == "fallback"
+
+
 def slow_python(x):
     s = 0
     for k in range(3000):
