@@ -100,7 +100,7 @@ def _composed(op, images):
 
 @needs_numba
 def test_compiled_float32_to_uint8_is_numpys_cast(monkeypatch):
-    from tensorlite.ops import image_ops, numba_image_dtype  # noqa: PLC0415
+    from tensorlite.ops import image_convert, numba_image_dtype  # noqa: PLC0415
     rng = np.random.default_rng(6)
     x = rng.uniform(-0.5, 1.5, size=(33, 41, 3)).astype(np.float32)
     edge = np.array([0, 1, 0.5, 1 / 255, 254.5 / 255.5, 255 / 255.5, -0.0, 1e-9, -1e-9,
@@ -109,6 +109,6 @@ def test_compiled_float32_to_uint8_is_numpys_cast(monkeypatch):
     got = numba_image_dtype.float32_to_uint8(x)
     _numba_off(monkeypatch)
     with np.errstate(invalid="ignore"):
-        want = image_ops._float_to_int(x, np.uint8)
+        want = image_convert._float_to_int(x, np.uint8)
     np.testing.assert_array_equal(got, want)
     assert numba_image_dtype.float32_to_uint8(x) is None  # off: NumPy's own cast
