@@ -256,8 +256,11 @@ class Tracer:
         except Exception:  # noqa: BLE001 - no rule: the op runs
             return None
         specs = list(specs) if op.multi_output else [specs]
+        # an exact rule (registry's exact_shape) refuses whatever the kernel would: no
+        # kernel needs to run to find a shape error
         if any(sp.shape is None or None in tuple(sp.shape) or not sp.dtype.is_floating
-               for sp in specs) or not self._runs_shrunk(op, inputs, slots, attrs):
+               for sp in specs) or not (op.exact_shape or
+                                        self._runs_shrunk(op, inputs, slots, attrs)):
             return None
         # read-only zeros of no memory: kernels never write into their inputs
         outs = tuple(wrap(np.broadcast_to(np.zeros((), sp.dtype.as_numpy_dtype),
