@@ -102,10 +102,10 @@ def output_specs(layer, inputs, args, kwargs):
 # nothing else. So such a call whose key was seen is answered from the earlier trace and
 # runs nothing (tests/test_keras_symbolic_repeats.py compares whole models built with and
 # without this). Never for a subclass (its `call` is the user's), a layer built before the
-# call (by hand, or by an earlier call), one holding a callable from outside tensorlite (a
-# user's activation), one with an activity regularizer, or arguments other than
-# KerasTensors and plain Python values; a trace that changes the layer's attributes is not
-# remembered.
+# call (by hand, or by an earlier call; a TF function's layer, which builds nothing, aside),
+# one holding a callable from outside tensorlite (a user's activation), one with an
+# activity regularizer, or arguments other than KerasTensors and plain Python values; a
+# trace that changes the layer's attributes is not remembered.
 _REPEATABLE_NAMES = (
     "Dense", "Flatten", "Reshape", "Dropout", "Activation", "ReLU", "Softmax", "LeakyReLU",
     "Conv1D", "Conv2D", "DepthwiseConv2D", "SeparableConv2D", "BatchNormalization",
@@ -121,12 +121,14 @@ _REPEATS_ON = [True]  # (tests compare models built with and without)
 
 
 def _repeatable():
+    """(the classes whose calls may repeat, those of them that build nothing: a TF function
+    called on KerasTensors, whose layer is made built)."""
     if not _REPEATABLE:
         from tensorlite.keras import layers  # noqa: PLC0415
         from tensorlite.keras.layers.op_lambda import TFOpLambda  # noqa: PLC0415
-        _REPEATABLE.append(frozenset([getattr(layers, n) for n in _REPEATABLE_NAMES] +
-                                     [TFOpLambda]))
-    return _REPEATABLE[0]
+        _REPEATABLE[:] = (frozenset([getattr(layers, n) for n in _REPEATABLE_NAMES] +
+                                    [TFOpLambda]), frozenset([TFOpLambda]))
+    return _REPEATABLE
 
 
 class _NotPlain(Exception):
@@ -136,7 +138,9 @@ class _NotPlain(Exception):
 def _repeat_key(layer, inputs, args, kwargs):
     """What the output specs of this call depend on, or None when the call may not be
     answered from an earlier one (see above)."""
-    if not _REPEATS_ON[0] or layer.built or type(layer) not in _repeatable() or \
+    repeatable = _repeatable()
+    if not _REPEATS_ON[0] or type(layer) not in repeatable[0] or (
+            layer.built and type(layer) not in repeatable[1]) or \
             getattr(layer, "activity_regularizer", None) is not None:
         return None
     for value in layer.__dict__.values():
