@@ -68,11 +68,13 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #                 and run even where a Keras construction trace skips arithmetic, since
 #                 Python may read them (graph/tracing.py's Tracer.stand_in);
 #   exact_shape   the shape rule is exact: given the attributes the op's public function
-#                 passes, it raises on every combination of input shapes the kernel refuses
-#                 whatever the values, and otherwise gives the kernel's output shapes. A Keras
-#                 construction trace then trusts the rule and runs no kernel to find shape
-#                 errors (graph/tracing.py's Tracer.stand_in). Each claim is proven against
-#                 the kernel, mismatched shapes included, by tests/test_shape_rules_exact.py;
+#                 passes (and inputs of the ranks it accepts), the rule raises on every
+#                 combination of input shapes the kernel refuses whatever the values, and
+#                 otherwise gives the kernel's output shapes (it may refuse more: the kernel
+#                 then runs and decides). A Keras construction trace then trusts the rule and
+#                 runs no kernel to find shape errors (graph/tracing.py's Tracer.stand_in).
+#                 Each claim is proven against the kernel, mismatched shapes included, by
+#                 tests/test_shape_rules_exact.py;
 #   cost          the parallel pass's cost form (graph/passes/parallel.py);
 #   fuses         on a fused op: the contraction whose following bias add and ReLU it
 #                 absorbs (graph/passes/kernel_fusion.py);

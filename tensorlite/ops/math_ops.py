@@ -1242,7 +1242,9 @@ def _einsum_grad(g, ans, *xs, equation):
 
 
 def _einsum_shape(*xs, equation):
-    """Each output letter's size from the operands that know it (None: no operand does)."""
+    """Each output letter's size from the operands that know it (None: no operand does).
+    Known sizes of one letter must agree (NumPy's kernel broadcasts a size of 1; this rule
+    refuses it too, and the kernel then decides)."""
     ins, out = _einsum_parse(equation, len(xs))
     size = {}
     for sub, x in zip(ins, xs):
@@ -1250,14 +1252,20 @@ def _einsum_shape(*xs, equation):
             raise ValueError(f"einsum: operand {sub!r} has rank {len(x.shape)}")
         for c, d in zip(sub, x.shape):
             if d is not None:
-                size[c] = d
+                if size.setdefault(c, d) != d:
+                    raise ValueError(f"einsum {equation!r}: the size of {c!r} is {size[c]} "
+                                     f"in one place and {d} in another")
+    letters = "".join(ins)
+    if any(c not in letters for c in out):
+        raise ValueError(f"einsum {equation!r}: an output letter names no input dimension")
     return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
 
 
 EINSUM = declare(
     register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
         equation, *xs, optimize=True).astype(xs[0].dtype, copy=False),
-        grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch"),
+        grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch",
+        exact_shape=True),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}),
     tf_outputs="output", tf_import=lambda ins, a: einsum(a["equation"], *ins),
     tflite=lambda ctx, node: ctx.einsum(
