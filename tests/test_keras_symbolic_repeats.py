@@ -151,3 +151,15 @@ def test_arguments_that_are_not_plain_values_are_traced():
     keys = {symbolic_trace._repeat_key(layers.Dropout(0.5), x, (), {"training": v})
             for v in (1, 1.0, True)}
     assert len(keys) == 3
+
+
+def test_configs_are_told_apart_by_value_and_type():
+    x = tf.keras.Input(shape=(4,))
+    keys = {symbolic_trace._repeat_key(layers.Dropout(rate), x, (), {})
+            for rate in (0.5, 0.25, 0.5)}
+    assert len(keys) == 2
+    assert symbolic_trace._plain_bytes({"rate": 1}) != symbolic_trace._plain_bytes(
+        {"rate": 1.0}) != symbolic_trace._plain_bytes({"rate": True})
+    # NumPy values (which marshal writes as their raw bytes) and other objects: no key
+    for value in (np.float64(0.5), np.arange(3), object(), float("nan")):
+        assert symbolic_trace._plain_bytes({"rate": value}) is None

@@ -21,6 +21,7 @@ wanted; a failure the symbolic shapes imply (a matmul of mismatched sizes) is ra
 construction, naming the layer and the call's shapes.
 """
 import inspect
+import marshal
 import threading
 
 import numpy as np
@@ -147,10 +148,14 @@ def _repeat_key(layer, inputs, args, kwargs):
         if callable(value) and not (getattr(value, "__module__", None) or
                                     type(value).__module__ or "").startswith("tensorlite."):
             return None
+    config = layer.get_config()
+    config.pop("name", None)
+    config = _plain_bytes(config)
+    if config is None:
+        return None
     symbols = {}
     try:
         payload = _frozen([inputs, list(args), kwargs], symbols)
-        config = _frozen({k: v for k, v in layer.get_config().items() if k != "name"}, None)
     except _NotPlain:
         return None
     specs = tuple((None if t.shape.rank is None else tuple(t.shape.as_list()), t.dtype.name,
@@ -161,13 +166,29 @@ def _repeat_key(layer, inputs, args, kwargs):
     return type(layer), config, payload, specs
 
 
+_PLAIN = frozenset((type(None), bool, int, float, str))
+
+
+def _plain_bytes(config):
+    """The config's values and their types as bytes (marshal's format 2, which writes no
+    back-references, so equal configs give equal bytes; 1, 1.0 and True differ), or None
+    when it holds anything but None, bool, int, float, str, bytes and containers of them:
+    marshal refuses most objects, and what it writes as bytes (NumPy values) does not read
+    back equal."""
+    try:
+        blob = marshal.dumps(config, 2)
+        return blob if marshal.loads(blob) == config else None
+    except Exception:  # noqa: BLE001 - unmarshallable, or an array's ambiguous equality
+        return None
+
+
 def _frozen(x, symbols):
     """A hashable copy of a structure of plain Python values (each tagged with its type:
-    1, 1.0 and True are equal keys otherwise) and, where `symbols` is a dict, KerasTensors
-    (numbered in order of first use, so `f(x, x)` and `f(x, y)` differ)."""
-    if x is None or type(x) in (bool, int, float, str):
+    1, 1.0 and True are equal keys otherwise) and KerasTensors (numbered in order of first
+    use, so `f(x, x)` and `f(x, y)` differ)."""
+    if type(x) in _PLAIN:
         return type(x).__name__, x
-    if isinstance(x, KerasTensor) and symbols is not None:
+    if isinstance(x, KerasTensor):
         symbols.setdefault(id(x), x)
         return "KerasTensor", list(symbols).index(id(x))
     if type(x) in (list, tuple):
