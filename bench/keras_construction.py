@@ -67,7 +67,7 @@ def batch(np, name, size):
     return rng.random((2, size, size, 3), dtype=np.float32), rng.integers(0, 10, size=(2,))
 
 
-def worker(name, size):
+def worker(name, size, clock="wall"):
     """One process's figures: the model built and its first fit step, twice (a fresh model
     each time): "cold" the first time (the process's first uses of kernels and imports
     included), "warm" the second time (the construction and tracing work alone)."""
@@ -75,27 +75,28 @@ def worker(name, size):
     import tensorlite as tf  # noqa: PLC0415 - from the PYTHONPATH of the tree measured
     tf.keras.layers.Dense  # noqa: B018 - the Keras package imported before the clock
     x, y = batch(np, name, size)
+    now = time.perf_counter if clock == "wall" else time.process_time
     out = {"tensorlite": os.path.dirname(os.path.dirname(tf.__file__))}
     for when in ("cold", "warm"):
-        start = time.perf_counter()
+        start = now()
         model = build(tf, name, size)
-        built = time.perf_counter()
+        built = now()
         model.compile(optimizer="sgd",
                       loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        compiled = time.perf_counter()
+        compiled = now()
         model.fit(x, y, batch_size=len(x), epochs=1, verbose=0)
-        fitted = time.perf_counter()
+        fitted = now()
         out[f"build_{when}_s"] = built - start
         out[f"first_fit_{when}_s"] = fitted - compiled
         out[f"build+fit_{when}_s"] = (built - start) + (fitted - compiled)
     return out
 
 
-def measure(tree, name, size):
+def measure(tree, name, size, clock):
     env = dict(os.environ, PYTHONPATH=tree)
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", name,
-                           "--size", str(size)], capture_output=True, text=True, env=env,
-                          cwd=tree, timeout=1800)
+                           "--size", str(size), "--clock", clock], capture_output=True,
+                          text=True, env=env, cwd=tree, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"{name} in {tree} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -114,10 +115,13 @@ def main():
     parser.add_argument("--size", type=int, default=96, help="image side for the CNNs")
     parser.add_argument("--models", default=",".join(MODELS),
                         help=f"comma-separated subset of {', '.join(MODELS)}")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall time, or the process's CPU time (all its threads; "
+                             "less moved by other jobs on a loaded machine)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.size)))
+        print(json.dumps(worker(args.worker, args.size, args.clock)))
         return
     if not os.path.isdir(os.path.join(args.base, "tensorlite")):
         parser.error(f"no tensorlite checkout at {args.base}: make one with "
@@ -129,10 +133,11 @@ def main():
         order = list(trees) if r % 2 == 0 else list(reversed(trees))
         for name in args.models.split(","):
             for label in order:
-                got = measure(trees[label], name, args.size)
+                got = measure(trees[label], name, args.size, args.clock)
                 for key in KEYS:
                     runs[(label, name, key)].append(got[key])
-    print(f"medians over {args.rounds} interleaved rounds, seconds (base: {trees['base']})")
+    print(f"medians over {args.rounds} interleaved rounds, {args.clock} seconds "
+          f"(base: {trees['base']})")
     print(f"{'model':<14}{'what':<17}{'base':>9}{'this':>9}{'this/base':>11}")
     for name in args.models.split(","):
         for key in KEYS:
