@@ -1261,11 +1261,29 @@ def _einsum_shape(*xs, equation):
     return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
 
 
+def _np_einsum(equation, *xs):
+    return np.einsum(equation, *xs, optimize=True)
+
+
+def _einsum_fwd(*xs, equation):
+    """np.einsum on the BLAS thread count blas_threads measures best for its work (the
+    product of its letters' sizes), as matmul runs: OpenBLAS's own default (every core)
+    made a process's first einsums, before any matmul had set it, several times slower on
+    a busy machine."""
+    ins, _ = _einsum_parse(equation, len(xs))
+    size = {}
+    for sub, x in zip(ins, xs):
+        size.update(zip(sub, x.shape))
+    macs = 1
+    for d in size.values():
+        macs *= d
+    return blas_threads.run(max(macs, 1), _np_einsum, equation, *xs).astype(
+        xs[0].dtype, copy=False)
+
+
 EINSUM = declare(
-    register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
-        equation, *xs, optimize=True).astype(xs[0].dtype, copy=False),
-        grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch",
-        exact_shape=True),
+    register("Einsum", _einsum_fwd, grad=_conjugating(_einsum_grad), shape=_einsum_shape,
+             cost="einsum", unsupported="batch", exact_shape=True),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}),
     tf_outputs="output", tf_import=lambda ins, a: einsum(a["equation"], *ins),
     tflite=lambda ctx, node: ctx.einsum(
