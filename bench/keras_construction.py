@@ -16,7 +16,8 @@ construction and tracing work alone. A kernel's first use lands in whichever ste
 first: the base runs the layers at construction (on batches of 2, the size the CNNs' fit
 step uses, so their convolutions' algorithm choice is made there too), while symbolic
 construction runs no kernel whose shape rule is exact, so those first uses move to the fit
-step. "build+fit" (their sum per process) is the figure a user waits for. The base is another checkout of tensorlite, e.g. main's made with
+step. "build+fit" (their sum per process) is the figure a user waits for. The base is
+another checkout of tensorlite, e.g. main's made with
 `git worktree add --detach /tmp/wt-base main`; each process imports tensorlite from its
 tree through PYTHONPATH. Rounds interleave the trees (the order alternates each round), so
 load from neighbours hits both alike; figures are medians over the rounds, and the ratio is

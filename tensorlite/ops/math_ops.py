@@ -1251,10 +1251,9 @@ def _einsum_shape(*xs, equation):
         if len(sub) != len(x.shape):
             raise ValueError(f"einsum: operand {sub!r} has rank {len(x.shape)}")
         for c, d in zip(sub, x.shape):
-            if d is not None:
-                if size.setdefault(c, d) != d:
-                    raise ValueError(f"einsum {equation!r}: the size of {c!r} is {size[c]} "
-                                     f"in one place and {d} in another")
+            if d is not None and size.setdefault(c, d) != d:
+                raise ValueError(f"einsum {equation!r}: the size of {c!r} is {size[c]} in "
+                                 f"one place and {d} in another")
     letters = "".join(ins)
     if any(c not in letters for c in out):
         raise ValueError(f"einsum {equation!r}: an output letter names no input dimension")
