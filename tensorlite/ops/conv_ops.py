@@ -50,8 +50,16 @@ def _conv_out_shape(channels):
     def rule(x, w, strides, dilations, pads):
         h, wd = x.shape[-3:-1]
         kh, kw = w.shape[-4:-2]
+        if None not in (x.shape[-1], w.shape[-2]) and x.shape[-1] != w.shape[-2]:
+            raise ValueError(f"the input's depth {x.shape[-1]} differs from the filter's "
+                             f"input depth {w.shape[-2]} (input {list(x.shape)}, filter "
+                             f"{list(w.shape)})")
         oh = out_len(h, kh, strides[0], dilations[0], pads[0], pads[1])
         ow = out_len(wd, kw, strides[1], dilations[1], pads[2], pads[3])
+        if any(d is not None and d <= 0 for d in (oh, ow)):  # as Keras refuses them
+            raise ValueError(f"the output would have no rows or columns ({oh} x {ow}): the "
+                             f"input {list(x.shape)} is smaller than the filter "
+                             f"{list(w.shape)} spans")
         return Spec(_bcast(x.shape[:-4], w.shape[:-4]) + (x.shape[-4], oh, ow,
                                                           channels(w.shape)), x.dtype)
     return rule
@@ -370,12 +378,13 @@ def _import_depthwise(ins, a):
 
 
 CONV2D = _ConvFamily("Conv2D", conv_fwd, bi_threaded, bf_threaded,
-                     lambda ws: ws[-1], lambda c, o: (c, o),
+                     lambda ws: ws[-1], lambda c, o: (c, o), exact_shape=True,
                      tf=_conv_tf("Conv2D"), tf_outputs="output", tf_import=_import_conv,
                      onnx=_onnx_conv(depthwise=False), tflite=_tflite_conv(depthwise=False))
 DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", dw_fwd, dw_bi_fwd, dw_bf_fwd,
                         lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],
                         lambda c, o: (c, None if None in (c, o) else o // c),
                         tf=_conv_tf("DepthwiseConv2dNative"), tf_outputs="output",
+                        exact_shape=True,
                         tf_import=_import_depthwise, onnx=_onnx_conv(depthwise=True),
                         tflite=_tflite_conv(depthwise=True))

@@ -124,11 +124,12 @@ def _leaky_slope(x, alpha, dtype):
 RELU = _piecewise_linear("Relu", lambda x: np.maximum(x, 0), lambda g, x: g * (x > 0),
                          by_output=True, onnx="Relu", tflite=_tflite_activation("RELU", "RELU"),
                          jit=("ufunc_with", "maximum", "0", "fill"),
-                         numexpr="where({0} < 0, 0, {0})", fuse="maximum({0}, 0{out})")
+                         numexpr="where({0} < 0, 0, {0})", fuse="maximum({0}, 0{out})",
+                         exact_shape=True)
 RELU6 = _piecewise_linear("Relu6", lambda x: np.clip(x, 0, 6),
                           lambda g, x: g * ((x > 0) & (x < 6)), by_output=True,
                           onnx=_onnx_relu6, tflite=_tflite_activation("RELU6", "RELU6"),
-                          fuse="call")
+                          fuse="call", exact_shape=True)
 LEAKY_RELU = _piecewise_linear(
     "LeakyRelu", lambda x, alpha: x * _leaky_slope(x, alpha, x.dtype),
     lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype),
@@ -299,7 +300,7 @@ SOFTMAX = register(
     grad=lambda g, ans, x, axis: softmax_grad(ans, g, axis),
     batch=axis_attr(_softmax_fwd), tf=_softmax_tf("Softmax"), tf_outputs="softmax",
     tf_import=lambda ins, a: softmax(ins[0]), onnx=_onnx_axis("Softmax"),
-    tflite=_tflite_softmax)
+    tflite=_tflite_softmax, exact_shape=True)
 LOG_SOFTMAX = register(
     "LogSoftmax", _log_softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: subtract(
