@@ -1,0 +1,125 @@
+"""`tf.random.log_uniform_candidate_sampler` and `tf.random.uniform_candidate_sampler`: the
+negative classes of sampled losses (the word2vec tutorial draws its negative contexts with
+the first).
+
+Each returns `(sampled_candidates, true_expected_count, sampled_expected_count)` as
+TensorFlow documents them: `num_sampled` int64 classes in [0, range_max), and, for the true
+classes and for each sampled one, the number of times it is expected among the draws. For a
+class of probability p: `num_sampled * p` when sampling with replacement; with `unique=True`
+(draws repeated until `num_sampled` distinct classes came out, after `num_tries` draws)
+`1 - (1 - p) ** num_tries`. The log-uniform (Zipfian) distribution gives class k the
+probability `(log(k + 2) - log(k + 1)) / log(range_max + 1)`, so small ids (frequent words
+in a vocabulary sorted by frequency) come out most often.
+
+Example:
+    >>> ids, _, _ = tf.random.log_uniform_candidate_sampler(
+    ...     true_classes=[[1]], num_true=1, num_sampled=4, unique=True, range_max=10, seed=1)
+    >>> ids.shape
+    TensorShape([4])
+"""
+import numpy as np
+
+from tensorlite.framework import dtypes
+from tensorlite.framework.dispatch import execute, invalid
+from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.ops import random_ops
+from tensorlite.ops.common import to_tensor
+
+
+def _log_uniform_probability(classes, range_max):
+    classes = np.asarray(classes, np.float64)
+    return (np.log(classes + 2.0) - np.log(classes + 1.0)) / np.log(range_max + 1.0)
+
+
+def _log_uniform_draws(rng, n, range_max):
+    """Classes drawn log-uniformly: exp(u * log(range_max + 1)) - 1, floored, for uniform
+    u in [0, 1) (the inverse of the distribution's CDF)."""
+    values = np.exp(rng.random(n) * np.log(range_max + 1.0)) - 1.0
+    return np.minimum(values.astype(np.int64), range_max - 1)
+
+
+def _uniform_draws(rng, n, range_max):
+    return rng.integers(0, range_max, n, dtype=np.int64)
+
+
+_DISTRIBUTIONS = {
+    "LogUniformCandidateSampler": (_log_uniform_draws, _log_uniform_probability),
+    "UniformCandidateSampler": (_uniform_draws,
+                                lambda c, r: np.full(np.shape(c), 1.0 / r, np.float64)),
+}
+
+
+def _sample(draw, probability, rng, true_classes, *, num_true, num_sampled, unique,
+            range_max):
+    if not unique:
+        sampled = draw(rng, num_sampled, range_max)
+
+        def expected(c):
+            return num_sampled * probability(c, range_max)
+    else:
+        seen, sampled, tries = set(), [], 0
+        while len(sampled) < num_sampled:
+            batch = draw(rng, max(2 * (num_sampled - len(sampled)), 8), range_max)
+            for c in batch.tolist():
+                tries += 1
+                if c not in seen:
+                    seen.add(c)
+                    sampled.append(c)
+                    if len(sampled) == num_sampled:
+                        break
+        sampled = np.asarray(sampled, np.int64)
+
+        def expected(c):
+            return -np.expm1(tries * np.log1p(-probability(c, range_max)))
+    return (sampled, expected(true_classes).astype(np.float32),
+            expected(sampled).astype(np.float32))
+
+
+def _shape(true_classes, *, num_true, num_sampled, unique, range_max, rng=None):
+    return (Spec((num_sampled,), dtypes.int64), Spec(true_classes.shape, dtypes.float32),
+            Spec((num_sampled,), dtypes.float32))
+
+
+def _register(name):
+    draw, probability = _DISTRIBUTIONS[name]
+
+    def forward(true_classes, rng, **attrs):
+        return _sample(draw, probability, rng, true_classes, **attrs)
+    # stateful draws, as the other random ops: not exported (no inference graph holds one)
+    return register(name, forward, grad=NOT_DIFFERENTIABLE, shape=_shape, multi_output=True,
+                    effects="state", unsupported="tf onnx tflite batch tf_import")
+
+
+LOG_UNIFORM = _register("LogUniformCandidateSampler")
+UNIFORM = _register("UniformCandidateSampler")
+
+
+def _candidates(op, true_classes, num_true, num_sampled, unique, range_max, seed):
+    classes = to_tensor(true_classes, dtypes.int64)
+    if classes.shape.rank != 2 or classes.shape.as_list()[1] != num_true:
+        raise invalid(op.name, f"{op.name}: true_classes must be a [batch_size, num_true="
+                      f"{num_true}] matrix of int64 class ids, got shape "
+                      f"{classes.shape.as_list()}")
+    if range_max < 1 or num_sampled < 0:
+        raise invalid(op.name, f"{op.name}: range_max must be >= 1 and num_sampled >= 0, "
+                      f"got range_max={range_max}, num_sampled={num_sampled}")
+    if unique and num_sampled > range_max:
+        raise invalid(op.name, f"{op.name}: with unique=True, num_sampled ({num_sampled}) "
+                      f"cannot exceed range_max ({range_max})")
+    rng = random_ops._next_rng(seed, op.name)
+    return tuple(execute(op, (classes,), {
+        "num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
+        "range_max": int(range_max), "rng": rng}))
+
+
+def log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max,
+                                  seed=None, name=None):
+    """`tf.random.log_uniform_candidate_sampler`: see the module docstring."""
+    return _candidates(LOG_UNIFORM, true_classes, num_true, num_sampled, unique, range_max,
+                       seed)
+
+
+def uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max,
+                              seed=None, name=None):
+    """`tf.random.uniform_candidate_sampler`: classes drawn uniformly from [0, range_max)."""
+    return _candidates(UNIFORM, true_classes, num_true, num_sampled, unique, range_max, seed)
