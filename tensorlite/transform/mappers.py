@@ -2,7 +2,7 @@
 return a full-pass result (`mean`, `var`, `min`, `max`, `quantiles`, `vocabulary`) and mappers
 that use them (`scale_to_z_score`, `scale_to_0_1`, `scale_by_min_max`, `bucketize`,
 `compute_and_apply_vocabulary`) or need none (`apply_buckets`, `apply_vocabulary`,
-`hash_strings`). Inside the transform graph every analyzer result is a constant (a
+`hash_strings`); the text mappers (`ngrams`, `bag_of_words`, `tfidf`) are in text.py. Inside the transform graph every analyzer result is a constant (a
 vocabulary: a table over an asset file), so the graph repeats the transformation exactly.
 """
 import numpy as np
@@ -139,7 +139,11 @@ def _lookup_keys(x):
 def apply_vocabulary(x, deferred_vocab_filename_tensor, default_value=-1, num_oov_buckets=0,
                      lookup_fn=None, file_format="text", name=None):
     """The id of each value of x in a vocabulary from tft.vocabulary (int64): its rank, else
-    an OOV bucket (num_oov_buckets > 0) or default_value."""
+    an OOV bucket (num_oov_buckets > 0) or default_value. A SparseTensor's values are
+    looked up (its indices kept)."""
+    if isinstance(x, tf.SparseTensor):
+        return x.with_values(apply_vocabulary(x.values, deferred_vocab_filename_tensor,
+                                              default_value, num_oov_buckets))
     run = context.current()
     found = run.vocab_of.get(id(deferred_vocab_filename_tensor))
     if found is None:
@@ -186,15 +190,3 @@ def hash_strings(strings, hash_buckets, key=None, name=None):
     if key is not None:
         return tf.strings.to_hash_bucket_strong(strings, hash_buckets, key)
     return tf.strings.to_hash_bucket_fast(strings, hash_buckets)
-
-
-def ngrams(tokens, ngram_range, separator, name=None):
-    """Not implemented: tft.ngrams works on SparseTensors of tokens."""
-    raise NotImplementedError("tft.ngrams is not implemented in tensorlite (it needs "
-                              "SparseTensor token inputs through the transform graph)")
-
-
-def tfidf(x, vocab_size, smooth=True, name=None):
-    """Not implemented: tft.tfidf works on SparseTensors of term ids."""
-    raise NotImplementedError("tft.tfidf is not implemented in tensorlite (it needs "
-                              "SparseTensor term-id inputs through the transform graph)")
