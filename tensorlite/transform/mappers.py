@@ -88,14 +88,19 @@ def scale_to_0_1(x, elementwise=False, name=None):
 def quantiles(x, num_buckets, epsilon, weights=None, reduce_instance_dims=True, name=None):
     """The num_buckets - 1 boundaries splitting x into equal-count buckets ([1, k-1] float32);
     tensorlite's quantiles are exact (within any epsilon)."""
+    _, bounds = _quantile_bounds(x, num_buckets, weights, reduce_instance_dims)
+    return _const(np.asarray(bounds).reshape(1, -1), tf.float32)
+
+
+def _quantile_bounds(x, num_buckets, weights=None, reduce_instance_dims=True):
+    """(analyzer index, boundaries) of the quantiles analyzer on x."""
     _check_reduce(reduce_instance_dims, "quantiles")
     if weights is not None:
         raise NotImplementedError("tft.quantiles(weights=...) is not implemented in tensorlite")
     if int(num_buckets) < 2:
         raise errors.InvalidArgumentError(None, None,
                                           f"quantiles: num_buckets must be >= 2, got {num_buckets}")
-    _, bounds = analyzers.call("quantiles", x, num_buckets=int(num_buckets))
-    return _const(np.asarray(bounds).reshape(1, -1), tf.float32)
+    return analyzers.call("quantiles", x, num_buckets=int(num_buckets))
 
 
 def apply_buckets(x, bucket_boundaries, name=None):
@@ -108,7 +113,14 @@ def apply_buckets(x, bucket_boundaries, name=None):
 def bucketize(x, num_buckets, epsilon=None, weights=None, elementwise=False, name=None):
     """x's bucket among num_buckets equal-count buckets of the dataset (int64)."""
     _check_reduce(not elementwise, "bucketize")
-    return apply_buckets(x, quantiles(x, num_buckets, epsilon, weights))
+    index, bounds = _quantile_bounds(x, num_buckets, weights)
+    run = context.current()
+    if run.mode == "analyze" and index not in run.known:
+        # the boundaries are still a placeholder, so no analyzer of this phase uses these
+        # buckets (one that did would be in a later phase): a cheap stand-in, different by
+        # variant as the placeholders are, so that the plan sees what depends on it
+        return tf.fill(tf.shape(x), tf.constant(run.variant, tf.int64))
+    return apply_buckets(x, _const(np.asarray(bounds).reshape(1, -1), tf.float32))
 
 
 def vocabulary(x, top_k=None, frequency_threshold=None, vocab_filename=None,
