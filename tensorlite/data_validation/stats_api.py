@@ -9,13 +9,14 @@ Example:
 """
 from tensorlite.data_validation import batches, beam_util
 from tensorlite.data_validation.stats_combiner import (StatsCombineFn, StatsOptions,
-                                                      accumulate_batch)
+                                                      accumulate_batch, accumulate_dataframe)
 from tensorlite.data_validation.stats_io import write_stats_tfrecord
 
 
 def _run(make_batches, stats_options, pipeline_options, output_path):
     """make_batches(pipeline, then) is the reading chain whose last step applies `then` to
-    each batch it reads, so that a batch becomes an accumulator in the step that read it:
+    what it reads (batches, or DataFrames: `then.frames`), so that a batch becomes an
+    accumulator in the step that read it:
     Beam encodes the first elements of every PCollection to estimate their size, and a
     batch's strings cost far more to pickle than its accumulator."""
     beam = beam_util.import_beam()
@@ -32,8 +33,18 @@ def _run(make_batches, stats_options, pipeline_options, output_path):
     return stats
 
 
+class _Keep:
+    """The `then` that keeps the batches (DataFrames become Column batches)."""
+
+    def __call__(self, batch_list):
+        return batch_list
+
+    def frames(self, frames):
+        return [batches.batch_from_dataframe(df) for df in frames]
+
+
 class _Accumulate:
-    """Batches -> their accumulators (a picklable `then` for the reading chains)."""
+    """Batches or DataFrames -> their accumulators (a picklable `then` for the readers)."""
 
     def __init__(self, options):
         self._options = options
@@ -41,20 +52,23 @@ class _Accumulate:
     def __call__(self, batch_list):
         return [accumulate_batch(batch, self._options) for batch in batch_list]
 
+    def frames(self, frames):
+        return [accumulate_dataframe(df, self._options) for df in frames]
 
-def _keep(batch_list):
-    return batch_list
+
+_KEEP = _Keep()
 
 
 def _read_csv(rng, names, delimiter, then):
-    return then(batches.read_csv_range(rng, names, delimiter))
+    df = batches.read_csv_frame(rng, names, delimiter)
+    return then.frames([] if df is None else [df])
 
 
 def _read_tfrecord(path, compression_type, then):
     return then(batches.read_tfrecord_file(path, compression_type))
 
 
-def csv_batches(pipeline, data_location, column_names=None, delimiter=",", then=_keep):
+def csv_batches(pipeline, data_location, column_names=None, delimiter=",", then=_KEEP):
     """The PTransform chain reading CSV files as batches (first line = header unless
     column_names is given, as TFDV); `then` maps each range's list of batches."""
     beam = beam_util.import_beam()
@@ -67,7 +81,7 @@ def csv_batches(pipeline, data_location, column_names=None, delimiter=",", then=
             | "ReadCsv" >> beam.FlatMap(_read_csv, names, delimiter, then))
 
 
-def tfrecord_batches(pipeline, data_location, compression_type=None, then=_keep):
+def tfrecord_batches(pipeline, data_location, compression_type=None, then=_KEEP):
     """The PTransform chain reading TFRecord files of tf.train.Example as batches."""
     beam = beam_util.import_beam()
     paths = beam_util.expand_pattern(data_location)
@@ -76,10 +90,10 @@ def tfrecord_batches(pipeline, data_location, compression_type=None, then=_keep)
 
 
 def _dataframe_batch(chunk, then):
-    return then([batches.batch_from_dataframe(chunk)])
+    return then.frames([chunk])
 
 
-def dataframe_batches(pipeline, dataframe, then=_keep):
+def dataframe_batches(pipeline, dataframe, then=_KEEP):
     """The PTransform chain of a DataFrame's chunks as batches."""
     beam = beam_util.import_beam()
     return (pipeline | "Chunks" >> beam.Create(batches.dataframe_chunks(dataframe))
