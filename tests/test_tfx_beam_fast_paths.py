@@ -69,3 +69,13 @@ def test_transform_graph_input_of_bytes_is_not_copied():
     assert graph.to_tensors({"s": values}, spec)["s"].numpy() is values
     mixed = graph.to_tensors({"s": np.array(["a", b"b"], dtype=object)}, spec)["s"]
     assert mixed.numpy().tolist() == [b"a", b"b"]  # str values still become bytes
+
+
+def test_work_items_are_reshuffled_only_where_several_workers_share_them():
+    from apache_beam.options.pipeline_options import PipelineOptions
+    assert not beam_util.several_workers(beam_util.make_pipeline([]))
+    assert not beam_util.several_workers(beam.Pipeline(options=PipelineOptions([])))
+    for flags in (["--direct_num_workers=2", "--direct_running_mode=multi_processing"],
+                  ["--direct_num_workers=2", "--direct_running_mode=multi_threading"],
+                  ["--runner=apache_beam.runners.dask.dask_runner.DaskRunner"]):
+        assert beam_util.several_workers(beam_util.make_pipeline(flags)), flags

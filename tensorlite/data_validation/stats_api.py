@@ -77,7 +77,8 @@ def csv_batches(pipeline, data_location, column_names=None, delimiter=",", then=
     ranges = batches.csv_ranges(paths)
     if column_names:  # no header line: a range starting at 0 keeps its first line
         ranges = [(path, -1 if start == 0 else start, end) for path, start, end in ranges]
-    return (pipeline | "CsvRanges" >> beam.Create(ranges, reshuffle=True)
+    return (pipeline | "CsvRanges" >> beam.Create(
+        ranges, reshuffle=beam_util.several_workers(pipeline))
             | "ReadCsv" >> beam.FlatMap(_read_csv, names, delimiter, then))
 
 
@@ -85,7 +86,8 @@ def tfrecord_batches(pipeline, data_location, compression_type=None, then=_KEEP)
     """The PTransform chain reading TFRecord files of tf.train.Example as batches."""
     beam = beam_util.import_beam()
     paths = beam_util.expand_pattern(data_location)
-    return (pipeline | "TFRecordFiles" >> beam.Create(paths, reshuffle=True)
+    return (pipeline | "TFRecordFiles" >> beam.Create(
+        paths, reshuffle=beam_util.several_workers(pipeline))
             | "ReadTFRecord" >> beam.FlatMap(_read_tfrecord, compression_type, then))
 
 
