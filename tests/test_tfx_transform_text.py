@@ -122,3 +122,27 @@ def test_text_mappers_in_a_transform_graph_fail_loudly():
     with pytest.raises(Exception, match="tft.ngrams inside the transform graph"):
         with tft_beam.Context(temp_dir=tempfile.mkdtemp()):
             _ = ([{"x": "a b"}, {"x": "b c"}], metadata) | tft_beam.AnalyzeDataset(uses_ngrams)
+
+
+def test_tfidf_analysis_on_beam_equals_the_in_process_pass():
+    """The analysis phases of the tfidf example run as tft_beam's combiner runs them on
+    Beam (one document per batch), giving the same document frequencies."""
+    beam = pytest.importorskip("apache_beam")
+    from tensorlite.data_validation import beam_util
+    from tensorlite.transform import beam as tft_beam
+    phases, kinds, _ = graph.plan(preprocessing_fn, SPEC)
+    assert [[kinds[i][0] for i in phase] for phase in phases] == [["vocabulary"], ["doc_freq"]]
+    known = {}
+    for phase in phases:
+        result = beam_util.ResultFile()
+        with beam_util.make_pipeline([]) as p:
+            _ = (p | beam.Create([{"x": DOCS[:1]}, {"x": DOCS[1:]}])
+                 | beam.Map(tft_beam._phase_partials, preprocessing_fn, SPEC, phase, known)
+                 | beam.CombineGlobally(tft_beam._PhaseCombineFn(phase, kinds))
+                 | beam.Map(result.write))
+        known.update(result.read())
+    expected = _analyze(preprocessing_fn, [{"x": DOCS}])
+    assert known[0] == expected[0] == ["pie", "yum", "like", "I"]
+    docs, doc_freq = known[1]
+    assert docs == expected[1][0] == 2
+    assert doc_freq.tolist() == expected[1][1].tolist() == [2, 1, 1, 1]
