@@ -155,9 +155,9 @@ def test_errors_are_clear():
         with tft_beam.Context(temp_dir=tempfile.mkdtemp()):
             _ = ([{"v": [1.0]}], _metadata_var()) | tft_beam.AnalyzeDataset(preprocessing_fn)
 
-    def uses_tfidf(inputs):
+    def uses_tfidf(inputs):  # tft.tfidf takes a 2-D SparseTensor of term ids
         return {"t": tft.tfidf(inputs["n"], 10)}
-    with pytest.raises(NotImplementedError, match="tfidf"):
+    with pytest.raises(ValueError, match="tfidf: the input must be a 2-D SparseTensor"):
         _analyze_and_transform(_raw(10), uses_tfidf)
 
 

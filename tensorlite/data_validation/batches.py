@@ -99,22 +99,42 @@ def _owned_bytes(f, start, end):
     return data
 
 
-def read_csv_range(rng, column_names, delimiter=","):
-    """The batch of the lines a byte range owns (a list with one batch, or none)."""
+def read_csv_frame(rng, column_names, delimiter=",", dtype=None):
+    """The pandas DataFrame of the lines a byte range owns, or None if it owns none."""
     import pandas as pd  # noqa: PLC0415
     path, start, end = rng
     with open(path, "rb") as f:
         data = _owned_bytes(f, start, end)
     if not data.strip():
-        return []
+        return None
     try:
-        df = pd.read_csv(io.BytesIO(data), header=None, names=column_names, sep=delimiter,
-                         dtype_backend="numpy_nullable", skip_blank_lines=True)
+        return pd.read_csv(io.BytesIO(data), header=None, names=column_names, sep=delimiter,
+                           dtype_backend="numpy_nullable", skip_blank_lines=True,
+                           dtype=dtype)
     except (ValueError, pd.errors.ParserError) as e:
         raise errors.InvalidArgumentError(
             None, None, f"CSV file {path!r} (bytes {start}-{end}) does not parse with the "
             f"columns {column_names}: {e}") from e
-    return [batch_from_dataframe(df)]
+
+
+def read_csv_range(rng, column_names, delimiter=","):
+    """The batch of the lines a byte range owns (a list with one batch, or none)."""
+    df = read_csv_frame(rng, column_names, delimiter)
+    return [] if df is None else [batch_from_dataframe(df)]
+
+
+def utf8_bytes(series):
+    """A string Series (no missing values) as an object array of UTF-8 bytes, as TF
+    strings are. Strings pandas keeps in Arrow are cast there, with no Python per string."""
+    try:
+        import pyarrow as pa  # noqa: PLC0415 - pandas' string storage where installed
+        arrow = pa.array(series.array)
+        if pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type):
+            return arrow.cast(pa.large_binary()).to_numpy(zero_copy_only=False)
+    except (ImportError, TypeError, ValueError, NotImplementedError):
+        pass
+    return np.array([v.encode("utf-8") if isinstance(v, str) else bytes(v)
+                     for v in series.tolist()], dtype=object)
 
 
 def dataframe_chunks(df, rows=50_000):

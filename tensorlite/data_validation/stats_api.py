@@ -9,17 +9,21 @@ Example:
 """
 from tensorlite.data_validation import batches, beam_util
 from tensorlite.data_validation.stats_combiner import (StatsCombineFn, StatsOptions,
-                                                      accumulate_batch)
+                                                      accumulate_batch, accumulate_dataframe)
 from tensorlite.data_validation.stats_io import write_stats_tfrecord
 
 
 def _run(make_batches, stats_options, pipeline_options, output_path):
+    """make_batches(pipeline, then) is the reading chain whose last step applies `then` to
+    what it reads (batches, or DataFrames: `then.frames`), so that a batch becomes an
+    accumulator in the step that read it:
+    Beam encodes the first elements of every PCollection to estimate their size, and a
+    batch's strings cost far more to pickle than its accumulator."""
     beam = beam_util.import_beam()
     result = beam_util.ResultFile()
     options = stats_options or StatsOptions()
     with beam_util.make_pipeline(pipeline_options) as p:
-        _ = (make_batches(p)
-             | "Accumulate" >> beam.Map(accumulate_batch, options)
+        _ = (make_batches(p, _Accumulate(options))
              | "Statistics" >> beam.CombineGlobally(StatsCombineFn(
                  options, inputs_are_accumulators=True))
              | "Collect" >> beam.Map(result.write))
@@ -29,32 +33,73 @@ def _run(make_batches, stats_options, pipeline_options, output_path):
     return stats
 
 
-def csv_batches(pipeline, data_location, column_names=None, delimiter=","):
+class _Keep:
+    """The `then` that keeps the batches (DataFrames become Column batches)."""
+
+    def __call__(self, batch_list):
+        return batch_list
+
+    def frames(self, frames):
+        return [batches.batch_from_dataframe(df) for df in frames]
+
+
+class _Accumulate:
+    """Batches or DataFrames -> their accumulators (a picklable `then` for the readers)."""
+
+    def __init__(self, options):
+        self._options = options
+
+    def __call__(self, batch_list):
+        return [accumulate_batch(batch, self._options) for batch in batch_list]
+
+    def frames(self, frames):
+        return [accumulate_dataframe(df, self._options) for df in frames]
+
+
+_KEEP = _Keep()
+
+
+def _read_csv(rng, names, delimiter, then):
+    df = batches.read_csv_frame(rng, names, delimiter)
+    return then.frames([] if df is None else [df])
+
+
+def _read_tfrecord(path, compression_type, then):
+    return then(batches.read_tfrecord_file(path, compression_type))
+
+
+def csv_batches(pipeline, data_location, column_names=None, delimiter=",", then=_KEEP):
     """The PTransform chain reading CSV files as batches (first line = header unless
-    column_names is given, as TFDV)."""
+    column_names is given, as TFDV); `then` maps each range's list of batches."""
     beam = beam_util.import_beam()
     paths = beam_util.expand_pattern(data_location)
     names = list(column_names) if column_names else batches.csv_header(paths[0], delimiter)
     ranges = batches.csv_ranges(paths)
     if column_names:  # no header line: a range starting at 0 keeps its first line
         ranges = [(path, -1 if start == 0 else start, end) for path, start, end in ranges]
-    return (pipeline | "CsvRanges" >> beam.Create(ranges, reshuffle=True)
-            | "ReadCsv" >> beam.FlatMap(batches.read_csv_range, names, delimiter))
+    return (pipeline | "CsvRanges" >> beam.Create(
+        ranges, reshuffle=beam_util.several_workers(pipeline))
+            | "ReadCsv" >> beam.FlatMap(_read_csv, names, delimiter, then))
 
 
-def tfrecord_batches(pipeline, data_location, compression_type=None):
+def tfrecord_batches(pipeline, data_location, compression_type=None, then=_KEEP):
     """The PTransform chain reading TFRecord files of tf.train.Example as batches."""
     beam = beam_util.import_beam()
     paths = beam_util.expand_pattern(data_location)
-    return (pipeline | "TFRecordFiles" >> beam.Create(paths, reshuffle=True)
-            | "ReadTFRecord" >> beam.FlatMap(batches.read_tfrecord_file, compression_type))
+    return (pipeline | "TFRecordFiles" >> beam.Create(
+        paths, reshuffle=beam_util.several_workers(pipeline))
+            | "ReadTFRecord" >> beam.FlatMap(_read_tfrecord, compression_type, then))
 
 
-def dataframe_batches(pipeline, dataframe):
+def _dataframe_batch(chunk, then):
+    return then.frames([chunk])
+
+
+def dataframe_batches(pipeline, dataframe, then=_KEEP):
     """The PTransform chain of a DataFrame's chunks as batches."""
     beam = beam_util.import_beam()
     return (pipeline | "Chunks" >> beam.Create(batches.dataframe_chunks(dataframe))
-            | "ToBatches" >> beam.Map(batches.batch_from_dataframe))
+            | "ToBatches" >> beam.FlatMap(_dataframe_batch, then))
 
 
 def generate_statistics_from_csv(data_location, column_names=None, delimiter=",",
@@ -65,14 +110,14 @@ def generate_statistics_from_csv(data_location, column_names=None, delimiter=","
         raise NotImplementedError(
             f"generate_statistics_from_csv: compressed CSV ({compression_type}) is not "
             "supported by tensorlite; decompress the files first")
-    return _run(lambda p: csv_batches(p, data_location, column_names, delimiter),
+    return _run(lambda p, then: csv_batches(p, data_location, column_names, delimiter, then),
                 stats_options, pipeline_options, output_path)
 
 
 def generate_statistics_from_tfrecord(data_location, output_path=None, stats_options=None,
                                       pipeline_options=None, compression_type=None):
     """Statistics of TFRecord files of tf.train.Example."""
-    return _run(lambda p: tfrecord_batches(p, data_location, compression_type),
+    return _run(lambda p, then: tfrecord_batches(p, data_location, compression_type, then),
                 stats_options, pipeline_options, output_path)
 
 
@@ -82,7 +127,7 @@ def generate_statistics_from_dataframe(dataframe, stats_options=None, n_jobs=1,
     if pipeline_options is None and n_jobs and n_jobs > 1:
         pipeline_options = [f"--direct_num_workers={n_jobs}",
                             "--direct_running_mode=multi_processing"]
-    return _run(lambda p: dataframe_batches(p, dataframe), stats_options, pipeline_options,
+    return _run(lambda p, then: dataframe_batches(p, dataframe, then), stats_options, pipeline_options,
                 None)
 
 

@@ -125,6 +125,44 @@ def accumulate_batch(batch, options=None):
     return fn.compact(fn.add_input(fn.create_accumulator(), batch))
 
 
+def accumulate_dataframe(df, options=None):
+    """The accumulator of a DataFrame batch (one value per cell), the same as
+    accumulate_batch(batch_from_dataframe(df)) but on pandas' own columns: a text column is
+    counted by pandas' value_counts (in Arrow, where pandas keeps its strings), without
+    turning each string into a Python object first."""
+    import pandas as pd  # noqa: PLC0415
+    from tensorlite.data_validation.batches import column_from_array  # noqa: PLC0415
+    allow = (options or StatsOptions()).feature_allowlist
+    features = {}
+    for name in df.columns:
+        key = str(name)
+        if allow is not None and key not in allow:
+            continue
+        series = df[name]
+        if series.dtype == object or not (pd.api.types.is_string_dtype(series.dtype) or
+                                          pd.api.types.is_numeric_dtype(series.dtype) or
+                                          pd.api.types.is_bool_dtype(series.dtype)):
+            column = column_from_array(series.to_numpy() if series.dtype == object
+                                       else series.array)  # as batch_from_dataframe
+            features[key] = FeatureAcc(column.kind)
+            features[key].add(column)
+            continue
+        present = series.notna().to_numpy()
+        n = int(present.sum())
+        kept = series[present] if n < len(series) else series
+        kind = ("string" if pd.api.types.is_string_dtype(series.dtype) else
+                "float" if pd.api.types.is_float_dtype(series.dtype) else "int")
+        feature = FeatureAcc(kind, num_missing=len(series) - n, lengths={1: n} if n else {})
+        if kind == "string":
+            for value, count in kept.value_counts(sort=False).items():
+                feature.counts[value] = feature.counts.get(value, 0) + int(count)
+        else:
+            feature.numbers = [kept.to_numpy(dtype=np.int64 if kind == "int" else np.float64)]
+            feature.is_sorted = False
+        features[key] = feature
+    return [len(df), features]
+
+
 class StatsCombineFn(_CombineFn):
     """Batches -> {name: FeatureAcc} and the number of examples -> statistics proto."""
 

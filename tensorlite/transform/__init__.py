@@ -10,12 +10,13 @@ Example:
 """
 from tensorlite.transform.mappers import (apply_buckets, apply_vocabulary, bucketize,
                                           compute_and_apply_vocabulary, hash_strings, max,
-                                          mean, min, ngrams, quantiles, scale_by_min_max,
-                                          scale_to_0_1, scale_to_z_score, tfidf, var,
-                                          vocabulary)
+                                          mean, min, quantiles, scale_by_min_max,
+                                          scale_to_0_1, scale_to_z_score, var, vocabulary)
+from tensorlite.transform.text import bag_of_words, ngrams, tfidf
 from tensorlite.transform.output import TFTransformOutput, TransformFeaturesLayer
 
 __all__ = ["TFTransformOutput", "TransformFeaturesLayer", "apply_buckets", "apply_vocabulary",
+           "bag_of_words",
            "bucketize", "compute_and_apply_vocabulary", "hash_strings", "max", "mean", "min",
            "ngrams", "quantiles", "scale_by_min_max", "scale_to_0_1", "scale_to_z_score",
            "tfidf", "var", "vocabulary"]

@@ -44,6 +44,11 @@ class Run:
         return index
 
 
+def peek():
+    """The Run in progress, or None (an eager call outside any preprocessing_fn run)."""
+    return getattr(_STATE, "run", None)
+
+
 def current():
     """The Run in progress; a clear error when an analyzer is called outside one."""
     run = getattr(_STATE, "run", None)

@@ -19,6 +19,7 @@ import numpy as np
 
 import tensorlite as tf
 from tensorlite.framework import errors
+from tensorlite.framework import tensor as tensor_lib
 from tensorlite.transform import analyzers, context
 
 _SAMPLE_ROWS = 4
@@ -59,7 +60,17 @@ def to_tensors(batch, feature_spec):
     if missing:
         raise errors.InvalidArgumentError(None, None, f"the data has no feature(s) {missing} "
                                           "that the raw feature spec declares")
-    return {n: tf.constant(batch[n], dtype=spec.dtype) for n, spec in feature_spec.items()}
+    return {n: _tensor(batch[n], spec.dtype) for n, spec in feature_spec.items()}
+
+
+def _tensor(values, dtype):
+    """tf.constant(values, dtype), without its per-string check where the values are
+    already an object array of bytes (as the CSV reader makes them)."""
+    if dtype == tf.string and isinstance(values, np.ndarray) and values.dtype == object:
+        import pandas as pd  # noqa: PLC0415 - the readers' dependency; its check is C
+        if pd.api.types.infer_dtype(values, skipna=False) in ("bytes", "empty"):
+            return tensor_lib.wrap(values)
+    return tf.constant(values, dtype=dtype)
 
 
 def run_analyze(preprocessing_fn, batch, feature_spec, known, variant=0):

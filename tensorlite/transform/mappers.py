@@ -2,7 +2,7 @@
 return a full-pass result (`mean`, `var`, `min`, `max`, `quantiles`, `vocabulary`) and mappers
 that use them (`scale_to_z_score`, `scale_to_0_1`, `scale_by_min_max`, `bucketize`,
 `compute_and_apply_vocabulary`) or need none (`apply_buckets`, `apply_vocabulary`,
-`hash_strings`). Inside the transform graph every analyzer result is a constant (a
+`hash_strings`); the text mappers (`ngrams`, `bag_of_words`, `tfidf`) are in text.py. Inside the transform graph every analyzer result is a constant (a
 vocabulary: a table over an asset file), so the graph repeats the transformation exactly.
 """
 import numpy as np
@@ -88,14 +88,19 @@ def scale_to_0_1(x, elementwise=False, name=None):
 def quantiles(x, num_buckets, epsilon, weights=None, reduce_instance_dims=True, name=None):
     """The num_buckets - 1 boundaries splitting x into equal-count buckets ([1, k-1] float32);
     tensorlite's quantiles are exact (within any epsilon)."""
+    _, bounds = _quantile_bounds(x, num_buckets, weights, reduce_instance_dims)
+    return _const(np.asarray(bounds).reshape(1, -1), tf.float32)
+
+
+def _quantile_bounds(x, num_buckets, weights=None, reduce_instance_dims=True):
+    """(analyzer index, boundaries) of the quantiles analyzer on x."""
     _check_reduce(reduce_instance_dims, "quantiles")
     if weights is not None:
         raise NotImplementedError("tft.quantiles(weights=...) is not implemented in tensorlite")
     if int(num_buckets) < 2:
         raise errors.InvalidArgumentError(None, None,
                                           f"quantiles: num_buckets must be >= 2, got {num_buckets}")
-    _, bounds = analyzers.call("quantiles", x, num_buckets=int(num_buckets))
-    return _const(np.asarray(bounds).reshape(1, -1), tf.float32)
+    return analyzers.call("quantiles", x, num_buckets=int(num_buckets))
 
 
 def apply_buckets(x, bucket_boundaries, name=None):
@@ -108,7 +113,14 @@ def apply_buckets(x, bucket_boundaries, name=None):
 def bucketize(x, num_buckets, epsilon=None, weights=None, elementwise=False, name=None):
     """x's bucket among num_buckets equal-count buckets of the dataset (int64)."""
     _check_reduce(not elementwise, "bucketize")
-    return apply_buckets(x, quantiles(x, num_buckets, epsilon, weights))
+    index, bounds = _quantile_bounds(x, num_buckets, weights)
+    run = context.current()
+    if run.mode == "analyze" and index not in run.known:
+        # the boundaries are still a placeholder, so no analyzer of this phase uses these
+        # buckets (one that did would be in a later phase): a cheap stand-in, different by
+        # variant as the placeholders are, so that the plan sees what depends on it
+        return tf.fill(tf.shape(x), tf.constant(run.variant, tf.int64))
+    return apply_buckets(x, _const(np.asarray(bounds).reshape(1, -1), tf.float32))
 
 
 def vocabulary(x, top_k=None, frequency_threshold=None, vocab_filename=None,
@@ -139,7 +151,11 @@ def _lookup_keys(x):
 def apply_vocabulary(x, deferred_vocab_filename_tensor, default_value=-1, num_oov_buckets=0,
                      lookup_fn=None, file_format="text", name=None):
     """The id of each value of x in a vocabulary from tft.vocabulary (int64): its rank, else
-    an OOV bucket (num_oov_buckets > 0) or default_value."""
+    an OOV bucket (num_oov_buckets > 0) or default_value. A SparseTensor's values are
+    looked up (its indices kept)."""
+    if isinstance(x, tf.SparseTensor):
+        return x.with_values(apply_vocabulary(x.values, deferred_vocab_filename_tensor,
+                                              default_value, num_oov_buckets))
     run = context.current()
     found = run.vocab_of.get(id(deferred_vocab_filename_tensor))
     if found is None:
@@ -186,15 +202,3 @@ def hash_strings(strings, hash_buckets, key=None, name=None):
     if key is not None:
         return tf.strings.to_hash_bucket_strong(strings, hash_buckets, key)
     return tf.strings.to_hash_bucket_fast(strings, hash_buckets)
-
-
-def ngrams(tokens, ngram_range, separator, name=None):
-    """Not implemented: tft.ngrams works on SparseTensors of tokens."""
-    raise NotImplementedError("tft.ngrams is not implemented in tensorlite (it needs "
-                              "SparseTensor token inputs through the transform graph)")
-
-
-def tfidf(x, vocab_size, smooth=True, name=None):
-    """Not implemented: tft.tfidf works on SparseTensors of term ids."""
-    raise NotImplementedError("tft.tfidf is not implemented in tensorlite (it needs "
-                              "SparseTensor term-id inputs through the transform graph)")

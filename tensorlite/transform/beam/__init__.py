@@ -25,6 +25,7 @@ from google.protobuf import text_format
 import tensorlite as tf
 from tensorlite.data_validation import batches as batch_io
 from tensorlite.data_validation import beam_util
+from tensorlite.data_validation.record_batch import RecordBatch
 
 beam = beam_util.import_beam()  # an ImportError naming the `tfx` extra when Beam is missing
 from tensorlite.transform import analyzers, graph
@@ -69,7 +70,7 @@ def _batch_size():
 
 
 def _instances_to_batch(instances, feature_spec):
-    out = {}
+    out = RecordBatch()
     for name, spec in feature_spec.items():
         values = [inst[name] for inst in instances]
         if spec.dtype == tf.string:
@@ -85,7 +86,8 @@ def _as_batches(data, metadata):
         return data
     size = _batch_size()
     return (data | "Batch" >> beam.BatchElements(min_batch_size=size, max_batch_size=size)
-            | "ToBatch" >> beam.Map(_instances_to_batch, metadata.feature_spec))
+            | "ToBatch" >> beam.Map(_instances_to_batch, metadata.feature_spec
+                                    ).with_output_types(RecordBatch))
 
 
 def _phase_partials(batch, preprocessing_fn, feature_spec, phase, known=None):
@@ -267,19 +269,27 @@ class _BatchMetadata(dataset_metadata.DatasetMetadata):
 
 
 def _csv_batch(rng, names, feature_spec, delimiter):
-    out = []
-    for columns in batch_io.read_csv_range(rng, names, delimiter):
-        batch = {}
-        for name, spec in feature_spec.items():
-            col = columns[name]
-            if col.num_missing:
-                raise tf.errors.InvalidArgumentError(
-                    None, None, f"CSV column {name!r} has {col.num_missing} empty values; "
-                    "a FixedLenFeature without a default needs a value in every row")
-            batch[name] = (col.values if spec.dtype == tf.string else  # str: tf encodes
-                           col.values.astype(spec.dtype.as_numpy_dtype))
-        out.append(batch)
-    return out
+    """The record batch of a CSV byte range (a list of one, or none): strings as UTF-8
+    bytes (read as text, so '007' stays '007'), numbers as the spec's dtype."""
+    strings = {name for name, spec in feature_spec.items() if spec.dtype == tf.string}
+    df = batch_io.read_csv_frame(rng, names, delimiter,
+                                 dtype={name: str for name in strings} or None)
+    if df is None:
+        return []
+    batch = RecordBatch()
+    for name, spec in feature_spec.items():
+        if name not in df.columns:
+            raise tf.errors.InvalidArgumentError(
+                None, None, f"the CSV file has no column {name!r} (columns: {names})")
+        column = df[name]
+        missing = int(column.isna().sum())
+        if missing:
+            raise tf.errors.InvalidArgumentError(
+                None, None, f"CSV column {name!r} has {missing} empty values; "
+                "a FixedLenFeature without a default needs a value in every row")
+        batch[name] = (batch_io.utf8_bytes(column) if name in strings
+                       else column.to_numpy(dtype=spec.dtype.as_numpy_dtype))
+    return [batch]
 
 
 def ReadCsvBatches(pipeline, file_pattern, feature_spec, delimiter=","):  # noqa: N802
@@ -288,8 +298,10 @@ def ReadCsvBatches(pipeline, file_pattern, feature_spec, delimiter=","):  # noqa
     paths = beam_util.expand_pattern(file_pattern)
     names = batch_io.csv_header(paths[0], delimiter)
     ranges = batch_io.csv_ranges(paths)
-    data = (pipeline | "CsvRanges" >> beam.Create(ranges, reshuffle=True)
-            | "ReadCsv" >> beam.FlatMap(_csv_batch, names, feature_spec, delimiter))
+    data = (pipeline | "CsvRanges" >> beam.Create(
+        ranges, reshuffle=beam_util.several_workers(pipeline))
+            | "ReadCsv" >> beam.FlatMap(_csv_batch, names, feature_spec,
+                                        delimiter).with_output_types(RecordBatch))
     metadata = _BatchMetadata(dataset_metadata.DatasetMetadata.from_feature_spec(
         feature_spec).schema)
     return data, metadata
