@@ -514,10 +514,12 @@ def _import_depthwise(ins, a):
 CONV2D = _ConvFamily("Conv2D", _conv_fwd, _bi_threaded, _bf_threaded,
                      lambda ws: ws[-1], lambda c, o: (c, o),
                      tf=_conv_tf("Conv2D"), tf_outputs="output", tf_import=_import_conv,
+                     linear_filter=(1, 1),
                      onnx=_onnx_conv(depthwise=False), tflite=_tflite_conv(depthwise=False))
 DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", _dw_fwd, _dw_bi_fwd, _dw_bf_fwd,
                         lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],
                         lambda c, o: (c, None if None in (c, o) else o // c),
                         tf=_conv_tf("DepthwiseConv2dNative"), tf_outputs="output",
                         tf_import=_import_depthwise, onnx=_onnx_conv(depthwise=True),
+                        linear_filter=(1, 2),
                         tflite=_tflite_conv(depthwise=True))

@@ -1100,6 +1100,7 @@ def _matmul_tf(attrs, in_specs):
 
 MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmul_grad),
                           shape=_matmul_shape), jit=("matmul",), cost="matmul",
+                 linear_filter=lambda attrs: None if attrs.get("transpose_b") else (1, 1),
                  tf=_matmul_tf, tf_import={
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),
