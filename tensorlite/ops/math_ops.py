@@ -748,11 +748,10 @@ def _expand_fwd(g, x, axis, keepdims, mean):
     read when it runs (so a graph of it serves every size); divided by the count of
     reduced elements for a mean."""
     nb = g.ndim - (x.ndim if keepdims else x.ndim - len(axis))
-    out = np.broadcast_to(g.reshape(g.shape[:nb] + _reduced_shape(x.shape, axis)),
-                          g.shape[:nb] + x.shape)
-    if mean:
-        out = out / np.asarray(max(int(np.prod([x.shape[a] for a in axis])), 1), g.dtype)
-    return out
+    if mean:  # divided before broadcasting: the same quotients, without a full-size pass
+        g = g / np.asarray(max(int(np.prod([x.shape[a] for a in axis])), 1), g.dtype)
+    return np.broadcast_to(g.reshape(g.shape[:nb] + _reduced_shape(x.shape, axis)),
+                           g.shape[:nb] + x.shape)
 
 
 def _expand_grad(c, ans, g, x, axis, keepdims, mean):
