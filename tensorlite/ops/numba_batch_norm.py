@@ -39,8 +39,11 @@ def _build(numba):
         for i in range(m):
             for j in range(c):
                 v = x[i, j] * scale[j] + shift[j]
-                if relu6:
-                    v = min(max(v, 0.0), 6.0)
+                if relu6:  # NaN stays NaN, as np.clip keeps it
+                    if v < 0.0:
+                        v = 0.0
+                    elif v > 6.0:
+                        v = 6.0
                 out[i, j] = v
 
     @numba.njit(cache=True, nogil=True)

@@ -2,7 +2,7 @@
 `_FusedMatMul`), forward and backward; the kernels are ops/fused_ops.py's.
 
 Forward: `Relu(AddV2(Conv2D(x, w), bias))`, with `bias` a vector along the last axis,
-becomes `_FusedConv2D(x, w, bias, activation="Relu")`, and likewise without the ReLU, and
+becomes `_FusedConv2D(x, w, bias, activation="Relu")` (Relu6 likewise), and likewise without the ReLU, and
 for a matrix product of two matrices (`_FusedMatMul`). The bias add and the ReLU then run
 in place on the convolution's output, run by run while it is in cache: two [N, H, W, C]
 temporaries and two passes over memory fewer per layer.
@@ -113,11 +113,11 @@ def _forward(g, add):
         bias = _bias_of(g, add, slot)
         if bias is None:
             continue
-        relu = g.only_use(add.outputs[0], RELU)
+        relu = g.only_use(add.outputs[0], RELU) or g.only_use(add.outputs[0], RELU6)
         last = relu or add
         if not g.no_barrier_between(node, last):
             continue
-        attrs = dict(node.attrs, activation="Relu" if relu else None)
+        attrs = dict(node.attrs, activation=relu.op.name if relu else None)
         members = [node, add] + ([relu] if relu else [])
         return Node(fused, list(node.inputs) + [bias], attrs, last.outputs, last.where,
                     last.scope), members, last
