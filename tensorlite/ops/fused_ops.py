@@ -6,6 +6,9 @@ ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
     convolution applies them to each run of images right after computing it, on the
     thread that made it (conv_select's epilogue), so no [N, H, W, C] temporary is made
     and the pass over it is in cache and split over the intra-op threads.
+  * `_FusedDepthwiseConv2dNative(x, w, bias)`: likewise for a depthwise convolution (an
+    inference BatchNormalization's shift after folding, and MobileNetV2's ReLU6), the
+    epilogue run on each run of images the compiled kernel has just made.
   * `_FusedReluGradBiasAddGrad(g, y) -> (g * (y > 0), its sum over all axes but the
     last)`: a ReLU layer's gradient and its bias's, in one pass.
   * `_FusedMaxPoolGradReluGrad(x, y, g) -> (dx, bias gradient)`: a non-overlapping max
@@ -25,7 +28,8 @@ import numpy as np
 
 from tensorlite.framework import blas_threads, intra_op_pool
 from tensorlite.framework.registry import Spec, register
-from tensorlite.ops import conv_ops, conv_select, math_ops, numba_fused, pooling_ops
+from tensorlite.ops import (conv_ops, conv_select, math_ops, numba_depthwise, numba_fused,
+                            pooling_ops)
 
 ACTIVATIONS = (None, "Relu", "Relu6")
 # A fused elementwise pass of this many elements is timed against splitting it over the
@@ -68,6 +72,16 @@ def _fused_conv_fwd(x, w, bias, strides, dilations, pads, activation=None):
     return conv_select.conv(x, w, strides, dilations, pads,
                             Epilogue(bias.astype(x.dtype, copy=False),
                                      _check_activation(activation)))
+
+
+def _fused_depthwise_fwd(x, w, bias, strides, dilations, pads, activation=None):
+    epilogue = Epilogue(bias.astype(x.dtype, copy=False), _check_activation(activation))
+    out = numba_depthwise.forward(x, w, strides, dilations, pads, epilogue)
+    if out is None:  # the NumPy form returns a fresh array: the epilogue runs on it whole
+        out = conv_ops.DEPTHWISE.fwd.forward(x, w, strides=strides, dilations=dilations,
+                                             pads=pads)
+        epilogue(out)
+    return out
 
 
 def _fused_matmul_fwd(a, b, bias, transpose_a, transpose_b, activation=None):
@@ -156,6 +170,10 @@ FUSED_CONV2D = register(
     "_FusedConv2D", _fused_conv_fwd, cost="conv", fuses=conv_ops.CONV2D.fwd,
     shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo),
     unsupported=_INTERNAL)
+FUSED_DEPTHWISE = register(
+    "_FusedDepthwiseConv2dNative", _fused_depthwise_fwd, cost="conv",
+    fuses=conv_ops.DEPTHWISE.fwd, unsupported=_INTERNAL,
+    shape=lambda x, w, b, activation=None, **geo: conv_ops.DEPTHWISE.fwd.infer(x, w, **geo))
 FUSED_MATMUL = register(
     "_FusedMatMul", _fused_matmul_fwd, cost="matmul", fuses=math_ops.MATMUL,
     shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t),

@@ -2,7 +2,8 @@
 `_FusedMatMul`), forward and backward; the kernels are ops/fused_ops.py's.
 
 Forward: `Relu(AddV2(Conv2D(x, w), bias))`, with `bias` a vector along the last axis,
-becomes `_FusedConv2D(x, w, bias, activation="Relu")` (Relu6 likewise), and likewise without the ReLU, and
+becomes `_FusedConv2D(x, w, bias, activation="Relu")` (Relu6 likewise; a depthwise
+convolution `_FusedDepthwiseConv2dNative`), and likewise without the ReLU, and
 for a matrix product of two matrices (`_FusedMatMul`). The bias add and the ReLU then run
 in place on the convolution's output, run by run while it is in cache: two [N, H, W, C]
 temporaries and two passes over memory fewer per layer.
@@ -108,7 +109,7 @@ def _forward(g, add):
             continue
         specs = [g.spec(s) for s in node.inputs]
         if any(s is None for s in specs) or \
-                {len(s.shape) for s in specs} != {4 if fused is fused_ops.FUSED_CONV2D else 2}:
+                {len(s.shape) for s in specs} != {2 if fused is fused_ops.FUSED_MATMUL else 4}:
             continue
         bias = _bias_of(g, add, slot)
         if bias is None:
