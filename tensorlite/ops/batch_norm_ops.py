@@ -19,7 +19,7 @@ Example:
 """
 import numpy as np
 
-from tensorlite.framework import dispatch
+from tensorlite.framework import dispatch, dtypes
 from tensorlite.framework.registry import Spec, register
 from tensorlite.ops import numba_batch_norm
 from tensorlite.ops.common import execute, to_tensor
@@ -133,10 +133,34 @@ def _grad_shape(g, x, gamma, mean, var, *act_out, epsilon, activation=None):
     return [Spec(x.shape, x.dtype), c, c]
 
 
+def _tf(attrs, specs):
+    """SavedModel export: the plain composition in TensorFlow's ops (what tf.nn.moments and
+    tf.nn.batch_normalization write), so TensorFlow runs a saved training function as is."""
+    dt, eps = specs[0].dtype, attrs["epsilon"]
+    axes = np.arange(len(specs[0].shape) - 1, dtype=np.int32)
+
+    def write(add, ins):
+        x, gamma, beta = ins
+
+        def op(name, inputs, out="z", **more):
+            return add(name, inputs, T=dt, **more) + f":{out}:0"
+        mean = op("Mean", [x, axes], "output", Tidx=dtypes.int32, keep_dims=False)
+        var = op("Mean", [op("SquaredDifference", [x, mean]), axes], "output",
+                 Tidx=dtypes.int32, keep_dims=False)
+        inv = op("Rsqrt", [op("AddV2", [var, np.asarray(eps, dt.as_numpy_dtype)])], "y")
+        scale = op("Mul", [inv, gamma])
+        shift = op("Sub", [beta, op("Mul", [mean, scale])])
+        y = op("AddV2", [op("Mul", [x, scale]), shift])
+        if attrs.get("activation") == "Relu6":
+            y = op("Relu6", [y], "activations")
+        return [y, mean, var]
+    return write
+
+
 BATCH_NORM_TRAIN = register(
     "_FusedBatchNormTrain", _forward, grad=_grad,
-    shape=_forward_shape, multi_output=True,
-    unsupported="tf onnx tflite batch tf_import")
+    shape=_forward_shape, multi_output=True, tf=_tf,
+    unsupported="onnx tflite batch tf_import")
 # Never differentiated (see the module docstring): a second derivative takes the composite;
 # grad=None makes a differentiation that still reaches it a loud LookupError.
 BATCH_NORM_TRAIN_GRAD = register(
