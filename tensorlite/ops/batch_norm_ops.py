@@ -160,7 +160,9 @@ def _tf(attrs, specs):
 BATCH_NORM_TRAIN = register(
     "_FusedBatchNormTrain", _forward, grad=_grad,
     shape=_forward_shape, multi_output=True, tf=_tf,
-    unsupported="onnx tflite batch tf_import")
+    # the export rule writes several nodes of ops declared elsewhere and names their
+    # outputs itself: nothing to add to the output-name table
+    tf_outputs={}, unsupported="onnx tflite batch tf_import")
 # Never differentiated (see the module docstring): a second derivative takes the composite;
 # grad=None makes a differentiation that still reaches it a loud LookupError.
 BATCH_NORM_TRAIN_GRAD = register(
