@@ -122,3 +122,21 @@ def test_frozen_export_graph_folds_into_constant_filters():
     values, _ = run_graph(traced.graph, [x])
     np.testing.assert_allclose(values[traced.graph.output_slots()[0]],
                                model(x, training=False).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_no_fold_across_a_random_draw():
+    """The product would move to the Mul's place, past the draw: pass rules forbid it."""
+    w = tf.constant(RNG.normal(size=(4, 3)).astype("float32"))
+    s = tf.constant(RNG.uniform(0.5, 1.5, (3,)).astype("float32"))
+
+    @tf.function
+    def f(v):
+        y = tf.matmul(v, w)
+        noise = tf.random.uniform([2, 3])
+        return y * s, noise
+    x = RNG.normal(size=(2, 4)).astype("float32")
+    before = passes.COUNTERS.get("fold_batch_norm", 0)
+    f(x)
+    out, _ = f(x)
+    assert _folded(before) == 0
+    np.testing.assert_allclose(out.numpy(), (x @ w.numpy()) * s.numpy(), rtol=1e-5)

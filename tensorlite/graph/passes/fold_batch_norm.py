@@ -75,6 +75,14 @@ class _Folder:
             self.uses[s] = self.uses.get(s, 0) + 1
         self.replaced, self.dropped, self.lines = {}, set(), []
         self.n_slots = graph.n_slots
+        # the product moves to the Mul's place: never across an assignment or random draw
+        self.index = {id(n): k for k, n in enumerate(graph.nodes)}
+        self.barriers = [0]
+        for n in graph.nodes:
+            self.barriers.append(self.barriers[-1] + bool(barrier(n)))
+
+    def no_barrier_between(self, first, last):
+        return self.barriers[self.index[id(first)]] == self.barriers[self.index[id(last)] + 1]
 
     def only_use(self, slot):
         """The node making `slot` when `slot` has no other use and is not folded away."""
@@ -138,7 +146,8 @@ class _Folder:
             if channels != out_shape[-1] or not self.channel_scale(scale, channels, out_shape) \
                     or self.specs[scale].dtype != self.specs[product.inputs[index]].dtype:
                 continue
-            if add is not None and self.shape(add[0].outputs[0]) != out_shape:
+            if add is not None and self.shape(add[0].outputs[0]) != out_shape or \
+                    not self.no_barrier_between(product, mul):
                 continue
             self.replaced[id(mul)] = self.rewrite(mul, product, add, scale,
                                                   filt_shape[len(filt_shape) - n:])
