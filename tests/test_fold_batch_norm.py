@@ -140,3 +140,20 @@ def test_no_fold_across_a_random_draw():
     out, _ = f(x)
     assert _folded(before) == 0
     np.testing.assert_allclose(out.numpy(), (x @ w.numpy()) * s.numpy(), rtol=1e-5)
+
+
+def test_model_predict_folds_and_sees_assigned_weights():
+    """model.predict runs a compiled predict function (as Keras's predict_function): its
+    optimised graph folds the BatchNormalizations, and an assignment between calls (a
+    fine-tuning step, set_weights) is seen by the next call."""
+    model = _model()
+    x = RNG.normal(size=(5, 8, 8, 3)).astype("float32")
+    before = passes.COUNTERS.get("fold_batch_norm", 0)
+    np.testing.assert_allclose(model.predict(x, batch_size=5, verbose=0),
+                               model(x, training=False).numpy(), rtol=1e-5, atol=1e-5)
+    model.predict(x, batch_size=5, verbose=0)  # the optimised graph runs from the 2nd call
+    assert _folded(before) == 3
+    bn = model.layers[5]
+    bn.set_weights([w * 1.5 for w in bn.get_weights()])
+    np.testing.assert_allclose(model.predict(x, batch_size=5, verbose=0),
+                               model(x, training=False).numpy(), rtol=1e-5, atol=1e-5)
