@@ -162,3 +162,22 @@ def test_graph_fusion_puts_relu6_into_the_training_step(kernels, capsys):
         "Relu6Grad+_FusedBatchNormTrainGrad" in report
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_compiled_passes_split_over_threads_give_the_same_results():
+    if not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    from tensorlite.framework import intra_op_pool  # noqa: PLC0415
+    from tensorlite.ops import numba_batch_norm  # noqa: PLC0415
+    x, g, b = _args((4, 300, 300, 3))  # several runs of rows
+    x2, cot = x.reshape(-1, 3) * 3 + 2, RNG.normal(size=(4 * 300 * 300, 3))
+    results = []
+    for ways in (1, 2):
+        with intra_op_pool.splitting(ways):
+            y, mean, var = numba_batch_norm.forward(x2, g, b, EPS, True)
+            results.append([y, mean, var, *numba_batch_norm.backward(
+                cot, x2, y, g, mean, var, EPS, True)])
+    for one, two in zip(*results):
+        np.testing.assert_allclose(one, two, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[0][0], _np_bn(x2, g, b, relu6=True), rtol=1e-10,
+                               atol=1e-10)
