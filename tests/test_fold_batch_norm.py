@@ -157,3 +157,20 @@ def test_model_predict_folds_and_sees_assigned_weights():
     bn.set_weights([w * 1.5 for w in bn.get_weights()])
     np.testing.assert_allclose(model.predict(x, batch_size=5, verbose=0),
                                model(x, training=False).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_frozen_graph_folds_a_filter_larger_than_constant_foldings_limit():
+    """A 3x3x512x512 filter (2.4M values, over constant folding's 1M) is folded too: the
+    frozen graph holds the scaled filter, not a Mul of two constants run at each call."""
+    inp = tf.keras.Input((4, 4, 512))
+    x = tf.keras.layers.Conv2D(512, 3, use_bias=False)(inp)
+    model = tf.keras.Model(inp, tf.keras.layers.BatchNormalization()(x))
+    bn = model.layers[-1]
+    bn.set_weights([RNG.uniform(0.5, 1.5, 512).astype("float32") for _ in range(4)])
+    traced = trace_function(model)
+    assert "Mul" not in traced.graph.op_counts()
+    x = RNG.normal(size=(2, 4, 4, 512)).astype("float32")
+    from tensorlite.graph.capture import run_graph  # noqa: PLC0415
+    values, _ = run_graph(traced.graph, [x])
+    np.testing.assert_allclose(values[traced.graph.output_slots()[0]],
+                               model(x, training=False).numpy(), rtol=1e-4, atol=1e-4)

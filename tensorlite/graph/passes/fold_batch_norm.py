@@ -15,10 +15,11 @@ axis is the output channel, the flattening of the filter's trailing `n` axes (Co
 `attrs -> (k, n) or None` when the attributes decide (a matrix product with transpose_b).
 
 "Weight" means computed from constants and variable reads only, never from an input:
-- in a frozen graph (TF.js, Lite and ONNX exports) the weights are constants, and constant
-  folding turns the new `W * s` into the folded filter once;
-- in a tf.function's graph (run without a tape: the tape runs the unoptimised graph) the
-  weights are variable reads, and `W * s` stays a node: a filter-sized multiplication per
+- in a frozen graph (TF.js exports) the weights are constants: the folded filter is
+  computed here, once, as a new constant;
+- in a tf.function's graph (run without a tape: the tape runs the unoptimised graph) and
+  in an export capture (Lite, ONNX: its values computed once on the capture's sample run)
+  the weights are variable reads, and `W * s` stays a node: a filter-sized multiplication per
   call instead of an activation-sized one, and always the variables' current values, so an
   assignment needs no invalidation. Graphs with an assignment or random draw fold constants
   only (pass rules: nothing moves across a barrier).
@@ -31,6 +32,8 @@ Example:
     >>> lines[:1]
     ['folded Mul into Conv2D']
 """
+import numpy as np
+
 from tensorlite.framework import registry
 from tensorlite.graph.ir import READ_VARIABLE, Node
 from tensorlite.graph.passes import Specs, barrier, derive, known, stateful
@@ -75,6 +78,7 @@ class _Folder:
             self.uses[s] = self.uses.get(s, 0) + 1
         self.replaced, self.dropped, self.lines = {}, set(), []
         self.n_slots = graph.n_slots
+        self.constants = dict(graph.constants)
         # the product moves to the Mul's place: never across an assignment or random draw
         self.index = {id(n): k for k, n in enumerate(graph.nodes)}
         self.barriers = [0]
@@ -146,7 +150,9 @@ class _Folder:
             if channels != out_shape[-1] or not self.channel_scale(scale, channels, out_shape) \
                     or self.specs[scale].dtype != self.specs[product.inputs[index]].dtype:
                 continue
-            if add is not None and self.shape(add[0].outputs[0]) != out_shape or \
+            if add is not None and (self.shape(add[0].outputs[0]) != out_shape or
+                                    self.specs[add[0].inputs[add[1]]].dtype !=
+                                    self.specs[scale].dtype) or \
                     not self.no_barrier_between(product, mul):
                 continue
             self.replaced[id(mul)] = self.rewrite(mul, product, add, scale,
@@ -159,12 +165,23 @@ class _Folder:
         outputs = outputs if outputs is not None else [self.new_slot()]
         return Node(op, inputs, attrs, outputs, like.where, like.scope)
 
+    def weight(self, op, inputs, attrs, like, nodes):
+        """The slot of `op(inputs)` on weights: a constant computed here when the inputs
+        are constants (a frozen graph's folded filter, whatever its size), else a node
+        appended to `nodes` (variables' values, read on each call)."""
+        if all(i in self.constants for i in inputs):
+            value = np.asarray(op.forward(*[self.constants[i] for i in inputs], **attrs))
+            slot = self.new_slot()
+            self.constants[slot] = value
+            return slot
+        nodes.append(self.node(op, inputs, attrs, like))
+        return nodes[-1].outputs[0]
+
     def reshaped(self, slot, shape, like, nodes):
-        """`slot` reshaped to `shape` (a node appended to `nodes`) unless it has it."""
+        """`slot` reshaped to `shape` unless it has it."""
         if self.shape(slot) == tuple(shape):
             return slot
-        nodes.append(self.node(RESHAPE, [slot], {"shape": tuple(shape)}, like))
-        return nodes[-1].outputs[0]
+        return self.weight(RESHAPE, [slot], {"shape": tuple(shape)}, like, nodes)
 
     def rewrite(self, mul, product, add, scale, tail):
         """The nodes that replace the Mul: scaled filter (and bias), product, bias add."""
@@ -172,9 +189,8 @@ class _Folder:
         single = all(d == 1 for d in self.shape(scale))
         nodes = []
         filt_scale = self.reshaped(scale, () if single else tail, mul, nodes)
-        nodes.append(self.node(MUL, [product.inputs[index], filt_scale], {}, mul))
         inputs = list(product.inputs)
-        inputs[index] = nodes[-1].outputs[0]
+        inputs[index] = self.weight(MUL, [product.inputs[index], filt_scale], {}, mul, nodes)
         if add is None:
             return nodes + [self.node(product.op, inputs, product.attrs, product,
                                       mul.outputs)]
@@ -182,9 +198,9 @@ class _Folder:
         out = nodes[-1].outputs[0]
         add_node, b = add
         flat = self.reshaped(scale, () if single else (out_channels(tail),), mul, nodes)
-        nodes.append(self.node(MUL, [add_node.inputs[b], flat], {}, mul))
         add_inputs = list(add_node.inputs)
-        add_inputs[b], add_inputs[1 - b] = nodes[-1].outputs[0], out
+        add_inputs[b] = self.weight(MUL, [add_node.inputs[b], flat], {}, mul, nodes)
+        add_inputs[1 - b] = out
         nodes.append(self.node(add_node.op, add_inputs, add_node.attrs, add_node,
                                mul.outputs))
         return nodes
@@ -212,7 +228,7 @@ def run(graph):
         if id(n) in folder.dropped:
             continue
         nodes.extend(folder.replaced.get(id(n), [n]))
-    out = derive(graph, nodes)
+    out = derive(graph, nodes, constants=folder.constants)
     out.n_slots = folder.n_slots
     return out, folder.lines
 
