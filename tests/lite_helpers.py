@@ -144,6 +144,7 @@ def every_int8_tensor_matches(data, x):
     theirs = LiteRT(model_content=data, experimental_preserve_all_tensors=True,
                     experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     ours = Interpreter(model_content=data, experimental_preserve_all_tensors=True)
+    theirs.allocate_tensors(), ours.allocate_tensors()  # run() allocates only on a resize
     run(theirs, x), run(ours, x)
     seen = {}
     for d in theirs.get_tensor_details()[:len(ours.get_tensor_details())]:  # not scratch

@@ -186,7 +186,7 @@ def test_numba_conv_without_a_kernel_falls_back_to_numpy(monkeypatch):
     x, w = rand(2, 7, 6, 3, seed=45), rand(3, 2, 3, 4, seed=46)
     for s, d, pad in [((1, 1), (1, 1), "SAME"), ((2, 1), (1, 2), "VALID")]:
         got = numba_conv.conv(x, w, s, d, _geometry(x.shape, w.shape, s, pad)["pads"]
-                              if d == (1, 1) else (0, 0, 0, 0), conv_kernels._pad)
+                              if d == (1, 1) else (0, 0, 0, 0), conv_kernels.pad_hw)
         np.testing.assert_allclose(got, ref_conv2d(x, w, s, pad, d), rtol=1e-12, atol=1e-12)
 
 

@@ -1,7 +1,7 @@
 """AUTOTUNE's choice for `map(num_parallel_calls=...)` as pure functions of measurements
-(data/parallel_map.py `decide`, `decide_after_gil_probe`): no threads, no processes."""
+(data/map_autotune.py `decide`, `decide_after_gil_probe`): no threads, no processes."""
 import tensorlite as tf
-from tensorlite.data.parallel_map import (Measurements, decide, decide_after_gil_probe,
+from tensorlite.data.map_autotune import (Measurements, decide, decide_after_gil_probe,
                                           summarize)
 
 AUTOTUNE = tf.data.AUTOTUNE

@@ -373,3 +373,30 @@ def test_unbatch_cardinality_is_unknown_for_finite_input():
         tf.data.UNKNOWN_CARDINALITY
     assert int(tf.data.Dataset.range(6).repeat().batch(2).unbatch().cardinality()) == \
         tf.data.INFINITE_CARDINALITY
+
+
+def test_map_after_batch_keeps_the_unknown_batch_size_in_element_spec():
+    """The time-series tutorial's WindowGenerator: batches of windows split by a map whose
+    outputs get set_shape([None, width, None]); TensorFlow's element_spec traces the map,
+    so the batch dimension stays None (the last batch may be smaller)."""
+    data = np.arange(200, dtype=np.float32).reshape(50, 4)
+    ds = tf.keras.utils.timeseries_dataset_from_array(data, None, sequence_length=7,
+                                                      batch_size=32)
+
+    def split_window(features):
+        inputs = features[:, slice(0, 6), :]
+        labels = tf.stack([features[:, slice(6, None), 1]], axis=-1)
+        inputs.set_shape([None, 6, None])
+        labels.set_shape([None, 1, None])
+        return inputs, labels
+    spec = ds.map(split_window).element_spec
+    assert spec == (tf.TensorSpec((None, 6, 4), tf.float32),
+                    tf.TensorSpec((None, 1, 1), tf.float32))
+    sizes = [x.shape[0] for x, _ in ds.map(split_window)]
+    assert sizes == [32, 12]
+
+
+def test_map_element_spec_of_an_untraceable_function_comes_from_its_first_element():
+    ds = tf.data.Dataset.range(5).batch(2).map(
+        lambda x: tf.constant(np.asarray(x.numpy()) * 2))  # reads .numpy(): not traceable
+    assert ds.element_spec == tf.TensorSpec((2,), tf.int64)

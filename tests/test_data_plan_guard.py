@@ -31,6 +31,15 @@ def test_guard_falls_back_retries_and_backs_off(fast_windows):
     assert g._retry_after == pytest.approx(0.04)  # doubled after each failed retry
 
 
+def test_guard_keeps_a_plan_within_the_noise_of_inline(fast_windows):
+    # a window 5% over the inline cost is load's noise, not a verdict: the plan stays;
+    # 20% over falls back
+    g = PlanGuard(sequential_cost=1e-3)
+    assert [g.observe(1.05e-3, True) for _ in range(8)] == [None] * 8
+    assert g.fallbacks == 0 and g.par_cost == pytest.approx(1.05e-3)
+    assert [g.observe(1.2e-3, True) for _ in range(4)][-1] == "fallback"
+
+
 def slow_python(x):
     s = 0
     for k in range(3000):
@@ -42,16 +51,16 @@ def slow_python(x):
 def never_worth_it(monkeypatch):
     """An inline cost of 0 makes every parallel window "slower"; returns the actions.
     (Small tasks, so the plan switches many times within the test's elements.)"""
-    from tensorlite.data import parallel_map
+    from tensorlite.data import map_autotune, parallel_map
     monkeypatch.setattr(parallel_map, "_CHUNK_SECONDS", 1e-3)
     monkeypatch.setattr(parallel_map, "_THREAD_CHUNK_SECONDS", 1e-4)
-    decide = parallel_map.decide
+    decide = map_autotune.decide
 
     def parallel_first(m):  # a loaded machine may make AUTOTUNE choose inline at once:
         mode, n, why = decide(m)  # the guard is what is tested, so start a parallel plan
         return ("thread", 2, "the test starts a parallel plan") if mode == "inline" and \
             m.probe else (mode, n, why)
-    monkeypatch.setattr(parallel_map, "decide", parallel_first)
+    monkeypatch.setattr(map_autotune, "decide", parallel_first)
     original = PlanGuard.__init__
 
     def zero_cost(self, sequential_cost, **kwargs):
@@ -106,12 +115,13 @@ def test_a_plan_is_not_judged_on_its_ramp_up(fast_windows):
 
 
 def test_retry_reuses_the_worker_processes(fast_windows, never_worth_it, monkeypatch):
-    from tensorlite.data import parallel_map, workers
+    from tensorlite.data import map_autotune, parallel_map, workers
     seen = never_worth_it
     # The function is GIL-bound: AUTOTUNE's plan is worker processes (chosen directly here,
     # whatever the machine's load makes the thread probe measure).
-    monkeypatch.setattr(parallel_map.ParallelMapIterator, "_probe_threads",
-                        lambda self, n, latency, moved: self._set_mode("process", n, "test"))
+    monkeypatch.setattr(map_autotune.AutotuneProbe, "gil_round",
+                        lambda self, n, latency, own, moved: map_autotune.Choice(
+                            "process", n, "test", latency, own))
     forks = []
     init = workers.Worker.__init__
 
@@ -185,8 +195,7 @@ def test_gil_probe_sends_a_gil_bound_function_to_worker_processes():
     at once, whatever the load): one round of the probe moves it to worker processes."""
     raw = _map_iterator(tf.data.Dataset.range(16).map(
         lambda x: _cpu_bound_python(int(x)), num_parallel_calls=2))
-    raw._latency = 1e-3
-    raw._probe_threads(2, 1e-3, 64)
+    raw._apply(raw._autotune.gil_round(2, 1e-3, 1e-3, 64))
     try:
         assert raw._stats.choice.startswith("process x2 (GIL-bound: threads started "
                                              "together ran on"), raw._stats.choice
@@ -206,10 +215,10 @@ def test_gil_probe_counts_cores_used_at_once(monkeypatch):
     8 ms of CPU in an 8.5 ms round released the GIL; in a 16 ms round they took turns."""
     def verdict(end):
         raw = _map_iterator(tf.data.Dataset.range(40).map(lambda x: x, num_parallel_calls=2))
-        monkeypatch.setattr(raw, "_probe_chunk",
+        monkeypatch.setattr(raw._autotune, "_probe_chunk",
                             lambda barrier, items: ([], (1.0 - 0.001 * items[0][1], end,
                                                          0.008)))
-        raw._probe_threads(2, 1e-3, 64)
+        raw._apply(raw._autotune.gil_round(2, 1e-3, 1e-3, 64))
         raw.close()
         return raw._stats.choice
     assert "ran on 1.9 cores at once: the function releases the GIL" in verdict(1.0085)
@@ -235,9 +244,9 @@ def test_autotune_judges_a_function_by_its_calls_after_the_first(monkeypatch):
     """The first call pays one-off costs (a function's first run, its conversion's setup):
     judged on it, AUTOTUNE sent an 11 us function to worker processes. Here the first call
     takes 20 ms and the others almost nothing: the map runs inline."""
-    from tensorlite.data import parallel_map
-    monkeypatch.setattr(parallel_map, "_INLINE_BELOW", 2e-3)   # whatever this machine's speed
-    monkeypatch.setattr(parallel_map, "_PROBE_MORE_BELOW", 20e-3, raising=False)
+    from tensorlite.data import map_autotune
+    monkeypatch.setattr(map_autotune, "_INLINE_BELOW", 2e-3)   # whatever this machine's speed
+    monkeypatch.setattr(map_autotune, "_PROBE_MORE_BELOW", 20e-3)
     calls = []
 
     def f(x):

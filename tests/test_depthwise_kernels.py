@@ -40,15 +40,15 @@ def test_kernels_match_numpy_forms(numpy_forms, xs, khw, strides, pads, dil, dty
     x = rand(*xs, seed=1).astype(dtype)
     w = rand(*khw, xs[-1], 1, seed=2).astype(dtype)
     y = numba_depthwise.forward(x, w, strides, dil, pads)
-    np.testing.assert_allclose(y, numpy_forms(conv_kernels._dw_fwd, x, w, strides, dil, pads),
+    np.testing.assert_allclose(y, numpy_forms(conv_kernels.dw_fwd, x, w, strides, dil, pads),
                                rtol=tol, atol=tol)
     assert y.dtype == dtype
     g = rand(*y.shape, seed=3).astype(dtype)
     dx = numba_depthwise.input_grad(g, w, xs[1:3], strides, dil, pads)
-    np.testing.assert_allclose(dx, numpy_forms(conv_kernels._dw_bi_fwd, g, w, xs[1:3], strides,
+    np.testing.assert_allclose(dx, numpy_forms(conv_kernels.dw_bi_fwd, g, w, xs[1:3], strides,
                                                dil, pads), rtol=tol, atol=tol)
     dw = numba_depthwise.filter_grad(x, g, khw, strides, dil, pads)
-    np.testing.assert_allclose(dw, numpy_forms(conv_kernels._dw_bf_fwd, x, g, khw, strides, dil,
+    np.testing.assert_allclose(dw, numpy_forms(conv_kernels.dw_bf_fwd, x, g, khw, strides, dil,
                                                pads), rtol=tol, atol=tol * 10)
     assert dx.shape == x.shape and dw.shape == w.shape
 

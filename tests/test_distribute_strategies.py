@@ -254,3 +254,26 @@ def test_mirrored_fit_on_a_dataset_matches_single_process():
                        None, epochs=1)
     assert len(single) == len(mirrored) == 4
     np.testing.assert_allclose(np.stack(single), np.stack(mirrored), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,axis", [("SUM", None), ("MEAN", None), ("SUM", 0), ("MEAN", 0)])
+def test_strategy_reduce_inside_tf_function_reduces_each_calls_values(op, axis):
+    """The custom-training-loop tutorial's distributed_train_step returns
+    strategy.reduce(SUM, per_replica_losses) from a tf.function: each call must reduce
+    that call's losses, as eager reduce does (not the trace's, baked in)."""
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0, 3.0])
+
+    def step(x):
+        v.assign_add(x)
+        return v * 2.0
+
+    @tf.function
+    def distributed_step(x):
+        per_replica = strategy.run(step, args=(x,))
+        return strategy.reduce(getattr(tf.distribute.ReduceOp, op), per_replica, axis=axis)
+    for _ in range(3):
+        got = distributed_step(tf.constant([1.0, 1.0, 1.0]))
+        expected = strategy.reduce(getattr(tf.distribute.ReduceOp, op), v * 2.0, axis=axis)
+        np.testing.assert_allclose(got.numpy(), expected.numpy())

@@ -426,3 +426,72 @@ def test_numpy_array_arguments_are_tensor_inputs_not_constants():
     finite = tf.function(lambda x: tf.reduce_all(tf.math.is_finite(x)))
     assert bool(finite(np.ones(2, np.float32)))
     assert not bool(finite(np.array([np.inf, 1.0], np.float32)))
+
+
+def test_get_concrete_function_on_a_dict_of_tensor_specs():
+    """TensorSpecs nested in a structure trace as TensorFlow's do (a dict of features)."""
+    def f(features):
+        x = features["a"]
+        return {"head": x[:, :3], "rows": tf.shape(x)[0]}
+    concrete = tf.function(f).get_concrete_function({"a": tf.TensorSpec([None, 7, 4])})
+    assert concrete.output_shapes == {"head": tf.TensorShape([None, 3, 4]),
+                                      "rows": tf.TensorShape([])}
+    out = concrete({"a": tf.ones([2, 7, 4])})
+    assert out["head"].shape == (2, 3, 4) and int(out["rows"]) == 2
+
+
+def test_next_on_a_dataset_iterator_inside_tf_function_takes_an_element_per_call():
+    """The tf.function guide's good_consume_next: an iterator of a dataset passed in, and
+    next() in the function, gives the next element on every call (a graph node), then
+    OutOfRangeError at the end, as TensorFlow's IteratorGetNext."""
+    @tf.function
+    def consume(iterator):
+        return next(iterator) * 10
+
+    @tf.function
+    def two(iterator):
+        return next(iterator) + next(iterator)
+    iterator = iter(tf.data.Dataset.from_tensor_slices([1, 2, 3, 4, 5]))
+    assert [int(consume(iterator)) for _ in range(2)] == [10, 20]
+    assert int(two(iterator)) == 7
+    with pytest.raises(tf.errors.OutOfRangeError):
+        two(iterator)
+    other = iter(tf.data.Dataset.from_tensor_slices(({"a": [[1.0, 2.0]] * 4}, [0, 1, 0, 1]))
+                 .batch(2))
+
+    @tf.function
+    def features(iterator):
+        x, y = next(iterator)
+        return x["a"] * 2.0, y
+    first, second = features(other), features(other)
+    assert first[0].shape == (2, 2) and second[1].numpy().tolist() == [0, 1]
+
+
+def test_a_variable_returned_by_tf_function_is_its_value_on_every_call():
+    """The tf.function guide's Count module: `return self.count.assign_add(1)` gives
+    tf.Tensor 1, then 2 (the first call, which traces and creates the variable, too)."""
+    class Count(tf.Module):
+        def __init__(self):
+            self.count = None
+
+        @tf.function
+        def __call__(self):
+            if self.count is None:
+                self.count = tf.Variable(0)
+            return self.count.assign_add(1)
+    c = Count()
+    first, second = c(), c()
+    assert isinstance(first, tf.Tensor) and not isinstance(first, tf.Variable)
+    assert (int(first), int(second)) == (1, 2)
+
+
+def test_get_concrete_function_for_a_ragged_tensor_spec():
+    """The ragged-tensors guide: `increment.get_concrete_function(tf.RaggedTensorSpec(...))`
+    traces for any ragged batch of that spec."""
+    @tf.function
+    def increment(x):
+        return x + 1
+    cf = increment.get_concrete_function(tf.RaggedTensorSpec(shape=[None, None],
+                                                             dtype=tf.int32))
+    out = cf(tf.ragged.constant([[1, 2], [3], [4, 5, 6]]))
+    assert out.to_list() == [[2, 3], [4], [5, 6, 7]]

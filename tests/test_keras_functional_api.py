@@ -213,3 +213,30 @@ def test_layers_are_listed_in_tf_keras_order_on_branching_graphs():
     b = tf.keras.layers.Dense(2, name="b")(x)
     model = tf.keras.Model(x, tf.keras.layers.add([b, c], name="add"))
     assert [layer.name for layer in model.layers][1:] == ["a", "b", "c", "add"]
+
+
+def test_two_outputs_of_one_layer_get_unique_names_and_their_own_metrics():
+    """The RNN guide's NestedCell: one RNN layer gives both outputs of the model; as in
+    tf.keras 2 they are named `rnn`, `rnn_1`, and each has its loss and metric in fit's
+    logs (they overwrote each other)."""
+    class PairCell(tf.keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.state_size = [tf.TensorShape([2]), tf.TensorShape([3])]
+            self.output_size = [tf.TensorShape([2]), tf.TensorShape([3])]
+
+        def call(self, inputs, states):
+            a, b = tf.nest.flatten(inputs)
+            return (a, b), (states[0] + a, states[1] + b)
+    x1, x2 = tf.keras.Input((None, 2)), tf.keras.Input((None, 3))
+    rnn = tf.keras.layers.RNN(PairCell(), name="rnn")
+    model = tf.keras.Model([x1, x2], rnn((x1, x2)))
+    assert model.output_names == ["rnn", "rnn_1"]
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    rng = np.random.RandomState(0)
+    xs = [rng.rand(8, 4, 2).astype("float32"), rng.rand(8, 4, 3).astype("float32")]
+    ys = [rng.rand(8, 2).astype("float32"), rng.rand(8, 3).astype("float32")]
+    logs = model.evaluate(xs, ys, return_dict=True, verbose=0)
+    assert sorted(logs) == ["loss", "rnn_1_loss", "rnn_1_mae", "rnn_loss", "rnn_mae"]
+    np.testing.assert_allclose(logs["rnn_1_mae"], np.mean(np.abs(xs[1][:, -1] - ys[1])),
+                               rtol=1e-5)

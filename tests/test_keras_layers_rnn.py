@@ -369,3 +369,53 @@ def test_reset_states_zeroes_a_stateful_layers_states():
     h, c = layer.states
     assert h.shape == (3, 2) and not h.numpy().any() and not c.numpy().any()
     np.testing.assert_allclose(LSTM(2)(x, initial_state=layer.states).shape, (3, 2))
+
+
+def test_fit_on_ragged_word_ids_as_the_ragged_tensors_guide():
+    """The ragged-tensors guide's Keras model: Input(ragged=True) -> Embedding -> LSTM, fit
+    on a RaggedTensor of hashed words (fit used to take it for a dataset); the LSTM's last
+    output of each sentence is that of its own last word (as on the padded batch with
+    its mask)."""
+    sentences = tf.constant(["What makes you think she is a witch?",
+                             "She turned me into a newt.", "A newt?", "Well, I got better."])
+    is_question = tf.constant([True, False, True, False])
+    hashed_words = tf.strings.to_hash_bucket_fast(tf.strings.split(sentences, " "), 1000)
+    model = tf.keras.Sequential([
+        tf.keras.layers.Input(shape=[None], dtype=tf.int64, ragged=True),
+        tf.keras.layers.Embedding(1000, 16), tf.keras.layers.LSTM(32, use_bias=False),
+        tf.keras.layers.Dense(32), tf.keras.layers.Activation(tf.nn.relu),
+        tf.keras.layers.Dense(1)])
+    model.compile(loss="binary_crossentropy", optimizer="rmsprop")
+    history = model.fit(hashed_words, is_question, epochs=2, batch_size=3, verbose=0)
+    assert len(history.history["loss"]) == 2
+    ragged_out = model.predict(hashed_words, verbose=0)
+    padded = hashed_words.to_tensor()
+    lengths = hashed_words.row_lengths().numpy()
+    embedded = model.layers[0](padded)
+    mask = tf.sequence_mask(lengths, padded.shape[1])
+    last = model.layers[1](embedded, mask=mask)
+    for layer in model.layers[2:]:
+        last = layer(last)
+    np.testing.assert_allclose(ragged_out, last.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_lstm_on_ragged_input_returns_ragged_sequences():
+    rt = tf.ragged.constant([[[1.0], [2.0]], [[3.0]], [[4.0], [5.0], [6.0]]], ragged_rank=1)
+    out = tf.keras.layers.LSTM(2, return_sequences=True)(rt)
+    assert isinstance(out, tf.RaggedTensor)
+    assert out.row_lengths().numpy().tolist() == [2, 1, 3]
+    with pytest.raises(ValueError, match="time_major"):
+        tf.keras.layers.LSTM(2, time_major=True)(rt)
+
+
+def test_fit_on_a_sparse_tensor_batches_its_rows():
+    rng = np.random.RandomState(0)
+    dense = (rng.rand(10, 6) > 0.6).astype("float32") * rng.rand(10, 6).astype("float32")
+    sparse = tf.sparse.from_dense(dense)
+    y = rng.rand(10, 1).astype("float32")
+    model = tf.keras.Sequential([tf.keras.layers.Input((6,), sparse=True),
+                                 tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(sparse, y, batch_size=4, epochs=1, verbose=0)
+    np.testing.assert_allclose(model.predict(sparse, batch_size=3, verbose=0),
+                               model.predict(dense, verbose=0), rtol=1e-5, atol=1e-6)

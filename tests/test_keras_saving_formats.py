@@ -267,3 +267,53 @@ def test_registered_subclassed_model_round_trips_through_keras_archive(tmp_path)
     loaded = tf.keras.models.load_model(path)
     assert type(loaded) is MySequentialModel and loaded.name == "mine"
     np.testing.assert_allclose(loaded(x), model(x), rtol=1e-6)
+
+
+def test_saving_into_a_folder_that_does_not_exist_yet_makes_it(tmp_path, monkeypatch):
+    """The save-and-load tutorial saves `./checkpoints/my_checkpoint.weights.h5` and
+    `saved/my_model.keras` without making the folders first; Keras makes them."""
+    monkeypatch.chdir(tmp_path)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+    model.save_weights("./checkpoints/my_checkpoint.weights.h5")
+    model.save("saved/my_model.keras")
+    model.save_weights("./tf_format/my_checkpoint")
+    again = tf.keras.models.load_model("saved/my_model.keras")
+    again.load_weights("./checkpoints/my_checkpoint.weights.h5")
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_allclose(again(x).numpy(), model(x).numpy())
+    assert tf.train.latest_checkpoint("./tf_format").endswith("my_checkpoint")
+
+
+def test_variables_a_layer_assigns_itself_are_saved_in_keras_files(tmp_path):
+    """The "Introduction to modules, layers and models" guide: FlexibleDense creates
+    `self.w = tf.Variable(...)` in build; the .keras file of a model of them must hold
+    those weights, so the reloaded model computes what the saved one did."""
+    class FlexibleDense(tf.keras.layers.Layer):
+        def __init__(self, out_features, **kwargs):
+            super().__init__(**kwargs)
+            self.out_features = out_features
+
+        def build(self, input_shape):
+            self.w = tf.Variable(tf.random.normal([input_shape[-1], self.out_features]),
+                                 name="w")
+            self.b = tf.Variable(tf.zeros([self.out_features]), name="b")
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    class MySequentialModel(tf.keras.Model):
+        def __init__(self, name=None, **kwargs):
+            super().__init__(**kwargs)
+            self.dense_1 = FlexibleDense(out_features=3)
+            self.dense_2 = FlexibleDense(out_features=2)
+
+        def call(self, x):
+            return self.dense_2(self.dense_1(x))
+    model = MySequentialModel(name="the_model")
+    x = tf.constant([[2.0, 2.0, 2.0]])
+    expected = model(x).numpy()
+    model.save(tmp_path / "exname_of_file.keras")
+    reconstructed = tf.keras.models.load_model(
+        tmp_path / "exname_of_file.keras",
+        custom_objects={"FlexibleDense": FlexibleDense, "MySequentialModel": MySequentialModel})
+    np.testing.assert_allclose(reconstructed(x).numpy(), expected)

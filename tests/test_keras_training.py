@@ -297,3 +297,54 @@ def test_one_feature_regression_from_pandas_as_the_tf2_regression_tutorial():
     assert model.predict(tf.linspace(0.0, 250, 251), verbose=0).shape == (251, 1)
     with pytest.raises(ValueError):  # a rank off by more than the size-1 dimension
         model.predict(np.zeros((4, 3, 2)), verbose=0)
+
+
+def test_custom_train_step_looping_over_self_metrics_as_the_keras3_guide():
+    """"Customizing what happens in fit()" (Keras 3 guide): a train_step that calls
+    compute_loss and updates every metric in `self.metrics`; the compiled "mae" must be
+    updated and logged (Keras 3 lists the compiled metrics as one "compile_metrics" until
+    they are built), in fit's history and in evaluate's dict."""
+    class CustomModel(tf.keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    rng = np.random.RandomState(0)
+    x, y = rng.rand(64, 8).astype("float32"), rng.rand(64, 1).astype("float32")
+    inputs = tf.keras.Input(shape=(8,))
+    model = CustomModel(inputs, tf.keras.layers.Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    history = model.fit(x, y, batch_size=16, epochs=2, verbose=0).history
+    assert sorted(history) == ["loss", "mae"] and len(history["mae"]) == 2
+    assert model.metrics_names == ["loss", "mae"]
+    expected = float(np.mean(np.abs(model.predict(x, verbose=0) - y)))
+    result = model.evaluate(x, y, batch_size=64, return_dict=True, verbose=0)
+    np.testing.assert_allclose(result["mae"], expected, rtol=1e-5)
+
+
+def test_sequential_whose_first_layer_is_a_sequential_with_an_input_shape():
+    """The image-classification tutorial: `data_augmentation` (a Sequential given
+    input_shape=) first in the model; the model is built at once, so summary() works before
+    fit, and its input is the inner model's."""
+    layers = tf.keras.layers
+    data_augmentation = tf.keras.Sequential([
+        layers.RandomFlip("horizontal", input_shape=(12, 12, 3)),
+        layers.RandomRotation(0.1), layers.RandomZoom(0.1)])
+    model = tf.keras.Sequential([data_augmentation, layers.Rescaling(1. / 255),
+                                 layers.Conv2D(4, 3, padding="same", activation="relu"),
+                                 layers.MaxPooling2D(), layers.Flatten(),
+                                 layers.Dense(3, name="outputs")])
+    assert model.built and model.input_shape == (None, 12, 12, 3)
+    assert model.output_shape == (None, 3)
+    model.summary(print_fn=lambda *a, **k: None)
+    assert model.count_params() == 3 * 3 * 3 * 4 + 4 + 6 * 6 * 4 * 3 + 3

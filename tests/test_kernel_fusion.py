@@ -76,6 +76,27 @@ def test_dense_layers_fuse_matmul_bias_and_activation(backend):
     assert_close(got, want)
 
 
+def test_dense_layers_on_sequences_fuse_too(backend):
+    """A Dense layer on [batch, seq, features] (a Transformer's feed-forward block) is a
+    [batch, seq, k] by [k, n] MatMul: fused, as one GEMM over all rows; a transposed
+    3-D operand is left alone."""
+    x = tf.constant(rand(3, 5, 7))
+    relu = tf.keras.layers.Dense(4, activation="relu")
+    linear = tf.keras.layers.Dense(3)
+    w, b = tf.constant(rand(5, 5)), rand(5)
+
+    @tf.function
+    def f(x):
+        kept = tf.nn.bias_add(tf.matmul(x, w, transpose_a=True), b)
+        return linear(relu(x)), kept
+    graph, got, want = run_twice(f, x)
+    assert [n.attrs["activation"] for n in graph.nodes if n.op.name == "_FusedMatMul"] == \
+        ["Relu", None]
+    assert_close(got, want)
+    h = np.maximum(x.numpy() @ relu.kernel.numpy() + relu.bias.numpy(), 0)
+    assert_close(got[0], h @ linear.kernel.numpy() + linear.bias.numpy())
+
+
 def test_nothing_fuses_when_an_intermediate_is_used_elsewhere():
     x, w, b = tf.constant(rand(2, 6, 6, 4)), tf.constant(rand(3, 3, 4, 4)), rand(4)
 

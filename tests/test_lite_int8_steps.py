@@ -83,3 +83,173 @@ def test_float32_accumulators_requantize_alike(backend):
     want = multiply_by_quantized_multiplier_double_rounding(
         acc.astype(np.int64) + np.array([7, -7]), mult, shift)
     np.testing.assert_array_equal(out, np.clip(want, -128, 127))
+
+
+@pytest.mark.parametrize("double", [True, False], ids=["double_rounding", "single_rounding"])
+@pytest.mark.parametrize("act_dtype, rows, k", [(np.int8, 1, 2304), (np.uint8, 3, 515),
+                                                (np.int8, 4, int8_steps.DOTS_MAX_DEPTH)])
+def test_dots_requantizer_matches_product_and_requantizer(double, act_dtype, rows, k):
+    if not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    rng = np.random.default_rng(k)
+    info = np.iinfo(act_dtype)
+    x = rng.integers(info.min, info.max + 1, size=(rows, k)).astype(act_dtype)
+    w = rng.integers(-127, 128, size=(6, k)).astype(np.int8)
+    x[0] = info.min if act_dtype == np.int8 else info.max  # the largest int32 sums
+    w[0], w[1] = -128, 127
+    w[4] = 0  # a channel of small sums, odd and even, for the ties of its 0.5 multiplier
+    w[4, :3] = [1, -1, 3]
+    total = x.astype(np.int64) @ w.T.astype(np.int64)
+    bias = rng.integers(-(1 << 20), 1 << 20, size=6) - 5 * w.astype(np.int64).sum(axis=1)
+    bias[4] = 1
+    # multipliers bringing each channel's sums into int8's range, so that rounding (not
+    # the clamp) decides the outputs; one channel at exactly 0.5 for ties
+    reals = 100.0 / (np.abs(total + bias).max(axis=0) + 1)
+    reals[4] = 0.5
+    mult, shift = quantize_multipliers(reals)
+    clamp = activation_range(0, 0.05, -7, np.int8)
+    dots = int8_steps.DotsRequantizer.make(w, rows, mult, shift, bias, -7, clamp, double)
+    assert dots is not None
+    got = np.empty((rows, 6), np.int8)
+    dots(x, got)
+    rounding = multiply_by_quantized_multiplier_double_rounding if double else \
+        multiply_by_quantized_multiplier
+    want = np.clip(rounding(total + bias, mult, shift) - 7, *clamp).astype(np.int8)
+    np.testing.assert_array_equal(got, want)
+    assert np.abs(total).max() > (1 << 24)  # beyond float32's exact integers: int32 sums
+    assert np.ptp(got[:, :5].astype(int)) > 100  # outputs spread over the range, not clamped
+
+
+def test_dots_requantizer_declines_what_it_cannot_do_exactly(backend):
+    w = np.ones((3, 8), np.int8)
+    args = (np.array([1 << 30] * 3), np.array([-3] * 3), np.zeros(3), 0, (-128, 127))
+    made = int8_steps.DotsRequantizer.make(w, 1, *args, double_rounding=True)
+    assert (made is None) == (backend == "numpy")
+    assert int8_steps.DotsRequantizer.make(w, int8_steps.DOTS_MAX_ROWS + 1, *args,
+                                           double_rounding=True) is None  # a GEMM: BLAS
+    deep = np.ones((3, int8_steps.DOTS_MAX_DEPTH + 1), np.int8)  # int32 could overflow
+    assert int8_steps.DotsRequantizer.make(deep, 1, *args, double_rounding=False) is None
+    left = (np.array([1 << 30] * 3), np.array([2, 0, -1]), np.zeros(3), 0, (-128, 127))
+    assert int8_steps.DotsRequantizer.make(w, 1, *left, double_rounding=True) is None
+
+
+@pytest.mark.parametrize("options, shape", [
+    ({"stride_h": 1, "stride_w": 1}, (1, 9, 11, 5)),
+    ({"stride_h": 2, "stride_w": 3}, (2, 12, 13, 4)),
+    ({"stride_h": 1, "stride_w": 2, "dilation_h_factor": 2, "dilation_w_factor": 3},
+     (1, 14, 15, 3))])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_im2col_step_writes_numpys_strided_copy(backend, options, shape, dtype):
+    from numpy.lib.stride_tricks import as_strided  # noqa: PLC0415
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dtype)
+    source = rng.integers(info.min, info.max + 1, size=shape).astype(dtype)
+    kh, kw = 3, 2
+    dh, dw = options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1)
+    oh = (shape[1] - (kh - 1) * dh - 1) // options["stride_h"] + 1
+    ow = (shape[2] - (kw - 1) * dw - 1) // options["stride_w"] + 1
+    s = source.strides
+    cols = as_strided(source, (shape[0], oh, ow, kh, kw, shape[3]),
+                      (s[0], s[1] * options["stride_h"], s[2] * options["stride_w"],
+                       s[1] * dh, s[2] * dw, s[3]))
+    matrix = np.full((shape[0] * oh * ow, kh * kw * shape[3]), np.nan, np.float32)
+    row, item = matrix.strides
+    c = shape[3]
+    rows = as_strided(matrix, cols.shape, (oh * ow * row, ow * row, row, kw * c * item,
+                                           c * item, item))
+    int8_steps.im2col_step(source, cols, matrix, rows, options)()
+    want = np.ascontiguousarray(cols, np.float32).reshape(matrix.shape)
+    np.testing.assert_array_equal(matrix, want)
+
+
+needs_vnni = pytest.mark.skipif(
+    not __import__("tensorlite.lite.kernels.vnni_gemm", fromlist=["x"]).available(),
+    reason="the VNNI kernel needs llvmlite (the jit extra) and an avx512vnni CPU")
+
+
+@needs_vnni
+@pytest.mark.parametrize("m, k, n", [(900, 288, 32), (7, 13, 16), (3, 27, 48), (1, 2304, 512),
+                                     (2, 4, 64)])
+def test_vnni_gemm_is_the_exact_integer_product(m, k, n):
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    rng = np.random.default_rng(m + k + n)
+    a = rng.integers(0, 256, size=(m, k)).astype(np.uint8)
+    w = rng.integers(-128, 128, size=(n, k)).astype(np.int8)
+    a[0], w[0] = 255, -128  # the largest products; row 0 of channel 0 sums them all
+    matrix = np.full((m, vnni_gemm.padded_depth(k)), 77, np.uint8)  # padding: any bytes
+    matrix[:, :k] = a
+    out = np.empty((m, n), np.int32)
+    vnni_gemm.Gemm(w)(matrix, out)
+    np.testing.assert_array_equal(out, a.astype(np.int64) @ w.T.astype(np.int64))
+
+
+@needs_vnni
+def test_vnni_gemm_sums_beyond_float32_and_int16_exactly():
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    k = vnni_gemm.DEPTH_MAX - vnni_gemm.DEPTH_MAX % 4  # the deepest exact int32 sums
+    a = np.full((2, k), 255, np.uint8)
+    w = np.full((16, k), -128, np.int8)
+    w[1] = 127
+    out = np.empty((2, 16), np.int32)
+    vnni_gemm.Gemm(w)(a, out)
+    assert out[0, 0] == -255 * 128 * k and out[0, 1] == 255 * 127 * k
+    assert vnni_gemm.Gemm.fits(16, k) and not vnni_gemm.Gemm.fits(16, vnni_gemm.DEPTH_MAX + 1)
+    assert not vnni_gemm.Gemm.fits(10, 64)  # channels in whole vectors of 16 only
+
+
+@pytest.mark.parametrize("dw", [1, 2])
+@pytest.mark.parametrize("flip, dtype", [(0x80, np.int8), (0, np.uint8)])
+def test_im2col_u8_step_flips_int8_to_unsigned(backend, flip, dtype, dw):
+    if backend == "numpy":
+        pytest.skip("the uint8 im2col is compiled only (it serves the VNNI kernel)")
+    from numpy.lib.stride_tricks import as_strided  # noqa: PLC0415
+    info = np.iinfo(dtype)
+    source = np.random.default_rng(8).integers(info.min, info.max + 1,
+                                               size=(2, 9, 10, 3)).astype(dtype)
+    options = {"stride_h": 2, "stride_w": 1, "dilation_w_factor": dw}
+    kh, kw, oh, ow = 2, 3, 4, 6
+    s = source.strides
+    cols = as_strided(source, (2, oh, ow, kh, kw, 3),
+                      (s[0], s[1] * 2, s[2], s[1], s[2] * dw, s[3]))
+    matrix = np.full((2 * oh * ow, kh * kw * 3 + 2), 9, np.uint8)
+    int8_steps.im2col_u8_step(source, cols, matrix, flip, options)()
+    want = (np.ascontiguousarray(cols).reshape(len(matrix), -1).astype(np.int64) +
+            (128 if dtype == np.int8 else 0))
+    np.testing.assert_array_equal(matrix[:, :-2], want)
+    assert (matrix[:, -2:] == 9).all()  # the depth's padding columns are left alone
+
+
+@pytest.mark.parametrize("dtype, scale, zp", [(np.int8, 1 / 256, -128), (np.uint8, 1 / 256, 0),
+                                              (np.int8, 0.0123, -3)])
+def test_compiled_quantized_softmax_is_the_numpy_steps(dtype, scale, zp, monkeypatch):
+    if not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    from tensorlite.lite.kernels.nn import Softmax  # noqa: PLC0415
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(int(scale * 1e4))
+    x = rng.integers(info.min, info.max + 1, size=(4, 7, 10)).astype(dtype)
+    x[0, 0] = info.max  # one certain class; a row of equal logits; the extremes
+    x[0, 1] = x[0, 1, 0]
+    x[1, 0, :5], x[1, 0, 5:] = info.min, info.max
+    table = np.exp((-np.float32(0.07) * np.arange(256, dtype=np.float32))
+                   .astype(np.float64)).astype(np.float32)
+    data = {"table": table, "out": (np.float32(scale), zp)}
+    got, want = np.empty_like(x), np.empty_like(x)
+    Softmax._bind_quantized(x, got, data)()
+    monkeypatch.setitem(numba_backend._STATE, "on", False)
+    monkeypatch.setattr(numba_backend, "_KERNELS", {})
+    Softmax._bind_quantized(x, want, data)()
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(got)) > 20  # the outputs spread, not one clamped value
+
+
+@needs_vnni
+def test_vnni_gemm_refuses_arrays_its_machine_code_would_misread():
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    gemm = vnni_gemm.Gemm(np.ones((16, 10), np.int8))  # depth padded to 12
+    out = np.empty((3, 16), np.int32)
+    for rows, res in [(np.zeros((3, 10), np.uint8), out), (np.zeros((3, 12), np.int8), out),
+                      (np.zeros((3, 12), np.uint8), np.empty((4, 16), np.int32)),
+                      (np.zeros((3, 24), np.uint8)[:, ::2], out)]:
+        with pytest.raises(ValueError, match="uint8 rows"):
+            gemm(rows, res)

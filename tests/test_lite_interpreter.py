@@ -57,6 +57,54 @@ def test_int8_cnn_bit_identical_to_litert(cnn, io):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("numba", ["on", "no_vnni", "off"])
+@pytest.mark.parametrize("batch, io", [(1, tf.int8), (3, tf.uint8), (6, tf.int8)])
+def test_int8_cnn_few_rows_bit_identical_to_litert(cnn, batch, io, numba, monkeypatch):
+    # with AVX-512 VNNI the convolutions and the wide FULLY_CONNECTED are exact uint8 x
+    # int8 products (vnni_gemm); without it, batches of at most DOTS_MAX_ROWS run
+    # FULLY_CONNECTED as compiled int8 dot products with the requantization fused, and
+    # each convolution's im2col is compiled: every int8 tensor must be LiteRT's on each
+    # path, and on the NumPy one (numba off) too
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    from tensorlite.ops import numba_backend  # noqa: PLC0415
+    if numba != "off" and not numba_backend.available():
+        pytest.skip("numba (the jit extra) is not installed")
+    if numba == "no_vnni":
+        monkeypatch.setitem(vnni_gemm._ENGINE, "fn", None)
+    converter = tf.lite.TFLiteConverter.from_keras_model(cnn)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = _representative
+    converter.inference_input_type = converter.inference_output_type = io
+    data = converter.convert()
+    if numba == "off":  # after the conversion, whose Keras convolutions chose numba's
+        monkeypatch.setitem(numba_backend._STATE, "on", False)
+        monkeypatch.setattr(numba_backend, "_KERNELS", {})
+    ours = _ours(data)
+    x = quantize_input(template_images(batch, 11)[0], ours.get_input_details()[0])
+    got, want = run(ours, x), run(litert(data), x)
+    np.testing.assert_array_equal(got, want)
+    assert len(every_int8_tensor_matches(data, x)) >= 8  # the convolutions' and FCs' outputs
+
+
+@pytest.mark.parametrize("vnni", ["on", "off"])
+def test_int8_strided_dilated_convolutions_bit_identical_to_litert(vnni, monkeypatch):
+    # the VNNI product's im2col over strides, SAME padding (padded with the zero point),
+    # dilation and depths not a multiple of 4, and a FULLY_CONNECTED of 16 units on it
+    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    if vnni == "off":
+        monkeypatch.setitem(vnni_gemm._ENGINE, "fn", None)
+    layers = tf.keras.layers
+    model = tf.keras.Sequential([
+        layers.Conv2D(16, 3, strides=2, padding="same", activation="relu",
+                      input_shape=(13, 11, 3)),
+        layers.Conv2D(32, 3, dilation_rate=2, activation="relu6"),
+        layers.Conv2D(16, (1, 2), strides=(1, 2)), layers.Flatten(), layers.Dense(16)])
+    data, x = full_integer(model, (13, 11, 3))
+    for batch in (1, 5):
+        seen = every_int8_tensor_matches(data, x[:batch])
+        assert len(seen) >= 5
+
+
 # Hybrid kernels quantize float activations on every run: a one-ulp float difference
 # upstream (summation order) can move a value across a rounding boundary, one int8 step, so
 # they agree within a quantization step rather than to 1e-5; at batch 1 they agree to 1e-6.

@@ -15,6 +15,7 @@ from tests.test_profiler import _load, _validate_trace
 
 P = profiler.experimental
 MAP_SLEEP = 0.003
+INPUT_BOUND = ("input-bound", "moderately input-bound")  # the Overview's two bound verdicts
 
 
 @pytest.fixture(autouse=True)
@@ -91,7 +92,8 @@ def test_slow_sequential_map_is_the_named_bottleneck(tmp_path):
     ds = tf.data.Dataset.from_tensor_slices(_data()).map(slow_fn).batch(4)
     profile, trace = _profile(ds, str(tmp_path), step_s=0.0005)
     ip = profile["input_pipeline"]
-    assert profile["overview"]["verdict"] == "input-bound"
+    # how much of the step waits depends on the machine's load; bound it must be
+    assert profile["overview"]["verdict"] in INPUT_BOUND
     assert ip["bottleneck"]["stage"] == "Map(slow_fn)"
     kinds = _kinds(ip)
     assert kinds[0] == "parallelize_map" and "add_prefetch" in kinds
@@ -155,7 +157,8 @@ def test_map_at_autotune_still_the_bottleneck_gets_less_work_advice(tmp_path):
         busy_fn, num_parallel_calls=tf.data.AUTOTUNE).batch(4).prefetch(tf.data.AUTOTUNE)
     profile, _ = _profile(ds, str(tmp_path), step_s=0.0005)
     ip = profile["input_pipeline"]
-    assert profile["overview"]["verdict"] == "input-bound"
+    # how much of the step waits depends on the machine's load; bound it must be
+    assert profile["overview"]["verdict"] in INPUT_BOUND
     assert ip["bottleneck"]["stage"] == "ParallelMap(busy_fn)"
     assert _kinds(ip)[0] == "vectorize" and "parallelize_map" not in _kinds(ip)
     assert "already runs at AUTOTUNE" in ip["advice"][0]["text"]

@@ -64,6 +64,15 @@ def _programs():
         xent += tf.reduce_sum(rows)
     tape.gradient(xent, v)
     _fft_programs(tf, v)
+    _layer_norm_programs(tf, v)
+
+
+def _layer_norm_programs(tf, v):
+    """LayerNormalization's training ops, forward and backward."""
+    layer = tf.keras.layers.LayerNormalization()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.sin(layer(v, training=True)))
+    tape.gradient(loss, [v] + layer.trainable_variables)
 
 
 def _fft_programs(tf, v):

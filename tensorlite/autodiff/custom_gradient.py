@@ -109,9 +109,8 @@ def _in_graph(f, args, kwargs, recording):
     gradient is `f`'s own. That rule runs `f` again on the values the node meets, for a
     grad_fn of those values (one captured while tracing would hold the trace's), so a tape
     over any later call of the graph, or tape.gradient inside the trace, differentiates by
-    the supplied gradient, as TensorFlow's graphs do. A SavedModel gets the forward only
-    (the node is no TensorFlow node), as TensorFlow writes it without
-    `experimental_custom_gradients`."""
+    the supplied gradient, as TensorFlow's graphs do. Its `tf` rule is a SavedGradient,
+    which a SavedModel writes as TensorFlow's IdentityN with a registered gradient."""
     y, _, read_vars = _forward_unrecorded(f, args, kwargs, recording)
     for var, tensor in read_vars:  # the tapes see these reads (unseen in the forward)
         tape_mod._on_variable_read(var, tensor)
@@ -137,13 +136,53 @@ def _in_graph(f, args, kwargs, recording):
         return tuple(got[:n_in]) + tuple(by_var.get(id(v)) for v, _ in read_vars) + \
             (None,) * n_y
 
-    def tf_rule(attrs, in_specs):  # SavedModel: the forward's outputs, passed through
-        warnings.warn(f"tf.saved_model.save: the custom gradient of {f.__name__} is not "
-                      f"saved; the loaded function differentiates its forward ops (as "
-                      f"TensorFlow's with SaveOptions(experimental_custom_gradients=False))",
-                      stacklevel=2)
-        return lambda add, refs: refs[first_y:]
+    saved = SavedGradient(f, args, kwargs, [v for v, _ in read_vars], n_y)
     op = declare(Op(f"CustomGradient:{f.__name__}", forward, grad, None, n_y > 1, False),
-                 tf=tf_rule)
+                 tf=lambda attrs, in_specs: saved)
     outs = dispatch.execute(op, tuple(inputs) + tuple(reads) + tuple(flat_y), None)
     return nest.pack_like(y, list(outs) if n_y > 1 else [outs])
+
+
+class SavedGradient:
+    """The `tf` rule of one traced custom gradient. A SavedModel writer that saves custom
+    gradients writes the node as TensorFlow does: an IdentityN over `outputs + arguments +
+    variable reads` (the node's inputs come as `arguments + reads + outputs`) with a gradient
+    function traced from `gradient_body`. Called as an expand rule `write(add, refs)` by a
+    consumer that cannot, it warns and writes the forward only."""
+
+    def __init__(self, f, args, kwargs, read_vars, n_y):
+        self.name = f.__name__
+        self._f, self._args, self._kwargs = f, args, kwargs
+        self.variables = read_vars  # the variables read, in the node's input order
+        self.n_y = n_y
+        self.n_in = len([a for a in nest.flatten(list(args)) if isinstance(a, Tensor)])
+
+    def passthrough(self, refs):
+        """The forward's outputs: the node's inputs after the arguments and reads."""
+        return refs[self.n_in + len(self.variables):]
+
+    def __call__(self, add, refs):
+        warnings.warn(f"tf.saved_model.save: the custom gradient of {self.name} is not "
+                      f"saved; the loaded function differentiates its forward ops",
+                      stacklevel=2)
+        return self.passthrough(refs)
+
+    def gradient_body(self, *xs_and_dys):
+        """The gradients of the arguments, then of the variables read, from `f` run again on
+        the arguments `xs` and its grad_fn called on the output gradients: `xs_and_dys` are
+        the n_in arguments, then one gradient per IdentityN output (outputs, arguments,
+        reads), of which the first n_y are used. A missing gradient is zeros."""
+        xs, dys = xs_and_dys[:self.n_in], xs_and_dys[self.n_in:]
+        arg_leaves = nest.flatten(list(self._args))
+        now = iter(xs)
+        again = nest.pack_like(list(self._args), [next(now) if isinstance(a, Tensor) else a
+                                                  for a in arg_leaves])
+        _, grad_fn, now_read = _forward_unrecorded(self._f, again, self._kwargs, [])
+        extra = [v for v, _ in now_read] if _takes_variables(grad_fn) else []
+        g = tuple(dys[:self.n_y]) if self.n_y > 1 else dys[0]
+        got = _call_grad_fn(self._f, grad_fn, g, self.n_y, self.n_in, extra)
+        by_var = dict(zip(map(id, extra), got[self.n_in:]))
+        grads = list(got[:self.n_in]) + [by_var.get(id(v)) for v in self.variables]
+        from tensorlite.ops.creation_ops import zeros_like  # noqa: PLC0415
+        return [zeros_like(dys[self.n_y + i]) if g is None else to_tensor(g)
+                for i, g in enumerate(grads)]

@@ -122,9 +122,9 @@ class DatasetV2:
         return OwnedIterator(self)
 
     def as_numpy_iterator(self):
-        """Yields elements as NumPy values (bytes for strings)."""
-        for element in self:
-            yield structure.nest.map_structure(lambda t: t.numpy(), element)
+        """A tf.data.NumpyIterator: elements as NumPy values (bytes for strings)."""
+        from tensorlite.data.iterator import NumpyIterator  # noqa: PLC0415
+        return NumpyIterator(self)
 
     def __len__(self):
         n = self._cardinality()
@@ -176,6 +176,35 @@ class DatasetV2:
         for element in self:
             state = structure.to_element(reduce_func(state, element), "reduce function result")
         return state
+
+    def get_single_element(self, name=None):
+        """The dataset's only element. An empty dataset, or one with more than one element,
+        raises InvalidArgumentError as TF does ("Dataset was empty." / "Dataset had more
+        than one element.")."""
+        from tensorlite.data.iterator import make_raw_iterator  # noqa: PLC0415
+        it = make_raw_iterator(self)
+        try:
+            try:
+                element = it.next()
+            except StopIteration:
+                raise errors.InvalidArgumentError(None, None, "Dataset was empty.") from None
+            try:
+                it.next()
+            except StopIteration:
+                return element
+            raise errors.InvalidArgumentError(None, None,
+                                              "Dataset had more than one element.")
+        finally:
+            it.close()
+
+    def fingerprint(self):
+        """A scalar tf.uint64 hash of the pipeline: its stages, their arguments, their
+        functions' code and their source data (and input files' size and mtime). Equal
+        fingerprints mean the datasets produce the same elements (for deterministic
+        pipelines over unchanged files); the values differ from TF's graph hashes."""
+        from tensorlite.data.snapshot import fingerprint  # noqa: PLC0415
+        from tensorlite.framework.tensor import wrap  # noqa: PLC0415
+        return wrap(np.array(int(fingerprint(self), 16), dtype=np.uint64))
 
 
 Dataset = DatasetV2

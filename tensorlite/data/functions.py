@@ -73,3 +73,35 @@ def check_predicate(value, stage, index):
             f"{getattr(t, 'dtype', type(t).__name__)} with shape {getattr(t, 'shape', '?')} "
             f"on element {index}")
     return bool(t._value)
+
+
+def traced_spec(fn, input_spec, first_spec):
+    """The element_spec of `fn` mapped over elements of `input_spec`, as TensorFlow gives
+    it: `first_spec` (from one real element) with None wherever tracing `fn` on the input
+    spec leaves a size unknown, so a `map` after `batch` keeps the batch dimension None.
+    Without an unknown size in the input, or when the function cannot be traced (it reads
+    `.numpy()`, returns a non-tensor), the first element's spec stands."""
+    from tensorlite.framework import nest  # noqa: PLC0415
+    from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+    leaves = nest.flatten(input_spec)
+    if not all(type(s) is TensorSpec for s in leaves) or \
+            not any(s.shape.rank is not None and None in s.shape.as_list() for s in leaves):
+        return first_spec
+    from tensorlite.graph.function import Function  # noqa: PLC0415
+    from tensorlite.ops.script_ops import effects_off  # noqa: PLC0415
+    try:
+        with effects_off():
+            concrete = Function(lambda element: structure.call_with_element(fn, element),
+                                name=getattr(fn, "__name__", "map_fn")
+                                ).get_concrete_function(input_spec)
+        traced = nest.flatten(concrete.output_shapes)
+    except Exception:  # noqa: BLE001 - an untraceable function keeps the probed spec
+        return first_spec
+    specs = nest.flatten(first_spec)
+    if len(traced) != len(specs) or not all(type(s) is TensorSpec for s in specs):
+        return first_spec
+    relaxed = [s if t.rank != s.shape.rank or s.shape.rank is None else
+               TensorSpec([None if d is None else k for k, d in zip(s.shape.as_list(),
+                                                                     t.as_list())],
+                          s.dtype, s.name) for s, t in zip(specs, traced)]
+    return nest.pack_like(first_spec, relaxed)

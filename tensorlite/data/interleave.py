@@ -211,7 +211,8 @@ class _InterleaveIterator(RawIterator):
     _scoped = None  # the inner datasets' context, made on first use
     def __init__(self, ds, inner, ctx):
         self._ds, self._in, self._ctx = ds, inner, ctx
-        self._threaded = ds._parallel is not None
+        from tensorlite.data import debug_mode  # noqa: PLC0415
+        self._threaded = ds._parallel is not None and not debug_mode.enabled()
         self._slots = [None] * ds._cycle
         self._waiting = collections.deque()  # opened ahead, in input order (parallel only)
         self._pos = 0  # current slot

@@ -15,6 +15,7 @@ import weakref
 from tensorlite.data import iterator_state, structure
 from tensorlite.data.tracing import collector, hook, hook_next
 from tensorlite.framework import errors
+from tensorlite.graph import tracing as _graph_tracing
 
 _pipeline_ids = itertools.count()
 _LIVE = weakref.WeakSet()  # every Context alive: the profiler's baseline of stage stats
@@ -124,12 +125,48 @@ class OwnedIterator:
         return self
 
     def __next__(self):
+        if _graph_tracing._ACTIVE and _graph_tracing.is_tracing():
+            return self._graph_next()
         return self._raw.next()
+
+    def _graph_next(self):
+        """`next(iterator)` inside a traced tf.function (the tf.function guide's
+        `good_consume_next`): one stateful node that takes the next element each time the
+        graph runs (OutOfRangeError at the end, as TensorFlow's IteratorGetNext), not the
+        element met while tracing."""
+        from tensorlite.framework import nest  # noqa: PLC0415
+        from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+        from tensorlite.graph.autograph.dataset_loop import stand_in  # noqa: PLC0415
+        from tensorlite.ops import script_ops  # noqa: PLC0415
+        spec = self.element_spec
+        specs = nest.flatten(spec)
+        if not all(type(s) is TensorSpec for s in specs):
+            raise NotImplementedError(
+                f"next() on an iterator inside tf.function for elements of {spec}: only "
+                f"dense tensors are supported there; iterate the dataset with `for` instead")
+        raw = self._raw
+
+        def fetch():
+            if not script_ops.effects_on():  # a trace, not a run: consume nothing
+                return [stand_in(s) for s in specs]
+            try:
+                element = raw.next()
+            except StopIteration:
+                raise errors.OutOfRangeError(None, None, "End of sequence") from None
+            return [t.numpy() if hasattr(t, "numpy") else t for t in nest.flatten(element)]
+        outs = script_ops.numpy_function(fetch, [], [s.dtype for s in specs],
+                                         name="IteratorGetNext")
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        for out, s in zip(outs, specs):
+            out.set_shape(s.shape)
+        return nest.pack_like(spec, outs)
 
     def _traced_next(self):
         """`__next__` while a profiler runs (tracing.hook): the consumer's wait for the next
         element, as an "input" span (IteratorGetNext) on its thread; the pipeline's context
         is kept for the analyzer."""
+        if _graph_tracing._ACTIVE and _graph_tracing.is_tracing():
+            return self._graph_next()
         c = collector()
         if c is None:
             return self._raw.next()
@@ -194,5 +231,55 @@ class OwnedIterator:
 
 hook(OwnedIterator, "__next__", OwnedIterator._traced_next)
 Iterator = OwnedIterator
-__all__ = ["RawIterator", "Context", "OwnedIterator", "Iterator", "make_raw_iterator",
-           "structure"]
+
+
+class IteratorSpec:
+    """`tf.data.IteratorSpec`: the type of an iterator over elements of `element_spec`
+    (`iter(ds)._type_spec`)."""
+
+    def __init__(self, element_spec):
+        self._element_spec = element_spec
+
+    element_spec = property(lambda self: self._element_spec)
+    value_type = property(lambda self: OwnedIterator)
+
+    def __eq__(self, other):
+        return isinstance(other, IteratorSpec) and other._element_spec == self._element_spec
+
+    def __hash__(self):
+        return hash(repr(self._element_spec))
+
+    def __repr__(self):
+        return f"IteratorSpec({self._element_spec!r})"
+
+
+OwnedIterator._type_spec = property(lambda self: IteratorSpec(self.element_spec))
+
+
+class NumpyIterator:
+    """`tf.data.NumpyIterator`, what `Dataset.as_numpy_iterator()` returns: the dataset's
+    elements with NumPy values (bytes for strings) in the same structure."""
+
+    def __init__(self, dataset):
+        self._iterator = OwnedIterator(dataset)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return structure.nest.map_structure(lambda t: t.numpy(), next(self._iterator))
+
+    next = __next__
+
+    def _save(self):
+        return self._iterator.save_state()
+
+    def _restore(self, state):
+        self._iterator.restore_state(state)
+
+    def __repr__(self):
+        return f"<tf.data.NumpyIterator element_spec={self._iterator.element_spec}>"
+
+
+__all__ = ["RawIterator", "Context", "OwnedIterator", "Iterator", "IteratorSpec",
+           "NumpyIterator", "make_raw_iterator", "structure"]

@@ -5,6 +5,8 @@ Example:
     >>> options.experimental_optimization.map_fusion = True
     >>> ds = tf.data.Dataset.range(3).with_options(options)
 """
+import enum
+
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.data.transforms import UnaryDataset
 
@@ -47,6 +49,18 @@ class MapVectorizationOptions(_OptionGroup):
     _fields = {"enabled": None, "use_choose_fastest": None}
 
 
+class AutotuneAlgorithm(enum.Enum):
+    """`tf.data.experimental.AutotuneAlgorithm` (TF's values), for
+    `options.autotune.autotune_algorithm`. tensorlite records the choice; its AUTOTUNE is
+    one algorithm whatever the value: each parallel stage measures its first elements and
+    picks inline, threads or processes and their number (see parallel_map.py)."""
+    DEFAULT = 0
+    HILL_CLIMB = 1
+    GRADIENT_DESCENT = 2
+    MAX_PARALLELISM = 3
+    STAGE_BASED = 4
+
+
 class AutotuneOptions(_OptionGroup):
     # ram_budget 0 means: no limit beyond the machine's memory (TF's default is half of RAM)
     _fields = {"enabled": None, "cpu_budget": None, "ram_budget": None,
@@ -79,6 +93,8 @@ class Options(_OptionGroup):
         object.__setattr__(self, "autotune", AutotuneOptions())
         object.__setattr__(self, "threading", ThreadingOptions())
         object.__setattr__(self, "experimental_threading", self.threading)
+        from tensorlite.data.distribute_options import DistributeOptions  # noqa: PLC0415
+        object.__setattr__(self, "experimental_distribute", DistributeOptions())
 
     def __setattr__(self, key, value):
         if key == "experimental_deterministic":

@@ -8,7 +8,7 @@ import numpy as np
 
 from tensorlite.data import structure
 from tensorlite.data.dataset import AUTOTUNE, INFINITE, UNKNOWN, DatasetV2, parallel_calls
-from tensorlite.data.functions import StageFunction, check_predicate
+from tensorlite.data.functions import StageFunction, check_predicate, traced_spec
 from tensorlite.data.iterator import RawIterator
 from tensorlite.data.seeding import element_seed
 from tensorlite.data.tracing import inner_context
@@ -65,7 +65,8 @@ class MapDataset(UnaryDataset):
         self._batch_safe = batch_safe  # declared vectorisable: map_vectorization may batch it
 
     def _compute_spec(self):
-        return structure.spec_of(self._first_element())
+        return traced_spec(self._fn, self._input.element_spec,
+                           structure.spec_of(self._first_element()))
 
     def _describe(self):
         par = "" if self._parallel is None else \
@@ -79,7 +80,8 @@ class MapDataset(UnaryDataset):
     def _make_iterator(self, ctx):
         fn = StageFunction(self._fn, "Map")
         stats = ctx.stats.stage(self._key, f"Map({fn.name})")
-        if self._parallel is None:
+        from tensorlite.data import debug_mode  # noqa: PLC0415
+        if self._parallel is None or debug_mode.enabled():  # debug mode: sequential, in order
             return _MapIterator(self._input._make_iterator(ctx), fn, stats, ctx)
         from tensorlite.data.parallel_map import ParallelMapIterator  # noqa: PLC0415
         return ParallelMapIterator(self, self._input._make_iterator(ctx), fn, stats, ctx)

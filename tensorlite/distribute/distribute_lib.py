@@ -23,7 +23,9 @@ from tensorlite.framework import write_policy as _write_policy
 from tensorlite.distribute import values as values_lib
 from tensorlite.distribute.reduce_op import ReduceOp, as_reduce_op
 from tensorlite.framework import nest
+from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import wrap
+from tensorlite.graph.context import executing_eagerly
 
 _state = threading.local()
 _scopes = []  # strategies entered by scope(), shared by every thread of the process
@@ -246,6 +248,8 @@ class Strategy:
         replica's value is first reduced along that axis (MEAN then weights by length)."""
         op = as_reduce_op(reduce_op)
         parts = list(value.values) if isinstance(value, values_lib.PerReplica) else [value]
+        if not executing_eagerly():  # in tf.function: ops of the graph, run at each call
+            return self._traced_reduce(op, value, parts, axis)
         flat_parts = [[values_lib.to_numpy(v) for v in nest.flatten(p)] for p in parts]
         template = parts[0]
         counts = np.zeros(len(flat_parts[0]))
@@ -268,6 +272,35 @@ class Strategy:
             sums = [s / c for s, c in zip(sums, counts)]
         return nest.pack_like(template, [wrap(np.asarray(s, dtype=np.asarray(f).dtype))
                                          for s, f in zip(sums, flat_parts[0])])
+
+    def _traced_reduce(self, op, value, parts, axis):
+        """`reduce` inside a traced function: the same sums written as graph ops (the
+        workers' sum a NumPy call of the graph), so every call reduces that call's values
+        instead of the trace's."""
+        from tensorlite.ops import array_ops, math_ops, script_ops  # noqa: PLC0415
+        mirrored = not isinstance(value, values_lib.PerReplica) and axis is None
+        out = []
+        for leaves in zip(*[nest.flatten(p) for p in parts]):
+            tensors = [convert_to_tensor(t) for t in leaves]
+            if axis is not None:
+                count = math_ops.add_n([array_ops.shape(t)[axis] for t in tensors])
+                tensors = [math_ops.reduce_sum(t, axis=axis) for t in tensors]
+            else:
+                count = len(tensors) * (self._num_local_replicas if mirrored else 1)
+            total = math_ops.add_n(tensors) if len(tensors) > 1 else tensors[0]
+            if mirrored:
+                total = total * self._num_local_replicas
+            if self._num_workers() > 1:
+                count = convert_to_tensor(count)
+                total, count = script_ops.numpy_function(
+                    lambda t, c: tuple(np.asarray(x, dtype=np.asarray(y).dtype) for x, y in
+                                       zip(self._cross_worker_sum([t, np.asarray(c)]),
+                                           (t, c))),
+                    [total, count], [total.dtype, count.dtype])
+            if op is ReduceOp.MEAN:
+                total = total / math_ops.cast(count, total.dtype)
+            out.append(total)
+        return nest.pack_like(parts[0], out)
 
     def experimental_local_results(self, value):
         return value.values if isinstance(value, values_lib.PerReplica) else (value,)

@@ -1,4 +1,5 @@
-"""`tf.experimental`: `tf.experimental.numpy` (loaded when used)."""
+"""`tf.experimental`: `tf.experimental.numpy` (loaded when used) and `Optional`."""
+from tensorlite.experimental.optional import Optional  # noqa: F401
 
 
 def __getattr__(name):

@@ -67,6 +67,14 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #   moves_values  outputs are the input's values moved (Identity, Reshape, Transpose): cheap,
 #                 and run even where a Keras construction trace skips arithmetic, since
 #                 Python may read them (graph/tracing.py's Tracer.stand_in);
+#   exact_shape   the shape rule is exact: given the attributes the op's public function
+#                 passes (and inputs of the ranks it accepts), the rule raises on every
+#                 combination of input shapes the kernel refuses whatever the values, and
+#                 otherwise gives the kernel's output shapes (it may refuse more: the kernel
+#                 then runs and decides). A Keras construction trace then trusts the rule and
+#                 runs no kernel to find shape errors (graph/tracing.py's Tracer.stand_in).
+#                 Each claim is proven against the kernel, mismatched shapes included, by
+#                 tests/test_shape_rules_exact.py;
 #   cost          the parallel pass's cost form (graph/passes/parallel.py);
 #   fuses         on a fused op: the contraction whose following bias add and ReLU it
 #                 absorbs (graph/passes/kernel_fusion.py);
@@ -86,8 +94,8 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #                 (graph/passes/fold_batch_norm.py).
 PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": None,
               "fuse": None, "simplify": None, "fold": True, "varying": False,
-              "shape_only": False, "moves_values": False, "cost": None, "fuses": None,
-              "polymorphic_attrs": None, "reads_state_only": False,
+              "shape_only": False, "moves_values": False, "exact_shape": False, "cost": None,
+              "fuses": None, "polymorphic_attrs": None, "reads_state_only": False,
               "tf_import_opaque": False, "fresh_outputs": False, "kernel": None,
               "linear_filter": None}
 

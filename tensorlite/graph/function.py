@@ -560,7 +560,11 @@ class Function:
         if call and CALL_LISTENERS:
             for listener in CALL_LISTENERS:
                 listener(concrete)
-        return result
+        # a variable returned (`return self.count.assign_add(1)`) is its value, as every
+        # later call of the graph gives it and as TensorFlow returns it
+        return nest.map_structure(
+            lambda v: v.read_value() if getattr(v, "_is_variable", False) else v, result) \
+            if call else result
 
     def _trace_checking_variables(self, args, kwargs, call, declared=None):
         """Traces; as in TensorFlow, only the first trace may create variables, and once it
@@ -696,6 +700,8 @@ class Function:
             TensorShape([None, 3])
         """
         def materialise(x):
+            if type(x).__name__ == "RaggedTensorSpec":
+                return x._trace_example()
             if isinstance(x, TensorSpec):
                 from tensorlite.ops.array_ops import zeros  # noqa: PLC0415
                 if x.shape.rank is None:  # any rank: traced on a scalar (see _AnyRank)
@@ -706,12 +712,11 @@ class Function:
                        for x in nest.flatten([list(args), kwargs]))
         if not args and not kwargs and self._signature is not None:
             args = tuple(self._signature)
-        declared = [tuple(x.shape.as_list()) if isinstance(x, TensorSpec) and
-                    x.shape.rank is not None else None
-                    for x in nest.flatten([list(args), kwargs]) if
-                    isinstance(x, (TensorSpec, Tensor))]
-        args = tuple(materialise(a) for a in args)
-        kwargs = {k: materialise(v) for k, v in kwargs.items()}
+        declared = [shape for x in nest.flatten([list(args), kwargs])
+                    for shape in _spec_shapes(x)]
+        # TensorSpecs nested in structures (a dict of features) trace as TensorFlow's do
+        args = tuple(nest.map_structure(materialise, a) for a in args)
+        kwargs = {k: nest.map_structure(materialise, v) for k, v in kwargs.items()}
         args, kwargs = self._bind(args, kwargs)
         leaves = nest.flatten([list(args), kwargs], expand_composites=True)
         key = self._key(leaves, declared)
@@ -808,3 +813,20 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     return wrap_fn(func)
 
 
+def _spec_shapes(x):
+    """The static shapes a get_concrete_function argument declares, one per tensor it
+    flattens into (None: as the value has it): a TensorSpec's shape; a RaggedTensorSpec's
+    flat values (rows unknown) and row splits, in the order a RaggedTensor flattens."""
+    if type(x).__name__ == "RaggedTensorSpec":
+        dims = x.shape.as_list()
+        inner = dims[x.ragged_rank + 1:]
+        splits = [(None,)] * (x.ragged_rank - 1) + [(None if dims[0] is None else
+                                                      dims[0] + 1,)]
+        return [tuple([None] + inner)] + splits
+    if isinstance(x, TensorSpec):
+        return [tuple(x.shape.as_list()) if x.shape.rank is not None else None]
+    if isinstance(x, Tensor):
+        return [None]
+    if hasattr(x, "flat_values") and hasattr(x, "row_splits"):  # a RaggedTensor value
+        return [None] * len(nest.flatten(x, expand_composites=True))
+    return []

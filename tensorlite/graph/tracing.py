@@ -251,17 +251,18 @@ class Tracer:
                 any(s in self.shape_derived or s in self.size_varying for s in slots):
             return None
         try:
-            specs = op.infer(*[Spec(tuple(t._value.shape), t._dtype) for t in inputs],
-                             **(attrs or {}))
+            specs = _remembered_infer(op, [Spec(tuple(t._value.shape), t._dtype)
+                                           for t in inputs], attrs)
         except Exception:  # noqa: BLE001 - no rule: the op runs
             return None
         specs = list(specs) if op.multi_output else [specs]
+        # an exact rule (registry's exact_shape) refuses whatever the kernel would: no
+        # kernel needs to run to find a shape error
         if any(sp.shape is None or None in tuple(sp.shape) or not sp.dtype.is_floating
-               for sp in specs) or not self._runs_shrunk(op, inputs, slots, attrs):
+               for sp in specs) or not (op.exact_shape or
+                                        self._runs_shrunk(op, inputs, slots, attrs)):
             return None
-        # read-only zeros of no memory: kernels never write into their inputs
-        outs = tuple(wrap(np.broadcast_to(np.zeros((), sp.dtype.as_numpy_dtype),
-                                          tuple(sp.shape))) for sp in specs)
+        outs = tuple(wrap(_zeros(tuple(sp.shape), sp.dtype)) for sp in specs)
         return outs if op.multi_output else outs[0]
 
     def _runs_shrunk(self, op, inputs, slots, attrs):
@@ -324,7 +325,8 @@ class Tracer:
             node.attrs = relax(specs, [t._value for t in inputs], node.attrs)
         attrs = node.attrs
         try:
-            out = op.infer(*specs, **(attrs or {}))
+            out = op.infer(*specs, **(attrs or {})) if self.EXAMPLE_SIZES is None else \
+                _remembered_infer(op, specs, attrs)
             got = list(out) if op.multi_output else [out]
             shapes = [tuple(g.shape) for g in got]
             if len(shapes) != len(outs) or not all(
@@ -460,6 +462,41 @@ class TracedTensorInfo:
     def op(self):
         raise AttributeError("Tensor.op of a tensor inside tf.function is not available here; "
                              "inspect the graph with get_concrete_function(...).graph")
+
+
+# (op name, input specs, attrs with their types) -> the op's shape rule's answer, for
+# construction traces (EXAMPLE_SIZES): a model's repeated blocks ask the rules the same
+# questions, and a rule is a function of the specs and attributes alone
+_INFERRED = {}
+# (shape, dtype) -> read-only zeros of no memory, a construction trace's stand-in values
+# (kernels never write into their inputs)
+_ZEROS = {}
+
+
+def _remembered_infer(op, specs, attrs):
+    """op.infer(*specs, **attrs), remembered (see _INFERRED); a rule's refusal is not."""
+    try:
+        key = (op.name, tuple(specs),
+               tuple((k, type(v), v) for k, v in sorted(attrs.items())) if attrs else ())
+        got = _INFERRED.get(key)
+    except TypeError:  # an unhashable attribute (a list, an array): asked each time
+        return op.infer(*specs, **(attrs or {}))
+    if got is None:
+        got = op.infer(*specs, **(attrs or {}))
+        if len(_INFERRED) > 8192:
+            _INFERRED.clear()
+        _INFERRED[key] = tuple(got) if op.multi_output else got
+    return got
+
+
+def _zeros(shape, dtype):
+    got = _ZEROS.get((shape, dtype))
+    if got is None:
+        if len(_ZEROS) > 4096:
+            _ZEROS.clear()
+        got = _ZEROS[(shape, dtype)] = np.broadcast_to(
+            np.zeros((), dtype.as_numpy_dtype), shape)
+    return got
 
 
 def _unbake(shape, sizes, constant=False):

@@ -4,20 +4,15 @@ Example:
     >>> tf.keras.activations.get("relu")(tf.constant([-1.0, 2.0])).numpy()
     array([0., 2.], dtype=float32)
 """
-import types
-
-from tensorlite.framework import symbolic_dispatch
 from tensorlite.keras import backend
-from tensorlite.ops import math_ops, nn_ops
+from tensorlite.keras.tf_functions import tf
+from tensorlite.ops import math_ops
 from tensorlite.ops.common import to_tensor
 
-# tf.nn's functions as these activations call them: registered with the symbolic dispatch
-# under their tf.nn names, as tf.nn registers itself, so that an activation called on
-# tf.keras.Input tensors becomes the same TFOpLambda layer as before ("nn.softmax").
-nn = types.SimpleNamespace(**{name: getattr(nn_ops, name) for name in (
-    "gelu", "leaky_relu", "log_softmax", "relu", "relu6", "selu", "silu", "softmax",
-    "softplus", "softsign")})
-symbolic_dispatch.expose(vars(nn), "nn.")
+# tf.nn's functions, registered with the symbolic dispatch under their tf.nn names
+# (keras/tf_functions.py), so that an activation called on tf.keras.Input tensors becomes
+# the same TFOpLambda layer as tf.nn's function would ("nn.softmax").
+nn = tf.nn
 
 
 def linear(x):

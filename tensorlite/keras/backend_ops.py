@@ -6,9 +6,10 @@ re-exports everything here. Signatures, defaults and results are Keras 2.15's, q
 included: `sqrt` clips negatives to 0, `clip` raises `max_value` to `min_value`, `zeros`,
 `ones` and `eye` return Variables, `mean`/`var`/`std` count bools as floatx, and the
 `random_*` functions draw an op seed from NumPy's global RNG when `seed` is None. The ops
-are tensorlite's public ones (`tf.*`, `tf.math.*`, `tf.nn.*`), so bad input raises their
-TensorFlow errors, and a call on `tf.keras.Input` tensors becomes a layer of the functional
-model as the underlying TF function's call would.
+are tensorlite's public ones (`tf.*`, `tf.math.*`, `tf.nn.*`, taken from the op modules by
+keras/tf_functions.py), so bad input raises their TensorFlow errors, and a call on
+`tf.keras.Input` tensors becomes a layer of the functional model as the underlying TF
+function's call would.
 
 Example:
     >>> from tensorlite.keras import backend as K
@@ -21,12 +22,12 @@ import sys
 
 import numpy as np
 
-import tensorlite as tf
 from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.variables import Variable
 from tensorlite.graph.context import executing_eagerly
 from tensorlite.keras import backend_config as _state
+from tensorlite.keras.tf_functions import tf
 
 __all__ = [
     # tensors, variables and their values
@@ -365,7 +366,7 @@ def cumprod(x, axis=0):
 def _forwarded(name, tf_name, arity, doc):
     """A Keras backend function that is TensorFlow's `tf_name` on the same arguments. The
     function is looked up when called, so a call on Keras symbolic tensors reaches the
-    symbolic dispatch that wraps it (framework/symbolic_dispatch.py)."""
+    symbolic dispatch that wraps it (keras/tf_functions.py)."""
     path = tf_name.split(".")
 
     def target():

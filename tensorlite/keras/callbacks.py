@@ -19,7 +19,7 @@ import numpy as np
 from tensorlite.keras.backup_and_restore import BackupAndRestore  # noqa: F401 - a callback
 from tensorlite.keras.callback import Callback
 from tensorlite.keras.monitor_callbacks import (  # noqa: F401 - callbacks
-    EarlyStopping, LearningRateScheduler, ModelCheckpoint, ReduceLROnPlateau, _float_or_none)
+    EarlyStopping, LearningRateScheduler, ModelCheckpoint, ReduceLROnPlateau, logged_float)
 from tensorlite.keras.tensorboard_callback import TensorBoard  # noqa: F401 - a callback
 from tensorlite.keras.utils.progbar import Progbar
 
@@ -318,7 +318,7 @@ class TerminateOnNaN(Callback):
         self._supports_tf_logs = True
 
     def on_batch_end(self, batch, logs=None):
-        loss = _float_or_none(logs, "loss")
+        loss = logged_float(logs, "loss")
         if loss is not None and (np.isnan(loss) or np.isinf(loss)):
             print(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True

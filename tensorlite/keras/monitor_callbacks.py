@@ -23,7 +23,8 @@ def _monitor_op(cls_name, monitor, mode, auto_max):
     return np.less
 
 
-def _float_or_none(logs, key):
+def logged_float(logs, key):
+    """The value logged under `key` as a float, None when it was not logged."""
     v = (logs or {}).get(key)
     return None if v is None else float(np.asarray(v))
 
@@ -111,7 +112,7 @@ class ModelCheckpoint(Callback):
         logs = dict(logs or {})
         path = self._get_file_path(epoch, batch, logs)
         if self.save_best_only:
-            current = _float_or_none(logs, self.monitor)
+            current = logged_float(logs, self.monitor)
             if current is None:
                 warnings.warn(f"Can save best model only with {self.monitor} available, "
                               f"skipping.", stacklevel=3)
@@ -172,7 +173,7 @@ class EarlyStopping(Callback):
         return bool(self.monitor_op(value - self.min_delta, reference))
 
     def get_monitor_value(self, logs):
-        value = _float_or_none(logs, self.monitor)
+        value = logged_float(logs, self.monitor)
         if value is None:
             warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not "
                           f"available. Available metrics are: {','.join(logs or {})}",
@@ -258,7 +259,7 @@ class ReduceLROnPlateau(Callback):
     def on_epoch_end(self, epoch, logs=None):
         logs = logs if logs is not None else {}
         logs["lr"] = _get_lr(self.model, "ReduceLROnPlateau")
-        current = _float_or_none(logs, self.monitor)
+        current = logged_float(logs, self.monitor)
         if current is None:
             warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` "
                           f"which is not available. Available metrics are: "

@@ -21,6 +21,7 @@ wanted; a failure the symbolic shapes imply (a matmul of mismatched sizes) is ra
 construction, naming the layer and the call's shapes.
 """
 import inspect
+import marshal
 import threading
 
 import numpy as np
@@ -74,14 +75,127 @@ def output_specs(layer, inputs, args, kwargs):
     """([OutputSpec], the output structure) of `layer(inputs, *args, **kwargs)` on
     KerasTensors; an error the call raises names the layer and the call's shapes."""
     _LAST_SIZES.sizes = None
+    key = _repeat_key(layer, inputs, args, kwargs)
     try:
         layer._maybe_build(inputs)  # on the symbolic shapes, None included
+        if key is not None and key in _REPEATS:
+            return _REPEATS[key]
         declared = _declared_specs(layer, inputs, args, kwargs)
         if declared is not None:
             return declared
-        return _traced_specs(layer, inputs, args, kwargs)
+        attributes = set(layer.__dict__)
+        specs, out = _traced_specs(layer, inputs, args, kwargs)
     except Exception as e:  # noqa: BLE001 - re-raised with the layer's name and shapes
         raise _call_error(layer, e, inputs, args, kwargs) from e
+    if key is not None and set(layer.__dict__) == attributes:  # the trace changed nothing
+        if len(_REPEATS) > 4096:
+            _REPEATS.clear()
+        _REPEATS[key] = specs, nest.map_structure(lambda _: None, out)
+    return specs, out
+
+
+# -- layer calls that repeat ------------------------------------------------------------------
+# Models repeat identical blocks (a Transformer's, a ResNet stage's): calls of the same layer
+# class with the same config on inputs of the same specs. For the Keras layers named here,
+# the output specs of a layer's first call depend on exactly those: the call builds the layer
+# on those specs from its config (which holds every __init__ argument, as
+# tests/test_keras_layer_contract.py checks for each public layer), and their `call` reads
+# nothing else. So such a call whose key was seen is answered from the earlier trace and
+# runs nothing (tests/test_keras_symbolic_repeats.py compares whole models built with and
+# without this). Never for a subclass (its `call` is the user's), a layer built before the
+# call (by hand, or by an earlier call; a TF function's layer, which builds nothing, aside),
+# one holding a callable from outside tensorlite (a user's activation), one with an
+# activity regularizer, or arguments other than KerasTensors and plain Python values; a
+# trace that changes the layer's attributes is not remembered.
+_REPEATABLE_NAMES = (
+    "Dense", "Flatten", "Reshape", "Dropout", "Activation", "ReLU", "Softmax", "LeakyReLU",
+    "Conv1D", "Conv2D", "DepthwiseConv2D", "SeparableConv2D", "BatchNormalization",
+    "LayerNormalization", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+    "Concatenate", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D",
+    "MaxPooling1D", "MaxPooling2D", "AveragePooling1D", "AveragePooling2D",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D",
+    "GlobalMaxPooling2D", "Embedding", "EinsumDense", "UpSampling2D", "Permute",
+    "RepeatVector")
+_REPEATABLE = []  # the classes, found on first use (the layers import this package)
+_REPEATS = {}  # key (_repeat_key) -> ([OutputSpec], the output structure)
+_REPEATS_ON = [True]  # (tests compare models built with and without)
+
+
+def _repeatable():
+    """(the classes whose calls may repeat, those of them that build nothing: a TF function
+    called on KerasTensors, whose layer is made built)."""
+    if not _REPEATABLE:
+        from tensorlite.keras import layers  # noqa: PLC0415
+        from tensorlite.keras.layers.op_lambda import TFOpLambda  # noqa: PLC0415
+        _REPEATABLE[:] = (frozenset([getattr(layers, n) for n in _REPEATABLE_NAMES] +
+                                    [TFOpLambda]), frozenset([TFOpLambda]))
+    return _REPEATABLE
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _repeat_key(layer, inputs, args, kwargs):
+    """What the output specs of this call depend on, or None when the call may not be
+    answered from an earlier one (see above)."""
+    repeatable = _repeatable()
+    if not _REPEATS_ON[0] or type(layer) not in repeatable[0] or (
+            layer.built and type(layer) not in repeatable[1]) or \
+            getattr(layer, "activity_regularizer", None) is not None:
+        return None
+    for value in layer.__dict__.values():
+        if callable(value) and not (getattr(value, "__module__", None) or
+                                    type(value).__module__ or "").startswith("tensorlite."):
+            return None
+    config = layer.get_config()
+    config.pop("name", None)
+    config = _plain_bytes(config)
+    if config is None:
+        return None
+    symbols = {}
+    try:
+        payload = _frozen([inputs, list(args), kwargs], symbols)
+    except _NotPlain:
+        return None
+    specs = tuple((None if t.shape.rank is None else tuple(t.shape.as_list()), t.dtype.name,
+                   bool(t.ragged), bool(getattr(t, "sparse", False)),
+                   None if t.mask_spec is None else
+                   (tuple(t.mask_spec[0]), str(t.mask_spec[1])))
+                  for t in symbols.values())
+    return type(layer), config, payload, specs
+
+
+_PLAIN = frozenset((type(None), bool, int, float, str))
+
+
+def _plain_bytes(config):
+    """The config's values and their types as bytes (marshal's format 2, which writes no
+    back-references, so equal configs give equal bytes; 1, 1.0 and True differ), or None
+    when it holds anything but None, bool, int, float, str, bytes and containers of them:
+    marshal refuses most objects, and what it writes as bytes (NumPy values) does not read
+    back equal."""
+    try:
+        blob = marshal.dumps(config, 2)
+        return blob if marshal.loads(blob) == config else None
+    except Exception:  # noqa: BLE001 - unmarshallable, or an array's ambiguous equality
+        return None
+
+
+def _frozen(x, symbols):
+    """A hashable copy of a structure of plain Python values (each tagged with its type:
+    1, 1.0 and True are equal keys otherwise) and KerasTensors (numbered in order of first
+    use, so `f(x, x)` and `f(x, y)` differ)."""
+    if type(x) in _PLAIN:
+        return type(x).__name__, x
+    if isinstance(x, KerasTensor):
+        symbols.setdefault(id(x), x)
+        return "KerasTensor", list(symbols).index(id(x))
+    if type(x) in (list, tuple):
+        return type(x).__name__, tuple(_frozen(v, symbols) for v in x)
+    if type(x) is dict and all(type(k) is str for k in x):
+        return "dict", tuple((k, _frozen(x[k], symbols)) for k in sorted(x))
+    raise _NotPlain
 
 
 # -- a user layer's own compute_output_signature / compute_output_shape -----------------------

@@ -338,6 +338,19 @@ def _find_rule(ins, attrs):
     return lookup_ops.LOOKUP_FIND(table._check_keys(ins[1]), ins[2], table=table)
 
 
+def tf_creator(table):
+    """(TensorFlow's op that creates `table` in a SavedModel, whether that op takes a
+    `value_shape` attribute): the export side of the creator rules below
+    (saved_model/table_export.py writes it)."""
+    if isinstance(table, DenseHashTable):
+        return "MutableDenseHashTableV2", True
+    if isinstance(table, MutableHashTable):
+        if table._value_shape:
+            return "MutableHashTableOfTensorsV2", True
+        return "MutableHashTableV2", False
+    return "HashTableV2", False
+
+
 declare(lookup_ops.LOOKUP_FIND, tf_import={
     "HashTableV2": lambda ins, a: _new_table(StaticHashTable, a),
     "MutableHashTableV2": lambda ins, a: _new_table(MutableHashTable, a),

@@ -32,7 +32,7 @@ def _complex_grad(g, ans, x, y):
 
 
 def _complex_shape(x, y):
-    return Spec(math_ops._broadcast_spec(x, y), _COMPLEX_OF[x.dtype.name])
+    return Spec(math_ops.broadcast_spec(x, y), _COMPLEX_OF[x.dtype.name])
 
 
 COMPLEX = declare(

@@ -27,13 +27,17 @@ _WINOGRAD_MIN_CHANNELS = 8
 
 
 # -- geometry -----------------------------------------------------------------------------
-def _out_len(n, k, s, d, p0, p1):
+def out_len(n, k, s, d, p0, p1):
+    """Output length of a window of size `k`, stride `s`, dilation `d` over `n`
+    padded by p0 and p1 (None for an unknown `n`)."""
     if n is None:
         return None
     return (n + p0 + p1 - ((k - 1) * d + 1)) // s + 1
 
 
-def _same_pads(n, k, s, d):
+def same_pads(n, k, s, d):
+    """TensorFlow's SAME padding (before, after) for size `n`, window `k`, stride
+    `s`, dilation `d`."""
     out = -(-n // s)
     total = max((out - 1) * s + (k - 1) * d + 1 - n, 0)
     return total // 2, total - total // 2
@@ -43,13 +47,13 @@ def _rows(i, d, s, n_out):
     return slice(i * d, i * d + (n_out - 1) * s + 1, s)
 
 
-def _tap(xp, i, j, out_hw, strides, dilations):
+def tap(xp, i, j, out_hw, strides, dilations):
     """The input pixels that kernel tap (i, j) meets, one per output pixel: [..., OH, OW, C]."""
     return xp[..., _rows(i, dilations[0], strides[0], out_hw[0]),
               _rows(j, dilations[1], strides[1], out_hw[1]), :]
 
 
-def _pad(x, pads, fill=0):
+def pad_hw(x, pads, fill=0):
     """Pads the spatial dims of [..., H, W, C]."""
     pt, pb, pl, pr = pads
     if not (pt or pb or pl or pr):
@@ -61,14 +65,16 @@ def _pad(x, pads, fill=0):
     return out
 
 
-def _crop(xp, pads, hw):
+def crop_hw(xp, pads, hw):
+    """The unpadded [..., H, W, C] interior of the padded `xp` (the inverse of pad_hw)."""
     pt, _, pl, _ = pads
     if xp.shape[-3:-1] == tuple(hw):
         return xp
     return np.ascontiguousarray(xp[..., pt:pt + hw[0], pl:pl + hw[1], :])
 
 
-def _padded_out_hw(xp_hw, k_hw, strides, dilations):
+def padded_out_hw(xp_hw, k_hw, strides, dilations):
+    """The output (height, width) of a window over an already padded input."""
     return tuple((xp_hw[a] - ((k_hw[a] - 1) * dilations[a] + 1)) // strides[a] + 1
                  for a in range(2))
 
@@ -86,8 +92,8 @@ def _patch_view(xp, k_hw, out_hw, strides, dilations):
 
 def _im2col(x4, k_hw, strides, dilations, pads):
     """[N, H, W, C] -> ([N*OH*OW, KH*KW*C] patch matrix, (OH, OW)): one strided copy."""
-    xp = _pad(x4, pads)
-    oh, ow = _padded_out_hw(xp.shape[1:3], k_hw, strides, dilations)
+    xp = pad_hw(x4, pads)
+    oh, ow = padded_out_hw(xp.shape[1:3], k_hw, strides, dilations)
     view = _patch_view(xp, k_hw, (oh, ow), strides, dilations)
     return view.reshape(xp.shape[0] * oh * ow, -1), (oh, ow)
 
@@ -102,7 +108,7 @@ def _patch_runs(x4, k_hw, strides, dilations, pads):
     """Cache-sized (start, end) runs of images for `_patch_chunks`; under a split kernel
     (intra_op_pool.ways() > 1) at least two per thread."""
     n, h, w, c = x4.shape
-    oh, ow = _padded_out_hw((h + pads[0] + pads[1], w + pads[2] + pads[3]), k_hw, strides,
+    oh, ow = padded_out_hw((h + pads[0] + pads[1], w + pads[2] + pads[3]), k_hw, strides,
                             dilations)
     k = k_hw[0] * k_hw[1] * c
     # Narrow patch rows (few channels) make the matmul memory-bound: chunks only cost there.
@@ -118,7 +124,7 @@ def _patch_chunks(x4, k_hw, strides, dilations, pads, pull=None):
     n, h, w, c = x4.shape
     pt, pb, pl, pr = pads
     hp, wp = h + pt + pb, w + pl + pr
-    oh, ow = _padded_out_hw((hp, wp), k_hw, strides, dilations)
+    oh, ow = padded_out_hw((hp, wp), k_hw, strides, dilations)
     if pull is None:
         pull = iter(_patch_runs(x4, k_hw, strides, dilations, pads))
     if k_hw == (1, 1) and strides == (1, 1) and not any(pads):  # the input is the matrix
@@ -147,7 +153,9 @@ def _fold(a, core):
 
 
 # -- Conv2D and its two backward ops: NumPy forwards -----------------------------------------
-def _conv_fwd(x, w, strides, dilations, pads):
+def conv_fwd(x, w, strides, dilations, pads):
+    """Conv2D's forward on NumPy arrays ([..., N, H, W, C] and [..., KH, KW, C, O]),
+    by the algorithm conv_select picks for unbatched operands."""
     if x.ndim == 4 and w.ndim == 4:  # no leading batch dims: nothing to fold (~1 us)
         return conv_select.conv(x, w, strides, dilations, pads)
     lx, lw = x.shape[:-4], w.shape[:-4]
@@ -167,8 +175,8 @@ def _conv_fwd(x, w, strides, dilations, pads):
 def _conv_im2col(x4, w, strides, dilations, pads, epilogue=None):
     """Patch rows of cache-sized runs of images, each run one matmul (and the epilogue)."""
     kh, kw, c, o = w.shape
-    oh = _out_len(x4.shape[1], kh, strides[0], dilations[0], pads[0], pads[1])
-    ow = _out_len(x4.shape[2], kw, strides[1], dilations[1], pads[2], pads[3])
+    oh = out_len(x4.shape[1], kh, strides[0], dilations[0], pads[0], pads[1])
+    ow = out_len(x4.shape[2], kw, strides[1], dilations[1], pads[2], pads[3])
     if _small_patches(x4.shape[0] * oh * ow, kh * kw * c, x4.itemsize):
         out = _conv_im2col_small(x4, w, strides, dilations, pads, (oh, ow))
         if epilogue is not None:
@@ -214,7 +222,7 @@ def _small_patch_index(shape, k_hw, strides, dilations, pads, out_hw):
     idx = _SMALL_INDEX.get(key)
     if idx is None:
         size = int(np.prod(shape))
-        pos = _pad(np.arange(1, size + 1, dtype=np.intp).reshape(shape), pads)  # 0: padding
+        pos = pad_hw(np.arange(1, size + 1, dtype=np.intp).reshape(shape), pads)  # 0: padding
         view = _patch_view(np.ascontiguousarray(pos), k_hw, out_hw, strides, dilations)
         idx = view.reshape(shape[0] * out_hw[0] * out_hw[1], k_hw[0] * k_hw[1] * shape[3]) - 1
         idx[idx < 0] = size
@@ -256,14 +264,14 @@ def _conv_winograd4(x4, w, strides, dilations, pads, epilogue=None):
 
 @conv_select.algorithm("numba", numba_conv.eligible)
 def _conv_numba(x4, w, strides, dilations, pads):
-    return numba_conv.conv(x4, w, strides, dilations, pads, _pad)
+    return numba_conv.conv(x4, w, strides, dilations, pads, pad_hw)
 
 
 def _col2im(tap_fn, dxp, k_hw, out_hw, strides, dilations):
     """Scatter-adds per-tap [n, OH, OW, C] contributions into padded [n, Hp, Wp, C]."""
     for i in range(k_hw[0]):
         for j in range(k_hw[1]):
-            _tap(dxp, i, j, out_hw, strides, dilations)[...] += tap_fn(i, j)
+            tap(dxp, i, j, out_hw, strides, dilations)[...] += tap_fn(i, j)
 
 
 def _bi_channels_last(g2, w, ntot, dxp, out_hw, strides, dilations):
@@ -318,7 +326,7 @@ def _conv_bi_fwd(g, w, input_hw, strides, dilations, pads):
         # Stride 1: the input gradient is itself a convolution (of the padded cotangent with
         # the flipped, transposed filter), so it gets im2col's one big matmul; with few
         # channels too while the patches are small (one matmul beats KH*KW strided adds).
-        return _conv_fwd(g, w[::-1, ::-1].transpose(0, 1, 3, 2), (1, 1), dilations, full)
+        return conv_fwd(g, w[::-1, ::-1].transpose(0, 1, 3, 2), (1, 1), dilations, full)
     if lw:  # a batch of filters (second-order rules): one batched matmul, then col2im
         dcols = np.matmul(g.reshape(lg + (n * oh * ow, o)),
                           np.swapaxes(w.reshape(lw + (kh * kw * c, o)), -1, -2))
@@ -374,17 +382,18 @@ def _dw_filter_tap(w, i, j):
     return w[..., i, j, :, :].reshape(w.shape[:-4] + (1, 1, 1) + w.shape[-2:])
 
 
-def _dw_fwd(x, w, strides, dilations, pads):
+def dw_fwd(x, w, strides, dilations, pads):
+    """DepthwiseConv2dNative's forward: the compiled loops, else one NumPy pass per tap."""
     fast = numba_depthwise.forward(x, w, strides, dilations, pads)
     if fast is not None:
         return fast
     kh, kw, c, m = w.shape[-4:]
-    xp = _pad(x, pads)
-    out_hw = _padded_out_hw(xp.shape[-3:-1], (kh, kw), strides, dilations)
+    xp = pad_hw(x, pads)
+    out_hw = padded_out_hw(xp.shape[-3:-1], (kh, kw), strides, dilations)
     out = None
     for i in range(kh):
         for j in range(kw):
-            term = _tap(xp, i, j, out_hw, strides, dilations)[..., None] * _dw_filter_tap(w, i, j)
+            term = tap(xp, i, j, out_hw, strides, dilations)[..., None] * _dw_filter_tap(w, i, j)
             if out is None:
                 out = term
             else:
@@ -392,7 +401,8 @@ def _dw_fwd(x, w, strides, dilations, pads):
     return out.reshape(out.shape[:-2] + (c * m,))
 
 
-def _dw_bi_fwd(g, w, input_hw, strides, dilations, pads):
+def dw_bi_fwd(g, w, input_hw, strides, dilations, pads):
+    """The depthwise convolution's input gradient (compiled, else per tap)."""
     fast = numba_depthwise.input_grad(g, w, input_hw, strides, dilations, pads)
     if fast is not None:
         return fast
@@ -405,11 +415,12 @@ def _dw_bi_fwd(g, w, input_hw, strides, dilations, pads):
     for i in range(kh):
         for j in range(kw):
             contrib = np.einsum("...m,...m->...", g5, _dw_filter_tap(w, i, j))
-            _tap(dxp, i, j, (oh, ow), strides, dilations)[...] += contrib
-    return _crop(dxp, pads, input_hw)
+            tap(dxp, i, j, (oh, ow), strides, dilations)[...] += contrib
+    return crop_hw(dxp, pads, input_hw)
 
 
-def _dw_bf_fwd(x, g, filter_hw, strides, dilations, pads):
+def dw_bf_fwd(x, g, filter_hw, strides, dilations, pads):
+    """The depthwise convolution's filter gradient (compiled, else per tap)."""
     fast = numba_depthwise.filter_grad(x, g, filter_hw, strides, dilations, pads)
     if fast is not None:
         return fast
@@ -418,17 +429,18 @@ def _dw_bf_fwd(x, g, filter_hw, strides, dilations, pads):
     m = g.shape[-1] // c
     n, oh, ow = g.shape[-4:-1]
     g5 = g.reshape(g.shape[:-1] + (c, m))
-    xp = _pad(x, pads)
+    xp = pad_hw(x, pads)
     lead = np.broadcast_shapes(x.shape[:-4], g.shape[:-4])
     out = np.empty(lead + (kh, kw, c, m), g.dtype)
     for i in range(kh):
         for j in range(kw):
-            xt = _tap(xp, i, j, (oh, ow), strides, dilations)
+            xt = tap(xp, i, j, (oh, ow), strides, dilations)
             out[..., i, j, :, :] = np.einsum("...nhwc,...nhwcm->...cm", xt, g5)
     return out
 
 
-def _bi_threaded(g, w, input_hw, strides, dilations, pads):
+def bi_threaded(g, w, input_hw, strides, dilations, pads):
+    """Conv2DBackpropInput's forward, split over the intra-op threads."""
     if w.ndim == 4 and w.shape[-2] >= _FEW_CHANNELS and \
             _full_correlation_pads(w.shape[:2], strides, dilations, pads) is not None:
         # a convolution: the selector runs it (and picks its threads) itself
@@ -445,7 +457,9 @@ def _bf_winograd4(x, g, filter_hw, strides, dilations, pads):
     return winograd.filter_grad3x3(x, g, pads, m=4)
 
 
-def _bf_threaded(x, g, filter_hw, strides, dilations, pads):
+def bf_threaded(x, g, filter_hw, strides, dilations, pads):
+    """Conv2DBackpropFilter's forward: the fastest algorithm for unbatched operands,
+    else im2col split over the threads."""
     if x.ndim == 4 and g.ndim == 4:  # unbatched: by the fastest algorithm for the shape
         candidates = {"im2col": _conv_bf_fwd}
         if _winograd4_eligible(x.shape, filter_hw, strides, dilations, pads,

@@ -1,6 +1,6 @@
 """Convolution ops (`tf.nn.conv2d`, `depthwise_conv2d`, `conv2d_transpose`, ...), each with
-its backprop ops and all their rules; the kernels are in conv_kernels.py, pooling in
-pooling_ops.py.
+its backprop ops and all their rules; the kernels are in conv_kernels.py, the argument
+checks and padding forms shared with pooling in conv_args.py, pooling in pooling_ops.py.
 
 Convolution is im2col: a strided view of the padded input gathers the patches into a
 [rows, KH*KW*C] matrix that meets the filter in one matmul. The rows are built for a
@@ -26,12 +26,15 @@ import numpy as np
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, input_needs_grad, register
 from tensorlite.framework.tensor import Tensor
-from tensorlite.ops.array_ops import reshape, transpose
+from tensorlite.ops.conv_args import (TO_NCHW, TO_NHWC, arg_1d, as_2d, check_format, from_nhwc,
+                                      hw_arg, onnx_pads, pads_arg, rank_check, squeeze_2d,
+                                      tf_padding, tflite_padding, to_nhwc)
 from tensorlite.ops.batching import leading
 from tensorlite.ops.common import FLOAT, batch_dims, int_list, tensor_args, to_tensor
-from tensorlite.ops.conv_kernels import _bf_threaded, _bi_threaded, _conv_fwd, _dw_bf_fwd, \
-    _dw_bi_fwd, _dw_fwd, _out_len, _same_pads
+from tensorlite.ops.conv_kernels import (bf_threaded, bi_threaded, conv_fwd, dw_bf_fwd,
+                                         dw_bi_fwd, dw_fwd, out_len)
 from tensorlite.ops.math_ops import reduce_sum
+from tensorlite.ops.reshape_ops import reshape
 
 __all__ = []
 
@@ -47,8 +50,16 @@ def _conv_out_shape(channels):
     def rule(x, w, strides, dilations, pads):
         h, wd = x.shape[-3:-1]
         kh, kw = w.shape[-4:-2]
-        oh = _out_len(h, kh, strides[0], dilations[0], pads[0], pads[1])
-        ow = _out_len(wd, kw, strides[1], dilations[1], pads[2], pads[3])
+        if None not in (x.shape[-1], w.shape[-2]) and x.shape[-1] != w.shape[-2]:
+            raise ValueError(f"the input's depth {x.shape[-1]} differs from the filter's "
+                             f"input depth {w.shape[-2]} (input {list(x.shape)}, filter "
+                             f"{list(w.shape)})")
+        oh = out_len(h, kh, strides[0], dilations[0], pads[0], pads[1])
+        ow = out_len(wd, kw, strides[1], dilations[1], pads[2], pads[3])
+        if any(d is not None and d <= 0 for d in (oh, ow)):  # as Keras refuses them
+            raise ValueError(f"the output would have no rows or columns ({oh} x {ow}): the "
+                             f"input {list(x.shape)} is smaller than the filter "
+                             f"{list(w.shape)} spans")
         return Spec(_bcast(x.shape[:-4], w.shape[:-4]) + (x.shape[-4], oh, ow,
                                                           channels(w.shape)), x.dtype)
     return rule
@@ -130,95 +141,16 @@ class _ConvFamily:
                 _sum_to(self.conv(x, c, geo), nb, gs))
 
 
-# -- argument handling ----------------------------------------------------------------------
-def _check_format(op, data_format, allowed):
-    if data_format not in allowed:
-        raise ValueError(f"{op}: data_format must be one of {list(allowed)}, got "
-                         f"{data_format!r}")
-
-
-def _hw_arg(op, value, what, channels_last, default=1):
-    """strides/dilations/ksize as TF takes them (int, or 1, 2 or 4 ints) -> (h, w)."""
-    if value is None:
-        value = default
-    v = int_list(value, what)
-    if len(v) == 1:
-        v = v * 2
-    elif len(v) == 4:
-        outer = (v[0], v[3]) if channels_last else (v[0], v[1])
-        if outer != (1, 1):
-            raise invalid(op, f"{op}: {what}={v} has {what} in the batch or depth dimension; "
-                          f"only height and width may differ from 1 (e.g. {what}=[1, 2, 2, 1] "
-                          f"for NHWC)")
-        v = v[1:3] if channels_last else v[2:4]
-    elif len(v) != 2:
-        raise ValueError(f"{op}: {what} must be an int or a list of 1, 2 or 4 ints, got "
-                         f"{value!r}")
-    if any(x is None or x < 1 for x in v):
-        raise invalid(op, f"{op}: {what} must be positive, got {value!r}")
-    return tuple(v)
-
-
-def _pads(op, padding, in_hw, k_hw, strides, dilations, channels_last):
-    """TF's padding argument -> (top, bottom, left, right), checking the output isn't empty."""
-    if isinstance(padding, str):
-        mode = padding
-        if mode == "SAME":
-            ph = _same_pads(in_hw[0], k_hw[0], strides[0], dilations[0])
-            pw = _same_pads(in_hw[1], k_hw[1], strides[1], dilations[1])
-            return ph + pw
-        if mode != "VALID":
-            raise ValueError(f"{op}: padding must be 'SAME', 'VALID' or a list of explicit "
-                             f"paddings, got {padding!r} (TensorFlow's names are upper case)")
-        pads = (0, 0, 0, 0)
-    else:
-        pairs = [int_list(p, "padding") for p in padding]
-        if len(pairs) != 4 or any(len(p) != 2 for p in pairs) or \
-                any(x < 0 for p in pairs for x in p):
-            raise invalid(op, f"{op}: explicit padding must be 4 pairs of non-negative ints "
-                          f"(one per dimension), got {padding!r}")
-        outer = (pairs[0], pairs[3]) if channels_last else (pairs[0], pairs[1])
-        if any(x for p in outer for x in p):
-            raise invalid(op, f"{op}: explicit padding of the batch or channel dimension must "
-                          f"be 0, got {padding!r}")
-        hw = pairs[1:3] if channels_last else pairs[2:4]
-        pads = (hw[0][0], hw[0][1], hw[1][0], hw[1][1])
-    for a, name in ((0, "height"), (1, "width")):
-        eff = (k_hw[a] - 1) * dilations[a] + 1
-        size = in_hw[a] + pads[2 * a] + pads[2 * a + 1]
-        if size < eff:
-            raise invalid(op, f"{op}: Computed output size would be negative: the window of "
-                          f"effective {name} {eff} (kernel {k_hw[a]}, dilation "
-                          f"{dilations[a]}) is larger than the padded input {name} {size} "
-                          f"(input {name} {in_hw[a]}); use padding='SAME', a smaller "
-                          f"kernel or a larger input")
-    return pads
-
-
-def _nhwc(x, data_format):
-    return x if data_format.endswith("C") else transpose(x, [0, 2, 3, 1])
-
-
-def _from_nhwc(y, data_format):
-    return y if data_format.endswith("C") else transpose(y, [0, 3, 1, 2])
-
-
-def _rank_check(op, t, rank, what, layout):
-    if t._value.ndim != rank:
-        raise invalid(op, f"{op}: {what} must be rank {rank} ({layout}), got shape "
-                      f"{list(t._value.shape)}; add or remove dimensions with tf.reshape / "
-                      f"tf.expand_dims")
-
-
+# -- argument handling (the checks shared with pooling are in conv_args.py) -----------------
 def _conv_prep(op, input, filters, strides, padding, data_format, dilations, depthwise):
-    _check_format(op, data_format, ("NHWC", "NCHW"))
+    check_format(op, data_format, ("NHWC", "NCHW"))
     x, w = tensor_args(op, (input, filters), FLOAT, ("input", "filter"))
-    _rank_check(op, x, 4, "input", f"[batch, height, width, channels] for {data_format}"
+    rank_check(op, x, 4, "input", f"[batch, height, width, channels] for {data_format}"
                 if data_format == "NHWC" else "[batch, channels, height, width]")
-    _rank_check(op, w, 4, "filter", "[filter_height, filter_width, in_channels, "
+    rank_check(op, w, 4, "filter", "[filter_height, filter_width, in_channels, "
                 f"{'channel_multiplier' if depthwise else 'out_channels'}]")
     last = data_format == "NHWC"
-    x = _nhwc(x, data_format)
+    x = to_nhwc(x, data_format)
     c = x._value.shape[-1]
     if c != w._value.shape[2]:
         grouped = "" if depthwise or c % max(w._value.shape[2], 1) else \
@@ -228,9 +160,9 @@ def _conv_prep(op, input, filters, strides, padding, data_format, dilations, dep
                       f"{data_format}, filter shape {list(w._value.shape)}); the filter must "
                       f"be [filter_height, filter_width, {c}, "
                       f"{'channel_multiplier' if depthwise else 'out_channels'}]{grouped}")
-    s = _hw_arg(op, strides, "strides", last)
-    d = _hw_arg(op, dilations, "dilations", last)
-    pads = _pads(op, padding, x._value.shape[1:3], w._value.shape[:2], s, d, last)
+    s = hw_arg(op, strides, "strides", last)
+    d = hw_arg(op, dilations, "dilations", last)
+    pads = pads_arg(op, padding, x._value.shape[1:3], w._value.shape[:2], s, d, last)
     return x, w, {"strides": s, "dilations": d, "pads": pads}
 
 
@@ -252,7 +184,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
         if len(_GEO) >= 1024:
             _GEO.clear()
         _GEO[key] = geo
-    return _from_nhwc(CONV2D.conv(x, w, geo), data_format)
+    return from_nhwc(CONV2D.conv(x, w, geo), data_format)
 
 
 _GEO = {}  # checked geometry of conv2d calls on Tensors, by shapes, dtypes and arguments
@@ -287,41 +219,18 @@ def atrous_conv2d(value, filters, rate, padding, name=None):
     return conv2d(value, filters, 1, padding, dilations=rate)
 
 
-def _1d_arg(op, value, what, axis):
-    """A 1-D stride/dilation/ksize (an int, or 1 or 3 ints) -> [1, v] for conv2d/pool2d."""
-    v = int_list(1 if value is None else value, what)
-    if len(v) == 3:
-        v = [v[axis]]
-    if len(v) != 1:
-        raise ValueError(f"{op}: {what} must be an int or a list of 1 or 3 ints, got {value!r}")
-    return [1, v[0]]
-
-
-def _as_2d(op, x, data_format):
-    _check_format(op, data_format, ("NWC", "NCW"))
-    _rank_check(op, x, 3, "input", "[batch, width, channels]" if data_format == "NWC"
-                else "[batch, channels, width]")
-    axis = 1 if data_format == "NWC" else 2  # the unit height goes just before the width
-    x4 = reshape(x, x._value.shape[:axis] + (1,) + x._value.shape[axis:])
-    return x4, axis, "NHWC" if data_format == "NWC" else "NCHW"
-
-
-def _squeeze_2d(y, axis):
-    return reshape(y, y._value.shape[:axis] + y._value.shape[axis + 1:])
-
-
 def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  # noqa: A002
            name=None):
     """`tf.nn.conv1d`: [N, W, C] input, [KW, C, O] filters (a conv2d with height 1)."""
     x, w = tensor_args("Conv1D", (input, filters), FLOAT, ("input", "filters"))
-    _rank_check("Conv1D", w, 3, "filters", "[filter_width, in_channels, out_channels]")
+    rank_check("Conv1D", w, 3, "filters", "[filter_width, in_channels, out_channels]")
     if not isinstance(padding, str):
         raise ValueError(f"conv1d: padding must be 'SAME' or 'VALID', got {padding!r}")
-    x4, axis, fmt = _as_2d("Conv1D", x, data_format)
+    x4, axis, fmt = as_2d("Conv1D", x, data_format)
     y = conv2d(x4, reshape(w, (1,) + w._value.shape),
-               _1d_arg("Conv1D", stride, "stride", axis), padding, fmt,
-               _1d_arg("Conv1D", dilations, "dilations", axis))
-    return _squeeze_2d(y, axis)
+               arg_1d("Conv1D", stride, "stride", axis), padding, fmt,
+               arg_1d("Conv1D", dilations, "dilations", axis))
+    return squeeze_2d(y, axis)
 
 
 def depthwise_conv2d(input, filter, strides, padding, data_format=None,  # noqa: A002
@@ -331,7 +240,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None,  # noqa:
     fmt = data_format or "NHWC"
     x, w, geo = _conv_prep("DepthwiseConv2dNative", input, filter, strides, padding, fmt,
                            dilations, True)
-    return _from_nhwc(DEPTHWISE.conv(x, w, geo), fmt)
+    return from_nhwc(DEPTHWISE.conv(x, w, geo), fmt)
 
 
 def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
@@ -347,13 +256,13 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
     """`tf.nn.conv2d_transpose`: the gradient of conv2d with respect to its input;
     filters are [KH, KW, output_channels, input_channels]."""
     op = "Conv2DBackpropInput"
-    _check_format(op, data_format, ("NHWC", "NCHW"))
+    check_format(op, data_format, ("NHWC", "NCHW"))
     g, w = tensor_args(op, (input, filters), FLOAT, ("input", "filters"))
-    _rank_check(op, g, 4, "input", data_format)
-    _rank_check(op, w, 4, "filters", "[filter_height, filter_width, output_channels, "
+    rank_check(op, g, 4, "input", data_format)
+    rank_check(op, w, 4, "filters", "[filter_height, filter_width, output_channels, "
                 "in_channels]")
     last = data_format == "NHWC"
-    g = _nhwc(g, data_format)
+    g = to_nhwc(g, data_format)
     out = int_list(output_shape, "output_shape")
     if len(out) != 4:
         raise invalid(op, f"conv2d_transpose: output_shape must have 4 entries, got {out}")
@@ -365,10 +274,10 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
                       f"{list(w._value.shape)} and output_shape {out} disagree: filters must be "
                       f"[kh, kw, output_channels={out_c}, input_channels="
                       f"{g._value.shape[-1]}] and output_shape[0] the batch size")
-    s = _hw_arg(op, strides, "strides", last)
-    d = _hw_arg(op, dilations, "dilations", last)
-    pads = _pads(op, padding, out_hw, w._value.shape[:2], s, d, last)
-    expect = tuple(_out_len(out_hw[a], w._value.shape[a], s[a], d[a], pads[2 * a],
+    s = hw_arg(op, strides, "strides", last)
+    d = hw_arg(op, dilations, "dilations", last)
+    pads = pads_arg(op, padding, out_hw, w._value.shape[:2], s, d, last)
+    expect = tuple(out_len(out_hw[a], w._value.shape[a], s[a], d[a], pads[2 * a],
                             pads[2 * a + 1]) for a in range(2))
     if expect != g._value.shape[1:3]:
         raise invalid(op, f"conv2d_transpose: a conv2d of output_shape {out} with this filter, "
@@ -376,7 +285,7 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # n
                       f"{list(expect)}, but the input's is {list(g._value.shape[1:3])}; pick "
                       f"an output_shape consistent with the input")
     geo = {"strides": s, "dilations": d, "pads": pads}
-    return _from_nhwc(CONV2D.bi(g, w, out_hw, geo), data_format)
+    return from_nhwc(CONV2D.bi(g, w, out_hw, geo), data_format)
 
 
 # TensorFlow's ops as SavedModel graphs spell them (rule form: saved_model/function_runner.py)
@@ -389,16 +298,6 @@ def _import_padding(a):
 
 
 # -- export rules: TensorFlow's ops (the rule's form: tensorlite/saved_model/function_def.py)
-def _tf_padding(pads, hw, ksize, strides, dilations):
-    """TensorFlow's padding attributes of our explicit pads: "VALID", "SAME" where they are
-    SAME's pads for this input size, else "EXPLICIT" with NHWC explicit_paddings."""
-    if not any(pads):
-        return {"padding": "VALID"}
-    if None not in hw and all(
-            (pads[2 * i], pads[2 * i + 1]) == _same_pads(hw[i], ksize[i], strides[i],
-                                                         dilations[i]) for i in (0, 1)):
-        return {"padding": "SAME"}
-    return {"padding": "EXPLICIT", "explicit_paddings": [0, 0, *pads, 0, 0]}
 
 
 def _conv_tf(op_name):
@@ -406,21 +305,13 @@ def _conv_tf(op_name):
         x, w = in_specs
         s, d, pads = attrs["strides"], attrs["dilations"], attrs["pads"]
         return op_name, {"strides": [1, *s, 1], "dilations": [1, *d, 1], "data_format": "NHWC",
-                         **_tf_padding(pads, x.shape[-3:-1], w.shape[:2], s, d)}
+                         **tf_padding(pads, x.shape[-3:-1], w.shape[:2], s, d)}
     return rule
 
 
 # -- export rules: ONNX (the rule's form: tensorlite/onnx/__init__.py) ------------------------
-# ONNX convolves and pools NCHW: the rules transpose around the op (runtimes cancel adjacent
-# transposes) and write weights pre-transposed when they are constants.
-_TO_NCHW, _TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
-
-
-def _onnx_pads(pads):
-    top, bottom, left, right = (int(p) for p in pads)
-    return [top, left, bottom, right]
-
-
+# ONNX convolves NCHW: the rules transpose around the op (conv_args.TO_NCHW) and write
+# weights pre-transposed when they are constants.
 def _onnx_weights(ctx, node, perm, shape=None):
     """The filter in ONNX's [out, in/group, kh, kw] layout: folded when constant."""
     w = ctx.value(node.inputs[1])
@@ -440,40 +331,15 @@ def _onnx_conv(depthwise):
             w, group = _onnx_weights(ctx, node, (2, 3, 0, 1), (cin * cm, 1, kh, kw)), cin
         else:
             w, group = _onnx_weights(ctx, node, (3, 2, 0, 1)), 1
-        x = ctx.transpose(ctx.name(node.inputs[0]), _TO_NCHW)
+        x = ctx.transpose(ctx.name(node.inputs[0]), TO_NCHW)
         y = ctx.emit("Conv", [x, w], strides=list(node.attrs["strides"]),
                      dilations=list(node.attrs["dilations"]), group=group,
-                     pads=_onnx_pads(node.attrs["pads"]), kernel_shape=[kh, kw])
-        return ctx.transpose(y, _TO_NHWC)
+                     pads=onnx_pads(node.attrs["pads"]), kernel_shape=[kh, kw])
+        return ctx.transpose(y, TO_NHWC)
     return rule
 
 
 # -- export rules: TFLite (the rule's form: tensorlite/lite/convert/converter.py) -------------
-def _tflite_padding(ctx, node, ksize, dilations, pad_op=True):
-    """'VALID' or 'SAME' when the node's explicit pads are TensorFlow's for that padding;
-    otherwise (convolutions only: zeros are their padding) the input is padded by an
-    explicit PAD op first. Returns (padding, input tensor)."""
-    x = node.inputs[0]
-    pads = tuple(int(p) for p in node.attrs["pads"])
-    inp = ctx.tensor(x)
-    if not any(pads):
-        return "VALID", inp
-    shape = ctx.shape(x)
-    same = []
-    for size, k, s, d in zip(shape[1:3], ksize, node.attrs["strides"], dilations):
-        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-        same += [total // 2, total - total // 2]
-    if tuple(same) == pads:
-        return "SAME", inp
-    if not pad_op:
-        ctx.unsupported(node, f"with pads {pads} (neither SAME nor VALID) has no TFLite "
-                              f"builtin")
-    padded_shape = (shape[0], shape[1] + pads[0] + pads[1], shape[2] + pads[2] + pads[3],
-                    shape[3])
-    out = ctx.new_tensor(padded_shape, ctx.dtype(x), "pad")
-    paddings = np.asarray([[0, 0], pads[0:2], pads[2:4], [0, 0]], np.int32)
-    ctx.op("PAD", [inp, ctx.const(paddings, "paddings")], [out])
-    return "VALID", out
 
 
 def _tflite_conv(depthwise):
@@ -484,7 +350,7 @@ def _tflite_conv(depthwise):
         kh, kw, cin, cm = w.shape
         sh, sw = node.attrs["strides"]
         dh, dw = node.attrs["dilations"]
-        padding, inp = _tflite_padding(ctx, node, (kh, kw), (dh, dw))
+        padding, inp = tflite_padding(ctx, node, (kh, kw), (dh, dw))
         options = {"padding": padding, "stride_h": int(sh), "stride_w": int(sw),
                    "dilation_h_factor": int(dh), "dilation_w_factor": int(dw)}
         if depthwise:  # [kh, kw, C, M] -> [1, kh, kw, C*M]
@@ -511,15 +377,16 @@ def _import_depthwise(ins, a):
                             a.get("dilations")[1:3] if a.get("dilations") else None)
 
 
-CONV2D = _ConvFamily("Conv2D", _conv_fwd, _bi_threaded, _bf_threaded,
-                     lambda ws: ws[-1], lambda c, o: (c, o),
+CONV2D = _ConvFamily("Conv2D", conv_fwd, bi_threaded, bf_threaded,
+                     lambda ws: ws[-1], lambda c, o: (c, o), exact_shape=True,
                      tf=_conv_tf("Conv2D"), tf_outputs="output", tf_import=_import_conv,
                      linear_filter=(1, 1),
                      onnx=_onnx_conv(depthwise=False), tflite=_tflite_conv(depthwise=False))
-DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", _dw_fwd, _dw_bi_fwd, _dw_bf_fwd,
+DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", dw_fwd, dw_bi_fwd, dw_bf_fwd,
                         lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],
                         lambda c, o: (c, None if None in (c, o) else o // c),
                         tf=_conv_tf("DepthwiseConv2dNative"), tf_outputs="output",
+                        exact_shape=True,
                         tf_import=_import_depthwise, onnx=_onnx_conv(depthwise=True),
                         linear_filter=(1, 2),
                         tflite=_tflite_conv(depthwise=True))

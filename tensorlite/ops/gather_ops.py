@@ -12,7 +12,8 @@ from tensorlite.framework import convert, dtypes
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops.array_ops import _i32, _shape_arg, reshape
+from tensorlite.ops.array_common import checked_dims, int32s
+from tensorlite.ops.reshape_ops import reshape
 from tensorlite.ops.batching import with_batch_axis
 from tensorlite.ops.common import (DECLINED, composite_aware, fast_path, int_list,
                                    single_axis, to_tensor)
@@ -44,7 +45,7 @@ def _gather_tf(attrs, in_specs):
     axis = len(params.shape) - attrs["rank"] + attrs["axis"]
     return "GatherV2", {"Tparams": params.dtype, "Tindices": in_specs[1].dtype,
                         "Taxis": dtypes.int32, "batch_dims": attrs["batch_dims"], "T": None}, \
-        [0, 1, _i32([axis])[0]]
+        [0, 1, int32s([axis])[0]]
 
 
 # -- gather / scatter kernels ------------------------------------------------------------------
@@ -668,6 +669,6 @@ def repeat(input, repeats, axis=None, name=None):  # noqa: A002
     if (r < 0).any():
         raise invalid("Repeat", f"repeats must be non-negative, got {r.tolist()}")
     total = sum(int(v) for v in r)  # Python ints: a huge count cannot overflow
-    _shape_arg(x._value.shape[:ax] + (total,) + x._value.shape[ax + 1:], "Repeat", x._dtype)
-    _shape_arg((total,), "Repeat", dtypes.int64)  # the gather indices
+    checked_dims(x._value.shape[:ax] + (total,) + x._value.shape[ax + 1:], "Repeat", x._dtype)
+    checked_dims((total,), "Repeat", dtypes.int64)  # the gather indices
     return gather(x, wrap(np.repeat(np.arange(n), r)), axis=ax)

@@ -7,10 +7,11 @@ import numpy as np
 from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import invalid
 from tensorlite.framework.tensor import wrap
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, math_ops, numba_image_color
 from tensorlite.ops.common import fast_path, to_tensor
-from tensorlite.ops.image_ops import _at_least_3d, _const, _float_arg, _float_only, \
-    _from_float, _numeric, _scalar_like, _shape_str, _to_float, _uniform, convert_image_dtype
+from tensorlite.ops.image_args import (at_least_3d, const_like, float_arg, float_only, numeric,
+                                       scalar_like, shape_str, uniform_draw)
+from tensorlite.ops.image_convert import convert_image_dtype, from_float, to_float
 from tensorlite.ops.slice_ops import getitem
 
 __all__ = []  # TensorFlow exports these under tf.image only
@@ -22,20 +23,20 @@ def adjust_brightness(image, delta):
 
     >>> tf.image.adjust_brightness(tf.constant([[[0.5]]]), 0.25).numpy().item()
     0.75"""
-    x = _numeric("adjust_brightness", to_tensor(image))
+    x = numeric("adjust_brightness", to_tensor(image))
     orig = x._dtype
-    f = _to_float(x)
-    return _from_float(math_ops.add(f, _scalar_like(delta, f)), orig)
+    f = to_float(x)
+    return from_float(math_ops.add(f, scalar_like(delta, f)), orig)
 
 
 def _contrast_input(images):
-    x = _at_least_3d("AdjustContrastv2", _numeric("adjust_contrast", to_tensor(images)))
-    return _to_float(x), x._dtype
+    x = at_least_3d("AdjustContrastv2", numeric("adjust_contrast", to_tensor(images)))
+    return to_float(x), x._dtype
 
 
 def _adjust_contrast_fast(images, contrast_factor):
     f, orig = _contrast_input(images)
-    return _from_float(wrap(_np_adjust_contrast(f._value, np.asarray(contrast_factor))), orig)
+    return from_float(wrap(_np_adjust_contrast(f._value, np.asarray(contrast_factor))), orig)
 
 
 @fast_path(_adjust_contrast_fast)
@@ -45,8 +46,8 @@ def adjust_contrast(images, contrast_factor):
     f, orig = _contrast_input(images)
     mean = math_ops.reduce_mean(f, axis=[-3, -2], keepdims=True)
     out = math_ops.add(math_ops.multiply(math_ops.subtract(f, mean),
-                                         _scalar_like(contrast_factor, f)), mean)
-    return _from_float(out, orig)
+                                         scalar_like(contrast_factor, f)), mean)
+    return from_float(out, orig)
 
 
 def _np_adjust_contrast(f, factor):
@@ -56,6 +57,9 @@ def _np_adjust_contrast(f, factor):
     lead = f.shape[:-3]
     ones = np.full((1, h * w), 1.0 / (h * w), dtype=f.dtype)
     mean = np.matmul(ones, f.reshape(lead + (h * w, c))).reshape(lead + (1, 1, c))
+    fast = numba_image_color.adjust_contrast(f, mean, factor)  # one compiled pass
+    if fast is not None:
+        return fast
     factor = factor.astype(f.dtype)
     out = np.empty(f.shape, f.dtype)
     for i in range(c):  # per channel plane (see _np_planes)
@@ -66,19 +70,19 @@ def _np_adjust_contrast(f, factor):
 
 def adjust_gamma(image, gamma=1, gain=1):
     """`tf.image.adjust_gamma`: `gain * image ** gamma` (integer images in [0, 1] units)."""
-    x = _numeric("adjust_gamma", to_tensor(image))
+    x = numeric("adjust_gamma", to_tensor(image))
     g = np.asarray(gamma)
     if np.any(g < 0):
         raise ValueError(f"adjust_gamma: Gamma should be a non-negative real number, got "
                          f"{g.tolist()}")
     orig = x._dtype
-    f = _to_float(x)
-    out = math_ops.multiply(_scalar_like(gain, f), math_ops.pow(f, _scalar_like(gamma, f)))
-    return _from_float(out, orig)
+    f = to_float(x)
+    out = math_ops.multiply(scalar_like(gain, f), math_ops.pow(f, scalar_like(gamma, f)))
+    return from_float(out, orig)
 
 
 def _check_range_args(op_name, lower, upper):
-    lo, hi = _float_arg(lower, f"{op_name}: lower"), _float_arg(upper, f"{op_name}: upper")
+    lo, hi = float_arg(lower, f"{op_name}: lower"), float_arg(upper, f"{op_name}: upper")
     if hi <= lo:
         raise ValueError(f"{op_name}: upper must be > lower, got lower={lo}, upper={hi}")
     if lo < 0:
@@ -87,7 +91,7 @@ def _check_range_args(op_name, lower, upper):
 
 
 def _check_max_delta(op_name, max_delta, limit=None):
-    d = _float_arg(max_delta, f"{op_name}: max_delta")
+    d = float_arg(max_delta, f"{op_name}: max_delta")
     if d < 0:
         raise ValueError(f"{op_name}: max_delta must be non-negative, got {d}")
     if limit is not None and d > limit:
@@ -97,7 +101,7 @@ def _check_max_delta(op_name, max_delta, limit=None):
 
 def _random_brightness(image, max_delta, seed, stateless, op_name):
     d = _check_max_delta(op_name, max_delta)
-    return adjust_brightness(image, _uniform([], -d, d, seed, stateless))
+    return adjust_brightness(image, uniform_draw([], -d, d, seed, stateless))
 
 
 def random_brightness(image, max_delta, seed=None):
@@ -114,7 +118,7 @@ def _random_factor(adjust, image, lower, upper, seed, stateless, op_name):
     """`adjust(image, factor)` with a factor drawn from [lower, upper) (random_contrast,
     random_saturation and their stateless forms)."""
     lo, hi = _check_range_args(op_name, lower, upper)
-    return adjust(image, _uniform([], lo, hi, seed, stateless))
+    return adjust(image, uniform_draw([], lo, hi, seed, stateless))
 
 
 def random_contrast(image, lower, upper, seed=None):
@@ -165,7 +169,7 @@ def _hue_weights(h, x):
     """Per-channel weight w(h) in [0, 1] with rgb = v - (v * s) * w: the piecewise-linear
     hexcone written without branches (channel n in (5, 3, 1) for r, g, b)."""
     k = math_ops.floormod(math_ops.add(math_ops.multiply(array_ops.expand_dims(h, -1), 6.0),
-                                       _const([5.0, 3.0, 1.0], x)), 6.0)
+                                       const_like([5.0, 3.0, 1.0], x)), 6.0)
     tri = math_ops.minimum(k, math_ops.subtract(4.0, k))
     return math_ops.maximum(math_ops.minimum(tri, 1.0), 0.0)
 
@@ -175,7 +179,7 @@ def rgb_to_hsv(images, name=None):
 
     >>> tf.image.rgb_to_hsv(tf.constant([[[1.0, 0.0, 0.0]]])).numpy().tolist()
     [[[0.0, 1.0, 1.0]]]"""
-    x = _float_only("rgb_to_hsv", to_tensor(images))
+    x = float_only("rgb_to_hsv", to_tensor(images))
     _channels("RGBToHSV", x)
     h, v, d = _hue_value_range(x)
     s = _safe_divide(d, v, math_ops.greater(v, 0.0))
@@ -184,7 +188,7 @@ def rgb_to_hsv(images, name=None):
 
 def hsv_to_rgb(images, name=None):
     """`tf.image.hsv_to_rgb`: the inverse of `rgb_to_hsv`."""
-    x = _float_only("hsv_to_rgb", to_tensor(images))
+    x = float_only("hsv_to_rgb", to_tensor(images))
     _channels("HSVToRGB", x)
     h, s, v = _channel(x, 0), _channel(x, 1), _channel(x, 2)
     c = array_ops.expand_dims(math_ops.multiply(v, s), -1)
@@ -195,22 +199,22 @@ def hsv_to_rgb(images, name=None):
 def _channels(op_name, x, n=3):
     if x._value.ndim < 1 or x._value.shape[-1] != n:
         raise invalid(op_name, f"{op_name}: input must have {n} channels but input has shape "
-                      f"{_shape_str(x)}")
+                      f"{shape_str(x)}")
 
 
 def _hue_input(image, delta):
-    x = _at_least_3d("AdjustHue", _numeric("adjust_hue", to_tensor(image)), 3)
+    x = at_least_3d("AdjustHue", numeric("adjust_hue", to_tensor(image)), 3)
     dv = np.asarray(delta)
     if dv.size and np.any(np.abs(dv) > 1):
         raise ValueError(f"adjust_hue: delta must be in the interval [-1, 1], got "
                          f"{dv.tolist()}")
-    return _to_float(x), x._dtype
+    return to_float(x), x._dtype
 
 
 def _adjust_hue_fast(image, delta, name=None):
     # the same formulas on plain NumPy arrays
     f, orig = _hue_input(image, delta)
-    return _from_float(wrap(_np_adjust_hue(f._value, np.asarray(delta))), orig)
+    return from_float(wrap(_np_adjust_hue(f._value, np.asarray(delta))), orig)
 
 
 @fast_path(_adjust_hue_fast)
@@ -223,21 +227,21 @@ def adjust_hue(image, delta, name=None):
     h, v, d = _hue_value_range(f)
     # s * v is the range where v > 0; TF's saturation is 0 (a gray pixel) where v <= 0.
     c = math_ops.where(math_ops.greater(v, 0.0), d, array_ops.zeros_like(d))
-    w = _hue_weights(math_ops.add(h, _scalar_like(delta, f)), f)
+    w = _hue_weights(math_ops.add(h, scalar_like(delta, f)), f)
     out = math_ops.subtract(array_ops.expand_dims(v, -1),
                             math_ops.multiply(array_ops.expand_dims(c, -1), w))
-    return _from_float(out, orig)
+    return from_float(out, orig)
 
 
 def _saturation_input(image):
-    x = _at_least_3d("AdjustSaturation", _numeric("adjust_saturation", to_tensor(image)), 3)
-    return _to_float(x), x._dtype
+    x = at_least_3d("AdjustSaturation", numeric("adjust_saturation", to_tensor(image)), 3)
+    return to_float(x), x._dtype
 
 
 def _adjust_saturation_fast(image, saturation_factor, name=None):
     # the same formulas on plain NumPy arrays
     f, orig = _saturation_input(image)
-    return _from_float(wrap(_np_adjust_saturation(f._value, np.asarray(saturation_factor))),
+    return from_float(wrap(_np_adjust_saturation(f._value, np.asarray(saturation_factor))),
                        orig)
 
 
@@ -253,11 +257,11 @@ def adjust_saturation(image, saturation_factor, name=None):
     d = math_ops.subtract(v, array_ops.expand_dims(mn, -1))
     ok = math_ops.logical_and(math_ops.greater(v, 0.0), math_ops.greater(d, 0.0))
     inv_s = _safe_divide(v, d, ok)
-    factor = _scalar_like(saturation_factor, f)
+    factor = scalar_like(saturation_factor, f)
     ratio = math_ops.where(ok, math_ops.maximum(math_ops.minimum(factor, inv_s), 0.0),
                            array_ops.zeros_like(inv_s))
     out = math_ops.subtract(v, math_ops.multiply(math_ops.subtract(v, f), ratio))
-    return _from_float(out, orig)
+    return from_float(out, orig)
 
 
 def _np_planes(f):
@@ -268,7 +272,11 @@ def _np_planes(f):
 
 def _np_adjust_hue(f, delta):
     """NumPy twin of the composed `adjust_hue` (same formulas; selects by multiplying with
-    masks, since np.where on unpredictable masks costs ~10x an arithmetic pass)."""
+    masks, since np.where on unpredictable masks costs ~10x an arithmetic pass); one
+    compiled pass with numba, bit-identical."""
+    fast = numba_image_color.adjust_hue(f, delta)
+    if fast is not None:
+        return fast
     r, g, b = _np_planes(f)
     v = np.maximum(np.maximum(r, g), b)
     d = v - np.minimum(np.minimum(r, g), b)
@@ -291,7 +299,11 @@ def _np_floormod(x, m):
 
 
 def _np_adjust_saturation(f, factor):
-    """NumPy twin of the composed `adjust_saturation`."""
+    """NumPy twin of the composed `adjust_saturation` (one compiled pass with numba,
+    bit-identical)."""
+    fast = numba_image_color.adjust_saturation(f, factor)
+    if fast is not None:
+        return fast
     r, g, b = planes = _np_planes(f)
     v = np.maximum(np.maximum(r, g), b)
     d = v - np.minimum(np.minimum(r, g), b)
@@ -316,7 +328,7 @@ def stateless_random_saturation(image, lower, upper, seed):
 
 def _random_hue(image, max_delta, seed, stateless, op_name):
     d = _check_max_delta(op_name, max_delta, 0.5)
-    return adjust_hue(image, _uniform([], -d, d, seed, stateless))
+    return adjust_hue(image, uniform_draw([], -d, d, seed, stateless))
 
 
 def random_hue(image, max_delta, seed=None):
@@ -335,14 +347,14 @@ _GRAY = (0.2989, 0.5870, 0.1140)
 
 def rgb_to_grayscale(images, name=None):
     """`tf.image.rgb_to_grayscale`: ITU-R 601 luma, keeping a last dimension of size 1."""
-    x = _numeric("rgb_to_grayscale", to_tensor(images))
+    x = numeric("rgb_to_grayscale", to_tensor(images))
     if x._value.ndim < 1 or x._value.shape[-1] != 3:
         raise ValueError(f"rgb_to_grayscale: the last dimension of 'images' must be 3 (RGB), "
-                         f"got shape {_shape_str(x)}")
+                         f"got shape {shape_str(x)}")
     orig = x._dtype
     f = x if x._dtype in (dtypes.float32, dtypes.float64) else \
         convert_image_dtype(x, dtypes.float32)
-    terms = [math_ops.multiply(_channel(f, i), _scalar_like(_GRAY[i], f)) for i in range(3)]
+    terms = [math_ops.multiply(_channel(f, i), scalar_like(_GRAY[i], f)) for i in range(3)]
     gray = array_ops.expand_dims(math_ops.add(math_ops.add(terms[0], terms[1]), terms[2]), -1)
     return gray if orig is gray._dtype else convert_image_dtype(gray, orig)
 
@@ -351,18 +363,18 @@ def grayscale_to_rgb(images, name=None):
     """`tf.image.grayscale_to_rgb`: repeats the single channel three times."""
     x = to_tensor(images)
     if x._value.ndim < 2:
-        raise ValueError(f"grayscale_to_rgb: 'images' (shape {_shape_str(x)}) must be at "
+        raise ValueError(f"grayscale_to_rgb: 'images' (shape {shape_str(x)}) must be at "
                          f"least two-dimensional")
     if x._value.shape[-1] != 1:
         raise ValueError(f"grayscale_to_rgb: Last dimension of a grayscale image should be "
-                         f"size 1, got shape {_shape_str(x)}")
+                         f"size 1, got shape {shape_str(x)}")
     return array_ops.tile(x, [1] * (x._value.ndim - 1) + [3])
 
 
 def _linear_color(op_name, images, matrix):
-    x = _float_only(op_name, to_tensor(images))
+    x = float_only(op_name, to_tensor(images))
     _channels(op_name, x)
-    m = _const(matrix, x)  # out[..., j] = sum_i x[..., i] * m[i, j]
+    m = const_like(matrix, x)  # out[..., j] = sum_i x[..., i] * m[i, j]
     return math_ops.reduce_sum(math_ops.multiply(array_ops.expand_dims(x, -1), m), axis=-2)
 
 

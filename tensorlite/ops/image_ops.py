@@ -1,6 +1,7 @@
 """Image ops (`tf.image.*`): dtype conversion, flips and rotations, crops and pads,
-standardisation, filters and patches, with the argument checks every image op shares. Colour
-adjustments and colour spaces are in image_color.py, resizing in image_resize.py.
+standardisation, filters and patches. Colour adjustments and colour spaces are in
+image_color.py, resizing in image_resize.py, dtype conversion in image_convert.py, and the
+argument checks every image op shares in image_args.py.
 
 Images are `[height, width, channels]` or batched `[batch, height, width, channels]`; ops act
 on the last three dimensions, so every rule here also accepts extra leading dimensions.
@@ -30,165 +31,18 @@ import math
 import numpy as np
 
 from tensorlite.framework import dtypes
-from tensorlite.framework.dispatch import execute, invalid
-from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
-from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import array_ops, gather_ops, math_ops, random_ops
+from tensorlite.framework.dispatch import invalid
+from tensorlite.framework.tensor import wrap
+from tensorlite.ops import array_ops, gather_ops, math_ops
 from tensorlite.ops.common import DECLINED, fast_path, int_list, to_tensor
+from tensorlite.ops.image_args import (float_arg, image_arg, int_arg, numeric, shape_str,
+                                       uniform_draw)
+from tensorlite.ops.image_convert import convert_image_dtype
 from tensorlite.ops.slice_ops import getitem
 
 __all__ = []  # TensorFlow exports these under tf.image only
 
 _ALL = builtins.slice(None)
-_IMAGE_KINDS = "fiu"
-
-
-# -- argument checks ---------------------------------------------------------------------------
-def _shape_str(x):
-    return list(x._value.shape)
-
-
-def _image(op_name, image, ranks=(3, 4), arg="image"):
-    """Converts `image` and checks its rank (ValueError, as TF's static shape checks)."""
-    x = to_tensor(image)
-    nd = x._value.ndim
-    if ranks is None:
-        if nd < 3:
-            raise ValueError(f"{op_name}: '{arg}' (shape {_shape_str(x)}) must be at least "
-                             f"three-dimensional: [height, width, channels] or "
-                             f"[..., height, width, channels]")
-    elif nd not in ranks:
-        want = " or ".join(str(r) for r in ranks)
-        raise ValueError(f"{op_name}: '{arg}' (shape {_shape_str(x)}) must have {want} "
-                         f"dimensions: [height, width, channels] or [batch, height, width, "
-                         f"channels]; use tf.expand_dims or tf.reshape")
-    if any(d == 0 for d in x._value.shape[-3:]):
-        raise ValueError(f"{op_name}: all dims of '{arg}.shape' must be > 0, got "
-                         f"{_shape_str(x)}")
-    return x
-
-
-def _at_least_3d(op_name, x, channels=None):
-    """The kernel-side checks of TF's colour ops (InvalidArgumentError)."""
-    if x._value.ndim < 3:
-        raise invalid(op_name, f"{op_name}: input must be at least 3-D, got shape "
-                      f"{_shape_str(x)}")
-    if channels is not None and x._value.shape[-1] != channels:
-        raise invalid(op_name, f"{op_name}: input must have {channels} channels but input only "
-                      f"has {x._value.shape[-1]} channels (shape {_shape_str(x)})")
-    return x
-
-
-def _numeric(op_name, x):
-    if x._dtype.kind not in _IMAGE_KINDS:
-        raise TypeError(f"{op_name}: images must be of an integer or floating dtype, got "
-                        f"{x._dtype.name}")
-    return x
-
-
-def _float_only(op_name, x):
-    if not x._dtype.is_floating:
-        raise TypeError(f"{op_name}: Value passed to parameter 'images' has DataType "
-                        f"{x._dtype.name} not in list of allowed values: float16, bfloat16, "
-                        f"float32, float64; convert it with tf.image.convert_image_dtype")
-    return x
-
-
-def _int_arg(v, what):
-    if isinstance(v, Tensor) or getattr(v, "_is_variable", False):
-        v = np.asarray(v)
-    if isinstance(v, np.ndarray):
-        if v.ndim != 0 or v.dtype.kind not in "iu":
-            raise TypeError(f"{what} must be an integer scalar, got {v.dtype} of shape "
-                            f"{list(v.shape)}")
-        v = v.item()
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{what} must be an integer, got {v!r}")
-    return int(v)
-
-
-def _float_arg(v, what):
-    if isinstance(v, Tensor) or getattr(v, "_is_variable", False):
-        v = np.asarray(v)
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be a number, got {v!r}") from None
-
-
-def _scalar_like(v, x):
-    """`v` as a tensor of `x`'s dtype: Python numbers convert directly (no float32 detour),
-    tensors are cast (differentiably)."""
-    if isinstance(v, Tensor) or getattr(v, "_is_variable", False):
-        return math_ops.cast(v, x._dtype)
-    return to_tensor(v, dtype=x._dtype)
-
-
-def _const(values, x):
-    return wrap(np.asarray(values, dtype=x._value.dtype))
-
-
-# -- convert_image_dtype -----------------------------------------------------------------------
-def _float_to_int(x, np_dtype):
-    info = np.iinfo(np_dtype)
-    scaled = x * x.dtype.type(info.max + 0.5)
-    return np.clip(scaled.astype(np.float64), info.min, info.max).astype(np_dtype)
-
-
-def _int_to_int(x, np_dtype, saturate):
-    imax, omax = int(np.iinfo(x.dtype).max), int(np.iinfo(np_dtype).max)
-    info = np.iinfo(np_dtype)
-    if imax > omax:  # scale down first, then cast
-        y = x // ((imax + 1) // (omax + 1))
-        return (np.clip(y, info.min, info.max) if saturate else y).astype(np_dtype)
-    y = np.clip(x, max(info.min, int(np.iinfo(x.dtype).min)), info.max) if saturate else x
-    return y.astype(np_dtype) * np_dtype((omax + 1) // (imax + 1))
-
-
-def _convert_fwd(x, dtype, saturate):
-    np_dtype = dtype.as_numpy_dtype
-    if x.dtype.kind in "iu":
-        if dtype.is_integer:
-            return _int_to_int(x, np_dtype, saturate)
-        return x.astype(np_dtype) * np_dtype(1.0 / np.iinfo(x.dtype).max)
-    return _float_to_int(x, np_dtype)
-
-
-# Integer on one side at least: nothing to differentiate (float->float is a tf.cast).
-CONVERT = register(
-    "ConvertImageDtype", _convert_fwd, grad=NOT_DIFFERENTIABLE,
-    shape=lambda x, dtype, saturate: Spec(x.shape, dtype),
-    unsupported="tf onnx tflite batch tf_import")
-
-
-def convert_image_dtype(image, dtype, saturate=False, name=None):
-    """`tf.image.convert_image_dtype`: converts, scaling integers' [0, MAX] to floats' [0, 1].
-
-    >>> tf.image.convert_image_dtype(tf.constant([0, 255], tf.uint8), tf.float32).numpy()
-    array([0., 1.], dtype=float32)"""
-    x = to_tensor(image)
-    dtype = dtypes.as_dtype(dtype)
-    if not (dtype.is_floating or dtype.is_integer):
-        raise AttributeError(f"convert_image_dtype: dtype must be either floating point or "
-                             f"integer, got {dtype.name}")
-    if not (x._dtype.is_floating or x._dtype.is_integer):
-        raise AttributeError(f"convert_image_dtype: image dtype must be either floating point "
-                             f"or integer, got {x._dtype.name}")
-    if x._dtype is dtype:
-        return x
-    if x._dtype.is_floating and dtype.is_floating:
-        return math_ops.cast(x, dtype)
-    return execute(CONVERT, (x,), {"dtype": dtype, "saturate": bool(saturate)})
-
-
-def _to_float(x):
-    """The working image of TF's colour adjustments: floats as they are, integers scaled to
-    float32 [0, 1]."""
-    return x if x._dtype.is_floating else convert_image_dtype(x, dtypes.float32)
-
-
-def _from_float(y, orig):
-    return y if y._dtype is orig else convert_image_dtype(y, orig, saturate=True)
 
 
 # -- flips, rotations, transpose ---------------------------------------------------------------
@@ -197,19 +51,19 @@ def flip_left_right(image, name=None):
 
     >>> tf.image.flip_left_right(tf.zeros([4, 5, 3])).shape
     TensorShape([4, 5, 3])"""
-    x = _image("flip_left_right", image)
+    x = image_arg("flip_left_right", image)
     return array_ops.reverse(x, [-2])
 
 
 def flip_up_down(image, name=None):
     """`tf.image.flip_up_down`: mirrors the height dimension."""
-    x = _image("flip_up_down", image)
+    x = image_arg("flip_up_down", image)
     return array_ops.reverse(x, [-3])
 
 
 def transpose(image, name=None):
     """`tf.image.transpose`: swaps height and width."""
-    x = _image("transpose", image)
+    x = image_arg("transpose", image)
     return array_ops.transpose(x, [0, 2, 1, 3] if x._value.ndim == 4 else [1, 0, 2])
 
 
@@ -219,8 +73,8 @@ def rot90(image, k=1, name=None):
     >>> tf.image.rot90(tf.reshape(tf.range(4), [2, 2, 1])).numpy()[..., 0]
     array([[1, 3],
            [0, 2]], dtype=int32)"""
-    x = _image("rot90", image)
-    k = _int_arg(k, "rot90: k") % 4
+    x = image_arg("rot90", image)
+    k = int_arg(k, "rot90: k") % 4
     if k == 0:
         return x
     if k == 2:
@@ -231,21 +85,21 @@ def rot90(image, k=1, name=None):
 
 def _random_flip_fast(op_name, image, axis, seed, stateless):
     # eager, one image: no select, at most a view
-    x = _image(op_name, image)
+    x = image_arg(op_name, image)
     if x._value.ndim != 3:
         return DECLINED
-    u = _uniform([], 0.0, 1.0, seed, stateless)
+    u = uniform_draw([], 0.0, 1.0, seed, stateless)
     return array_ops.reverse(x, [axis]) if u._value < 0.5 else x
 
 
 @fast_path(_random_flip_fast)
 def _random_flip(op_name, image, axis, seed, stateless):
-    x = _image(op_name, image)
+    x = image_arg(op_name, image)
     if x._value.ndim == 3:
-        u = _uniform([], 0.0, 1.0, seed, stateless)
+        u = uniform_draw([], 0.0, 1.0, seed, stateless)
         return math_ops.where(math_ops.less(u, 0.5), array_ops.reverse(x, [axis]), x)
     n = x._value.shape[0]
-    u = _uniform([n], 0.0, 1.0, seed, stateless)
+    u = uniform_draw([n], 0.0, 1.0, seed, stateless)
     mask = array_ops.reshape(math_ops.less(u, 0.5), (n, 1, 1, 1))
     return math_ops.where(mask, array_ops.reverse(x, [axis]), x)
 
@@ -270,12 +124,6 @@ def stateless_random_flip_up_down(image, seed):
     return _random_flip("stateless_random_flip_up_down", image, -3, seed, True)
 
 
-def _uniform(shape, lo, hi, seed, stateless, dtype=dtypes.float32):
-    if stateless:
-        return random_ops.stateless_uniform(shape, seed, minval=lo, maxval=hi, dtype=dtype)
-    return random_ops.uniform(shape, minval=lo, maxval=hi, dtype=dtype, seed=seed)
-
-
 # -- crops and pads ----------------------------------------------------------------------------
 def _hw_key(top, height, left, width):
     return (Ellipsis, builtins.slice(top, top + height), builtins.slice(left, left + width),
@@ -286,9 +134,9 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     """`tf.image.crop_to_bounding_box`: the box with top-left corner (offset_height,
     offset_width) and the target size."""
     op = "crop_to_bounding_box"
-    x = _image(op, image)
-    oh, ow = _int_arg(offset_height, "offset_height"), _int_arg(offset_width, "offset_width")
-    th, tw = _int_arg(target_height, "target_height"), _int_arg(target_width, "target_width")
+    x = image_arg(op, image)
+    oh, ow = int_arg(offset_height, "offset_height"), int_arg(offset_width, "offset_width")
+    th, tw = int_arg(target_height, "target_height"), int_arg(target_width, "target_width")
     h, w = x._value.shape[-3:-1]
     for ok, msg in ((ow >= 0, f"offset_width must be >= 0, got {ow}"),
                     (oh >= 0, f"offset_height must be >= 0, got {oh}"),
@@ -299,7 +147,7 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
                     (h >= th + oh, f"height must be >= target + offset: image height {h} < "
                                    f"target_height {th} + offset_height {oh}")):
         if not ok:
-            raise ValueError(f"{op}: {msg} (image shape {_shape_str(x)})")
+            raise ValueError(f"{op}: {msg} (image shape {shape_str(x)})")
     return getitem(x, _hw_key(oh, th, ow, tw))
 
 
@@ -307,9 +155,9 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
     """`tf.image.pad_to_bounding_box`: zero-pads so the image sits at (offset_height,
     offset_width) inside a target-sized canvas."""
     op = "pad_to_bounding_box"
-    x = _image(op, image)
-    oh, ow = _int_arg(offset_height, "offset_height"), _int_arg(offset_width, "offset_width")
-    th, tw = _int_arg(target_height, "target_height"), _int_arg(target_width, "target_width")
+    x = image_arg(op, image)
+    oh, ow = int_arg(offset_height, "offset_height"), int_arg(offset_width, "offset_width")
+    th, tw = int_arg(target_height, "target_height"), int_arg(target_width, "target_width")
     h, w = x._value.shape[-3:-1]
     after_h, after_w = th - oh - h, tw - ow - w
     for ok, msg in ((oh >= 0, f"offset_height must be >= 0, got {oh}"),
@@ -319,7 +167,7 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
                     (after_h >= 0, f"height must be <= target - offset: image height {h} > "
                                    f"target_height {th} - offset_height {oh}")):
         if not ok:
-            raise ValueError(f"{op}: {msg} (image shape {_shape_str(x)})")
+            raise ValueError(f"{op}: {msg} (image shape {shape_str(x)})")
     pads = [[oh, after_h], [ow, after_w], [0, 0]]
     if x._value.ndim == 4:
         pads = [[0, 0]] + pads
@@ -329,8 +177,8 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
 def resize_with_crop_or_pad(image, target_height, target_width):
     """`tf.image.resize_with_crop_or_pad`: centrally crops and/or zero-pads to the target."""
     op = "resize_with_crop_or_pad"
-    x = _image(op, image)
-    th, tw = _int_arg(target_height, "target_height"), _int_arg(target_width, "target_width")
+    x = image_arg(op, image)
+    th, tw = int_arg(target_height, "target_height"), int_arg(target_width, "target_width")
     if tw <= 0 or th <= 0:
         raise ValueError(f"{op}: target_width and target_height must be > 0, got "
                          f"target_height={th}, target_width={tw}")
@@ -346,8 +194,8 @@ def central_crop(image, central_fraction):
 
     >>> tf.image.central_crop(tf.zeros([224, 224, 3]), 0.5).shape
     TensorShape([112, 112, 3])"""
-    x = _image("central_crop", image)
-    f = _float_arg(central_fraction, "central_crop: central_fraction")
+    x = image_arg("central_crop", image)
+    f = float_arg(central_fraction, "central_crop: central_fraction")
     if not 0.0 < f <= 1.0:
         raise ValueError(f"central_crop: central_fraction must be within (0, 1], got {f}")
     if f == 1.0:
@@ -369,7 +217,7 @@ def _random_crop(value, size, seed, stateless, op_name):
                       f"dimension of value")
     if not sz:
         return x
-    draw = _uniform([len(sz)], 0, np.iinfo(np.int32).max, seed, stateless, dtypes.int32)
+    draw = uniform_draw([len(sz)], 0, np.iinfo(np.int32).max, seed, stateless, dtypes.int32)
     limit = np.array(shape) - np.array(sz) + 1
     offset = draw._value.astype(np.int64) % limit
     return getitem(x, tuple(builtins.slice(int(o), int(o) + s) for o, s in zip(offset, sz)))
@@ -389,7 +237,7 @@ def stateless_random_crop(value, size, seed, name=None):
 def per_image_standardization(image):
     """`tf.image.per_image_standardization`: `(x - mean) / max(stddev, 1/sqrt(N))` per image;
     float32 out (float64 kept)."""
-    x = _numeric("per_image_standardization", _image("per_image_standardization", image,
+    x = numeric("per_image_standardization", image_arg("per_image_standardization", image,
                                                      ranks=None))
     f = x if x._dtype is dtypes.float64 else math_ops.cast(x, dtypes.float32)
     axes = [-3, -2, -1]
@@ -403,7 +251,7 @@ def per_image_standardization(image):
 def total_variation(images, name=None):
     """`tf.image.total_variation`: sum of absolute differences of neighbouring pixels, per
     image (a scalar for one image, [batch] for a batch)."""
-    x = _image("total_variation", images, arg="images")
+    x = image_arg("total_variation", images, arg="images")
     dy = math_ops.subtract(getitem(x, (Ellipsis, builtins.slice(1, None), _ALL, _ALL)),
                            getitem(x, (Ellipsis, builtins.slice(None, -1), _ALL, _ALL)))
     dx = math_ops.subtract(getitem(x, (Ellipsis, builtins.slice(1, None), _ALL)),
@@ -419,7 +267,7 @@ def image_gradients(image):
     x = to_tensor(image)
     if x._value.ndim != 4:
         raise ValueError(f"image_gradients expects a 4D tensor [batch_size, h, w, d], not "
-                         f"shape {_shape_str(x)}")
+                         f"shape {shape_str(x)}")
     dy = math_ops.subtract(getitem(x, (_ALL, builtins.slice(1, None))),
                            getitem(x, (_ALL, builtins.slice(None, -1))))
     dx = math_ops.subtract(getitem(x, (_ALL, _ALL, builtins.slice(1, None))),
@@ -434,7 +282,7 @@ def sobel_edges(image):
     x = to_tensor(image)
     if x._value.ndim != 4:
         raise ValueError(f"sobel_edges expects a 4D tensor [batch, h, w, d], not shape "
-                         f"{_shape_str(x)}")
+                         f"{shape_str(x)}")
     h, w = x._value.shape[1:3]
     p = array_ops.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], mode="REFLECT")
 
@@ -473,7 +321,7 @@ def extract_patches(images, sizes, strides, rates, padding, name=None):
     x = to_tensor(images)
     if x._value.ndim != 4:
         raise ValueError(f"{op}: images must be 4-D [batch, rows, cols, depth], got shape "
-                         f"{_shape_str(x)}")
+                         f"{shape_str(x)}")
     k, s, r = (int_list(v, a) for v, a in ((sizes, "sizes"), (strides, "strides"),
                                            (rates, "rates")))
     for v, a in ((k, "sizes"), (s, "strides"), (r, "rates")):

@@ -12,7 +12,8 @@ from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import gather_ops, math_ops, numba_resize
-from tensorlite.ops.image_ops import _image, _int_arg, _numeric, pad_to_bounding_box
+from tensorlite.ops.image_args import image_arg, int_arg, numeric
+from tensorlite.ops.image_ops import pad_to_bounding_box
 
 __all__ = []  # TensorFlow exports these under tf.image only
 
@@ -225,7 +226,7 @@ def _size_arg(op_name, size):
     if vals is None or len(vals) != 2:
         raise ValueError(f"{op_name}: 'size' must be a 1-D Tensor of 2 elements: new_height, "
                          f"new_width; got {size!r}")
-    return [_int_arg(v, f"{op_name}: size") for v in vals]
+    return [int_arg(v, f"{op_name}: size") for v in vals]
 
 
 def _aspect_size(h, w, nh, nw):
@@ -247,8 +248,8 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
 
     >>> tf.image.resize(tf.zeros([64, 48, 3], tf.uint8), (224, 224)).dtype
     tf.float32"""
-    x = _image("resize", images, arg="images")
-    _numeric("resize", x)
+    x = image_arg("resize", images, arg="images")
+    numeric("resize", x)
     method = str(getattr(method, "value", method)).lower()
     if method not in _METHODS:
         raise ValueError(f"resize: Resize method is not implemented: [{method}]; use one of "
@@ -272,9 +273,9 @@ def resize_with_pad(image, target_height, target_width, method=ResizeMethod.BILI
                     antialias=False):
     """`tf.image.resize_with_pad`: resizes keeping the aspect ratio, then pads with zeros
     to the target size, centred."""
-    x = _image("resize_with_pad", image)
-    th = _int_arg(target_height, "resize_with_pad: target_height")
-    tw = _int_arg(target_width, "resize_with_pad: target_width")
+    x = image_arg("resize_with_pad", image)
+    th = int_arg(target_height, "resize_with_pad: target_height")
+    tw = int_arg(target_width, "resize_with_pad: target_width")
     if th <= 0 or tw <= 0:
         raise ValueError(f"resize_with_pad: target_height and target_width must be > 0, got "
                          f"{th}, {tw}")

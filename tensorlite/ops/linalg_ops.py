@@ -61,10 +61,10 @@ def _matrix_arg(op_name, x, arg="input", square=True):
 
 
 def _batch_spec(*specs):
-    from tensorlite.ops.math_ops import _broadcast_spec  # noqa: PLC0415 - shared shape rule
+    from tensorlite.ops.math_ops import broadcast_spec  # noqa: PLC0415 - shared shape rule
     out = Spec((), specs[0].dtype)
     for s in specs:
-        out = Spec(_broadcast_spec(out, Spec(tuple(s.shape[:-2]), s.dtype)), s.dtype)
+        out = Spec(broadcast_spec(out, Spec(tuple(s.shape[:-2]), s.dtype)), s.dtype)
     return tuple(out.shape)
 
 

@@ -11,7 +11,7 @@ from tensorlite.framework.registry import (NOT_DIFFERENTIABLE, Spec, declare, ge
                                            input_needs_grad, register)
 from tensorlite.ops.batching import elementwise, leading, reduction
 from tensorlite.framework.tensor import Tensor, wrap
-from tensorlite.ops import control_flow_ops
+from tensorlite.ops import control_flow_ops, einsum_plan
 from tensorlite.ops.array_ops import broadcast_to, reshape, transpose
 from tensorlite.ops.common import (ANY, COMPOSITES, DECLINED, FLOAT, FLOATC, NUMERIC, REAL,
                                    batch_dims, binary, cached_axes, check_kind, composite_aware,
@@ -37,7 +37,9 @@ def _ub2(gx, gy, x, y, ans):
     return unbroadcast(gx, x, ans), unbroadcast(gy, y, ans)
 
 
-def _broadcast_spec(x, y):
+def broadcast_spec(x, y):
+    """The shape two specs broadcast to (None where unknown); ValueError for shapes that
+    cannot broadcast (a shape rule's static check, shared by the binary ops' rules)."""
     a, b = x.shape, y.shape
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + tuple(a)
@@ -56,11 +58,11 @@ def _broadcast_spec(x, y):
 
 
 def _bshape(x, y):
-    return Spec(_broadcast_spec(x, y), x.dtype)
+    return Spec(broadcast_spec(x, y), x.dtype)
 
 
 def _bshape_bool(x, y):
-    return Spec(_broadcast_spec(x, y), dtypes.bool)
+    return Spec(broadcast_spec(x, y), dtypes.bool)
 
 
 def _ushape(x):
@@ -255,16 +257,17 @@ ADD, add = _defbinary(
     jit=("ufunc", "add", "swap"), numexpr="({0} + {1})", fuse="add({0}, {1}{out})",
     commutative=True, simplify=("neutral", 0, (0, 1), "+"),
     tflite=_tflite_binary("ADD", "AddOptions"),
-    onnx="Add")
+    onnx="Add", exact_shape=True)
 SUB, subtract = _defbinary(
     "Sub", np.subtract, lambda g, ans, x, y: _ub2(g, negative(g), x, y, ans),
     jit=("ufunc", "subtract"), numexpr="({0} - {1})", fuse="subtract({0}, {1}{out})",
-    simplify=("neutral", 0, (1,), "-"), tflite=_tflite_binary("SUB", "SubOptions"), onnx="Sub")
+    simplify=("neutral", 0, (1,), "-"), tflite=_tflite_binary("SUB", "SubOptions"), onnx="Sub",
+    exact_shape=True)
 MUL, multiply = _defbinary(
     "Mul", np.multiply, lambda g, ans, x, y: _ub2(multiply(g, y), multiply(g, x), x, y, ans),
     jit=("ufunc", "multiply", "swap"), numexpr="({0} * {1})", fuse="multiply({0}, {1}{out})",
     commutative=True, simplify=("neutral", 1, (0, 1), "*"),
-    tflite=_tflite_binary("MUL", "MulOptions"), onnx="Mul")
+    tflite=_tflite_binary("MUL", "MulOptions"), onnx="Mul", exact_shape=True)
 
 
 def _div_fwd(x, y):
@@ -278,7 +281,7 @@ REALDIV, realdiv = _defbinary(
     lambda g, ans, x, y: _ub2(divide(g, y), negative(multiply(g, divide(ans, y))), x, y, ans),
     FLOATC, jit=("ufunc", "true_divide", "floats"), numexpr="({0} / {1})",
     fuse=("true_divide({0}, {1}{out})", "floats"), simplify=("neutral", 1, (1,), "/"),
-    tflite=_tflite_binary("DIV", "DivOptions"), onnx="Div")
+    tflite=_tflite_binary("DIV", "DivOptions"), onnx="Div", exact_shape=True)
 
 
 def _truediv_fast(x, y, name=None):
@@ -358,19 +361,20 @@ MAXIMUM, maximum = _defbinary(
     "Maximum", np.maximum, _minmax_grad(lambda x, y: greater_equal(x, y)), REAL,
     jit=("ufunc", "maximum", "fill"), numexpr="where({1} != {1}, {1}, where({0} < {1}, {1}, {0}))",
     fuse="maximum({0}, {1}{out})", commutative=True,
-    tflite=_tflite_binary("MAXIMUM", None, fusable=False), onnx="Max")
+    tflite=_tflite_binary("MAXIMUM", None, fusable=False), onnx="Max", exact_shape=True)
 MINIMUM, minimum = _defbinary(
     "Minimum", np.minimum, _minmax_grad(lambda x, y: less_equal(x, y)), REAL,
     jit=("ufunc", "minimum", "fill"), numexpr="where({1} != {1}, {1}, where({1} < {0}, {1}, {0}))",
     fuse="minimum({0}, {1}{out})", commutative=True,
-    tflite=_tflite_binary("MINIMUM", None, fusable=False), onnx="Min")
+    tflite=_tflite_binary("MINIMUM", None, fusable=False), onnx="Min", exact_shape=True)
 SQDIFF, squared_difference = _defbinary(
     "SquaredDifference", lambda x, y: np.square(x - y),
     lambda g, ans, x, y: (lambda d: _ub2(d, negative(d), x, y, ans))(
         multiply(g, multiply(subtract(x, y), 2))),
     jit=("chain", "subtract", ("{0}", "{1}"), ("np.square({t}{out})",)),
     numexpr="(({0} - {1}) * ({0} - {1}))", fuse="call", commutative=True,
-    tflite=_tflite_binary("SQUARED_DIFFERENCE", None, fusable=False), onnx=_onnx_sqdiff)
+    tflite=_tflite_binary("SQUARED_DIFFERENCE", None, fusable=False), onnx=_onnx_sqdiff,
+    exact_shape=True)
 ATAN2, atan2 = _defbinary(
     "Atan2", np.arctan2,
     lambda g, ans, x, y: (lambda den: _ub2(multiply(g, divide(y, den)),
@@ -449,7 +453,7 @@ def invert_operator(x):
 NEG, negative = _defunary(
     "Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC, jit=("ufunc", "negative"),
     numexpr="(-{0})", fuse="negative({0}{out})", simplify="involution",
-    tflite=_tflite_unary("NEG"), onnx="Neg")
+    tflite=_tflite_unary("NEG"), onnx="Neg", exact_shape=True)
 ABS, _real_abs = _defunary(
     "Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL, jit=("ufunc", "absolute"),
     numexpr="abs({0})", fuse="abs({0}{out})", tflite=_tflite_unary("ABS"), onnx="Abs")
@@ -485,19 +489,20 @@ SIGN, sign = _defunary(
 SQUARE, square = _defunary(
     "Square", np.square, lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC,
     jit=("ufunc", "square"), numexpr="({0} * {0})", fuse="square({0}{out})",
-    tflite=_tflite_unary("SQUARE"), onnx=_onnx_square)
+    tflite=_tflite_unary("SQUARE"), onnx=_onnx_square, exact_shape=True)
 SQRT, sqrt = _defunary(
     "Sqrt", np.sqrt, lambda g, ans, x: divide(g, multiply(ans, 2)), jit=("ufunc", "sqrt"),
-    numexpr="sqrt({0})", fuse="sqrt({0}{out})", tflite=_tflite_unary("SQRT"), onnx="Sqrt")
+    numexpr="sqrt({0})", fuse="sqrt({0}{out})", tflite=_tflite_unary("SQRT"), onnx="Sqrt",
+    exact_shape=True)
 RSQRT, rsqrt = _defunary(
     "Rsqrt", lambda x: 1 / np.sqrt(x), lambda g, ans, x: multiply(g, multiply(pow(ans, 3), -0.5)),
     jit=("chain", "sqrt", ("{0}",), ("np.true_divide(1, {t}{out})",), "floats"), fuse="call",
     tflite=_tflite_unary("RSQRT"),
     onnx=lambda ctx, node: ctx.emit("Reciprocal", [ctx.emit("Sqrt",
-                                                             ctx.inputs(node))]))
+                                                             ctx.inputs(node))]), exact_shape=True)
 EXP, exp = _defunary(
     "Exp", np.exp, lambda g, ans, x: multiply(g, ans), jit=("ufunc", "exp"), numexpr="exp({0})",
-    fuse="exp({0}{out})", tflite=_tflite_unary("EXP"), onnx="Exp")
+    fuse="exp({0}{out})", tflite=_tflite_unary("EXP"), onnx="Exp", exact_shape=True)
 EXPM1, expm1 = _defunary(
     "Expm1", np.expm1, lambda g, ans, x: multiply(g, add(ans, 1)), jit=("ufunc", "expm1"),
     numexpr="expm1({0})", fuse="expm1({0}{out})", unsupported="onnx tflite")
@@ -535,7 +540,7 @@ COSH, cosh = _defunary(
 TANH, tanh = _defunary(
     "Tanh", np.tanh, lambda g, ans, x: multiply(g, subtract(1, square(ans))),
     jit=("ufunc", "tanh"), numexpr="tanh({0})", fuse="tanh({0}{out})",
-    tflite=_tflite_unary("TANH"), onnx="Tanh")
+    tflite=_tflite_unary("TANH"), onnx="Tanh", exact_shape=True)
 
 
 def _sigmoid_fwd(x):
@@ -552,7 +557,7 @@ SIGMOID, sigmoid = _defunary(
     # jit: the forward's steps in one buffer, 0.5 * (1 + tanh(0.5 * x))
     jit=("chain", "multiply", ("{0}", "0.5"),
          ("np.tanh({t}{out})", "np.add({t}, 1{out})", "np.multiply({t}, 0.5{out})"), "floats"),
-    fuse="call", tflite=_tflite_unary("LOGISTIC"), onnx="Sigmoid")
+    fuse="call", tflite=_tflite_unary("LOGISTIC"), onnx="Sigmoid", exact_shape=True)
 RECIP, reciprocal = _defunary(
     "Reciprocal", np.reciprocal, lambda g, ans, x: negative(multiply(g, square(ans))),
     jit=("ufunc", "reciprocal"), fuse="call", unsupported="tflite", onnx="Reciprocal")
@@ -674,7 +679,7 @@ def _select_grad(g, ans, cond, x, y):
 
 
 def _select_shape(c, x, y):
-    return Spec(_broadcast_spec(c, Spec(_broadcast_spec(x, y), x.dtype)), x.dtype)
+    return Spec(broadcast_spec(c, Spec(broadcast_spec(x, y), x.dtype)), x.dtype)
 
 
 SELECT = declare(
@@ -839,7 +844,7 @@ SUM, reduce_sum = _defreduce(
     "Sum", lambda x, axis, keepdims: _add_reduce(x, axis=axis, keepdims=keepdims, dtype=x.dtype),
     lambda g, ans, x, axis, keepdims: _expand_to_input(g, ans, x, axis), NUMERIC,
     jit=("reduce", "add", "typed"), numexpr="sum", tflite=_tflite_reduce("SUM"),
-    onnx=_onnx_reduce("ReduceSum"), tf_import=_import_reduce("reduce_sum"))
+    onnx=_onnx_reduce("ReduceSum"), tf_import=_import_reduce("reduce_sum"), exact_shape=True)
 
 
 def _mean_fwd(x, axis, keepdims):
@@ -855,6 +860,7 @@ def _mean_grad(g, ans, x, axis, keepdims):
 
 MEAN, reduce_mean = _defreduce(
     "Mean", _mean_fwd, _mean_grad, NUMERIC, jit=("reduce", "add", "typed", "mean"),
+    exact_shape=True,
     tflite=_tflite_reduce("MEAN"), onnx=_onnx_reduce("ReduceMean"),
     tf_import=_import_reduce("reduce_mean"))
 
@@ -1048,7 +1054,16 @@ def _matmul_fwd(a, b, transpose_a, transpose_b):
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                       f"{list(b.shape)}; the inner dimensions must match (check transpose_a/"
                       f"transpose_b)")
-    out = blas_threads.matmul(a, b)
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        # a Dense layer on [batch, seq, features]: one GEMM over all rows, not one per batch
+        # entry (blas_threads then sees its real size for the thread choice)
+        out = blas_threads.matmul(a.reshape(-1, a.shape[-1]), b)
+        out = out.reshape(a.shape[:-1] + (b.shape[-1],))
+    elif a.ndim > 2 and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype and \
+            a.dtype.char in "fdFD":
+        out = einsum_plan.batched_matmul(a, b)  # split over threads by the batch axis
+    else:
+        out = blas_threads.matmul(a, b)
     return out if out.dtype == a.dtype else out.astype(a.dtype)  # bfloat16 (see matmul)
 
 
@@ -1083,7 +1098,7 @@ def _matmul_shape(a, b, transpose_a, transpose_b):
     if sa[-1] is not None and sb[-2] is not None and sa[-1] != sb[-2]:
         raise invalid("MatMul", f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: "
                                 f"{list(b.shape)}")
-    batch = _broadcast_spec(Spec(tuple(sa[:-2]), a.dtype), Spec(tuple(sb[:-2]), b.dtype))
+    batch = broadcast_spec(Spec(tuple(sa[:-2]), a.dtype), Spec(tuple(sb[:-2]), b.dtype))
     return Spec(tuple(batch) + (sa[-2], sb[-1]), a.dtype)
 
 
@@ -1100,7 +1115,7 @@ def _matmul_tf(attrs, in_specs):
 MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmul_grad),
                           shape=_matmul_shape), jit=("matmul",), cost="matmul",
                  linear_filter=lambda attrs: None if attrs.get("transpose_b") else (1, 1),
-                 tf=_matmul_tf, tf_import={
+                 exact_shape=True, tf=_matmul_tf, tf_import={
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),
     "BatchMatMulV2": lambda ins, a: matmul(ins[0], ins[1], adjoint_a=a.get("adj_x", False),
@@ -1238,22 +1253,51 @@ def _einsum_grad(g, ans, *xs, equation):
 
 
 def _einsum_shape(*xs, equation):
-    """Each output letter's size from the operands that know it (None: no operand does)."""
+    """Each output letter's size from the operands that know it (None: no operand does).
+    Known sizes of one letter must agree (NumPy's kernel broadcasts a size of 1; this rule
+    refuses it too, and the kernel then decides)."""
     ins, out = _einsum_parse(equation, len(xs))
     size = {}
     for sub, x in zip(ins, xs):
         if len(sub) != len(x.shape):
             raise ValueError(f"einsum: operand {sub!r} has rank {len(x.shape)}")
         for c, d in zip(sub, x.shape):
-            if d is not None:
-                size[c] = d
+            if d is not None and size.setdefault(c, d) != d:
+                raise ValueError(f"einsum {equation!r}: the size of {c!r} is {size[c]} in "
+                                 f"one place and {d} in another")
+    letters = "".join(ins)
+    if any(c not in letters for c in out):
+        raise ValueError(f"einsum {equation!r}: an output letter names no input dimension")
     return Spec(tuple(size.get(c) for c in out), xs[0].dtype)
 
 
+def _np_einsum(equation, *xs):
+    return np.einsum(equation, *xs, optimize=True)
+
+
+def _einsum_fwd(*xs, equation):
+    """Two operands: one (batched) matmul over views where einsum_plan has a plan; else
+    np.einsum on the BLAS thread count blas_threads measures best for its work (the product
+    of its letters' sizes), as matmul runs: OpenBLAS's own default (every core) made a
+    process's first einsums, before any matmul had set it, several times slower on a busy
+    machine."""
+    out = einsum_plan.run(equation, *xs) if len(xs) == 2 else None
+    if out is None:
+        ins, _ = _einsum_parse(equation, len(xs))
+        size = {}
+        for sub, x in zip(ins, xs):
+            size.update(zip(sub, x.shape))
+        macs = 1
+        for d in size.values():
+            macs *= d
+        out = blas_threads.run(max(macs, 1), _np_einsum, equation, *xs)
+    return out.astype(xs[0].dtype, copy=False)
+
+
 EINSUM = declare(
-    register("Einsum", cost="einsum", forward=lambda *xs, equation: np.einsum(
-        equation, *xs, optimize=True).astype(xs[0].dtype, copy=False),
-        grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch"),
+    register("Einsum", cost="einsum", forward=_einsum_fwd,
+             grad=_conjugating(_einsum_grad), shape=_einsum_shape, unsupported="batch",
+             exact_shape=True),
     tf=lambda attrs, specs: ("Einsum", {"equation": attrs["equation"], "N": len(specs)}),
     tf_outputs="output", tf_import=lambda ins, a: einsum(a["equation"], *ins),
     tflite=lambda ctx, node: ctx.einsum(
@@ -1279,12 +1323,12 @@ ADD_N = declare(
     register("AddN", lambda *xs: np.sum(np.stack(xs), axis=0, dtype=xs[0].dtype)
      if len(xs) > 2 else np.add(*xs) if len(xs) == 2 else np.array(xs[0]),
      grad=lambda g, ans, *xs: tuple(g for _ in xs),
-     shape=lambda *xs: Spec(_merged_shape(xs), xs[0].dtype), unsupported="tflite batch"),
+     shape=lambda *xs: Spec(merged_shape(xs), xs[0].dtype), unsupported="tflite batch"),
     tf=lambda attrs, specs: ("AddN", {"N": len(specs)}), tf_outputs="sum",
     tf_import=lambda ins, a: add_n(list(ins)), onnx="Sum")
 
 
-def _merged_shape(specs):
+def merged_shape(specs):
     """The one shape of several same-shaped inputs, known where any input knows it."""
     return tuple(next((d for d in dims if d is not None), None) for dims in zip(
         *[s.shape for s in specs]))

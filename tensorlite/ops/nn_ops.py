@@ -23,7 +23,7 @@ from tensorlite.ops import numba_softmax
 from tensorlite.ops.array_ops import concat, expand_dims, reshape
 from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, int_list,
                                    norm_axis, single_axis, tensor_args, to_tensor, unary,
-                                   DECLINED, fast_path)
+                                   DECLINED, fast_path, unbroadcast)
 from tensorlite.ops import math_ops
 from tensorlite.ops.random_ops import _next_rng
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
@@ -124,11 +124,12 @@ def _leaky_slope(x, alpha, dtype):
 RELU = _piecewise_linear("Relu", lambda x: np.maximum(x, 0), lambda g, x: g * (x > 0),
                          by_output=True, onnx="Relu", tflite=_tflite_activation("RELU", "RELU"),
                          jit=("ufunc_with", "maximum", "0", "fill"),
-                         numexpr="where({0} < 0, 0, {0})", fuse="maximum({0}, 0{out})")
+                         numexpr="where({0} < 0, 0, {0})", fuse="maximum({0}, 0{out})",
+                         exact_shape=True)
 RELU6 = _piecewise_linear("Relu6", lambda x: np.clip(x, 0, 6),
                           lambda g, x: g * ((x > 0) & (x < 6)), by_output=True,
                           onnx=_onnx_relu6, tflite=_tflite_activation("RELU6", "RELU6"),
-                          fuse="call")
+                          fuse="call", exact_shape=True)
 LEAKY_RELU = _piecewise_linear(
     "LeakyRelu", lambda x, alpha: x * _leaky_slope(x, alpha, x.dtype),
     lambda g, x, alpha: g * _leaky_slope(x, alpha, g.dtype),
@@ -219,7 +220,8 @@ def _softmax_fwd(x, axis):
     if x.size == 0:  # as TensorFlow: an empty tensor in, the same empty tensor out
         return np.empty_like(x)
     if axis == -1:
-        out = numba_softmax.rows(x)
+        out = numba_softmax.rows(x) if x.size <= numba_softmax.MAX_SIZE else \
+            numba_softmax.large_rows(x)
         if out is not None:
             return out
     e = np.subtract(x, _max_reduce(x, axis=axis, keepdims=True))
@@ -236,14 +238,69 @@ def _log_softmax_fwd(x, axis):
     return s
 
 
+def _softmax_grad_fwd(y, g, axis):
+    """y * (g - sum(g * y, axis)): Softmax's gradient from its output y, in one compiled
+    pass per row where it applies. g may carry a jacobian's leading batch dimensions."""
+    if axis == -1:
+        out = numba_softmax.grad_rows(y, g)
+        if out is not None:
+            return out
+    p = np.multiply(g, y)
+    return np.multiply(y, np.subtract(g, _add_reduce(p, axis=axis, keepdims=True), out=p),
+                       out=p)
+
+
+def _softmax_grad_grad(h, ans, y, g, axis):
+    """Of out = y * (g - s), s = sum(g * y): the map g -> out is the same projection
+    (dg = SoftmaxGrad(y, h)); dy = h * (g - s) - g * sum(h * y)."""
+    hy = reduce_sum(multiply(h, y), axis=axis, keepdims=True)
+    s = reduce_sum(multiply(g, y), axis=axis, keepdims=True)
+    dy = subtract(multiply(h, subtract(g, s)), multiply(g, hy))
+    return unbroadcast(dy, y, ans), unbroadcast(softmax_grad(y, h, axis), g, ans)
+
+
+def _softmax_grad_shape(y, g, axis):
+    return Spec(tuple(g.shape) if len(g.shape) >= len(y.shape) else tuple(y.shape), g.dtype)
+
+
+def _softmax_grad_batch(arrays, batched, axis):
+    return _softmax_grad_fwd(*arrays, axis=axis)  # axis < 0; NumPy aligns the trailing axes
+
+
+_softmax_grad_batch.kind = "leading"
+def _softmax_grad_tf(attrs, specs):
+    """TensorFlow writes Softmax's gradient as these nodes (its _SoftmaxGrad)."""
+    t = specs[1].dtype
+
+    def write(add, ins):
+        y, g = ins
+        total = add("Sum", [f"{add('Mul', [g, y], T=t)}:z:0",
+                            np.array([attrs["axis"]], np.int32)],
+                    T=t, Tidx=dtypes.int32, keep_dims=True)
+        diff = add("Sub", [g, f"{total}:output:0"], T=t)
+        return [f"{add('Mul', [y, f'{diff}:z:0'], T=t)}:z:0"]
+    return write
+
+
+# a gradient-only op, as ReductionGrad: a saved training step writes TF's nodes for it
+SOFTMAX_GRAD = declare(
+    register("SoftmaxGrad", _softmax_grad_fwd, grad=_softmax_grad_grad,
+             shape=_softmax_grad_shape, unsupported="onnx tflite tf_import"),
+    batch=_softmax_grad_batch, tf=_softmax_grad_tf, tf_outputs={})
+
+
+def softmax_grad(y, g, axis=-1):
+    """Softmax's vector-Jacobian product from its output y and cotangent g (axis < 0)."""
+    return execute(SOFTMAX_GRAD, (y, g), {"axis": axis})
+
+
 # `axis` is negative, so the rules hold for cotangents with leading batch dimensions.
 SOFTMAX = register(
     "Softmax", _softmax_fwd, shape=_same,
-    grad=lambda g, ans, x, axis: multiply(ans, subtract(
-        g, reduce_sum(multiply(g, ans), axis=axis, keepdims=True))),
+    grad=lambda g, ans, x, axis: softmax_grad(ans, g, axis),
     batch=axis_attr(_softmax_fwd), tf=_softmax_tf("Softmax"), tf_outputs="softmax",
     tf_import=lambda ins, a: softmax(ins[0]), onnx=_onnx_axis("Softmax"),
-    tflite=_tflite_softmax)
+    tflite=_tflite_softmax, exact_shape=True)
 LOG_SOFTMAX = register(
     "LogSoftmax", _log_softmax_fwd, shape=_same,
     grad=lambda g, ans, x, axis: subtract(

@@ -246,7 +246,8 @@ def _dense(vals, cfg, batch):
         return [vals[0]]
     out = np.empty((len(vals),) + cfg.shape, dtype=_np_dtype(cfg.dtype))
     for b, v in enumerate(vals):
-        out[b] = np.array(cfg.default, dtype=out.dtype).reshape(cfg.shape) if v is None else v
+        # `[b, ...]`: a scalar string slot would otherwise hold the 0-d array itself
+        out[b, ...] = np.array(cfg.default, dtype=out.dtype).reshape(cfg.shape) if v is None else v
     return [out.reshape(batch + cfg.shape)]
 
 

@@ -1,7 +1,7 @@
 """Pooling ops (`tf.nn.max_pool2d`, `avg_pool2d`, the 1-D and rank-generic forms) and their
 gradient ops, each registered with all its rules. Windows are folded tap by tap over strided
 views of the padded input (conv_kernels' geometry); argument checking and the export padding
-helpers are convolution's (conv_ops).
+helpers are shared with convolution (conv_args).
 
 Example:
     >>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
@@ -17,10 +17,10 @@ from tensorlite.framework.registry import Spec, register
 from tensorlite.ops import numba_fused
 from tensorlite.ops.batching import cotangent_leading, leading
 from tensorlite.ops.common import FLOAT, REAL, check_kind, to_tensor
-from tensorlite.ops.conv_kernels import _crop, _out_len, _pad, _padded_out_hw, _tap
-from tensorlite.ops.conv_ops import _1d_arg, _TO_NCHW, _TO_NHWC, _as_2d, _check_format, \
-    _hw_arg, _nhwc, _from_nhwc, _onnx_pads, _pads, _rank_check, \
-    _squeeze_2d, _tf_padding, _tflite_padding
+from tensorlite.ops.conv_kernels import crop_hw, out_len, pad_hw, padded_out_hw, tap
+from tensorlite.ops.conv_args import (TO_NCHW, TO_NHWC, arg_1d, as_2d, check_format, from_nhwc,
+                                      hw_arg, onnx_pads, pads_arg, rank_check, squeeze_2d,
+                                      tf_padding, tflite_padding, to_nhwc)
 
 __all__ = []
 
@@ -32,11 +32,11 @@ def _lowest(dtype):
 def _reduce_taps(xp, ksize, strides, combine):
     """Every window position's taps folded into one array with `combine(out, tap, out=out)`
     (np.maximum, np.add): one strided view per tap, no window copies."""
-    out_hw = _padded_out_hw(xp.shape[-3:-1], ksize, strides, (1, 1))
+    out_hw = padded_out_hw(xp.shape[-3:-1], ksize, strides, (1, 1))
     out = None
     for i in range(ksize[0]):
         for j in range(ksize[1]):
-            t = _tap(xp, i, j, out_hw, strides, (1, 1))
+            t = tap(xp, i, j, out_hw, strides, (1, 1))
             if out is None:
                 out = t.copy()
             else:
@@ -58,19 +58,19 @@ def _max_pool_fwd(x, ksize, strides, pads):
             y = np.empty((n, h // ksize[0], w // ksize[1], c), x.dtype)
             k.max_pool(x, ksize[0], ksize[1], 0, n, y)
             return y
-    return _reduce_taps(_pad(x, pads, _lowest(x.dtype)), ksize, strides, np.maximum)[0]
+    return _reduce_taps(pad_hw(x, pads, _lowest(x.dtype)), ksize, strides, np.maximum)[0]
 
 
 def _argmax_masks(x, y, ksize, strides, pads):
     """Per tap, where that tap holds its window's max (the first one, on ties, as TF).
     Each mask is only valid until the next one is drawn."""
-    xp = _pad(x, pads, _lowest(x.dtype))
+    xp = pad_hw(x, pads, _lowest(x.dtype))
     out_hw = y.shape[-3:-1]
     last = ksize[0] * ksize[1] - 1
     taken = None
     for t in range(last + 1):
         i, j = divmod(t, ksize[1])
-        m = _tap(xp, i, j, out_hw, strides, (1, 1)) == y
+        m = tap(xp, i, j, out_hw, strides, (1, 1)) == y
         if taken is None:
             taken = m
         else:
@@ -87,7 +87,7 @@ def _max_pool_grad_fwd(x, y, g, ksize, strides, pads):
                                           x.shape[-1]), g.dtype)
     overlap = ksize[0] > strides[0] or ksize[1] > strides[1]
     for i, j, m in _argmax_masks(x, y, ksize, strides, pads):
-        dst = _tap(dxp, i, j, y.shape[-3:-1], strides, (1, 1))
+        dst = tap(dxp, i, j, y.shape[-3:-1], strides, (1, 1))
         if overlap:
             dst += g * m
         else:  # each input pixel is in one window at most: write, don't add
@@ -97,10 +97,10 @@ def _max_pool_grad_fwd(x, y, g, ksize, strides, pads):
 
 def _max_pool_grad_grad_fwd(x, y, h, ksize, strides, pads):
     lead = h.shape[:h.ndim - x.ndim]
-    hp = _pad(h, pads)
+    hp = pad_hw(h, pads)
     out = np.zeros(lead + y.shape, h.dtype)
     for i, j, m in _argmax_masks(x, y, ksize, strides, pads):
-        out += _tap(hp, i, j, y.shape[-3:-1], strides, (1, 1)) * m
+        out += tap(hp, i, j, y.shape[-3:-1], strides, (1, 1)) * m
     return out
 
 
@@ -114,7 +114,7 @@ def _window_counts(input_hw, ksize, strides, pads, out_hw, dtype):
 
 
 def _avg_pool_fwd(x, ksize, strides, pads):
-    out, out_hw = _reduce_taps(_pad(x, pads), ksize, strides, np.add)
+    out, out_hw = _reduce_taps(pad_hw(x, pads), ksize, strides, np.add)
     out /= _window_counts(x.shape[-3:-1], ksize, strides, pads, out_hw, x.dtype)
     return out
 
@@ -126,14 +126,14 @@ def _avg_pool_grad_fwd(g, input_hw, ksize, strides, pads):
     dxp = np.zeros(g.shape[:-3] + (hp, wp, g.shape[-1]), g.dtype)
     for i in range(ksize[0]):
         for j in range(ksize[1]):
-            _tap(dxp, i, j, out_hw, strides, (1, 1))[...] += gs
-    return _crop(dxp, pads, input_hw)
+            tap(dxp, i, j, out_hw, strides, (1, 1))[...] += gs
+    return crop_hw(dxp, pads, input_hw)
 
 
 def _pool_shape(x, ksize, strides, pads):
     h, w = x.shape[-3:-1]
-    return Spec(tuple(x.shape[:-3]) + (_out_len(h, ksize[0], strides[0], 1, pads[0], pads[1]),
-                                       _out_len(w, ksize[1], strides[1], 1, pads[2], pads[3]),
+    return Spec(tuple(x.shape[:-3]) + (out_len(h, ksize[0], strides[0], 1, pads[0], pads[1]),
+                                       out_len(w, ksize[1], strides[1], 1, pads[2], pads[3]),
                                        x.shape[-1]), x.dtype)
 
 
@@ -186,15 +186,15 @@ def _split_pool(fn):
 
 
 def _pool(op_obj, name, input, ksize, strides, padding, data_format, kinds):
-    _check_format(name, data_format, ("NHWC", "NCHW"))
+    check_format(name, data_format, ("NHWC", "NCHW"))
     x = check_kind(name, to_tensor(input), kinds, "input")
-    _rank_check(name, x, 4, "input", data_format)
+    rank_check(name, x, 4, "input", data_format)
     last = data_format == "NHWC"
-    k = _hw_arg(name, ksize, "ksize", last)
-    s = _hw_arg(name, strides, "strides", last)
-    x = _nhwc(x, data_format)
-    pads = _pads(name, padding, x._value.shape[1:3], k, s, (1, 1), last)
-    return _from_nhwc(execute(op_obj, (x,), {"ksize": k, "strides": s, "pads": pads}),
+    k = hw_arg(name, ksize, "ksize", last)
+    s = hw_arg(name, strides, "strides", last)
+    x = to_nhwc(x, data_format)
+    pads = pads_arg(name, padding, x._value.shape[1:3], k, s, (1, 1), last)
+    return from_nhwc(execute(op_obj, (x,), {"ksize": k, "strides": s, "pads": pads}),
                       data_format)
 
 
@@ -211,10 +211,10 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
 def _pool1d(fn, op, input, ksize, strides, padding, data_format):  # noqa: A002
     if not isinstance(padding, str):
         raise ValueError(f"{op}: 1-D pooling takes padding 'SAME' or 'VALID', got {padding!r}")
-    x4, axis, fmt = _as_2d(op, to_tensor(input), data_format)
-    y = fn(x4, _1d_arg(op, ksize, "ksize", axis), _1d_arg(op, strides, "strides", axis),
+    x4, axis, fmt = as_2d(op, to_tensor(input), data_format)
+    y = fn(x4, arg_1d(op, ksize, "ksize", axis), arg_1d(op, strides, "strides", axis),
            padding, fmt)
-    return _squeeze_2d(y, axis)
+    return squeeze_2d(y, axis)
 
 
 def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
@@ -252,7 +252,7 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # no
 def _pool_tf(op_name):
     def rule(attrs, in_specs):
         k, s, pads = attrs["ksize"], attrs["strides"], attrs["pads"]
-        padding = _tf_padding(pads, in_specs[0].shape[-3:-1], k, s, (1, 1))
+        padding = tf_padding(pads, in_specs[0].shape[-3:-1], k, s, (1, 1))
         if padding["padding"] == "EXPLICIT":
             raise errors.UnimplementedError(None, None, f"{op_name} with explicit pads {pads} "
                                             f"has no TensorFlow form (SAME or VALID only)")
@@ -263,11 +263,11 @@ def _pool_tf(op_name):
 
 def _onnx_pool(onnx_op, **extra):
     def rule(ctx, node):
-        x = ctx.transpose(ctx.inputs(node)[0], _TO_NCHW)
+        x = ctx.transpose(ctx.inputs(node)[0], TO_NCHW)
         y = ctx.emit(onnx_op, [x], kernel_shape=list(node.attrs["ksize"]),
                      strides=list(node.attrs["strides"]),
-                     pads=_onnx_pads(node.attrs["pads"]), **extra)
-        return ctx.transpose(y, _TO_NHWC)
+                     pads=onnx_pads(node.attrs["pads"]), **extra)
+        return ctx.transpose(y, TO_NHWC)
     return rule
 
 
@@ -275,7 +275,7 @@ def _tflite_pool(builtin):
     def rule(ctx, node):
         kh, kw = node.attrs["ksize"]
         sh, sw = node.attrs["strides"]
-        padding, inp = _tflite_padding(ctx, node, (kh, kw), (1, 1), pad_op=False)
+        padding, inp = tflite_padding(ctx, node, (kh, kw), (1, 1), pad_op=False)
         ctx.op(builtin, [inp], [ctx.output(node)],
                options=("Pool2DOptions", {"padding": padding, "stride_h": int(sh),
                                           "stride_w": int(sw), "filter_height": int(kh),

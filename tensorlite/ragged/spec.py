@@ -38,6 +38,22 @@ class RaggedTensorSpec:
         from tensorlite.ragged.ragged_tensor import RaggedTensor  # noqa: PLC0415
         return RaggedTensor
 
+    def _trace_example(self):
+        """A small RaggedTensor of this spec (each row of length 1, a None size as 1) that
+        `get_concrete_function` traces on; the graph keeps its sizes unknown."""
+        import numpy as np  # noqa: PLC0415
+        from tensorlite.framework.tensor import wrap  # noqa: PLC0415
+        from tensorlite.ragged.ragged_tensor import RaggedTensor  # noqa: PLC0415
+        dims = self._shape.as_list()
+        rows = dims[0] or 1
+        inner = [1 if d is None else d for d in dims[self._ragged_rank + 1:]]
+        np_dtype = object if self._dtype.is_string else self._dtype.as_numpy_dtype
+        value = wrap(np.zeros([rows] + inner, np_dtype))
+        for _ in range(self._ragged_rank):
+            value = RaggedTensor.from_row_lengths(
+                value, wrap(np.ones(rows, self._row_splits_dtype.as_numpy_dtype)))
+        return value
+
     @classmethod
     def from_value(cls, value):
         return cls(value.shape, value.dtype, value.ragged_rank)

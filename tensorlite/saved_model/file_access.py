@@ -22,39 +22,10 @@ import os
 import numpy as np
 
 from tensorlite.framework import errors
+from tensorlite.protos.tf_graph_format import CALL_OPS, FILE_OPS, file_inputs  # noqa: F401
 
-# TensorFlow op -> (index of its path input, "read" or "write"). Ops that name a file or a
-# file pattern by an input; an op listed here with no tensorlite import rule still fails
-# at run time as unimplemented, but its path is checked at load all the same.
-FILE_OPS = {
-    "ReadFile": (0, "read"),
-    "InitializeTableFromTextFile": (1, "read"),
-    "InitializeTableFromTextFileV2": (1, "read"),
-    "MatchingFiles": (0, "read"),
-    "RestoreV2": (0, "read"),
-    "Restore": (0, "read"),
-    "RestoreSlice": (0, "read"),
-    "LoadAndRemapMatrix": (0, "read"),
-    "TextLineDataset": (0, "read"),
-    "TFRecordDataset": (0, "read"),
-    "FixedLengthRecordDataset": (0, "read"),
-    "WriteFile": (0, "write"),
-    "SaveV2": (0, "write"),
-    "Save": (0, "write"),
-    "SaveSlices": (0, "write"),
-    "MergeV2Checkpoints": (0, "write"),
-    "CreateSummaryFileWriter": (1, "write"),
-}
-# MergeV2Checkpoints also writes its destination_prefix (input 1)
-_EXTRA_PATHS = {"MergeV2Checkpoints": ((1, "write"),)}
-_CALL_OPS = ("StatefulPartitionedCall", "PartitionedCall")
-
-
-def file_inputs(op):
-    """(input index, mode) of each path input of TensorFlow op `op` (empty if none)."""
-    if op not in FILE_OPS:
-        return ()
-    return (FILE_OPS[op],) + _EXTRA_PATHS.get(op, ())
+# FILE_OPS (the TensorFlow ops that name a file) and file_inputs are TensorFlow format facts,
+# not registry ones: protos/tf_graph_format.py says why; they are re-exported here.
 
 
 class Roots:
@@ -156,7 +127,7 @@ class StaticCheck:
             kind = value.WhichOneof("value")
             if kind == "func":
                 args = None
-                if node.op in _CALL_OPS and key == "f":
+                if node.op in CALL_OPS and key == "f":
                     args = [resolve(r, env, nodes) for r in data]
                 self.function(value.func.name, args)
             elif kind == "list":

@@ -38,13 +38,12 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors, nest
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
+from tensorlite.protos.tf_graph_format import ASSIGN_OPS
 from tensorlite.saved_model.op_outputs import output_arg
 from tensorlite.summary.event_writer import tensor_proto
 from tensorlite.summary.graph_def import (FunctionDef, _Names, attr_value, datatype,
                                           shape_proto)
 
-_ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
-              "sub": "AssignSubVariableOp"}
 
 
 def arg_name(name, taken=()):
@@ -75,8 +74,9 @@ def strict_attr(op_name, key, value):
 
 
 class _Writer:
-    def __init__(self, cap, name, arg_names, assets=None):
+    def __init__(self, cap, name, arg_names, assets=None, gradients=None):
         self.cap = cap
+        self.gradients = gradients  # custom_gradients.GradientWriter, or None
         self.assets = assets or {}  # path bytes -> tf.saved_model.Asset
         self.fdef = FunctionDef()
         self.fdef.signature.name = name
@@ -190,7 +190,7 @@ class _Writer:
             n = self.node(f"{base}/ReadVariableOp", "ReadVariableOp",
                           [handle] + self.after(variable), dtype=dtype)
         else:
-            op = _ASSIGN_OP[node.attrs.get("mode", "set")]
+            op = ASSIGN_OPS[node.attrs.get("mode", "set")]
             write = self.node(f"{base}/{op}", op, [handle, self.refs[node.inputs[0]]] +
                               self.after(variable), dtype=dtype)
             self.stateful.append(write.name)
@@ -235,6 +235,10 @@ class _Writer:
         arrays among `inputs` become Consts) and returns its name; `write` returns the refs
         of the IR node's outputs."""
         scope = node.scope or ""
+        if self.gradients is not None and hasattr(write, "gradient_body"):  # custom gradient
+            for slot, ref in zip(node.outputs, self.gradients.write(self, node, write)):
+                self.refs[slot] = ref
+            return
 
         def add(op, inputs, **attrs):
             refs = [self.const(i) if isinstance(i, np.ndarray) else i for i in inputs]
@@ -278,6 +282,12 @@ class _Writer:
             noop = self.node("NoOp", "NoOp", [f"^{s}" for s in self.stateful]).name
         specs = []
         for k, slot in enumerate(nest.flatten(graph.outputs)):
+            if not isinstance(slot, int):  # a composite (ragged, sparse) in the outputs
+                raise NotImplementedError(
+                    f"tf.saved_model.save: the function {self.fdef.signature.name!r} returns "
+                    f"a {type(slot).__name__}; SavedModel export of ragged or sparse "
+                    f"outputs is not implemented (return its components, e.g. "
+                    f"rt.flat_values and rt.row_splits, or rt.to_tensor())")
             spec = self.cap.spec(slot)
             n = self.node("Identity", "Identity",
                           [self.refs[slot]] + ([f"^{noop}"] if noop else []), T=spec.dtype)
@@ -347,11 +357,13 @@ def _dead_unmapped(graph):
     return skipped
 
 
-def function_def(cap, name, arg_names, assets=None):
+def function_def(cap, name, arg_names, assets=None, gradients=None):
     """(FunctionDef, captured variables, tables and assets in argument order, output Specs)
     of a captured graph (`cap`: a TracedGraph); `assets` maps path bytes to the
-    tf.saved_model.Asset objects whose paths are captured inputs, not constants."""
-    writer = _Writer(cap, name, arg_names, assets)
+    tf.saved_model.Asset objects whose paths are captured inputs, not constants;
+    `gradients` (a custom_gradients.GradientWriter) writes tf.custom_gradient nodes with
+    their gradients (without it they are written forward only, with a warning)."""
+    writer = _Writer(cap, name, arg_names, assets, gradients)
     outputs = writer.run()
     return writer.fdef, writer.captured, outputs
 

@@ -3,7 +3,8 @@ tensors, so that the tape sees every op and a loaded model can be fine-tuned.
 
 Structure (arguments, `Const`, `ReadVariableOp` and `Assign*VariableOp` of captured
 variables, `Identity`,
-`NoOp`, calls through `StatefulPartitionedCall`/`PartitionedCall`) is handled here. Every
+`NoOp`, calls through `StatefulPartitionedCall`/`PartitionedCall`, `IdentityN` with its
+registered custom gradient, loaded_gradients.py) is handled here. Every
 other TensorFlow op runs through the rule its tensorlite op declares beside its
 registration, `registry.declare(OP, tf_import=RULE)`, where RULE is
 
@@ -19,7 +20,7 @@ Only ops that declare a rule run: a graph naming any other registered op (a Pyth
 a file reader) is refused like an unknown one.
 
 An op with no rule is an UnimplementedError naming the op, the node and the function. An op
-that names a file (file_access.FILE_OPS) runs only on a path inside the SavedModel's own
+that names a file (protos/tf_graph_format.FILE_OPS) runs only on a path inside the SavedModel's own
 `assets/` or `variables/` (PermissionDeniedError otherwise), and an input naming no node's
 output is a DataLossError naming it.
 
@@ -31,7 +32,8 @@ import threading
 import numpy as np
 
 from tensorlite.framework import errors, registry
-from tensorlite.saved_model.file_access import file_inputs
+from tensorlite.protos.tf_graph_format import ASSIGN_OPS, CALL_OPS, STRUCTURAL_OPS, file_inputs
+from tensorlite.saved_model.loaded_gradients import identity_n, registered
 from tensorlite.saved_model.op_outputs import output_args
 from tensorlite.saved_model.validate import MAX_CALL_DEPTH, check_tensor_proto
 from tensorlite.summary.graph_def import dtype_from_datatype
@@ -43,10 +45,9 @@ from tensorlite.summary.graph_def import dtype_from_datatype
 # freeze them at their traced values): a function using one runs as one node inside a
 # tf.function (load.py).
 
-_ASSIGN = {"AssignVariableOp": "assign", "AssignAddVariableOp": "assign_add",
-           "AssignSubVariableOp": "assign_sub"}
-_STRUCTURAL = {"NoOp", "Identity", "Const", "ReadVariableOp", "StatefulPartitionedCall",
-               "PartitionedCall", *_ASSIGN}
+# TensorFlow's assignment op -> the Variable method that does it (ASSIGN_OPS' modes)
+_ASSIGN = {op: {"set": "assign", "add": "assign_add", "sub": "assign_sub"}[mode]
+           for mode, op in ASSIGN_OPS.items()}
 
 
 def import_rules():
@@ -137,6 +138,8 @@ class Runner:
 
     def __init__(self, library, roots=None):
         self.functions = {f.signature.name: f for f in library.function}
+        self.gradients = registered(library)  # custom gradients: op type -> function
+        self.gradient_bound = {}  # gradient function -> its captured variables (load.py)
         self.rules = import_rules()
         self.opaque = opaque_imports()
         self.roots = roots  # file_access.Roots: where file ops may read/write (None: nowhere)
@@ -217,15 +220,17 @@ class Runner:
         if op in _ASSIGN:  # a function that updates its variables (counters, running sums)
             getattr(inputs[0], _ASSIGN[op])(inputs[1])
             return []
-        if op in ("StatefulPartitionedCall", "PartitionedCall"):
+        if op in CALL_OPS:
             return self.run(attrs["f"], inputs)
+        if op == "IdentityN":  # (a custom gradient's, when its type is registered)
+            return identity_n(self, node, inputs)
         self._check_files(node, inputs, function)
         rule = self.rules.get(op)
         if rule is None:
             raise errors.UnimplementedError(
                 None, None, f"SavedModel: op {op} (node {node.name!r} in function "
                 f"{function}) has no tensorlite implementation; ops with a tf_import rule: "
-                f"{', '.join(sorted(set(self.rules) | _STRUCTURAL))}")
+                f"{', '.join(sorted(set(self.rules) | STRUCTURAL_OPS))}")
         out = rule(inputs, attrs)
         return list(out) if isinstance(out, (list, tuple)) else [out]
 

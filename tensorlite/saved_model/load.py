@@ -434,6 +434,9 @@ def load(export_dir, tags=None, options=None):
     # before any function runs (the tables' initializers run below)
     file_access.check_static(meta, roots, _bound_paths(graph, meta, export_dir))
     _link(graph, objects, runner)
+    runner.gradient_bound = {name: [objects[i] for i in graph.concrete_functions[name]
+                                    .bound_inputs] for name in runner.gradients.values()
+                             if name in graph.concrete_functions}
     root = objects[0]
     _restore_variables(export_dir, root, has_index)
     from tensorlite.saved_model.resources import initialize_all  # noqa: PLC0415

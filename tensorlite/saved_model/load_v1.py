@@ -20,10 +20,10 @@ Example:
 import os
 
 from tensorlite.framework import errors
+from tensorlite.protos.tf_graph_format import VARIABLE_OPS
 from tensorlite.saved_model.function_runner import Runner, _lookup, _order
 from tensorlite.saved_model.load import Loaded, _Spec, dtype_from_datatype
 
-_VARIABLE_OPS = ("VarHandleOp", "VariableV2", "Variable")
 
 
 def _node_name(tensor_name):
@@ -93,7 +93,7 @@ class Graph:
             if name in done:
                 continue
             node = self.nodes[name]
-            if node.op in _VARIABLE_OPS:
+            if node.op in VARIABLE_OPS:
                 done[name] = [self.variables[name]]
                 continue
             if node.op == "Placeholder":
@@ -112,7 +112,7 @@ def _restore(export_dir, graph_def):
     from tensorlite.checkpoint.bundle import BundleReader  # noqa: PLC0415
     from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
     from tensorlite.framework.variables import Variable  # noqa: PLC0415
-    nodes = [n for n in graph_def.node if n.op in _VARIABLE_OPS]
+    nodes = [n for n in graph_def.node if n.op in VARIABLE_OPS]
     if not nodes:
         return {}
     prefix = os.path.join(export_dir, "variables", "variables")

@@ -17,8 +17,9 @@ class SaveOptions:
     Accepted as they change nothing here: `namespace_whitelist` (every op tensorlite writes
     is a core TensorFlow op), `experimental_io_device`, `experimental_variable_policy`,
     `experimental_skip_saver`. `experimental_custom_gradients` (TensorFlow's default True)
-    cannot save tf.custom_gradient's rules: those functions are written with their forward
-    ops, and saving one warns. Not written yet (NotImplementedError when set):
+    saves tf.custom_gradient's gradients as TensorFlow does (custom_gradients.py; one whose
+    gradient uses the forward's values is left out with a warning); False writes the
+    forward ops only. Not written yet (NotImplementedError when set):
     `save_debug_info`, `function_aliases`, `experimental_image_format`,
     `experimental_sharding_callback`, `experimental_debug_stripper`."""
 

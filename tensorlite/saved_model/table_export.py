@@ -43,12 +43,9 @@ def _is_dense(table):
 
 
 def _creator_op(table):
-    from tensorlite.lookup.tables import MutableHashTable  # noqa: PLC0415
-    if _is_dense(table):
-        return "MutableDenseHashTableV2"
-    if isinstance(table, MutableHashTable):
-        return "MutableHashTableOfTensorsV2" if table._value_shape else "MutableHashTableV2"
-    return "HashTableV2"
+    """TensorFlow's creator op of `table`, declared beside its import rule (lookup/tables.py)."""
+    from tensorlite.lookup.tables import tf_creator  # noqa: PLC0415
+    return tf_creator(table)[0]
 
 
 def _const(fdef, name, array):
@@ -74,10 +71,13 @@ def _returns_one(fdef, after):
 
 
 def table_attrs(node, table, shared_name):
+    """The attributes of `table`'s creator node: dtypes, shared name and, for the creator ops
+    that take one, the value shape."""
+    from tensorlite.lookup.tables import tf_creator  # noqa: PLC0415
     node.attr["key_dtype"].type = datatype(table.key_dtype)
     node.attr["value_dtype"].type = datatype(table.value_dtype)
     node.attr["shared_name"].s = shared_name.encode()
-    if node.op in ("MutableHashTableOfTensorsV2", "MutableDenseHashTableV2"):
+    if tf_creator(table)[1]:
         from tensorlite.summary.graph_def import shape_proto  # noqa: PLC0415
         node.attr["value_shape"].shape.CopyFrom(shape_proto(list(table._value_shape)))
 

@@ -258,7 +258,7 @@ def _fullargspec(value, names, kwonly=()):
 
 # -- the builder ---------------------------------------------------------------------------------
 class _Builder:
-    def __init__(self, root):
+    def __init__(self, root, custom_gradients=True):
         from tensorlite.saved_model.protos import MetaGraphDef  # noqa: PLC0415
         self.graph = og.gather(root)
         n = min((s for slots in self.graph.slots.values() for _, _, s in slots),
@@ -273,6 +273,8 @@ class _Builder:
         self.written = {}  # (function, graph, signature) -> what concrete() returned
         from tensorlite.saved_model.table_export import TableExporter  # noqa: PLC0415
         self.tables = TableExporter(self)
+        from tensorlite.saved_model.custom_gradients import GradientWriter  # noqa: PLC0415
+        self.gradients = GradientWriter(self, custom_gradients)
         self.assets = {}  # node id -> the outer graph Const of an Asset's path
         for node_id, obj in enumerate(self.graph.nodes):
             self._object(node_id, obj)
@@ -316,18 +318,10 @@ class _Builder:
         names = _arg_names(function, len(signature))
         name = self._new_name(base)
         fdef, captured, outputs = function_def(traced, name, names, {
-            self.graph.nodes[i]._path.encode(): self.graph.nodes[i] for i in self.assets})
+            self.graph.nodes[i]._path.encode(): self.graph.nodes[i] for i in self.assets},
+            self.gradients)
         self.library.function.add().CopyFrom(fdef)
-        bound = []
-        for variable in captured:
-            node_id = self.tables.node(variable) if is_table(variable) else \
-                self.graph.ids.get(id(variable))
-            if node_id is None:
-                raise errors.InvalidArgumentError(
-                    None, None, f"SavedModel export: {base} uses variable "
-                    f"{getattr(variable, 'name', variable)} which is not reachable from the "
-                    f"saved object; keep it as an attribute of the object (or of one it holds)")
-            bound.append(node_id)
+        bound = self.bound_ids(captured, base)
         saved = self.objects.concrete_functions[name]
         saved.bound_inputs.extend(bound)
         _structure(saved.canonicalized_input_signature.tuple_value.values.add(),
@@ -348,6 +342,20 @@ class _Builder:
         _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
         self.written[key] = name, bound, traced, names, outputs
         return self.written[key]
+
+    def bound_ids(self, captured, base):
+        """The object-graph node ids of the variables and tables a function captured."""
+        bound = []
+        for variable in captured:
+            node_id = self.tables.node(variable) if is_table(variable) else \
+                self.graph.ids.get(id(variable))
+            if node_id is None:
+                raise errors.InvalidArgumentError(
+                    None, None, f"SavedModel export: {base} uses variable "
+                    f"{getattr(variable, 'name', variable)} which is not reachable from the "
+                    f"saved object; keep it as an attribute of the object (or of one it holds)")
+            bound.append(node_id)
+        return bound
 
     def function(self, parent_id, attr, function):
         """A tf.function attribute: a function node with its concrete functions."""
@@ -598,9 +606,11 @@ def _concrete_origin(obj, concrete):
     return concrete, _placeholder_specs(graph), graph
 
 
-def build(obj, signatures=None):
-    """The MetaGraphDef of `obj` and the bundle tensors of its variables."""
-    builder = _Builder(obj)
+def build(obj, signatures=None, custom_gradients=True):
+    """The MetaGraphDef of `obj` and the bundle tensors of its variables;
+    `custom_gradients`: whether tf.custom_gradient functions keep their gradients
+    (SaveOptions.experimental_custom_gradients)."""
+    builder = _Builder(obj, custom_gradients)
     keras_call = _keras_call(obj)
     n_objects = len(builder.graph.nodes)
     for node_id in range(n_objects):
@@ -744,11 +754,12 @@ def save(obj, export_dir, signatures=None, options=None):
         ...         return x * self.w
         >>> tf.saved_model.save(Scale(), "/tmp/scale")  # doctest: +SKIP
     """
-    meta, tensors = build(obj, signatures)
+    if options is not None and not isinstance(options, SaveOptions):
+        raise TypeError(f"options must be a tf.saved_model.SaveOptions, got "
+                        f"{type(options).__name__}")
+    meta, tensors = build(obj, signatures, options is None or
+                          options.experimental_custom_gradients)
     if options is not None:
-        if not isinstance(options, SaveOptions):
-            raise TypeError(f"options must be a tf.saved_model.SaveOptions, got "
-                            f"{type(options).__name__}")
         meta.meta_info_def.tags.extend(t for t in options.extra_tags
                                        if t not in meta.meta_info_def.tags)
     write(export_dir, meta, tensors)

@@ -35,6 +35,7 @@ from tensorlite.framework import dtypes
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.protos.example import (DATA_TYPES, POOL, _F, _field, _map_field, _message,
                                       message_class, add_files)
+from tensorlite.protos.tf_graph_format import ASSIGN_OPS
 from google.protobuf import descriptor_pb2
 
 MAX_CONST_BYTES = 1 << 20  # larger captured values are written without their contents
@@ -139,8 +140,8 @@ def _op_def_file():
 
 
 def _function_file():
-    """tensorflow/core/framework/function.proto (FunctionDefLibrary, FunctionDef; without
-    gradients)."""
+    """tensorflow/core/framework/function.proto (FunctionDefLibrary, FunctionDef,
+    RegisteredGradient; without GradientDef)."""
     file = descriptor_pb2.FileDescriptorProto(
         name=_FW + "function.proto", package="tensorflow", syntax="proto3",
         dependency=[_FW + "attr_value.proto", _FW + "node_def.proto", _FW + "op_def.proto"])
@@ -155,8 +156,13 @@ def _function_file():
     _field(function, "node_def", 3, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="NodeDef")
     _map_field(function, "ret", 4, None, value_kind=_F.TYPE_STRING)
     _map_field(function, "control_ret", 6, None, value_kind=_F.TYPE_STRING)
-    _field(_message(file, "FunctionDefLibrary"), "function", 1, _F.TYPE_MESSAGE,
-           _F.LABEL_REPEATED, type_name="FunctionDef")
+    library = _message(file, "FunctionDefLibrary")
+    _field(library, "function", 1, _F.TYPE_MESSAGE, _F.LABEL_REPEATED, type_name="FunctionDef")
+    _field(library, "registered_gradients", 3, _F.TYPE_MESSAGE, _F.LABEL_REPEATED,
+           type_name="RegisteredGradient")
+    gradient = _message(file, "RegisteredGradient")  # a custom gradient: op type -> function
+    _field(gradient, "gradient_func", 1, _F.TYPE_STRING)
+    _field(gradient, "registered_op_type", 2, _F.TYPE_STRING)
     return file
 
 
@@ -211,8 +217,6 @@ TensorShapeProto = message_class("TensorShapeProto")
 
 _DT_NAME = {DATA_TYPES[dt]: name for name, dt in dtypes.DT_NAMES.items()}
 
-_ASSIGN_OP = {"set": "AssignVariableOp", "add": "AssignAddVariableOp",
-              "sub": "AssignSubVariableOp"}
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-/>]")
 
 
@@ -437,7 +441,7 @@ class _Converter:
             n = self.node(f"{handle}/ReadVariableOp", "ReadVariableOp", [handle] + control)
             _set_output_shapes(n, [self.spec(s) for s in node.outputs])
         else:
-            op = _ASSIGN_OP.get(mode, "AssignVariableOp")
+            op = ASSIGN_OPS.get(mode, "AssignVariableOp")
             n = self.node(f"{handle}/{op}", op,
                           [handle] + [self.names.get(s, "") for s in node.inputs] + control)
             self.last_write[id(variable)] = n.name

@@ -1,6 +1,7 @@
 """Keras model files against real Keras: `.keras` and `.h5` models saved by TensorFlow's
 Keras 3 (and `.h5` by tf.keras 2) load here and predict the same; Keras 3 loads the
-`.keras` and `.h5` files tensorlite saves and predicts the same; training continues from a
+`.keras` and `.h5` files tensorlite saves and predicts the same, and tf.keras 2 its own `.h5`
+format, compiled; training continues from a
 loaded `.keras` exactly as it would have in the program that saved it."""
 import numpy as np
 import pytest
@@ -86,6 +87,13 @@ def test_keras3_loads_our_files_and_predicts_the_same(tmp_path):
                                    atol=1e-6)
         np.testing.assert_allclose(got[f"cnn_pred_{fmt}"], cnn.predict(images(), verbose=0),
                                    atol=1e-5)
+    facts = run_tf("keras2_read_h5", tmp_path, legacy_keras=True)  # tf.keras 2's own format
+    got2 = np.load(tmp_path / "keras2_read.npz")
+    assert facts["optimizer"] == "Adam"
+    np.testing.assert_allclose(got2["mlp_pred"], mlp.predict(X, verbose=0), atol=1e-6)
+    np.testing.assert_allclose(got2["cnn_pred"], cnn.predict(images(), verbose=0), atol=1e-5)
+    np.testing.assert_allclose(got2["mlp_loss"], mlp.evaluate(X, Y, batch_size=len(X),
+                                                                verbose=0), rtol=1e-5)
     mlp.train_on_batch(X, Y)  # Keras 3 continues from our archive's Adam state as we do
     np.testing.assert_allclose(got["mlp_next_kernel"], mlp.layers[0].kernel.numpy(),
                                rtol=1e-5, atol=1e-6)

@@ -118,3 +118,52 @@ def test_asset_path_outside_assets_is_refused(written, tmp_path):
     (copy / "saved_model.pb").write_bytes(model.SerializeToString())
     with pytest.raises(tf.errors.NotFoundError, match=r"is not a file in .*assets"):
         tf.saved_model.load(str(copy))
+
+
+def test_keras3_loads_the_text_classification_tutorials_export_model(tmp_path):
+    """The basic text-classification tutorial, run here: TextVectorization with its
+    custom_standardization, adapted; the model trained; export_model (a Sequential of the
+    vectorizer, the model and a sigmoid, built on strings by evaluate) compiled and saved.
+    Real Keras 3 loads the `.keras` file given the function by custom_objects, with the
+    compiled loss, and predicts what tensorlite predicts; here too it reloads only given it."""
+    import json
+    import re
+    import string
+
+    def custom_standardization(input_data):
+        lowercase = tf.strings.lower(input_data)
+        stripped_html = tf.strings.regex_replace(lowercase, "<br />", " ")
+        return tf.strings.regex_replace(stripped_html,
+                                        "[%s]" % re.escape(string.punctuation), "")
+    texts = ["The movie was great!", "The movie was okay.", "Worst <br /> movie, awful."]
+    train = ["great movie", "awful movie", "the best", "the worst <br /> ever"] * 4
+    vectorize_layer = tf.keras.layers.TextVectorization(
+        standardize=custom_standardization, max_tokens=50, output_mode="int",
+        output_sequence_length=8)
+    vectorize_layer.adapt(tf.data.Dataset.from_tensor_slices(train).batch(4))
+    model = tf.keras.Sequential([tf.keras.layers.Embedding(50, 4),
+                                 tf.keras.layers.GlobalAveragePooling1D(),
+                                 tf.keras.layers.Dense(1)])
+    model.compile(loss="mse", optimizer="adam")
+    model.fit(vectorize_layer(tf.constant(train)), np.tile([1.0, 0, 1, 0], 4), verbose=0)
+    export_model = tf.keras.Sequential([vectorize_layer, model,
+                                        tf.keras.layers.Activation("sigmoid")])
+    export_model.compile(loss=tf.keras.losses.BinaryCrossentropy(from_logits=False),
+                         optimizer="adam", metrics=["accuracy"])
+    export_model.evaluate(tf.constant(train), np.tile([1.0, 0, 1, 0], 4), verbose=0)
+    expected = export_model.predict(tf.constant(texts), verbose=0)
+    export_model.save(tmp_path / "export.keras")
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+
+    facts = run_tf("keras3_read_text_model", tmp_path, legacy_keras=False,
+                   script=TF_SIDE.with_name("tf_text_side.py"))
+    assert facts["loss"] == "BinaryCrossentropy"
+    np.testing.assert_allclose(np.load(tmp_path / "keras3_predictions.npy"), expected,
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="custom_standardization"):
+        tf.keras.models.load_model(tmp_path / "export.keras")
+    again = tf.keras.models.load_model(
+        tmp_path / "export.keras",
+        custom_objects={"custom_standardization": custom_standardization})
+    np.testing.assert_allclose(again.predict(tf.constant(texts), verbose=0), expected,
+                               rtol=1e-6)

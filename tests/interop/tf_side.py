@@ -165,6 +165,17 @@ def keras_read(directory):
     return {}
 
 
+def keras2_read_h5(directory):
+    """tf.keras 2 (TF_USE_LEGACY_KERAS=1) loads the `.h5` files tensorlite saved (its own
+    legacy format), compiled from their training config, and predicts and evaluates."""
+    mlp = tf.keras.models.load_model(os.path.join(directory, "mlp.h5"))
+    cnn = tf.keras.models.load_model(os.path.join(directory, "cnn.h5"))
+    np.savez(os.path.join(directory, "keras2_read.npz"), mlp_pred=mlp.predict(X, verbose=0),
+             cnn_pred=cnn.predict(images(), verbose=0),
+             mlp_loss=mlp.evaluate(X, Y, batch_size=len(X), verbose=0))
+    return {"optimizer": type(mlp.optimizer).__name__}
+
+
 class Scorer(tf.Module):
     """A tf.Module with a signature; its gradient is checked against tensorlite's."""
 
@@ -299,5 +310,6 @@ if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
     result = {"write": write, "read": read, "keras_write": keras_write,
               "keras_read": keras_read, "keras2_ops_write": keras2_ops_write, "savedmodel_write": savedmodel_write,
-              "savedmodel_read": savedmodel_read, "optimizers": optimizers}[command](directory)
+              "savedmodel_read": savedmodel_read, "optimizers": optimizers,
+              "keras2_read_h5": keras2_read_h5}[command](directory)
     print(json.dumps(result))

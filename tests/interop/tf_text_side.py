@@ -12,6 +12,8 @@ from a text file with OOV buckets, a MutableHashTable filled before saving).
 """
 import json
 import os
+import re
+import string
 import sys
 
 import numpy as np
@@ -162,6 +164,27 @@ def keras3_write(directory):
     return {"texts": TEXTS}
 
 
+def custom_standardization(input_data):
+    """The text-classification tutorial's standardization (its `custom_objects`)."""
+    lowercase = tf.strings.lower(input_data)
+    stripped_html = tf.strings.regex_replace(lowercase, "<br />", " ")
+    return tf.strings.regex_replace(stripped_html, "[%s]" % re.escape(string.punctuation), "")
+
+
+def keras3_read_text_model(directory):
+    """Keras 3 loads tensorlite's `export.keras` (the tutorial's export_model, a Sequential
+    built on strings, compiled) given the tutorial's function, and predicts `texts.json`."""
+    model = tf.keras.models.load_model(
+        os.path.join(directory, "export.keras"),
+        custom_objects={"custom_standardization": custom_standardization})
+    with open(os.path.join(directory, "texts.json")) as f:
+        texts = json.load(f)
+    np.save(os.path.join(directory, "keras3_predictions.npy"),
+            model.predict(tf.constant(texts), verbose=0))
+    return {"loss": type(model.loss).__name__}
+
+
 if __name__ == "__main__":
     command, directory = sys.argv[1], sys.argv[2]
-    print(json.dumps({"write": write, "keras3_write": keras3_write}[command](directory)))
+    print(json.dumps({"write": write, "keras3_write": keras3_write,
+                      "keras3_read_text_model": keras3_read_text_model}[command](directory)))

@@ -58,7 +58,7 @@ def run(ds, extra_test, body, get_state, set_state, names, opts, where, staged_l
             if not alive:
                 with _LOCK:
                     _OPEN.pop(handle, None)
-            return [np.bool_(alive)] + [_stand_in(s) for s in specs]
+            return [np.bool_(alive)] + [stand_in(s) for s in specs]
 
     handle = script_ops.numpy_function(open_iterator, [], dtypes.int64)
     first = script_ops.numpy_function(fetch, [handle], tout)
@@ -79,7 +79,7 @@ def run(ds, extra_test, body, get_state, set_state, names, opts, where, staged_l
     staged_loop(test, step, get_state, set_state, names, opts, where, tuple(first), shapes)
 
 
-def _stand_in(spec):
+def stand_in(spec):
     """Zeros of the spec's shape (1 for an unknown size; a scalar for an unknown rank:
     `Dataset.from_generator` given only output_types)."""
     dims = [] if spec.shape.rank is None else [1 if d is None else d

@@ -4,7 +4,8 @@
 Forward: `Relu(AddV2(Conv2D(x, w), bias))`, with `bias` a vector along the last axis,
 becomes `_FusedConv2D(x, w, bias, activation="Relu")` (Relu6 likewise; a depthwise
 convolution `_FusedDepthwiseConv2dNative`), and likewise without the ReLU, and
-for a matrix product of two matrices (`_FusedMatMul`). The bias add and the ReLU then run
+for a matrix product of two matrices or of a [batch, ..., k] tensor by a matrix
+(`_FusedMatMul`). The bias add and the ReLU then run
 in place on the convolution's output, run by run while it is in cache: two [N, H, W, C]
 temporaries and two passes over memory fewer per layer.
 
@@ -99,6 +100,17 @@ def _bias_of(g, add, out_slot):
     return other[0]
 
 
+def _fusable_ranks(fused, node, specs):
+    """Convolutions of 4-D tensors; matrix products of a matrix by a matrix or, untransposed,
+    of a [batch, ..., k] tensor by one (a Dense layer on sequences: MatMul makes that one
+    GEMM over all rows, and the epilogue then runs over its rows)."""
+    ranks = [len(s.shape) for s in specs]
+    if fused is not fused_ops.FUSED_MATMUL:  # _FusedConv2D, _FusedDepthwiseConv2dNative
+        return ranks == [4, 4]
+    return ranks == [2, 2] or (ranks[0] > 2 and ranks[1] == 2 and
+                               not node.attrs.get("transpose_a"))
+
+
 def _forward(g, add):
     """(fused node, replaced nodes, the one it takes the place of) for AddV2 node `add`
     after a contraction, or None. The fused node stands where its last member stood."""
@@ -108,8 +120,7 @@ def _forward(g, add):
         if fused is None or g.only_use(slot, ADD) is not add:
             continue
         specs = [g.spec(s) for s in node.inputs]
-        if any(s is None for s in specs) or \
-                {len(s.shape) for s in specs} != {2 if fused is fused_ops.FUSED_MATMUL else 4}:
+        if any(s is None for s in specs) or not _fusable_ranks(fused, node, specs):
             continue
         bias = _bias_of(g, add, slot)
         if bias is None:

@@ -121,6 +121,15 @@ def _as_loss_object(losses, fn):
     return losses.LossFunctionWrapper(fn, name=getattr(fn, "__name__", "loss"))
 
 
+def _named(spec):
+    """Whether a compile() metrics argument names at least one metric."""
+    if isinstance(spec, dict):
+        return any(_named(v) for v in spec.values())
+    if isinstance(spec, (list, tuple)):
+        return any(_named(v) for v in spec)
+    return spec is not None
+
+
 def _as_list(values, output_names):
     if isinstance(values, dict):
         return [values[n] for n in output_names]
@@ -137,6 +146,20 @@ class MetricsContainer:
         self._output_names = list(output_names)
         self._loss = loss
         self._metrics = None  # per output: list of (metric, weighted)
+
+    name = "compile_metrics"  # as Keras 3 names the compiled metrics in `model.metrics`
+
+    @property
+    def built(self):
+        return self._metrics is not None
+
+    def has_metrics(self):
+        """Whether compile() named any metric (they are made at the first update)."""
+        return any(_named(spec) for spec in (self._spec, self._weighted_spec))
+
+    def result(self):
+        """Each compiled metric's result by name (empty before the first update)."""
+        return {m.name: m.result() for m in self.metrics}
 
     def _build(self, ys_true, ys_pred):
         from tensorlite.keras import metrics as metrics_mod  # noqa: PLC0415

@@ -9,11 +9,55 @@ import numpy as np
 
 from tensorlite.data.dataset import DatasetV2
 from tensorlite.framework import nest
+from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import random_ops
+from tensorlite.ragged.indexing import gather_rows as ragged_gather
+from tensorlite.ragged.ragged_tensor import RaggedTensor
+
+
+def _is_composite(v):
+    return isinstance(v, (RaggedTensor, SparseTensor))
+
+
+def _rows(a):
+    """The number of examples in an array or a ragged/sparse tensor (its first dimension)."""
+    if isinstance(a, RaggedTensor):
+        return int(a.nrows())
+    if isinstance(a, SparseTensor):
+        return int(a.dense_shape.numpy()[0])
+    return a.shape[0]
+
+
+def _take_rows(a, idx):
+    """Rows `idx` (a slice or an array of positions) of an array or a ragged/sparse tensor,
+    as a tensor: the examples of one batch."""
+    if isinstance(a, RaggedTensor):
+        return a[idx] if isinstance(idx, slice) else ragged_gather(a, wrap(idx))
+    if isinstance(a, SparseTensor):
+        return _sparse_rows(a, idx)
+    return wrap(a[idx])
+
+
+def _sparse_rows(st, idx):
+    """The rows `idx` of a SparseTensor, renumbered 0.. in that order (a batch of them)."""
+    indices, values = st.indices.numpy(), st.values.numpy()
+    shape = st.dense_shape.numpy().copy()
+    order = np.arange(shape[0])[idx]
+    position = np.full(shape[0], -1, np.int64)
+    position[order] = np.arange(len(order))
+    new_rows = position[indices[:, 0]]
+    keep = np.nonzero(new_rows >= 0)[0]
+    new_indices = indices[keep].copy()
+    new_indices[:, 0] = new_rows[keep]
+    sort = np.lexsort(new_indices.T[::-1])  # canonical row-major order
+    shape[0] = len(order)
+    return SparseTensor(wrap(new_indices[sort]), wrap(values[keep][sort]), wrap(shape))
 
 
 def _to_array(v):
+    if _is_composite(v):  # tf.keras 2 fits on ragged and sparse tensors as they are
+        return v
     if isinstance(v, Tensor):
         return v._value
     if getattr(v, "_is_variable", False):
@@ -64,6 +108,7 @@ def _is_pandas(x):
 
 def _is_array_like(x):
     return isinstance(x, (np.ndarray, Tensor, list)) or getattr(x, "_is_variable", False) or \
+        _is_composite(x) or \
         _is_pandas(x) or \
         (isinstance(x, (tuple, dict)) and all(_is_array_like(v) or isinstance(v, (int, float))
                                               for v in nest.flatten(x)))
@@ -75,7 +120,7 @@ class ArrayBatches:
     def __init__(self, x, y, sample_weight, batch_size, shuffle, class_weight=None, seed=None):
         self.x = nest.map_structure(_to_array, x)
         self.y = None if y is None else nest.map_structure(_to_array, y)
-        sizes = {a.shape[0] for a in nest.flatten([self.x, self.y]) if a is not None}
+        sizes = {_rows(a) for a in nest.flatten([self.x, self.y]) if a is not None}
         if len(sizes) > 1:
             raise ValueError(f"Data cardinality is ambiguous: make sure all arrays contain "
                              f"the same number of samples; got sizes {sorted(sizes)}")
@@ -103,7 +148,7 @@ class ArrayBatches:
                 slice(start, start + self.batch_size)
 
             def take(a):
-                return wrap(a[idx])
+                return _take_rows(a, idx)
             x = nest.map_structure(take, self.x)
             y = None if self.y is None else nest.map_structure(take, self.y)
             sw = None if self.sw is None else wrap(self.sw[idx])

@@ -130,7 +130,18 @@ class Functional(Model):
 
     @property
     def output_names(self):
-        return [t.node.layer.name for t in self.outputs]
+        """The output layers' names, made unique as tf.keras 2 does: a layer giving two
+        outputs (an RNN over a nested cell) names them `rnn`, `rnn_1`; so each output's
+        loss and metrics are its own in the logs."""
+        names, counts = [], {}
+        for t in self.outputs:
+            base = proposal = t.node.layer.name
+            while proposal in names:
+                counts[base] = counts.get(base, 1)
+                proposal = f"{base}_{counts[base]}"
+                counts[base] += 1
+            names.append(proposal)
+        return names
 
     @property
     def input_names(self):

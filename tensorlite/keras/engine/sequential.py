@@ -43,12 +43,10 @@ class Sequential(Model):
             self._input_batch_shape = layer._batch_input_shape
             self._input_dtype = layer._dtype
         elif not self.layers and self._input_batch_shape is None:
-            # a layer taken from another model (keras.Sequential(pretrained.layers[:-1])):
-            # the input it was called on there
-            nodes = layer.__dict__.get("_inbound_nodes") or []
-            if nodes and isinstance(nodes[0].inputs, KerasTensor):
-                self._input_batch_shape = tuple(nodes[0].inputs.shape.as_list())
-                self._input_dtype = nodes[0].inputs.dtype
+            known = _known_input(layer)
+            if known is not None:
+                self._input_batch_shape = tuple(known.shape.as_list())
+                self._input_dtype = known.dtype
         if not isinstance(layer, InputLayer):
             self._tracked.append(layer)
             SEQUENTIAL_OWNERS[layer] = weakref.ref(self)  # for layer.output
@@ -89,6 +87,11 @@ class Sequential(Model):
         if not self.layers:
             raise ValueError("This Sequential model has no layers: add layers before calling it")
         x = inputs
+        if self._input_dtype is None and getattr(x, "dtype", None) is not None and \
+                not x.dtype.is_floating:
+            # built on data of strings or integers (a TextVectorization first): the input
+            # a saved config's InputLayer declares, so the reloaded model takes them too
+            self._input_dtype = x.dtype
         if self._input_batch_shape is not None and not isinstance(x, (list, tuple, dict)):
             from tensorlite.keras.engine.functional import conform_to_reference  # noqa: PLC0415
             x = conform_to_reference(x, TensorShape(self._input_batch_shape))
@@ -150,3 +153,21 @@ class Sequential(Model):
         if config.get("build_input_shape") is not None and not model.built:
             model.build(config["build_input_shape"])
         return model
+
+
+def _known_input(layer):
+    """The symbolic input a first layer brings, as tf.keras 2 takes it: a model with an
+    input (the image-classification tutorial's `data_augmentation` Sequential, given
+    `input_shape=`), or a layer taken from another model (keras.Sequential(
+    pretrained.layers[:-1])), the input it was called on there; else None."""
+    if isinstance(layer, Sequential):
+        if layer._input_batch_shape is None:
+            return None
+        return layer.input
+    inputs = getattr(layer, "_nested_inputs", None) if isinstance(layer, Model) else None
+    if isinstance(inputs, KerasTensor):
+        return inputs
+    nodes = layer.__dict__.get("_inbound_nodes") or []
+    if nodes and isinstance(nodes[0].inputs, KerasTensor):
+        return nodes[0].inputs
+    return None

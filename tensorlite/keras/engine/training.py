@@ -25,6 +25,19 @@ def _scalar(v):
     return float(np.asarray(v)) if np.ndim(v) == 0 else v
 
 
+def _step_logs(logs):
+    """A step's returned dict as fit's logs: values as Python numbers, and a nested dict
+    (Keras 3's `{"compile_metrics": {"mae": ...}}` from a custom `train_step` looping over
+    `self.metrics`) flattened into its entries, as Keras 3 does."""
+    out = {}
+    for k, v in logs.items():
+        if isinstance(v, dict):
+            out.update(_step_logs(v))
+        else:
+            out[k] = _scalar(v)
+    return out
+
+
 class Model(Layer):
     """A layer with training: subclass it with `call`, or build it functionally as
     ``tf.keras.Model(inputs, outputs)``."""
@@ -109,7 +122,13 @@ class Model(Layer):
         if self.compiled_loss is not None:
             out.extend(self.compiled_loss.metrics)
         if self.compiled_metrics is not None:
-            out.extend(self.compiled_metrics.metrics)
+            # before the first update, the compiled metrics are one metric as Keras 3 lists
+            # them ("compile_metrics", built by its first update_state), so a custom
+            # train_step looping over self.metrics updates them; afterwards each one
+            # is listed, as tf.keras 2 lists them
+            container = self.compiled_metrics
+            out.extend(container.metrics if container.built or not container.has_metrics()
+                       else [container])
         return out + self._layer_metrics()  # then add_metric's, as tf.keras 2 lists them
 
     @property
@@ -296,7 +315,7 @@ class Model(Layer):
                 callback_list.on_train_batch_begin(step)
                 with Trace("train", epoch_num=epoch, step_num=step, _r=1):
                     logs = train_step(batch)
-                    logs = {k: _scalar(v) for k, v in logs.items()}
+                    logs = _step_logs(logs)
                 callback_list.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
@@ -333,7 +352,7 @@ class Model(Layer):
         for step, batch in enumerate(batches.epoch()):
             if callback_list is not None:
                 callback_list.on_test_batch_begin(step)
-            logs = {k: _scalar(v) for k, v in self.test_step(batch).items()}
+            logs = _step_logs(self.test_step(batch))
             if callback_list is not None:
                 callback_list.on_test_batch_end(step, logs)
         return logs
@@ -392,7 +411,7 @@ class Model(Layer):
             self.reset_metrics()
         batch = next(data_adapter.make_batches(x, y, sample_weight, None, False, class_weight,
                                                None, "train_on_batch").epoch())
-        logs = {k: _scalar(v) for k, v in self.train_step(batch).items()}
+        logs = _step_logs(self.train_step(batch))
         return logs if return_dict else list(logs.values())
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True,
@@ -401,7 +420,7 @@ class Model(Layer):
             self.reset_metrics()
         batch = next(data_adapter.make_batches(x, y, sample_weight, None, False, None, None,
                                                "test_on_batch").epoch())
-        logs = {k: _scalar(v) for k, v in self.test_step(batch).items()}
+        logs = _step_logs(self.test_step(batch))
         return logs if return_dict else list(logs.values())
 
     def predict_on_batch(self, x):

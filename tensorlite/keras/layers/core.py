@@ -3,13 +3,14 @@ import numpy as np
 
 from tensorlite.ops import nn_ops as nn
 
+from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations
 from tensorlite.keras.layers.base_layer_utils import (check_last_dim, kernel_bias_config,
                                                       weight_args)
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.saving.object_registration import deserialize_function, serialize_function
-from tensorlite.ops import array_ops, math_ops
+from tensorlite.ops import array_ops, math_ops, sparse_ops
 
 
 class InputLayer(Layer):
@@ -64,6 +65,11 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs):
+        if isinstance(inputs, SparseTensor):  # tf.keras 2: a sparse batch of rows
+            out = sparse_ops.sparse_dense_matmul(inputs, self.kernel)
+            if self.use_bias:
+                out = math_ops.add(out, self.bias)
+            return self.activation(out)
         check_last_dim(self, inputs, self._in_dim)
         if inputs.shape.rank > 2:
             out = math_ops.tensordot(inputs, self.kernel, [[inputs.shape.rank - 1], [0]])

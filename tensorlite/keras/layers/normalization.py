@@ -22,7 +22,7 @@ from tensorlite.keras.layers.base_layer_utils import (check_ndim, serialize_cons
                                                       serialize_initializer,
                                                       serialize_regularizer, weight_args)
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, batch_norm_ops, math_ops
+from tensorlite.ops import array_ops, batch_norm_ops, layer_norm_ops, math_ops
 
 
 def _axes(layer, axis, rank):
@@ -253,8 +253,21 @@ class LayerNormalization(_Normalization):
         self._add_affine(self._dims)
         self.built = True
 
-    def call(self, inputs):
+    def call(self, inputs, training=None):
         self._check_input(inputs)
+        if self._fused(inputs, training):
+            return layer_norm_ops.layer_norm(inputs, self.gamma, self.beta, self.epsilon)
         mean, variance = nn.moments(inputs, self._axes, keepdims=True)
         return nn.batch_normalization(inputs, mean, variance, self._broadcast(self.beta),
                                       self._broadcast(self.gamma), self.epsilon)
+
+    def _fused(self, inputs, training):
+        """Whether the training step takes the fused LayerNorm ops (ops/layer_norm_ops.py):
+        while training, over the last axis only, with gamma and beta, in float32/64. They
+        compute what the composition below does; inference (and so every export, which
+        traces it) keeps the composition, whose ops TF, ONNX and TFLite read."""
+        if training is None:
+            training = backend.learning_phase()
+        return bool(training) and self._axes == [self._rank - 1] and self.center and \
+            self.scale and inputs.dtype.name in ("float32", "float64") and \
+            self.gamma.dtype == inputs.dtype and self.beta.dtype == inputs.dtype

@@ -28,6 +28,7 @@ from tensorlite.keras.layers.base_layer_utils import (check_axis_value, check_nd
                                                       serialize_regularizer, weight_args)
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, gather_ops, math_ops
+from tensorlite.ragged.ragged_tensor import RaggedTensor
 
 
 # -- cells ------------------------------------------------------------------------------------
@@ -444,6 +445,8 @@ class RNN(Layer):
             inputs, initial_state = inputs[0], list(inputs[1:]) or initial_state
         if isinstance(inputs, tuple):  # nested inputs, for a cell that takes them
             return self._call_nested(inputs, mask, training, initial_state)
+        if isinstance(inputs, RaggedTensor):
+            return self._call_ragged(inputs, training, initial_state)
         check_ndim(self, inputs.shape, ndim=3)
         check_axis_value(self, inputs.shape, -1, self._input_dim)
         x = array_ops.transpose(inputs, [1, 0, 2]) if self.time_major else inputs
@@ -459,6 +462,24 @@ class RNN(Layer):
             mask = None if mask is None else array_ops.reverse(mask, [1])
         outputs, last, states = self._loop(x, mask, states, training)
         return self._finish(outputs, last, states)
+
+    def _call_ragged(self, inputs, training, initial_state):
+        """A ragged batch of sequences (the ragged-tensors guide's Embedding -> LSTM), as
+        tf.keras 2 runs it: padded, with the padding masked so each sequence's last output
+        and states are those of its own last step; `return_sequences` gives ragged
+        outputs again."""
+        if self.time_major:
+            raise ValueError("The input received contains RaggedTensors and does not "
+                             "support time_major=True")
+        lengths = inputs.row_lengths()
+        dense = inputs.to_tensor()
+        mask = gather_ops.sequence_mask(lengths, maxlen=dense.shape.as_list()[1])
+        result = self.call(dense, mask=mask, training=training, initial_state=initial_state)
+        if not self.return_sequences:
+            return result
+        outputs = result[0] if self.return_state else result
+        ragged = RaggedTensor.from_tensor(outputs, lengths=lengths)
+        return [ragged] + list(result[1:]) if self.return_state else ragged
 
     def _call_nested(self, inputs, mask, training, initial_state):
         """tf.keras 2's nested inputs (`RNN(cell)((x1, x2))`): each step hands the cell

@@ -14,7 +14,8 @@ from tensorlite.keras.optimizers.schedules import LearningRateSchedule
 from tensorlite.ops import math_ops
 
 
-def _is_schedule(v):
+def is_schedule(v):
+    """True for a LearningRateSchedule (a hyperparameter called with the step)."""
     return isinstance(v, LearningRateSchedule)
 
 
@@ -57,7 +58,7 @@ class HyperparameterMixin:
         """Sets a hyperparameter; an existing variable is assigned in place (so a value
         changed by a callback reaches the next update), anything else is replaced."""
         prev = self._hyper.get(name)
-        if isinstance(prev, Variable) and not callable(value) and not _is_schedule(value) \
+        if isinstance(prev, Variable) and not callable(value) and not is_schedule(value) \
                 and not isinstance(value, Variable):
             prev.assign(np.asarray(value, dtype=prev.dtype.as_numpy_dtype))
         else:
@@ -67,7 +68,7 @@ class HyperparameterMixin:
         if not self._hypers_created:
             self._create_hypers()
         value = self._hyper[name]
-        if _is_schedule(value):
+        if is_schedule(value):
             return value
         if callable(value) and not isinstance(value, Variable):
             value = value()
@@ -81,7 +82,7 @@ class HyperparameterMixin:
             return
         self._hypers_created = True
         for name, value in sorted(self._hyper.items()):
-            if isinstance(value, (Tensor, Variable)) or callable(value) or _is_schedule(value):
+            if isinstance(value, (Tensor, Variable)) or callable(value) or is_schedule(value):
                 continue
             self._hyper[name] = Variable(np.asarray(value, dtype=np.float32),
                                          name=f"{self._name}/{name}", trainable=False)
@@ -91,7 +92,7 @@ class HyperparameterMixin:
         value = self._hyper[name]
         if type(value) is Variable:
             return float(value._t._value)
-        if _is_schedule(value):
+        if is_schedule(value):
             return _as_float(value(self._step()))
         if callable(value):
             value = value()
@@ -99,7 +100,7 @@ class HyperparameterMixin:
 
     def _serialize_hyperparameter(self, name):
         value = self._hyper[name]
-        if _is_schedule(value):
+        if is_schedule(value):
             return _schedules.serialize(value)
         if callable(value) and not isinstance(value, Variable):
             value = value()
@@ -128,11 +129,11 @@ class HyperparameterMixin:
         if not is_tracing():
             return self._hyper_float(name)
         value = self._hyper[name]
-        if _is_schedule(value):
+        if is_schedule(value):
             value = value(self.iterations)
         elif callable(value) and not isinstance(value, Variable):
             value = value()
-        return _as_tensor(value, var_dtype)
+        return coefficient_tensor(value, var_dtype)
 
     def _step_value(self, var_dtype, offset=0):
         """`iterations` + offset: an int eagerly, a tensor of var_dtype in a trace."""
@@ -150,7 +151,7 @@ class HyperparameterMixin:
         return lr
 
 
-def _as_tensor(value, dtype):
+def coefficient_tensor(value, dtype):
     """A coefficient as a tensor of `dtype` (a variable is read, in the graph)."""
     t = convert_to_tensor(value, dtype_hint=dtype)
     return t if t._dtype is dtype else math_ops.cast(t, dtype)

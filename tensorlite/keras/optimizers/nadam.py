@@ -19,7 +19,7 @@ from tensorlite.framework.tensor import wrap
 from tensorlite.framework.variables import Variable
 from tensorlite.graph.tracing import is_tracing
 from tensorlite.keras import backend
-from tensorlite.keras.optimizers.hyperparameters import _as_tensor
+from tensorlite.keras.optimizers.hyperparameters import coefficient_tensor
 from tensorlite.keras.optimizers.optimizer import Optimizer
 from tensorlite.keras.optimizers.schedules import LearningRateSchedule
 from tensorlite.ops import optimizer_ops
@@ -73,7 +73,7 @@ class Nadam(Optimizer):
         mu_next = b1 * (1.0 - 0.5 * 0.96 ** (self._initial_decay * (t + 1)))
         cache = self._m_cache_read
         if is_tracing():
-            cache = _as_tensor(cache, var_dtype)
+            cache = coefficient_tensor(cache, var_dtype)
         m_schedule_new = cache * mu_t
         if var_dtype is self._m_cache.dtype:
             if is_tracing():

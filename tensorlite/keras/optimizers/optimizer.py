@@ -37,8 +37,8 @@ from tensorlite.graph.tracing import is_tracing
 from tensorlite.keras.optimizers import ema, weight_decay
 from tensorlite.keras.optimizers import schedules as _schedules
 from tensorlite.keras.optimizers.clipping import ClippingMixin
-from tensorlite.keras.optimizers.hyperparameters import HyperparameterMixin, _as_tensor, \
-    _is_schedule
+from tensorlite.keras.optimizers.hyperparameters import HyperparameterMixin, coefficient_tensor, \
+    is_schedule
 from tensorlite.keras.optimizers.in_place import add_to, exclusive_array, subtract_from, \
     value_array, writable_array
 from tensorlite.keras.optimizers.slots import SlotMixin
@@ -72,7 +72,7 @@ class Optimizer(HyperparameterMixin, SlotMixin, ClippingMixin):
                 raise TypeError(f"Unexpected keyword argument passed to optimizer: {k!s}. "
                                 f"Allowed kwargs are {{{', '.join(_ALLOWED_KWARGS)}}}.")
             if kwargs[k] is not None and not callable(kwargs[k]) and \
-                    not _is_schedule(kwargs[k]) and float(np.asarray(kwargs[k])) < 0:
+                    not is_schedule(kwargs[k]) and float(np.asarray(kwargs[k])) < 0:
                 raise ValueError(f"Expected {k} >= 0, received: {kwargs[k]}")
         self._hyper = {}
         self._name = name
@@ -364,7 +364,7 @@ class Optimizer(HyperparameterMixin, SlotMixin, ClippingMixin):
                 self._prepare_local(key[0], key[1], apply_state)
                 args = apply_state[key].get("_args")
                 if graph and args is not None:
-                    apply_state[key]["_args"] = tuple(_as_tensor(a, key[1]) for a in args)
+                    apply_state[key]["_args"] = tuple(coefficient_tensor(a, key[1]) for a in args)
         return apply_state
 
     def _prepare_local(self, var_device, var_dtype, apply_state):

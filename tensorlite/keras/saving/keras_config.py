@@ -21,7 +21,7 @@ Example:
 """
 import inspect
 
-from tensorlite.framework import nest
+from tensorlite.framework import dtypes, nest
 from tensorlite.keras.saving.object_registration import get_registered_name, lookup
 
 _NEUTRAL = (None, False, 0, "", (), [], {})
@@ -317,7 +317,11 @@ def _sequential_entry(model):
     shape = model._input_batch_shape or getattr(model, "_build_input_shape", None)
     if shape is not None:
         shape = list(shape.as_list() if hasattr(shape, "as_list") else shape)
-        layers.insert(0, _input_entry(f"{model.name}_input", shape, model.dtype))
+        if model._input_batch_shape is None and shape:  # built on data: any batch size
+            shape[0] = None
+        dtype = dtypes.as_dtype(model._input_dtype).name if model._input_dtype is not None \
+            else model.dtype
+        layers.insert(0, _input_entry(f"{model.name}_input", shape, dtype))
     return {"module": "keras", "class_name": "Sequential",
             "config": {"name": model.name, "trainable": model.trainable, "dtype": model.dtype,
                        "layers": layers, "build_input_shape": shape},
@@ -382,10 +386,28 @@ def compile_to_keras(compile_config):
               if not (k == "decay" and not v)}
     return {"optimizer": {"module": "keras.optimizers", "class_name": optimizer["class_name"],
                           "config": config, "registered_name": None},
-            "loss": compile_config.get("loss"), "loss_weights": compile_config.get(
-                "loss_weights"), "metrics": compile_config.get("metrics"),
+            "loss": _keras3_objects(compile_config.get("loss"), "keras.losses"),
+            "loss_weights": compile_config.get("loss_weights"),
+            "metrics": _keras3_objects(compile_config.get("metrics"), "keras.metrics"),
             "weighted_metrics": None, "run_eagerly": False, "steps_per_execution": 1,
             "jit_compile": False}
+
+
+def _keras3_objects(value, module):
+    """Loss or metric objects of a compile config ({"class_name", "config"}, alone or in a
+    list or dict) as Keras 3 writes them: with their module, and a Loss's reduction by its
+    Keras 3 name ("auto" is tf.keras 2's, Keras 3 refuses it)."""
+    if isinstance(value, (list, tuple)):
+        return [_keras3_objects(v, module) for v in value]
+    if isinstance(value, dict) and "class_name" not in value:
+        return {k: _keras3_objects(v, module) for k, v in value.items()}
+    if not isinstance(value, dict):
+        return value
+    config = dict(value.get("config") or {})
+    if config.get("reduction") == "auto":
+        config["reduction"] = "sum_over_batch_size"
+    return {"module": module, "class_name": value["class_name"], "config": config,
+            "registered_name": None}
 
 
 def compile_from_keras(model, compile_config, custom_objects=None):

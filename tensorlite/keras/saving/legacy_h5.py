@@ -89,7 +89,8 @@ def save_model(model, path, include_optimizer=True):
 
     def write(tmp):
         with _open(tmp, "w") as f:
-            f.attrs["model_config"] = json.dumps(keras_config.to_keras(model))
+            f.attrs["model_config"] = json.dumps(_legacy_input_shapes(
+                keras_config.to_keras(model)))
             f.attrs["keras_version"] = "3.0.0"
             f.attrs["backend"] = "tensorflow"
             if include_optimizer and model.optimizer is not None:
@@ -100,6 +101,57 @@ def save_model(model, path, include_optimizer=True):
                 f.attrs["training_config"] = json.dumps(training)
             weights_layout.write_legacy(model, f.create_group("model_weights"))
     write_with(path, write)
+
+
+def _legacy_input_shapes(entry):
+    """The model config in tf.keras 2's forms where Keras 3 reads both, so both Kerases
+    load the `.h5` file (tf.keras 2's own format): an InputLayer's `batch_shape` as
+    `batch_input_shape`, and a layer's inbound nodes as tf.keras 2's lists."""
+    if isinstance(entry, list):
+        return [_legacy_input_shapes(e) for e in entry]
+    if not isinstance(entry, dict):
+        return entry
+    out = {k: _legacy_input_shapes(v) for k, v in entry.items()}
+    if out.get("class_name") == "InputLayer" and "batch_shape" in out.get("config", {}):
+        config = dict(out["config"])
+        config["batch_input_shape"] = config.pop("batch_shape")
+        out["config"] = config
+    nodes = out.get("inbound_nodes")
+    if isinstance(nodes, list) and nodes and all(isinstance(n, dict) for n in nodes):
+        legacy = [_legacy_node(n) for n in nodes]
+        if all(n is not None for n in legacy):
+            out["inbound_nodes"] = legacy
+    return out
+
+
+def _is_keras_tensor(x):
+    return isinstance(x, dict) and x.get("class_name") == "__keras_tensor__"
+
+
+def _has_keras_tensor(x):
+    if _is_keras_tensor(x):
+        return True
+    values = x.values() if isinstance(x, dict) else x if isinstance(x, list) else ()
+    return any(_has_keras_tensor(v) for v in values)
+
+
+def _history(x):
+    return list(x["config"]["keras_history"])
+
+
+def _legacy_node(node):
+    """A Keras 3 node {"args": [...], "kwargs": {...}} as tf.keras 2 writes it: one
+    [layer, node_index, tensor_index, call_kwargs] per tensor of the first argument; None
+    where tf.keras 2's form cannot say it (more positional arguments, a first argument that
+    is not tensors, tensors among the keyword arguments)."""
+    args, kwargs = node.get("args", []), node.get("kwargs", {})
+    if len(args) != 1 or _has_keras_tensor(kwargs):
+        return None
+    first = args[0]
+    flat = first if isinstance(first, list) else [first]
+    if not flat or not all(_is_keras_tensor(t) for t in flat):
+        return None
+    return [_history(t) + [dict(kwargs)] for t in flat]
 
 
 def load_weights(model, path):

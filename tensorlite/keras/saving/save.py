@@ -50,6 +50,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     path = _archive_path(filepath, creating=True)
     if os.path.exists(path) and not overwrite:
         raise FileExistsError(f"{path} exists and overwrite=False")
+    _make_parent(path)
     if _is_h5(path):
         legacy_h5.save_model(model, path, include_optimizer)
     elif path != os.fspath(filepath):  # a directory: tf.keras 2's SavedModel, archive inside
@@ -84,12 +85,20 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True,  # n
         return keras_archive.read_archive(path, custom_objects, compile, safe_mode)
 
 
+def _make_parent(path):
+    """Creates the file's directory if missing, as Keras does (the save-and-load tutorial
+    saves to './checkpoints/my_checkpoint.weights.h5' without making the folder)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+
+
 def save_weights(model, filepath):
     """`model.save_weights(prefix)`: TensorFlow's checkpoint with tf.keras's object graph
     (`layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE`, the optimizer's
     `optimizer/_variables/N`), recorded in the directory's `checkpoint` file as tf.keras
     does; TensorFlow's `model.load_weights` reads it."""
     filepath = os.fspath(filepath)
+    _make_parent(filepath)
     if filepath.endswith((".h5", ".hdf5")):
         return legacy_h5.save_weights(model, filepath)
     path = write_checkpoint(model, filepath)

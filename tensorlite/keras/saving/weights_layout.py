@@ -76,9 +76,23 @@ def _class_names(layers):
     return out
 
 
+def _own_variables(layer):
+    """A layer's own variables: add_weight's in creation order, then tf.Variables assigned
+    to its attributes (the modules guide's `self.w = tf.Variable(...)` in build), in the
+    order they were assigned; never silently left out of a saved file."""
+    from tensorlite.keras.layers.layer import _is_trackable_weight  # noqa: PLC0415
+    out = list(layer._own_weights)
+    seen = {id(v) for v in out}
+    for t in layer._tracked:
+        if _is_trackable_weight(t) and id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
 def _walk(layer, path):
     """(group path, [own variables]) for a layer and everything beneath it."""
-    yield path, list(layer._own_weights)
+    yield path, _own_variables(layer)
     for sub_path, sub in _children(layer):
         yield from _walk(sub, f"{path}/{sub_path}" if path else sub_path)
 

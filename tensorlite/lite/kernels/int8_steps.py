@@ -64,27 +64,179 @@ class IntegerProduct:
         return self.acc
 
 
+def _build_one(numba):
+    @numba.njit(cache=True, nogil=True)
+    def requantize_one(a, mult, e, out_zp, lo, hi, double_rounding):
+        """One int64 accumulator (bias included) requantized and clamped."""
+        # branch-free (comparisons as 0/1 integers), so that LLVM vectorizes the loops
+        # that call it; e == 0 needs no case of its own: mask 0, nothing rounds
+        if double_rounding:
+            h = (a * mult + (1 << 30)) >> 31
+            mask = (np.int64(1) << e) - 1
+            threshold = (mask >> 1) + np.int64(h < 0)
+            h = (h >> e) + np.int64((h & mask) > threshold)
+        else:
+            h = (a * mult + (np.int64(1) << (e - 1))) >> e
+        v = h + out_zp
+        v = lo if v < lo else v
+        return hi if v > hi else v
+    return requantize_one
+
+
 def _build(numba):
+    requantize_one = _build_one(numba)
+
     @numba.njit(cache=True, nogil=True)
     def requantize(acc, offset, mult, right, out_zp, lo, hi, double_rounding, out):
         rows, channels = acc.shape
         for i in range(rows):
             for j in range(channels):
                 a = np.int64(acc[i, j]) + offset[j]
-                if double_rounding:
-                    h = (a * mult[j] + (1 << 30)) >> 31
-                    e = right[j]
-                    if e > 0:
-                        mask = (np.int64(1) << e) - 1
-                        rem = h & mask
-                        threshold = (mask >> 1) + (1 if h < 0 else 0)
-                        h = (h >> e) + (1 if rem > threshold else 0)
-                else:
-                    e = right[j]
-                    h = (a * mult[j] + (np.int64(1) << (e - 1))) >> e
-                v = h + out_zp
-                out[i, j] = lo if v < lo else (hi if v > hi else v)
+                out[i, j] = requantize_one(a, mult[j], right[j], out_zp, lo, hi,
+                                           double_rounding)
     return requantize
+
+
+def _build_dots(numba):
+    requantize_one = _build_one(numba)
+
+    @numba.njit(cache=True, nogil=True)
+    def dots_requantize(rows, weights, offset, mult, right, out_zp, lo, hi, double_rounding,
+                        out):
+        """out[i, j] = requantize(rows[i] . weights[j] + offset[j]): each dot product a
+        contiguous int16 multiply-add reduction in int32 (LLVM's pmaddwd/vpdpwssd)."""
+        n, k = rows.shape
+        sums = np.empty(weights.shape[0], np.int32)
+        for i in range(n):
+            for j in range(weights.shape[0]):  # apart from the requantization, or LLVM
+                acc = np.int32(0)  # vectorizes this loop without the multiply-add
+                for t in range(k):
+                    acc += np.int32(np.int16(rows[i, t]) * np.int16(weights[j, t]))
+                sums[j] = acc
+            for j in range(weights.shape[0]):
+                out[i, j] = requantize_one(np.int64(sums[j]) + offset[j], mult[j], right[j],
+                                           out_zp, lo, hi, double_rounding)
+    return dots_requantize
+
+
+def _build_im2col(numba):
+    @numba.njit(cache=True, nogil=True)
+    def im2col(source, kh, kw, sh, sw, dh, dw, oh, ow, matrix):
+        """The float32 im2col matrix [N*OH*OW, KH*KW*C] of a padded NHWC int8/uint8 array,
+        converted while copied: without dilation a window row's KW*C values are one
+        contiguous run of the source row (one vectorized loop each)."""
+        n, hp, wp, c = source.shape
+        flat = source.reshape(n, hp, wp * c)
+        r = 0
+        for b in range(n):
+            for y in range(oh):
+                for x in range(ow):
+                    col = 0
+                    for i in range(kh):
+                        seg = flat[b, y * sh + i * dh]
+                        if dw == 1:
+                            src = seg[x * sw * c:(x * sw + kw) * c]
+                            dst = matrix[r, col:col + kw * c]
+                            for t in range(kw * c):
+                                dst[t] = src[t]
+                            col += kw * c
+                        else:
+                            for j in range(kw):
+                                base = (x * sw + j * dw) * c
+                                for t in range(c):
+                                    matrix[r, col + t] = seg[base + t]
+                                col += c
+                    r += 1
+    return im2col
+
+
+def _build_im2col_u8(numba):
+    @numba.njit(cache=True, nogil=True)
+    def im2col_u8(source, kh, kw, sh, sw, dh, dw, oh, ow, flip, matrix):
+        """The uint8 im2col matrix [N*OH*OW, >= KH*KW*C] of a padded NHWC array of bytes
+        (int8 viewed as uint8), each byte XORed with `flip` (0x80 turns int8 x into the
+        unsigned x + 128 that VNNI multiplies); columns past KH*KW*C are left as they are."""
+        n, hp, wp, c = source.shape
+        flat = source.reshape(n, hp, wp * c)
+        r = 0
+        for b in range(n):
+            for y in range(oh):
+                for x in range(ow):
+                    col = 0
+                    for i in range(kh):
+                        seg = flat[b, y * sh + i * dh]
+                        run = kw * c if dw == 1 else c  # without dilation: one run a row
+                        for j in range(kw if dw != 1 else 1):
+                            base = (x * sw + j * dw) * c
+                            src = seg[base:base + run]
+                            dst = matrix[r, col:col + run]
+                            for t in range(run):
+                                dst[t] = src[t] ^ flip
+                            col += run
+                    r += 1
+    return im2col_u8
+
+
+def im2col_u8_step(source, cols, matrix, flip, options):
+    """A no-argument function writing the uint8 im2col `matrix` (compiled; call only where
+    numba is available) of the padded int8/uint8 `source` whose windows are `cols`."""
+    kernel = compiled("lite_im2col_u8", _build_im2col_u8)
+    _, oh, ow, kh, kw, _ = cols.shape
+    args = (kh, kw, options["stride_h"], options["stride_w"],
+            options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1), oh, ow,
+            np.uint8(flip))
+    data = source.view(np.uint8)
+    return lambda: kernel(data, *args, matrix)
+
+
+# int8 x int8 (or uint8 x int8) products summed in int32 stay exact up to this depth
+DOTS_MAX_DEPTH = ((1 << 31) - 1) // (255 * 128)
+# at most this many rows go through the compiled dot products; more are a GEMM for BLAS
+DOTS_MAX_ROWS = 4
+
+
+class DotsRequantizer:
+    """Few int8/uint8 rows [R, K] times int8 weights [O, K] (the file's layout, no copy),
+    summed in int32 by a compiled loop and requantized in the same loop, bit-exact with
+    `IntegerProduct` + `Requantizer`. `make` returns None without numba, for rows beyond
+    DOTS_MAX_ROWS, depths beyond DOTS_MAX_DEPTH, or a left-shifting double rounding: the
+    float32 BLAS path then serves (it wins on GEMMs, this on matrix-vector products, where
+    it reads a quarter of float32's bytes)."""
+
+    @classmethod
+    def make(cls, weights_ok, rows, mult, shift, offset, zp, clamp, double_rounding):
+        mult, shift = np.asarray(mult, np.int64), np.asarray(shift, np.int64)
+        if rows > DOTS_MAX_ROWS or weights_ok.shape[1] > DOTS_MAX_DEPTH or \
+                (double_rounding and (shift > 0).any()):
+            return None
+        kernel = compiled("lite_dots_requantize", _build_dots)
+        return None if kernel is None else cls(kernel, weights_ok, mult, shift, offset, zp,
+                                               clamp, double_rounding)
+
+    def __init__(self, kernel, weights_ok, mult, shift, offset, zp, clamp, double_rounding):
+        self.kernel, self.weights = kernel, np.ascontiguousarray(weights_ok)
+        self.mult, self.double = mult, bool(double_rounding)
+        self.right = np.maximum(-shift, 0) if double_rounding else 31 - shift
+        self.offset = np.asarray(offset, np.int64)
+        self.zp, (self.lo, self.hi) = int(zp), (int(clamp[0]), int(clamp[1]))
+
+    def __call__(self, rows, out2d):
+        """out2d[...] = the requantized products of `rows` [R, K] (int8/uint8)."""
+        self.kernel(rows, self.weights, self.offset, self.mult, self.right, self.zp, self.lo,
+                    self.hi, self.double, out2d)
+
+
+def im2col_step(source, cols, matrix, rows, options):
+    """A no-argument function writing the float32 im2col `matrix` of the padded int8
+    `source` (whose strided windows are `cols`; `rows` is the matrix seen in their shape):
+    compiled in one pass with numba, else NumPy's strided copy."""
+    kernel = compiled("lite_im2col_int8", _build_im2col)
+    if kernel is None or not source.flags.c_contiguous:
+        return lambda: np.copyto(rows, cols)
+    _, oh, ow, kh, kw, _ = cols.shape
+    args = (kh, kw, options["stride_h"], options["stride_w"],
+            options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1), oh, ow)
+    return lambda: kernel(source, *args, matrix)
 
 
 class Requantizer:

@@ -11,7 +11,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.lite.kernels import kernel
-from tensorlite.lite.kernels.int8_steps import IntegerProduct, Requantizer
+from tensorlite.lite.kernels import vnni_gemm
+from tensorlite.ops.numba_backend import compiled
+from tensorlite.lite.kernels.int8_steps import (DotsRequantizer, IntegerProduct, Requantizer,
+                                                im2col_step, im2col_u8_step)
 from tensorlite.lite.kernels.fixed_point import (activation_range,
                                                  multiply_by_quantized_multiplier,
                                                  multiply_by_quantized_multiplier_double_rounding,
@@ -264,14 +267,35 @@ class _Conv:
         x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
         source, interior = _padded_input(x, d["geo"], d["in_zp"])
         cols = _windows(source, d["kh"], d["kw"], node.options, d["geo"])
+        if vnni_gemm.Gemm.fits(len(w), w[0].size):
+            return cls._bind_vnni(ctx, node, w, x, out, source, interior, cols)
         matrix, rows = _im2col_buffer(cols, d, ones=False, dtype=np.float32)
         product = IntegerProduct(w.reshape(len(w), -1).T, len(matrix), x.dtype)
         bias = _bias(ctx, node, len(w), np.int64) - d["in_zp"] * product.weight_sums
         requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"],
                               len(matrix), double_rounding=True)
         return _steps(None if interior is None else lambda: np.copyto(interior, x),
-                      lambda: np.copyto(rows, cols),
+                      im2col_step(source, cols, matrix, rows, node.options),
                       lambda: requant(product(matrix), out))
+
+    @classmethod
+    def _bind_vnni(cls, ctx, node, w, x, out, source, interior, cols):
+        """`_bind_int8` on AVX-512 VNNI: the windows as unsigned bytes (int8 x as x + 128)
+        in a zero-padded uint8 im2col matrix, one exact uint8 x int8 product into int32
+        (vnni_gemm), the requantization; the +128 and the zero point fold into the bias."""
+        d = node.data
+        w_nk = w.reshape(len(w), -1)
+        matrix = np.zeros((cols.shape[0] * cols.shape[1] * cols.shape[2],
+                           vnni_gemm.padded_depth(w_nk.shape[1])), np.uint8)
+        unsigned = 128 if x.dtype == np.int8 else 0
+        gemm, acc = vnni_gemm.Gemm(w_nk), np.empty((len(matrix), len(w)), np.int32)
+        bias = _bias(ctx, node, len(w), np.int64) - \
+            (d["in_zp"] + unsigned) * w_nk.astype(np.int64).sum(axis=1)
+        requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"],
+                              len(matrix), double_rounding=True)
+        return _steps(None if interior is None else lambda: np.copyto(interior, x),
+                      im2col_u8_step(source, cols, matrix, unsigned, node.options),
+                      lambda: gemm(matrix, acc), lambda: requant(acc, out))
 
     @classmethod
     def invoke(cls, ctx, node):
@@ -482,12 +506,38 @@ class FullyConnected:
             return None
         x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
         rows = x.reshape(-1, w.shape[1])
+        if vnni_gemm.Gemm.fits(w.shape[0], w.shape[1]):
+            return FullyConnected._bind_vnni(ctx, node, w, rows, out)
+        bias = _bias(ctx, node, w.shape[0], np.int64) - \
+            d["in_zp"] * w.astype(np.int64).sum(axis=1)
+        dots = DotsRequantizer.make(w, len(rows), d["mult"], d["shift"], bias, d["out_zp"],
+                                    d["clamp"], double_rounding=False)
+        if dots is not None:  # few rows: int8 dot products, a quarter of float32's bytes
+            out2d = out.reshape(len(rows), w.shape[0])
+            return lambda: dots(rows, out2d)
         matrix = np.empty(rows.shape, np.float32)
         product = IntegerProduct(w.T, len(rows), x.dtype)
-        bias = _bias(ctx, node, w.shape[0], np.int64) - d["in_zp"] * product.weight_sums
         requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"], len(rows),
                               double_rounding=False)
         return _steps(lambda: np.copyto(matrix, rows), lambda: requant(product(matrix), out))
+
+    @staticmethod
+    def _bind_vnni(ctx, node, w, rows, out):
+        """`_bind_int8` on AVX-512 VNNI: the rows as unsigned bytes (int8 x as x + 128,
+        one XOR pass into a zero-padded buffer), one exact uint8 x int8 product into int32,
+        the requantization (single rounding); the +128 and the zero point fold into the
+        bias."""
+        d = node.data
+        matrix = np.zeros((len(rows), vnni_gemm.padded_depth(w.shape[1])), np.uint8)
+        unsigned = 128 if rows.dtype == np.int8 else 0
+        gemm, acc = vnni_gemm.Gemm(w), np.empty((len(rows), w.shape[0]), np.int32)
+        bias = _bias(ctx, node, w.shape[0], np.int64) - \
+            (d["in_zp"] + unsigned) * w.astype(np.int64).sum(axis=1)
+        requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"], len(rows),
+                              double_rounding=False)
+        source, dest = rows.view(np.uint8), matrix[:, :w.shape[1]]
+        return _steps(lambda: np.bitwise_xor(source, unsigned, out=dest),
+                      lambda: gemm(matrix, acc), lambda: requant(acc, out))
 
     @staticmethod
     def invoke(ctx, node):
@@ -516,6 +566,34 @@ class FullyConnected:
 
 
 # -- softmax --------------------------------------------------------------------------------
+def _build_softmax(numba):
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def softmax_int8(x, table, scale, zp, lo, hi, wide, e, out):
+        """Softmax._bind_quantized's arithmetic per row: table[max - x] in float32, summed
+        left to right in float32, times float32(1) / (sum * scale) in float32, rounded
+        half up (in float64 for int8 outputs, as the NumPy steps), plus the zero point,
+        clamped."""
+        for r in range(x.shape[0]):
+            peak = x[r, 0]
+            for j in range(1, x.shape[1]):
+                peak = x[r, j] if x[r, j] > peak else peak
+            total = np.float32(0)
+            for j in range(x.shape[1]):
+                e[j] = table[np.int64(peak) - np.int64(x[r, j])]
+                total += e[j]
+            inv = np.float32(1) / (total * scale)
+            for j in range(x.shape[1]):
+                p = e[j] * inv
+                if wide:
+                    q = np.floor(np.float64(p) + 0.5) + zp
+                else:
+                    q = np.float64(np.floor(p + np.float32(0.5)) + np.float32(zp))
+                q = lo if q < lo else (hi if q > hi else q)
+                out[r, j] = q
+    return softmax_int8
+
+
+
 @kernel("SOFTMAX")
 class Softmax:
     @staticmethod
@@ -558,6 +636,14 @@ class Softmax:
         """invoke's int8/uint8 arithmetic on bound buffers: the row sums as a float32
         cumulative sum, which adds left to right as TFLite's loop does."""
         table, (scale, zp) = data["table"], data["out"]
+        kernel = compiled("lite_softmax_int8", _build_softmax)
+        if kernel is not None:  # the same arithmetic in one compiled pass per row
+            info = np.iinfo(out.dtype)
+            x2d, out2d = x.reshape(-1, x.shape[-1]), out.reshape(-1, x.shape[-1])
+            e = np.empty(x.shape[-1], np.float32)
+            wide = out.dtype == np.int8
+            return lambda: kernel(x2d, table, np.float32(scale), zp, info.min, info.max,
+                                  wide, e, out2d)
         rows = x.shape[:-1] + (1,)
         peak, distance = np.empty(rows, x.dtype), np.empty(x.shape, np.int16)
         e, running = np.empty(x.shape, np.float32), np.empty(x.shape, np.float32)

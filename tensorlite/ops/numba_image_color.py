@@ -1,0 +1,172 @@
+"""`adjust_hue`, `adjust_saturation` and `adjust_contrast`'s per-pixel pass as compiled
+loops (numba, the `jit` extra), one pass over the pixels instead of the NumPy twins'
+dozen passes over whole channel planes, with the GIL released so that a tf.data map on
+threads runs them on every core at once.
+
+Each loop computes the NumPy twin's formulas (tensorlite/ops/image_color.py) in the same
+float32 operations and order, selections by 0/1 factors and NaN-propagating maxima
+included, so the results are bit-identical (the tests compare them). Each returns None
+where it does not apply (numba missing or off, not float32, not [..., 3] channels).
+
+Example:
+    >>> out = adjust_hue(rgb_float32, np.float32(0.1))   # None without numba
+"""
+import numpy as np
+
+from tensorlite.ops.numba_backend import available, compiled
+
+
+def _build_common(numba):
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def npmax(a, b):  # np.maximum: NaN if either is NaN
+        return a if (a >= b) | (a != a) else b  # `|`, not `or`: a select, no branch
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def npmin(a, b):  # np.minimum
+        return a if (a <= b) | (a != a) else b
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def floormod(x, m):  # image_color._np_floormod: x - floor(x / m) * m
+        return x - np.floor(x / m) * m
+    return npmax, npmin, floormod
+
+
+_CHUNK = 256  # pixels per round of the planar loops (scratch planes stay in L1)
+
+
+def _planar(numba, pixel, then=None):
+    """A kernel (rgb [P, 3], param, out [P, 3]) applying `pixel(r, g, b, param) -> (o0,
+    o1, o2)` to every pixel (and `then(o0, o1, o2, param)` to its results, in a second
+    loop): chunks are split into channel planes first, so that the branch-free arithmetic
+    vectorizes (LLVM does not vectorize the interleaved layout)."""
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def kernel(rgb, param, out):
+        # six arrays, not rows of one: LLVM then knows they do not overlap
+        r, g, b = np.empty(_CHUNK, np.float32), np.empty(_CHUNK, np.float32), \
+            np.empty(_CHUNK, np.float32)
+        o0, o1, o2 = np.empty(_CHUNK, np.float32), np.empty(_CHUNK, np.float32), \
+            np.empty(_CHUNK, np.float32)
+        for start in range(0, rgb.shape[0], _CHUNK):
+            m = min(_CHUNK, rgb.shape[0] - start)
+            for j in range(m):
+                r[j], g[j], b[j] = rgb[start + j, 0], rgb[start + j, 1], rgb[start + j, 2]
+            for j in range(m):
+                o0[j], o1[j], o2[j] = pixel(r[j], g[j], b[j], param)
+            if then is not None:
+                for j in range(m):
+                    o0[j], o1[j], o2[j] = then(o0[j], o1[j], o2[j], param)
+            for j in range(m):
+                out[start + j, 0], out[start + j, 1], out[start + j, 2] = o0[j], o1[j], o2[j]
+    return kernel
+
+
+def _build_hue(numba):
+    npmax, npmin, floormod = _build_common(numba)
+    zero, one, two, three, four, five, six = (np.float32(v) for v in range(7))
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def channel(h6, shift):
+        """clip(min(k, 4 - k), 0, 1) for k = (h6 + shift) mod 6."""
+        k = floormod(h6 + shift, six)
+        w = npmin(k, four - k)
+        w = zero if w < 0 else w  # np.clip, NaN kept
+        return one if w > 1 else w
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def hue_value_range(r, g, b, delta):
+        """(h6, value, range of a coloured pixel) of image_color._np_adjust_hue."""
+        v = npmax(npmax(r, g), b)
+        d = v - npmin(npmin(r, g), b)
+        # 0/1 factors as the twin's boolean masks (unpredictable per pixel: selects,
+        # never branches)
+        is_r = np.float32(r == v)
+        is_g = np.float32(g == v) * (one - is_r)
+        is_b = one - is_r - is_g
+        num = (g - b) * is_r + (b - r + d * two) * is_g + (r - g + d * four) * is_b
+        h6 = (floormod(num / (d * six + np.float32(d == 0)), one) + delta) * six
+        return h6, v, d * np.float32(v > 0)
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def rgb_of(h6, v, c, unused):
+        return v - c * channel(h6, five), v - c * channel(h6, three), v - c * channel(h6, one)
+    # two planar loops: LLVM declines to vectorize the whole pixel as one loop body
+    return _planar(numba, hue_value_range, rgb_of)
+
+
+def _build_saturation(numba):
+    npmax, npmin, _ = _build_common(numba)
+    zero, one = np.float32(0), np.float32(1)
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def pixel(r, g, b, factor):
+        """image_color._np_adjust_saturation for one pixel."""
+        v = npmax(npmax(r, g), b)
+        d = v - npmin(npmin(r, g), b)
+        ok = np.float32((v > 0) & (d > 0))
+        ratio = npmax(npmin(factor, v / (d + (one - ok))), zero) * ok
+        return v - (v - r) * ratio, v - (v - g) * ratio, v - (v - b) * ratio
+    return _planar(numba, pixel)
+
+
+def _build_contrast(numba):
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def contrast(values, pattern, factor, out):
+        """values, out: [B, P*C] (pixels' channels interleaved); pattern: [B, L], each
+        image's C channel means repeated to L (a multiple of C): one contiguous
+        (x - mean) * factor + mean per value, vectorized over runs of L values."""
+        width = pattern.shape[1]
+        for i in range(values.shape[0]):
+            mean = pattern[i]
+            for start in range(0, values.shape[1], width):
+                m = min(width, values.shape[1] - start)
+                src = values[i, start:start + m]
+                dst = out[i, start:start + m]
+                for j in range(m):
+                    dst[j] = (src[j] - mean[j]) * factor + mean[j]
+    return contrast
+
+
+def _rgb_float32(f):
+    return f.dtype == np.float32 and f.ndim >= 1 and f.shape[-1] == 3 and available()
+
+
+def adjust_hue(f, delta):
+    """image_color._np_adjust_hue(f, delta) compiled, or None where it does not apply."""
+    if not _rgb_float32(f) or np.ndim(delta):
+        return None
+    kernel = compiled("image_adjust_hue", _build_hue)
+    if kernel is None:
+        return None
+    out = np.empty(f.shape, np.float32)
+    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(delta), out.reshape(-1, 3))
+    return out
+
+
+def adjust_saturation(f, factor):
+    """image_color._np_adjust_saturation(f, factor) compiled, or None where it does not
+    apply."""
+    if not _rgb_float32(f) or np.ndim(factor):
+        return None
+    kernel = compiled("image_adjust_saturation", _build_saturation)
+    if kernel is None:
+        return None
+    out = np.empty(f.shape, np.float32)
+    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(factor), out.reshape(-1, 3))
+    return out
+
+
+def adjust_contrast(f, mean, factor):
+    """`(f - mean) * factor + mean` for f [..., H, W, C] float32 and its per-image channel
+    means `mean` [..., 1, 1, C], compiled, or None where it does not apply."""
+    if f.dtype != np.float32 or mean.dtype != np.float32 or np.ndim(factor) or \
+            f.ndim < 3 or not available():
+        return None
+    kernel = compiled("image_adjust_contrast", _build_contrast)
+    if kernel is None:
+        return None
+    h, w, c = f.shape[-3:]
+    out = np.empty(f.shape, np.float32)
+    pattern = np.tile(mean.reshape(-1, c), (1, 64))  # 64 pixels' worth of means per run
+    kernel(np.ascontiguousarray(f).reshape(-1, h * w * c), pattern, np.float32(factor),
+           out.reshape(-1, h * w * c))
+    return out
