@@ -147,10 +147,10 @@ def test_graph_fusion_puts_relu6_into_the_training_step(kernels, capsys):
             m = model()
 
             @tf.function
-            def step(v):
+            def step(v):  # called only in this iteration: its `m` is this one's
                 with tf.GradientTape() as tape:
-                    loss = tf.reduce_sum(m(v, training=True) ** 2)
-                return loss, tape.gradient(loss, m.trainable_variables)
+                    loss = tf.reduce_sum(m(v, training=True) ** 2)  # noqa: B023
+                return loss, tape.gradient(loss, m.trainable_variables)  # noqa: B023
             step(x)
             loss, grads = step(x)
             results.append([loss.numpy()] + [g.numpy() for g in grads] +

@@ -22,8 +22,8 @@ from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
 from tensorlite.graph import options
 from tensorlite.graph.function import Function, function
-from tensorlite.graph.passes import MAX_ROUNDS, fold_batch_norm
 from tensorlite.graph.ir import READ_VARIABLE, is_stateful
+from tensorlite.graph.passes import MAX_ROUNDS, fold_batch_norm
 
 BATCH_SIZES = (2, 3)
 

@@ -28,8 +28,14 @@ import numpy as np
 
 from tensorlite.framework import blas_threads, intra_op_pool
 from tensorlite.framework.registry import Spec, register
-from tensorlite.ops import (conv_ops, conv_select, math_ops, numba_depthwise, numba_fused,
-                            pooling_ops)
+from tensorlite.ops import (
+    conv_ops,
+    conv_select,
+    math_ops,
+    numba_depthwise,
+    numba_fused,
+    pooling_ops,
+)
 
 ACTIVATIONS = (None, "Relu", "Relu6")
 # A fused elementwise pass of this many elements is timed against splitting it over the
@@ -43,7 +49,7 @@ class Epilogue:
     """`epilogue(view)`: adds the bias along the last axis of `view`, then the activation
     (`act`: 0 none, 1 ReLU, 2 ReLU6) in place (conv_select applies it to each run of a
     convolution's output)."""
-    __slots__ = ("bias", "act")
+    __slots__ = ("act", "bias")
 
     def __init__(self, bias, act):
         self.bias, self.act = bias, act
