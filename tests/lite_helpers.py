@@ -17,6 +17,20 @@ def mlp():
                                 tf.keras.layers.Dense(3)])
 
 
+def mobilenet_v2_small(seed=0):
+    """Keras MobileNetV2(weights=None, alpha=0.35) on 96x96 images, its BatchNormalization
+    statistics and affine weights drawn away from their initial 0/1 (so that folding them
+    into the filters changes the filters)."""
+    rng = np.random.default_rng(seed)
+    model = tf.keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35,
+                                              weights=None)
+    for layer in model.layers:
+        if isinstance(layer, tf.keras.layers.BatchNormalization):
+            layer.set_weights([rng.uniform(0.5, 1.5, w.shape).astype("float32")
+                               for w in layer.get_weights()])
+    return model
+
+
 def litert(data, reference=True):
     """A LiteRT interpreter on the file's bytes (reference kernels: TFLite's own
     arithmetic, no delegate)."""

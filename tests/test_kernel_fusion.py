@@ -220,3 +220,45 @@ def test_non_overlapping_max_pool_matches_the_tap_reduction(shape, backend):
     want = pooling_ops._reduce_taps(x, (2, 2), (2, 2), np.maximum)[0]
     np.testing.assert_array_equal(got, want)
     assert np.isnan(got[0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("algo", [None, "im2col", "numba"])
+def test_conv_bias_relu6_fuses_and_matches(algo, backend):
+    """MobileNetV2's expansion convolutions: Conv2D + bias + ReLU6 in one kernel (values
+    beyond 6, below 0 and NaN as tf.nn.relu6 gives them)."""
+    if algo == "numba" and not numba_backend.available():
+        pytest.skip("numba is not installed")
+    x, w, b = tf.constant(rand(4, 9, 10, 8) * 3), tf.constant(rand(1, 1, 8, 6)), rand(6)
+    x = tf.tensor_scatter_nd_update(x, [[0, 0, 0, 0]], [np.nan])
+
+    @tf.function
+    def f(x, w):
+        return tf.nn.relu6(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b))
+    with conv_select.forced(algo):
+        graph, got, want = run_twice(f, x, w)
+    assert graph.op_counts() == {"_FusedConv2D": 1}
+    assert [n.attrs["activation"] for n in graph.nodes] == ["Relu6"]
+    assert np.isnan(got.numpy()[0, 0, 0]).all() and np.nanmax(got.numpy()) == 6.0
+    np.testing.assert_array_equal(np.isnan(got.numpy()), np.isnan(want.numpy()))
+    assert_close(np.nan_to_num(got.numpy()), np.nan_to_num(want.numpy()))
+
+
+@pytest.mark.parametrize("multiplier", [1, 2])
+@pytest.mark.parametrize("relu6", [False, True])
+def test_depthwise_bias_activation_fuses_and_matches(multiplier, relu6, backend,
+                                                    monkeypatch):
+    """MobileNetV2's depthwise blocks after BatchNorm folding: DepthwiseConv2dNative + bias
+    (+ ReLU6) in one kernel, with the compiled depthwise kernel and with NumPy's."""
+    if backend == "numpy":
+        monkeypatch.setitem(numba_backend._STATE, "on", False)
+    x = tf.constant(rand(3, 9, 8, 4) * 3)
+    w, b = tf.constant(rand(3, 3, 4, multiplier)), rand(4 * multiplier)
+
+    @tf.function
+    def f(x, w):
+        y = tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "SAME") + b
+        return tf.nn.relu6(y) if relu6 else y
+    graph, got, want = run_twice(f, x, w)
+    assert graph.op_counts() == {"_FusedDepthwiseConv2dNative": 1}
+    assert [n.attrs["activation"] for n in graph.nodes] == ["Relu6" if relu6 else None]
+    assert_close(got, want)

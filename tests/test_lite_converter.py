@@ -7,7 +7,8 @@ import tensorlite as tf
 from tensorlite.framework import errors
 
 pytest.importorskip("ai_edge_litert", reason="ai-edge-litert is in the test extra")
-from tests.lite_helpers import builtin_ops, generate_model, images, litert, mlp, run  # noqa: E402
+from tests.lite_helpers import (  # noqa: E402
+    builtin_ops, generate_model, images, litert, mlp, mobilenet_v2_small, run)
 
 
 def _close(got, want):
@@ -119,3 +120,29 @@ def test_reshape_to_a_shape_read_from_the_input():
         _close(run(interpreter, batch), f(batch).numpy())
     assert f(x[:2]).shape == (2, 12)  # the polymorphic tf.function: one graph per shape
     assert "one graph per input shape" in f.retrace_log[-1]
+
+
+def test_mobilenet_v2_with_folded_batch_norm_matches_keras_in_litert():
+    """MobileNetV2's BatchNormalizations are folded into the convolution filters (no MUL
+    left, as TensorFlow's converter writes it); LiteRT gives the Keras model's outputs."""
+    model = mobilenet_v2_small()
+    data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+    ops = builtin_ops(data)
+    assert "MUL" not in ops and ops.count("CONV_2D") == 35 and \
+        ops.count("DEPTHWISE_CONV_2D") == 17 and "PAD" in ops
+    x = np.random.default_rng(3).uniform(-1, 1, (2, 96, 96, 3)).astype("float32")
+    want = model(x, training=False).numpy()
+    for reference in (True, False):
+        np.testing.assert_allclose(run(litert(data, reference), x), want, rtol=1e-4,
+                                   atol=1e-6 * float(np.abs(want).max()))
+
+
+def test_pad_with_a_nonzero_constant_is_padv2():
+    @tf.function(input_signature=[tf.TensorSpec([1, 3, 3, 2], tf.float32)])
+    def f(x):
+        return tf.pad(x, [[0, 0], [1, 2], [0, 1], [0, 0]], constant_values=2.5)
+
+    data = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function()]).convert()
+    assert builtin_ops(data) == ["PADV2"]
+    x = np.random.default_rng(4).normal(size=(1, 3, 3, 2)).astype("float32")
+    _close(run(litert(data), x), f(x).numpy())

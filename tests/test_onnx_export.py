@@ -168,3 +168,29 @@ def test_einsum(tmp_path, equation):
             return tf.einsum(equation, v, w)
     proto = _check(f, x, tmp_path, call=f)
     assert "Einsum" in {n.op_type for n in proto.graph.node}
+
+
+def test_mobilenet_v2_with_folded_batch_norm_matches_keras(tmp_path):
+    """MobileNetV2's BatchNormalizations are folded into the convolution filters: no Mul
+    in the file; onnxruntime gives the Keras model's outputs."""
+    from tests.lite_helpers import mobilenet_v2_small  # noqa: PLC0415
+    model = mobilenet_v2_small()
+    proto = export(model, tmp_path / "mobilenet.onnx")
+    ops = [n.op_type for n in proto.graph.node]
+    assert "Mul" not in ops and ops.count("Conv") == 52
+    session = _session(tmp_path / "mobilenet.onnx")
+    x = RNG.uniform(-1, 1, (3, 96, 96, 3)).astype("float32")
+    want = model(x, training=False).numpy()
+    got = session.run(None, {session.get_inputs()[0].name: x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6 * float(np.abs(want).max()))
+
+
+def test_batch_norm_folding_can_be_switched_off(tmp_path):
+    from tests.lite_helpers import mobilenet_v2_small  # noqa: PLC0415
+    before = tf.config.optimizer.get_experimental_options()
+    tf.config.optimizer.set_experimental_options({"constant_folding": False})
+    try:
+        proto = export(mobilenet_v2_small(), tmp_path / "mobilenet.onnx")
+    finally:
+        tf.config.optimizer.set_experimental_options(before)
+    assert [n.op_type for n in proto.graph.node].count("Mul") == 52

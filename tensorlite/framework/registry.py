@@ -85,12 +85,19 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #   fresh_outputs each output is a new array no input shares: an assignment may adopt it
 #                 without a copy (graph/executor.py);
 #   kernel        an optimizer update op's NumPy kernel (ops/optimizer_ops.py), which the
-#                 eager Keras optimizers call directly.
+#                 eager Keras optimizers call directly;
+#   linear_filter the op is linear in a filter input and its output's last axis is the
+#                 output channel, the row-major flattening of the filter's trailing axes:
+#                 `(filter input index, number of trailing axes)` (Conv2D: (1, 1), HWIO;
+#                 DepthwiseConv2dNative: (1, 2), HWCM), or `fn(attrs) -> that or None`
+#                 when attributes decide; BatchNorm folding scales those filter entries
+#                 (graph/passes/fold_batch_norm.py).
 PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": None,
               "fuse": None, "simplify": None, "fold": True, "varying": False,
               "shape_only": False, "moves_values": False, "exact_shape": False, "cost": None,
               "fuses": None, "polymorphic_attrs": None, "reads_state_only": False,
-              "tf_import_opaque": False, "fresh_outputs": False, "kernel": None}
+              "tf_import_opaque": False, "fresh_outputs": False, "kernel": None,
+              "linear_filter": None}
 
 # What running an op does besides computing its outputs from its inputs (`Op.effects`):
 #   None            a pure tensor computation;

@@ -20,8 +20,10 @@ import numpy as np
 from tensorlite.framework import errors, nest
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.framework.tensor_spec import TensorSpec
+from tensorlite.graph import options
 from tensorlite.graph.function import Function, function
 from tensorlite.graph.ir import READ_VARIABLE, is_stateful
+from tensorlite.graph.passes import MAX_ROUNDS, fold_batch_norm
 
 BATCH_SIZES = (2, 3)
 
@@ -100,6 +102,20 @@ def run_graph(graph, inputs):
     return values, dependent
 
 
+def fold_batch_norms(graph):
+    """`graph` with inference BatchNormalization scales folded into the filters before them
+    (graph/passes/fold_batch_norm.py), as TensorFlow's converters do: the exported file
+    holds the scaled filters and no per-activation multiplication. Off with Grappler's
+    `constant_folding` switch."""
+    if not options.enabled("constant_folding"):
+        return graph
+    for _ in range(MAX_ROUNDS):  # a chain of scales folds one per round
+        graph, lines = fold_batch_norm.run(graph)
+        if not lines:
+            return graph
+    return graph
+
+
 def _sample(shape, dtype):
     """Zeros of a placeholder (empty strings for a string one: string ops read bytes)."""
     if dtype.is_string:
@@ -118,7 +134,7 @@ class Capture:
     output."""
 
     def __init__(self, graphs, signature, output_names=None):
-        self.graph, other = graphs
+        self.graph, other = (fold_batch_norms(g) for g in graphs)
         self.signature = signature
         self.values, self.dependent = _run(self.graph)
         other_values, _ = _run(other)

@@ -11,8 +11,8 @@ files (weights.py) and optionally quantized as tfjs-converter does.
 The graph is tensorlite's IR after its graph passes (graph_trace.py): variables frozen into
 constants (weights keep the variables' names), arithmetic simplified, constants folded
 (BatchNormalization's inference-time scale and offset become constants), BatchNorm scales
-folded into the convolution or matrix-product filters before them (fold_batch_norm.py),
-duplicates merged, dead code removed. Each IR node is the TensorFlow node its op's `tf`
+folded into the convolution or matrix-product filters before them
+(graph/passes/fold_batch_norm.py), duplicates merged, dead code removed. Each IR node is the TensorFlow node its op's `tf`
 rule writes for SavedModel export; a node TF.js does not run is an UnimplementedError
 naming it. A Keras model converts too (convert_function), as with `--input_format keras`.
 

@@ -2,7 +2,7 @@
 tf.function traced into tensorlite's graph IR, its variables frozen into constants, and
 tensorlite's simplifying graph passes run on it (arithmetic simplification, constant
 folding, common-subexpression elimination, dead-code elimination) and BatchNorm folding
-(fold_batch_norm.py): what tfjs-converter's Grappler run does before it writes a GraphDef.
+(graph/passes/fold_batch_norm.py): what tfjs-converter's Grappler run does before it writes a GraphDef.
 
 A function with a None batch dimension is traced at two batch sizes (as every exporter
 does, tensorlite/graph/capture.py); both traces are frozen and optimised alike, so the
@@ -26,8 +26,7 @@ from tensorlite.graph.capture import input_signature as input_signature_of
 from tensorlite.graph.function import Function, function
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, Graph
 from tensorlite.graph.passes import arithmetic, constant_folding, cse, dce, derive
-from tensorlite.graph.passes import MAX_ROUNDS
-from tensorlite.js import fold_batch_norm
+from tensorlite.graph.passes import MAX_ROUNDS, fold_batch_norm
 from tensorlite.saved_model.function_def import arg_name
 from tensorlite.saved_model.trace import TracedGraph
 

@@ -644,6 +644,8 @@ def relu(x, alpha=0.0, max_value=None, threshold=0.0):
     x = _tensor(x)
     if alpha != 0.0 and max_value is None and threshold == 0:
         return tf.nn.leaky_relu(x, alpha=alpha)
+    if alpha == 0.0 and threshold == 0 and max_value == 6:  # TF's Keras: the Relu6 op,
+        return tf.nn.relu6(x)  # one pass each way instead of Relu, Maximum and Minimum
     out = x * tf.cast(tf.greater(x, threshold), x.dtype) if threshold != 0 else tf.nn.relu(x)
     if max_value is not None:
         out = tf.clip_by_value(out, 0, max_value)

@@ -380,6 +380,7 @@ def _import_depthwise(ins, a):
 CONV2D = _ConvFamily("Conv2D", conv_fwd, bi_threaded, bf_threaded,
                      lambda ws: ws[-1], lambda c, o: (c, o), exact_shape=True,
                      tf=_conv_tf("Conv2D"), tf_outputs="output", tf_import=_import_conv,
+                     linear_filter=(1, 1),
                      onnx=_onnx_conv(depthwise=False), tflite=_tflite_conv(depthwise=False))
 DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", dw_fwd, dw_bi_fwd, dw_bf_fwd,
                         lambda ws: None if None in ws[-2:] else ws[-2] * ws[-1],
@@ -387,4 +388,5 @@ DEPTHWISE = _ConvFamily("DepthwiseConv2dNative", dw_fwd, dw_bi_fwd, dw_bf_fwd,
                         tf=_conv_tf("DepthwiseConv2dNative"), tf_outputs="output",
                         exact_shape=True,
                         tf_import=_import_depthwise, onnx=_onnx_conv(depthwise=True),
+                        linear_filter=(1, 2),
                         tflite=_tflite_conv(depthwise=True))

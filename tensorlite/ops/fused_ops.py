@@ -2,10 +2,13 @@
 ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
 
   * `_FusedConv2D(x, w, bias)` and `_FusedMatMul(a, b, bias)`: the contraction with the
-    bias add and (activation="Relu") the ReLU after it applied in place to its output; a
+    bias add and (activation="Relu" or "Relu6") the activation after it applied in place to its output; a
     convolution applies them to each run of images right after computing it, on the
     thread that made it (conv_select's epilogue), so no [N, H, W, C] temporary is made
     and the pass over it is in cache and split over the intra-op threads.
+  * `_FusedDepthwiseConv2dNative(x, w, bias)`: likewise for a depthwise convolution (an
+    inference BatchNormalization's shift after folding, and MobileNetV2's ReLU6), the
+    epilogue run on each run of images the compiled kernel has just made.
   * `_FusedReluGradBiasAddGrad(g, y) -> (g * (y > 0), its sum over all axes but the
     last)`: a ReLU layer's gradient and its bias's, in one pass.
   * `_FusedMaxPoolGradReluGrad(x, y, g) -> (dx, bias gradient)`: a non-overlapping max
@@ -25,9 +28,16 @@ import numpy as np
 
 from tensorlite.framework import blas_threads, intra_op_pool
 from tensorlite.framework.registry import Spec, register
-from tensorlite.ops import conv_ops, conv_select, math_ops, numba_fused, pooling_ops
+from tensorlite.ops import (
+    conv_ops,
+    conv_select,
+    math_ops,
+    numba_depthwise,
+    numba_fused,
+    pooling_ops,
+)
 
-ACTIVATIONS = (None, "Relu")
+ACTIVATIONS = (None, "Relu", "Relu6")
 # A fused elementwise pass of this many elements is timed against splitting it over the
 # intra-op threads (blas_threads counts cost in multiply-adds: ~4 per element here).
 _COST_PER_ELEMENT = 4
@@ -36,34 +46,48 @@ _RUN_ROWS = 4096
 
 
 class Epilogue:
-    """`epilogue(view)`: adds the bias along the last axis of `view`, then the ReLU where
-    asked, in place (conv_select applies it to each run of a convolution's output)."""
-    __slots__ = ("bias", "relu")
+    """`epilogue(view)`: adds the bias along the last axis of `view`, then the activation
+    (`act`: 0 none, 1 ReLU, 2 ReLU6) in place (conv_select applies it to each run of a
+    convolution's output)."""
+    __slots__ = ("act", "bias")
 
-    def __init__(self, bias, relu):
-        self.bias, self.relu = bias, relu
+    def __init__(self, bias, act):
+        self.bias, self.act = bias, act
 
     def __call__(self, view):
         k = numba_fused.kernels_for(view, self.bias)
         if k is not None:
-            k.bias_act(view.reshape(-1, view.shape[-1]), self.bias, self.relu)
+            k.bias_act(view.reshape(-1, view.shape[-1]), self.bias, self.act)
             return
         np.add(view, self.bias, out=view)
-        if self.relu:
+        if self.act == 1:
             np.maximum(view, 0, out=view)
+        elif self.act == 2:
+            np.clip(view, 0, 6, out=view)
 
 
 def _check_activation(activation):
+    """The Epilogue's activation code of a fused op's `activation` attribute."""
     if activation not in ACTIVATIONS:
         raise NotImplementedError(f"fused activation {activation!r}: only "
                                   f"{ACTIVATIONS} are fused")
-    return activation == "Relu"
+    return ACTIVATIONS.index(activation)
 
 
 def _fused_conv_fwd(x, w, bias, strides, dilations, pads, activation=None):
     return conv_select.conv(x, w, strides, dilations, pads,
                             Epilogue(bias.astype(x.dtype, copy=False),
                                      _check_activation(activation)))
+
+
+def _fused_depthwise_fwd(x, w, bias, strides, dilations, pads, activation=None):
+    epilogue = Epilogue(bias.astype(x.dtype, copy=False), _check_activation(activation))
+    out = numba_depthwise.forward(x, w, strides, dilations, pads, epilogue)
+    if out is None:  # the NumPy form returns a fresh array: the epilogue runs on it whole
+        out = conv_ops.DEPTHWISE.fwd.forward(x, w, strides=strides, dilations=dilations,
+                                             pads=pads)
+        epilogue(out)
+    return out
 
 
 def _fused_matmul_fwd(a, b, bias, transpose_a, transpose_b, activation=None):
@@ -152,6 +176,10 @@ FUSED_CONV2D = register(
     "_FusedConv2D", _fused_conv_fwd, cost="conv", fuses=conv_ops.CONV2D.fwd,
     shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo),
     unsupported=_INTERNAL)
+FUSED_DEPTHWISE = register(
+    "_FusedDepthwiseConv2dNative", _fused_depthwise_fwd, cost="conv",
+    fuses=conv_ops.DEPTHWISE.fwd, unsupported=_INTERNAL,
+    shape=lambda x, w, b, activation=None, **geo: conv_ops.DEPTHWISE.fwd.infer(x, w, **geo))
 FUSED_MATMUL = register(
     "_FusedMatMul", _fused_matmul_fwd, cost="matmul", fuses=math_ops.MATMUL,
     shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t),

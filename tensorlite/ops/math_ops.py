@@ -753,11 +753,10 @@ def _expand_fwd(g, x, axis, keepdims, mean):
     read when it runs (so a graph of it serves every size); divided by the count of
     reduced elements for a mean."""
     nb = g.ndim - (x.ndim if keepdims else x.ndim - len(axis))
-    out = np.broadcast_to(g.reshape(g.shape[:nb] + _reduced_shape(x.shape, axis)),
-                          g.shape[:nb] + x.shape)
-    if mean:
-        out = out / np.asarray(max(int(np.prod([x.shape[a] for a in axis])), 1), g.dtype)
-    return out
+    if mean:  # divided before broadcasting: the same quotients, without a full-size pass
+        g = g / np.asarray(max(int(np.prod([x.shape[a] for a in axis])), 1), g.dtype)
+    return np.broadcast_to(g.reshape(g.shape[:nb] + _reduced_shape(x.shape, axis)),
+                           g.shape[:nb] + x.shape)
 
 
 def _expand_grad(c, ans, g, x, axis, keepdims, mean):
@@ -1115,6 +1114,7 @@ def _matmul_tf(attrs, in_specs):
 
 MATMUL = declare(register("BatchMatMulV2", _matmul_fwd, grad=_conjugating(_matmul_grad),
                           shape=_matmul_shape), jit=("matmul",), cost="matmul",
+                 linear_filter=lambda attrs: None if attrs.get("transpose_b") else (1, 1),
                  exact_shape=True, tf=_matmul_tf, tf_import={
     "MatMul": lambda ins, a: matmul(ins[0], ins[1], transpose_a=a.get("transpose_a", False),
                                     transpose_b=a.get("transpose_b", False)),

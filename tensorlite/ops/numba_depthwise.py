@@ -104,8 +104,10 @@ def _per_image(name, n, macs, body):
     blas_threads.run(macs, split, split=True)
 
 
-def forward(x, w, strides, dilations, pads):
-    """[N, H, W, C] * [KH, KW, C, 1] -> [N, OH, OW, C], or None where this does not apply."""
+def forward(x, w, strides, dilations, pads, epilogue=None):
+    """[N, H, W, C] * [KH, KW, C, 1] -> [N, OH, OW, C], or None where this does not apply.
+    `epilogue(view)`, when given, runs in place on each run of output images right after
+    they are computed (a fused bias add and activation, ops/fused_ops.py), still in cache."""
     if not _applies(x, w, w_shape=w.shape):
         return None
     kernel = _kernels()
@@ -117,8 +119,11 @@ def forward(x, w, strides, dilations, pads):
     ow = (xp.shape[2] - (kw - 1) * dilations[1] - 1) // strides[1] + 1
     out = np.empty((x.shape[0], oh, ow, c), x.dtype)
     w3 = np.ascontiguousarray(w[..., 0])
-    _per_image("depthwise_forward", x.shape[0], out.size * kh * kw, lambda s, e: kernel[0](
-        xp, w3, strides[0], strides[1], dilations[0], dilations[1], out, s, e))
+    def body(s, e):
+        kernel[0](xp, w3, strides[0], strides[1], dilations[0], dilations[1], out, s, e)
+        if epilogue is not None:
+            epilogue(out[s:e])
+    _per_image("depthwise_forward", x.shape[0], out.size * kh * kw, body)
     return out
 
 

@@ -1,5 +1,5 @@
 """Fused elementwise kernels compiled with numba (the `jit` extra) for the fused ops of
-optimised graphs (ops/fused_ops.py): a bias add and ReLU applied in place to a kernel's
+optimised graphs (ops/fused_ops.py): a bias add and ReLU (or ReLU6) applied in place to a kernel's
 output, a ReLU gradient with its bias gradient in one pass, and a non-overlapping max
 pool's gradient with the ReLU gradient (and bias gradient) behind it.
 
@@ -14,7 +14,7 @@ fused_ops then uses NumPy.
 
 Example:
     >>> k = kernels()
-    >>> k.bias_act(out2d, bias, True)   # out2d [rows, C] += bias, then max(., 0), in place
+    >>> k.bias_act(out2d, bias, 1)   # out2d [rows, C] += bias, then max(., 0), in place
 """
 import collections
 
@@ -27,15 +27,17 @@ Kernels = collections.namedtuple("Kernels", "bias_act relu_grad_bias max_pool ma
 
 def _build(numba):
     @numba.njit(cache=True, nogil=True)
-    def bias_act(o, b, relu):
-        """o [rows, C] += b [C], then ReLU where `relu`, in place (NaN stays NaN, as
-        np.maximum keeps it)."""
+    def bias_act(o, b, act):
+        """o [rows, C] += b [C], then (act 1) ReLU or (act 2) ReLU6, in place (NaN stays
+        NaN, as np.maximum and np.clip keep it)."""
         rows, c = o.shape
         for i in range(rows):
             for k in range(c):
                 v = o[i, k] + b[k]
-                if relu and v < 0:
+                if act and v < 0:
                     v = 0
+                elif act == 2 and v > 6:
+                    v = 6
                 o[i, k] = v
 
     @numba.njit(cache=True, nogil=True)

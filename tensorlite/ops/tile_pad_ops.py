@@ -72,6 +72,19 @@ def _onnx_pad(ctx, node):
     return ctx.emit("Pad", [x, ctx.ints(begins + ends), c], mode="constant")
 
 
+def _tflite_pad(ctx, node):
+    """PAD for zeros (what TFLite's converter writes for ZeroPadding2D), else PADV2."""
+    pads = [list(p) for p in node.attrs["paddings"]]
+    rank = len(ctx.shape(node.inputs[0]))
+    full = np.asarray([[0, 0]] * (rank - len(pads)) + pads, np.int32)
+    inputs = [ctx.tensor(node.inputs[0]), ctx.const(full, "paddings")]
+    c = ctx.value(node.inputs[1])
+    if c is not None and not np.any(c):
+        ctx.op("PAD", inputs, [ctx.output(node)])
+    else:
+        ctx.op("PADV2", inputs + [ctx.tensor(node.inputs[1])], [ctx.output(node)])
+
+
 def _np_pad(x, paddings, **kwargs):
     pads = ((0, 0),) * (x.ndim - len(paddings)) + tuple(paddings)
     return np.pad(x, pads, **kwargs) if pads else x.copy()  # NumPy rejects a scalar's ()
@@ -102,7 +115,7 @@ def _pad_grad(g, ans, x, c, paddings):
 PAD = register(
     "PadV2", lambda x, c, paddings: _np_pad(x, paddings, constant_values=c), grad=_pad_grad,
     shape=lambda x, c, paddings: Spec(_padded_shape(x, paddings), x.dtype),
-    unsupported="tflite batch",
+    unsupported="batch", tflite=_tflite_pad,
     tf_import=lambda ins, a: pad(ins[0], ins[1].numpy().tolist(),
                                  constant_values=ins[2]),
     tf=lambda a, specs: ("PadV2", {}, [0, np.asarray(a["paddings"], np.int32), 1]),

@@ -33,6 +33,7 @@ MAX_ROUNDS = 8
 # exposes duplicates, merging leaves dead code.
 SIMPLIFY = [("arithmetic", "arithmetic_optimization"),
             ("constant_folding", "constant_folding"),
+            ("fold_batch_norm", "constant_folding"),
             ("cse", "common_subexpression_elimination"),
             ("dce", "dependency_optimization")]
 # Run once at the end: they build coarse nodes that the simplifying passes do not look into.
@@ -174,9 +175,10 @@ def _variable_spec(var):
 # -- the pipeline ----------------------------------------------------------------------------
 def _modules():
     from tensorlite.graph.passes import (  # noqa: PLC0415 - the passes import this module
-        arithmetic, constant_folding, cse, dce, fusion, kernel_fusion, overlap_outputs,
-        parallel)
-    return {"arithmetic": arithmetic, "constant_folding": constant_folding, "cse": cse,
+        arithmetic, constant_folding, cse, dce, fold_batch_norm, fusion, kernel_fusion,
+        overlap_outputs, parallel)
+    return {"arithmetic": arithmetic, "constant_folding": constant_folding,
+            "fold_batch_norm": fold_batch_norm, "cse": cse,
             "dce": dce, "kernel_fusion": kernel_fusion, "fusion": fusion,
             "overlap_outputs": overlap_outputs, "parallel": parallel}
 

@@ -2,7 +2,8 @@
 `_FusedMatMul`), forward and backward; the kernels are ops/fused_ops.py's.
 
 Forward: `Relu(AddV2(Conv2D(x, w), bias))`, with `bias` a vector along the last axis,
-becomes `_FusedConv2D(x, w, bias, activation="Relu")`, and likewise without the ReLU, and
+becomes `_FusedConv2D(x, w, bias, activation="Relu")` (Relu6 likewise; a depthwise
+convolution `_FusedDepthwiseConv2dNative`), and likewise without the ReLU, and
 for a matrix product of two matrices or of a [batch, ..., k] tensor by a matrix
 (`_FusedMatMul`). The bias add and the ReLU then run
 in place on the convolution's output, run by run while it is in cache: two [N, H, W, C]
@@ -14,6 +15,10 @@ its bias's) becomes `_FusedReluGradBiasAddGrad(g, y)` with both as outputs; when
 become `_FusedMaxPoolGradReluGrad(y, p, d)`. (ReLU's gradient reads its output, as TF's:
 the mask is the same.)
 
+BatchNormalization in training (`_FusedBatchNormTrain`, ops/batch_norm_ops.py) followed by
+`Relu6` becomes one node with `activation="Relu6"`, and `_FusedBatchNormTrainGrad(
+Relu6Grad(g, r), ...)` one gradient node masking g by the ReLU6 output r.
+
 A fused node takes the place of the last op it replaces, and only intermediates used by
 nothing else (and no graph outputs) are fused away. No fusion spans an assignment or a
 random draw. Fused nodes have no gradients: like FusedElementwise they exist only in the
@@ -24,11 +29,13 @@ import numpy as np
 from tensorlite.framework import registry
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known
-from tensorlite.ops import fused_ops, math_ops, nn_ops, pooling_ops
+from tensorlite.ops import batch_norm_ops, fused_ops, math_ops, nn_ops, pooling_ops
 
 # The ops of the patterns (compared by identity).
 ADD, RELU, SUM = math_ops.ADD, nn_ops.RELU, math_ops.SUM
 RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), pooling_ops.MAX_POOL_GRAD
+RELU6, RELU6_GRAD = nn_ops.RELU6, registry.get("Relu6Grad")
+BN, BN_GRAD = batch_norm_ops.BATCH_NORM_TRAIN, batch_norm_ops.BATCH_NORM_TRAIN_GRAD
 
 
 _KERNELS = {}  # number of registered ops -> {contraction: fused op} built then
@@ -98,7 +105,7 @@ def _fusable_ranks(fused, node, specs):
     of a [batch, ..., k] tensor by one (a Dense layer on sequences: MatMul makes that one
     GEMM over all rows, and the epilogue then runs over its rows)."""
     ranks = [len(s.shape) for s in specs]
-    if fused is fused_ops.FUSED_CONV2D:
+    if fused is not fused_ops.FUSED_MATMUL:  # _FusedConv2D, _FusedDepthwiseConv2dNative
         return ranks == [4, 4]
     return ranks == [2, 2] or (ranks[0] > 2 and ranks[1] == 2 and
                                not node.attrs.get("transpose_a"))
@@ -118,11 +125,11 @@ def _forward(g, add):
         bias = _bias_of(g, add, slot)
         if bias is None:
             continue
-        relu = g.only_use(add.outputs[0], RELU)
+        relu = g.only_use(add.outputs[0], RELU) or g.only_use(add.outputs[0], RELU6)
         last = relu or add
         if not g.no_barrier_between(node, last):
             continue
-        attrs = dict(node.attrs, activation="Relu" if relu else None)
+        attrs = dict(node.attrs, activation=relu.op.name if relu else None)
         members = [node, add] + ([relu] if relu else [])
         return Node(fused, list(node.inputs) + [bias], attrs, last.outputs, last.where,
                     last.scope), members, last
@@ -162,6 +169,33 @@ def _backward(g, total):
                 relu_grad.scope), [relu_grad, total], relu_grad
 
 
+# BatchNormalization + ReLU6 in training. The ReLU6 moves to its BatchNormalization and its
+# gradient to the BatchNormalization's gradient without a barrier check: each is pure and
+# reads only the value fused with it, which no assignment changes (assignments store new
+# arrays), and the moving averages' assignments sit right between them.
+def _bn_relu6(g, relu6):
+    """(fused node, replaced nodes, anchor) for a Relu6 node of a training
+    BatchNormalization's output used by nothing else, or None."""
+    bn = g.made_by(relu6.inputs[0], BN)
+    if bn is None or bn.attrs.get("activation") or bn.outputs[0] != relu6.inputs[0] or \
+            g.only_use(bn.outputs[0], RELU6) is not relu6:
+        return None
+    return Node(BN, bn.inputs, dict(bn.attrs, activation="Relu6"),
+                relu6.outputs + bn.outputs[1:], bn.where, bn.scope), [bn, relu6], bn
+
+
+def _bn_relu6_grad(g, bn_grad):
+    """(fused node, replaced nodes, anchor) for a BatchNormalization gradient of a
+    Relu6Grad (of the ReLU6 output r) used by nothing else: the gradient masks by r."""
+    rg = g.made_by(bn_grad.inputs[0], RELU6_GRAD)
+    if rg is None or bn_grad.attrs.get("activation") or \
+            g.only_use(bn_grad.inputs[0], BN_GRAD) is not bn_grad:
+        return None
+    return Node(BN_GRAD, [rg.inputs[0]] + bn_grad.inputs[1:] + [rg.inputs[1]],
+                dict(bn_grad.attrs, activation="Relu6"), bn_grad.outputs, bn_grad.where,
+                bn_grad.scope), [rg, bn_grad], bn_grad
+
+
 def run(graph):
     """Fuses the patterns above; one report line `fused <Op>+<Op>+...` per fused node."""
     g = _Graph(graph)
@@ -173,6 +207,10 @@ def run(graph):
             found = _forward(g, node)
         elif node.op is SUM and len(node.inputs) == 1:
             found = _backward(g, node)
+        elif node.op is RELU6:
+            found = _bn_relu6(g, node)
+        elif node.op is BN_GRAD:
+            found = _bn_relu6_grad(g, node)
         else:
             continue
         if found is None or any(id(m) in drop for m in found[1]):

@@ -255,6 +255,21 @@ class Model(Layer):
         x, _, _ = data_adapter.unpack(data)
         return self(x, training=False)
 
+    def _predict_batch(self, batch):
+        """predict_step, compiled as Keras's predict_function unless the model runs eagerly
+        or predict_step is customised: the optimised graph folds BatchNormalization into
+        the convolutions (reading the variables on each call) and fuses kernels."""
+        if self.run_eagerly or type(self).predict_step is not Model.predict_step:
+            return self.predict_step(batch)
+        step = self.__dict__.get("_predict_function")
+        if step is None:
+            from tensorlite.graph.function import Function  # noqa: PLC0415
+            step = self.__dict__["_predict_function"] = Function(
+                lambda x: self(x, training=False), name="predict_step")
+            step.warns_on_retracing = False  # a graph per batch shape, as the train step
+        x, _, _ = data_adapter.unpack(batch)
+        return step(x)
+
     # -- fit / evaluate / predict ---------------------------------------------------------
     def _assert_compiled(self, what):
         if not self._is_compiled:
@@ -378,7 +393,7 @@ class Model(Layer):
         outputs = []
         for step, batch in enumerate(batches.epoch()):
             callback_list.on_predict_batch_begin(step)
-            out = self.predict_step(batch)
+            out = self._predict_batch(batch)
             outputs.append(nest.map_structure(lambda t: np.asarray(t), out))
             callback_list.on_predict_batch_end(step, {"outputs": out})
         if not outputs:

@@ -22,7 +22,7 @@ from tensorlite.keras.layers.base_layer_utils import (check_ndim, serialize_cons
                                                       serialize_initializer,
                                                       serialize_regularizer, weight_args)
 from tensorlite.keras.layers.layer import Layer
-from tensorlite.ops import array_ops, layer_norm_ops, math_ops
+from tensorlite.ops import array_ops, batch_norm_ops, layer_norm_ops, math_ops
 
 
 def _axes(layer, axis, rank):
@@ -176,6 +176,8 @@ class BatchNormalization(_Normalization):
 
     def call(self, inputs, training=None):
         self._check_input(inputs)
+        if self._training(training) and self._one_op(inputs.dtype):
+            return self._fused_train(inputs)
         if self._training(training):
             mean, variance = nn.moments(inputs, self._reduce, keepdims=True)
             self._update_moving(inputs, mean, variance)
@@ -184,6 +186,23 @@ class BatchNormalization(_Normalization):
             variance = math_ops.cast(self._broadcast(self.moving_variance), inputs.dtype)
         return nn.batch_normalization(inputs, mean, variance, self._broadcast(self.beta),
                                       self._broadcast(self.gamma), self.epsilon)
+
+    def _one_op(self, dtype):
+        """Whether training runs as one op each way (ops/batch_norm_ops.py): TF's fused
+        path on the last axis, float32/64 (float16 keeps the float32 composite)."""
+        return self._fused_path(dtype) and self._axes[0] == self._rank - 1 and \
+            dtype.name in ("float32", "float64")
+
+    def _fused_train(self, inputs):
+        gamma = self.gamma if self.gamma is not None else array_ops.ones(self._dims,
+                                                                          inputs.dtype)
+        beta = self.beta if self.beta is not None else array_ops.zeros(self._dims,
+                                                                       inputs.dtype)
+        y, mean, variance = batch_norm_ops.fused_batch_norm_train(
+            inputs, math_ops.cast(gamma, inputs.dtype), math_ops.cast(beta, inputs.dtype),
+            self.epsilon)
+        self._update_moving(inputs, mean, variance)
+        return y
 
     def _update_moving(self, inputs, mean, variance):
         shape = inputs.shape.as_list()
