@@ -123,3 +123,52 @@ def uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range
                               seed=None, name=None):
     """`tf.random.uniform_candidate_sampler`: classes drawn uniformly from [0, range_max)."""
     return _candidates(UNIFORM, true_classes, num_true, num_sampled, unique, range_max, seed)
+
+
+# -- accidental hits --------------------------------------------------------------------------
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def _accidental_hits_fwd(true_classes, sampled_candidates, num_true):
+    """TF's kernel: each sampled class's position (the last one, if it repeats), then every
+    (row, position) whose row's true classes contain it, in row-major order of the true
+    classes."""
+    position = {int(c): j for j, c in enumerate(sampled_candidates.tolist())}
+    rows, ids = [], []
+    for i, row in enumerate(true_classes.tolist()):
+        for c in row:
+            if c in position:
+                rows.append(i)
+                ids.append(position[c])
+    return (np.asarray(rows, np.int32), np.asarray(ids, np.int64),
+            np.full(len(rows), -_FLT_MAX, np.float32))
+
+
+ACCIDENTAL_HITS = register(
+    "ComputeAccidentalHits", _accidental_hits_fwd, grad=NOT_DIFFERENTIABLE,
+    shape=lambda t, s, num_true: (Spec((None,), dtypes.int32), Spec((None,), dtypes.int64),
+                                  Spec((None,), dtypes.float32)),
+    multi_output=True, unsupported="tf onnx tflite batch tf_import")
+
+
+def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=None,
+                            name=None):
+    """`tf.nn.compute_accidental_hits`: where a sampled candidate is one of a row's true
+    classes. Returns `(indices, ids, weights)`: the row (int32), the candidate's position in
+    `sampled_candidates` (int64) and -FLT_MAX (float32) for each hit, a sparse matrix to add
+    to the sampled logits so those candidates drop out of the loss.
+
+    Example:
+        >>> tf.nn.compute_accidental_hits([[1], [4]], [4, 2, 1], num_true=1)[0].numpy()
+        array([0, 1], dtype=int32)
+    """
+    op = ACCIDENTAL_HITS
+    classes = to_tensor(true_classes, dtypes.int64)
+    sampled = to_tensor(sampled_candidates, dtypes.int64)
+    if classes.shape.rank != 2 or classes.shape.as_list()[1] != num_true:
+        raise invalid(op.name, f"compute_accidental_hits: true_classes must be a [batch_size, "
+                      f"num_true={num_true}] matrix, got shape {classes.shape.as_list()}")
+    if sampled.shape.rank != 1:
+        raise invalid(op.name, f"compute_accidental_hits: sampled_candidates must be a vector "
+                      f"of class ids, got shape {sampled.shape.as_list()}")
+    return tuple(execute(op, (classes, sampled), {"num_true": int(num_true)}))
