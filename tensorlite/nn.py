@@ -3,6 +3,7 @@ from tensorlite.ops.conv_ops import (  # noqa: F401
     atrous_conv2d, conv1d, conv2d, conv2d_transpose, convolution, depthwise_conv2d,
     separable_conv2d)
 from tensorlite.ops.candidate_sampling_ops import compute_accidental_hits  # noqa: F401
+from tensorlite.ops.ctc_ops import ctc_greedy_decoder, ctc_loss  # noqa: F401
 from tensorlite.ops.math_ops import sigmoid, tanh  # noqa: F401
 from tensorlite.ops.sampled_losses import nce_loss, sampled_softmax_loss  # noqa: F401
 from tensorlite.ops.pooling_ops import (  # noqa: F401
