@@ -160,3 +160,43 @@ def test_greedy_decoder_merges_repeats_and_drops_blanks():
     (unmerged,), _ = tf.nn.ctc_greedy_decoder(inputs, [6, 3], merge_repeated=False)
     assert tf.sparse.to_dense(unmerged, default_value=-1).numpy().tolist() == \
         [[1, 1, 2, 2, 0], [0, 0, -1, -1, -1]]
+
+
+def test_keras_ctc_batch_cost_takes_probabilities_with_the_blank_last():
+    logits, _, _, rng = _case(11)
+    probs = tf.nn.softmax(tf.constant(logits, tf.float32)).numpy()
+    labels = rng.integers(0, 3, size=(3, 3)).astype(np.float32)  # Keras labels may be floats
+    label_length, input_length = np.array([[2], [1], [3]]), np.array([[5], [4], [5]])
+    cost = tf.keras.backend.ctc_batch_cost(labels, probs, input_length, label_length)
+    expected = _brute_force_loss(np.log(probs + 1e-7), labels.astype(int), label_length[:, 0],
+                                 input_length[:, 0], blank=3)
+    assert cost.shape == (3, 1)
+    np.testing.assert_allclose(cost.numpy()[:, 0], expected, rtol=1e-5)
+    traced = tf.function(tf.keras.backend.ctc_batch_cost)(labels, probs, input_length,
+                                                          label_length)
+    np.testing.assert_allclose(traced.numpy(), cost.numpy(), rtol=1e-6)
+
+
+def test_sparse_kernel_checks_apply_to_sparse_labels_and_keras():
+    """TF's sparse-label kernel refuses empty label sequences and ones longer than their
+    frames (the dense-label loss is inf instead)."""
+    probs = np.full((2, 3, 4), 0.25, np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Labels length is zero in batch 1"):
+        tf.keras.backend.ctc_batch_cost([[1, 2], [0, 0]], probs, [[3], [3]], [[2], [0]])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Not enough time"):
+        tf.keras.backend.ctc_batch_cost([[1, 1], [0, 0]], probs, [[2], [2]], [[2], [1]])
+    sparse = tf.SparseTensor([[0, 0], [0, 1], [0, 2]], [1, 2, 1], [1, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Not enough time"):
+        tf.nn.ctc_loss(sparse, tf.zeros([2, 1, 4]), None, [2], blank_index=0)
+    assert np.isinf(tf.nn.ctc_loss([[1, 2, 1]], tf.zeros([2, 1, 4]), [3], [2]).numpy()[0])
+
+
+def test_keras_ctc_decode_greedy_pads_with_minus_one():
+    best = np.array([[0, 2], [0, 1], [3, 1], [1, 3], [2, 3]])  # [frames, batch], blank 3
+    probs = np.transpose(np.eye(4)[best] * 0.9 + 0.025, (1, 0, 2)).astype(np.float32)
+    (dense,), log_prob = tf.keras.backend.ctc_decode(probs, input_length=[5, 4])
+    assert dense.numpy().tolist() == [[0, 1, 2, -1, -1], [2, 1, -1, -1, -1]]
+    np.testing.assert_allclose(log_prob.numpy(), -np.log(0.925 + 1e-7) * np.array([[5], [4]]),
+                               rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="beam search"):
+        tf.keras.backend.ctc_decode(probs, [5, 4], greedy=False)

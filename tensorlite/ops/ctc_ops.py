@@ -93,7 +93,7 @@ def _betas(emit, skip, frames, last, ends):
     return beta
 
 
-def _ctc_fwd(logits, labels, label_length, logit_length, blank):
+def _ctc_fwd(logits, labels, label_length, logit_length, blank, sparse_checks):
     """Loss [...] and gradient [..., T, C] for batch-major logits [..., T, C]."""
     lead, (t_max, classes) = logits.shape[:-2], logits.shape[-2:]
     x = logits.reshape((-1, t_max, classes)).astype(np.float64)
@@ -102,6 +102,8 @@ def _ctc_fwd(logits, labels, label_length, logit_length, blank):
     label_length = label_length.reshape(b).astype(np.int64)
     frames = np.minimum(logit_length.reshape(b).astype(np.int64), t_max)
     _check_lengths(labels, label_length, frames, classes)
+    if sparse_checks:
+        _sparse_kernel_checks(labels, label_length, frames)
     m = x.max(axis=-1, keepdims=True)
     lp = x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
     ext, valid, skip = _extended(np.where(np.arange(labels.shape[1]) < label_length[:, None],
@@ -147,13 +149,13 @@ def _check_lengths(labels, label_length, frames, classes):
                       f"classes of logits [0, {classes})")
 
 
-def _ctc_grad(g, ans, logits, labels, label_length, logit_length, blank):
+def _ctc_grad(g, ans, logits, labels, label_length, logit_length, blank, sparse_checks):
     # g[0]: [..., B] (extra leading dims for jacobians); the fused gradient is [B, T, C]
     scale = expand_dims(expand_dims(g[0], -1), -1)
     return multiply(scale, prevent_gradient(ans[1])), None, None, None
 
 
-def _ctc_shape(logits, labels, label_length, logit_length, blank):
+def _ctc_shape(logits, labels, label_length, logit_length, blank, sparse_checks):
     return [Spec(tuple(logits.shape[:-2]), logits.dtype), Spec(tuple(logits.shape), logits.dtype)]
 
 
@@ -192,6 +194,22 @@ def _sparse_to_dense_labels(labels, batch):
     return dense, length
 
 
+def _sparse_kernel_checks(labels, label_length, frames):
+    """The checks of TF's sparse-label CTCLoss kernel (tf.nn.ctc_loss with a SparseTensor,
+    Keras's ctc_batch_cost), on NumPy arrays: an empty label sequence, or one that needs
+    more frames than it has (a repeated class needs a blank between its copies), is an
+    error there, where the dense-label loss is inf."""
+    for b, n in enumerate(label_length.tolist()):
+        if n == 0:
+            raise invalid("CTCLoss", f"Labels length is zero in batch {b}")
+        seq = labels[b, :n]
+        required = n + int(np.sum(seq[1:] == seq[:-1]))
+        if required > frames[b]:
+            raise invalid("CTCLoss", f"Not enough time for target transition sequence "
+                          f"(required: {required}, available: {frames[b]}) in batch {b}; "
+                          f"give it more frames or a shorter label sequence")
+
+
 def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None,
              blank_index=None, name=None):
     """`tf.nn.ctc_loss` (TF 2): the per-example negative log-likelihood [batch_size] of
@@ -212,7 +230,8 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
     if logits_time_major:
         logits = transpose(logits, [1, 0, 2])
     batch = logits.shape[0]
-    if isinstance(labels, SparseTensor):
+    sparse = isinstance(labels, SparseTensor)
+    if sparse:
         if blank_index is None:
             raise ValueError("Argument `blank_index` must be provided when `labels` is a "
                              "`SparseTensor`.")
@@ -235,7 +254,7 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
             raise invalid(op, f"ctc_loss: {n} must be a vector of {batch} lengths, got shape "
                           f"{t.shape.as_list()}")
     return execute(CTC_LOSS, (logits, cast(labels, dtypes.int64), *lengths),
-                   {"blank": blank})[0]
+                   {"blank": blank, "sparse_checks": sparse})[0]
 
 
 def _greedy_fwd(inputs, sequence_length, merge_repeated, blank):
