@@ -163,3 +163,15 @@ def test_bad_arguments_are_clear_errors():
         tf.nn.nce_loss(w, b, labels, x[0], 5, 12, sampled_values=sv)
     with pytest.raises(tf.errors.InvalidArgumentError, match="sampled_values"):
         tf.nn.nce_loss(w, b, labels, x, 5, 12, sampled_values=sv[:2])
+
+
+def test_sampled_softmax_loss_under_vectorized_map():
+    w, b, labels, x, sv = _problem(num_true=2, seed=4)
+
+    def per_example(xi):
+        return tf.nn.sampled_softmax_loss(w, b, labels, tf.tile(xi[None], [3, 1]), 5, 12,
+                                          num_true=2, sampled_values=sv)
+
+    batched = tf.vectorized_map(per_example, tf.constant(x))
+    looped = np.stack([per_example(tf.constant(xi)).numpy() for xi in x])
+    np.testing.assert_allclose(batched.numpy(), looped, rtol=1e-6)
