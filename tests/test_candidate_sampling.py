@@ -127,3 +127,14 @@ def test_fixed_unigram_sampler_errors_and_all_candidate_sampler():
     assert ids.numpy().tolist() == [0, 1, 2, 3]
     assert true_count.numpy().tolist() == [[1.0, 1.0]]
     assert sampled_count.numpy().tolist() == [1.0] * 4
+
+
+def test_samplers_return_tfs_named_tuples():
+    out = tf.random.log_uniform_candidate_sampler([[1]], 1, 3, True, 10, seed=1)
+    assert type(out).__name__ == "LogUniformCandidateSampler"
+    assert out.sampled_candidates.shape == (3,) and out.true_expected_count.shape == (1, 1)
+    assert out.sampled_expected_count.shape == (3,)
+    hits = tf.nn.compute_accidental_hits([[2]], [2, 5], num_true=1)
+    assert type(hits).__name__ == "ComputeAccidentalHits"
+    assert hits.indices.numpy().tolist() == [0] and hits.ids.numpy().tolist() == [0]
+    assert hits.weights.dtype == tf.float32

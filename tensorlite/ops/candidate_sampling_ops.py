@@ -17,6 +17,8 @@ Example:
     >>> ids.shape
     TensorShape([4])
 """
+import collections
+
 import numpy as np
 
 from tensorlite.framework import dtypes, errors
@@ -24,6 +26,15 @@ from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
 from tensorlite.ops import random_ops
 from tensorlite.ops.common import to_tensor
+
+
+_SAMPLED_FIELDS = ["sampled_candidates", "true_expected_count", "sampled_expected_count"]
+
+
+def _result(op, outputs, fields=_SAMPLED_FIELDS):
+    """The op's outputs as TF's generated wrappers return them: a namedtuple named after the
+    op, with TF's field names (it unpacks as the plain triple)."""
+    return collections.namedtuple(op.name, fields)(*outputs)
 
 
 def _log_uniform_probability(classes, range_max):
@@ -111,7 +122,7 @@ def _candidates(op, true_classes, num_true, num_sampled, unique, range_max, seed
         raise invalid(op.name, f"{op.name}: with unique=True, num_sampled ({num_sampled}) "
                       f"cannot exceed range_max ({range_max})")
     rng = random_ops._next_rng(seed, op.name)
-    return tuple(execute(op, (classes,), {
+    return _result(op, execute(op, (classes,), {
         "num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
         "range_max": int(range_max), "rng": rng}))
 
@@ -175,7 +186,8 @@ def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=Non
     if sampled.shape.rank != 1:
         raise invalid(op.name, f"compute_accidental_hits: sampled_candidates must be a vector "
                       f"of class ids, got shape {sampled.shape.as_list()}")
-    return tuple(execute(op, (classes, sampled), {"num_true": int(num_true)}))
+    return _result(op, execute(op, (classes, sampled), {"num_true": int(num_true)}),
+                   ["indices", "ids", "weights"])
 
 
 # -- fixed unigram and all-candidate samplers ----------------------------------------------
@@ -246,7 +258,7 @@ def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique,
         raise invalid(op.name, f"{op.name}: with unique=True, num_sampled ({num_sampled}) "
                       f"cannot exceed the {np.count_nonzero(probs)} classes of probability > 0")
     attrs = _sampler_attrs(op, classes, num_true, num_sampled, unique, range_max, seed)
-    return tuple(execute(op, (classes,), dict(attrs, probs=tuple(probs.tolist()))))
+    return _result(op, execute(op, (classes,), dict(attrs, probs=tuple(probs.tolist()))))
 
 
 def _sampler_attrs(op, classes, num_true, num_sampled, unique, range_max, seed):
@@ -276,4 +288,5 @@ def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None
     (for testing a sampled loss against the full one)."""
     classes = to_tensor(true_classes, dtypes.int64)
     _sampler_attrs(ALL_CANDIDATES, classes, num_true, num_sampled, unique, num_sampled, seed)
-    return tuple(execute(ALL_CANDIDATES, (classes,), {"num_sampled": int(num_sampled)}))
+    return _result(ALL_CANDIDATES,
+                   execute(ALL_CANDIDATES, (classes,), {"num_sampled": int(num_sampled)}))
