@@ -10,6 +10,13 @@ betas); the op's gradient rule scales that gradient by the incoming cotangent. I
 output passes through "PreventGradient", so a second derivative is a loud error, as in
 TensorFlow.
 
+The numbers are those of TensorFlow's dense-label CTC (`ctc_loss_dense`, what TF 2's
+`tf.nn.ctc_loss` runs on CPU), artifacts included: it gives a path that starts or ends in
+the wrong state the weight 1e-307 instead of 0, so a label sequence too long for its frames
+has a loss of about 707 rather than inf, and a gradient (from TF's frame-normalized
+posteriors, which count wrong starts too) that is not the derivative of that loss. For
+sequences that fit, both are exact to within 1e-307.
+
 Example:
     >>> loss = tf.nn.ctc_loss(labels=[[1, 2]], logits=tf.zeros([4, 1, 3]),
     ...                       label_length=[2], logit_length=[4])
@@ -48,35 +55,60 @@ def _shift(x, k):
     return out
 
 
-def _extended(labels, label_length, blank):
-    """The labels with a blank before, between and after them: [B, 2L + 1], the states of
-    the alignment lattice; which are in use, and where the skip over a blank is allowed
-    (between two different labels)."""
+# TensorFlow's dense CTC puts a tiny probability, log(1e-307) in float32, where a path must
+# not end (any state but the last label or the blank after it); a label sequence that
+# cannot fit its frames so has a large finite loss (about 707 + the best path's), not inf.
+_LOG_END_ELSEWHERE = float(np.float32(np.log(1e-307)))
+
+
+def _lattice(lp, labels, label_length):
+    """TF's dense CTC lattice, with the blank as class 0 (lp is [B, T, C] log-softmax in
+    that order): states 2k are blanks, 2k + 1 label k, over every padded label (padding
+    emits as its value does, an out-of-range value with probability 1, as TF's one-hot
+    does). Returns the emissions [B, T, S], where skipping a blank is allowed (between two
+    different labels), each state's class for the gradient (-1: none) and the log-weight
+    of ending in each state."""
     b, n = labels.shape
-    ext = np.full((b, 2 * n + 1), blank, np.int64)
-    ext[:, 1::2] = labels
-    valid = np.arange(2 * n + 1)[None, :] < (2 * label_length + 1)[:, None]
-    skip = np.zeros(ext.shape, bool)
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-    return ext, valid, skip
+    in_range = (labels >= 0) & (labels < lp.shape[2])
+    label_lp = np.take_along_axis(lp, np.where(in_range, labels, 0)[:, None, :].repeat(
+        lp.shape[1], axis=1), axis=2)
+    emit = np.repeat(lp[:, :, :1], 2 * n + 1, axis=2)
+    emit[:, :, 1::2] = np.where(in_range[:, None, :], label_lp, 0.0)
+    skip = np.zeros((b, 2 * n + 1), bool)
+    skip[:, 3::2] = labels[:, 1:] != labels[:, :-1]
+    state_class = np.zeros((b, 2 * n + 1), np.int64)
+    state_class[:, 1::2] = np.where(in_range & (labels > 0), labels, -1)
+    states = np.arange(2 * n + 1)[None, :]
+    last = 2 * label_length[:, None]
+    ends = (states == last) | ((states == last - 1) & (label_length[:, None] > 0))
+    return emit, skip, state_class, np.where(ends, 0.0, _LOG_END_ELSEWHERE)
 
 
-def _alphas(emit, skip, frames):
+def _step(prev, skip):
+    """One frame of the lattice: from the same state, the one before, or (where allowed)
+    two before."""
+    return _logsumexp3(prev, _shift(prev, 1), np.where(skip, _shift(prev, 2), _NEG_INF))
+
+
+def _alphas(emit, skip, frames, soft_start=False):
     """Forward log-probabilities [B, T, S]; after a sequence's last frame they stay frozen,
-    so alpha[:, -1] holds each sequence's final column."""
+    so alpha[:, -1] holds each sequence's final column. Paths start before the first blank
+    or label; with `soft_start`, also anywhere with TF's log(1e-307) weight (TF's dense
+    forward pass does so; its loss comes from the exact start)."""
     b, t_max, s = emit.shape
     alpha = np.full((b, t_max, s), _NEG_INF)
     first = np.full((b, s), _NEG_INF)
-    first[:, :2] = emit[:, 0, :2]
-    alpha[:, 0] = first
+    if soft_start:
+        first = _step(np.full((b, s), _LOG_END_ELSEWHERE), skip)
+    first[:, :2] = np.logaddexp(first[:, :2], 0.0)
+    alpha[:, 0] = first + emit[:, 0]
     for t in range(1, t_max):
         prev = alpha[:, t - 1]
-        step = _logsumexp3(prev, _shift(prev, 1), np.where(skip, _shift(prev, 2), _NEG_INF))
-        alpha[:, t] = np.where((t < frames)[:, None], step + emit[:, t], prev)
+        alpha[:, t] = np.where((t < frames)[:, None], _step(prev, skip) + emit[:, t], prev)
     return alpha
 
 
-def _betas(emit, skip, frames, last, ends):
+def _betas(emit, skip, last, end_weight):
     """Backward log-probabilities [B, T, S] (each including the frame's own emission): the
     paths from state s at frame t to the end; -inf past a sequence's last frame."""
     b, t_max, s = emit.shape
@@ -85,7 +117,7 @@ def _betas(emit, skip, frames, last, ends):
     skip_from = _shift(skip.astype(np.float64), -2) > 0  # s -> s + 2 allowed
     for t in range(t_max - 1, -1, -1):
         step = _logsumexp3(nxt, _shift(nxt, -1), np.where(skip_from, _shift(nxt, -2), _NEG_INF))
-        init = np.where(ends, emit[:, t], _NEG_INF)
+        init = emit[:, t] + end_weight
         cur = np.where((t < last)[:, None], step + emit[:, t], _NEG_INF)
         cur = np.where((t == last)[:, None], init, cur)
         beta[:, t] = cur
@@ -94,9 +126,11 @@ def _betas(emit, skip, frames, last, ends):
 
 
 def _ctc_fwd(logits, labels, label_length, logit_length, blank, sparse_checks):
-    """Loss [...] and gradient [..., T, C] for batch-major logits [..., T, C]."""
+    """Loss [...] and gradient [..., T, C] for batch-major logits [..., T, C], as TF's
+    dense CTC computes them (its blank moved to class 0 and the labels shifted to match)."""
     lead, (t_max, classes) = logits.shape[:-2], logits.shape[-2:]
-    x = logits.reshape((-1, t_max, classes)).astype(np.float64)
+    order = np.array([blank] + [c for c in range(classes) if c != blank])
+    x = logits.reshape((-1, t_max, classes)).astype(np.float64)[:, :, order]
     b = x.shape[0]
     labels = labels.reshape((b, -1)).astype(np.int64)
     label_length = label_length.reshape(b).astype(np.int64)
@@ -104,32 +138,33 @@ def _ctc_fwd(logits, labels, label_length, logit_length, blank, sparse_checks):
     _check_lengths(labels, label_length, frames, classes)
     if sparse_checks:
         _sparse_kernel_checks(labels, label_length, frames)
-    m = x.max(axis=-1, keepdims=True)
+    if blank != 0:
+        labels = np.where(labels < blank, labels + 1, labels)
+    m = x.max(axis=-1, keepdims=True) if classes else x
     lp = x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
-    ext, valid, skip = _extended(np.where(np.arange(labels.shape[1]) < label_length[:, None],
-                                          labels, blank), label_length, blank)
-    emit = np.take_along_axis(lp, np.broadcast_to(ext[:, None, :], (b, t_max, ext.shape[1])),
-                              axis=2)
-    emit = np.where(valid[:, None, :], emit, _NEG_INF)
+    emit, skip, state_class, end_weight = _lattice(lp, labels, label_length)
+    empty = np.where(label_length == 0, 0.0, _LOG_END_ELSEWHERE)  # no frames: TF's start
     if t_max == 0:
-        log_z = np.where(label_length == 0, 0.0, _NEG_INF)
-        return _outputs(-log_z, np.zeros_like(x), lead, logits.dtype)
-    states = np.arange(ext.shape[1])[None, :]
-    final_state = 2 * label_length[:, None]
-    ends = (states == final_state) | ((states == final_state - 1) & (label_length[:, None] > 0))
+        return _outputs(-empty, np.zeros_like(x), lead, logits.dtype)
     alpha = _alphas(emit, skip, frames)
-    log_z = np.where(ends, alpha[:, -1], _NEG_INF)
-    log_z = np.logaddexp.reduce(log_z, axis=1)
-    log_z = np.where(frames == 0, np.where(label_length == 0, 0.0, _NEG_INF), log_z)
-    beta = _betas(emit, skip, frames, frames - 1, ends)
-    live = (np.arange(t_max)[None, :] < frames[:, None])[:, :, None] & valid[:, None, :]
-    feasible = np.isfinite(log_z)[:, None, None]
-    with np.errstate(invalid="ignore", over="ignore"):
-        post = np.where(live & feasible, np.exp(alpha + beta - emit - log_z[:, None, None]), 0.0)
-    occupancy = np.einsum("bts,bsc->btc", post, np.eye(classes)[ext])
-    softmax = np.exp(lp)
-    grad = softmax * occupancy.sum(axis=-1, keepdims=True) - occupancy
-    return _outputs(-log_z, grad, lead, logits.dtype)
+    log_z = np.logaddexp.reduce(alpha[:, -1] + end_weight, axis=1)
+    log_z = np.where(frames == 0, empty, log_z)
+    beta = _betas(emit, skip, frames - 1, end_weight)
+    live = (np.arange(t_max)[None, :] < frames[:, None])[:, :, None]
+    # TF's posteriors: its soft start, normalized frame by frame (for a sequence that fits
+    # its frames, the same as dividing by the likelihood, to within 1e-307)
+    joint = _alphas(emit, skip, frames, soft_start=True) + beta - emit
+    top = joint.max(axis=2, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        weights = np.exp(joint - top)
+        post = np.where(live, weights / weights.sum(axis=2, keepdims=True), 0.0)
+    onehot = np.eye(classes + 1)[state_class][..., :classes]  # class -1: no gradient
+    occupancy = np.einsum("bts,bsc->btc", post, onehot)
+    grad = np.exp(lp) * live - occupancy
+    unshuffled = np.empty_like(grad)
+    unshuffled[:, :, order] = grad
+    return _outputs(-log_z, unshuffled, lead, logits.dtype)
 
 
 def _outputs(loss, grad, lead, dtype):
@@ -198,7 +233,7 @@ def _sparse_kernel_checks(labels, label_length, frames):
     """The checks of TF's sparse-label CTCLoss kernel (tf.nn.ctc_loss with a SparseTensor,
     Keras's ctc_batch_cost), on NumPy arrays: an empty label sequence, or one that needs
     more frames than it has (a repeated class needs a blank between its copies), is an
-    error there, where the dense-label loss is inf."""
+    error there, where the dense-label loss is large and finite."""
     for b, n in enumerate(label_length.tolist()):
         if n == 0:
             raise invalid("CTCLoss", f"Labels length is zero in batch {b}")
@@ -219,7 +254,8 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
     is required and `label_length` may be None). `blank_index` defaults to 0 for dense
     labels; a negative one counts from the number of classes (-1: the last class).
     `unique` (from ctc_unique_labels) only speeds TF's implementation up; the result is
-    the same without it. A label sequence that cannot fit its frames has loss inf."""
+    the same without it. A label sequence that cannot fit its frames gets TF's large
+    finite loss (its log(1e-307) weight on ending elsewhere), not inf."""
     op = "CTCLoss"
     logits = check_kind(op, to_tensor(logits), FLOAT, "logits")
     if logits.shape.rank != 3:

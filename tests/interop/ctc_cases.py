@@ -7,16 +7,16 @@ FRAMES, BATCH, CLASSES, MAX_LABEL = 7, 4, 5, 3
 
 def make_inputs(seed=0):
     """Random logits and labels: lengths vary (one empty), one label sequence repeats a
-    class. All fit their frames: for a sequence that cannot, tensorlite's dense loss is inf
-    (-log 0) where TensorFlow's dense implementation gives a large finite value from its
-    log(1e-307) floor for "impossible", and TF's sparse kernel raises."""
+    class and cannot fit its 3 frames in `logit_length` (dense CTC gives it TF's large
+    finite loss; TF's sparse kernel would raise, so the sparse cases use
+    `feasible_length`)."""
     rng = np.random.default_rng(seed)
     logits = rng.normal(size=(FRAMES, BATCH, CLASSES)).astype(np.float32) * 2
     labels = rng.integers(1, CLASSES - 1, size=(BATCH, MAX_LABEL)).astype(np.int32)
     labels[0] = [2, 2, 3]
     return {"logits": logits, "labels": labels,
             "label_length": np.array([3, 0, 2, 3], np.int32),
-            "logit_length": np.array([7, 5, 6, 4], np.int32),
+            "logit_length": np.array([3, 5, 6, 4], np.int32),
             "feasible_length": np.array([7, 5, 6, 6], np.int32),
             "nonempty_length": np.array([3, 1, 2, 3], np.int32)}
 

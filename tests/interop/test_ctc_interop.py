@@ -1,7 +1,8 @@
 """CTC against real TensorFlow: tf.nn.ctc_loss (dense labels with blank 0, last and 1;
 batch-major; SparseTensor labels) with its gradients, tf.nn.ctc_greedy_decoder, and
 tf.keras.backend.ctc_batch_cost / ctc_decode (tf.keras 2) run the same code
-(ctc_cases.py) under both, and every output must match."""
+(ctc_cases.py) under both, and every output must match, a label sequence too long for
+its frames included (TF's dense loss is large and finite there, its gradient defined)."""
 import numpy as np
 import pytest
 
@@ -32,5 +33,8 @@ def test_every_ctc_output_matches_tensorflow(both):
         if theirs[name].dtype.kind == "i":
             np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
         else:
-            np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-4, atol=1e-5,
+            # TF works in float32 on the impossible row's log-weights of about -707
+            # (a float32 step there is 6e-5): its gradient is that much less exact
+            atol = 5e-5 if name.startswith("dense") else 1e-5
+            np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-4, atol=atol,
                                        err_msg=name)
