@@ -1,5 +1,5 @@
-"""tf.nn.ctc_loss (TF 2's), tf.keras.backend.ctc_batch_cost, tf.nn.ctc_greedy_decoder and
-tf.keras.backend.ctc_decode: the loss against a brute-force sum over every alignment of
+"""tf.nn.ctc_loss (TF 2's), tf.keras.backend.ctc_batch_cost, tf.nn.ctc_greedy_decoder,
+tf.nn.ctc_beam_search_decoder and tf.keras.backend.ctc_decode: the loss against a brute-force sum over every alignment of
 tiny cases, its gradient by finite differences."""
 import itertools
 
@@ -208,5 +208,25 @@ def test_keras_ctc_decode_greedy_pads_with_minus_one():
     assert dense.numpy().tolist() == [[0, 1, 2, -1, -1], [2, 1, -1, -1, -1]]
     np.testing.assert_allclose(log_prob.numpy(), -np.log(0.925 + 1e-7) * np.array([[5], [4]]),
                                rtol=1e-5)
-    with pytest.raises(NotImplementedError, match="beam search"):
-        tf.keras.backend.ctc_decode(probs, [5, 4], greedy=False)
+    (beam,), beam_log_prob = tf.keras.backend.ctc_decode(probs, [5, 4], greedy=False)
+    assert beam.numpy().tolist() == dense.numpy().tolist()  # one clear best path
+    best_path = -log_prob.numpy()  # greedy: minus the best single path's log-probability
+    assert np.all(beam_log_prob.numpy() >= best_path - 1e-6)  # the beam sums all its paths
+
+
+def test_wide_beam_search_gives_each_labelling_its_exact_probability():
+    """With a beam wide enough to keep every prefix, each decoded labelling's
+    log-probability is the sum over all its alignments: -ctc_loss (blank last)."""
+    logits, _, _, _ = _case(13, batch=2, frames=4, classes=3)
+    x = tf.constant(np.transpose(logits, (1, 0, 2)), tf.float32)
+    decoded, log_probs = tf.nn.ctc_beam_search_decoder(x, [4, 3], beam_width=200,
+                                                       top_paths=4)
+    assert len(decoded) == 4 and log_probs.shape == (2, 4)
+    assert np.all(np.diff(log_probs.numpy(), axis=1) <= 0)  # best first
+    for j, sparse in enumerate(decoded):
+        dense = tf.sparse.to_dense(sparse, default_value=0).numpy()
+        lengths = np.bincount(sparse.indices.numpy()[:, 0], minlength=2)
+        loss = tf.nn.ctc_loss(dense, x, lengths, [4, 3], blank_index=-1).numpy()
+        np.testing.assert_allclose(log_probs.numpy()[:, j], -loss, rtol=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="top_paths"):
+        tf.nn.ctc_beam_search_decoder(x, [4, 3], beam_width=2, top_paths=3)

@@ -12,6 +12,7 @@ from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.keras.backend_config import epsilon
 from tensorlite.ops.array_ops import expand_dims, squeeze
 from tensorlite.ops.common import to_tensor
+from tensorlite.ops.ctc_beam_search import beam_search
 from tensorlite.ops.ctc_ops import CTC_LOSS, ctc_greedy_decoder
 from tensorlite.ops.math_ops import add, cast, log
 from tensorlite.ops.reshape_ops import transpose
@@ -50,14 +51,17 @@ def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
     """Keras 2's `ctc_decode`: the best path of `y_pred` ([batch, frames, classes]
     probabilities, blank last) for each sequence of `input_length` frames, as a list of one
     dense [batch, frames] tensor padded with -1, and the negative sum of the best frames'
-    log-probabilities, [batch, 1]. Beam search (`greedy=False`) is not implemented."""
-    if not greedy:
-        raise NotImplementedError("ctc_decode(greedy=False): CTC beam search "
-                                  "(tf.nn.ctc_beam_search_decoder) is not implemented in "
-                                  "tensorlite; use greedy=True")
+    log-probabilities, [batch, 1]. With `greedy=False`, TF 1's beam search (repeats
+    merged) keeps `beam_width` prefixes and returns the `top_paths` best, each a dense
+    tensor, and their log-probabilities [batch, top_paths]."""
     y_pred = to_tensor(y_pred)
     batch, frames = y_pred.shape[0], y_pred.shape[1]
     inputs = log(add(transpose(y_pred, [1, 0, 2]), epsilon()))
-    (decoded,), log_prob = ctc_greedy_decoder(inputs, cast(to_tensor(input_length), dtypes.int32))
-    padded = SparseTensor(decoded.indices, decoded.values, [batch, frames])
-    return [to_dense(padded, default_value=-1)], log_prob
+    lengths = cast(to_tensor(input_length), dtypes.int32)
+    if greedy:
+        decoded, log_prob = ctc_greedy_decoder(inputs, lengths)
+    else:
+        decoded, log_prob = beam_search(inputs, lengths, beam_width, top_paths,
+                                        merge_repeated=True)
+    return [to_dense(SparseTensor(d.indices, d.values, [batch, frames]), default_value=-1)
+            for d in decoded], log_prob

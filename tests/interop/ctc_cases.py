@@ -58,4 +58,15 @@ def run_all(tf, inputs):
         labels, probs, feasible[:, None], nonempty[:, None]).numpy()
     (dense,), log_prob = tf.keras.backend.ctc_decode(probs, logit_len)
     out["keras_decode"], out["keras_decode_log_prob"] = dense.numpy(), log_prob.numpy()
+    for width, paths in ((2, 2), (5, 3), (100, 1)):
+        decoded, log_probs = tf.nn.ctc_beam_search_decoder(x, logit_len, beam_width=width,
+                                                           top_paths=paths)
+        for j, d in enumerate(decoded):
+            out[f"beam{width}_{j}"] = tf.sparse.to_dense(d, default_value=-1).numpy()
+        out[f"beam{width}_log_probs"] = log_probs.numpy()
+    dense, log_prob = tf.keras.backend.ctc_decode(probs, logit_len, greedy=False,
+                                                  beam_width=4, top_paths=2)
+    for j, d in enumerate(dense):
+        out[f"keras_beam_{j}"] = d.numpy()
+    out["keras_beam_log_prob"] = log_prob.numpy()
     return out

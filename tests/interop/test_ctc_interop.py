@@ -1,6 +1,7 @@
 """CTC against real TensorFlow: tf.nn.ctc_loss (dense labels with blank 0, last and 1;
-batch-major; SparseTensor labels) with its gradients, tf.nn.ctc_greedy_decoder, and
-tf.keras.backend.ctc_batch_cost / ctc_decode (tf.keras 2) run the same code
+batch-major; SparseTensor labels) with its gradients, tf.nn.ctc_greedy_decoder,
+tf.nn.ctc_beam_search_decoder (narrow beams that drop prefixes, and a wide one) and
+tf.keras.backend.ctc_batch_cost / ctc_decode (greedy and beam; tf.keras 2) run the same code
 (ctc_cases.py) under both, and every output must match, a label sequence too long for
 its frames included (TF's dense loss is large and finite there, its gradient defined)."""
 import numpy as np
