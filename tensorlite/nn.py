@@ -4,7 +4,7 @@ from tensorlite.ops.conv_ops import (  # noqa: F401
     separable_conv2d)
 from tensorlite.ops.candidate_sampling_ops import compute_accidental_hits  # noqa: F401
 from tensorlite.ops.ctc_beam_search import ctc_beam_search_decoder  # noqa: F401
-from tensorlite.ops.ctc_ops import ctc_greedy_decoder, ctc_loss  # noqa: F401
+from tensorlite.ops.ctc_ops import ctc_greedy_decoder, ctc_loss, ctc_unique_labels  # noqa: F401
 from tensorlite.ops.embedding_sparse import (  # noqa: F401
     embedding_lookup_sparse, safe_embedding_lookup_sparse)
 from tensorlite.ops.log_poisson_loss import log_poisson_loss  # noqa: F401

@@ -148,6 +148,18 @@ def test_ctc_loss_in_tf_function_and_vectorized_map():
         rtol=1e-6)
 
 
+def test_ctc_unique_labels_and_the_unique_argument():
+    labels = tf.constant([[3, 1, 3, 0], [2, 2, 5, 1]])
+    unique, index = tf.nn.ctc_unique_labels(labels)
+    assert unique.dtype == tf.int64 and index.dtype == tf.int32
+    assert unique.numpy().tolist() == [[3, 1, 0, 0], [2, 5, 1, 0]]
+    assert index.numpy().tolist() == [[0, 1, 0, 2], [0, 0, 1, 2]]
+    x = tf.constant(np.random.default_rng(1).normal(size=(9, 2, 6)), tf.float32)
+    np.testing.assert_array_equal(
+        tf.nn.ctc_loss(labels, x, [3, 4], [9, 9], unique=(unique, index)).numpy(),
+        tf.nn.ctc_loss(labels, x, [3, 4], [9, 9]).numpy())
+
+
 def test_bad_arguments_are_clear_errors():
     x = tf.zeros([4, 2, 3])
     with pytest.raises(tf.errors.InvalidArgumentError, match="outside the 3 classes"):

@@ -346,3 +346,33 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True, blank_index
     idx, values, shape, neg_sum = execute(
         CTC_GREEDY, (x, lengths), {"merge_repeated": bool(merge_repeated), "blank": blank})
     return [SparseTensor(idx, values, shape)], neg_sum
+
+
+def _unique_labels_fwd(labels):
+    """Per row: its distinct values in order of first appearance, padded with 0, and each
+    value's position among them."""
+    unique = np.zeros(labels.shape, np.int64)
+    index = np.zeros(labels.shape, np.int32)
+    for r, row in enumerate(labels):
+        seen = {}
+        for i, v in enumerate(row.tolist()):
+            index[r, i] = seen.setdefault(v, len(seen))
+        unique[r, :len(seen)] = list(seen)
+    return [unique, index]
+
+
+CTC_UNIQUE_LABELS = register(
+    "CTCUniqueLabels", _unique_labels_fwd, grad=NOT_DIFFERENTIABLE, multi_output=True,
+    shape=lambda x: [Spec(x.shape, dtypes.int64), Spec(x.shape, dtypes.int32)],
+    unsupported="tf onnx tflite batch tf_import")
+
+
+def ctc_unique_labels(labels, name=None):
+    """`tf.nn.ctc_unique_labels`: for [batch_size, max_label_length] labels, each row's
+    distinct labels (int64, padded with 0) and every label's index among them (int32),
+    the `unique` argument of `ctc_loss` (which only speeds TF's TPU path up)."""
+    labels = check_kind("CTCUniqueLabels", to_tensor(labels), INTEGER, "labels")
+    if labels.shape.rank != 2:
+        raise invalid("CTCUniqueLabels", f"ctc_unique_labels: labels must be [batch_size, "
+                      f"max_label_length], got shape {labels.shape.as_list()}")
+    return list(execute(CTC_UNIQUE_LABELS, (labels,), None))

@@ -41,6 +41,10 @@ def run_all(tf, inputs):
         out[f"dense_blank{blank}"], out[f"dense_blank{blank}_grad"] = _loss_and_grad(
             tf, lambda v, lab=lab, blank=blank: tf.nn.ctc_loss(
                 lab, v, label_len, logit_len, blank_index=blank), x)
+    unique = tf.nn.ctc_unique_labels(labels)
+    out["unique_labels"], out["unique_index"] = (t.numpy() for t in unique)
+    out["dense_with_unique"] = tf.nn.ctc_loss(labels, x, label_len, logit_len,
+                                              unique=unique).numpy()
     out["batch_major"] = tf.nn.ctc_loss(labels, np.transpose(x, (1, 0, 2)), label_len,
                                         feasible, logits_time_major=False).numpy()
     # TF's sparse-label kernel refuses empty label sequences: every row has one here
