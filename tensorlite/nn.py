@@ -2,7 +2,14 @@
 from tensorlite.ops.conv_ops import (  # noqa: F401
     atrous_conv2d, conv1d, conv2d, conv2d_transpose, convolution, depthwise_conv2d,
     separable_conv2d)
+from tensorlite.ops.candidate_sampling_ops import compute_accidental_hits  # noqa: F401
+from tensorlite.ops.ctc_beam_search import ctc_beam_search_decoder  # noqa: F401
+from tensorlite.ops.ctc_ops import ctc_greedy_decoder, ctc_loss, ctc_unique_labels  # noqa: F401
+from tensorlite.ops.embedding_sparse import (  # noqa: F401
+    embedding_lookup_sparse, safe_embedding_lookup_sparse)
+from tensorlite.ops.log_poisson_loss import log_poisson_loss  # noqa: F401
 from tensorlite.ops.math_ops import sigmoid, tanh  # noqa: F401
+from tensorlite.ops.sampled_losses import nce_loss, sampled_softmax_loss  # noqa: F401
 from tensorlite.ops.pooling_ops import (  # noqa: F401
     avg_pool, avg_pool1d, avg_pool2d, max_pool, max_pool1d, max_pool2d)
 from tensorlite.ops.nn_ops import (  # noqa: F401

@@ -7,7 +7,8 @@ import sys as _sys
 import types as _types
 
 from tensorlite.ops.candidate_sampling_ops import (  # noqa: F401
-    log_uniform_candidate_sampler, uniform_candidate_sampler)
+    all_candidate_sampler, fixed_unigram_candidate_sampler, log_uniform_candidate_sampler,
+    uniform_candidate_sampler)
 from tensorlite.ops.random_ops import (Algorithm, Generator, categorical,  # noqa: F401
                                        create_rng_state, gamma, get_global_generator, normal,
                                        poisson, set_global_generator, set_seed, shuffle,
