@@ -467,24 +467,6 @@ def test_next_on_a_dataset_iterator_inside_tf_function_takes_an_element_per_call
     assert first[0].shape == (2, 2) and second[1].numpy().tolist() == [0, 1]
 
 
-def test_a_variable_returned_by_tf_function_is_its_value_on_every_call():
-    """The tf.function guide's Count module: `return self.count.assign_add(1)` gives
-    tf.Tensor 1, then 2 (the first call, which traces and creates the variable, too)."""
-    class Count(tf.Module):
-        def __init__(self):
-            self.count = None
-
-        @tf.function
-        def __call__(self):
-            if self.count is None:
-                self.count = tf.Variable(0)
-            return self.count.assign_add(1)
-    c = Count()
-    first, second = c(), c()
-    assert isinstance(first, tf.Tensor) and not isinstance(first, tf.Variable)
-    assert (int(first), int(second)) == (1, 2)
-
-
 def test_get_concrete_function_for_a_ragged_tensor_spec():
     """The ragged-tensors guide: `increment.get_concrete_function(tf.RaggedTensorSpec(...))`
     traces for any ragged batch of that spec."""

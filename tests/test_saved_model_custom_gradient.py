@@ -7,6 +7,7 @@ import pytest
 
 import tensorlite as tf
 from tensorlite.saved_model.protos import SavedModel
+from tests.interop import custom_gradient_cases
 
 
 def _library(path):
@@ -17,24 +18,11 @@ def _library(path):
 
 
 def _clip_module():
-    @tf.custom_gradient
-    def clip_gradients(y):
-        def backward(dy):
-            return tf.clip_by_norm(dy, 0.5)
-        return y, backward
-
-    class MyModule(tf.Module):
-        @tf.function(input_signature=[tf.TensorSpec(None)])
-        def call_custom_grad(self, x):
-            return clip_gradients(x)
-    return MyModule()
+    return custom_gradient_cases.clip_module(tf)
 
 
 def _loaded_gradient(loaded):
-    v = tf.Variable(2.0)
-    with tf.GradientTape() as t:
-        output = loaded.call_custom_grad(v * v)
-    return float(t.gradient(output, v).numpy())
+    return custom_gradient_cases.clip_gradient(tf, loaded)
 
 
 def test_guide_clip_gradients_survive_save_and_load(tmp_path, recwarn):

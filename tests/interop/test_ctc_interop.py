@@ -9,18 +9,19 @@ import pytest
 
 import tensorlite as tf
 from tests.interop import ctc_cases
+from tests.interop.conftest import TF_SIDE as TF_SIDE_SCRIPT
 from tests.interop.conftest import run_tf
 
 pytestmark = pytest.mark.interop
 
-TF_CTC_SIDE = __file__.replace("test_ctc_interop.py", "tf_ctc_side.py")
+CASES_SIDE = TF_SIDE_SCRIPT.with_name("tf_cases_side.py")  # runs a *_cases module in TF
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
     d = tmp_path_factory.mktemp("ctc")
     np.savez(d / "inputs.npz", **ctc_cases.make_inputs())
-    facts = run_tf("values", d, script=TF_CTC_SIDE)
+    facts = run_tf("ctc_cases", d, script=CASES_SIDE)
     theirs = dict(np.load(d / "tf_out.npz"))
     assert facts["names"] == sorted(theirs)
     return ctc_cases.run_all(tf, ctc_cases.make_inputs()), theirs

@@ -7,16 +7,17 @@ import pytest
 
 import tensorlite as tf
 from tests.interop import nn_losses_cases
+from tests.interop.conftest import TF_SIDE as TF_SIDE_SCRIPT
 from tests.interop.conftest import run_tf
 
 pytestmark = pytest.mark.interop
 
-TF_SIDE = __file__.replace("test_nn_losses_interop.py", "tf_nn_losses_side.py")
+CASES_SIDE = TF_SIDE_SCRIPT.with_name("tf_cases_side.py")  # runs a *_cases module in TF
 
 
 def test_every_output_matches_tensorflow(tmp_path):
     np.savez(tmp_path / "inputs.npz", **nn_losses_cases.make_inputs())
-    facts = run_tf("values", tmp_path, script=TF_SIDE)
+    facts = run_tf("nn_losses_cases", tmp_path, script=CASES_SIDE)
     theirs = dict(np.load(tmp_path / "tf_out.npz"))
     ours = nn_losses_cases.run_all(tf, nn_losses_cases.make_inputs())
     assert facts["names"] == sorted(theirs) == sorted(ours)
