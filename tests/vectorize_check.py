@@ -65,6 +65,19 @@ def _programs():
     tape.gradient(xent, v)
     _fft_programs(tf, v)
     _layer_norm_programs(tf, v)
+    _ctc_programs(tf)
+
+
+def _ctc_programs(tf):
+    """tf.nn.ctc_loss forward and backward (CTCLoss, and PreventGradient on its gradient)."""
+    rng = np.random.default_rng(5)
+    logits = tf.Variable(rng.normal(size=(6, 2, 4)).astype(np.float32))  # time-major
+    with tf.GradientTape() as tape:
+        loss = tf.nn.ctc_loss(labels=tf.constant([[1, 2], [3, 0]]), logits=logits,
+                              label_length=tf.constant([2, 1]),
+                              logit_length=tf.constant([6, 5]), blank_index=0)
+        total = tf.reduce_sum(loss)
+    tape.gradient(total, logits)
 
 
 def _layer_norm_programs(tf, v):
