@@ -8,9 +8,10 @@ The bench (a script in bench/, given with its own arguments after `--`) runs in 
 process from each tree in turn (the order alternates each round), with PYTHONPATH set to
 that tree, so each process imports its own tensorlite. Every output line that is a table
 row is a measure: a label, two or more spaces, then a number, which is the value (a row's
-first column, e.g. "tensorlite add     1.890"). For each label met in both trees it prints the median over the rounds in each
-tree and the ratio this tree / base (for times: above 1 is slower). Lines whose label
-repeats within one run keep the first value.
+first column, e.g. "tensorlite add     1.890"). For each label met in both trees it prints
+the median over the rounds in each tree and the ratio this tree / base (for times above 1
+is slower; for rates such as "840/s" below 1 is). A label met again in one run (the same
+table for another setting) is numbered: "cnn tensorlite #2".
 
 A checkout to compare against can be made with `git worktree add --detach DIR COMMIT`.
 """
@@ -23,7 +24,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-_MEASURE = re.compile(r"^\s*([A-Za-z]\S*(?: \S+)*?)\s{2,}(-?\d+(?:\.\d+)?)(?=\s|x|$)")
+_MEASURE = re.compile(r"^\s*([A-Za-z].*?)\s{2,}(-?\d+(?:\.\d+)?)(?=\s|x|/|$)")
 
 
 def measures(text):
@@ -31,8 +32,12 @@ def measures(text):
     out = {}
     for line in text.splitlines():
         m = _MEASURE.match(line)
-        if m and m.group(1) not in out:
-            out[m.group(1)] = float(m.group(2))
+        if m:
+            base = " ".join(m.group(1).split())
+            label, k = base, 2
+            while label in out:  # a table repeated per setting: "cnn tensorlite #2"
+                label, k = f"{base} #{k}", k + 1
+            out[label] = float(m.group(2))
     return out
 
 

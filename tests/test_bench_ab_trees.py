@@ -14,10 +14,12 @@ conv2d [1,8,8,3]x[3,3,3,4]          20.61        -      -      90.29
   numpy 1 thread               1860.6     1.00x NumPy 1 thread
 ratios: add 2.24x (goal <= 4), add under tape 4.79x (goal <= 8)
 import tensorlite                          0.330 s    (goal < 0.3 s)
-tensorlite add                              9.999     9.99"""
+tensorlite add                              9.999     9.99
+  cnn    tensorlite      840/s"""
     assert ab_trees.measures(text) == {"tensorlite add": 1.89,
                                        "conv2d [1,8,8,3]x[3,3,3,4]": 20.61,
-                                       "numpy 1 thread": 1860.6, "import tensorlite": 0.33}
+                                       "numpy 1 thread": 1860.6, "import tensorlite": 0.33,
+                                       "tensorlite add #2": 9.999, "cnn tensorlite": 840}
 
 
 def test_compare_takes_medians_per_tree_and_the_ratio():
