@@ -67,6 +67,7 @@ class BatchDataset(UnaryDataset):
 
 
 class _BatchIterator(PassThroughIterator):
+    _position = "_seen"  # saved beside the input's state
     _ragged = False
     _ragged_parts = ()
 
@@ -115,13 +116,6 @@ class _BatchIterator(PassThroughIterator):
         if self._ragged:
             raise TypeError("ragged_batch of scalar lines")
         return wrap(lines)
-
-    def save(self):
-        return (self._seen, self._in.save())
-
-    def restore(self, state):
-        self._seen, inner = state
-        self._in.restore(inner)
 
 
 class PaddedBatchDataset(BatchDataset):
@@ -271,7 +265,6 @@ DatasetV2.padded_batch = lambda self, batch_size, padded_shapes=None, padding_va
 DatasetV2.unbatch = lambda self, name=None: UnbatchDataset(self)
 DatasetV2.rebatch = lambda self, batch_size, drop_remainder=False, name=None: \
     BatchDataset(UnbatchDataset(self), batch_size, drop_remainder)
-
 
 
 class RaggedBatchDataset(BatchDataset):

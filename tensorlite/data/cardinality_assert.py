@@ -42,6 +42,8 @@ class AssertCardinalityDataset(UnaryDataset):
 
 
 class _AssertIterator(PassThroughIterator):
+    _position = "_n"  # saved beside the input's state
+
     def __init__(self, inner, expected):
         super().__init__(inner)
         self._expected, self._n = expected, 0
@@ -62,13 +64,6 @@ class _AssertIterator(PassThroughIterator):
                 None, None, f"Input dataset was expected to contain {self._expected} elements "
                 f"but contained at least {self._n} elements.")
         return element
-
-    def save(self):
-        return (self._n, self._in.save())
-
-    def restore(self, state):
-        self._n, inner = state
-        self._in.restore(inner)
 
 
 def assert_cardinality(expected_cardinality):

@@ -14,11 +14,10 @@ import os
 import numpy as np
 
 from tensorlite.data.dataset import DatasetV2
-from tensorlite.data.iterator import RawIterator
+from tensorlite.data.file_records import FileRecordIterator
 from tensorlite.data.readers import open_compressed
 from tensorlite.data.tfrecord import _filenames_dataset, compression_name
 from tensorlite.framework import dtypes, errors
-from tensorlite.framework.tensor import wrap
 from tensorlite.framework.tensor_spec import TensorSpec
 
 
@@ -123,47 +122,16 @@ class _FileRecords:
         self._f.close()
 
 
-class _FixedIterator(RawIterator):
-    """State: (the filename iterator's state, (current file, records read) or None)."""
+class _FixedIterator(FileRecordIterator):
+    """The position in a file is the number of records read (a restore reads that many)."""
 
-    def __init__(self, files, sizes, compression):
-        self._files, self._opts = files, (sizes, compression)
-        self._reader = None
+    _BROKEN = (errors.DataLossError, errors.InvalidArgumentError)
 
-    def next(self):
-        while True:
-            if self._reader is None:
-                self._reader = _FileRecords(os.fsdecode(self._files.next().numpy()),
-                                            *self._opts)
-            try:
-                record = self._reader.read()
-            except (errors.DataLossError, errors.InvalidArgumentError):
-                self._drop()  # abandon the broken file (ignore_errors() goes on to the next)
-                raise
-            if record is not None:
-                out = np.empty((), dtype=object)
-                out[()] = record
-                return wrap(out)
-            self._drop()
+    def _open(self, path, position=None):
+        reader = _FileRecords(path, *self._opts)
+        for _ in range(position or 0):
+            reader.read()
+        return reader
 
-    def _drop(self):
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
-
-    def save(self):
-        cur = None if self._reader is None else (self._reader.path, self._reader.count)
-        return (self._files.save(), cur)
-
-    def restore(self, state):
-        self._drop()
-        files, cur = state
-        self._files.restore(files)
-        if cur is not None:
-            self._reader = _FileRecords(cur[0], *self._opts)
-            for _ in range(cur[1]):
-                self._reader.read()
-
-    def close(self):
-        self._drop()
-        self._files.close()
+    def _position(self, reader):
+        return reader.count

@@ -23,7 +23,7 @@ import zlib
 import numpy as np
 
 from tensorlite.data.dataset import DatasetV2
-from tensorlite.data.iterator import RawIterator
+from tensorlite.data.file_records import FileRecordIterator
 from tensorlite.data.sources import FromTensorSlicesDataset, FromTensorsDataset
 from tensorlite.framework import dtypes, errors, size_limits
 from tensorlite.framework.checksums import (  # noqa: F401 - tfrecord.crc32c, as before
@@ -441,50 +441,14 @@ class TFRecordDataset(DatasetV2):
         return _RecordIterator(inner, self._compression, self._buffer_size)
 
 
-class _RecordIterator(RawIterator):
-    """Records of the files named by an iterator of filenames, one file after another.
-    State: (the filename iterator's state, (current file, byte offset) or None)."""
+class _RecordIterator(FileRecordIterator):
+    """The position in a file is the (uncompressed) byte offset of the next record."""
 
-    def __init__(self, files, compression, buffer_size):
-        self._files = files
-        self._opts = (compression, buffer_size)
-        self._reader = None
+    def _open(self, path, position=None):
+        return _RecordReader(path, *self._opts, offset=position or 0)
 
-    def next(self):
-        while True:
-            if self._reader is None:
-                path = os.fsdecode(self._files.next().numpy())
-                self._reader = _RecordReader(path, *self._opts)
-            try:
-                record = self._reader.read()
-            except errors.DataLossError:
-                self._drop_reader()  # an unreadable file is abandoned, not retried forever
-                raise
-            if record is not None:
-                out = np.empty((), dtype=object)
-                out[()] = record
-                return wrap(out)
-            self._drop_reader()
-
-    def _drop_reader(self):
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
-
-    def save(self):
-        current = None if self._reader is None else (self._reader.path, self._reader.offset)
-        return (self._files.save(), current)
-
-    def restore(self, state):
-        self._drop_reader()
-        files, current = state
-        self._files.restore(files)
-        if current is not None:
-            self._reader = _RecordReader(current[0], *self._opts, offset=current[1])
-
-    def close(self):
-        self._drop_reader()
-        self._files.close()
+    def _position(self, reader):
+        return reader.offset
 
 
 __all__ = ["TFRecordDataset", "TFRecordWriter", "TFRecordOptions", "tf_record_iterator",

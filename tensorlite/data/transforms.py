@@ -37,16 +37,26 @@ class UnaryDataset(DatasetV2):
 
 
 class PassThroughIterator(RawIterator):
-    """Base for iterators that wrap one input iterator."""
+    """Base for iterators that wrap one input iterator. A subclass whose position is one
+    attribute (an element counter) names it in `_position`: it is saved beside the input's
+    state and restored with it."""
+
+    _position = None
 
     def __init__(self, inner):
         self._in = inner
 
     def save(self):
-        return self._in.save()
+        inner = self._in.save()
+        return inner if self._position is None else (getattr(self, self._position), inner)
 
     def restore(self, state):
-        self._in.restore(state)
+        if self._position is None:
+            self._in.restore(state)
+            return
+        value, inner = state
+        setattr(self, self._position, value)
+        self._in.restore(inner)
 
     def close(self):
         self._in.close()
@@ -88,6 +98,8 @@ class MapDataset(UnaryDataset):
 
 
 class _MapIterator(PassThroughIterator):
+    _position = "_i"  # saved beside the input's state
+
     def __init__(self, inner, fn, stats, ctx):
         super().__init__(inner)
         self._fn, self._stats = fn, stats
@@ -103,13 +115,6 @@ class _MapIterator(PassThroughIterator):
             out = self._fn(element, i)
         self._stats.add(time.perf_counter() - t0)
         return self._fn.convert(out, i)
-
-    def save(self):
-        return (self._i, self._in.save())
-
-    def restore(self, state):
-        self._i, inner = state
-        self._in.restore(inner)
 
 
 # -- filter -----------------------------------------------------------------------------------
@@ -135,6 +140,8 @@ class FilterDataset(UnaryDataset):
 
 
 class _FilterIterator(PassThroughIterator):
+    _position = "_i"  # saved beside the input's state
+
     def __init__(self, inner, pred):
         super().__init__(inner)
         self._pred = pred
@@ -147,13 +154,6 @@ class _FilterIterator(PassThroughIterator):
             self._i += 1
             if check_predicate(self._pred(element, i), "Filter", i):
                 return element
-
-    def save(self):
-        return (self._i, self._in.save())
-
-    def restore(self, state):
-        self._i, inner = state
-        self._in.restore(inner)
 
 
 # -- flat_map ---------------------------------------------------------------------------------
@@ -325,6 +325,8 @@ class TakeDataset(UnaryDataset):
 
 
 class _TakeIterator(PassThroughIterator):
+    _position = "_left"  # saved beside the input's state
+
     def __init__(self, inner, count):
         super().__init__(inner)
         self._left = count
@@ -336,13 +338,6 @@ class _TakeIterator(PassThroughIterator):
         if self._left > 0:
             self._left -= 1
         return v
-
-    def save(self):
-        return (self._left, self._in.save())
-
-    def restore(self, state):
-        self._left, inner = state
-        self._in.restore(inner)
 
 
 class SkipDataset(UnaryDataset):
@@ -366,6 +361,8 @@ class SkipDataset(UnaryDataset):
 
 
 class _SkipIterator(PassThroughIterator):
+    _position = "_to_skip"  # saved beside the input's state
+
     def __init__(self, inner, count):
         super().__init__(inner)
         self._to_skip = count
@@ -375,13 +372,6 @@ class _SkipIterator(PassThroughIterator):
             self._in.next()
             self._to_skip -= 1
         return self._in.next()
-
-    def save(self):
-        return (self._to_skip, self._in.save())
-
-    def restore(self, state):
-        self._to_skip, inner = state
-        self._in.restore(inner)
 
 
 class ShardDataset(UnaryDataset):
@@ -408,6 +398,8 @@ class ShardDataset(UnaryDataset):
 
 
 class _ShardIterator(PassThroughIterator):
+    _position = "_pos"  # saved beside the input's state
+
     def __init__(self, inner, n, k):
         super().__init__(inner)
         self._n, self._k, self._pos = n, k, 0
@@ -419,13 +411,6 @@ class _ShardIterator(PassThroughIterator):
             self._pos += 1
             if pos % self._n == self._k:
                 return v
-
-    def save(self):
-        return (self._pos, self._in.save())
-
-    def restore(self, state):
-        self._pos, inner = state
-        self._in.restore(inner)
 
 
 # -- enumerate / scan / take_while / unique / ignore_errors --------------------------------------
@@ -444,6 +429,8 @@ class EnumerateDataset(UnaryDataset):
 
 
 class _EnumerateIterator(PassThroughIterator):
+    _position = "_i"  # saved beside the input's state
+
     def __init__(self, inner, start):
         super().__init__(inner)
         self._i = start
@@ -453,13 +440,6 @@ class _EnumerateIterator(PassThroughIterator):
         i = self._i
         self._i += 1
         return (wrap(np.array(i, dtype=np.int64)), v)
-
-    def save(self):
-        return (self._i, self._in.save())
-
-    def restore(self, state):
-        self._i, inner = state
-        self._in.restore(inner)
 
 
 class ScanDataset(UnaryDataset):
