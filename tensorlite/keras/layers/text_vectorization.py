@@ -20,7 +20,7 @@ from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.layers.preprocessing_encoding import check_mode
 from tensorlite.keras.layers.preprocessing_lookup import StringLookup, _is_ragged
-from tensorlite.keras.saving.object_registration import get_registered_name, lookup
+from tensorlite.keras.saving.object_registration import function_by_name, function_name_entry
 from tensorlite.ops import array_ops
 
 # Keras's DEFAULT_STRIP_REGEX
@@ -132,8 +132,8 @@ class TextVectorization(Layer):
     def get_config(self):
         sub = self._lookup_layer.get_config()
         return {**super().get_config(), "max_tokens": self.max_tokens,
-                "standardize": _function_entry(self.standardize),
-                "split": _function_entry(self.split),
+                "standardize": function_name_entry(self.standardize),
+                "split": function_name_entry(self.split),
                 "ngrams": self.ngrams, "output_mode": self.output_mode,
                 "output_sequence_length": self.output_sequence_length,
                 "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": self.sparse,
@@ -144,29 +144,6 @@ class TextVectorization(Layer):
     def from_config(cls, config, custom_objects=None):
         config = dict(config)
         for key in ("standardize", "split"):
-            config[key] = _function_of(config.get(key), key, custom_objects)
+            config[key] = function_by_name(config.get(key), f"TextVectorization's {key}",
+                                           custom_objects)
         return cls(**config)
-
-
-def _function_entry(value):
-    """A standardize/split argument in the config: its name, or for a user function the
-    entry Keras 3 writes (the function's name only: a file never carries code)."""
-    if not callable(value):
-        return value
-    return {"module": "builtins", "class_name": "function",
-            "config": getattr(value, "__name__", None),
-            "registered_name": get_registered_name(value)}
-
-
-def _function_of(entry, key, custom_objects):
-    """The function a config entry names, from custom_objects or the registered objects."""
-    if not isinstance(entry, dict):
-        return entry
-    name = entry.get("config")
-    found = lookup(name, entry.get("registered_name"), custom_objects)
-    if found is None:
-        raise ValueError(
-            f"TextVectorization's {key} is the function {name!r}, which a saved model names "
-            f"but does not contain: pass it when loading, custom_objects={{{name!r}: "
-            f"{name}}}, or register it with @keras.saving.register_keras_serializable()")
-    return found

@@ -125,6 +125,32 @@ def serialize_layer(layer):
             "config": layer.get_config(), "registered_name": get_registered_name(cls)}
 
 
+# -- Python functions in a layer's config, by name (Keras 3's form) ---------------------------
+def function_name_entry(value):
+    """A callable argument of a layer's config as Keras 3 writes a user function (its name
+    only: a file never carries code); any other value as it is."""
+    if not callable(value):
+        return value
+    return {"module": "builtins", "class_name": "function",
+            "config": getattr(value, "__name__", None),
+            "registered_name": get_registered_name(value)}
+
+
+def function_by_name(entry, what, custom_objects=None):
+    """The function a `function_name_entry` names, from `custom_objects` or the registered
+    objects (a ValueError naming it when neither has it); any other value as it is."""
+    if not isinstance(entry, dict):
+        return entry
+    name = entry.get("config")
+    found = lookup(name, entry.get("registered_name"), custom_objects)
+    if found is None:
+        raise ValueError(
+            f"{what} is the function {name!r}, which a saved model names but does not "
+            f"contain: pass it when loading, custom_objects={{{name!r}: {name}}}, or "
+            f"register it with @keras.saving.register_keras_serializable()")
+    return found
+
+
 # -- Python functions (Lambda layers) --------------------------------------------------
 
 def serialize_function(fn):
