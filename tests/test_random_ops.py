@@ -81,13 +81,13 @@ def test_no_seed_at_all_is_nondeterministic():
 
 def test_next_rng_helper_for_other_families():
     tf.random.set_seed(5)
-    r1 = random_ops._next_rng(3, "Dropout")
-    assert random_ops._next_rng(3, "Dropout") is r1  # persistent stream per (global, op, kind)
-    assert random_ops._next_rng(3, "Other") is not r1
+    r1 = random_ops.next_rng(3, "Dropout")
+    assert random_ops.next_rng(3, "Dropout") is r1  # persistent stream per (global, op, kind)
+    assert random_ops.next_rng(3, "Other") is not r1
     first = r1.random(2)
     tf.random.set_seed(5)
-    np.testing.assert_array_equal(random_ops._next_rng(3, "Dropout").random(2), first)
-    assert isinstance(random_ops._next_rng(None), np.random.Generator)
+    np.testing.assert_array_equal(random_ops.next_rng(3, "Dropout").random(2), first)
+    assert isinstance(random_ops.next_rng(None), np.random.Generator)
 
 
 def test_seed_must_be_an_integer():

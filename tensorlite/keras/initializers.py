@@ -13,8 +13,8 @@ from tensorlite.framework.tensor import wrap
 
 
 def _rng(seed):
-    from tensorlite.ops.random_ops import _next_rng  # noqa: PLC0415
-    return _next_rng(seed, kind="KerasInitializer") if seed is None else \
+    from tensorlite.ops.random_ops import next_rng  # noqa: PLC0415
+    return next_rng(seed, kind="KerasInitializer") if seed is None else \
         np.random.default_rng(seed)
 
 

@@ -121,7 +121,7 @@ def _candidates(op, true_classes, num_true, num_sampled, unique, range_max, seed
     if unique and num_sampled > range_max:
         raise invalid(op.name, f"{op.name}: with unique=True, num_sampled ({num_sampled}) "
                       f"cannot exceed range_max ({range_max})")
-    rng = random_ops._next_rng(seed, op.name)
+    rng = random_ops.next_rng(seed, op.name)
     return _result(op, execute(op, (classes,), {
         "num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
         "range_max": int(range_max), "rng": rng}))
@@ -267,7 +267,7 @@ def _sampler_attrs(op, classes, num_true, num_sampled, unique, range_max, seed):
                       f"{num_true}] matrix of int64 class ids, got shape "
                       f"{classes.shape.as_list()}")
     return {"num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
-            "range_max": int(range_max), "rng": random_ops._next_rng(seed, op.name)}
+            "range_max": int(range_max), "rng": random_ops.next_rng(seed, op.name)}
 
 
 def _all_candidates_fwd(true_classes, *, num_sampled):

@@ -25,7 +25,7 @@ from tensorlite.ops.common import (FLOAT, INTEGER, NUMERIC, REAL, check_kind, in
                                    norm_axis, single_axis, tensor_args, to_tensor, unary,
                                    DECLINED, fast_path, unbroadcast)
 from tensorlite.ops import math_ops
-from tensorlite.ops.random_ops import _next_rng
+from tensorlite.ops.random_ops import next_rng
 from tensorlite.ops.math_ops import (abs, add, cast, divide, equal, erf, exp, greater,  # noqa: A004
                                      maximum, minimum, multiply, negative, reduce_mean, reduce_sum,
                                      rsqrt, sigmoid, square, squared_difference, subtract,
@@ -444,7 +444,7 @@ def _dropout_mask_fwd(shape, rate, seed, dtype):
     """keep / (1 - rate) where a uniform 32-bit word is at least rate * 2^32: raw words
     from the bit generator, compared as integers (the CIFAR CNN's [32, 15, 15, 32] mask:
     0.67 ms by float draws, about 0.3 ms so)."""
-    rng = _next_rng(seed, "Dropout")   # TF's seed rules; the one place dropout draws
+    rng = next_rng(seed, "Dropout")   # TF's seed rules; the one place dropout draws
     size = int(np.prod(shape, dtype=np.int64))
     words = rng.bit_generator.random_raw((size + 1) // 2).view(np.uint32)[:size]
     keep = words.reshape(shape) >= np.uint32(min(int(np.ceil(rate * 2.0 ** 32)), 2 ** 32 - 1))

@@ -10,7 +10,7 @@ Seeds, as `tf.random.set_seed` documents them:
   calls with `seed=1` differ and `set_seed` restarts them.
 
 Every stream is a NumPy `Generator(Philox)`. Other families (dropout) get one through
-`_next_rng(seed, kind)`. Stateful ops take the generator as an attribute; stateless ops take
+`next_rng(seed, kind)`. Stateful ops take the generator as an attribute; stateless ops take
 the seed pair as an input and are pure functions of it. Draws are not differentiable; where
 TF's sample depends differentiably on a parameter (normal's mean/stddev, uniform's bounds,
 gamma's beta) the public function composes `param + scale * standard_sample`.
@@ -85,7 +85,7 @@ def _philox(*words):
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(entropy)))
 
 
-def _next_rng(seed=None, kind=""):
+def next_rng(seed=None, kind=""):
     """The NumPy Generator one random op call draws from, honouring TF's seed rules.
 
     `seed` is the op seed (int or None); `kind` names the op (e.g. "Dropout") so that two
@@ -341,7 +341,7 @@ def _run(op, stateless_op, inputs, attrs, seed, mode, kind):
         return execute(stateless_op, (s,) + tuple(inputs), attrs)
     if mode is GENERATOR:
         return seed._draw(op, tuple(inputs), attrs)
-    return execute(op, tuple(inputs), dict(attrs, rng=_next_rng(seed, kind)))
+    return execute(op, tuple(inputs), dict(attrs, rng=next_rng(seed, kind)))
 
 
 # -- public ops --------------------------------------------------------------------------------

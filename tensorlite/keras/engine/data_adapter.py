@@ -135,7 +135,7 @@ class ArrayBatches:
         self.shuffle = shuffle
         if seed is None:   # from TF's global seed when one is set (tf.random.set_seed,
             # tf.keras.utils.set_random_seed): a seeded program shuffles alike every run
-            seed = int(random_ops._next_rng().integers(1 << 62))
+            seed = int(random_ops.next_rng().integers(1 << 62))
         self.rng = np.random.default_rng(seed)
 
     def steps(self):
