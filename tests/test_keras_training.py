@@ -348,3 +348,14 @@ def test_sequential_whose_first_layer_is_a_sequential_with_an_input_shape():
     assert model.output_shape == (None, 3)
     model.summary(print_fn=lambda *a, **k: None)
     assert model.count_params() == 3 * 3 * 3 * 4 + 4 + 6 * 6 * 4 * 3 + 3
+
+
+def test_sequential_whose_first_layer_is_a_functional_base_model():
+    """Transfer learning's `Sequential([base_model, GlobalAveragePooling2D(), Dense(1)])`:
+    the functional base brings its input, so the model is built at once."""
+    base_model = tf.keras.applications.MobileNetV2(input_shape=(32, 32, 3),
+                                                   include_top=False, weights=None)
+    model = tf.keras.Sequential([base_model, tf.keras.layers.GlobalAveragePooling2D(),
+                                 tf.keras.layers.Dense(1)])
+    assert model.built and model.input_shape == (None, 32, 32, 3)
+    assert model.output_shape == (None, 1)

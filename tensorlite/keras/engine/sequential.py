@@ -164,9 +164,9 @@ def _known_input(layer):
         if layer._input_batch_shape is None:
             return None
         return layer.input
-    inputs = getattr(layer, "_nested_inputs", None) if isinstance(layer, Model) else None
-    if isinstance(inputs, KerasTensor):
-        return inputs
+    inputs = getattr(layer, "inputs", None) if isinstance(layer, Model) else None
+    if isinstance(inputs, list) and len(inputs) == 1 and isinstance(inputs[0], KerasTensor):
+        return inputs[0]  # a functional model (a pretrained base: Sequential([base, ...]))
     nodes = layer.__dict__.get("_inbound_nodes") or []
     if nodes and isinstance(nodes[0].inputs, KerasTensor):
         return nodes[0].inputs
