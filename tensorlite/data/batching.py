@@ -2,7 +2,8 @@
 import numpy as np
 
 from tensorlite.data import composite
-from tensorlite.data.dataset import INFINITE, UNKNOWN, DatasetV2, parallel_calls
+from tensorlite.data.dataset import (INFINITE, UNKNOWN, DatasetV2, batch_size_arg,
+                                     parallel_calls)
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
 from tensorlite.framework import dtypes, errors, nest
 from tensorlite.framework.tensor import Tensor, wrap
@@ -29,10 +30,7 @@ class BatchDataset(UnaryDataset):
     def __init__(self, input_dataset, batch_size, drop_remainder=False, num_parallel_calls=None,
                  deterministic=None, name=None):
         super().__init__(input_dataset)
-        self._batch = int(np.asarray(batch_size))
-        if self._batch <= 0:
-            raise errors.InvalidArgumentError(None, None, f"batch: batch_size must be greater "
-                                              f"than zero, got {self._batch}")
+        self._batch = batch_size_arg(batch_size, "batch")
         self._drop = bool(drop_remainder)
         self._parallel = parallel_calls(num_parallel_calls, "batch")
 

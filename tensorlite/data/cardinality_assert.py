@@ -8,37 +8,13 @@ Example (the TF API doc's):
     >>> int(dataset.cardinality())
     42
 """
-import numpy as np
-
 from tensorlite.data.dataset import INFINITE
-from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
+from tensorlite.data.transforms import CountedDataset, PassThroughIterator
 from tensorlite.framework import errors
 
 
 def _count(n):
     return "infinite" if n == INFINITE else str(n)
-
-
-class AssertCardinalityDataset(UnaryDataset):
-    _name = "AssertCardinality"
-
-    def __init__(self, input_dataset, expected_cardinality):
-        super().__init__(input_dataset)
-        numpy = getattr(expected_cardinality, "numpy", None)
-        self._expected = int(np.asarray(numpy() if callable(numpy) else expected_cardinality))
-        if self._expected < 0 and self._expected != INFINITE:
-            raise errors.InvalidArgumentError(
-                None, None, f"assert_cardinality: expected_cardinality must be >= 0 or "
-                f"tf.data.INFINITE_CARDINALITY, got {self._expected}")
-
-    def _cardinality(self):
-        return self._expected
-
-    def _describe(self):
-        return f"expected_cardinality={_count(self._expected)}"
-
-    def _make_iterator(self, ctx):
-        return _AssertIterator(self._input._make_iterator(ctx), self._expected)
 
 
 class _AssertIterator(PassThroughIterator):
@@ -64,6 +40,24 @@ class _AssertIterator(PassThroughIterator):
                 None, None, f"Input dataset was expected to contain {self._expected} elements "
                 f"but contained at least {self._n} elements.")
         return element
+
+
+class AssertCardinalityDataset(CountedDataset):
+    _name = "AssertCardinality"
+    _iterator = _AssertIterator
+
+    def __init__(self, input_dataset, expected_cardinality):
+        super().__init__(input_dataset, expected_cardinality)
+        if self._count < 0 and self._count != INFINITE:
+            raise errors.InvalidArgumentError(
+                None, None, f"assert_cardinality: expected_cardinality must be >= 0 or "
+                f"tf.data.INFINITE_CARDINALITY, got {self._count}")
+
+    def _cardinality(self):
+        return self._count
+
+    def _describe(self):
+        return f"expected_cardinality={_count(self._count)}"
 
 
 def assert_cardinality(expected_cardinality):

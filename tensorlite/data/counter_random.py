@@ -25,7 +25,19 @@ def _scalar(value, what):
     return arr.item()
 
 
-class CounterDataset(DatasetV2):
+class _ScalarStream(DatasetV2):
+    """A source of scalars of dtype `_dtype`, forever."""
+
+    _dtype = dtypes.int64
+
+    def _compute_spec(self):
+        return TensorSpec([], self._dtype)
+
+    def _cardinality(self):
+        return INFINITE
+
+
+class CounterDataset(_ScalarStream):
     """start, start + step, start + 2*step, ... forever, in `dtype`."""
 
     _name = "Counter"
@@ -36,12 +48,6 @@ class CounterDataset(DatasetV2):
             raise TypeError(f"counter: dtype must be an integer or floating dtype, got "
                             f"{self._dtype.name}")
         self._start, self._step = _scalar(start, "start"), _scalar(step, "step")
-
-    def _compute_spec(self):
-        return TensorSpec([], self._dtype)
-
-    def _cardinality(self):
-        return INFINITE
 
     def _describe(self):
         return f"start={self._start}, step={self._step}"
@@ -71,7 +77,7 @@ def Counter(start=0, step=1, dtype=dtypes.int64):  # noqa: N802 - TF's spelling
     return CounterDataset(start, step, dtype)
 
 
-class RandomDataset(DatasetV2):
+class RandomDataset(_ScalarStream):
     """`tf.data.experimental.RandomDataset` / `Dataset.random`: uniformly distributed int64
     scalars in [0, 2**32), as TF's, forever. With a seed (or the global seed) the sequence is reproducible; each
     iteration repeats it unless `rerandomize_each_iteration=True`, when iteration k draws
@@ -88,12 +94,6 @@ class RandomDataset(DatasetV2):
         self._epochs = itertools.count()
         # without a seed: one random seed per dataset, so epochs still repeat by default
         self._fixed = np.random.SeedSequence().entropy if self._seed is None else None
-
-    def _compute_spec(self):
-        return TensorSpec([], dtypes.int64)
-
-    def _cardinality(self):
-        return INFINITE
 
     def _describe(self):
         return f"seed={self._seed}"

@@ -40,6 +40,16 @@ def parallel_calls(value, what):
             f"tf.data.AUTOTUNE (-1), got {n}")
     return n
 
+def batch_size_arg(value, what):
+    """A transformation's `batch_size` as an int, checked as TensorFlow's kernels check it:
+    zero or less is an InvalidArgumentError naming the transformation `what` ("batch")."""
+    n = int(np.asarray(value))
+    if n <= 0:
+        raise errors.InvalidArgumentError(
+            None, None, f"{what}: batch_size must be greater than zero, got {n}")
+    return n
+
+
 _ids = itertools.count()  # node keys: stats and profiler stages (kept by optimised copies)
 
 

@@ -13,7 +13,7 @@ Example (the TF API doc's):
 """
 import numpy as np
 
-from tensorlite.data.dataset import DatasetV2
+from tensorlite.data.dataset import DatasetV2, batch_size_arg
 from tensorlite.data.transforms import PassThroughIterator, UnaryDataset
 from tensorlite.framework import errors, nest
 from tensorlite.framework.sparse_tensor import SparseTensor, SparseTensorSpec
@@ -43,10 +43,7 @@ class SparseBatchDataset(UnaryDataset):
 
     def __init__(self, input_dataset, batch_size, row_shape, name=None):
         super().__init__(input_dataset)
-        self._batch = int(np.asarray(batch_size))
-        if self._batch <= 0:
-            raise errors.InvalidArgumentError(None, None, f"sparse_batch: batch_size must be "
-                                              f"greater than zero, got {self._batch}")
+        self._batch = batch_size_arg(batch_size, "sparse_batch")
         self._row = _row_shape(row_shape)
         spec = input_dataset.element_spec
         if len(nest.flatten(spec)) != 1 or not hasattr(spec, "shape"):

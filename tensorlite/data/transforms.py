@@ -299,29 +299,21 @@ class _RepeatIterator(RawIterator):
             self._it.close()
 
 
-class TakeDataset(UnaryDataset):
-    _name = "Take"
+class CountedDataset(UnaryDataset):
+    """A transformation of one input by one integer count (take, skip, ...): the count is
+    `_count`, the stage's label shows it, and the iterator class `_iterator` gets it."""
+
+    _iterator = None
 
     def __init__(self, input_dataset, count, name=None):
         super().__init__(input_dataset)
         self._count = int(np.asarray(count))
 
-    def _cardinality(self):
-        n = self._input._cardinality()
-        if self._count < 0:
-            return n
-        if n == INFINITE:
-            return self._count
-        return UNKNOWN if n == UNKNOWN else min(n, self._count)
-
-    def _describe(self):
-        return f"count={self._count}"
-
     def _label(self):
-        return f"Take({self._count})"
+        return f"{self._name}({self._count})"
 
     def _make_iterator(self, ctx):
-        return _TakeIterator(self._input._make_iterator(ctx), self._count)
+        return self._iterator(self._input._make_iterator(ctx), self._count)
 
 
 class _TakeIterator(PassThroughIterator):
@@ -340,24 +332,20 @@ class _TakeIterator(PassThroughIterator):
         return v
 
 
-class SkipDataset(UnaryDataset):
-    _name = "Skip"
-
-    def __init__(self, input_dataset, count, name=None):
-        super().__init__(input_dataset)
-        self._count = int(np.asarray(count))
+class TakeDataset(CountedDataset):
+    _name = "Take"
+    _iterator = _TakeIterator
 
     def _cardinality(self):
         n = self._input._cardinality()
-        if n < 0:
+        if self._count < 0:
             return n
-        return 0 if self._count < 0 else max(n - self._count, 0)
+        if n == INFINITE:
+            return self._count
+        return UNKNOWN if n == UNKNOWN else min(n, self._count)
 
-    def _label(self):
-        return f"Skip({self._count})"
-
-    def _make_iterator(self, ctx):
-        return _SkipIterator(self._input._make_iterator(ctx), self._count)
+    def _describe(self):
+        return f"count={self._count}"
 
 
 class _SkipIterator(PassThroughIterator):
@@ -372,6 +360,17 @@ class _SkipIterator(PassThroughIterator):
             self._in.next()
             self._to_skip -= 1
         return self._in.next()
+
+
+class SkipDataset(CountedDataset):
+    _name = "Skip"
+    _iterator = _SkipIterator
+
+    def _cardinality(self):
+        n = self._input._cardinality()
+        if n < 0:
+            return n
+        return 0 if self._count < 0 else max(n - self._count, 0)
 
 
 class ShardDataset(UnaryDataset):

@@ -22,12 +22,19 @@ def _same_dtype(op_name, values):
 _concatenate = np.concatenate
 
 
-def _concat_fwd(*xs, axis):
-    try:
-        return np.concatenate(xs, axis=axis)
-    except ValueError:
-        raise invalid("ConcatV2", f"ConcatOp: dimensions of inputs should match except on axis "
-                      f"{axis}: shapes {[list(x.shape) for x in xs]}") from None
+def _joining(np_join, op_name, message):
+    """A joining op's forward: NumPy's `np_join`, whose shape mismatch becomes the op's
+    InvalidArgumentError with TF's `message(axis, shapes)`."""
+    def fwd(*xs, axis):
+        try:
+            return np_join(xs, axis=axis)
+        except ValueError:
+            raise invalid(op_name, message(axis, [list(x.shape) for x in xs])) from None
+    return fwd
+
+
+_concat_fwd = _joining(np.concatenate, "ConcatV2", lambda axis, shapes: (
+    f"ConcatOp: dimensions of inputs should match except on axis {axis}: shapes {shapes}"))
 
 
 def _concat_grad(g, ans, *xs, axis):
@@ -173,12 +180,8 @@ def _onnx_unpack(ctx, node):
     return [ctx.squeeze(p, [axis]) for p in parts]
 
 
-def _stack_fwd(*xs, axis):
-    try:
-        return np.stack(xs, axis=axis)
-    except ValueError:
-        raise invalid("Pack", f"Shapes of all inputs must match: "
-                      f"{[list(x.shape) for x in xs]}") from None
+_stack_fwd = _joining(np.stack, "Pack",
+                      lambda axis, shapes: f"Shapes of all inputs must match: {shapes}")
 
 
 def _stack_grad(g, ans, *xs, axis):

@@ -912,18 +912,18 @@ PROD, reduce_prod = _defreduce(
     _prod_grad, NUMERIC, jit=("reduce", "multiply", "typed"), numexpr="prod", unsupported="tflite",
     onnx=_onnx_reduce("ReduceProd"),
     tf_import=_import_reduce("reduce_prod"))
-ANY_OP, reduce_any = _defreduce(
-    "Any",
-    lambda x, axis, keepdims: np.any(x, axis=axis,
-                                    keepdims=keepdims),
-    NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_or"), unsupported="onnx tflite",
-    tf_import=_import_reduce("reduce_any"))
-ALL_OP, reduce_all = _defreduce(
-    "All",
-    lambda x, axis, keepdims: np.all(x, axis=axis,
-                                    keepdims=keepdims),
-    NOT_DIFFERENTIABLE, "b", jit=("reduce", "logical_and"), unsupported="onnx tflite",
-    tf_import=_import_reduce("reduce_all"))
+
+
+def _deflogical(name, np_reduce, ufunc, public):
+    """A boolean reduction (Any, All): NumPy's `np_reduce`, compiled as `ufunc`'s reduce."""
+    return _defreduce(
+        name, lambda x, axis, keepdims: np_reduce(x, axis=axis, keepdims=keepdims),
+        NOT_DIFFERENTIABLE, "b", jit=("reduce", ufunc), unsupported="onnx tflite",
+        tf_import=_import_reduce(public))
+
+
+ANY_OP, reduce_any = _deflogical("Any", np.any, "logical_or", "reduce_any")
+ALL_OP, reduce_all = _deflogical("All", np.all, "logical_and", "reduce_all")
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):

@@ -22,7 +22,7 @@ from tensorlite.framework.name_scope import name_scope
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations
 from tensorlite.keras.layers.base_layer_utils import (check_ndim, kernel_bias_config,
-                                                      weight_args)
+                                                      set_kernel_bias_args)
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.ops import array_ops, linalg_ops, math_ops
 
@@ -248,10 +248,8 @@ class EinsumDense(Layer):
             tuple(output_shape)
         self.bias_axes = bias_axes
         self.activation = activations.get(activation)
-        self.kernel_initializer, self.kernel_regularizer, self.kernel_constraint = \
-            weight_args(kernel_initializer, kernel_regularizer, kernel_constraint)
-        self.bias_initializer, self.bias_regularizer, self.bias_constraint = \
-            weight_args(bias_initializer, bias_regularizer, bias_constraint)
+        set_kernel_bias_args(self, kernel_initializer, kernel_regularizer, kernel_constraint,
+                             bias_initializer, bias_regularizer, bias_constraint)
 
     def build(self, input_shape):
         shape = TensorShape(input_shape).as_list()
@@ -333,10 +331,8 @@ class MultiHeadAttention(Layer):
         if attention_axes is not None and not isinstance(attention_axes, (list, tuple)):
             attention_axes = (attention_axes,)
         self.attention_axes = None if attention_axes is None else tuple(attention_axes)
-        self.kernel_initializer, self.kernel_regularizer, self.kernel_constraint = \
-            weight_args(kernel_initializer, kernel_regularizer, kernel_constraint)
-        self.bias_initializer, self.bias_regularizer, self.bias_constraint = \
-            weight_args(bias_initializer, bias_regularizer, bias_constraint)
+        set_kernel_bias_args(self, kernel_initializer, kernel_regularizer, kernel_constraint,
+                             bias_initializer, bias_regularizer, bias_constraint)
         self._signature = None  # (query, value, key) shapes once the projections exist
 
     # Keras's private names for the projections

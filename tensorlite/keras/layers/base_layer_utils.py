@@ -84,6 +84,16 @@ def weight_args(initializer, regularizer, constraint):
             get_constraint(constraint))
 
 
+def set_kernel_bias_args(layer, kernel_initializer, kernel_regularizer, kernel_constraint,
+                         bias_initializer, bias_regularizer, bias_constraint):
+    """Sets a kernel-and-bias layer's six weight attributes from identifiers (what
+    `kernel_bias_config` writes back)."""
+    layer.kernel_initializer, layer.kernel_regularizer, layer.kernel_constraint = \
+        weight_args(kernel_initializer, kernel_regularizer, kernel_constraint)
+    layer.bias_initializer, layer.bias_regularizer, layer.bias_constraint = \
+        weight_args(bias_initializer, bias_regularizer, bias_constraint)
+
+
 def check_last_dim(layer, x, expected):
     """Keras's message for an input whose last axis does not match a built layer."""
     got = x.shape[-1] if x.shape.rank else None

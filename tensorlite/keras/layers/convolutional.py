@@ -17,7 +17,8 @@ from tensorlite.keras import activations
 from tensorlite.keras.layers.base_layer_utils import (check_axis_value, check_ndim,
                                                       kernel_bias_config, serialize_constraint,
                                                       serialize_initializer,
-                                                      serialize_regularizer, weight_args)
+                                                      serialize_regularizer, set_kernel_bias_args,
+                                                      weight_args)
 from tensorlite.keras.layers.conv_utils import (channels_bias, conv_output_length,
                                                 deconv_output_length, normalize_data_format,
                                                 normalize_padding, normalize_tuple)
@@ -59,10 +60,8 @@ class _Conv(Layer):
                              f"dilation_rate={self.dilation_rate}")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer, self.kernel_regularizer, self.kernel_constraint = \
-            weight_args(kernel_initializer, kernel_regularizer, kernel_constraint)
-        self.bias_initializer, self.bias_regularizer, self.bias_constraint = \
-            weight_args(bias_initializer, bias_regularizer, bias_constraint)
+        set_kernel_bias_args(self, kernel_initializer, kernel_regularizer, kernel_constraint,
+                             bias_initializer, bias_regularizer, bias_constraint)
 
     @property
     def _channel_axis(self):

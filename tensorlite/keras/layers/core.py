@@ -7,7 +7,7 @@ from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import activations
 from tensorlite.keras.layers.base_layer_utils import (check_last_dim, kernel_bias_config,
-                                                      weight_args)
+                                                      set_kernel_bias_args)
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.saving.object_registration import deserialize_function, serialize_function
 from tensorlite.ops import array_ops, math_ops, sparse_ops
@@ -43,10 +43,8 @@ class Dense(Layer):
         self.units = units
         self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer, self.kernel_regularizer, self.kernel_constraint = \
-            weight_args(kernel_initializer, kernel_regularizer, kernel_constraint)
-        self.bias_initializer, self.bias_regularizer, self.bias_constraint = \
-            weight_args(bias_initializer, bias_regularizer, bias_constraint)
+        set_kernel_bias_args(self, kernel_initializer, kernel_regularizer, kernel_constraint,
+                             bias_initializer, bias_regularizer, bias_constraint)
 
     def build(self, input_shape):
         last = TensorShape(input_shape)[-1]
