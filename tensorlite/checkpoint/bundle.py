@@ -20,6 +20,7 @@ Example:
     >>> BundleReader("/tmp/b/ckpt").tensor("w")
     array([1., 1., 1.], dtype=float32)
 """
+import math
 import os
 import struct
 from concurrent.futures import ThreadPoolExecutor
@@ -295,7 +296,7 @@ class BundleReader:
                                                 f"which tensorlite cannot read")
             shape, np_dtype = self.shape(name), np.dtype(dtype.as_numpy_dtype)
             # checked before allocating: a crafted shape must not ask for terabytes
-            if any(d < 0 for d in shape) or _count(shape) * np_dtype.itemsize != entry.size:
+            if any(d < 0 for d in shape) or math.prod(shape) * np_dtype.itemsize != entry.size:
                 self._index.mismatch(f"{name} has {entry.size} bytes for shape {shape}")
             array = np.empty(shape, dtype=np_dtype)
             buf = memoryview(array.reshape(-1).view(np.uint8)) if array.size else bytearray()
@@ -311,7 +312,7 @@ class BundleReader:
 
     def _strings(self, f, name, entry):
         raw = f.read(entry.size)
-        n = _count(self.shape(name))
+        n = math.prod(self.shape(name))
         if n > entry.size or any(d < 0 for d in self.shape(name)):  # >= 1 length byte each
             self._index.mismatch(f"{name} cannot hold {n} strings in {entry.size} bytes")
         if len(raw) != entry.size:
@@ -344,13 +345,6 @@ class BundleReader:
         array = np.empty(n, dtype=object)
         array[:] = out
         return array.reshape(self.shape(name))
-
-
-def _count(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _open_index(prefix):

@@ -32,6 +32,8 @@ Example:
     >>> lines[:1]
     ['folded Mul into Conv2D']
 """
+import math
+
 import numpy as np
 
 from tensorlite.framework import registry
@@ -145,7 +147,7 @@ class _Folder:
             if filt_shape is None or out_shape is None or len(filt_shape) < n or \
                     self.shape(mul.outputs[0]) != out_shape:
                 continue
-            channels = out_channels(filt_shape[len(filt_shape) - n:])
+            channels = math.prod(filt_shape[len(filt_shape) - n:])
             scale = mul.inputs[1 - k]
             if channels != out_shape[-1] or not self.channel_scale(scale, channels, out_shape) \
                     or self.specs[scale].dtype != self.specs[product.inputs[index]].dtype:
@@ -197,21 +199,13 @@ class _Folder:
         nodes.append(self.node(product.op, inputs, product.attrs, product))
         out = nodes[-1].outputs[0]
         add_node, b = add
-        flat = self.reshaped(scale, () if single else (out_channels(tail),), mul, nodes)
+        flat = self.reshaped(scale, () if single else (math.prod(tail),), mul, nodes)
         add_inputs = list(add_node.inputs)
         add_inputs[b] = self.weight(MUL, [add_node.inputs[b], flat], {}, mul, nodes)
         add_inputs[1 - b] = out
         nodes.append(self.node(add_node.op, add_inputs, add_node.attrs, add_node,
                                mul.outputs))
         return nodes
-
-
-def out_channels(tail):
-    """The number of output channels of a filter's trailing channel axes."""
-    n = 1
-    for d in tail:
-        n *= d
-    return n
 
 
 def run(graph):
