@@ -130,29 +130,28 @@ def _rgb_float32(f):
     return f.dtype == np.float32 and f.ndim >= 1 and f.shape[-1] == 3 and available()
 
 
-def adjust_hue(f, delta):
-    """image_color._np_adjust_hue(f, delta) compiled, or None where it does not apply."""
-    if not _rgb_float32(f) or np.ndim(delta):
+def _rgb_pixels(name, build, f, scalar):
+    """The compiled per-pixel kernel `name` (made by `build`) over RGB float32 `f` with
+    one scalar parameter, or None where it does not apply."""
+    if not _rgb_float32(f) or np.ndim(scalar):
         return None
-    kernel = compiled("image_adjust_hue", _build_hue)
+    kernel = compiled(name, build)
     if kernel is None:
         return None
     out = np.empty(f.shape, np.float32)
-    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(delta), out.reshape(-1, 3))
+    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(scalar), out.reshape(-1, 3))
     return out
+
+
+def adjust_hue(f, delta):
+    """image_color._np_adjust_hue(f, delta) compiled, or None where it does not apply."""
+    return _rgb_pixels("image_adjust_hue", _build_hue, f, delta)
 
 
 def adjust_saturation(f, factor):
     """image_color._np_adjust_saturation(f, factor) compiled, or None where it does not
     apply."""
-    if not _rgb_float32(f) or np.ndim(factor):
-        return None
-    kernel = compiled("image_adjust_saturation", _build_saturation)
-    if kernel is None:
-        return None
-    out = np.empty(f.shape, np.float32)
-    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(factor), out.reshape(-1, 3))
-    return out
+    return _rgb_pixels("image_adjust_saturation", _build_saturation, f, factor)
 
 
 def adjust_contrast(f, mean, factor):

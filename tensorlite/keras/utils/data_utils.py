@@ -17,7 +17,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 
-from tensorlite.framework import errors
+from tensorlite.framework import atomic_files, errors
 from tensorlite.framework.size_limits import check_inflated
 
 __all__ = ["get_file"]
@@ -47,9 +47,9 @@ def _fetch(origin, dest, file_hash=None, algorithm="auto"):
     dest's name only once complete and, with a hash, verified: a killed or corrupt download
     never leaves a file a later load would take for data."""
     parsed = urllib.parse.urlparse(origin)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix=".download-")
-    try:
-        with os.fdopen(fd, "wb") as out:
+
+    def download(tmp):
+        with open(tmp, "wb") as out:
             if parsed.scheme in ("", "file"):
                 src = urllib.request.url2pathname(parsed.path) if parsed.scheme else origin
                 if not os.path.exists(src):
@@ -65,17 +65,12 @@ def _fetch(origin, dest, file_hash=None, algorithm="auto"):
             else:
                 raise ValueError(f"get_file: unsupported origin {origin!r} (http, https, "
                                  f"file:// or a local path)")
-            out.flush()
-            os.fsync(out.fileno())
         if file_hash is not None and not validate_file(tmp, file_hash, algorithm):
             raise ValueError(f"Incomplete or corrupted file detected. The "
                              f"{_algorithm(file_hash, algorithm)} file hash does not match "
                              f"the provided value of {file_hash} (downloaded from {origin}; "
                              f"nothing was cached)")
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_files.write_with(dest, download)
 
 
 def _safe_members(names, target):

@@ -13,8 +13,9 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import warnings
+
+from tensorlite.framework import atomic_files
 
 __all__ = ["model_to_dot", "plot_model"]
 
@@ -196,12 +197,12 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False,
                      expand_nested, dpi, layer_range, show_layer_activations, show_trainable)
     ext = os.path.splitext(to_file)[1].lower().lstrip(".") or "png"
     if ext in ("dot", "gv"):
-        _write_atomic(to_file, dot.encode())
+        atomic_files.write_bytes(to_file, dot.encode())
         return None
     exe = shutil.which("dot")
     if exe is None:
         dot_file = os.path.splitext(to_file)[0] + ".dot"
-        _write_atomic(dot_file, dot.encode())
+        atomic_files.write_bytes(dot_file, dot.encode())
         warnings.warn(f"plot_model: Graphviz's `dot` program is not on PATH, so {to_file} "
                       f"was not drawn; the graph is in {dot_file}. To render it, "
                       f"{INSTALL_HINT} and run: dot -T{ext} {dot_file} -o {to_file}",
@@ -218,24 +219,10 @@ def _no_unknown(name, kwargs):
 
 def _render(exe, dot, ext, to_file):
     """Runs `dot -T<ext>` into a temporary file beside `to_file`, then renames it."""
-    directory = os.path.dirname(os.path.abspath(to_file))
-    with tempfile.NamedTemporaryFile(dir=directory, suffix="." + ext, delete=False) as tmp:
-        tmp_path = tmp.name
-    try:
+    def write(tmp_path):
         done = subprocess.run([exe, f"-T{ext}", "-o", tmp_path], input=dot.encode(),
                               capture_output=True, timeout=60, check=False)
         if done.returncode != 0:
             raise ValueError(f"Graphviz's dot could not write {to_file} as {ext!r}: "
                              f"{done.stderr.decode(errors='replace').strip()}")
-        os.replace(tmp_path, to_file)
-    finally:
-        if os.path.exists(tmp_path):
-            os.unlink(tmp_path)
-
-
-def _write_atomic(path, data):
-    directory = os.path.dirname(os.path.abspath(path))
-    with tempfile.NamedTemporaryFile(dir=directory, delete=False) as tmp:
-        tmp.write(data)
-        tmp_path = tmp.name
-    os.replace(tmp_path, path)
+    atomic_files.write_with(to_file, write)
