@@ -14,6 +14,14 @@ def _title(text):
     return [text, "=" * len(text)]
 
 
+def _table(indent, spec, titles, rows):
+    """Lines of a text table: `titles` and then each row (a tuple of cells) formatted by
+    the format string `spec`, under a rule, each line after `indent`."""
+    head = spec.format(*titles)
+    return ([indent + head, indent + "-" * len(head)]
+            + [indent + spec.format(*row) for row in rows])
+
+
 def overview(profile):
     o = profile["overview"]
     lines = _title("Overview")
@@ -51,14 +59,13 @@ def input_pipeline(profile):
     lines.append(f"Time waiting for input (IteratorGetNext): {_ms(ip['input_us'])}.")
     for p in ip["pipelines"]:
         lines.append(f"Pipeline {p['pipeline']}: {p['structure']}")
-        head = (f"  {'Stage':<30}{'Calls':>8}{'Avg (ms)':>10}{'Max (ms)':>10}{'% input':>9}"
-                f"  {'Parallelism':<14}{'Buffer':<14}Where")
-        lines.append(head)
-        lines.append("  " + "-" * (len(head) - 2))
-        for s in p["stages"]:
-            lines.append(f"  {s['stage'][:29]:<30}{s['calls']:>8}{s['avg_us'] / 1e3:>10.3f}"
-                         f"{s['max_us'] / 1e3:>10.3f}{s['percent_of_input']:>8.1f}%"
-                         f"  {s['parallelism'][:13]:<14}{s['buffer'][:13]:<14}{s['where']}")
+        lines += _table(
+            "  ", "{:<30}{:>8}{:>10}{:>10}{:>9}  {:<14}{:<14}{}",
+            ("Stage", "Calls", "Avg (ms)", "Max (ms)", "% input", "Parallelism", "Buffer",
+             "Where"),
+            [(s["stage"][:29], s["calls"], f"{s['avg_us'] / 1e3:.3f}",
+              f"{s['max_us'] / 1e3:.3f}", f"{s['percent_of_input']:.1f}%",
+              s["parallelism"][:13], s["buffer"][:13], s["where"]) for s in p["stages"]])
     if not ip["pipelines"]:
         lines.append("No tf.data pipeline produced elements while profiling.")
     b = ip.get("bottleneck")
@@ -73,11 +80,11 @@ def op_stats(profile):
     lines = _title("TensorFlow Stats")
     lines.append(f"Host ops by total self time: {sum(r['count'] for r in profile['ops'])} ops "
                  f"executed, op timing {profile['op_timing']}.")
-    head = f"{'Op':<32}{'Count':>8}{'Total self (us)':>18}{'Avg (us)':>12}{'% of total':>12}"
-    lines += [head, "-" * len(head)]
-    for r in profile["ops"][:OP_ROWS]:
-        lines.append(f"{r['name'][:31]:<32}{r['count']:>8}{r['total_self_us']:>18.1f}"
-                     f"{r['avg_self_us']:>12.2f}{r['percent']:>11.1f}%")
+    lines += _table("", "{:<32}{:>8}{:>18}{:>12}{:>12}",
+                    ("Op", "Count", "Total self (us)", "Avg (us)", "% of total"),
+                    [(r["name"][:31], r["count"], f"{r['total_self_us']:.1f}",
+                      f"{r['avg_self_us']:.2f}", f"{r['percent']:.1f}%")
+                     for r in profile["ops"][:OP_ROWS]])
     if len(profile["ops"]) > OP_ROWS:
         lines.append(f"... {len(profile['ops']) - OP_ROWS} more op types in report.html")
     return lines
@@ -87,11 +94,9 @@ def trace_viewer(profile):
     lines = _title("Trace Viewer")
     lines.append(f"{profile['trace_file']}: Chrome trace event JSON; open it in "
                  f"https://ui.perfetto.dev or chrome://tracing, or see report.html.")
-    head = f"  {'Process / thread':<48}{'Events':>8}{'Busy (ms)':>12}"
-    lines += [head, "  " + "-" * (len(head) - 2)]
-    for t in profile["threads"]:
-        lines.append(f"  {(t['process'] + ' / ' + t['name'])[:47]:<48}{t['events']:>8}"
-                     f"{t['busy_us'] / 1e3:>12.3f}")
+    lines += _table("  ", "{:<48}{:>8}{:>12}", ("Process / thread", "Events", "Busy (ms)"),
+                    [((t["process"] + " / " + t["name"])[:47], t["events"],
+                      f"{t['busy_us'] / 1e3:.3f}") for t in profile["threads"]])
     return lines
 
 
