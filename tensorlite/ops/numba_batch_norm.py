@@ -48,20 +48,13 @@ def _build(numba):
                         v = 6.0
                 out[i, j] = v
 
-    @numba.njit(cache=True, nogil=True, inline="always")
-    def upstream(g, y, relu6, i, j):
-        """g[i, j], zero where a fused ReLU6 clipped its output y[i, j]."""
-        if relu6 and not (0.0 < y[i, j] < 6.0):
-            return 0.0
-        return g[i, j]
-
     @numba.njit(cache=True, nogil=True)
     def grad_sums(g, x, y, mean, rstd, relu6, s, e, acc):
         """acc [2, C] += (sum of g, sum of g * xhat) over rows s..e (g masked by ReLU6)."""
         c = x.shape[1]
         for i in range(s, e):
             for j in range(c):
-                gij = upstream(g, y, relu6, i, j)
+                gij = g[i, j] if not relu6 or 0.0 < y[i, j] < 6.0 else 0.0  # ReLU6's mask
                 acc[0, j] += gij
                 acc[1, j] += gij * (x[i, j] - mean[j]) * rstd[j]
 
@@ -70,7 +63,7 @@ def _build(numba):
         c = x.shape[1]
         for i in range(s, e):
             for j in range(c):
-                gij = upstream(g, y, relu6, i, j)
+                gij = g[i, j] if not relu6 or 0.0 < y[i, j] < 6.0 else 0.0  # ReLU6's mask
                 dx[i, j] = a[j] * gij - b[j] - k[j] * (x[i, j] - mean[j])
     return col_sums, col_squares, apply, grad_sums, grad_input
 

@@ -26,39 +26,13 @@ from tensorlite.ops.numba_backend import available, compiled
 __all__ = ["available", "kernels"]
 
 
-def _gather(numba):
-    @numba.njit(cache=True, nogil=True, inline="always")
-    def gather(x, b, r0, c0, d):
-        """d [T, T, C] = the tile of image b of x [N, H, W, C] whose top left pixel is
-        (r0, c0), zero outside the image."""
-        _, h, w, c = x.shape
-        for i in range(d.shape[0]):
-            r = r0 + i
-            for j in range(d.shape[1]):
-                q = c0 + j
-                if 0 <= r < h and 0 <= q < w:
-                    for k in range(c):
-                        d[i, j, k] = x[b, r, q, k]
-                else:
-                    for k in range(c):
-                        d[i, j, k] = 0
-    return gather
-
-
 def _build(numba):
-    gather = _gather(numba)
-
-    @numba.njit(cache=True, nogil=True, inline="always")
-    def bt(a0, a1, a2, a3):
-        """F(2x2, 3x3)'s input transform Bt of one column of a tile."""
-        return a0 - a2, a1 + a2, a2 - a1, a1 - a3
-
     @numba.njit(cache=True, nogil=True)
     def input_tiles(x, s, e, pt, pl, th, tw, v):
         """Images s..e of x [N, H, W, C] -> v [16, (e-s)*th*tw, C]: Bt d B for each 4x4
         tile d (stride 2) of the image padded by pt rows on top and pl columns on the left
         (pixels outside the image read as zero)."""
-        c = x.shape[3]
+        _, h, w, c = x.shape
         d = np.zeros((4, 4, c), x.dtype)
         t = 0
         for b in range(s, e):
@@ -66,16 +40,30 @@ def _build(numba):
                 r0 = 2 * ti - pt
                 for tj in range(tw):
                     c0 = 2 * tj - pl
-                    gather(x, b, r0, c0, d)
+                    for i in range(4):  # the tile, zero outside the image
+                        r = r0 + i
+                        for j in range(4):
+                            q = c0 + j
+                            if 0 <= r < h and 0 <= q < w:
+                                for k in range(c):
+                                    d[i, j, k] = x[b, r, q, k]
+                            else:
+                                for k in range(c):
+                                    d[i, j, k] = 0
                     for j in range(4):  # Bt along the rows, in place
                         for k in range(c):
-                            d[0, j, k], d[1, j, k], d[2, j, k], d[3, j, k] = bt(
-                                d[0, j, k], d[1, j, k], d[2, j, k], d[3, j, k])
+                            a0, a1, a2, a3 = d[0, j, k], d[1, j, k], d[2, j, k], d[3, j, k]
+                            d[0, j, k] = a0 - a2
+                            d[1, j, k] = a1 + a2
+                            d[2, j, k] = a2 - a1
+                            d[3, j, k] = a1 - a3
                     for i in range(4):  # and B along the columns, into v
                         for k in range(c):
-                            v[4 * i, t, k], v[4 * i + 1, t, k], v[4 * i + 2, t, k], \
-                                v[4 * i + 3, t, k] = bt(d[i, 0, k], d[i, 1, k], d[i, 2, k],
-                                                        d[i, 3, k])
+                            a0, a1, a2, a3 = d[i, 0, k], d[i, 1, k], d[i, 2, k], d[i, 3, k]
+                            v[4 * i, t, k] = a0 - a2
+                            v[4 * i + 1, t, k] = a1 + a2
+                            v[4 * i + 2, t, k] = a2 - a1
+                            v[4 * i + 3, t, k] = a1 - a3
                     t += 1
 
     @numba.njit(cache=True, nogil=True)
@@ -140,21 +128,12 @@ _CONTRACT = {"contract"}
 
 
 def _build4(numba):
-    gather = _gather(numba)
-
-    @numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
-    def bt(a0, a1, a2, a3, a4, a5, c2, c4, c5):
-        """F(4x4, 3x3)'s input transform Bt of one column of a tile."""
-        p, q = a4 - a2, a3 - a1
-        return (c4 * a0 - c5 * a2 + a4, (a3 + a4) - c4 * (a1 + a2),
-                (a4 - a3) + c4 * (a1 - a2), p + c2 * q, p - c2 * q, c4 * a1 - c5 * a3 + a5)
-
     @numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
     def input_tiles(x, s, e, pt, pl, th, tw, v):
         """Images s..e of x [N, H, W, C] -> v [36, (e-s)*th*tw, C]: Bt d B for each 6x6
         tile d (stride 4) of the image padded by pt rows on top and pl columns on the left
         (pixels outside the image read as zero)."""
-        c = x.shape[3]
+        _, h, w, c = x.shape
         k4 = np.array([2, 4, 5, 8]).astype(x.dtype)  # (see the module's docstring)
         c2, c4, c5 = k4[0], k4[1], k4[2]
         d = np.zeros((6, 6, c), x.dtype)
@@ -164,19 +143,38 @@ def _build4(numba):
                 r0 = 4 * ti - pt
                 for tj in range(tw):
                     c0 = 4 * tj - pl
-                    gather(x, b, r0, c0, d)
+                    for i in range(6):  # the tile, zero outside the image
+                        r = r0 + i
+                        for j in range(6):
+                            q = c0 + j
+                            if 0 <= r < h and 0 <= q < w:
+                                for k in range(c):
+                                    d[i, j, k] = x[b, r, q, k]
+                            else:
+                                for k in range(c):
+                                    d[i, j, k] = 0
                     for j in range(6):  # Bt along the rows, in place
                         for k in range(c):
-                            d[0, j, k], d[1, j, k], d[2, j, k], d[3, j, k], d[4, j, k], \
-                                d[5, j, k] = bt(d[0, j, k], d[1, j, k], d[2, j, k],
-                                                d[3, j, k], d[4, j, k], d[5, j, k], c2, c4, c5)
+                            a0, a1, a2 = d[0, j, k], d[1, j, k], d[2, j, k]
+                            a3, a4, a5 = d[3, j, k], d[4, j, k], d[5, j, k]
+                            p, q = a4 - a2, a3 - a1
+                            d[0, j, k] = c4 * a0 - c5 * a2 + a4
+                            d[1, j, k] = (a3 + a4) - c4 * (a1 + a2)
+                            d[2, j, k] = (a4 - a3) + c4 * (a1 - a2)
+                            d[3, j, k] = p + c2 * q
+                            d[4, j, k] = p - c2 * q
+                            d[5, j, k] = c4 * a1 - c5 * a3 + a5
                     for i in range(6):  # and B along the columns, into v
                         for k in range(c):
-                            u = 6 * i
-                            v[u, t, k], v[u + 1, t, k], v[u + 2, t, k], v[u + 3, t, k], \
-                                v[u + 4, t, k], v[u + 5, t, k] = bt(
-                                    d[i, 0, k], d[i, 1, k], d[i, 2, k], d[i, 3, k],
-                                    d[i, 4, k], d[i, 5, k], c2, c4, c5)
+                            a0, a1, a2 = d[i, 0, k], d[i, 1, k], d[i, 2, k]
+                            a3, a4, a5 = d[i, 3, k], d[i, 4, k], d[i, 5, k]
+                            p, q = a4 - a2, a3 - a1
+                            v[6 * i, t, k] = c4 * a0 - c5 * a2 + a4
+                            v[6 * i + 1, t, k] = (a3 + a4) - c4 * (a1 + a2)
+                            v[6 * i + 2, t, k] = (a4 - a3) + c4 * (a1 - a2)
+                            v[6 * i + 3, t, k] = p + c2 * q
+                            v[6 * i + 4, t, k] = p - c2 * q
+                            v[6 * i + 5, t, k] = c4 * a1 - c5 * a3 + a5
                     t += 1
 
     @numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
