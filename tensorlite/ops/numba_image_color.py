@@ -167,95 +167,73 @@ def _build_brightness(numba):
     return brightness
 
 
-def _rgb_float32(f):
-    return f.dtype == np.float32 and f.ndim >= 1 and f.shape[-1] == 3 and available()
+def _run_planar(name, build, x, param, u8):
+    """A planar kernel (float32 or, with `u8`, uint8 in and out) on x [..., 3], or None
+    where it does not apply."""
+    dtype = np.uint8 if u8 else np.float32
+    if x.dtype != dtype or x.ndim < 1 or x.shape[-1] != 3 or np.ndim(param) or \
+            not available():
+        return None
+    kernel = compiled(name, (lambda numba: build(numba, u8=True)) if u8 else build)
+    if kernel is None:
+        return None
+    out = np.empty(x.shape, dtype)
+    kernel(np.ascontiguousarray(x).reshape(-1, 3), np.float32(param), out.reshape(-1, 3))
+    return out
+
+
+def _run_contrast(x, mean, factor, u8):
+    """The contrast kernel (float32 or, with `u8`, uint8 in and out) on x [..., H, W, C]
+    with its float32 channel means [..., 1, 1, C], or None where it does not apply."""
+    dtype = np.uint8 if u8 else np.float32
+    if x.dtype != dtype or mean.dtype != np.float32 or np.ndim(factor) or x.ndim < 3 or \
+            not available():
+        return None
+    kernel = compiled("image_adjust_contrast_u8" if u8 else "image_adjust_contrast",
+                      lambda numba: _build_contrast(numba, u8))
+    if kernel is None:
+        return None
+    h, w, c = x.shape[-3:]
+    out = np.empty(x.shape, dtype)
+    pattern = np.tile(mean.reshape(-1, c), (1, 64))  # 64 pixels' worth of means per run
+    kernel(np.ascontiguousarray(x).reshape(-1, h * w * c), pattern, np.float32(factor),
+           out.reshape(-1, h * w * c))
+    return out
 
 
 def adjust_hue(f, delta):
     """image_color._np_adjust_hue(f, delta) compiled, or None where it does not apply."""
-    if not _rgb_float32(f) or np.ndim(delta):
-        return None
-    kernel = compiled("image_adjust_hue", _build_hue)
-    if kernel is None:
-        return None
-    out = np.empty(f.shape, np.float32)
-    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(delta), out.reshape(-1, 3))
-    return out
+    return _run_planar("image_adjust_hue", _build_hue, f, delta, False)
 
 
 def adjust_saturation(f, factor):
     """image_color._np_adjust_saturation(f, factor) compiled, or None where it does not
     apply."""
-    if not _rgb_float32(f) or np.ndim(factor):
-        return None
-    kernel = compiled("image_adjust_saturation", _build_saturation)
-    if kernel is None:
-        return None
-    out = np.empty(f.shape, np.float32)
-    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(factor), out.reshape(-1, 3))
-    return out
+    return _run_planar("image_adjust_saturation", _build_saturation, f, factor, False)
 
 
 def adjust_contrast(f, mean, factor):
     """`(f - mean) * factor + mean` for f [..., H, W, C] float32 and its per-image channel
     means `mean` [..., 1, 1, C], compiled, or None where it does not apply."""
-    if f.dtype != np.float32 or mean.dtype != np.float32 or np.ndim(factor) or \
-            f.ndim < 3 or not available():
-        return None
-    kernel = compiled("image_adjust_contrast", _build_contrast)
-    if kernel is None:
-        return None
-    h, w, c = f.shape[-3:]
-    out = np.empty(f.shape, np.float32)
-    pattern = np.tile(mean.reshape(-1, c), (1, 64))  # 64 pixels' worth of means per run
-    kernel(np.ascontiguousarray(f).reshape(-1, h * w * c), pattern, np.float32(factor),
-           out.reshape(-1, h * w * c))
-    return out
-
-
-def _rgb_uint8(x):
-    return x.dtype == np.uint8 and x.ndim >= 1 and x.shape[-1] == 3 and available()
-
-
-def _uint8_planar(name, build, x, param):
-    """The uint8 form of a planar kernel on x [..., 3], or None where it does not apply."""
-    if not _rgb_uint8(x) or np.ndim(param):
-        return None
-    kernel = compiled(name, lambda numba: build(numba, u8=True))
-    if kernel is None:
-        return None
-    out = np.empty(x.shape, np.uint8)
-    kernel(np.ascontiguousarray(x).reshape(-1, 3), np.float32(param), out.reshape(-1, 3))
-    return out
+    return _run_contrast(f, mean, factor, False)
 
 
 def adjust_hue_uint8(x, delta):
     """adjust_hue of a uint8 image as TF computes it (to float32, adjust, back to uint8
     saturating), in one compiled pass; None where it does not apply."""
-    return _uint8_planar("image_adjust_hue_u8", _build_hue, x, delta)
+    return _run_planar("image_adjust_hue_u8", _build_hue, x, delta, True)
 
 
 def adjust_saturation_uint8(x, factor):
     """adjust_saturation of a uint8 image, in one compiled pass; None where it does not
     apply."""
-    return _uint8_planar("image_adjust_saturation_u8", _build_saturation, x, factor)
+    return _run_planar("image_adjust_saturation_u8", _build_saturation, x, factor, True)
 
 
 def adjust_contrast_uint8(x, mean, factor):
     """adjust_contrast of a uint8 image x [..., H, W, C] given the means `mean` [..., 1, 1,
     C] of its float32 form, back to uint8 in the same pass; None where it does not apply."""
-    if x.dtype != np.uint8 or mean.dtype != np.float32 or np.ndim(factor) or x.ndim < 3 or \
-            not available():
-        return None
-    kernel = compiled("image_adjust_contrast_u8", lambda numba: _build_contrast(numba, True))
-    if kernel is None:
-        return None
-    h, w, c = x.shape[-3:]
-    out = np.empty(x.shape, np.uint8)
-    pattern = np.tile(mean.reshape(-1, c), (1, 64))
-    kernel(np.ascontiguousarray(x).reshape(-1, h * w * c), pattern, np.float32(factor),
-           out.reshape(-1, h * w * c))
-    return out
+    return _run_contrast(x, mean, factor, True)
 
 
 def adjust_brightness_uint8(x, delta):
