@@ -195,14 +195,15 @@ class DotsRequantizer:
 def im2col_step(source, cols, matrix, rows, options, flip=0):
     """A no-argument function writing the im2col `matrix` (float32, uint8 or int16) of the
     padded int8/uint8 `source` (whose strided windows are `cols`; `rows` is the matrix seen
-    in their shape), the bytes XORed with `flip`: compiled in one pass with numba, else
-    (flip 0 only) NumPy's strided copy."""
+    in their shape; None for a GEMM kernel's padded matrix), the bytes XORed with `flip`:
+    compiled in one pass with numba, else (flip 0, `rows` given) NumPy's strided copy."""
     kernel = compiled("lite_im2col_xor", lambda numba: _build_im2col(numba, True)) if flip \
         else compiled("lite_im2col", lambda numba: _build_im2col(numba, False))
     if kernel is None or not source.flags.c_contiguous:
-        if flip:
-            raise NotImplementedError("a flipped (uint8) im2col is compiled only: it needs "
-                                      "numba (the jit extra) and a contiguous source")
+        if flip or rows is None:
+            raise NotImplementedError("a flipped or padded (GEMM kernel) im2col is compiled "
+                                      "only: it needs numba (the jit extra) and a contiguous "
+                                      "source")
         return lambda: np.copyto(rows, cols)
     _, oh, ow, kh, kw, _ = cols.shape
     data = source.view(np.uint8) if flip else source
