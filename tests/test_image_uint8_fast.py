@@ -104,3 +104,18 @@ def test_random_flip_left_right_flips_or_keeps_the_image():
             np.testing.assert_array_equal(y, x[:, ::-1])
             seen.add("flipped")
     assert seen == {"kept", "flipped"}
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("shape, size", [((13, 11, 3), (20, 7)), ((2, 9, 9, 1), [4, 17]),
+                                         ((160, 160, 3), (224, 224))])
+def test_eager_bilinear_resize_shortcut_is_the_op(dtype, shape, size):
+    # the eager shortcut (uint8/float32, two Python ints) against the op's path
+    x = np.random.default_rng(2).integers(0, 256, shape).astype(dtype)
+    fast = tf.image.resize(tf.constant(x), size)
+    want, ops = _composed(tf.image.resize, tf.constant(x), size)
+    assert "ResizeBilinear" in ops
+    assert fast.dtype == tf.float32 and fast.shape == want.shape
+    np.testing.assert_array_equal(fast.numpy(), want)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="positive"):  # checks kept
+        tf.image.resize(tf.constant(x), (0, 3))
