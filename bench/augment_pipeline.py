@@ -1,7 +1,10 @@
 """The augmentation pipeline of the tf.data performance lecture, tensorlite beside TensorFlow:
 random flips, brightness, saturation, hue and contrast, `resize` to 224x224 and `/ 255`,
-mapped over 160x160 uint8 images, sequentially and with `num_parallel_calls=AUTOTUNE` and
-`prefetch`, plus the eager cost of each image op alone.
+mapped over 160x160 uint8 images, sequentially, with `num_parallel_calls` 1 and 2 (the
+map's scaling from 1 to 2 cores: the time with 1 over the time with 2) and AUTOTUNE, each
+with `prefetch`, plus the eager cost of each image op alone. The `cpu ms/image` rows are
+the process CPU time per image of the sequential pass (what load from other programs
+changes least; a system's map runs in its threads, so their CPU counts).
 
 Each system runs in its own process (the same code: `import ... as tf`), interleaved round
 by round; the figures are medians of the rounds, and the ratio is the median of the
@@ -61,15 +64,18 @@ def worker(system, images):
     labels = np.arange(images, dtype=np.int64)
     out = {}
     augment = augment_fn(tf)
-    for mode, calls in (("sequential", None), ("autotune", tf.data.AUTOTUNE)):
+    for mode, calls in (("sequential", None), ("parallel 1", 1), ("parallel 2", 2),
+                        ("autotune", tf.data.AUTOTUNE)):
         ds = tf.data.Dataset.from_tensor_slices((pixels, labels)).map(
             augment, num_parallel_calls=calls).prefetch(tf.data.AUTOTUNE)
         for _ in ds.take(4):  # traces and warms up
             pass
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in ds:
             pass
         out[mode] = time.perf_counter() - start
+        if calls is None:
+            out["cpu ms/image (sequential)"] = (time.process_time() - cpu) / images
     image = tf.constant(pixels[0])
     for name, fn in single_ops(tf, image).items():
         fn()
@@ -120,6 +126,9 @@ def main():
                 continue
             runs[system].append(json.loads(proc.stdout.strip().splitlines()[-1]))
             print(f"  round {r + 1}: {system} done", flush=True)
+    for system in systems:  # the map's scaling from 1 to 2 cores, per round
+        for x in runs[system]:
+            x["scaling 1->2 (higher wins)"] = x["parallel 1"] / x["parallel 2"]
     keys = list(next((v[0] for v in runs.values() if v), {}).keys())
     print(f"\n{args.images} images of 160x160x3, medians of {args.rounds} interleaved rounds "
           f"({os.cpu_count()} cores); ms per pass (pipelines) or per call (ops)")
@@ -127,7 +136,8 @@ def main():
     for key in keys:
         line = f"  {key:28s}"
         for s in systems:
-            line += f"{statistics.median(x[key] for x in runs[s]) * 1e3:14.2f}" \
+            unit = 1 if key.startswith("scaling") else 1e3  # a ratio, else seconds
+            line += f"{statistics.median(x[key] for x in runs[s]) * unit:14.2f}" \
                 if runs[s] else f"{'-':>14s}"
         if runs.get("tensorlite") and runs.get("tensorflow"):
             ratio = statistics.median(a[key] / b[key] for a, b in zip(runs["tensorlite"],

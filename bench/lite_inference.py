@@ -4,6 +4,7 @@ Lite runtime), onnxruntime, and tensorlite's own eager and tf.function graph exe
 float32 and full-integer int8.
 
     python bench/lite_inference.py [--repeats 15] [--number 20] [--threads 1]
+        [--int8-gemm auto,madd512,blas]
 
 Candidates are timed in interleaved rounds (every candidate once per round, `number` calls
 each) so load from neighbours hits them alike; figures are medians in milliseconds per
@@ -15,8 +16,11 @@ threads (OpenBLAS for NumPy, LiteRT's and onnxruntime's own pools, tensorlite's 
 limit): at batch 1 on a shared 2-core machine, BLAS threads spinning against neighbours
 cost NumPy up to 40x on a 2304x512 product. Goals: our interpreter within 3x of LiteRT on
 float and on int8, int8 no slower than our float32, and ahead of tensorlite's graph
-executor. On a CPU with AVX-512 VNNI the int8 convolutions run on vpdpbusd
-(tensorlite/lite/kernels/vnni_gemm.py); elsewhere on exact float32 BLAS blocks.
+executor. The int8 convolutions and wide FULLY_CONNECTED layers run on a compiled integer
+GEMM (tensorlite/lite/kernels/int_gemm.py): vpdpbusd on AVX-512 VNNI, else vpmaddwd
+(AVX-512BW or AVX2, compiled without VNNI), else exact float32 BLAS blocks. `--int8-gemm`
+adds one int8 interpreter row per listed kernel (TENSORLITE_INT8_GEMM's values), each
+named by the kernel it ran on, so a machine with VNNI also measures the paths without it.
 """
 import argparse
 import os
@@ -100,7 +104,29 @@ def _onnxruntime(model, x):
     return lambda: session.run(None, {name: x})
 
 
-def candidates(model, x):
+def _our_rows(kind, data, x, gemms):
+    """{row: call} of our interpreter on the .tflite `data`: one row for float32, one per
+    int8 GEMM kernel in `gemms` (those the host lacks fall back, and say so)."""
+    if kind == "float32":
+        return {"tensorlite interpreter (float32)": _interpreter_call(
+            _allocated(Interpreter(model_content=data)), x)}
+    from tensorlite.lite.kernels import int_gemm  # noqa: PLC0415
+    rows, before = {}, os.environ.get("TENSORLITE_INT8_GEMM")
+    try:
+        for wanted in gemms:
+            os.environ["TENSORLITE_INT8_GEMM"] = wanted  # read when the steps are bound
+            used = int_gemm.choice() or "blas"
+            row = f"tensorlite interpreter (int8, {used})"
+            if row not in rows:
+                rows[row] = _interpreter_call(_allocated(Interpreter(model_content=data)), x)
+    finally:
+        os.environ.pop("TENSORLITE_INT8_GEMM", None)
+        if before is not None:
+            os.environ["TENSORLITE_INT8_GEMM"] = before
+    return rows
+
+
+def candidates(model, x, gemms=("auto",)):
     """({row: call} to time, {.tflite kind: bytes}, {skipped row: why})."""
     files = _files(model, x)
     skipped = {}
@@ -108,8 +134,7 @@ def candidates(model, x):
     out = {"tensorlite eager (float32)": lambda: model(x, training=False),
            "tensorlite graph (float32)": lambda: graph(tf.constant(x))}
     for kind, data in files.items():
-        out[f"tensorlite interpreter ({kind})"] = _interpreter_call(
-            _allocated(Interpreter(model_content=data)), x)
+        out.update(_our_rows(kind, data, x, gemms))
         for reference in (False, True):
             litert = _litert(data, reference)
             row = f"LiteRT {'reference' if reference else 'default'} kernels ({kind})"
@@ -136,6 +161,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=15, help="interleaved rounds")
     parser.add_argument("--number", type=int, default=20, help="calls per candidate a round")
     parser.add_argument("--threads", type=int, default=1, help="threads of every engine")
+    parser.add_argument("--int8-gemm", default="auto",
+                        help="comma-separated int8 GEMM kernels, one interpreter row each: "
+                             "auto, vnni, madd512, madd256, blas")
     args = parser.parse_args(argv)
     # tensorlite's own kernels pick their BLAS thread count per GEMM (blas_threads.py), up
     # to this limit: the same count as every other engine here
@@ -143,7 +171,7 @@ def main(argv=None):
     tf.random.set_seed(0)
     model = generate_model()
     x = np.random.default_rng(0).normal(size=(1, 32, 32, 3)).astype("float32")
-    cands, sizes, skipped = candidates(model, x)
+    cands, sizes, skipped = candidates(model, x, args.int8_gemm.split(","))
     print(f"CIFAR CNN .tflite: float32 {sizes['float32'] / 1e6:.2f} MB, int8 "
           f"{sizes['int8'] / 1e6:.2f} MB ({sizes['int8'] / sizes['float32']:.2f}x)")
     times = {k: us / 1e3 for k, us in interleaved(cands, args.number, args.repeats).items()}
@@ -152,19 +180,22 @@ def main(argv=None):
         print(f"  {name:<{width}}  {ms:8.3f} ms/image")
     for name, why in skipped.items():
         print(f"  {name:<{width}}  skipped: {why}")
-    for kind in ("float32", "int8"):
-        ours = times[f"tensorlite interpreter ({kind})"]
+    ours_float = times["tensorlite interpreter (float32)"]
+    for row, ours in times.items():
+        if not row.startswith("tensorlite interpreter"):
+            continue
+        kind = "float32" if "float32" in row else "int8"
+        what = row[len("tensorlite interpreter "):]
         ref = times.get(f"LiteRT default kernels ({kind})")
         if not ref:
-            print(f"interpreter / LiteRT ({kind}): no ratio, the LiteRT rows were skipped")
+            print(f"interpreter / LiteRT {what}: no ratio, the LiteRT rows were skipped")
         if ref:
-            print(f"interpreter / LiteRT default ({kind}): {ours / ref:.2f}x (goal: <= 3x)")
+            print(f"interpreter / LiteRT default {what}: {ours / ref:.2f}x (goal: <= 3x)")
         ref = times.get(f"LiteRT reference kernels ({kind})")
         if ref:
-            print(f"interpreter / LiteRT reference ({kind}): {ours / ref:.2f}x")
-    int8_ratio = times["tensorlite interpreter (int8)"] / \
-        times["tensorlite interpreter (float32)"]
-    print(f"interpreter int8 / float32: {int8_ratio:.2f}x (goal: <= 1)")
+            print(f"interpreter / LiteRT reference {what}: {ours / ref:.2f}x")
+        if kind == "int8":
+            print(f"interpreter int8 / float32 {what}: {ours / ours_float:.2f}x (goal: <= 1)")
     print(f"interpreter (float32) / tensorlite graph: "
           f"{times['tensorlite interpreter (float32)'] / times['tensorlite graph (float32)']:.2f}x"
           f" (goal: < 1)")

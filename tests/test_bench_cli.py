@@ -202,7 +202,8 @@ def test_lite_inference_says_which_rows_it_skipped(tmp_path):
     script = ("import runpy, sys\n"
               "for name in ('ai_edge_litert', 'ai_edge_litert.interpreter', 'onnxruntime'):\n"
               "    sys.modules[name] = None  # as if not installed\n"
-              f"sys.argv = ['lite_inference.py', '--repeats', '1', '--number', '1']\n"
+              f"sys.argv = ['lite_inference.py', '--repeats', '1', '--number', '1', "
+              f"'--int8-gemm', 'auto,blas']\n"
               f"runpy.run_path({os.path.join(ROOT, 'bench', 'lite_inference.py')!r}, "
               f"run_name='__main__')\n")
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
@@ -213,5 +214,7 @@ def test_lite_inference_says_which_rows_it_skipped(tmp_path):
                 "onnxruntime (float32)"):
         line = next(line for line in lines if row in line)
         assert "skipped:" in line and "not installed" in line
-    assert any("tensorlite interpreter (int8)" in line and "ms/image" in line
-               for line in lines)  # the rows that ran are timed
+    int8_rows = [line for line in lines
+                 if "tensorlite interpreter (int8, " in line and "ms/image" in line]
+    assert any("(int8, blas)" in line for line in int8_rows)  # each row names its kernel
+    assert 1 <= len(int8_rows) <= 2  # auto's kernel, or blas twice in one row

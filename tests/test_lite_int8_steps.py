@@ -162,46 +162,83 @@ def test_im2col_step_writes_numpys_strided_copy(backend, options, shape, dtype):
     np.testing.assert_array_equal(matrix, want)
 
 
-needs_vnni = pytest.mark.skipif(
-    not __import__("tensorlite.lite.kernels.vnni_gemm", fromlist=["x"]).available(),
-    reason="the VNNI kernel needs llvmlite (the jit extra) and an avx512vnni CPU")
+def _gemm_kind(kind):
+    from tensorlite.lite.kernels import int_gemm  # noqa: PLC0415
+    if not int_gemm.available(kind):
+        pytest.skip(f"the {kind} kernel needs llvmlite (the jit extra) and "
+                    f"{', '.join(int_gemm.KINDS[kind].needs)} on the CPU")
+    return int_gemm
 
 
-@needs_vnni
-@pytest.mark.parametrize("m, k, n", [(900, 288, 32), (7, 13, 16), (3, 27, 48), (1, 2304, 512),
-                                     (2, 4, 64)])
-def test_vnni_gemm_is_the_exact_integer_product(m, k, n):
-    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
-    rng = np.random.default_rng(m + k + n)
-    a = rng.integers(0, 256, size=(m, k)).astype(np.uint8)
-    w = rng.integers(-128, 128, size=(n, k)).astype(np.int8)
-    a[0], w[0] = 255, -128  # the largest products; row 0 of channel 0 sums them all
-    matrix = np.full((m, vnni_gemm.padded_depth(k)), 77, np.uint8)  # padding: any bytes
+def _gemm_rows(int_gemm, a, kind, fill):
+    """The rows `a` (int64 values of int8 or uint8) in `kind`'s padded A matrix."""
+    k = a.shape[1]
+    matrix = np.full((len(a), int_gemm.padded_depth(k, kind)), fill, int_gemm.KINDS[kind].dtype)
     matrix[:, :k] = a
-    out = np.empty((m, n), np.int32)
-    vnni_gemm.Gemm(w)(matrix, out)
-    np.testing.assert_array_equal(out, a.astype(np.int64) @ w.T.astype(np.int64))
+    return matrix
 
 
-@needs_vnni
-def test_vnni_gemm_sums_beyond_float32_and_int16_exactly():
-    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
-    k = vnni_gemm.DEPTH_MAX - vnni_gemm.DEPTH_MAX % 4  # the deepest exact int32 sums
-    a = np.full((2, k), 255, np.uint8)
+GEMM_KINDS = ["vnni", "madd512", "madd256"]
+
+
+@pytest.mark.parametrize("kind", GEMM_KINDS)
+@pytest.mark.parametrize("m, k, n", [(900, 288, 32), (7, 13, 16), (3, 27, 48), (1, 2304, 512),
+                                     (2, 4, 64), (5, 9, 8)])
+def test_int_gemm_is_the_exact_integer_product(kind, m, k, n):
+    int_gemm = _gemm_kind(kind)
+    if not int_gemm.fits(n, k, kind):
+        assert n % int_gemm.KINDS[kind].lanes  # only channels beyond whole vectors refused
+        return
+    rng = np.random.default_rng(m + k + n)
+    # VNNI multiplies unsigned bytes (int8 x as x + 128), vpmaddwd widened int8 or uint8
+    a = rng.integers(0, 256, size=(m, k)) if kind == "vnni" else \
+        rng.integers(-128, 256, size=(m, k))
+    w = rng.integers(-128, 128, size=(n, k)).astype(np.int8)
+    a[0], w[0] = (255 if kind == "vnni" else -128), -128  # the largest products
+    w[1] = 127
+    for rows in (None, m):  # wide (int16) and, for few rows, narrow (int8) madd weights
+        matrix = _gemm_rows(int_gemm, a, kind, 77)  # padding: any values
+        out = np.empty((m, n), np.int32)
+        int_gemm.Gemm(w, kind, rows=rows)(matrix, out)
+        np.testing.assert_array_equal(out, a @ w.T.astype(np.int64))
+
+
+@pytest.mark.parametrize("kind", GEMM_KINDS)
+def test_int_gemm_sums_beyond_float32_and_int16_exactly(kind):
+    int_gemm = _gemm_kind(kind)
+    k = int_gemm.DEPTH_MAX - int_gemm.DEPTH_MAX % 4  # the deepest exact int32 sums
+    a = np.full((3, k), 255)
     w = np.full((16, k), -128, np.int8)
     w[1] = 127
-    out = np.empty((2, 16), np.int32)
-    vnni_gemm.Gemm(w)(a, out)
-    assert out[0, 0] == -255 * 128 * k and out[0, 1] == 255 * 127 * k
-    assert vnni_gemm.Gemm.fits(16, k) and not vnni_gemm.Gemm.fits(16, vnni_gemm.DEPTH_MAX + 1)
-    assert not vnni_gemm.Gemm.fits(10, 64)  # channels in whole vectors of 16 only
+    for rows in (None, 3):
+        out = np.empty((3, 16), np.int32)
+        int_gemm.Gemm(w, kind, rows=rows)(_gemm_rows(int_gemm, a, kind, 0), out)
+        assert (out[:, 0] == -255 * 128 * k).all() and (out[:, 1] == 255 * 127 * k).all()
+    assert int_gemm.fits(16, k, kind) and not int_gemm.fits(16, int_gemm.DEPTH_MAX + 1, kind)
+    assert not int_gemm.fits(10, 64, kind)  # channels in whole vectors only
+    assert not int_gemm.fits(16, 64, None)
+
+
+def test_int8_gemm_switch_names_its_values(monkeypatch):
+    from tensorlite.lite.kernels import int_gemm  # noqa: PLC0415
+    monkeypatch.setenv("TENSORLITE_INT8_GEMM", "blas")
+    assert int_gemm.choice() is None
+    for kind in GEMM_KINDS:
+        monkeypatch.setenv("TENSORLITE_INT8_GEMM", kind)
+        assert int_gemm.choice() == (kind if int_gemm.available(kind) else None)
+    monkeypatch.setenv("TENSORLITE_INT8_GEMM", "avx")
+    with pytest.raises(ValueError, match="not one of auto, blas, vnni"):
+        int_gemm.choice()
 
 
 @pytest.mark.parametrize("dw", [1, 2])
-@pytest.mark.parametrize("flip, dtype", [(0x80, np.int8), (0, np.uint8)])
-def test_im2col_u8_step_flips_int8_to_unsigned(backend, flip, dtype, dw):
+@pytest.mark.parametrize("flip, dtype, out", [(0x80, np.int8, np.uint8), (0, np.uint8, np.uint8),
+                                              (0, np.int8, np.int16), (0, np.uint8, np.int16)])
+def test_im2col_step_flips_and_widens_for_the_gemm_kernels(backend, flip, dtype, out, dw):
     if backend == "numpy":
-        pytest.skip("the uint8 im2col is compiled only (it serves the VNNI kernel)")
+        with pytest.raises(NotImplementedError, match="compiled only"):
+            int8_steps.im2col_step(np.zeros((1, 2, 2, 1), np.int8), None, None, None, {}, 1)
+        return
     from numpy.lib.stride_tricks import as_strided  # noqa: PLC0415
     info = np.iinfo(dtype)
     source = np.random.default_rng(8).integers(info.min, info.max + 1,
@@ -211,10 +248,10 @@ def test_im2col_u8_step_flips_int8_to_unsigned(backend, flip, dtype, dw):
     s = source.strides
     cols = as_strided(source, (2, oh, ow, kh, kw, 3),
                       (s[0], s[1] * 2, s[2], s[1], s[2] * dw, s[3]))
-    matrix = np.full((2 * oh * ow, kh * kw * 3 + 2), 9, np.uint8)
-    int8_steps.im2col_u8_step(source, cols, matrix, flip, options)()
+    matrix = np.full((2 * oh * ow, kh * kw * 3 + 2), 9, out)
+    int8_steps.im2col_step(source, cols, matrix, None, options, flip)()
     want = (np.ascontiguousarray(cols).reshape(len(matrix), -1).astype(np.int64) +
-            (128 if dtype == np.int8 else 0))
+            (128 if flip else 0))  # int8 x XOR 0x80 as a byte is x + 128
     np.testing.assert_array_equal(matrix[:, :-2], want)
     assert (matrix[:, -2:] == 9).all()  # the depth's padding columns are left alone
 
@@ -243,13 +280,14 @@ def test_compiled_quantized_softmax_is_the_numpy_steps(dtype, scale, zp, monkeyp
     assert len(np.unique(got)) > 20  # the outputs spread, not one clamped value
 
 
-@needs_vnni
-def test_vnni_gemm_refuses_arrays_its_machine_code_would_misread():
-    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
-    gemm = vnni_gemm.Gemm(np.ones((16, 10), np.int8))  # depth padded to 12
+@pytest.mark.parametrize("kind", GEMM_KINDS)
+def test_int_gemm_refuses_arrays_its_machine_code_would_misread(kind):
+    int_gemm = _gemm_kind(kind)
+    gemm = int_gemm.Gemm(np.ones((16, 9), np.int8), kind)  # depth padded to 12 or 10
+    dtype, other, kp = int_gemm.KINDS[kind].dtype, np.int8, gemm.kp
     out = np.empty((3, 16), np.int32)
-    for rows, res in [(np.zeros((3, 10), np.uint8), out), (np.zeros((3, 12), np.int8), out),
-                      (np.zeros((3, 12), np.uint8), np.empty((4, 16), np.int32)),
-                      (np.zeros((3, 24), np.uint8)[:, ::2], out)]:
-        with pytest.raises(ValueError, match="uint8 rows"):
+    for rows, res in [(np.zeros((3, 9), dtype), out), (np.zeros((3, kp), other), out),
+                      (np.zeros((3, kp), dtype), np.empty((4, 16), np.int32)),
+                      (np.zeros((3, 2 * kp), dtype)[:, ::2], out)]:
+        with pytest.raises(ValueError, match=f"{np.dtype(dtype).name} rows"):
             gemm(rows, res)

@@ -57,20 +57,23 @@ def test_int8_cnn_bit_identical_to_litert(cnn, io):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("numba", ["on", "no_vnni", "off"])
+@pytest.mark.parametrize("numba", ["on", "madd512", "madd256", "blas", "off"])
 @pytest.mark.parametrize("batch, io", [(1, tf.int8), (3, tf.uint8), (6, tf.int8)])
 def test_int8_cnn_few_rows_bit_identical_to_litert(cnn, batch, io, numba, monkeypatch):
-    # with AVX-512 VNNI the convolutions and the wide FULLY_CONNECTED are exact uint8 x
-    # int8 products (vnni_gemm); without it, batches of at most DOTS_MAX_ROWS run
-    # FULLY_CONNECTED as compiled int8 dot products with the requantization fused, and
-    # each convolution's im2col is compiled: every int8 tensor must be LiteRT's on each
-    # path, and on the NumPy one (numba off) too
-    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
+    # the convolutions and the wide FULLY_CONNECTED are exact integer products on a
+    # compiled GEMM (int_gemm: VNNI, else vpmaddwd on AVX-512BW or AVX2); on the float32
+    # BLAS path ("blas"), batches of at most DOTS_MAX_ROWS run FULLY_CONNECTED as compiled
+    # int8 dot products with the requantization fused, and each convolution's im2col is
+    # compiled: every int8 tensor must be LiteRT's on each path, and on the NumPy one
+    # (numba off) too
+    from tensorlite.lite.kernels import int_gemm  # noqa: PLC0415
     from tensorlite.ops import numba_backend  # noqa: PLC0415
     if numba != "off" and not numba_backend.available():
         pytest.skip("numba (the jit extra) is not installed")
-    if numba == "no_vnni":
-        monkeypatch.setitem(vnni_gemm._ENGINE, "fn", None)
+    if numba in int_gemm.KINDS and not int_gemm.available(numba):
+        pytest.skip(f"this CPU lacks {int_gemm.KINDS[numba].needs}")
+    if numba != "on":
+        monkeypatch.setenv("TENSORLITE_INT8_GEMM", numba if numba != "off" else "blas")
     converter = tf.lite.TFLiteConverter.from_keras_model(cnn)
     converter.optimizations = [tf.lite.Optimize.DEFAULT]
     converter.representative_dataset = _representative
@@ -86,13 +89,14 @@ def test_int8_cnn_few_rows_bit_identical_to_litert(cnn, batch, io, numba, monkey
     assert len(every_int8_tensor_matches(data, x)) >= 8  # the convolutions' and FCs' outputs
 
 
-@pytest.mark.parametrize("vnni", ["on", "off"])
-def test_int8_strided_dilated_convolutions_bit_identical_to_litert(vnni, monkeypatch):
-    # the VNNI product's im2col over strides, SAME padding (padded with the zero point),
+@pytest.mark.parametrize("gemm", ["vnni", "madd512", "madd256", "blas"])
+def test_int8_strided_dilated_convolutions_bit_identical_to_litert(gemm, monkeypatch):
+    # each GEMM kernel's im2col over strides, SAME padding (padded with the zero point),
     # dilation and depths not a multiple of 4, and a FULLY_CONNECTED of 16 units on it
-    from tensorlite.lite.kernels import vnni_gemm  # noqa: PLC0415
-    if vnni == "off":
-        monkeypatch.setitem(vnni_gemm._ENGINE, "fn", None)
+    from tensorlite.lite.kernels import int_gemm  # noqa: PLC0415
+    if gemm != "blas" and not int_gemm.available(gemm):
+        pytest.skip(f"the {gemm} kernel needs llvmlite and {int_gemm.KINDS[gemm].needs}")
+    monkeypatch.setenv("TENSORLITE_INT8_GEMM", gemm)
     layers = tf.keras.layers
     model = tf.keras.Sequential([
         layers.Conv2D(16, 3, strides=2, padding="same", activation="relu",

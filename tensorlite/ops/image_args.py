@@ -3,7 +3,7 @@ argument checks, worded as TensorFlow's, and small helpers for scalars and rando
 import numpy as np
 
 from tensorlite.framework import dtypes
-from tensorlite.framework.dispatch import invalid
+from tensorlite.framework.dispatch import OBSERVERS, invalid
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import math_ops, random_ops
 from tensorlite.ops.common import to_tensor
@@ -104,9 +104,16 @@ def const_like(values, x):
     return wrap(np.asarray(values, dtype=x._value.dtype))
 
 
+def _is_number(v):
+    return type(v) in (int, float)
+
+
 def uniform_draw(shape, lo, hi, seed, stateless, dtype=dtypes.float32):
     """A uniform draw in [lo, hi): stateless from `seed` when `stateless`, else
     through tf.random.uniform's global/op seed rules."""
+    if not stateless and not OBSERVERS and dtype is dtypes.float32 and \
+            _is_number(lo) and _is_number(hi) and isinstance(shape, list) and not shape:
+        return wrap(random_ops.scalar_uniform(lo, hi, seed))  # eager: no ops, same value
     if stateless:
         return random_ops.stateless_uniform(shape, seed, minval=lo, maxval=hi, dtype=dtype)
     return random_ops.uniform(shape, minval=lo, maxval=hi, dtype=dtype, seed=seed)

@@ -6,9 +6,9 @@ import numpy as np
 
 from tensorlite.framework import dtypes
 from tensorlite.framework.dispatch import invalid
-from tensorlite.framework.tensor import wrap
+from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import array_ops, math_ops, numba_image_color
-from tensorlite.ops.common import fast_path, to_tensor
+from tensorlite.ops.common import DECLINED, fast_path, to_tensor
 from tensorlite.ops.image_args import (at_least_3d, const_like, float_arg, float_only, numeric,
                                        scalar_like, shape_str, uniform_draw)
 from tensorlite.ops.image_convert import convert_image_dtype, from_float, to_float
@@ -18,6 +18,23 @@ __all__ = []  # TensorFlow exports these under tf.image only
 
 
 # -- brightness, contrast, gamma ---------------------------------------------------------------
+def _scalar_value(v):
+    """A 0-d parameter's value (Python number, array or tensor), else None."""
+    v = v._value if isinstance(v, Tensor) else v
+    return v if np.ndim(v) == 0 and np.asarray(v).dtype.kind in "fiu" else None
+
+
+def _adjust_brightness_fast(image, delta):
+    # a uint8 image and a scalar delta: one compiled pass, conversions included
+    x = to_tensor(image)
+    d = _scalar_value(delta)
+    if x._dtype is not dtypes.uint8 or d is None:
+        return DECLINED
+    out = numba_image_color.adjust_brightness_uint8(x._value, d)
+    return DECLINED if out is None else wrap(out)
+
+
+@fast_path(_adjust_brightness_fast)
 def adjust_brightness(image, delta):
     """`tf.image.adjust_brightness`: adds `delta` (in [0, 1] units for integer images).
 
@@ -36,7 +53,13 @@ def _contrast_input(images):
 
 def _adjust_contrast_fast(images, contrast_factor):
     f, orig = _contrast_input(images)
-    return from_float(wrap(_np_adjust_contrast(f._value, np.asarray(contrast_factor))), orig)
+    factor = np.asarray(contrast_factor)
+    if orig is dtypes.uint8:  # the way back to uint8 inside the compiled pass
+        out = numba_image_color.adjust_contrast_uint8(to_tensor(images)._value,
+                                                      _channel_means(f._value), factor)
+        if out is not None:
+            return wrap(out.reshape(f._value.shape))
+    return from_float(wrap(_np_adjust_contrast(f._value, factor)), orig)
 
 
 @fast_path(_adjust_contrast_fast)
@@ -50,13 +73,20 @@ def adjust_contrast(images, contrast_factor):
     return from_float(out, orig)
 
 
-def _np_adjust_contrast(f, factor):
-    """NumPy twin of the composed `adjust_contrast`; the per-channel mean is a product with
-    a ones vector (NumPy's own reduction over [H, W] with 3 channels is ~20x slower)."""
+def _channel_means(f):
+    """Each image's channel means [..., 1, 1, C] of f [..., H, W, C], as a product with a
+    ones vector (NumPy's own reduction over [H, W] with 3 channels is ~20x slower)."""
     h, w, c = f.shape[-3:]
     lead = f.shape[:-3]
     ones = np.full((1, h * w), 1.0 / (h * w), dtype=f.dtype)
-    mean = np.matmul(ones, f.reshape(lead + (h * w, c))).reshape(lead + (1, 1, c))
+    return np.matmul(ones, f.reshape(lead + (h * w, c))).reshape(lead + (1, 1, c))
+
+
+def _np_adjust_contrast(f, factor):
+    """NumPy twin of the composed `adjust_contrast`; the per-channel mean is a product with
+    a ones vector (NumPy's own reduction over [H, W] with 3 channels is ~20x slower)."""
+    mean = _channel_means(f)
+    c = f.shape[-1]
     fast = numba_image_color.adjust_contrast(f, mean, factor)  # one compiled pass
     if fast is not None:
         return fast
@@ -204,15 +234,25 @@ def _channels(op_name, x, n=3):
 
 def _hue_input(image, delta):
     x = at_least_3d("AdjustHue", numeric("adjust_hue", to_tensor(image)), 3)
+    _hue_delta(delta)
+    return to_float(x), x._dtype
+
+
+def _hue_delta(delta):
     dv = np.asarray(delta)
     if dv.size and np.any(np.abs(dv) > 1):
         raise ValueError(f"adjust_hue: delta must be in the interval [-1, 1], got "
                          f"{dv.tolist()}")
-    return to_float(x), x._dtype
 
 
 def _adjust_hue_fast(image, delta, name=None):
-    # the same formulas on plain NumPy arrays
+    # the same formulas on plain NumPy arrays; a uint8 image in one compiled pass
+    x = to_tensor(image)
+    if x._dtype is dtypes.uint8 and x._value.ndim >= 3:
+        _hue_delta(delta)
+        out = numba_image_color.adjust_hue_uint8(x._value, np.asarray(delta))
+        if out is not None:
+            return wrap(out)
     f, orig = _hue_input(image, delta)
     return from_float(wrap(_np_adjust_hue(f._value, np.asarray(delta))), orig)
 
@@ -239,7 +279,13 @@ def _saturation_input(image):
 
 
 def _adjust_saturation_fast(image, saturation_factor, name=None):
-    # the same formulas on plain NumPy arrays
+    # the same formulas on plain NumPy arrays; a uint8 image in one compiled pass
+    x = to_tensor(image)
+    if x._dtype is dtypes.uint8 and x._value.ndim >= 3:
+        out = numba_image_color.adjust_saturation_uint8(x._value,
+                                                        np.asarray(saturation_factor))
+        if out is not None:
+            return wrap(out)
     f, orig = _saturation_input(image)
     return from_float(wrap(_np_adjust_saturation(f._value, np.asarray(saturation_factor))),
                        orig)

@@ -12,6 +12,7 @@ from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import Tensor, wrap
 from tensorlite.ops import gather_ops, math_ops, numba_resize
+from tensorlite.ops.common import DECLINED, fast_path
 from tensorlite.ops.image_args import image_arg, int_arg, numeric
 from tensorlite.ops.image_ops import pad_to_bounding_box
 
@@ -241,6 +242,22 @@ def _resize_float(x):
         math_ops.cast(x, dtypes.float32)
 
 
+def _resize_fast(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False,
+                 antialias=False, name=None):
+    # eager bilinear resize of a uint8/float32 image [H, W, C] or batch to a size of two
+    # positive Python ints (a tf.data map's augmentation: its Python runs under the GIL)
+    if method != "bilinear" or preserve_aspect_ratio or antialias or \
+            type(images) is not Tensor or type(size) not in (list, tuple) or len(size) != 2 or \
+            any(type(v) is not int or v <= 0 for v in size):
+        return DECLINED
+    x = images._value
+    if x.dtype not in (np.uint8, np.float32) or x.ndim not in (3, 4) or 0 in x.shape:
+        return DECLINED
+    f = x.astype(np.float32) if x.dtype == np.uint8 else x  # _resize_float's cast
+    return wrap(_resize_fwd(f, tuple(size), "bilinear", False))
+
+
+@fast_path(_resize_fast)
 def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False,
            antialias=False, name=None):
     """`tf.image.resize`: resamples height and width with TF2's half-pixel centres; float32

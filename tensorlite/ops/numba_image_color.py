@@ -8,12 +8,18 @@ float32 operations and order, selections by 0/1 factors and NaN-propagating maxi
 included, so the results are bit-identical (the tests compare them). Each returns None
 where it does not apply (numba missing or off, not float32, not [..., 3] channels).
 
+The `*_uint8` forms take a uint8 image and return one: the conversions of TF's colour ops
+(convert_image_dtype to float32 and back, saturating) happen inside the same pass, with the
+same float32 values, so a uint8 adjustment is one call that holds the GIL for microseconds
+instead of three passes and their dispatch.
+
 Example:
     >>> out = adjust_hue(rgb_float32, np.float32(0.1))   # None without numba
 """
 import numpy as np
 
 from tensorlite.ops.numba_backend import available, compiled
+from tensorlite.ops.numba_image_dtype import FROM_UINT8, build_value
 
 
 def _build_common(numba):
@@ -34,11 +40,14 @@ def _build_common(numba):
 _CHUNK = 256  # pixels per round of the planar loops (scratch planes stay in L1)
 
 
-def _planar(numba, pixel, then=None):
+def _planar(numba, pixel, then=None, u8=False):
     """A kernel (rgb [P, 3], param, out [P, 3]) applying `pixel(r, g, b, param) -> (o0,
     o1, o2)` to every pixel (and `then(o0, o1, o2, param)` to its results, in a second
     loop): chunks are split into channel planes first, so that the branch-free arithmetic
-    vectorizes (LLVM does not vectorize the interleaved layout)."""
+    vectorizes (LLVM does not vectorize the interleaved layout). With `u8` (a constant of
+    the build) rgb and out are uint8, converted as convert_image_dtype does."""
+    uint8_of = build_value(numba)
+
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def kernel(rgb, param, out):
         # six arrays, not rows of one: LLVM then knows they do not overlap
@@ -46,21 +55,34 @@ def _planar(numba, pixel, then=None):
             np.empty(_CHUNK, np.float32)
         o0, o1, o2 = np.empty(_CHUNK, np.float32), np.empty(_CHUNK, np.float32), \
             np.empty(_CHUNK, np.float32)
+        q0, q1, q2 = np.empty(_CHUNK, np.uint8), np.empty(_CHUNK, np.uint8), \
+            np.empty(_CHUNK, np.uint8)
         for start in range(0, rgb.shape[0], _CHUNK):
             m = min(_CHUNK, rgb.shape[0] - start)
             for j in range(m):
                 r[j], g[j], b[j] = rgb[start + j, 0], rgb[start + j, 1], rgb[start + j, 2]
+            if u8:
+                for j in range(m):
+                    r[j], g[j], b[j] = r[j] * FROM_UINT8, g[j] * FROM_UINT8, b[j] * FROM_UINT8
             for j in range(m):
                 o0[j], o1[j], o2[j] = pixel(r[j], g[j], b[j], param)
             if then is not None:
                 for j in range(m):
                     o0[j], o1[j], o2[j] = then(o0[j], o1[j], o2[j], param)
-            for j in range(m):
-                out[start + j, 0], out[start + j, 1], out[start + j, 2] = o0[j], o1[j], o2[j]
+            if u8:  # converted plane by plane (vectorized), then interleaved
+                for j in range(m):
+                    q0[j], q1[j], q2[j] = uint8_of(o0[j]), uint8_of(o1[j]), uint8_of(o2[j])
+                for j in range(m):
+                    out[start + j, 0], out[start + j, 1], out[start + j, 2] = \
+                        q0[j], q1[j], q2[j]
+            else:
+                for j in range(m):
+                    out[start + j, 0], out[start + j, 1], out[start + j, 2] = \
+                        o0[j], o1[j], o2[j]
     return kernel
 
 
-def _build_hue(numba):
+def _build_hue(numba, u8=False):
     npmax, npmin, floormod = _build_common(numba)
     zero, one, two, three, four, five, six = (np.float32(v) for v in range(7))
 
@@ -90,10 +112,10 @@ def _build_hue(numba):
     def rgb_of(h6, v, c, unused):
         return v - c * channel(h6, five), v - c * channel(h6, three), v - c * channel(h6, one)
     # two planar loops: LLVM declines to vectorize the whole pixel as one loop body
-    return _planar(numba, hue_value_range, rgb_of)
+    return _planar(numba, hue_value_range, rgb_of, u8)
 
 
-def _build_saturation(numba):
+def _build_saturation(numba, u8=False):
     npmax, npmin, _ = _build_common(numba)
     zero, one = np.float32(0), np.float32(1)
 
@@ -105,15 +127,18 @@ def _build_saturation(numba):
         ok = np.float32((v > 0) & (d > 0))
         ratio = npmax(npmin(factor, v / (d + (one - ok))), zero) * ok
         return v - (v - r) * ratio, v - (v - g) * ratio, v - (v - b) * ratio
-    return _planar(numba, pixel)
+    return _planar(numba, pixel, u8=u8)
 
 
-def _build_contrast(numba):
+def _build_contrast(numba, u8=False):
+    uint8_of = build_value(numba)
+
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def contrast(values, pattern, factor, out):
         """values, out: [B, P*C] (pixels' channels interleaved); pattern: [B, L], each
         image's C channel means repeated to L (a multiple of C): one contiguous
-        (x - mean) * factor + mean per value, vectorized over runs of L values."""
+        (x - mean) * factor + mean per value, vectorized over runs of L values; with `u8`
+        (a constant of the build) values and out are uint8."""
         width = pattern.shape[1]
         for i in range(values.shape[0]):
             mean = pattern[i]
@@ -121,51 +146,104 @@ def _build_contrast(numba):
                 m = min(width, values.shape[1] - start)
                 src = values[i, start:start + m]
                 dst = out[i, start:start + m]
-                for j in range(m):
-                    dst[j] = (src[j] - mean[j]) * factor + mean[j]
+                if u8:
+                    for j in range(m):
+                        f = np.float32(src[j]) * FROM_UINT8
+                        dst[j] = uint8_of((f - mean[j]) * factor + mean[j])
+                else:
+                    for j in range(m):
+                        dst[j] = (src[j] - mean[j]) * factor + mean[j]
     return contrast
 
 
-def _rgb_float32(f):
-    return f.dtype == np.float32 and f.ndim >= 1 and f.shape[-1] == 3 and available()
+def _build_brightness(numba):
+    uint8_of = build_value(numba)
+
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def brightness(values, delta, out):
+        """uint8 values, out [N]: convert_image_dtype(x) + delta, back to uint8."""
+        for i in range(values.shape[0]):
+            out[i] = uint8_of(np.float32(values[i]) * FROM_UINT8 + delta)
+    return brightness
 
 
-def _rgb_pixels(name, build, f, scalar):
-    """The compiled per-pixel kernel `name` (made by `build`) over RGB float32 `f` with
-    one scalar parameter, or None where it does not apply."""
-    if not _rgb_float32(f) or np.ndim(scalar):
+def _run_planar(name, build, x, param, u8):
+    """A planar kernel (float32 or, with `u8`, uint8 in and out) on x [..., 3], or None
+    where it does not apply."""
+    dtype = np.uint8 if u8 else np.float32
+    if x.dtype != dtype or x.ndim < 1 or x.shape[-1] != 3 or np.ndim(param) or \
+            not available():
         return None
-    kernel = compiled(name, build)
+    kernel = compiled(name, (lambda numba: build(numba, u8=True)) if u8 else build)
     if kernel is None:
         return None
-    out = np.empty(f.shape, np.float32)
-    kernel(np.ascontiguousarray(f).reshape(-1, 3), np.float32(scalar), out.reshape(-1, 3))
+    out = np.empty(x.shape, dtype)
+    kernel(np.ascontiguousarray(x).reshape(-1, 3), np.float32(param), out.reshape(-1, 3))
+    return out
+
+
+def _run_contrast(x, mean, factor, u8):
+    """The contrast kernel (float32 or, with `u8`, uint8 in and out) on x [..., H, W, C]
+    with its float32 channel means [..., 1, 1, C], or None where it does not apply."""
+    dtype = np.uint8 if u8 else np.float32
+    if x.dtype != dtype or mean.dtype != np.float32 or np.ndim(factor) or x.ndim < 3 or \
+            not available():
+        return None
+    kernel = compiled("image_adjust_contrast_u8" if u8 else "image_adjust_contrast",
+                      lambda numba: _build_contrast(numba, u8))
+    if kernel is None:
+        return None
+    h, w, c = x.shape[-3:]
+    out = np.empty(x.shape, dtype)
+    pattern = np.tile(mean.reshape(-1, c), (1, 64))  # 64 pixels' worth of means per run
+    kernel(np.ascontiguousarray(x).reshape(-1, h * w * c), pattern, np.float32(factor),
+           out.reshape(-1, h * w * c))
     return out
 
 
 def adjust_hue(f, delta):
     """image_color._np_adjust_hue(f, delta) compiled, or None where it does not apply."""
-    return _rgb_pixels("image_adjust_hue", _build_hue, f, delta)
+    return _run_planar("image_adjust_hue", _build_hue, f, delta, False)
 
 
 def adjust_saturation(f, factor):
     """image_color._np_adjust_saturation(f, factor) compiled, or None where it does not
     apply."""
-    return _rgb_pixels("image_adjust_saturation", _build_saturation, f, factor)
+    return _run_planar("image_adjust_saturation", _build_saturation, f, factor, False)
 
 
 def adjust_contrast(f, mean, factor):
     """`(f - mean) * factor + mean` for f [..., H, W, C] float32 and its per-image channel
     means `mean` [..., 1, 1, C], compiled, or None where it does not apply."""
-    if f.dtype != np.float32 or mean.dtype != np.float32 or np.ndim(factor) or \
-            f.ndim < 3 or not available():
+    return _run_contrast(f, mean, factor, False)
+
+
+def adjust_hue_uint8(x, delta):
+    """adjust_hue of a uint8 image as TF computes it (to float32, adjust, back to uint8
+    saturating), in one compiled pass; None where it does not apply."""
+    return _run_planar("image_adjust_hue_u8", _build_hue, x, delta, True)
+
+
+def adjust_saturation_uint8(x, factor):
+    """adjust_saturation of a uint8 image, in one compiled pass; None where it does not
+    apply."""
+    return _run_planar("image_adjust_saturation_u8", _build_saturation, x, factor, True)
+
+
+def adjust_contrast_uint8(x, mean, factor):
+    """adjust_contrast of a uint8 image x [..., H, W, C] given the means `mean` [..., 1, 1,
+    C] of its float32 form, back to uint8 in the same pass; None where it does not apply."""
+    return _run_contrast(x, mean, factor, True)
+
+
+def adjust_brightness_uint8(x, delta):
+    """adjust_brightness of a uint8 image (to float32, + delta, back to uint8 saturating)
+    in one compiled pass; None where it does not apply."""
+    if x.dtype != np.uint8 or np.ndim(delta) or not available():
         return None
-    kernel = compiled("image_adjust_contrast", _build_contrast)
+    kernel = compiled("image_adjust_brightness_u8", _build_brightness)
     if kernel is None:
         return None
-    h, w, c = f.shape[-3:]
-    out = np.empty(f.shape, np.float32)
-    pattern = np.tile(mean.reshape(-1, c), (1, 64))  # 64 pixels' worth of means per run
-    kernel(np.ascontiguousarray(f).reshape(-1, h * w * c), pattern, np.float32(factor),
-           out.reshape(-1, h * w * c))
+    out = np.empty(x.shape, np.uint8)
+    kernel(np.ascontiguousarray(x).reshape(-1), np.float32(delta), out.reshape(-1))
     return out

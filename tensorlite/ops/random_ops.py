@@ -375,6 +375,19 @@ def _uniform(shape, minval, maxval, dtype, seed, mode, full_range_ok=False):
     return math_ops.add(math_ops.multiply(sample, math_ops.subtract(hi, lo)), lo)
 
 
+def scalar_uniform(minval, maxval, seed=None):
+    """One float32 draw in [minval, maxval) (Python numbers) for eager code that nothing
+    observes (check dispatch.OBSERVERS first): the value `uniform([], minval, maxval,
+    seed=seed)` gives, from the same stream by the same float32 arithmetic, without its
+    four ops and the bounds' conversions (a tf.data map's augmentation draws several per
+    element, all of it under the GIL). Returns a 0-d float32 array."""
+    u = next_rng(seed, "RandomUniform:float32").random((), dtype=np.float32)
+    if _is_default(minval, 0) and _is_default(maxval, 1):
+        return u
+    lo, hi = np.float32(minval), np.float32(maxval)
+    return np.asarray(u * (hi - lo) + lo, np.float32)
+
+
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """`tf.random.uniform`: values in [minval, maxval); integer dtypes need `maxval`.
 

@@ -119,12 +119,16 @@ def _build_dots(numba):
     return dots_requantize
 
 
-def _build_im2col(numba):
+def _build_im2col(numba, xor):
     @numba.njit(cache=True, nogil=True)
-    def im2col(source, kh, kw, sh, sw, dh, dw, oh, ow, matrix):
-        """The float32 im2col matrix [N*OH*OW, KH*KW*C] of a padded NHWC int8/uint8 array,
-        converted while copied: without dilation a window row's KW*C values are one
-        contiguous run of the source row (one vectorized loop each)."""
+    def im2col(source, kh, kw, sh, sw, dh, dw, oh, ow, flip, matrix):
+        """The im2col matrix [N*OH*OW, >= KH*KW*C] (float32, uint8 or int16) of a padded
+        NHWC int8/uint8 array, converted while copied; where `xor` (a constant of the
+        build: its branches are compiled away, as the XOR's int64 would slow the plain
+        copy) each value XORed with `flip` (0x80 on int8 viewed as uint8 gives the unsigned
+        x + 128 that VNNI multiplies). Without dilation a window row's KW*C values are one
+        contiguous run of the source row (one vectorized loop each); columns past KH*KW*C
+        are left as they are (a GEMM kernel's zero padding)."""
         n, hp, wp, c = source.shape
         flat = source.reshape(n, hp, wp * c)
         r = 0
@@ -138,55 +142,17 @@ def _build_im2col(numba):
                             src = seg[x * sw * c:(x * sw + kw) * c]
                             dst = matrix[r, col:col + kw * c]
                             for t in range(kw * c):
-                                dst[t] = src[t]
+                                dst[t] = (src[t] ^ flip) if xor else src[t]
                             col += kw * c
                         else:
                             for j in range(kw):
                                 base = (x * sw + j * dw) * c
                                 for t in range(c):
-                                    matrix[r, col + t] = seg[base + t]
+                                    matrix[r, col + t] = (seg[base + t] ^ flip) if xor else \
+                                        seg[base + t]
                                 col += c
                     r += 1
     return im2col
-
-
-def _build_im2col_u8(numba):
-    @numba.njit(cache=True, nogil=True)
-    def im2col_u8(source, kh, kw, sh, sw, dh, dw, oh, ow, flip, matrix):
-        """The uint8 im2col matrix [N*OH*OW, >= KH*KW*C] of a padded NHWC array of bytes
-        (int8 viewed as uint8), each byte XORed with `flip` (0x80 turns int8 x into the
-        unsigned x + 128 that VNNI multiplies); columns past KH*KW*C are left as they are."""
-        n, hp, wp, c = source.shape
-        flat = source.reshape(n, hp, wp * c)
-        r = 0
-        for b in range(n):
-            for y in range(oh):
-                for x in range(ow):
-                    col = 0
-                    for i in range(kh):
-                        seg = flat[b, y * sh + i * dh]
-                        run = kw * c if dw == 1 else c  # without dilation: one run a row
-                        for j in range(kw if dw != 1 else 1):
-                            base = (x * sw + j * dw) * c
-                            src = seg[base:base + run]
-                            dst = matrix[r, col:col + run]
-                            for t in range(run):
-                                dst[t] = src[t] ^ flip
-                            col += run
-                    r += 1
-    return im2col_u8
-
-
-def im2col_u8_step(source, cols, matrix, flip, options):
-    """A no-argument function writing the uint8 im2col `matrix` (compiled; call only where
-    numba is available) of the padded int8/uint8 `source` whose windows are `cols`."""
-    kernel = compiled("lite_im2col_u8", _build_im2col_u8)
-    _, oh, ow, kh, kw, _ = cols.shape
-    args = (kh, kw, options["stride_h"], options["stride_w"],
-            options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1), oh, ow,
-            np.uint8(flip))
-    data = source.view(np.uint8)
-    return lambda: kernel(data, *args, matrix)
 
 
 # int8 x int8 (or uint8 x int8) products summed in int32 stay exact up to this depth
@@ -226,17 +192,25 @@ class DotsRequantizer:
                     self.hi, self.double, out2d)
 
 
-def im2col_step(source, cols, matrix, rows, options):
-    """A no-argument function writing the float32 im2col `matrix` of the padded int8
-    `source` (whose strided windows are `cols`; `rows` is the matrix seen in their shape):
-    compiled in one pass with numba, else NumPy's strided copy."""
-    kernel = compiled("lite_im2col_int8", _build_im2col)
+def im2col_step(source, cols, matrix, rows, options, flip=0):
+    """A no-argument function writing the im2col `matrix` (float32, uint8 or int16) of the
+    padded int8/uint8 `source` (whose strided windows are `cols`; `rows` is the matrix seen
+    in their shape; None for a GEMM kernel's padded matrix), the bytes XORed with `flip`:
+    compiled in one pass with numba, else (flip 0, `rows` given) NumPy's strided copy."""
+    kernel = compiled("lite_im2col_xor", lambda numba: _build_im2col(numba, True)) if flip \
+        else compiled("lite_im2col", lambda numba: _build_im2col(numba, False))
     if kernel is None or not source.flags.c_contiguous:
+        if flip or rows is None:
+            raise NotImplementedError("a flipped or padded (GEMM kernel) im2col is compiled "
+                                      "only: it needs numba (the jit extra) and a contiguous "
+                                      "source")
         return lambda: np.copyto(rows, cols)
     _, oh, ow, kh, kw, _ = cols.shape
+    data = source.view(np.uint8) if flip else source
     args = (kh, kw, options["stride_h"], options["stride_w"],
-            options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1), oh, ow)
-    return lambda: kernel(source, *args, matrix)
+            options.get("dilation_h_factor", 1), options.get("dilation_w_factor", 1), oh, ow,
+            data.dtype.type(flip))
+    return lambda: kernel(data, *args, matrix)
 
 
 class Requantizer:

@@ -4,17 +4,18 @@ reference arithmetic, bit-exact) and hybrid (int8 weights, float activations).
 Integer accumulations run as float matrix products: every product of an int8 weight and
 an offset int8 activation is below 2**15, so sums of up to 2**38 terms stay exact in
 float64's 53-bit significand, and BLAS does the work. Convolutions and fully-connected
-layers with constant int8 weights are bound to float32 products in exact blocks and a
-one-pass requantization (`int8_steps`).
+layers with constant int8 weights are bound to a compiled exact integer GEMM (`int_gemm`:
+VNNI, else vpmaddwd) or, without one, to float32 products in exact blocks, and a one-pass
+requantization (`int8_steps`).
 """
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from tensorlite.lite.kernels import kernel
-from tensorlite.lite.kernels import vnni_gemm
+from tensorlite.lite.kernels import int_gemm
 from tensorlite.ops.numba_backend import compiled
 from tensorlite.lite.kernels.int8_steps import (DotsRequantizer, IntegerProduct, Requantizer,
-                                                im2col_step, im2col_u8_step)
+                                                im2col_step)
 from tensorlite.lite.kernels.fixed_point import (activation_range,
                                                  multiply_by_quantized_multiplier,
                                                  multiply_by_quantized_multiplier_double_rounding,
@@ -267,8 +268,9 @@ class _Conv:
         x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
         source, interior = _padded_input(x, d["geo"], d["in_zp"])
         cols = _windows(source, d["kh"], d["kw"], node.options, d["geo"])
-        if vnni_gemm.Gemm.fits(len(w), w[0].size):
-            return cls._bind_vnni(ctx, node, w, x, out, source, interior, cols)
+        kind = int_gemm.choice()
+        if int_gemm.fits(len(w), w[0].size, kind) and source.flags.c_contiguous:
+            return cls._bind_gemm(ctx, node, (w, x, out, source, interior, cols), kind)
         matrix, rows = _im2col_buffer(cols, d, ones=False, dtype=np.float32)
         product = IntegerProduct(w.reshape(len(w), -1).T, len(matrix), x.dtype)
         bias = _bias(ctx, node, len(w), np.int64) - d["in_zp"] * product.weight_sums
@@ -279,22 +281,24 @@ class _Conv:
                       lambda: requant(product(matrix), out))
 
     @classmethod
-    def _bind_vnni(cls, ctx, node, w, x, out, source, interior, cols):
-        """`_bind_int8` on AVX-512 VNNI: the windows as unsigned bytes (int8 x as x + 128)
-        in a zero-padded uint8 im2col matrix, one exact uint8 x int8 product into int32
-        (vnni_gemm), the requantization; the +128 and the zero point fold into the bias."""
-        d = node.data
+    def _bind_gemm(cls, ctx, node, arrays, kind):
+        """`_bind_int8` on a compiled integer GEMM (int_gemm's `kind`): the windows in a
+        zero-padded im2col matrix of the kernel's type (uint8 for VNNI, int8 x as x + 128;
+        int16 for vpmaddwd), one exact product into int32, the requantization; the +128 and
+        the zero point fold into the bias."""
+        (w, x, out, source, interior, cols), d = arrays, node.data
         w_nk = w.reshape(len(w), -1)
         matrix = np.zeros((cols.shape[0] * cols.shape[1] * cols.shape[2],
-                           vnni_gemm.padded_depth(w_nk.shape[1])), np.uint8)
-        unsigned = 128 if x.dtype == np.int8 else 0
-        gemm, acc = vnni_gemm.Gemm(w_nk), np.empty((len(matrix), len(w)), np.int32)
+                           int_gemm.padded_depth(w_nk.shape[1], kind)),
+                          int_gemm.KINDS[kind].dtype)
+        flip = 128 if kind == "vnni" and x.dtype == np.int8 else 0
+        gemm, acc = int_gemm.Gemm(w_nk, kind), np.empty((len(matrix), len(w)), np.int32)
         bias = _bias(ctx, node, len(w), np.int64) - \
-            (d["in_zp"] + unsigned) * w_nk.astype(np.int64).sum(axis=1)
+            (d["in_zp"] + flip) * w_nk.astype(np.int64).sum(axis=1)
         requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"],
                               len(matrix), double_rounding=True)
         return _steps(None if interior is None else lambda: np.copyto(interior, x),
-                      im2col_u8_step(source, cols, matrix, unsigned, node.options),
+                      im2col_step(source, cols, matrix, None, node.options, flip),
                       lambda: gemm(matrix, acc), lambda: requant(acc, out))
 
     @classmethod
@@ -506,8 +510,9 @@ class FullyConnected:
             return None
         x, out = ctx.array(node.inputs[0]), ctx.array(node.outputs[0])
         rows = x.reshape(-1, w.shape[1])
-        if vnni_gemm.Gemm.fits(w.shape[0], w.shape[1]):
-            return FullyConnected._bind_vnni(ctx, node, w, rows, out)
+        kind = int_gemm.choice()
+        if int_gemm.fits(w.shape[0], w.shape[1], kind):
+            return FullyConnected._bind_gemm(ctx, node, w, rows, out, kind)
         bias = _bias(ctx, node, w.shape[0], np.int64) - \
             d["in_zp"] * w.astype(np.int64).sum(axis=1)
         dots = DotsRequantizer.make(w, len(rows), d["mult"], d["shift"], bias, d["out_zp"],
@@ -522,21 +527,28 @@ class FullyConnected:
         return _steps(lambda: np.copyto(matrix, rows), lambda: requant(product(matrix), out))
 
     @staticmethod
-    def _bind_vnni(ctx, node, w, rows, out):
-        """`_bind_int8` on AVX-512 VNNI: the rows as unsigned bytes (int8 x as x + 128,
-        one XOR pass into a zero-padded buffer), one exact uint8 x int8 product into int32,
-        the requantization (single rounding); the +128 and the zero point fold into the
-        bias."""
+    def _bind_gemm(ctx, node, w, rows, out, kind):
+        """`_bind_int8` on a compiled integer GEMM (int_gemm's `kind`): the rows in a
+        zero-padded buffer of the kernel's type (one pass: for VNNI int8 x as the unsigned
+        byte x + 128, for vpmaddwd widened to int16), one exact product into int32, the
+        requantization (single rounding); the +128 and the zero point fold into the bias."""
         d = node.data
-        matrix = np.zeros((len(rows), vnni_gemm.padded_depth(w.shape[1])), np.uint8)
-        unsigned = 128 if rows.dtype == np.int8 else 0
-        gemm, acc = vnni_gemm.Gemm(w), np.empty((len(rows), w.shape[0]), np.int32)
+        matrix = np.zeros((len(rows), int_gemm.padded_depth(w.shape[1], kind)),
+                          int_gemm.KINDS[kind].dtype)
+        unsigned = 128 if kind == "vnni" and rows.dtype == np.int8 else 0
+        gemm = int_gemm.Gemm(w, kind, rows=len(rows))
+        acc = np.empty((len(rows), w.shape[0]), np.int32)
         bias = _bias(ctx, node, w.shape[0], np.int64) - \
             (d["in_zp"] + unsigned) * w.astype(np.int64).sum(axis=1)
         requant = Requantizer(d["mult"], d["shift"], bias, d["out_zp"], d["clamp"], len(rows),
                               double_rounding=False)
-        source, dest = rows.view(np.uint8), matrix[:, :w.shape[1]]
-        return _steps(lambda: np.bitwise_xor(source, unsigned, out=dest),
+        dest = matrix[:, :w.shape[1]]
+        if kind == "vnni":
+            source = rows.view(np.uint8)
+            fill = lambda: np.bitwise_xor(source, unsigned, out=dest)  # noqa: E731
+        else:
+            fill = lambda: np.copyto(dest, rows)  # noqa: E731 - widened, exactly
+        return _steps(fill,
                       lambda: gemm(matrix, acc), lambda: requant(acc, out))
 
     @staticmethod
