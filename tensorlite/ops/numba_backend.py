@@ -38,3 +38,19 @@ def compiled(name, build):
             _STATE["on"] = False
             return None
     return _KERNELS[name]
+
+
+_JITABLE = set()
+
+
+def jitable(*functions, inline="never", **options):
+    """Makes module-level functions callable from kernels (numba's register_jitable, with
+    jit `options`), once each. Kernels reach their helpers this way, never as jitted
+    functions in a closure: numba keys a cached closure by the values it closes over, and
+    a jitted function's key differs in every process (the kernel would compile again in
+    each one), where a module-level function's is its name."""
+    import numba  # noqa: PLC0415 - optional, and slow to import
+    for fn in functions:
+        if fn not in _JITABLE:
+            numba.extending.register_jitable(inline=inline, **options)(fn)
+            _JITABLE.add(fn)

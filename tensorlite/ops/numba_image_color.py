@@ -18,23 +18,65 @@ Example:
 """
 import numpy as np
 
-from tensorlite.ops.numba_backend import available, compiled
-from tensorlite.ops.numba_image_dtype import FROM_UINT8, build_value
+from tensorlite.ops.numba_backend import available, compiled, jitable
+from tensorlite.ops.numba_image_dtype import FROM_UINT8, uint8_of
 
 
-def _build_common(numba):
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def npmax(a, b):  # np.maximum: NaN if either is NaN
-        return a if (a >= b) | (a != a) else b  # `|`, not `or`: a select, no branch
+_ZERO, _ONE, _TWO, _THREE, _FOUR, _FIVE, _SIX = (np.float32(v) for v in range(7))
 
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def npmin(a, b):  # np.minimum
-        return a if (a <= b) | (a != a) else b
 
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def floormod(x, m):  # image_color._np_floormod: x - floor(x / m) * m
-        return x - np.floor(x / m) * m
-    return npmax, npmin, floormod
+# the kernels' helpers, registered with numba by `_helpers` (module-level functions: see
+# numba_backend.jitable)
+def npmax(a, b):  # np.maximum: NaN if either is NaN
+    return a if (a >= b) | (a != a) else b  # `|`, not `or`: a select, no branch
+
+
+def npmin(a, b):  # np.minimum
+    return a if (a <= b) | (a != a) else b
+
+
+def floormod(x, m):  # image_color._np_floormod: x - floor(x / m) * m
+    return x - np.floor(x / m) * m
+
+
+def channel(h6, shift):
+    """clip(min(k, 4 - k), 0, 1) for k = (h6 + shift) mod 6."""
+    k = floormod(h6 + shift, _SIX)
+    w = npmin(k, _FOUR - k)
+    w = _ZERO if w < 0 else w  # np.clip, NaN kept
+    return _ONE if w > 1 else w
+
+
+def hue_value_range(r, g, b, delta):
+    """(h6, value, range of a coloured pixel) of image_color._np_adjust_hue."""
+    v = npmax(npmax(r, g), b)
+    d = v - npmin(npmin(r, g), b)
+    # 0/1 factors as the twin's boolean masks (unpredictable per pixel: selects, never
+    # branches)
+    is_r = np.float32(r == v)
+    is_g = np.float32(g == v) * (_ONE - is_r)
+    is_b = _ONE - is_r - is_g
+    num = (g - b) * is_r + (b - r + d * _TWO) * is_g + (r - g + d * _FOUR) * is_b
+    h6 = (floormod(num / (d * _SIX + np.float32(d == 0)), _ONE) + delta) * _SIX
+    return h6, v, d * np.float32(v > 0)
+
+
+def rgb_of(h6, v, c, unused):
+    return v - c * channel(h6, _FIVE), v - c * channel(h6, _THREE), v - c * channel(h6, _ONE)
+
+
+def saturated(r, g, b, factor):
+    """image_color._np_adjust_saturation for one pixel."""
+    v = npmax(npmax(r, g), b)
+    d = v - npmin(npmin(r, g), b)
+    ok = np.float32((v > 0) & (d > 0))
+    ratio = npmax(npmin(factor, v / (d + (_ONE - ok))), _ZERO) * ok
+    return v - (v - r) * ratio, v - (v - g) * ratio, v - (v - b) * ratio
+
+
+def _helpers():
+    jitable(npmax, npmin, floormod, channel, hue_value_range, rgb_of, saturated,
+            error_model="numpy")
 
 
 _CHUNK = 256  # pixels per round of the planar loops (scratch planes stay in L1)
@@ -46,7 +88,7 @@ def _planar(numba, pixel, then=None, u8=False):
     loop): chunks are split into channel planes first, so that the branch-free arithmetic
     vectorizes (LLVM does not vectorize the interleaved layout). With `u8` (a constant of
     the build) rgb and out are uint8, converted as convert_image_dtype does."""
-    uint8_of = build_value(numba)
+    jitable(uint8_of, inline="always", error_model="numpy")
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def kernel(rgb, param, out):
@@ -83,55 +125,18 @@ def _planar(numba, pixel, then=None, u8=False):
 
 
 def _build_hue(numba, u8=False):
-    npmax, npmin, floormod = _build_common(numba)
-    zero, one, two, three, four, five, six = (np.float32(v) for v in range(7))
-
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def channel(h6, shift):
-        """clip(min(k, 4 - k), 0, 1) for k = (h6 + shift) mod 6."""
-        k = floormod(h6 + shift, six)
-        w = npmin(k, four - k)
-        w = zero if w < 0 else w  # np.clip, NaN kept
-        return one if w > 1 else w
-
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def hue_value_range(r, g, b, delta):
-        """(h6, value, range of a coloured pixel) of image_color._np_adjust_hue."""
-        v = npmax(npmax(r, g), b)
-        d = v - npmin(npmin(r, g), b)
-        # 0/1 factors as the twin's boolean masks (unpredictable per pixel: selects,
-        # never branches)
-        is_r = np.float32(r == v)
-        is_g = np.float32(g == v) * (one - is_r)
-        is_b = one - is_r - is_g
-        num = (g - b) * is_r + (b - r + d * two) * is_g + (r - g + d * four) * is_b
-        h6 = (floormod(num / (d * six + np.float32(d == 0)), one) + delta) * six
-        return h6, v, d * np.float32(v > 0)
-
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def rgb_of(h6, v, c, unused):
-        return v - c * channel(h6, five), v - c * channel(h6, three), v - c * channel(h6, one)
+    _helpers()
     # two planar loops: LLVM declines to vectorize the whole pixel as one loop body
     return _planar(numba, hue_value_range, rgb_of, u8)
 
 
 def _build_saturation(numba, u8=False):
-    npmax, npmin, _ = _build_common(numba)
-    zero, one = np.float32(0), np.float32(1)
-
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def pixel(r, g, b, factor):
-        """image_color._np_adjust_saturation for one pixel."""
-        v = npmax(npmax(r, g), b)
-        d = v - npmin(npmin(r, g), b)
-        ok = np.float32((v > 0) & (d > 0))
-        ratio = npmax(npmin(factor, v / (d + (one - ok))), zero) * ok
-        return v - (v - r) * ratio, v - (v - g) * ratio, v - (v - b) * ratio
-    return _planar(numba, pixel, u8=u8)
+    _helpers()
+    return _planar(numba, saturated, u8=u8)
 
 
 def _build_contrast(numba, u8=False):
-    uint8_of = build_value(numba)
+    jitable(uint8_of, inline="always", error_model="numpy")
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def contrast(values, pattern, factor, out):
@@ -157,7 +162,7 @@ def _build_contrast(numba, u8=False):
 
 
 def _build_brightness(numba):
-    uint8_of = build_value(numba)
+    jitable(uint8_of, inline="always", error_model="numpy")
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def brightness(values, delta, out):

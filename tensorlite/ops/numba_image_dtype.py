@@ -11,29 +11,26 @@ Example:
 """
 import numpy as np
 
-from tensorlite.ops.numba_backend import available, compiled
+from tensorlite.ops.numba_backend import available, compiled, jitable
 
 
 # uint8 -> float32 is x * float32(1 / 255): convert_image_dtype's scale, for kernels that
 # read uint8 images directly
 FROM_UINT8 = np.float32(1.0 / 255)
+_TO_UINT8 = np.float32(255.5)
 
 
-def build_value(numba):
-    """The compiled scalar conversion float32 -> uint8 (for other kernels to end with)."""
-    scale = np.float32(255.5)
-
-    @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-    def uint8_of(y):
-        s = np.float64(y * scale)
-        s = 0.0 if s != s else s  # NaN: 0, as NumPy's cast gives on x86-64
-        s = 0.0 if s < 0.0 else (255.0 if s > 255.0 else s)
-        return np.uint8(s)
-    return uint8_of
+def uint8_of(y):
+    """float32 -> uint8 as convert_image_dtype saturates it (a helper for kernels to end
+    with: numba_backend.jitable)."""
+    s = np.float64(y * _TO_UINT8)
+    s = 0.0 if s != s else s  # NaN: 0, as NumPy's cast gives on x86-64
+    s = 0.0 if s < 0.0 else (255.0 if s > 255.0 else s)
+    return np.uint8(s)
 
 
 def _build(numba):
-    uint8_of = build_value(numba)
+    jitable(uint8_of, inline="always", error_model="numpy")
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def to_uint8(x, out):

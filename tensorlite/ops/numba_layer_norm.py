@@ -16,31 +16,34 @@ Example:
 """
 import numpy as np
 
-from tensorlite.ops.numba_backend import available, compiled
+from tensorlite.ops.numba_backend import available, compiled, jitable
 
 # reassociation (the row sums vectorise); NaN and inf keep IEEE propagation
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
 
 
+def row_stats(row, eps):
+    """(mean, 1 / sqrt(variance + eps)) of one row (the kernels' helper)."""
+    k = row.shape[0]
+    s = 0.0
+    for j in range(k):
+        s += row[j]
+    mean = s / k
+    v = 0.0
+    for j in range(k):
+        d = row[j] - mean
+        v += d * d
+    return mean, 1.0 / np.sqrt(v / k + eps)
+
+
 def _build(numba):
-    @numba.njit(cache=True, nogil=True, fastmath=_FAST)
-    def stats(row, eps):
-        k = row.shape[0]
-        s = 0.0
-        for j in range(k):
-            s += row[j]
-        mean = s / k
-        v = 0.0
-        for j in range(k):
-            d = row[j] - mean
-            v += d * d
-        return mean, 1.0 / np.sqrt(v / k + eps)
+    jitable(row_stats, fastmath=_FAST)
 
     @numba.njit(cache=True, nogil=True, fastmath=_FAST)
     def forward(x, gamma, beta, eps, out):
         n, k = x.shape
         for i in range(n):
-            mean, rstd = stats(x[i], eps)
+            mean, rstd = row_stats(x[i], eps)
             for j in range(k):
                 out[i, j] = (x[i, j] - mean) * rstd * gamma[j] + beta[j]
 
@@ -48,7 +51,7 @@ def _build(numba):
     def backward(x, gamma, g, eps, dx, dgamma, dbeta):
         n, k = x.shape
         for i in range(n):
-            mean, rstd = stats(x[i], eps)
+            mean, rstd = row_stats(x[i], eps)
             a = 0.0
             b = 0.0
             for j in range(k):

@@ -9,19 +9,21 @@ Example:
 """
 import numpy as np
 
-from tensorlite.ops.numba_backend import available, compiled
+from tensorlite.ops.numba_backend import available, compiled, jitable
+
+
+def row_along_x(x, b, r, x0, x1, fx, row):
+    """Input row r of image b interpolated along x: row[j, k] = left + (right - left) *
+    wx, the first step of TensorFlow's kernel for a top or bottom row."""
+    for j in range(row.shape[0]):
+        c0, c1, wx = x0[j], x1[j], fx[j]
+        for k in range(row.shape[1]):
+            left, right = x[b, r, c0, k], x[b, r, c1, k]
+            row[j, k] = left + (right - left) * wx
 
 
 def _build(numba):
-    @numba.njit(cache=True, nogil=True)
-    def row_along_x(x, b, r, x0, x1, fx, row):
-        """Input row r of image b interpolated along x: row[j, k] = left + (right - left) *
-        wx, the first step of TensorFlow's kernel for a top or bottom row."""
-        for j in range(row.shape[0]):
-            c0, c1, wx = x0[j], x1[j], fx[j]
-            for k in range(row.shape[1]):
-                left, right = x[b, r, c0, k], x[b, r, c1, k]
-                row[j, k] = left + (right - left) * wx
+    jitable(row_along_x)
 
     @numba.njit(cache=True, nogil=True)
     def bilinear(x, y0, y1, fy, x0, x1, fx, rows, out):

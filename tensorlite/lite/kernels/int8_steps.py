@@ -25,7 +25,7 @@ import numpy as np
 
 from tensorlite.lite.kernels.fixed_point import (multiply_by_quantized_multiplier,
                                                  multiply_by_quantized_multiplier_double_rounding)
-from tensorlite.ops.numba_backend import compiled
+from tensorlite.ops.numba_backend import compiled, jitable
 
 
 def block_size(activation_dtype):
@@ -64,27 +64,24 @@ class IntegerProduct:
         return self.acc
 
 
-def _build_one(numba):
-    @numba.njit(cache=True, nogil=True)
-    def requantize_one(a, mult, e, out_zp, lo, hi, double_rounding):
-        """One int64 accumulator (bias included) requantized and clamped."""
-        # branch-free (comparisons as 0/1 integers), so that LLVM vectorizes the loops
-        # that call it; e == 0 needs no case of its own: mask 0, nothing rounds
-        if double_rounding:
-            h = (a * mult + (1 << 30)) >> 31
-            mask = (np.int64(1) << e) - 1
-            threshold = (mask >> 1) + np.int64(h < 0)
-            h = (h >> e) + np.int64((h & mask) > threshold)
-        else:
-            h = (a * mult + (np.int64(1) << (e - 1))) >> e
-        v = h + out_zp
-        v = lo if v < lo else v
-        return hi if v > hi else v
-    return requantize_one
+def requantize_one(a, mult, e, out_zp, lo, hi, double_rounding):
+    """One int64 accumulator (bias included) requantized and clamped."""
+    # branch-free (comparisons as 0/1 integers), so that LLVM vectorizes the loops
+    # that call it; e == 0 needs no case of its own: mask 0, nothing rounds
+    if double_rounding:
+        h = (a * mult + (1 << 30)) >> 31
+        mask = (np.int64(1) << e) - 1
+        threshold = (mask >> 1) + np.int64(h < 0)
+        h = (h >> e) + np.int64((h & mask) > threshold)
+    else:
+        h = (a * mult + (np.int64(1) << (e - 1))) >> e
+    v = h + out_zp
+    v = lo if v < lo else v
+    return hi if v > hi else v
 
 
 def _build(numba):
-    requantize_one = _build_one(numba)
+    jitable(requantize_one)
 
     @numba.njit(cache=True, nogil=True)
     def requantize(acc, offset, mult, right, out_zp, lo, hi, double_rounding, out):
@@ -98,7 +95,7 @@ def _build(numba):
 
 
 def _build_dots(numba):
-    requantize_one = _build_one(numba)
+    jitable(requantize_one)
 
     @numba.njit(cache=True, nogil=True)
     def dots_requantize(rows, weights, offset, mult, right, out_zp, lo, hi, double_rounding,
