@@ -20,14 +20,17 @@ def _run(make_batches, stats_options, pipeline_options, output_path):
     Beam encodes the first elements of every PCollection to estimate their size, and a
     batch's strings cost far more to pickle than its accumulator."""
     beam = beam_util.import_beam()
-    result = beam_util.ResultFile()
     options = stats_options or StatsOptions()
-    with beam_util.make_pipeline(pipeline_options) as p:
-        _ = (make_batches(p, _Accumulate(options))
-             | "Statistics" >> beam.CombineGlobally(StatsCombineFn(
-                 options, inputs_are_accumulators=True))
-             | "Collect" >> beam.Map(result.write))
-    stats = result.read()
+    combine_fn = StatsCombineFn(options, inputs_are_accumulators=True)
+    with beam_util.ResultFile() as result:
+        with beam_util.pipeline(pipeline_options) as p:
+            _ = (make_batches(p, _Accumulate(options))
+                 # without Beam's default-value branch (a side input and a stage more per
+                 # pipeline); no input at all gives the empty accumulator's statistics
+                 | "Statistics" >> beam.CombineGlobally(combine_fn).without_defaults()
+                 | "Collect" >> beam.Map(result.write))
+        stats = result.read(default=lambda: combine_fn.extract_output(
+            combine_fn.create_accumulator()))
     if output_path:
         write_stats_tfrecord(stats, output_path)
     return stats

@@ -272,8 +272,9 @@ def _csv_batch(rng, names, feature_spec, delimiter):
     """The record batch of a CSV byte range (a list of one, or none): strings as UTF-8
     bytes (read as text, so '007' stays '007'), numbers as the spec's dtype."""
     strings = {name for name, spec in feature_spec.items() if spec.dtype == tf.string}
-    df = batch_io.read_csv_frame(rng, names, delimiter,
-                                 dtype={name: str for name in strings} or None)
+    df = batch_io.read_csv_frame(rng, names, delimiter,  # a missing value is an error here
+                                 dtype={name: str for name in strings} or None,
+                                 exact_types=False)
     if df is None:
         return []
     batch = RecordBatch()
