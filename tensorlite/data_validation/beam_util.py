@@ -86,6 +86,34 @@ def several_workers(pipeline):
     return direct.direct_running_mode != "in_memory" or direct.direct_num_workers != 1
 
 
+DASK_PARTITIONS = 32
+
+
+def work_items(pipeline, label, items):
+    """The PCollection of work items (CSV byte ranges, files, DataFrame chunks), created so
+    that each worker reads its own share: a Reshuffle where several workers may run them;
+    on Beam's DaskRunner, whose Create puts up to 128 items into one Dask partition (one
+    task, so one worker reads every range), one Create per share of the items (up to
+    DASK_PARTITIONS), flattened, unless the options set `--dask_npartitions` or
+    `--dask_partition_size`."""
+    beam = import_beam()
+    if not _dask_partitions_unset(pipeline):
+        return pipeline | label >> beam.Create(items, reshuffle=several_workers(pipeline))
+    parts = max(1, min(len(items), DASK_PARTITIONS))
+    shares = [pipeline | f"{label}{k}" >> beam.Create(items[k::parts], reshuffle=False)
+              for k in range(parts)]
+    return shares | label >> beam.Flatten()
+
+
+def _dask_partitions_unset(pipeline):
+    """Whether the pipeline runs on Beam's DaskRunner with its default partitioning."""
+    if type(pipeline.runner).__name__ != "DaskRunner":
+        return False
+    from apache_beam.runners.dask.dask_runner import DaskOptions  # noqa: PLC0415
+    dask = pipeline.options.view_as(DaskOptions)
+    return dask.npartitions is None and dask.partition_size is None
+
+
 def expand_pattern(data_location):
     """The files a path or glob pattern (or a list of them) names; NotFoundError if none."""
     patterns = [data_location] if isinstance(data_location, (str, os.PathLike)) \

@@ -80,8 +80,7 @@ def csv_batches(pipeline, data_location, column_names=None, delimiter=",", then=
     ranges = batches.csv_ranges(paths)
     if column_names:  # no header line: a range starting at 0 keeps its first line
         ranges = [(path, -1 if start == 0 else start, end) for path, start, end in ranges]
-    return (pipeline | "CsvRanges" >> beam.Create(
-        ranges, reshuffle=beam_util.several_workers(pipeline))
+    return (beam_util.work_items(pipeline, "CsvRanges", ranges)
             | "ReadCsv" >> beam.FlatMap(_read_csv, names, delimiter, then))
 
 
@@ -89,8 +88,7 @@ def tfrecord_batches(pipeline, data_location, compression_type=None, then=_KEEP)
     """The PTransform chain reading TFRecord files of tf.train.Example as batches."""
     beam = beam_util.import_beam()
     paths = beam_util.expand_pattern(data_location)
-    return (pipeline | "TFRecordFiles" >> beam.Create(
-        paths, reshuffle=beam_util.several_workers(pipeline))
+    return (beam_util.work_items(pipeline, "TFRecordFiles", paths)
             | "ReadTFRecord" >> beam.FlatMap(_read_tfrecord, compression_type, then))
 
 
@@ -101,7 +99,7 @@ def _dataframe_batch(chunk, then):
 def dataframe_batches(pipeline, dataframe, then=_KEEP):
     """The PTransform chain of a DataFrame's chunks as batches."""
     beam = beam_util.import_beam()
-    return (pipeline | "Chunks" >> beam.Create(batches.dataframe_chunks(dataframe))
+    return (beam_util.work_items(pipeline, "Chunks", batches.dataframe_chunks(dataframe))
             | "ToBatches" >> beam.FlatMap(_dataframe_batch, then))
 
 

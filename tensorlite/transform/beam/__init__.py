@@ -299,8 +299,7 @@ def ReadCsvBatches(pipeline, file_pattern, feature_spec, delimiter=","):  # noqa
     paths = beam_util.expand_pattern(file_pattern)
     names = batch_io.csv_header(paths[0], delimiter)
     ranges = batch_io.csv_ranges(paths)
-    data = (pipeline | "CsvRanges" >> beam.Create(
-        ranges, reshuffle=beam_util.several_workers(pipeline))
+    data = (beam_util.work_items(pipeline, "CsvRanges", ranges)
             | "ReadCsv" >> beam.FlatMap(_csv_batch, names, feature_spec,
                                         delimiter).with_output_types(RecordBatch))
     metadata = _BatchMetadata(dataset_metadata.DatasetMetadata.from_feature_spec(
