@@ -137,7 +137,26 @@ def _transformed_metadata(dtypes):
     return dataset_metadata.DatasetMetadata.from_feature_spec(spec)
 
 
-class AnalyzeDataset(beam.PTransform):
+class _PTransform(beam.PTransform):
+    """A PTransform that, applied to in-memory data (`(instances, metadata) | ...`), removes
+    the temporary directory of the pipeline Beam makes for that call when building it
+    raises (a bad preprocessing_fn or feature spec): Beam removes it only when the
+    pipeline runs. A pipeline the data already belongs to is the caller's, left alone."""
+
+    def __ror__(self, left, label=None):
+        _, pvalues = self._extract_input_pvalues(left)
+        values = pvalues.values() if isinstance(pvalues, dict) else pvalues
+        implicit = bool(values) and not any(isinstance(v, beam.pvalue.PValue) for v in values)
+        before = self.pipeline
+        try:
+            return super().__ror__(left, label)
+        except BaseException:
+            if implicit and self.pipeline is not None and self.pipeline is not before:
+                shutil.rmtree(self.pipeline.local_tempdir, ignore_errors=True)
+            raise
+
+
+class AnalyzeDataset(_PTransform):
     """(data, metadata) -> transform_fn: the full-pass analysis of a preprocessing_fn."""
 
     def __init__(self, preprocessing_fn, output_record_batches=False):
@@ -194,7 +213,7 @@ def _to_instances(batch):
     return [{name: batch[name][i] for name in names} for i in range(n)]
 
 
-class TransformDataset(beam.PTransform):
+class TransformDataset(_PTransform):
     """((data, metadata), transform_fn) -> (transformed data, transformed metadata)."""
 
     def __init__(self, exclude_outputs=None, output_record_batches=False):
@@ -214,7 +233,7 @@ class TransformDataset(beam.PTransform):
         return out, transformed_metadata
 
 
-class AnalyzeAndTransformDataset(beam.PTransform):
+class AnalyzeAndTransformDataset(_PTransform):
     """(data, metadata) -> ((transformed data, metadata), transform_fn)."""
 
     def __init__(self, preprocessing_fn, output_record_batches=False):
