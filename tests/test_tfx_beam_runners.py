@@ -161,3 +161,26 @@ def test_a_killed_dask_worker_does_not_change_the_statistics(csv_path, tmp_path,
              | beam.CombineGlobally(StatsCombineFn()) | beam.Map(result.write))
     assert os.path.exists(marker)  # a worker did die
     assert result.read() == tfdv.generate_statistics_from_csv(csv_path)
+
+
+def _reader_pid(batch, folder):
+    """Notes which process read a batch (a file named after its PID)."""
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    return batch
+
+
+@pytest.mark.slow
+def test_dask_workers_read_their_own_csv_ranges(csv_path, tmp_path, dask_cluster):
+    """On the DaskRunner the CSV byte ranges are spread over Dask partitions, so both
+    workers read ranges themselves (Beam's Dask Create would put them all in one
+    partition, read by one worker); the rows are all read once."""
+    from tensorlite.data_validation import beam_util, stats_api
+    folder = tmp_path / "pids"
+    folder.mkdir()
+    with beam_util.ResultFile() as result:
+        with beam_util.pipeline(dask_cluster) as p:
+            _ = (stats_api.csv_batches(p, csv_path) | beam.Map(_reader_pid, str(folder))
+                 | beam.Map(lambda b: sum(len(c.lengths) for c in b.values()))
+                 | beam.CombineGlobally(sum) | beam.Map(result.write))
+        assert result.read() == 6000 * 3
+    assert len(os.listdir(folder)) == 2

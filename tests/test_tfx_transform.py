@@ -6,7 +6,6 @@ import json
 import os
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 
@@ -51,7 +50,7 @@ def preprocessing_fn(inputs):
 
 
 def _analyze_and_transform(raw, fn=preprocessing_fn, tmp=None):
-    tmp = tmp or tempfile.mkdtemp()
+    """tmp: a directory the test owns (pytest's tmp_path), for the transform graph."""
     with tft_beam.Context(temp_dir=tmp):
         (data, metadata), transform_fn = (raw, _metadata()) | \
             tft_beam.AnalyzeAndTransformDataset(fn)
@@ -118,11 +117,11 @@ def nested_fn(inputs):
             "bucket": bucket}
 
 
-def test_analyzers_that_depend_on_analyzers_run_in_phases():
+def test_analyzers_that_depend_on_analyzers_run_in_phases(tmp_path):
     phases, kinds, _ = graph.plan(nested_fn, FEATURE_SPEC)
     assert phases == [[0], [1]] and kinds[0][0] == "quantiles" and kinds[1][0] == "mean_var"
     raw = _raw(300, seed=1)
-    data, _, _ = _analyze_and_transform(raw, nested_fn)
+    data, _, _ = _analyze_and_transform(raw, nested_fn, tmp=str(tmp_path))
     bucket = _column(data, "bucket").astype(np.float32)
     assert sorted(set(bucket.tolist())) == [0, 1, 2, 3, 4]
     np.testing.assert_allclose(_column(data, "bucket_z"), (bucket - bucket.mean()) / bucket.std(),
@@ -134,7 +133,7 @@ def test_csv_record_batches_give_the_same_transform(tmp_path):
     raw = _raw(150, seed=2)
     path = tmp_path / "raw.csv"
     path.write_text("x,n,s\n" + "".join(f"{r['x']!r},{r['n']},{r['s']}\n" for r in raw))
-    expected, _, _ = _analyze_and_transform(raw)
+    expected, _, _ = _analyze_and_transform(raw, tmp=str(tmp_path))
     out = tmp_path / "batches.json"
     with tft_beam.Context(temp_dir=str(tmp_path)), beam.Pipeline() as p:
         dataset = tft_beam.ReadCsvBatches(p, str(path), FEATURE_SPEC)
@@ -148,17 +147,20 @@ def test_csv_record_batches_give_the_same_transform(tmp_path):
                                    rtol=1e-6, err_msg=name)
 
 
-def test_errors_are_clear():
+def test_errors_are_clear(tmp_path):
     with pytest.raises(RuntimeError, match="inside a preprocessing_fn"):
         tft.mean(tf.constant([1.0]))
+    analyze = tft_beam.AnalyzeDataset(preprocessing_fn)
     with pytest.raises(NotImplementedError, match="FixedLenFeature"):
-        with tft_beam.Context(temp_dir=tempfile.mkdtemp()):
-            _ = ([{"v": [1.0]}], _metadata_var()) | tft_beam.AnalyzeDataset(preprocessing_fn)
+        with tft_beam.Context(temp_dir=str(tmp_path)):
+            _ = ([{"v": [1.0]}], _metadata_var()) | analyze
+    # the pipeline Beam made for the in-memory data never ran: its directory is gone too
+    assert analyze.pipeline is not None and not os.path.exists(analyze.pipeline.local_tempdir)
 
     def uses_tfidf(inputs):  # tft.tfidf takes a 2-D SparseTensor of term ids
         return {"t": tft.tfidf(inputs["n"], 10)}
     with pytest.raises(ValueError, match="tfidf: the input must be a 2-D SparseTensor"):
-        _analyze_and_transform(_raw(10), uses_tfidf)
+        _analyze_and_transform(_raw(10), uses_tfidf, tmp=str(tmp_path))
 
 
 def _metadata_var():

@@ -1,7 +1,6 @@
 """tft.ngrams, tft.bag_of_words and tft.tfidf against tf.Transform's documented examples;
 tfidf's document frequencies are a full-pass analyzer whose result does not depend on how
 the data is split into batches; inside a transform graph they fail loudly."""
-import tempfile
 
 import numpy as np
 import pytest
@@ -110,7 +109,7 @@ def test_tfidf_unsmoothed_idf_is_one_plus_log_of_the_ratio():
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
-def test_text_mappers_in_a_transform_graph_fail_loudly():
+def test_text_mappers_in_a_transform_graph_fail_loudly(tmp_path):
     pytest.importorskip("apache_beam")
     import tensorlite.transform.beam as tft_beam
     from tensorlite.transform.tf_metadata import dataset_metadata
@@ -120,7 +119,7 @@ def test_text_mappers_in_a_transform_graph_fail_loudly():
         grams = tft.ngrams(tf.strings.split(inputs["x"]).to_sparse(), (1, 2), " ")
         return {"n": tf.sparse.to_dense(tft.compute_and_apply_vocabulary(grams))}
     with pytest.raises(Exception, match="tft.ngrams inside the transform graph"):
-        with tft_beam.Context(temp_dir=tempfile.mkdtemp()):
+        with tft_beam.Context(temp_dir=str(tmp_path)):
             _ = ([{"x": "a b"}, {"x": "b c"}], metadata) | tft_beam.AnalyzeDataset(uses_ngrams)
 
 

@@ -99,19 +99,45 @@ def _owned_bytes(f, start, end):
     return data
 
 
-def read_csv_frame(rng, column_names, delimiter=",", dtype=None):
-    """The pandas DataFrame of the lines a byte range owns, or None if it owns none."""
-    import pandas as pd  # noqa: PLC0415
+def read_csv_frame(rng, column_names, delimiter=",", dtype=None, exact_types=True):
+    """The pandas DataFrame of the lines a byte range owns, or None if it owns none.
+
+    pandas' default column types parse fastest; a column they leave ambiguous (numbers with
+    a missing value become float, booleans with one become objects) is parsed again with
+    nullable types where `exact_types`, so an integer column with gaps stays integer."""
     path, start, end = rng
     with open(path, "rb") as f:
         data = _owned_bytes(f, start, end)
     if not data.strip():
         return None
+    df = _parse_csv(data, rng, column_names, delimiter, dtype, None)
+    if exact_types:
+        ambiguous = [name for name in df.columns if _ambiguous(df[name])]
+        if ambiguous:
+            exact = _parse_csv(data, rng, column_names, delimiter, dtype, "numpy_nullable",
+                               usecols=ambiguous)
+            for name in ambiguous:
+                df[name] = exact[name]
+    return df
+
+
+def _ambiguous(series):
+    """Whether pandas' default parse may have lost a column's type (see read_csv_frame)."""
+    import pandas as pd  # noqa: PLC0415
+    return pd.api.types.is_object_dtype(series.dtype) or (
+        pd.api.types.is_float_dtype(series.dtype) and bool(series.hasnans))
+
+
+def _parse_csv(data, rng, column_names, delimiter, dtype, backend, usecols=None):
+    import pandas as pd  # noqa: PLC0415
+    if usecols is not None and isinstance(dtype, dict):
+        dtype = {k: v for k, v in dtype.items() if k in usecols} or None
+    kwargs = {"dtype_backend": backend} if backend else {}
     try:
         return pd.read_csv(io.BytesIO(data), header=None, names=column_names, sep=delimiter,
-                           dtype_backend="numpy_nullable", skip_blank_lines=True,
-                           dtype=dtype)
+                           skip_blank_lines=True, dtype=dtype, usecols=usecols, **kwargs)
     except (ValueError, pd.errors.ParserError) as e:
+        path, start, end = rng
         raise errors.InvalidArgumentError(
             None, None, f"CSV file {path!r} (bytes {start}-{end}) does not parse with the "
             f"columns {column_names}: {e}") from e

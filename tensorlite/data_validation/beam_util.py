@@ -2,9 +2,11 @@
 batch engine unless the options name a runner), file patterns, and getting a single result back to the caller
 through a file (the runner's workers may be other processes or machines).
 """
+import contextlib
 import glob
 import os
 import pickle
+import shutil
 import tempfile
 
 from tensorlite.framework import errors
@@ -32,6 +34,21 @@ def make_pipeline(pipeline_options=None):
     elif isinstance(pipeline_options, (list, tuple)):
         pipeline_options = PipelineOptions(list(pipeline_options))
     return beam.Pipeline(runner=_default_runner(pipeline_options), options=pipeline_options)
+
+
+@contextlib.contextmanager
+def pipeline(pipeline_options=None):
+    """`with pipeline(options) as p:` builds the pipeline `p` and runs it on leaving, as
+    `with beam.Pipeline(...)` does, and removes the local temporary directory that
+    beam.Pipeline made (`p.local_tempdir`, /tmp/beam-pipeline-temp*) also when the
+    pipeline never runs: Beam removes it only at the end of `run()`, so a pipeline whose
+    construction raised (a missing file, bad input) would leave it behind."""
+    p = make_pipeline(pipeline_options)
+    try:
+        with p:
+            yield p
+    finally:
+        shutil.rmtree(p.local_tempdir, ignore_errors=True)
 
 
 def _default_runner(options):
@@ -69,6 +86,34 @@ def several_workers(pipeline):
     return direct.direct_running_mode != "in_memory" or direct.direct_num_workers != 1
 
 
+DASK_PARTITIONS = 32
+
+
+def work_items(pipeline, label, items):
+    """The PCollection of work items (CSV byte ranges, files, DataFrame chunks), created so
+    that each worker reads its own share: a Reshuffle where several workers may run them;
+    on Beam's DaskRunner, whose Create puts up to 128 items into one Dask partition (one
+    task, so one worker reads every range), one Create per share of the items (up to
+    DASK_PARTITIONS), flattened, unless the options set `--dask_npartitions` or
+    `--dask_partition_size`."""
+    beam = import_beam()
+    if not _dask_partitions_unset(pipeline):
+        return pipeline | label >> beam.Create(items, reshuffle=several_workers(pipeline))
+    parts = max(1, min(len(items), DASK_PARTITIONS))
+    shares = [pipeline | f"{label}{k}" >> beam.Create(items[k::parts], reshuffle=False)
+              for k in range(parts)]
+    return shares | label >> beam.Flatten()
+
+
+def _dask_partitions_unset(pipeline):
+    """Whether the pipeline runs on Beam's DaskRunner with its default partitioning."""
+    if type(pipeline.runner).__name__ != "DaskRunner":
+        return False
+    from apache_beam.runners.dask.dask_runner import DaskOptions  # noqa: PLC0415
+    dask = pipeline.options.view_as(DaskOptions)
+    return dask.npartitions is None and dask.partition_size is None
+
+
 def expand_pattern(data_location):
     """The files a path or glob pattern (or a list of them) names; NotFoundError if none."""
     patterns = [data_location] if isinstance(data_location, (str, os.PathLike)) \
@@ -84,11 +129,22 @@ def expand_pattern(data_location):
 
 
 class ResultFile:
-    """A temporary file the pipeline's last step writes its one result into (pickled)."""
+    """A temporary file the pipeline's last step writes its one result into (pickled).
+    As a context manager it removes the file (and a partial write) on leaving, also when
+    the pipeline failed before its result was read."""
 
     def __init__(self):
         fd, self.path = tempfile.mkstemp(prefix="tensorlite_beam_", suffix=".pkl")
         os.close(fd)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for path in (self.path, self.path + ".part"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+        return False
 
     def write(self, value):
         """The pipeline step: writes the value (atomically) and passes it on."""
@@ -98,12 +154,15 @@ class ResultFile:
         os.replace(tmp, self.path)
         return value
 
-    def read(self):
-        """The value the pipeline wrote; removes the file."""
+    def read(self, default=None):
+        """The value the pipeline wrote; removes the file. `default()` is the value where
+        it wrote none (a combine without defaults over no input), else InternalError."""
         try:
             with open(self.path, "rb") as f:
                 return pickle.load(f)
         except EOFError as e:
+            if default is not None:
+                return default()
             raise errors.InternalError(None, None, "the Beam pipeline finished without "
                                        "writing its result") from e
         finally:

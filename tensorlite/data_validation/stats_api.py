@@ -20,14 +20,17 @@ def _run(make_batches, stats_options, pipeline_options, output_path):
     Beam encodes the first elements of every PCollection to estimate their size, and a
     batch's strings cost far more to pickle than its accumulator."""
     beam = beam_util.import_beam()
-    result = beam_util.ResultFile()
     options = stats_options or StatsOptions()
-    with beam_util.make_pipeline(pipeline_options) as p:
-        _ = (make_batches(p, _Accumulate(options))
-             | "Statistics" >> beam.CombineGlobally(StatsCombineFn(
-                 options, inputs_are_accumulators=True))
-             | "Collect" >> beam.Map(result.write))
-    stats = result.read()
+    combine_fn = StatsCombineFn(options, inputs_are_accumulators=True)
+    with beam_util.ResultFile() as result:
+        with beam_util.pipeline(pipeline_options) as p:
+            _ = (make_batches(p, _Accumulate(options))
+                 # without Beam's default-value branch (a side input and a stage more per
+                 # pipeline); no input at all gives the empty accumulator's statistics
+                 | "Statistics" >> beam.CombineGlobally(combine_fn).without_defaults()
+                 | "Collect" >> beam.Map(result.write))
+        stats = result.read(default=lambda: combine_fn.extract_output(
+            combine_fn.create_accumulator()))
     if output_path:
         write_stats_tfrecord(stats, output_path)
     return stats
@@ -77,8 +80,7 @@ def csv_batches(pipeline, data_location, column_names=None, delimiter=",", then=
     ranges = batches.csv_ranges(paths)
     if column_names:  # no header line: a range starting at 0 keeps its first line
         ranges = [(path, -1 if start == 0 else start, end) for path, start, end in ranges]
-    return (pipeline | "CsvRanges" >> beam.Create(
-        ranges, reshuffle=beam_util.several_workers(pipeline))
+    return (beam_util.work_items(pipeline, "CsvRanges", ranges)
             | "ReadCsv" >> beam.FlatMap(_read_csv, names, delimiter, then))
 
 
@@ -86,8 +88,7 @@ def tfrecord_batches(pipeline, data_location, compression_type=None, then=_KEEP)
     """The PTransform chain reading TFRecord files of tf.train.Example as batches."""
     beam = beam_util.import_beam()
     paths = beam_util.expand_pattern(data_location)
-    return (pipeline | "TFRecordFiles" >> beam.Create(
-        paths, reshuffle=beam_util.several_workers(pipeline))
+    return (beam_util.work_items(pipeline, "TFRecordFiles", paths)
             | "ReadTFRecord" >> beam.FlatMap(_read_tfrecord, compression_type, then))
 
 
@@ -98,7 +99,7 @@ def _dataframe_batch(chunk, then):
 def dataframe_batches(pipeline, dataframe, then=_KEEP):
     """The PTransform chain of a DataFrame's chunks as batches."""
     beam = beam_util.import_beam()
-    return (pipeline | "Chunks" >> beam.Create(batches.dataframe_chunks(dataframe))
+    return (beam_util.work_items(pipeline, "Chunks", batches.dataframe_chunks(dataframe))
             | "ToBatches" >> beam.FlatMap(_dataframe_batch, then))
 
 

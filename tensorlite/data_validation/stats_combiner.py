@@ -1,10 +1,12 @@
 """The statistics of record batches as a Beam CombineFn: accumulate per feature, merge the
 workers' accumulators, and give TFDV's DatasetFeatureStatisticsList.
 
-Numeric features keep their values (merged sorted), string features a value -> count map,
-so quantiles, medians, histograms and top-k are exact and every statistic is the same
-however the runner splits the data: sums run over the sorted values, ties in the top-k
-break by value. A feature seen as a number in one batch and as text in another becomes a
+Numeric features keep their values, string features a value -> count map, so quantiles,
+medians, histograms and top-k are exact and every statistic is the same however the runner
+splits the data: order statistics are selected by partition (a value's rank does not depend
+on the order values arrive in), mean and variance merge the moments of each input batch
+(batches are fixed by the input: CSV byte ranges, DataFrame chunks) in sorted order, ties in
+the top-k break by value. A feature seen as a number in one batch and as text in another becomes a
 string feature (its numbers counted by their text).
 """
 import dataclasses
@@ -39,7 +41,13 @@ class FeatureAcc:
     lengths: dict = dataclasses.field(default_factory=dict)  # values per example -> count
     numbers: list = dataclasses.field(default_factory=list)
     counts: dict = dataclasses.field(default_factory=dict)
-    is_sorted: bool = True  # numbers is one sorted array (or empty)
+    moments: list = dataclasses.field(default_factory=list)  # (n, mean, M2) of each batch
+
+    def add_numbers(self, values):
+        """Adds one batch's numbers (and their moments)."""
+        self.numbers.append(values)
+        if len(values):
+            self.moments.append(_moments(values))
 
     def add(self, column):
         self.num_missing += column.num_missing
@@ -50,8 +58,7 @@ class FeatureAcc:
             _count_into(self.counts, column.values if column.kind == "string"
                         else _as_text(column.values, column.kind))
         else:
-            self.numbers.append(column.values)
-            self.is_sorted = False
+            self.add_numbers(column.values)
         self.kind = kind
 
     def merge(self, other):
@@ -66,20 +73,15 @@ class FeatureAcc:
                 self.counts[value] = self.counts.get(value, 0) + count
         else:
             self.numbers += other.numbers
-            self.is_sorted = False
+            self.moments += other.moments
         self.kind = kind
 
-    def compact(self, sort=False):
-        """Concatenates the number parts into one array (sorted once, for the output)."""
-        if self.kind != "string" and not (len(self.numbers) == 1 and
-                                          (self.is_sorted or not sort)):
+    def compact(self):
+        """Concatenates the number parts into one array."""
+        if self.kind != "string" and len(self.numbers) != 1:
             dtype = np.int64 if self.kind == "int" else np.float64
             parts = [np.asarray(p, dtype) for p in self.numbers] or [np.zeros(0, dtype)]
             self.numbers = [np.concatenate(parts)]
-            self.is_sorted = len(parts) == 1 and self.is_sorted
-        if sort and self.kind != "string" and not self.is_sorted:
-            self.numbers = [np.sort(self.numbers[0])]
-            self.is_sorted = True
         return self
 
     def _to_strings(self):
@@ -87,7 +89,28 @@ class FeatureAcc:
             for part in self.numbers:
                 _count_into(self.counts, _as_text(part, self.kind))
         self.numbers = []
+        self.moments = []
         self.kind = "string"
+
+
+def _moments(values):
+    """(n, mean, sum of squared deviations) of one batch's numbers, in float64."""
+    v = np.asarray(values, np.float64)
+    mean = float(np.sum(v)) / len(v)
+    return (len(v), mean, float(np.sum((v - mean) ** 2)))
+
+
+def _merged_moments(moments):
+    """(mean, population variance) by Chan's pairwise update over the sorted batches' moments,
+    the same whatever order the batches were merged in."""
+    n, mean, m2 = 0, 0.0, 0.0
+    for nb, mb, m2b in sorted(moments):
+        total = n + nb
+        delta = mb - mean
+        mean += delta * nb / total
+        m2 += m2b + delta * delta * n * nb / total
+        n = total
+    return (mean, m2 / n) if n else (0.0, 0.0)
 
 
 def _count_lengths(counts, lengths):
@@ -157,8 +180,7 @@ def accumulate_dataframe(df, options=None):
             for value, count in kept.value_counts(sort=False).items():
                 feature.counts[value] = feature.counts.get(value, 0) + int(count)
         else:
-            feature.numbers = [kept.to_numpy(dtype=np.int64 if kind == "int" else np.float64)]
-            feature.is_sorted = False
+            feature.add_numbers(kept.to_numpy(dtype=np.int64 if kind == "int" else np.float64))
         features[key] = feature
     return [len(df), features]
 
@@ -199,10 +221,9 @@ class StatsCombineFn(_CombineFn):
                 else:
                     out[1][name] = dataclasses.replace(feature, lengths=dict(feature.lengths),
                                                        numbers=list(feature.numbers),
-                                                       counts=dict(feature.counts))
-        for feature in out[1].values():
-            feature.compact()
-        return out
+                                                       counts=dict(feature.counts),
+                                                       moments=list(feature.moments))
+        return out  # number parts are concatenated once (compact), not at every merge
 
     def compact(self, acc):
         for feature in acc[1].values():
@@ -219,7 +240,7 @@ def build_statistics(acc, options, name="All Examples"):
     out = pb.DatasetFeatureStatisticsList()
     dataset = out.datasets.add(name=name, num_examples=num_examples)
     for feature_name in sorted(features):
-        feature = features[feature_name].compact(sort=True)
+        feature = features[feature_name].compact()
         proto = dataset.features.add()
         proto.path.step.append(feature_name)
         keys = np.array(sorted(feature.lengths), np.int64)
@@ -232,7 +253,8 @@ def build_statistics(acc, options, name="All Examples"):
             proto.type = (pb.FeatureNameStatistics.INT if feature.kind == "int"
                           else pb.FeatureNameStatistics.FLOAT)
             _common(proto.num_stats.common_stats, feature, lengths, options)
-            _numeric_stats(proto.num_stats, feature.numbers[0].astype(np.float64), options)
+            _numeric_stats(proto.num_stats, feature.numbers[0].astype(np.float64),
+                           feature.moments, options)
     return out
 
 
@@ -248,23 +270,36 @@ def _common(common, feature, lengths, options):
                              options.num_values_histogram_buckets)
 
 
-def _numeric_stats(stats, values, options):
+def _numeric_stats(stats, values, moments, options):
     n = len(values)
     if n == 0:
         return
-    mean = float(np.sum(values) / n)
+    mean, var = _merged_moments(moments)
     stats.mean = mean
-    stats.std_dev = float(np.sqrt(np.sum((values - mean) ** 2) / n))
+    stats.std_dev = float(np.sqrt(var))
     stats.num_zeros = int(np.count_nonzero(values == 0))
-    stats.min, stats.max = float(values[0]), float(values[-1])
-    stats.median = float(values[(n - 1) // 2])  # sorted: the 'lower' median
-    _standard_histogram(stats.histograms.add(), values, options.num_histogram_buckets)
-    _quantiles_histogram(stats.histograms.add(), values, options.num_quantiles_histogram_buckets)
+    buckets = options.num_quantiles_histogram_buckets
+    ranked = _order_statistics(values, [0, n - 1, (n - 1) // 2] + _quantile_ranks(n, buckets))
+    stats.min, stats.max = float(ranked[0]), float(ranked[n - 1])
+    stats.median = float(ranked[(n - 1) // 2])  # the 'lower' median, a data value (TFDV)
+    _standard_histogram(stats.histograms.add(), values, float(ranked[0]), float(ranked[n - 1]),
+                        options.num_histogram_buckets)
+    _quantiles_histogram(stats.histograms.add(), ranked, buckets)
 
 
-def _standard_histogram(hist, values, buckets):
+def _order_statistics(values, ranks):
+    """values partitioned so that each of `ranks` holds the value of that rank in sorted
+    order (np.partition: O(n) a rank, no full sort)."""
+    return np.partition(values, sorted(set(ranks)))
+
+
+def _quantile_ranks(n, buckets):
+    """The ranks of the 'lower' quantiles at 0, 1/buckets, ..., 1 of n sorted values."""
+    return np.floor(np.linspace(0, 1, buckets + 1) * (n - 1)).astype(int).tolist()
+
+
+def _standard_histogram(hist, values, lo, hi, buckets):
     hist.type = pb.Histogram.STANDARD
-    lo, hi = float(values[0]), float(values[-1])
     if lo == hi:
         hist.buckets.add(low_value=lo, high_value=hi, sample_count=float(len(values)))
         return
@@ -274,14 +309,14 @@ def _standard_histogram(hist, values, buckets):
                          sample_count=float(count))
 
 
-def _quantiles_histogram(hist, sorted_values, buckets):
-    """Equal-mass buckets between the exact quantiles (each holds n / buckets samples)."""
+def _quantiles_histogram(hist, ranked, buckets):
+    """Equal-mass buckets between the exact quantiles (each holds n / buckets samples);
+    `ranked` holds the values of the quantile ranks at those ranks (sorted or partitioned)."""
     hist.type = pb.Histogram.QUANTILES
-    n = len(sorted_values)
+    n = len(ranked)
     if n == 0:
         return
-    # sorted: the 'lower' quantiles are values at floor(q * (n - 1))
-    edges = sorted_values[np.floor(np.linspace(0, 1, buckets + 1) * (n - 1)).astype(int)]
+    edges = ranked[_quantile_ranks(n, buckets)]  # the 'lower' quantiles
     for i in range(buckets):
         hist.buckets.add(low_value=float(edges[i]), high_value=float(edges[i + 1]),
                          sample_count=n / buckets)

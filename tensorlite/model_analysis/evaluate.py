@@ -181,16 +181,17 @@ def run_model_analysis(eval_shared_model=None, eval_config=None, data_location="
     models, specs = _models(eval_shared_model, eval_config)
     names = _metric_names(eval_config)
     seed = 0 if random_seed_for_testing is None else int(random_seed_for_testing)
-    result = beam_util.ResultFile()
-    with beam_util.make_pipeline(pipeline_options) as p:
-        _ = (_reads(p, data_location, file_format)
-             | "Predict" >> beam.FlatMap(_examples, models, specs, eval_config.slicing_specs)
-             | "Gather" >> beam.GroupByKey()
-             | "Concat" >> beam.MapTuple(lambda k, chunks: (k, _concat(chunks)))
-             | "Metrics" >> beam.Map(slice_metrics, names, eval_config.options, seed)
-             | "All" >> beam.combiners.ToList()
-             | "Collect" >> beam.Map(result.write))
-    rows = sorted(result.read(), key=lambda r: (r[1], repr(r[0])))
+    with beam_util.ResultFile() as result:
+        with beam_util.pipeline(pipeline_options) as p:
+            _ = (_reads(p, data_location, file_format)
+                 | "Predict" >> beam.FlatMap(_examples, models, specs,
+                                             eval_config.slicing_specs)
+                 | "Gather" >> beam.GroupByKey()
+                 | "Concat" >> beam.MapTuple(lambda k, chunks: (k, _concat(chunks)))
+                 | "Metrics" >> beam.Map(slice_metrics, names, eval_config.options, seed)
+                 | "All" >> beam.combiners.ToList()
+                 | "Collect" >> beam.Map(result.write))
+        rows = sorted(result.read(), key=lambda r: (r[1], repr(r[0])))
     eval_result = EvalResult(rows, specs, eval_config)
     eval_result.validation = validate(eval_result, eval_config)
     if output_path:

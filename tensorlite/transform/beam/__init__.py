@@ -137,7 +137,26 @@ def _transformed_metadata(dtypes):
     return dataset_metadata.DatasetMetadata.from_feature_spec(spec)
 
 
-class AnalyzeDataset(beam.PTransform):
+class _PTransform(beam.PTransform):
+    """A PTransform that, applied to in-memory data (`(instances, metadata) | ...`), removes
+    the temporary directory of the pipeline Beam makes for that call when building it
+    raises (a bad preprocessing_fn or feature spec): Beam removes it only when the
+    pipeline runs. A pipeline the data already belongs to is the caller's, left alone."""
+
+    def __ror__(self, left, label=None):
+        _, pvalues = self._extract_input_pvalues(left)
+        values = pvalues.values() if isinstance(pvalues, dict) else pvalues
+        implicit = bool(values) and not any(isinstance(v, beam.pvalue.PValue) for v in values)
+        before = self.pipeline
+        try:
+            return super().__ror__(left, label)
+        except BaseException:
+            if implicit and self.pipeline is not None and self.pipeline is not before:
+                shutil.rmtree(self.pipeline.local_tempdir, ignore_errors=True)
+            raise
+
+
+class AnalyzeDataset(_PTransform):
     """(data, metadata) -> transform_fn: the full-pass analysis of a preprocessing_fn."""
 
     def __init__(self, preprocessing_fn, output_record_batches=False):
@@ -194,7 +213,7 @@ def _to_instances(batch):
     return [{name: batch[name][i] for name in names} for i in range(n)]
 
 
-class TransformDataset(beam.PTransform):
+class TransformDataset(_PTransform):
     """((data, metadata), transform_fn) -> (transformed data, transformed metadata)."""
 
     def __init__(self, exclude_outputs=None, output_record_batches=False):
@@ -214,7 +233,7 @@ class TransformDataset(beam.PTransform):
         return out, transformed_metadata
 
 
-class AnalyzeAndTransformDataset(beam.PTransform):
+class AnalyzeAndTransformDataset(_PTransform):
     """(data, metadata) -> ((transformed data, metadata), transform_fn)."""
 
     def __init__(self, preprocessing_fn, output_record_batches=False):
@@ -272,8 +291,9 @@ def _csv_batch(rng, names, feature_spec, delimiter):
     """The record batch of a CSV byte range (a list of one, or none): strings as UTF-8
     bytes (read as text, so '007' stays '007'), numbers as the spec's dtype."""
     strings = {name for name, spec in feature_spec.items() if spec.dtype == tf.string}
-    df = batch_io.read_csv_frame(rng, names, delimiter,
-                                 dtype={name: str for name in strings} or None)
+    df = batch_io.read_csv_frame(rng, names, delimiter,  # a missing value is an error here
+                                 dtype={name: str for name in strings} or None,
+                                 exact_types=False)
     if df is None:
         return []
     batch = RecordBatch()
@@ -298,8 +318,7 @@ def ReadCsvBatches(pipeline, file_pattern, feature_spec, delimiter=","):  # noqa
     paths = beam_util.expand_pattern(file_pattern)
     names = batch_io.csv_header(paths[0], delimiter)
     ranges = batch_io.csv_ranges(paths)
-    data = (pipeline | "CsvRanges" >> beam.Create(
-        ranges, reshuffle=beam_util.several_workers(pipeline))
+    data = (beam_util.work_items(pipeline, "CsvRanges", ranges)
             | "ReadCsv" >> beam.FlatMap(_csv_batch, names, feature_spec,
                                         delimiter).with_output_types(RecordBatch))
     metadata = _BatchMetadata(dataset_metadata.DatasetMetadata.from_feature_spec(
