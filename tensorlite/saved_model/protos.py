@@ -43,6 +43,7 @@ def _struct_file():
             ("tensor_shape_value", 31, _F.TYPE_MESSAGE, "TensorShapeProto"),
             ("tensor_dtype_value", 32, _F.TYPE_ENUM, "DataType"),
             ("tensor_spec_value", 33, _F.TYPE_MESSAGE, "TensorSpecProto"),
+            ("type_spec_value", 34, _F.TYPE_MESSAGE, "TypeSpecProto"),
             ("list_value", 51, _F.TYPE_MESSAGE, "ListValue"),
             ("tuple_value", 52, _F.TYPE_MESSAGE, "TupleValue"),
             ("dict_value", 53, _F.TYPE_MESSAGE, "DictValue"),
@@ -64,6 +65,15 @@ def _struct_file():
     _field(spec, "name", 1, _F.TYPE_STRING)
     _field(spec, "shape", 2, _F.TYPE_MESSAGE, type_name="TensorShapeProto")
     _field(spec, "dtype", 3, _F.TYPE_ENUM, type_name="DataType")
+    type_spec = _message(file, "TypeSpecProto")  # a composite's spec (ragged, sparse)
+    type_spec.enum_type.add(name="TypeSpecClass", value=[
+        descriptor_pb2.EnumValueDescriptorProto(name=n, number=i) for i, n in enumerate((
+            "UNKNOWN", "SPARSE_TENSOR_SPEC", "INDEXED_SLICES_SPEC", "RAGGED_TENSOR_SPEC"))])
+    _field(type_spec, "type_spec_class", 1, _F.TYPE_ENUM,
+           type_name="TypeSpecProto.TypeSpecClass")
+    _field(type_spec, "type_state", 2, _F.TYPE_MESSAGE, type_name="StructuredValue")
+    _field(type_spec, "type_spec_class_name", 3, _F.TYPE_STRING)
+    _field(type_spec, "num_flat_components", 4, _F.TYPE_INT32)
     return file
 
 
