@@ -462,10 +462,35 @@ def _segment_grad(g, ans, values, splits, reducer):
     return math_ops.multiply(spread, math_ops.divide(hit, gather_ops.gather(ties, rowids))), None
 
 
+_SEGMENT_TF = {"sum": "UnsortedSegmentSum", "prod": "UnsortedSegmentProd",
+               "max": "UnsortedSegmentMax", "min": "UnsortedSegmentMin"}
+
+
+def _segment_tf(attrs, specs):
+    """As TensorFlow's ragged reductions: UnsortedSegment<op>(values, value row ids, nrows)
+    (any/all: none yet, TensorFlow casts them to a sum/product of ints)."""
+    reducer = attrs["reducer"]
+    if reducer not in _SEGMENT_TF:
+        raise errors.UnimplementedError(None, None, f"SavedModel export: a ragged reduce_"
+                                        f"{reducer} has no TensorFlow mapping yet")
+    i64 = np.int64
+
+    def write(add, ins):
+        rowids = _value_rowids_tf(attrs, specs[1:])(add, [ins[1]])[0]
+        shape = add("Shape", [ins[1]], T=dtypes.int64, out_type=dtypes.int64)
+        n = _last(add, f"{shape}:output:0", 0, 1, True)
+        nrows = add("Sub", [n, np.array(1, i64)], T=dtypes.int64)
+        node = add(_SEGMENT_TF[reducer], [ins[0], rowids, f"{nrows}:z:0"], T=specs[0].dtype,
+                   Tindices=dtypes.int64, Tnumsegments=dtypes.int64)
+        return [f"{node}:output:0"]
+    return write
+
+
 RAGGED_SEGMENT_REDUCE = register(
     "RaggedSegmentReduce", _segment_fwd, grad=_segment_grad,
     shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False,
-    unsupported="tf onnx tflite batch tf_import")
+    tf=_segment_tf, tf_outputs={},
+    unsupported="onnx tflite batch tf_import")
 
 
 # -- segment aggregation (reductions over an outer ragged axis, as TensorFlow's

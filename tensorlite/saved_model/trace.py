@@ -28,11 +28,18 @@ class TracedGraph:
 
     def __init__(self, function, signature, graph=None):
         from tensorlite.graph.function import Function, function as tf_function  # noqa: PLC0415
+        from tensorlite.saved_model import composites  # noqa: PLC0415
+        fn = function.python_function if isinstance(function, Function) else function
+        self._capture, self._symbolic = None, {}
+        if graph is None and any(composites.is_composite_spec(s) for s in signature):
+            # ragged / sparse arguments: the placeholders are their components, traced
+            # shape-polymorphically (their sizes are the values', not a batch size)
+            self.signature = [c for s in signature for c in composites.component_specs(s)]
+            self._polymorphic(tf_function(fn), signature)
+            return
         self.signature = [s if isinstance(s, TensorSpec) else TensorSpec(s.shape, s.dtype)
                           for s in signature]
-        fn = function.python_function if isinstance(function, Function) else function
         dynamic = any(d is None for s in self.signature for d in s.shape.as_list())
-        self._capture, self._symbolic = None, {}
         if graph is not None:  # an existing trace (a tf.function called without signature)
             from tensorlite.graph.passes import Specs  # noqa: PLC0415
             self.graph, self._specs = graph, Specs(graph)
@@ -47,12 +54,13 @@ class TracedGraph:
             from tensorlite.graph.passes import Specs  # noqa: PLC0415
             self._specs = Specs(self.graph)
 
-    def _polymorphic(self, function):
+    def _polymorphic(self, function, signature=None):
         """None beyond the batch dimension (`[None, None]` strings, `[None, None, 3]`
-        images): one shape-polymorphic trace, whose ops' shape rules carry every None
-        dimension (graph/tracing.py), as TensorFlow traces a signature symbolically."""
+        images), or composite arguments (`signature`): one shape-polymorphic trace, whose
+        ops' shape rules carry every None dimension (graph/tracing.py), as TensorFlow
+        traces a signature symbolically."""
         from tensorlite.graph.passes import Specs  # noqa: PLC0415
-        graph = function.get_concrete_function(*self.signature).graph
+        graph = function.get_concrete_function(*(signature or self.signature)).graph
         if graph.size_dependent is not None:
             raise errors.UnimplementedError(
                 None, None, f"SavedModel export: the traced function depends on the sizes its "

@@ -33,6 +33,7 @@ import shutil
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
 from tensorlite.framework.atomic_files import fsync_dir, host_tag, is_dead_own_temp
+from tensorlite.saved_model import composites
 from tensorlite.saved_model.function_def import arg_name, call_node, function_def
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
@@ -181,6 +182,34 @@ def _arg_names(function, n):
 
 
 # -- structured values ---------------------------------------------------------------------------
+def _component_names(names, signature):
+    """The FunctionDef's argument names: a composite argument `x` is its components `x`,
+    `x_1`, ... (as TensorFlow names them)."""
+    out, taken = [], set(names)
+    for n, spec in zip(names, signature):
+        count = len(composites.component_specs(spec)) if \
+            composites.is_composite_spec(spec) else 1
+        out.append(n)
+        for k in range(1, count):
+            out.append(arg_name(f"{n}_{k}", taken))
+            taken.add(out[-1])
+    return out
+
+
+def _output_structure(value, structure, specs):
+    """The output_signature of a function whose flat outputs (composites as their
+    components) have Specs `specs`."""
+    it = iter(specs)
+
+    def write(v, leaf, name):
+        if composites.is_composite(leaf):
+            parts = [next(it) for _ in composites.components(leaf)]
+            composites.write_type_spec(v, composites.output_spec(leaf, parts))
+        else:
+            _spec_value(v, name, next(it))
+    _structure(value, structure, None, write=write)
+
+
 def _spec_value(value, name, spec):
     s = value.tensor_spec_value
     s.name = name
@@ -315,7 +344,8 @@ class _Builder:
         if key in self.written:  # a signature of an already saved function: written once
             return self.written[key]
         traced = TracedGraph(function, signature, graph)
-        names = _arg_names(function, len(signature))
+        arg_names_ = _arg_names(function, len(signature))
+        names = _component_names(arg_names_, signature)
         name = self._new_name(base)
         fdef, captured, outputs = function_def(traced, name, names, {
             self.graph.nodes[i]._path.encode(): self.graph.nodes[i] for i in self.assets},
@@ -324,12 +354,17 @@ class _Builder:
         bound = self.bound_ids(captured, base)
         saved = self.objects.concrete_functions[name]
         saved.bound_inputs.extend(bound)
-        _structure(saved.canonicalized_input_signature.tuple_value.values.add(),
-                   tuple(range(len(signature))), lambda i: traced.spec(
-                       traced.graph.placeholders[i]), "args")
-        for value, n in zip(saved.canonicalized_input_signature.tuple_value.values[0]
-                            .tuple_value.values, names):
-            value.tensor_spec_value.name = n
+        args = saved.canonicalized_input_signature.tuple_value.values.add().tuple_value
+        args.SetInParent()
+        flat = iter(range(len(names)))
+        for n, spec in zip(arg_names_, signature):
+            if composites.is_composite_spec(spec):  # its components' placeholders
+                composites.write_type_spec(args.values.add(), spec)
+                for _ in composites.component_specs(spec):
+                    next(flat)
+                continue
+            i = next(flat)
+            _spec_value(args.values.add(), n, traced.spec(traced.graph.placeholders[i]))
         saved.canonicalized_input_signature.tuple_value.values.add().dict_value.SetInParent()
         if structured is not None:  # Python values among the arguments: as traced
             specs = list(saved.canonicalized_input_signature.tuple_value.values[0]
@@ -337,9 +372,7 @@ class _Builder:
             saved.canonicalized_input_signature.Clear()
             _structure(saved.canonicalized_input_signature, tuple(structured), None,
                        write=_python_leaf(iter(specs)))
-        flat = nest.flatten(traced.graph.outputs)
-        leaf_specs = {s: o for s, o in zip(flat, outputs)}
-        _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
+        _output_structure(saved.output_signature, traced.graph.outputs, outputs)
         self.written[key] = name, bound, traced, names, outputs
         return self.written[key]
 
@@ -370,11 +403,13 @@ class _Builder:
             name, _, _, names, _ = self.concrete(function, signature, attr, graph,
                                                  structured)
             saved.concrete_functions.append(name)
-        _fullargspec(saved.function_spec.fullargspec, names)
+        first = traces[0][0]
+        _fullargspec(saved.function_spec.fullargspec, _arg_names(function, len(first)))
         if function._signature is not None:
-            first = traces[0][0]
             _structure(saved.function_spec.input_signature, tuple(range(len(first))),
-                       lambda i: _spec_of(first[i]), "args")
+                       None, "args", write=lambda value, i, name: composites.write_type_spec(
+                           value, first[i]) if composites.is_composite_spec(first[i]) else
+                       _spec_value(value, name, _spec_of(first[i])))
         else:
             saved.function_spec.input_signature.none_value.SetInParent()
         self.objects.nodes[parent_id].children.add(node_id=node_id, local_name=attr)
