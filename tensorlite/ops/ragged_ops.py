@@ -434,8 +434,8 @@ def _identity(reducer, dtype):
         return _IDENTITY[reducer]
     if reducer in ("any", "all"):
         return reducer == "all"
-    if dtype.kind == "f":
-        return -np.inf if reducer == "max" else np.inf
+    if dtype.kind == "f":  # TensorFlow's numeric_limits<T>::lowest() / max()
+        return np.finfo(dtype).min if reducer == "max" else np.finfo(dtype).max
     info = np.iinfo(dtype)
     return info.min if reducer == "max" else info.max
 

@@ -40,7 +40,8 @@ def _start(kind, dtype, shape):
     if kind in _IDENTITY:
         return np.full(shape, _IDENTITY[kind], dtype)
     if np.issubdtype(dtype, np.floating):
-        return np.full(shape, -np.inf if kind == "max" else np.inf, dtype)
+        info = np.finfo(dtype)  # TensorFlow's numeric_limits<T>::lowest() / max()
+        return np.full(shape, info.min if kind == "max" else info.max, dtype)
     info = np.iinfo(dtype)
     return np.full(shape, info.min if kind == "max" else info.max, dtype)
 

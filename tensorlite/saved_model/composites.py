@@ -23,7 +23,35 @@ def is_composite_spec(spec):
 
 
 def is_composite(value):
-    return type(value).__name__ in ("RaggedTensor", "SparseTensor")
+    return type(value).__name__ in ("RaggedTensor", "SparseTensor", "SparseParts")
+
+
+class SparseParts:
+    """A SparseTensor output of a function being traced for export, as a composite the
+    tracer expands into its three component tensors (a SparseTensor itself is returned
+    whole by a trace)."""
+
+    def __init__(self, indices, values, dense_shape):
+        self.parts = [indices, values, dense_shape]
+
+    def _tl_components(self):
+        return list(self.parts)
+
+    def _tl_rebuild(self, components):
+        return SparseParts(*components)
+
+
+def sparse_outputs_as_parts(fn):
+    """fn, its SparseTensor outputs as SparseParts (see there)."""
+    import functools  # noqa: PLC0415
+    from tensorlite.framework import nest  # noqa: PLC0415
+
+    @functools.wraps(fn)
+    def traced(*args, **kwargs):
+        return nest.map_structure(
+            lambda v: SparseParts(v.indices, v.values, v.dense_shape)
+            if type(v).__name__ == "SparseTensor" else v, fn(*args, **kwargs))
+    return traced
 
 
 def component_specs(spec):
@@ -60,6 +88,8 @@ def components(value):
         return ragged_components(value)
     if kind == "SparseTensor":
         return [value.indices, value.values, value.dense_shape]
+    if kind == "SparseParts":
+        return list(value.parts)
     return [value]
 
 
@@ -97,7 +127,9 @@ def output_spec(value, specs):
         return RaggedTensorSpec(shape, specs[0].dtype, ragged_rank=k,
                                 row_splits_dtype=specs[1].dtype)
     from tensorlite.framework.sparse_tensor import SparseTensorSpec  # noqa: PLC0415
-    rank = specs[0].shape[1]
+    rank = specs[0].shape[1] if len(specs[0].shape) == 2 else None
+    if rank is None:
+        rank = specs[2].shape[0] if specs[2].shape and specs[2].shape[0] is not None else None
     return SparseTensorSpec([None] * rank if rank is not None else None, specs[1].dtype)
 
 

@@ -113,9 +113,10 @@ def decode(value):
         shape = None if spec.shape.unknown_rank else [None if d.size < 0 else d.size
                                                       for d in spec.shape.dim]
         return _Spec(spec.name, shape, dtype_from_datatype(spec.dtype))
-    if kind == "type_spec_value":  # a ragged or sparse argument or output
-        from tensorlite.saved_model.composites import TypeSpec  # noqa: PLC0415
-        return TypeSpec(value.type_spec_value)
+    if kind == "type_spec_value":  # a ragged or sparse argument or output (others, an
+        from tensorlite.saved_model import composites  # noqa: PLC0415 - iterator: as is)
+        if value.type_spec_value.type_spec_class in (composites.RAGGED, composites.SPARSE):
+            return composites.TypeSpec(value.type_spec_value)
     if kind == "list_value":
         return [decode(v) for v in value.list_value.values]
     if kind == "tuple_value":
