@@ -43,7 +43,9 @@ def preprocessing_fn(inputs):
     bag_ids = tft.compute_and_apply_vocabulary(bag, top_k=VOCAB, num_oov_buckets=1)
     grams = tft.ngrams(tokens, (2, 3), "_")
     gram_ids = tft.compute_and_apply_vocabulary(grams, top_k=GRAMS, num_oov_buckets=1)
-    return {"bag_tfidf": _dense(*tft.tfidf(bag_ids, VOCAB + 1), VOCAB + 1),
+    bag_index, bag_weight = tft.tfidf(bag_ids, VOCAB + 1)
+    return {"bag_tfidf": _dense(bag_index, bag_weight, VOCAB + 1),
+            "bag_index": bag_index, "bag_weight": bag_weight,  # SparseTensor outputs
             "gram_tfidf": _dense(*tft.tfidf(gram_ids, GRAMS + 1, smooth=False), GRAMS + 1),
             # words per document: a segment sum over as many segments as the batch has rows
             "words": tf.math.unsorted_segment_sum(tf.ones_like(tokens.indices[:, 0]),
@@ -76,6 +78,17 @@ def test_transform_graph_applies_what_the_pipeline_applied(analyzed):
         np.testing.assert_allclose(got[name].numpy()[1:], want, rtol=1e-6, err_msg=name)
         assert not got[name].numpy()[0].any(), name
     assert got["words"].numpy()[1:].tolist() == [len(t.split()) for t in texts[:7]]
+    for name in ("bag_index", "bag_weight"):  # sparse: each row's values, as the pipeline's
+        assert isinstance(got[name], tf.SparseTensor), name
+        rows = _sparse_rows(got[name])
+        assert rows[0] == [], name
+        for row, r in zip(rows[1:], data[:7]):
+            np.testing.assert_allclose(row, np.asarray(r[name]), rtol=1e-6, err_msg=name)
+
+
+def _sparse_rows(st):
+    idx, values = st.indices.numpy(), st.values.numpy()
+    return [values[idx[:, 0] == r].tolist() for r in range(int(st.dense_shape[0]))]
 
 
 def test_transform_graph_values_are_tf_transforms_formulas(analyzed):
@@ -140,7 +153,9 @@ m = tf.saved_model.load(d + "/out/transform_fn")
 out = m.signatures["serving_default"](text=tf.constant(texts))
 served = tf.saved_model.load(d + "/model/serving/1").signatures["serving_default"](
     text=tf.constant(texts))
-res = {k: v.numpy().tolist() for k, v in out.items()}
+res = {k: (v.numpy().tolist() if not isinstance(v, tf.SparseTensor) else
+           [v.indices.numpy().tolist(), v.values.numpy().tolist(), v.dense_shape.numpy().tolist()])
+       for k, v in out.items()}
 res["score"] = served["score"].numpy().tolist()
 print(json.dumps(res))
 """
@@ -166,6 +181,12 @@ def test_real_tensorflow_applies_the_same_text_transform(analyzed, tmp_path):
     ours = tft.TFTransformOutput(out).transform_features_layer()({"text": tf.constant(raw)})
     assert sorted(got) == sorted(list(ours) + ["score"])
     for name, value in ours.items():
+        if isinstance(value, tf.SparseTensor):  # TensorFlow got a SparseTensor too
+            indices, values, shape = got[name]
+            assert indices == value.indices.numpy().tolist(), name
+            assert shape == value.dense_shape.numpy().tolist(), name
+            np.testing.assert_allclose(values, value.values.numpy(), rtol=1e-6, err_msg=name)
+            continue
         np.testing.assert_allclose(np.array(got[name]), value.numpy(), rtol=1e-6, atol=1e-7,
                                    err_msg=name)
     np.testing.assert_allclose(np.array(got["score"]).reshape(-1),

@@ -238,6 +238,17 @@ class ConcreteFunction:
         bound = [bound_value(b) for b in self._bound]
         if tracing.is_tracing() and self._value_shaped and not inline:
             outputs = self._run_as_node(inputs, bound)
+        elif tracing.is_tracing() and not inline:
+            try:
+                outputs = self._runner.run(self.name, inputs + bound)
+            except errors.InvalidArgumentError as e:
+                if "used as a Python value" not in str(e):
+                    raise
+                # an import rule needs a value the graph computes (TensorFlow's Tile of a
+                # computed multiples): this function runs as one node from now on (the ops
+                # traced so far are unused and left out of what the graph runs)
+                self._value_shaped = True
+                outputs = self._run_as_node(inputs, bound)
         else:
             outputs = self._runner.run(self.name, inputs + bound)
         if self.structured_outputs is None:
