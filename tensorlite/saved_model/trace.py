@@ -21,11 +21,7 @@ import numpy as np
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.registry import Spec
 from tensorlite.framework.tensor_spec import TensorSpec
-
-
-def composites_specs(spec):
-    from tensorlite.saved_model.composites import component_specs  # noqa: PLC0415
-    return component_specs(spec)
+from tensorlite.saved_model import composites
 
 
 class TracedGraph:
@@ -33,7 +29,6 @@ class TracedGraph:
 
     def __init__(self, function, signature, graph=None):
         from tensorlite.graph.function import Function, function as tf_function  # noqa: PLC0415
-        from tensorlite.saved_model import composites  # noqa: PLC0415
         fn = function.python_function if isinstance(function, Function) else function
         fn = composites.sparse_outputs_as_parts(fn)  # SparseTensor outputs: components
         self._capture, self._symbolic = None, {}
@@ -99,7 +94,7 @@ class TracedGraph:
         outermost. The placeholders are put in TensorFlow's order (the fresh graph's own)."""
         order, k = [], 0
         for spec in signature:
-            n = len(composites_specs(spec))
+            n = len(composites.component_specs(spec))
             block = list(range(k, k + n))
             order += block[:1] + block[1:][::-1] if type(spec).__name__ == \
                 "RaggedTensorSpec" else block
