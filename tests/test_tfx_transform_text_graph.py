@@ -78,6 +78,10 @@ def test_transform_graph_applies_what_the_pipeline_applied(analyzed):
         np.testing.assert_allclose(got[name].numpy()[1:], want, rtol=1e-6, err_msg=name)
         assert not got[name].numpy()[0].any(), name
     assert got["words"].numpy()[1:].tolist() == [len(t.split()) for t in texts[:7]]
+    spec = tft.TFTransformOutput(out).transformed_feature_spec()
+    assert spec["bag_index"] == tf.io.VarLenFeature(tf.int64), spec
+    assert spec["bag_weight"] == tf.io.VarLenFeature(tf.float32), spec
+    assert spec["words"] == tf.io.FixedLenFeature([], tf.int64), spec
     for name in ("bag_index", "bag_weight"):  # sparse: each row's values, as the pipeline's
         assert isinstance(got[name], tf.SparseTensor), name
         rows = _sparse_rows(got[name])

@@ -132,8 +132,11 @@ def _write_graph(results, preprocessing_fn, feature_spec, kinds, temp_dir):
 
 
 def _transformed_metadata(dtypes):
-    spec = {name: tf.io.FixedLenFeature([], dtype if dtype != tf.int32 else tf.int64)
-            for name, dtype in dtypes.items()}
+    def feature(dtype):
+        if type(dtype).__name__ == "VarLenFeature":  # a sparse output
+            return tf.io.VarLenFeature(tf.int64 if dtype.dtype == tf.int32 else dtype.dtype)
+        return tf.io.FixedLenFeature([], dtype if dtype != tf.int32 else tf.int64)
+    spec = {name: feature(dtype) for name, dtype in dtypes.items()}
     return dataset_metadata.DatasetMetadata.from_feature_spec(spec)
 
 
