@@ -51,6 +51,11 @@ def test_bad_arguments_raise_value_error():
         tft.ngrams(tf.SparseTensor([[0, 0, 0]], ["a"], [1, 1, 1]), (1, 1), " ")
     with pytest.raises(ValueError, match="2-D SparseTensor"):
         tft.ngrams(tf.constant(["a", "b"]), (1, 1), " ")
+    unordered = tf.SparseTensor([[1, 0], [0, 0]], ["b", "a"], [2, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="row-major.*tf.sparse.reorder"):
+        tft.ngrams(unordered, (1, 1), " ")
+    got = tft.ngrams(tf.sparse.reorder(unordered), (1, 1), " ")
+    assert got.values.numpy().tolist() == [b"a", b"b"]
 
 
 def preprocessing_fn(inputs):

@@ -13,6 +13,7 @@ values (Unique) and segment reductions whose number of segments is a tensor.
 import numpy as np
 
 import tensorlite as tf
+from tensorlite.framework import errors
 from tensorlite.transform import analyzers, context
 
 
@@ -27,6 +28,8 @@ def _flat(x, what):
         if x.indices.shape[-1] is not None and x.indices.shape[-1] != 2:
             raise ValueError(f"tft.{what}: the input must be a 2-D SparseTensor, got rank "
                              f"{x.indices.shape[-1]}")
+        if tf.executing_eagerly():  # (a graph trusts the order, as tf.Transform's)
+            _check_row_major(x.indices.numpy(), what)
         return x.values, x.indices[:, 0], x.dense_shape[0]
     if isinstance(x, tf.RaggedTensor):
         if x.ragged_rank != 1 or x.flat_values.shape.rank != 1:
@@ -35,6 +38,17 @@ def _flat(x, what):
         return x.values, x.value_rowids(), x.nrows()
     raise ValueError(f"tft.{what}: the input must be a 2-D SparseTensor (or RaggedTensor), "
                      f"got {type(x).__name__}")
+
+
+def _check_row_major(indices, what):
+    rows, cols = indices[:, 0], indices[:, 1]
+    step_ok = (np.diff(rows) > 0) | ((np.diff(rows) == 0) & (np.diff(cols) > 0))
+    if not step_ok.all():
+        k = int(np.argmin(step_ok)) + 1
+        raise errors.InvalidArgumentError(
+            None, None, f"tft.{what}: the SparseTensor's indices must be in row-major order "
+            f"(indices[{k}] = {indices[k].tolist()} follows {indices[k - 1].tolist()}); "
+            f"call tf.sparse.reorder first")
 
 
 def _sparse(values, rowids, nrows):
