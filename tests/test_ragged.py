@@ -9,6 +9,7 @@ from tests.ragged_check import (check_ragged, ref_map, ref_mean, ref_merge_dims,
 
 ROWS = [[1.0, 2.0, 3.0], [], [4.0], [5.0, -6.0]]
 ROWS_B = [[0.5, 1.5, -1.0], [], [2.0], [3.0, 0.25]]
+_BIG = float(np.finfo(np.float64).max)  # an empty row's max is -_BIG (TensorFlow's lowest)
 NESTED = [[[1.0, 2.0], [3.0]], [], [[4.0, 5.0, 6.0], [], [7.0]]]
 
 
@@ -129,11 +130,12 @@ def test_reductions():
     check_ragged(lambda r: tf.reduce_mean(r[0:1], axis=1), lambda r: [ref_mean(r[0])], ROWS,
                  grad=True)
     check_ragged(lambda r: tf.reduce_max(r, axis=1),
-                 lambda r: ref_rows(r, lambda x: max(x) if x else -float("inf")), ROWS)
+                 # an empty row: the dtype's lowest finite value, as TensorFlow's
+                 lambda r: ref_rows(r, lambda x: max(x) if x else -_BIG), ROWS)
     check_ragged(lambda r: tf.reduce_max(r[0:1], axis=1), lambda r: [max(r[0])], ROWS,
                  grad=True)
     check_ragged(lambda r: tf.reduce_min(r, axis=-1),
-                 lambda r: ref_rows(r, lambda x: min(x) if x else float("inf")), ROWS)
+                 lambda r: ref_rows(r, lambda x: min(x) if x else _BIG), ROWS)
     check_ragged(lambda r: tf.reduce_prod(r, axis=1),
                  lambda r: ref_rows(r, lambda x: float(np.prod(x))), ROWS)
     check_ragged(lambda r: tf.reduce_sum(r, axis=0),

@@ -11,8 +11,11 @@ IDS = np.array([2, 0, 2, 2, 0])
 
 
 def _np_unsorted(kind, data, ids, n):
-    start = {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf}[kind]
-    out = np.full((n,) + data.shape[ids.ndim:], start)
+    # an empty segment's maximum (minimum) is the dtype's lowest (highest) finite value,
+    # as TensorFlow's numeric_limits<T>::lowest()
+    big = np.finfo(data.dtype).max
+    start = {"sum": 0.0, "prod": 1.0, "max": -big, "min": big}[kind]
+    out = np.full((n,) + data.shape[ids.ndim:], start, data.dtype)
     fn = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
     for i, s in np.ndenumerate(ids):
         if s >= 0:

@@ -1,7 +1,7 @@
 """tft.ngrams, tft.bag_of_words and tft.tfidf against tf.Transform's documented examples;
 tfidf's document frequencies are a full-pass analyzer whose result does not depend on how
-the data is split into batches; inside a transform graph they fail loudly."""
-
+the data is split into batches; the transform graph with them is in
+tests/test_tfx_transform_text_graph.py."""
 import numpy as np
 import pytest
 
@@ -51,6 +51,11 @@ def test_bad_arguments_raise_value_error():
         tft.ngrams(tf.SparseTensor([[0, 0, 0]], ["a"], [1, 1, 1]), (1, 1), " ")
     with pytest.raises(ValueError, match="2-D SparseTensor"):
         tft.ngrams(tf.constant(["a", "b"]), (1, 1), " ")
+    unordered = tf.SparseTensor([[1, 0], [0, 0]], ["b", "a"], [2, 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="row-major.*tf.sparse.reorder"):
+        tft.ngrams(unordered, (1, 1), " ")
+    got = tft.ngrams(tf.sparse.reorder(unordered), (1, 1), " ")
+    assert got.values.numpy().tolist() == [b"a", b"b"]
 
 
 def preprocessing_fn(inputs):
@@ -107,20 +112,6 @@ def test_tfidf_unsmoothed_idf_is_one_plus_log_of_the_ratio():
     expected = [[0.6, 0.2 * (1 + np.log(2)), 0.2 * (1 + np.log(2))], [1 / 3, 2 / 3 * (1 + np.log(2))]]
     for got, want in zip(_rows(out["w"]), expected):
         np.testing.assert_allclose(got, want, rtol=1e-6)
-
-
-def test_text_mappers_in_a_transform_graph_fail_loudly(tmp_path):
-    pytest.importorskip("apache_beam")
-    import tensorlite.transform.beam as tft_beam
-    from tensorlite.transform.tf_metadata import dataset_metadata
-    metadata = dataset_metadata.DatasetMetadata.from_feature_spec(SPEC)
-
-    def uses_ngrams(inputs):
-        grams = tft.ngrams(tf.strings.split(inputs["x"]).to_sparse(), (1, 2), " ")
-        return {"n": tf.sparse.to_dense(tft.compute_and_apply_vocabulary(grams))}
-    with pytest.raises(Exception, match="tft.ngrams inside the transform graph"):
-        with tft_beam.Context(temp_dir=str(tmp_path)):
-            _ = ([{"x": "a b"}, {"x": "b c"}], metadata) | tft_beam.AnalyzeDataset(uses_ngrams)
 
 
 def test_tfidf_analysis_on_beam_equals_the_in_process_pass():

@@ -10,6 +10,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, register
+from tensorlite.framework.tensor import GRAPH_TENSOR_INFO, _graph_tensor_info
 
 
 def _count(rowids, ids, nrows, size, weights, binary_output, dtype):
@@ -44,11 +45,17 @@ def _import_dense(ins, attrs):
     output has the weights' dtype T."""
     ids, size, weights = ins
     binary = bool(attrs.get("binary_output", False))
+    # inside a trace the size may follow the input (a row count, a shape: the tracer lets
+    # a shape be read, which would freeze it): the sized form keeps it a tensor
+    traced = bool(GRAPH_TENSOR_INFO) and _graph_tensor_info(size) is not None
     try:
-        size_value = int(size.numpy())
+        size_value = None if traced else int(size.numpy())
     except errors.InvalidArgumentError:  # a trace refuses: the size follows the input
+        traced = True
+    if traced:
         if weights.shape.num_elements():
-            raise
+            raise errors.UnimplementedError(None, None, "DenseBincount with weights and a "
+                                            "size computed in the graph is not supported")
         return DENSE_BINCOUNT_SIZED(ids, size, binary_output=binary,
                                     out_dtype=weights.dtype.name)
     kw = {"size": size_value, "binary_output": binary, "out_dtype": weights.dtype.name}

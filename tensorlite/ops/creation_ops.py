@@ -151,9 +151,23 @@ def _range_fwd(start, limit, delta, dtype):
     return np.arange(n, dtype=np_dt) * np_dt(d) + np_dt(s)
 
 
+def _range_tf(attrs, specs):
+    """TensorFlow's Range takes start, limit and delta of its output's dtype: a Cast
+    before each argument of another dtype."""
+    dtype = attrs["dtype"]
+
+    def write(add, ins):
+        args = [ref if spec.dtype == dtype else
+                add("Cast", [ref], SrcT=spec.dtype, DstT=dtype, Truncate=False) + ":y:0"
+                for ref, spec in zip(ins, specs)]
+        return [add("Range", args, Tidx=dtype) + ":output:0"]
+    return write
+
+
 RANGE = register(
     "Range", _range_fwd, grad=NOT_DIFFERENTIABLE, shape=lambda *specs, dtype: Spec((None,), dtype),
-    unsupported="tf onnx tflite batch", tf_import=lambda ins, a: range(*ins, dtype=a.get("Tidx")))
+    tf=_range_tf, tf_outputs="output",
+    unsupported="onnx tflite batch", tf_import=lambda ins, a: range(*ins, dtype=a.get("Tidx")))
 
 
 def linspace(start, stop, num, name=None, axis=0):

@@ -8,7 +8,7 @@ Example:
 """
 import numpy as np
 
-from tensorlite.framework import convert, dtypes
+from tensorlite.framework import convert, dtypes, errors
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import NOT_DIFFERENTIABLE, Spec, declare, register
 from tensorlite.framework.tensor import Tensor, wrap
@@ -308,9 +308,23 @@ def _scatter_nd_shape(i, u, shape, batch_dims):
     return Spec(tuple(u.shape[:nb]) + tuple(shape), u.dtype)
 
 
+def _gather_nd_tf(attrs, specs):
+    """TensorFlow's GatherNd (batch_dims=0; its Python writes batch_dims > 0 as several
+    ops, not written here)."""
+    if attrs["batch_dims"] != 0 or len(specs[0].shape) != attrs["rank"]:
+        raise errors.UnimplementedError(None, None, "SavedModel export: tf.gather_nd with "
+                                        "batch_dims > 0 (or under vectorized_map) has no "
+                                        "TensorFlow mapping yet")
+    # the written form: the one-node form would add a T attribute GatherNd has not
+    return lambda add, ins: [add("GatherNd", ins, Tparams=specs[0].dtype,
+                                 Tindices=specs[1].dtype) + ":output:0"]
+
+
 GATHER_ND = register(
     "GatherNd", _gather_nd_fwd, grad=_gather_nd_grad, shape=_gather_nd_shape,
-    unsupported="tf onnx tflite batch tf_import")
+    tf=_gather_nd_tf, tf_outputs="output",
+    tf_import=lambda ins, a: gather_nd(ins[0], ins[1]),
+    unsupported="onnx tflite batch")
 SCATTER_ND = register("ScatterNd", _scatter_nd_fwd, grad=_scatter_nd_grad,
                       shape=_scatter_nd_shape, unsupported="tf onnx tflite batch tf_import")
 
@@ -642,7 +656,10 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     if shape[ax:ax + md] != mk._value.shape:
         raise ValueError(f"Shapes {tuple(shape[ax:ax + md])} and {tuple(mk._value.shape)} are "
                          f"incompatible (tensor shape {list(shape)}, mask at axis {ax})")
-    flat = reshape(x, shape[:ax] + (_prod(shape[ax:ax + md]),) + shape[ax + md:])
+    # a one-dimensional mask needs no reshape (one frozen at the traced size would keep a
+    # graph from taking another batch)
+    flat = x if md == 1 else reshape(x, shape[:ax] + (_prod(shape[ax:ax + md]),) +
+                                     shape[ax + md:])
     from tensorlite.ops.math_ops import where  # noqa: PLC0415 - an op, so graphs recompute it
     picked = reshape(where(reshape(mk, [-1])), [-1])
     return gather(flat, picked, axis=ax)

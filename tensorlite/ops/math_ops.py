@@ -1446,8 +1446,10 @@ ARGSORT = register(
 WHERE_INDICES = register("Where", lambda c: np.argwhere(c).astype(np.int64),
                          grad=NOT_DIFFERENTIABLE,  # how many are true is known only at run time
                          shape=lambda c: Spec((None, len(c.shape)), dtypes.int64),
-                         tf_import=lambda ins, a: where(ins[0]), tf_import_opaque=True,
-                         unsupported="tf onnx tflite batch")
+                         tf=lambda a, specs: ("Where", {"T": specs[0].dtype}, [0]),
+                         tf_outputs="index",
+                         tf_import=lambda ins, a: where(ins[0]),
+                         unsupported="onnx tflite batch")
 
 
 def sort(values, axis=-1, direction="ASCENDING", name=None):

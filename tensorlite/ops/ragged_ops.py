@@ -202,9 +202,37 @@ RAGGED_VALIDATE = _int_op(
 RAGGED_ROW_LENGTHS = _int_op(
     "RaggedRowLengths", lambda s: np.diff(s).astype(_I64),
     unsupported="tf onnx tflite batch tf_import")
+def _last(add, ref, begin, end, shrink):
+    """StridedSlice [begin:end] of an int64 vector (shrink: the one element, a scalar)."""
+    i32 = np.int32
+    node = add("StridedSlice", [ref, np.array([begin], i32), np.array([end], i32),
+                                np.array([1], i32)], T=dtypes.int64, Index=dtypes.int32,
+               begin_mask=0, end_mask=1 if end == 0 else 0, ellipsis_mask=0,
+               new_axis_mask=0, shrink_axis_mask=1 if shrink else 0)
+    return f"{node}:output:0"
+
+
+def _value_rowids_tf(attrs, specs):
+    """TensorFlow has no op for a ragged tensor's value row ids (its Python computes them):
+    the running sum of DenseBincount of the inner splits splits[1:-1] over nvals + 1 bins,
+    without its last entry (a value's row is how many row ends are at or before it)."""
+    i32, i64 = np.int32, np.int64
+
+    def write(add, ins):
+        nvals = _last(add, ins[0], -1, 0, True)
+        size = add("AddV2", [nvals, np.array(1, i64)], T=dtypes.int64)
+        inner = _last(add, ins[0], 1, -1, False)
+        counts = add("DenseBincount", [inner, f"{size}:z:0", np.zeros(0, i64)],
+                     Tidx=dtypes.int64, T=dtypes.int64, binary_output=False)
+        ends = add("Cumsum", [f"{counts}:output:0", np.array(0, i32)], T=dtypes.int64,
+                   Tidx=dtypes.int32, exclusive=False, reverse=False)
+        return [_last(add, f"{ends}:out:0", 0, -1, False)]
+    return write
+
+
 RAGGED_VALUE_ROWIDS = _int_op(
     "RaggedValueRowIds", lambda s: np.repeat(np.arange(s.shape[0] - 1, dtype=_I64), np.diff(s)),
-    unsupported="tf onnx tflite batch tf_import")
+    unsupported="onnx tflite batch tf_import", tf=_value_rowids_tf, tf_outputs={})
 RAGGED_SPLITS_FROM_LENGTHS = _int_op(
     "RaggedSplitsFromLengths", _lengths_to_splits, unsupported="tf onnx tflite batch tf_import")
 RAGGED_SPLITS_FROM_ROWIDS = _int_op(
@@ -406,8 +434,8 @@ def _identity(reducer, dtype):
         return _IDENTITY[reducer]
     if reducer in ("any", "all"):
         return reducer == "all"
-    if dtype.kind == "f":
-        return -np.inf if reducer == "max" else np.inf
+    if dtype.kind == "f":  # TensorFlow's numeric_limits<T>::lowest() / max()
+        return np.finfo(dtype).min if reducer == "max" else np.finfo(dtype).max
     info = np.iinfo(dtype)
     return info.min if reducer == "max" else info.max
 
@@ -434,10 +462,35 @@ def _segment_grad(g, ans, values, splits, reducer):
     return math_ops.multiply(spread, math_ops.divide(hit, gather_ops.gather(ties, rowids))), None
 
 
+_SEGMENT_TF = {"sum": "UnsortedSegmentSum", "prod": "UnsortedSegmentProd",
+               "max": "UnsortedSegmentMax", "min": "UnsortedSegmentMin"}
+
+
+def _segment_tf(attrs, specs):
+    """As TensorFlow's ragged reductions: UnsortedSegment<op>(values, value row ids, nrows)
+    (any/all: none yet, TensorFlow casts them to a sum/product of ints)."""
+    reducer = attrs["reducer"]
+    if reducer not in _SEGMENT_TF:
+        raise errors.UnimplementedError(None, None, f"SavedModel export: a ragged reduce_"
+                                        f"{reducer} has no TensorFlow mapping yet")
+    i64 = np.int64
+
+    def write(add, ins):
+        rowids = _value_rowids_tf(attrs, specs[1:])(add, [ins[1]])[0]
+        shape = add("Shape", [ins[1]], T=dtypes.int64, out_type=dtypes.int64)
+        n = _last(add, f"{shape}:output:0", 0, 1, True)
+        nrows = add("Sub", [n, np.array(1, i64)], T=dtypes.int64)
+        node = add(_SEGMENT_TF[reducer], [ins[0], rowids, f"{nrows}:z:0"], T=specs[0].dtype,
+                   Tindices=dtypes.int64, Tnumsegments=dtypes.int64)
+        return [f"{node}:output:0"]
+    return write
+
+
 RAGGED_SEGMENT_REDUCE = register(
     "RaggedSegmentReduce", _segment_fwd, grad=_segment_grad,
     shape=lambda v, s, reducer: Spec((None,) + tuple(v.shape[1:]), v.dtype), batchable=False,
-    unsupported="tf onnx tflite batch tf_import")
+    tf=_segment_tf, tf_outputs={},
+    unsupported="onnx tflite batch tf_import")
 
 
 # -- segment aggregation (reductions over an outer ragged axis, as TensorFlow's
@@ -541,11 +594,54 @@ def _sparse_splits_fwd(indices, dense_shape):
     return splits
 
 
+def _to_sparse_tf(attrs, specs):
+    """TensorFlow's RaggedTensorToSparse takes the splits first and the flat values last,
+    and also outputs the values (ours come from the flat values themselves)."""
+    k = len(specs) - 1
+
+    def write(add, ins):
+        node = add("RaggedTensorToSparse", list(ins[1:]) + [ins[0]], RAGGED_RANK=k,
+                   T=specs[0].dtype, Tsplits=specs[1].dtype)
+        return [f"{node}:sparse_indices:0", f"{node}:sparse_dense_shape:0"]
+    return write
+
+
+def _import_to_sparse(ins, a):
+    """TensorFlow's RaggedTensorToSparse(splits..., values): indices, values, dense shape."""
+    k = a["RAGGED_RANK"]
+    splits = [math_ops.cast(s, dtypes.int64) for s in ins[:k]]
+    indices, dense_shape = RAGGED_TO_SPARSE(ins[k], *splits)
+    from tensorlite.ops import array_ops  # noqa: PLC0415 - array_ops imports us
+    return [indices, array_ops.reshape(ins[k], [-1]), dense_shape]
+
+
+def _sparse_splits_tf(attrs, specs):
+    """Row splits of an ordered 2-D SparseTensor, as TensorFlow's RaggedTensor.from_sparse:
+    from the row ids indices[:, 0] over dense_shape[0] rows (TensorFlow checks the order
+    with assertions; the graph trusts it)."""
+    i32 = np.int32
+
+    def write(add, ins):
+        rows = add("StridedSlice", [ins[0], np.array([0, 0], i32), np.array([0, 1], i32),
+                                    np.array([1, 1], i32)], T=dtypes.int64,
+                   Index=dtypes.int32, begin_mask=1, end_mask=1, ellipsis_mask=0,
+                   new_axis_mask=0, shrink_axis_mask=2)
+        nrows = _last(add, ins[1], 0, 1, True)
+        return [write_splits_from_rowids(add, f"{rows}:output:0", nrows)]
+    return write
+
+
 RAGGED_TO_SPARSE = _int_op(
-    "RaggedTensorToSparse", _to_sparse_fwd, _PAIR, True,
-    unsupported="tf onnx tflite batch tf_import")
+    "RaggedTensorToSparse", _to_sparse_fwd,
+    lambda flat, *splits: [Spec((None, len(splits) + len(flat.shape)), dtypes.int64),
+                           Spec((len(splits) + len(flat.shape),), dtypes.int64)],
+    True, unsupported="onnx tflite batch",
+    tf=_to_sparse_tf, tf_import=_import_to_sparse,
+    tf_outputs={"RaggedTensorToSparse": ("sparse_indices", "sparse_values",
+                                         "sparse_dense_shape")})
 RAGGED_SPARSE_SPLITS = _int_op(
-    "RaggedSplitsFromSparse", _sparse_splits_fwd, unsupported="tf onnx tflite batch tf_import")
+    "RaggedSplitsFromSparse", _sparse_splits_fwd, unsupported="onnx tflite batch tf_import",
+    tf=_sparse_splits_tf, tf_outputs={})
 
 
 def _same_splits_fwd(a, b):

@@ -19,7 +19,7 @@ import numpy as np
 
 from tensorlite.framework.dispatch import execute, invalid
 from tensorlite.framework.registry import Spec, register
-from tensorlite.framework.tensor import wrap
+from tensorlite.framework.tensor import GRAPH_TENSOR_INFO, Tensor, _graph_tensor_info, wrap
 from tensorlite.ops.gather_ops import GATHER, _index_tensor
 from tensorlite.ops.common import to_tensor
 
@@ -40,7 +40,8 @@ def _start(kind, dtype, shape):
     if kind in _IDENTITY:
         return np.full(shape, _IDENTITY[kind], dtype)
     if np.issubdtype(dtype, np.floating):
-        return np.full(shape, -np.inf if kind == "max" else np.inf, dtype)
+        info = np.finfo(dtype)  # TensorFlow's numeric_limits<T>::lowest() / max()
+        return np.full(shape, info.min if kind == "max" else info.max, dtype)
     info = np.iinfo(dtype)
     return np.full(shape, info.min if kind == "max" else info.max, dtype)
 
@@ -120,14 +121,47 @@ def _import_rule(kind):
     return lambda ins, attrs: _segment(kind, ins[0], ins[1], ins[2], _TF_NAMES[kind])
 
 
-# The unsorted sum's import rule computes outside the registry (tf_import_opaque,
-# saved_model/function_runner.py).
+# A TensorFlow graph's num_segments is a tensor: traced again (a loaded function inside a
+# tf.function), a computed one makes the counted form below, so no import is opaque.
 _GRADS = {"sum": _sum_grad, "prod": _prod_grad, "max": _extreme_grad, "min": _extreme_grad}
 SEGMENT_OPS = {kind: register(_TF_NAMES[kind], _segment_fwd(kind), grad=_GRADS[kind],
                               shape=_shape, tf=_tf_rule(kind), tf_outputs="output",
-                              tf_import=_import_rule(kind), tf_import_opaque=kind == "sum",
+                              tf_import=_import_rule(kind),
                               unsupported="onnx tflite batch")
                for kind in _TF_NAMES}
+
+
+def _counted_fwd(kind):
+    forward = _segment_fwd(kind)
+    return lambda data, segment_ids, num_segments: forward(data, segment_ids, int(num_segments))
+
+
+def _counted_grad(kind):
+    def grad(g, ans, data, segment_ids, num_segments):
+        return _GRADS[kind](g, ans, data, segment_ids, int(num_segments._value))[0], None, None
+    return grad
+
+
+def _counted_tf(kind):
+    return lambda attrs, in_specs: (_TF_NAMES[kind], {"Tindices": in_specs[1].dtype,
+                                                      "Tnumsegments": in_specs[2].dtype},
+                                    [0, 1, 2])
+
+
+# num_segments as a tensor input, where it is computed inside a traced function (a batch's
+# row count): an attribute would freeze its traced value into the graph. TensorFlow's ops
+# take it as an input, so both forms export to the same op; TF's graphs import as the
+# attribute form above (its rule computes on the loaded values).
+COUNTED_SEGMENT_OPS = {kind: register(
+    _TF_NAMES[kind] + "Counted", _counted_fwd(kind), grad=_counted_grad(kind),
+    shape=lambda data, ids, n: Spec((None,) + tuple(data.shape[len(ids.shape):]), data.dtype),
+    tf=_counted_tf(kind), tf_outputs={_TF_NAMES[kind]: "output"},
+    unsupported="onnx tflite batch tf_import") for kind in _TF_NAMES}
+
+
+def _is_graph_tensor(t):
+    return bool(GRAPH_TENSOR_INFO) and isinstance(t, Tensor) and \
+        _graph_tensor_info(t) is not None
 
 
 def _segment(kind, data, segment_ids, num_segments, op_name):
@@ -143,6 +177,8 @@ def _segment(kind, data, segment_ids, num_segments, op_name):
     if ids._value.size and ids._value.max(initial=-1) >= n:
         raise invalid(op_name, f"{op_name}: segment id {int(ids._value.max())} is out of "
                       f"range [0, {n}) (num_segments={n})")
+    if _is_graph_tensor(num_segments):
+        return execute(COUNTED_SEGMENT_OPS[kind], (x, ids, num_segments), {})
     return execute(SEGMENT_OPS[kind], (x, ids), {"num_segments": n})
 
 

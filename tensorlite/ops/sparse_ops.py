@@ -14,6 +14,8 @@ import numpy as np
 
 from tensorlite.framework import errors
 from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.framework.dispatch import execute
+from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.ops import array_ops, gather_ops, math_ops, segment_ops
@@ -54,6 +56,33 @@ def _check_indices(sp, op_name):
                 f"ops require sorted indices; use tf.sparse.reorder to sort them")
 
 
+def _to_dense_fwd(indices, dense_shape, values, default):
+    out = np.full(tuple(int(d) for d in dense_shape), default[()], dtype=values.dtype)
+    if len(indices):
+        out[tuple(indices.T)] = values
+    return out
+
+
+def _to_dense_grad(g, ans, indices, dense_shape, values, default):
+    rank = len(ans._value.shape)
+    picked = execute(gather_ops.GATHER_ND, (g, indices), {"batch_dims": 0, "rank": rank})
+    from tensorlite.ops.math_ops import reduce_sum, subtract  # noqa: PLC0415
+    return None, None, picked, subtract(reduce_sum(g), reduce_sum(picked))
+
+
+# One op (TensorFlow's SparseToDense), so a traced graph computes the dense shape from the
+# SparseTensor it meets instead of freezing the traced one.
+SPARSE_TO_DENSE = register(
+    "SparseToDense", _to_dense_fwd, grad=_to_dense_grad,
+    shape=lambda i, shape, v, d: Spec((None,) * (shape.shape[0] or 0), v.dtype),
+    tf=lambda a, specs: ("SparseToDense", {"validate_indices": False, "T": specs[2].dtype,
+                                           "Tindices": specs[0].dtype}, [0, 1, 2, 3]),
+    tf_outputs="dense",
+    tf_import=lambda ins, a: SPARSE_TO_DENSE(math_ops.cast(ins[0], "int64"),
+                                             math_ops.cast(ins[1], "int64"), ins[2], ins[3]),
+    unsupported="onnx tflite batch")
+
+
 def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     """`tf.sparse.to_dense`: the dense tensor, `default_value` (0 or b'') where unset."""
     if not isinstance(sp_input, SparseTensor):
@@ -65,12 +94,7 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     if default_value is None:
         default_value = b"" if dt.is_string else np.zeros((), dt.as_numpy_dtype)
     default = convert_to_tensor(default_value, dtype=dt)
-    shape = [int(d) for d in sp_input.dense_shape._value]
-    dense = array_ops.broadcast_to(default, shape) if not dt.is_string else \
-        wrap(np.full(shape, default._value[()], dtype=object))
-    if sp_input.indices.shape[0] == 0:
-        return dense
-    return gather_ops.tensor_scatter_nd_update(dense, sp_input.indices, sp_input.values)
+    return SPARSE_TO_DENSE(sp_input.indices, sp_input.dense_shape, sp_input.values, default)
 
 
 def from_dense(tensor, name=None):

@@ -242,7 +242,11 @@ def _join_shape(*xs, separator):
     return Spec(shape, dtypes.string)
 
 
-STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape, unsupported="tf onnx tflite batch",
+STRING_JOIN = _register(
+    "StringJoin", _join_fwd, _join_shape, unsupported="onnx tflite batch",
+    tf=lambda a, specs: lambda add, ins: [  # written: StringJoin has no T attribute
+        add("StringJoin", ins, N=len(specs), separator=a["separator"]) + ":output:0"],
+    tf_outputs="output",
     tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
 
 

@@ -81,6 +81,9 @@ class RaggedTensor:
         """>>> tf.RaggedTensor.from_value_rowids([1, 2, 3], [0, 0, 2], nrows=4).to_list()
         [[1, 2], [], [3], []]"""
         rowids = _int64(value_rowids, "value_rowids")
+        if isinstance(nrows, Tensor):  # a tensor input: in a graph it follows the batch
+            splits = rops.RAGGED_SPLITS_FROM_ROWIDS_N(rowids, _int64(nrows, "nrows"))
+            return cls.from_row_splits(values, splits, validate=validate)
         n = -1 if nrows is None else int(np.asarray(nrows))
         splits = rops.RAGGED_SPLITS_FROM_ROWIDS(rowids, nrows=n if n >= 0 else None)
         return cls.from_row_splits(values, splits, validate=validate)

@@ -281,13 +281,14 @@ class _Writer:
         if self.stateful:
             noop = self.node("NoOp", "NoOp", [f"^{s}" for s in self.stateful]).name
         specs = []
-        for k, slot in enumerate(nest.flatten(graph.outputs)):
-            if not isinstance(slot, int):  # a composite (ragged, sparse) in the outputs
+        from tensorlite.saved_model.composites import flatten  # noqa: PLC0415
+        for k, slot in enumerate(flatten(graph.outputs)):  # a composite: its components
+            if not isinstance(slot, int):  # a Python value (a SparseTensor the trace froze)
                 raise NotImplementedError(
                     f"tf.saved_model.save: the function {self.fdef.signature.name!r} returns "
-                    f"a {type(slot).__name__}; SavedModel export of ragged or sparse "
-                    f"outputs is not implemented (return its components, e.g. "
-                    f"rt.flat_values and rt.row_splits, or rt.to_tensor())")
+                    f"a {type(slot).__name__} that its trace does not compute (a "
+                    f"SparseTensor output of a traced function is not implemented: return "
+                    f"its indices, values and dense_shape, or tf.sparse.to_dense of it)")
             spec = self.cap.spec(slot)
             n = self.node("Identity", "Identity",
                           [self.refs[slot]] + ([f"^{noop}"] if noop else []), T=spec.dtype)

@@ -113,6 +113,10 @@ def decode(value):
         shape = None if spec.shape.unknown_rank else [None if d.size < 0 else d.size
                                                       for d in spec.shape.dim]
         return _Spec(spec.name, shape, dtype_from_datatype(spec.dtype))
+    if kind == "type_spec_value":  # a ragged or sparse argument or output (others, an
+        from tensorlite.saved_model import composites  # noqa: PLC0415 - iterator: as is)
+        if value.type_spec_value.type_spec_class in (composites.RAGGED, composites.SPARSE):
+            return composites.TypeSpec(value.type_spec_value)
     if kind == "list_value":
         return [decode(v) for v in value.list_value.values]
     if kind == "tuple_value":
@@ -122,6 +126,22 @@ def decode(value):
     if kind == "named_tuple_value":
         return {p.key: decode(p.value) for p in value.named_tuple_value.values}
     return getattr(value, kind)
+
+
+def _flat_like(given, sig):
+    """The leaves of `given` where the signature `sig` has them, a composite (a ragged
+    argument as a RaggedTensor or a nested list) staying one leaf."""
+    if isinstance(sig, (list, tuple)) and isinstance(given, (list, tuple)):
+        out = []
+        for g, s in zip(given, sig):
+            out.extend(_flat_like(g, s))
+        return out + list(given[len(sig):])
+    if isinstance(sig, dict) and isinstance(given, dict):
+        out = []
+        for k in sorted(sig, key=nest._sort_key):
+            out.extend(_flat_like(given.get(k), sig[k]))
+        return out
+    return [given]
 
 
 class ConcreteFunction:
@@ -150,20 +170,32 @@ class ConcreteFunction:
         if kwargs:
             raise TypeError(f"{self.name} got unexpected keyword arguments {sorted(kwargs)}; "
                             f"it takes {sorted(sig_kwargs)}")
-        flat, flat_sig = nest.flatten(given), nest.flatten((sig_args, sig_kwargs))
-        specs = [s for s in flat_sig if isinstance(s, _Spec)]
+        from tensorlite.saved_model.composites import TypeSpec  # noqa: PLC0415
+        sig = (sig_args, sig_kwargs)
+        flat = nest.flatten(given) if not any(
+            isinstance(s, TypeSpec) for s in nest.flatten(sig)) else _flat_like(
+            given, list(sig_args) + [sig_kwargs[k] for k in sorted(sig_kwargs)])
+        flat_sig = nest.flatten(sig)
+        tensor_leaf = (_Spec, TypeSpec)
+        specs = [s for s in flat_sig if isinstance(s, tensor_leaf)]
         if len(flat) != len(flat_sig) or any(
-                (v is None or isinstance(v, _Spec)) for v, s in zip(flat, flat_sig)
-                if isinstance(s, _Spec)):
+                (v is None or isinstance(v, tensor_leaf)) for v, s in zip(flat, flat_sig)
+                if isinstance(s, tensor_leaf)):
             raise TypeError(f"{self.name} expects {len(specs)} tensors "
                             f"({[s.name for s in specs]}), got {len(flat)} arguments")
         for v, s in zip(flat, flat_sig):
-            if not isinstance(s, _Spec) and not (v is s or (type(v) is type(s) and v == s)):
+            if not isinstance(s, tensor_leaf) and not (v is s or (type(v) is type(s) and
+                                                                  v == s)):
                 raise TypeError(f"{self.name} was saved for the argument value {s!r}, "
                                 f"got {v!r}")
         from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
-        return [convert_to_tensor(v, dtype=s.dtype) for v, s in zip(flat, flat_sig)
-                if isinstance(s, _Spec)]
+        out = []
+        for v, s in zip(flat, flat_sig):
+            if isinstance(s, TypeSpec):
+                out.extend(s.components(v))
+            elif isinstance(s, _Spec):
+                out.append(convert_to_tensor(v, dtype=s.dtype))
+        return out
 
     def _keywords_of_positionals(self, args, sig_args, kwargs):
         """A function saved with keyword-only inputs of which the first
@@ -206,11 +238,23 @@ class ConcreteFunction:
         bound = [bound_value(b) for b in self._bound]
         if tracing.is_tracing() and self._value_shaped and not inline:
             outputs = self._run_as_node(inputs, bound)
+        elif tracing.is_tracing() and not inline:
+            try:
+                outputs = self._runner.run(self.name, inputs + bound)
+            except errors.InvalidArgumentError as e:
+                if "used as a Python value" not in str(e):
+                    raise
+                # an import rule needs a value the graph computes (TensorFlow's Tile of a
+                # computed multiples): this function runs as one node from now on (the ops
+                # traced so far are unused and left out of what the graph runs)
+                self._value_shaped = True
+                outputs = self._run_as_node(inputs, bound)
         else:
             outputs = self._runner.run(self.name, inputs + bound)
         if self.structured_outputs is None:
             return outputs[0] if len(outputs) == 1 else outputs
-        return nest.pack_like(self.structured_outputs, outputs)
+        from tensorlite.saved_model.composites import pack  # noqa: PLC0415
+        return pack(self.structured_outputs, outputs)
 
     def _run_as_node(self, inputs, bound):
         """Inside a tf.function, a function with VALUE_SHAPED ops (function_runner.py) runs

@@ -5,8 +5,8 @@ descriptors written here with the field names and numbers of TensorFlow's public
 `tensorflow/core/protobuf/{saved_model,meta_graph,saved_object_graph,struct,fingerprint}
 .proto`, in the private pool of `tensorlite.protos.example` (reusing GraphDef, TensorProto,
 TensorShapeProto, DataType, VersionDef and the checkpoint's TrackableObjectGraph).
-Fields tensorlite does not use (a MetaGraphDef's collections, sparse and
-composite TensorInfos, type specs) are left out; protobuf keeps them as unknown fields.
+Fields tensorlite does not use (a MetaGraphDef's collections, type specs other than ragged
+and sparse ones) are left out; protobuf keeps them as unknown fields.
 
 Example:
     >>> SavedModel.FromString(open("m/saved_model.pb", "rb").read()).meta_graphs[0]
@@ -43,6 +43,7 @@ def _struct_file():
             ("tensor_shape_value", 31, _F.TYPE_MESSAGE, "TensorShapeProto"),
             ("tensor_dtype_value", 32, _F.TYPE_ENUM, "DataType"),
             ("tensor_spec_value", 33, _F.TYPE_MESSAGE, "TensorSpecProto"),
+            ("type_spec_value", 34, _F.TYPE_MESSAGE, "TypeSpecProto"),
             ("list_value", 51, _F.TYPE_MESSAGE, "ListValue"),
             ("tuple_value", 52, _F.TYPE_MESSAGE, "TupleValue"),
             ("dict_value", 53, _F.TYPE_MESSAGE, "DictValue"),
@@ -64,6 +65,15 @@ def _struct_file():
     _field(spec, "name", 1, _F.TYPE_STRING)
     _field(spec, "shape", 2, _F.TYPE_MESSAGE, type_name="TensorShapeProto")
     _field(spec, "dtype", 3, _F.TYPE_ENUM, type_name="DataType")
+    type_spec = _message(file, "TypeSpecProto")  # a composite's spec (ragged, sparse)
+    type_spec.enum_type.add(name="TypeSpecClass", value=[
+        descriptor_pb2.EnumValueDescriptorProto(name=n, number=i) for i, n in enumerate((
+            "UNKNOWN", "SPARSE_TENSOR_SPEC", "INDEXED_SLICES_SPEC", "RAGGED_TENSOR_SPEC"))])
+    _field(type_spec, "type_spec_class", 1, _F.TYPE_ENUM,
+           type_name="TypeSpecProto.TypeSpecClass")
+    _field(type_spec, "type_state", 2, _F.TYPE_MESSAGE, type_name="StructuredValue")
+    _field(type_spec, "type_spec_class_name", 3, _F.TYPE_STRING)
+    _field(type_spec, "num_flat_components", 4, _F.TYPE_INT32)
     return file
 
 
@@ -131,7 +141,7 @@ def _meta_graph_file():
     SignatureDef, TensorInfo (dense tensors), AssetFileDef."""
     file = _file("meta_graph.proto", _FW + "graph.proto", _FW + "op_def.proto",
                  _FW + "tensor_shape.proto", _FW + "types.proto",
-                 _PB + "saved_object_graph.proto", _PB + "saver.proto")
+                 _PB + "saved_object_graph.proto", _PB + "saver.proto", _PB + "struct.proto")
     meta = _message(file, "MetaGraphDef")
     info = meta.nested_type.add(name="MetaInfoDef")
     _field(info, "meta_graph_version", 1, _F.TYPE_STRING)
@@ -154,6 +164,18 @@ def _meta_graph_file():
     _field(info_msg, "name", 1, _F.TYPE_STRING, oneof=0)
     _field(info_msg, "dtype", 2, _F.TYPE_ENUM, type_name="DataType")
     _field(info_msg, "tensor_shape", 3, _F.TYPE_MESSAGE, type_name="TensorShapeProto")
+    coo = info_msg.nested_type.add(name="CooSparse")  # a SparseTensor output
+    for name, number in (("values_tensor_name", 1), ("indices_tensor_name", 2),
+                         ("dense_shape_tensor_name", 3)):
+        _field(coo, name, number, _F.TYPE_STRING)
+    composite = info_msg.nested_type.add(name="CompositeTensor")  # a RaggedTensor output
+    _field(composite, "type_spec", 1, _F.TYPE_MESSAGE, type_name="TypeSpecProto")
+    _field(composite, "components", 2, _F.TYPE_MESSAGE, _F.LABEL_REPEATED,
+           type_name="TensorInfo")
+    _field(info_msg, "coo_sparse", 4, _F.TYPE_MESSAGE, type_name="TensorInfo.CooSparse",
+           oneof=0)
+    _field(info_msg, "composite_tensor", 5, _F.TYPE_MESSAGE,
+           type_name="TensorInfo.CompositeTensor", oneof=0)
     signature = _message(file, "SignatureDef")
     _map_field(signature, "inputs", 1, "TensorInfo")
     _map_field(signature, "outputs", 2, "TensorInfo")

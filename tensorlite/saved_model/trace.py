@@ -21,6 +21,7 @@ import numpy as np
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.registry import Spec
 from tensorlite.framework.tensor_spec import TensorSpec
+from tensorlite.saved_model import composites
 
 
 class TracedGraph:
@@ -28,11 +29,26 @@ class TracedGraph:
 
     def __init__(self, function, signature, graph=None):
         from tensorlite.graph.function import Function, function as tf_function  # noqa: PLC0415
+        fn = function.python_function if isinstance(function, Function) else function
+        fn = composites.sparse_outputs_as_parts(fn)  # SparseTensor outputs: components
+        self._capture, self._symbolic = None, {}
+        if graph is None and any(composites.is_composite_spec(s) for s in signature):
+            # ragged arguments: the placeholders are their components, traced
+            # shape-polymorphically (their sizes are the values', not a batch size)
+            if any(type(s).__name__ == "SparseTensorSpec" for s in signature):
+                raise NotImplementedError(
+                    "tf.saved_model.save: a tf.function with a tf.SparseTensorSpec in its "
+                    "input_signature is not exported yet (tensorlite's traces do not take "
+                    "SparseTensor arguments, and its sparse ops keep the indices as NumPy "
+                    "values a graph would freeze); pass indices, values and dense_shape as "
+                    "TensorSpecs, or a RaggedTensorSpec")
+            self.signature = [c for s in signature for c in composites.component_specs(s)]
+            self._polymorphic(tf_function(fn), signature)
+            self._tensorflow_order(signature)
+            return
         self.signature = [s if isinstance(s, TensorSpec) else TensorSpec(s.shape, s.dtype)
                           for s in signature]
-        fn = function.python_function if isinstance(function, Function) else function
         dynamic = any(d is None for s in self.signature for d in s.shape.as_list())
-        self._capture, self._symbolic = None, {}
         if graph is not None:  # an existing trace (a tf.function called without signature)
             from tensorlite.graph.passes import Specs  # noqa: PLC0415
             self.graph, self._specs = graph, Specs(graph)
@@ -40,19 +56,29 @@ class TracedGraph:
             self._polymorphic(tf_function(fn))
         elif dynamic:
             from tensorlite.graph.capture import capture  # noqa: PLC0415
-            self._capture = capture(fn, self.signature)
+            try:
+                self._capture = capture(fn, self.signature)
+            except ValueError as e:
+                if "not tensors" not in str(e):
+                    raise
+                # ragged outputs (tf.strings.split of a batch of strings): their sizes are
+                # the values', which two batch sizes of empty samples do not show; one
+                # shape-polymorphic trace carries them
+                self._polymorphic(tf_function(fn))
+                return
             self.graph = self._capture.graph
         else:
             self.graph = tf_function(fn).get_concrete_function(*self.signature).graph
             from tensorlite.graph.passes import Specs  # noqa: PLC0415
             self._specs = Specs(self.graph)
 
-    def _polymorphic(self, function):
+    def _polymorphic(self, function, signature=None):
         """None beyond the batch dimension (`[None, None]` strings, `[None, None, 3]`
-        images): one shape-polymorphic trace, whose ops' shape rules carry every None
-        dimension (graph/tracing.py), as TensorFlow traces a signature symbolically."""
+        images), or composite arguments (`signature`): one shape-polymorphic trace, whose
+        ops' shape rules carry every None dimension (graph/tracing.py), as TensorFlow
+        traces a signature symbolically."""
         from tensorlite.graph.passes import Specs  # noqa: PLC0415
-        graph = function.get_concrete_function(*self.signature).graph
+        graph = function.get_concrete_function(*(signature or self.signature)).graph
         if graph.size_dependent is not None:
             raise errors.UnimplementedError(
                 None, None, f"SavedModel export: the traced function depends on the sizes its "
@@ -61,6 +87,19 @@ class TracedGraph:
                 f"input_signature")
         self.graph, self._specs = graph, Specs(graph)
         self._symbolic = dict(graph.symbolic_shapes or {})
+
+    def _tensorflow_order(self, signature):
+        """A trace takes a RaggedTensor's components as it flattens: flat_values, then the
+        row splits from the innermost; TensorFlow's functions take the row splits from the
+        outermost. The placeholders are put in TensorFlow's order (the fresh graph's own)."""
+        order, k = [], 0
+        for spec in signature:
+            n = len(composites.component_specs(spec))
+            block = list(range(k, k + n))
+            order += block[:1] + block[1:][::-1] if type(spec).__name__ == \
+                "RaggedTensorSpec" else block
+            k += n
+        self.graph.placeholders = [self.graph.placeholders[i] for i in order]
 
     def spec(self, slot):
         """The slot's Spec: shape with None where it follows the batch size (or, in a

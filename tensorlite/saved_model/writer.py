@@ -33,6 +33,7 @@ import shutil
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
 from tensorlite.framework.atomic_files import fsync_dir, host_tag, is_dead_own_temp
+from tensorlite.saved_model import composites
 from tensorlite.saved_model.function_def import arg_name, call_node, function_def
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
@@ -181,6 +182,91 @@ def _arg_names(function, n):
 
 
 # -- structured values ---------------------------------------------------------------------------
+class _Outputs:
+    """A signature's outputs: `leaves` (one per output key, a ragged or sparse one whole),
+    `specs` (the function's flat outputs, composites as their components) and each leaf's
+    positions among them (`groups`)."""
+
+    def __init__(self, leaves, specs):
+        self.leaves, self.specs, self.groups, k = leaves, specs, [], 0
+        for leaf in leaves:
+            n = len(composites.components(leaf)) if composites.is_composite(leaf) else 1
+            self.groups.append(list(range(k, k + n)))
+            k += n
+
+    def positions(self, order):
+        return [p for i in order for p in self.groups[i]]
+
+    def spec(self, i):
+        """Leaf i's spec: a Spec, or a composite's RaggedTensorSpec / SparseTensorSpec."""
+        parts = [self.specs[p] for p in self.groups[i]]
+        leaf = self.leaves[i]
+        return composites.output_spec(leaf, parts) if composites.is_composite(leaf) else \
+            parts[0]
+
+    def write_spec(self, value, name, i):
+        """Leaf i in a StructuredValue (an output_signature's entry)."""
+        if composites.is_composite(self.leaves[i]):
+            composites.write_type_spec(value, self.spec(i))
+        else:
+            _spec_value(value, name, self.spec(i))
+
+    def write_info(self, info, i, names):
+        """Leaf i's TensorInfo, its tensors named `names` (as TensorFlow writes a
+        SparseTensor's: coo_sparse; a RaggedTensor's: composite_tensor)."""
+        parts = [self.specs[p] for p in self.groups[i]]
+        spec = self.spec(i)
+        if type(spec).__name__ == "SparseTensorSpec":
+            info.dtype = datatype(spec.dtype)
+            info.tensor_shape.CopyFrom(shape_proto(spec.shape.as_list()))
+            coo = info.coo_sparse
+            coo.indices_tensor_name, coo.values_tensor_name, coo.dense_shape_tensor_name = \
+                names
+        elif type(spec).__name__ == "RaggedTensorSpec":
+            composite = info.composite_tensor
+            holder = composites.write_type_spec(_STRUCT(), spec)
+            composite.type_spec.CopyFrom(holder.type_spec_value)
+            for n, part in zip(names, parts):
+                c = composite.components.add(name=n, dtype=datatype(part.dtype))
+                c.tensor_shape.CopyFrom(shape_proto(part.shape))
+        else:
+            info.name, info.dtype = names[0], datatype(spec.dtype)
+            info.tensor_shape.CopyFrom(shape_proto(spec.shape))
+
+
+def _STRUCT():  # noqa: N802 - a message class's constructor
+    from tensorlite.saved_model.protos import StructuredValue  # noqa: PLC0415
+    return StructuredValue()
+
+
+def _component_names(names, signature):
+    """The FunctionDef's argument names: a composite argument `x` is its components `x`,
+    `x_1`, ... (as TensorFlow names them)."""
+    out, taken = [], set(names)
+    for n, spec in zip(names, signature):
+        count = len(composites.component_specs(spec)) if \
+            composites.is_composite_spec(spec) else 1
+        out.append(n)
+        for k in range(1, count):
+            out.append(arg_name(f"{n}_{k}", taken))
+            taken.add(out[-1])
+    return out
+
+
+def _output_structure(value, structure, specs):
+    """The output_signature of a function whose flat outputs (composites as their
+    components) have Specs `specs`."""
+    it = iter(specs)
+
+    def write(v, leaf, name):
+        if composites.is_composite(leaf):
+            parts = [next(it) for _ in composites.components(leaf)]
+            composites.write_type_spec(v, composites.output_spec(leaf, parts))
+        else:
+            _spec_value(v, name, next(it))
+    _structure(value, structure, None, write=write)
+
+
 def _spec_value(value, name, spec):
     s = value.tensor_spec_value
     s.name = name
@@ -315,7 +401,8 @@ class _Builder:
         if key in self.written:  # a signature of an already saved function: written once
             return self.written[key]
         traced = TracedGraph(function, signature, graph)
-        names = _arg_names(function, len(signature))
+        arg_names_ = _arg_names(function, len(signature))
+        names = _component_names(arg_names_, signature)
         name = self._new_name(base)
         fdef, captured, outputs = function_def(traced, name, names, {
             self.graph.nodes[i]._path.encode(): self.graph.nodes[i] for i in self.assets},
@@ -324,12 +411,17 @@ class _Builder:
         bound = self.bound_ids(captured, base)
         saved = self.objects.concrete_functions[name]
         saved.bound_inputs.extend(bound)
-        _structure(saved.canonicalized_input_signature.tuple_value.values.add(),
-                   tuple(range(len(signature))), lambda i: traced.spec(
-                       traced.graph.placeholders[i]), "args")
-        for value, n in zip(saved.canonicalized_input_signature.tuple_value.values[0]
-                            .tuple_value.values, names):
-            value.tensor_spec_value.name = n
+        args = saved.canonicalized_input_signature.tuple_value.values.add().tuple_value
+        args.SetInParent()
+        flat = iter(range(len(names)))
+        for n, spec in zip(arg_names_, signature):
+            if composites.is_composite_spec(spec):  # its components' placeholders
+                composites.write_type_spec(args.values.add(), spec)
+                for _ in composites.component_specs(spec):
+                    next(flat)
+                continue
+            i = next(flat)
+            _spec_value(args.values.add(), n, traced.spec(traced.graph.placeholders[i]))
         saved.canonicalized_input_signature.tuple_value.values.add().dict_value.SetInParent()
         if structured is not None:  # Python values among the arguments: as traced
             specs = list(saved.canonicalized_input_signature.tuple_value.values[0]
@@ -337,9 +429,7 @@ class _Builder:
             saved.canonicalized_input_signature.Clear()
             _structure(saved.canonicalized_input_signature, tuple(structured), None,
                        write=_python_leaf(iter(specs)))
-        flat = nest.flatten(traced.graph.outputs)
-        leaf_specs = {s: o for s, o in zip(flat, outputs)}
-        _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
+        _output_structure(saved.output_signature, traced.graph.outputs, outputs)
         self.written[key] = name, bound, traced, names, outputs
         return self.written[key]
 
@@ -370,11 +460,14 @@ class _Builder:
             name, _, _, names, _ = self.concrete(function, signature, attr, graph,
                                                  structured)
             saved.concrete_functions.append(name)
+            names = _arg_names(function, len(signature))  # (a composite: one argument)
+        first = traces[0][0]
         _fullargspec(saved.function_spec.fullargspec, names)
         if function._signature is not None:
-            first = traces[0][0]
             _structure(saved.function_spec.input_signature, tuple(range(len(first))),
-                       lambda i: _spec_of(first[i]), "args")
+                       None, "args", write=lambda value, i, name: composites.write_type_spec(
+                           value, first[i]) if composites.is_composite_spec(first[i]) else
+                       _spec_value(value, name, _spec_of(first[i])))
         else:
             saved.function_spec.input_signature.none_value.SetInParent()
         self.objects.nodes[parent_id].children.add(node_id=node_id, local_name=attr)
@@ -385,8 +478,11 @@ class _Builder:
         """A signature: the traced function, a wrapper returning a dict, its SignatureDef
         and the outer graph's placeholders and call."""
         inner, bound, traced, names, outputs = self.concrete(function, signature, key, graph)
+        # a ragged argument is its components, each an input of its own (x, x_1), as TF
+        signature = [c for s in signature for c in composites.component_specs(s)]
         structure = traced.graph.outputs
         flat = nest.flatten(structure)
+        outputs = _Outputs(flat, outputs)
         if isinstance(structure, dict):
             if len(flat) != len(structure):
                 raise ValueError(f"signature {key!r}: a signature returns a flat dict of "
@@ -424,16 +520,16 @@ class _Builder:
         call = call_node(fdef.node_def.add(), "StatefulPartitionedCall", inner,
                           names + resources, [datatype(s.dtype) for s in signature] +
                           [self.bound_type(b) for b in bound],
-                          [datatype(o.dtype) for o in outputs])
+                          [datatype(o.dtype) for o in outputs.specs])
         fdef.signature.is_stateful = True
         fdef.signature.control_output.append(call.name)
         fdef.control_ret[call.name] = call.name
-        for k, i in enumerate(order):
+        for k, i in enumerate(outputs.positions(order)):
             ident = fdef.node_def.add(name="Identity" if k == 0 else f"Identity_{k}",
                                       op="Identity", input=[f"{call.name}:output:{i}"])
-            ident.attr["T"].type = datatype(outputs[i].dtype)
+            ident.attr["T"].type = datatype(outputs.specs[i].dtype)
             ret = "identity" if k == 0 else f"identity_{k}"
-            fdef.signature.output_arg.add(name=ret, type=datatype(outputs[i].dtype))
+            fdef.signature.output_arg.add(name=ret, type=datatype(outputs.specs[i].dtype))
             fdef.ret[ret] = f"{ident.name}:output:0"
         shapes = fdef.attr["_input_shapes"].list
         for i in _by_name(names):
@@ -452,8 +548,8 @@ class _Builder:
             _spec_value(kwargs.fields[n], n, _spec_of(spec))
         out = saved.output_signature.dict_value
         out.SetInParent()
-        for k in keys:
-            _spec_value(out.fields[k], k, outputs[keys.index(k)])
+        for i, k in enumerate(keys):
+            outputs.write_spec(out.fields[k], k, i)
         return name
 
     def _signature_def(self, key, wrapper, names, signature, bound, outputs, keys, order,
@@ -476,11 +572,13 @@ class _Builder:
                   [inputs[i] for i in _by_name(names)] + handles,
                   [datatype(signature[i].dtype) for i in _by_name(names)] +
                   [self.bound_type(b) for b in bound],
-                  [datatype(outputs[i].dtype) for i in order])
-        for k, i in enumerate(order):
-            info = sig.outputs[keys[i]]
-            info.name, info.dtype = f"{call_name}:{k}", datatype(outputs[i].dtype)
-            info.tensor_shape.CopyFrom(shape_proto(outputs[i].shape))
+                  [datatype(outputs.specs[i].dtype) for i in outputs.positions(order)])
+        k = 0
+        for i in order:
+            n = len(outputs.groups[i])
+            outputs.write_info(sig.outputs[keys[i]], i, [f"{call_name}:{k + j}"
+                                                         for j in range(n)])
+            k += n
 
     def bound_type(self, node_id):
         """The DataType a function's bound input has: a string for an asset's path, else a

@@ -91,7 +91,8 @@ def _same(a, b):
 
 
 def plan(preprocessing_fn, feature_spec):
-    """(phases: lists of analyzer indices, kinds: {index: (kind, params)}, output dtypes)."""
+    """(phases: lists of analyzer indices, kinds: {index: (kind, params)}, output dtypes:
+    a SparseTensor output's as a tf.io.VarLenFeature of its dtype)."""
     check_feature_spec(feature_spec)
     sample = sample_batch(feature_spec)
     known, phases = {}, []
@@ -99,8 +100,9 @@ def plan(preprocessing_fn, feature_spec):
         runs = [run_analyze(preprocessing_fn, sample, feature_spec, known, v) for v in (0, 1)]
         pending = sorted(runs[0].partials)
         if not pending:
-            outputs = runs[0].outputs
-            dtypes = {k: v.dtype for k, v in outputs.items()}
+            outputs = runs[0].outputs  # a sparse output (tfidf's): a VarLenFeature
+            dtypes = {k: tf.io.VarLenFeature(v.dtype) if isinstance(v, tf.SparseTensor)
+                      else v.dtype for k, v in outputs.items()}
             return phases, runs[0].kinds, dtypes
         phase = [i for i in pending if _same(runs[0].inputs[i], runs[1].inputs.get(i))]
         if not phase:

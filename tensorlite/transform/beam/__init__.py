@@ -132,8 +132,11 @@ def _write_graph(results, preprocessing_fn, feature_spec, kinds, temp_dir):
 
 
 def _transformed_metadata(dtypes):
-    spec = {name: tf.io.FixedLenFeature([], dtype if dtype != tf.int32 else tf.int64)
-            for name, dtype in dtypes.items()}
+    def feature(dtype):
+        if type(dtype).__name__ == "VarLenFeature":  # a sparse output
+            return tf.io.VarLenFeature(tf.int64 if dtype.dtype == tf.int32 else dtype.dtype)
+        return tf.io.FixedLenFeature([], dtype if dtype != tf.int32 else tf.int64)
+    spec = {name: feature(dtype) for name, dtype in dtypes.items()}
     return dataset_metadata.DatasetMetadata.from_feature_spec(spec)
 
 
@@ -204,7 +207,21 @@ def transform_batch(batch, path, feature_spec):
     """A batch through the transform graph (its serving_default signature)."""
     fn = load_transform_graph(path).signatures["serving_default"]
     outputs = fn(**graph.to_tensors(batch, feature_spec))
-    return {name: value.numpy() for name, value in outputs.items()}
+    return {name: _rows(value) for name, value in outputs.items()}
+
+
+def _rows(value):
+    """An output's values per row: a dense output's array; a 2-D SparseTensor's (tfidf,
+    bag_of_words) each row's values in index order, as tf.Transform gives a sparse
+    output's instances."""
+    if not isinstance(value, tf.SparseTensor):
+        return value.numpy()
+    indices, values = value.indices.numpy(), value.values.numpy()
+    if indices.shape[1] != 2:
+        raise NotImplementedError(f"a transformed SparseTensor output of rank "
+                                  f"{indices.shape[1]} (only 2-D ones are split into rows)")
+    bounds = np.searchsorted(indices[:, 0], np.arange(int(value.dense_shape[0]) + 1))
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _to_instances(batch):
