@@ -76,6 +76,25 @@ def test_normalization_in_a_regression_model():
     assert len(model.trainable_variables) == 2  # the statistics are not trained
 
 
+
+def test_adapted_normalization_first_in_sequential_builds_it(capsys):
+    """The regression tutorial's `dnn_model.summary()`: a Sequential starting with a
+    Normalization adapted on 9 features (no input_shape) is built, as in tf.keras 2, whose
+    summary lists (None, 9), (None, 64), (None, 1) and 724 parameters."""
+    train_features = RNG.normal(size=(40, 9)).astype(np.float32)
+    normalizer = tf.keras.layers.Normalization(axis=-1)
+    normalizer.adapt(np.array(train_features))
+    dnn_model = tf.keras.Sequential([normalizer, L.Dense(64, activation="relu"),
+                                     L.Dense(64, activation="relu"), L.Dense(1)])
+    dnn_model.compile(loss="mean_absolute_error", optimizer=tf.keras.optimizers.Adam(0.001))
+    dnn_model.summary()
+    out = capsys.readouterr().out
+    assert "(None, 9)" in out and "Total params: 4,884" in out
+    assert dnn_model.built and dnn_model.input.shape.as_list() == [None, 9]
+    horsepower = tf.keras.layers.Normalization(axis=None)
+    horsepower.adapt(train_features[:, 2])
+    assert tf.keras.Sequential([horsepower]).input.shape.as_list() == [None]
+
 def test_resizing_center_crop():
     img = RNG.random((2, 6, 8, 3)).astype(np.float32)
     assert L.Resizing(3, 4)(img).shape == (2, 3, 4, 3)
