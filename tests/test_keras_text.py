@@ -316,3 +316,31 @@ def test_fit_and_predict_on_a_ragged_dataset():
     history = model.fit(ds, epochs=20, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert model.predict(ds, verbose=0).shape == (4, 1)
+
+
+def test_a_vector_of_ids_is_one_sample_for_multi_hot_count_and_tf_idf():
+    """`binary_vectorize_layer(first_question)` (a scalar text) is one [vocab] vector, and a
+    vector of ids or tokens is one sample for multi_hot/count in every encoding layer: the
+    values are what real TF 2.21 (Keras 3, and tf.keras 2) gives."""
+    got = {}
+    for mode in ["multi_hot", "count", "tf_idf"]:
+        v = L.TextVectorization(max_tokens=20, output_mode=mode)
+        v.adapt(TEXTS)
+        one, batch = v(tf.constant(TEXTS[0])), v(tf.constant(TEXTS))
+        assert one.shape == (12,) and batch.shape == (3, 12)
+        np.testing.assert_allclose(one.numpy(), batch.numpy()[0], rtol=1e-6)
+        got[mode] = one.numpy().tolist()
+    assert got["multi_hot"] == [0, 1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0]
+    assert got["count"] == [0, 2, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0]
+    np.testing.assert_allclose(got["tf_idf"], [0, 1.3862944, 0, 0, 0.6931472, 0.9162908,
+                                               0.9162908, 0, 0.9162908, 0, 0, 0], rtol=1e-6)
+    assert L.CategoryEncoding(4, output_mode="count")(tf.constant([0, 1, 1])).numpy() \
+        .tolist() == [1, 2, 0, 0]
+    assert L.IntegerLookup(vocabulary=[5, 6], output_mode="count")(
+        tf.constant([5, 6, 6])).numpy().tolist() == [0, 1, 2]
+    assert L.StringLookup(vocabulary=["a", "b", "c"], output_mode="multi_hot")(
+        tf.constant(["a", "b", "a"])).numpy().tolist() == [0, 1, 1, 0]
+    assert L.Hashing(num_bins=3, output_mode="multi_hot")(tf.constant(["a", "b"])) \
+        .numpy().tolist() == [1, 1, 0]
+    assert L.StringLookup(vocabulary=["a", "b", "c"], output_mode="one_hot")(
+        tf.constant(["a", "b"])).numpy().tolist() == [[0, 1, 0, 0], [0, 0, 1, 0]]

@@ -233,9 +233,7 @@ class IndexLookup(Layer):
             return ids
         depth = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else \
             self.vocabulary_size()
-        if not _is_ragged(ids) and ids.shape.rank == 1 and self.output_mode != "one_hot":
-            ids = array_ops.expand_dims(ids, -1)
-        return encode(ids, self.output_mode, depth, self._idf)
+        return encode(ids, self.output_mode, depth, self._idf)  # a vector: one sample
 
     def compute_mask(self, inputs, mask=None):
         if not self.supports_masking or self.invert:
