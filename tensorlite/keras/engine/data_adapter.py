@@ -69,6 +69,15 @@ def _to_array(v):
     return a
 
 
+def _scalars_as_one(x):
+    """A list of Python scalars is one array of examples, as Keras takes it (the load-text
+    tutorial's `model.predict(['How do you sort a list?'])`), not a structure of inputs."""
+    if isinstance(x, list) and x and all(isinstance(v, (str, bytes, int, float, bool))
+                                         for v in x):
+        return np.asarray(x)
+    return x
+
+
 def unpack(data):
     """(x, y, sample_weight) from an element: x, (x,), (x, y) or (x, y, sample_weight)
     (`tf.keras.utils.unpack_x_y_sample_weight`)."""
@@ -118,8 +127,8 @@ class ArrayBatches:
     """In-memory arrays, batched (and shuffled each epoch) for one pass."""
 
     def __init__(self, x, y, sample_weight, batch_size, shuffle, class_weight=None, seed=None):
-        self.x = nest.map_structure(_to_array, x)
-        self.y = None if y is None else nest.map_structure(_to_array, y)
+        self.x = nest.map_structure(_to_array, _scalars_as_one(x))
+        self.y = None if y is None else nest.map_structure(_to_array, _scalars_as_one(y))
         sizes = {_rows(a) for a in nest.flatten([self.x, self.y]) if a is not None}
         if len(sizes) > 1:
             raise ValueError(f"Data cardinality is ambiguous: make sure all arrays contain "

@@ -41,7 +41,7 @@ class Sequential(Model):
             # given before keeps its shape and dtype (Embedding's default input shape is
             # (None, None), which would otherwise replace Input((50,), dtype="int32"))
             self._input_batch_shape = layer._batch_input_shape
-            self._input_dtype = layer._dtype
+            self._input_dtype = layer._dtype or getattr(layer, "adapt_input_dtype", None)
         elif not self.layers and self._input_batch_shape is None:
             known = _known_input(layer)
             if known is not None:
