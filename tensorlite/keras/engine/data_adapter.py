@@ -66,6 +66,11 @@ def _to_array(v):
     if a.dtype.kind in "US" or (a.dtype == object and a.size and isinstance(a.flat[0], str)):
         from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
         return convert_to_tensor(a)._value  # text as the bytes objects tf.string holds
+    if a.dtype.kind == "f":
+        # floating arrays in floatx, as tf.keras 2 and Keras 3 feed them: a custom loss or
+        # metric (Hands-On ML's huber_fn, HuberMetric) sees float32 targets, not float64
+        from tensorlite.keras import backend  # noqa: PLC0415
+        return a.astype(backend.floatx(), copy=False)
     return a
 
 
