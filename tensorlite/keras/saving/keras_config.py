@@ -432,8 +432,8 @@ def compile_from_keras(model, compile_config, custom_objects=None):
         loss = losses.deserialize(_plain(loss), custom_objects=custom_objects)
     metrics = compile_config.get("metrics")
     model.compile(optimizer=optimizer, loss=loss,
-                  metrics=_plain_metrics(metrics), loss_weights=compile_config.get(
-                      "loss_weights"))
+                  metrics=_plain_metrics(metrics, custom_objects),
+                  loss_weights=compile_config.get("loss_weights"))
 
 
 def _user_loss(loss, custom_objects):
@@ -449,12 +449,20 @@ def _user_loss(loss, custom_objects):
     return loss
 
 
-def _plain_metrics(metrics):
+def _plain_metrics(metrics, custom_objects=None):
+    """The compiled metrics: built-ins by name; a user Metric class (Hands-On ML's
+    HuberMetric) or metric function given in `custom_objects` or registered, rebuilt."""
     if not metrics:
         return None
     out = []
     for m in metrics:
-        if isinstance(m, dict) and "class_name" in m:
-            m = m.get("config", {}).get("name") or m["class_name"]
+        if isinstance(m, dict) and m.get("class_name") == "function":
+            m = function_by_name(m, "A compiled metric", custom_objects)
+        elif isinstance(m, dict) and "class_name" in m:
+            cls = lookup(m["class_name"], m.get("registered_name"), custom_objects)
+            m = cls.from_config(_plain(m.get("config", {}))) if isinstance(cls, type) else \
+                m.get("config", {}).get("name") or m["class_name"]
+        elif isinstance(m, str) and callable(lookup(m, None, custom_objects)):
+            m = lookup(m, None, custom_objects)
         out.append(m)
     return out
