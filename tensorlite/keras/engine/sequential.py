@@ -32,8 +32,6 @@ class Sequential(Model):
         if not isinstance(layer, Layer):
             raise TypeError(f"The added layer must be an instance of class Layer. Received: "
                             f"layer={layer} of type {type(layer)}.")
-        if any(layer is t for t in self._tracked):
-            raise ValueError(f"Layer {layer.name} is already in the model")
         if isinstance(layer, InputLayer) or (not self.layers and
                                              self._input_batch_shape is None and
                                              layer._batch_input_shape is not None):
