@@ -272,3 +272,16 @@ def test_wrong_dtype_is_a_clear_error():
         S.lower(tf.constant([1, 2]))
     with pytest.raises(ValueError, match="unit"):
         S.length("a", unit="CHAR")
+
+
+def test_decode_takes_icu_spellings_of_the_encoding():
+    """Hands-On ML ch. 12 decodes with "UTF8"; TF decodes through ICU, which ignores case,
+    '-', '_' and spaces in the name (values as real TF 2.21 gives them)."""
+    b = tf.strings.unicode_encode(tf.ragged.constant([[99, 97, 102, 233], [99, 111, 102, 102,
+                                                                           101, 101]]), "UTF-8")
+    assert tf.strings.unicode_decode(b, "UTF8").to_list() == [[99, 97, 102, 233],
+                                                               [99, 111, 102, 102, 101, 101]]
+    for name in ("utf8", "UTF_8", "utf-8"):
+        assert tf.strings.unicode_decode(tf.constant(["ab"]), name).to_list() == [[97, 98]]
+    for name in ("UTF16-BE", "utf-16be"):
+        assert tf.strings.unicode_decode(tf.constant(["ab"]), name).to_list() == [[24930]]
