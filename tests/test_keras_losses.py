@@ -359,5 +359,7 @@ def test_hands_on_ml_custom_huber_on_float64_targets_saved_and_loaded(tmp_path):
         loaded = tf.keras.models.load_model(str(tmp_path / f"{name}.keras"),
                                             custom_objects=custom)
         assert loaded.evaluate(X, y, verbose=0)[0] == pytest.approx(expected, rel=1e-5)
+        if name == "HuberLoss":
+            assert loaded.loss.threshold == 2.0  # the book's check that loading worked
     with pytest.raises(ValueError, match="huber_fn"):
         tf.keras.models.load_model(str(tmp_path / "huber_fn.keras"))
