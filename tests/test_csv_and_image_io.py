@@ -93,6 +93,26 @@ def test_make_csv_dataset_ignore_errors_drops_malformed_records(tmp_path):
     with pytest.raises(tf.errors.InvalidArgumentError):
         list(strict)
 
+
+def test_decode_csv_empty_typed_tensor_default_is_a_required_column():
+    """Hands-On ML ch. 13's parse_csv_line: `tf.constant([], dtype=tf.float32)` marks the
+    target column required (float32), the features default to 0."""
+    n_inputs = 8
+
+    def parse_csv_line(line):
+        defs = [0.] * n_inputs + [tf.constant([], dtype=tf.float32)]
+        fields = tf.io.decode_csv(line, record_defaults=defs)
+        return tf.stack(fields[:-1]), tf.stack(fields[-1:])
+
+    x, y = parse_csv_line(b'4.2083,44.0,5.3232,0.9171,846.0,2.3370,37.47,-122.2,2.782')
+    np.testing.assert_allclose(x.numpy(), [4.2083, 44.0, 5.3232, 0.9171, 846.0, 2.3370,
+                                           37.47, -122.2], rtol=1e-6)
+    assert y.dtype == tf.float32 and y.numpy().tolist() == [np.float32(2.782)]
+    x, _ = parse_csv_line(b',,,,,,,,2.0')
+    assert x.numpy().tolist() == [0.0] * 8
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Field 8 is required"):
+        parse_csv_line(b'1,2,3,4,5,6,7,8,')
+
 # -- an independent PNG codec (zlib only) ------------------------------------------------
 def _chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + \
