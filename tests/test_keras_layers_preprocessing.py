@@ -212,3 +212,38 @@ def test_normalization_mean_and_variance_attributes_after_adapt():
     assert single.mean.numpy().tolist() == [horsepower.mean()]
     with pytest.raises(AttributeError, match="before it is built"):
         tf.keras.layers.Normalization().mean  # noqa: B018
+
+
+def test_discretization_as_hands_on_ml_and_keras_docs_use_it():
+    """Hands-On ML ch. 13 buckets ages with given boundaries, then adapts 3 bins; Keras's
+    docstring adapts 4 bins with epsilon 0.01. Values and learned boundaries are real TF
+    2.21's (Keras 3's quantile summary, ported step for step)."""
+    age = tf.constant([[10.], [93.], [57.], [18.], [37.], [5.]])
+    discretize_layer = tf.keras.layers.Discretization(bin_boundaries=[18., 50.])
+    age_categories = discretize_layer(age)
+    assert age_categories.dtype == tf.int32
+    assert age_categories.numpy().ravel().tolist() == [0, 2, 2, 1, 1, 0]
+    discretize_layer = tf.keras.layers.Discretization(num_bins=3)
+    discretize_layer.adapt(age)
+    np.testing.assert_allclose(discretize_layer.bin_boundaries, [10.0, 36.999996], rtol=1e-6)
+    age_categories = discretize_layer(age)
+    assert age_categories.numpy().ravel().tolist() == [1, 2, 2, 1, 2, 0]
+    onehot_layer = tf.keras.layers.CategoryEncoding(num_tokens=3)
+    assert onehot_layer(age_categories).numpy().tolist() == [
+        [0, 1, 0], [0, 0, 1], [0, 0, 1], [0, 1, 0], [0, 0, 1], [1, 0, 0]]
+    x = np.array([[-1.5, 1.0, 3.4, .5], [0.0, 3.0, 1.3, 0.0]])
+    layer = tf.keras.layers.Discretization(num_bins=4, epsilon=0.01)
+    layer.adapt(x)
+    np.testing.assert_allclose(layer.bin_boundaries, [0.0, 0.5, 1.3], rtol=1e-6)
+    assert layer(x).numpy().tolist() == [[0, 2, 3, 2], [1, 3, 3, 1]]
+    r = np.random.default_rng(0).normal(size=(1000, 3)).astype('float32')
+    batched = tf.keras.layers.Discretization(num_bins=5)
+    batched.adapt(tf.data.Dataset.from_tensor_slices(r).batch(64))
+    np.testing.assert_allclose(batched.bin_boundaries,
+                               [-0.82022, -0.25487, 0.2721, 0.87072], atol=1e-5)
+    count = tf.keras.layers.Discretization(bin_boundaries=[0., 1.], output_mode="count")
+    assert count(np.array([[-1., 0.5, 2., 2.]])).numpy().tolist() == [[1, 1, 2]]
+    with pytest.raises(ValueError, match="either `num_bins` or `bin_boundaries`"):
+        tf.keras.layers.Discretization()
+    clone = tf.keras.layers.Discretization.from_config(discretize_layer.get_config())
+    assert clone(age).numpy().ravel().tolist() == [1, 2, 2, 1, 2, 0]
