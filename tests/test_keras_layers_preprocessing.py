@@ -247,3 +247,32 @@ def test_discretization_as_hands_on_ml_and_keras_docs_use_it():
         tf.keras.layers.Discretization()
     clone = tf.keras.layers.Discretization.from_config(discretize_layer.get_config())
     assert clone(age).numpy().ravel().tolist() == [1, 2, 2, 1, 2, 0]
+
+
+def test_segmentation_tutorials_augment_maps_uint8_masks_in_and_out_of_training():
+    """The segmentation tutorial's `Augment` layer maps (image, uint8 mask) batches through
+    two RandomFlips: the layers give float32 whether or not they are training (as Keras
+    casts first), so the Map's element spec holds when fit iterates it."""
+    class Augment(tf.keras.layers.Layer):
+        def __init__(self, seed=42):
+            super().__init__()
+            self.augment_inputs = tf.keras.layers.RandomFlip(mode="horizontal", seed=seed)
+            self.augment_labels = tf.keras.layers.RandomFlip(mode="horizontal", seed=seed)
+
+        def call(self, inputs, labels):
+            inputs = self.augment_inputs(inputs)
+            labels = self.augment_labels(labels)
+            return inputs, labels
+
+    images = RNG.random((4, 8, 8, 3)).astype(np.float32)
+    masks = RNG.integers(0, 3, (4, 8, 8, 1)).astype(np.uint8)
+    flip = tf.keras.layers.RandomFlip(mode="horizontal", seed=1)
+    assert flip(masks, training=False).dtype == tf.float32
+    assert flip(masks, training=True).dtype == tf.float32
+    np.testing.assert_array_equal(flip(masks, training=False).numpy(), masks)
+    train_batches = tf.data.Dataset.from_tensor_slices((images, masks)).batch(2).map(Augment())
+    assert train_batches.element_spec[1].dtype == tf.float32
+    model = tf.keras.Sequential([tf.keras.layers.Conv2D(3, 1, input_shape=(8, 8, 3))])
+    model.compile(optimizer='adam',
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(train_batches, epochs=1, verbose=0)
