@@ -242,8 +242,10 @@ def _join_shape(*xs, separator):
     return Spec(shape, dtypes.string)
 
 
-STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape, unsupported="tf onnx tflite batch",
-    tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])))
+STRING_JOIN = _register("StringJoin", _join_fwd, _join_shape, unsupported="onnx tflite batch",
+    tf_import=lambda ins, a: STRING_JOIN(*ins, separator=_b(a["separator"])),
+    tf=lambda a, specs: ("StringJoin", {"N": len(specs), "separator": a["separator"]}),
+    tf_outputs="output")
 
 
 def _reduce_join_fwd(x, axis, keepdims, separator):
