@@ -96,7 +96,9 @@ class StringFunctions(tf.Module):
                 # StringJoin, as the NMT tutorial's tf_lower_and_split_punct writes it
                 "joined": tf.strings.reduce_join(
                     tf.strings.join(["[START]", words, "[END]"], separator=" "),
-                    separator="|")}
+                    separator="|"),
+                # ReverseV2, as a Bidirectional RNN's backward pass writes it
+                "reversed": tf.strings.reduce_join(tf.reverse(pairs, [0, -1]), separator="|")}
 
 
 def write_vocab_file(path):

@@ -272,8 +272,9 @@ REDUCE_JOIN = _register(
     tf_import=_import_reduce_join,
     tf=lambda a, specs: ("ReduceJoin", {
         "keep_dims": a["keepdims"], "separator": a["separator"], "T": None},
-        [0, np.array(list(range(len(specs[0].shape))) if a["axis"] is None else list(a["axis"]),
-                     np.int32)]),
+        # axis=None joins row-major: TF's wrapper reduces the last axis first
+        [0, np.array(list(range(len(specs[0].shape)))[::-1] if a["axis"] is None else
+                     list(a["axis"]), np.int32)]),
     tf_outputs="output")
 
 
