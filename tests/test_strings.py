@@ -285,3 +285,18 @@ def test_decode_takes_icu_spellings_of_the_encoding():
         assert tf.strings.unicode_decode(tf.constant(["ab"]), name).to_list() == [[97, 98]]
     for name in ("UTF16-BE", "utf-16be"):
         assert tf.strings.unicode_decode(tf.constant(["ab"]), name).to_list() == [[24930]]
+
+
+def test_reduce_join_over_several_axes_in_tfs_order():
+    """TF reduces the listed axes in order (the first varies fastest in the joined string);
+    axis=None is row-major. Values are real TF 2.21's."""
+    x = tf.constant(np.array([[['a', 'b', 'c'], ['d', 'e', 'f']],
+                              [['g', 'h', 'i'], ['j', 'k', 'l']]], dtype=object))
+    join = tf.strings.reduce_join
+    assert join(x).numpy() == b'abcdefghijkl'
+    assert join(x, axis=[0, 1]).numpy().tolist() == [b'agdj', b'bhek', b'cifl']
+    assert join(x, axis=[1, 0]).numpy().tolist() == [b'adgj', b'behk', b'cfil']
+    assert join(x, axis=[2, 0], keepdims=True).numpy().tolist() == [[[b'abcghi'],
+                                                                      [b'defjkl']]]
+    m = tf.constant([['a', 'b'], ['c', 'd']])
+    assert join(m, axis=[0, 1], separator='|').numpy() == b'a|c|b|d'
