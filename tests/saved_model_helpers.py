@@ -79,7 +79,7 @@ STRING_PAIRS = np.array([[b"a b", b""], [b" c  d e", b"f"], [b"x", b"y z"]])
 
 
 class StringFunctions(tf.Module):
-    """tf.strings.length (bytes and UTF-8 characters), regex_full_match, strip, and split of
+    """tf.strings.length (bytes and UTF-8 characters), regex_full_match, strip, join, split of
     a matrix (a ragged result with two row partitions); strings come back joined by "|"
     (reduce_join) so that the results are plain byte strings."""
 
@@ -92,7 +92,13 @@ class StringFunctions(tf.Module):
                 "match": tf.strings.regex_full_match(words, "[a-z]+"),
                 "strip": tf.strings.reduce_join(tf.strings.strip(words), separator="|"),
                 "tokens": tf.strings.reduce_join(split.flat_values, separator="|"),
-                "token_splits": split.nested_row_splits[-1]}
+                "token_splits": split.nested_row_splits[-1],
+                # StringJoin, as the NMT tutorial's tf_lower_and_split_punct writes it
+                "joined": tf.strings.reduce_join(
+                    tf.strings.join(["[START]", words, "[END]"], separator=" "),
+                    separator="|"),
+                # ReverseV2, as a Bidirectional RNN's backward pass writes it
+                "reversed": tf.strings.reduce_join(tf.reverse(pairs, [0, -1]), separator="|")}
 
 
 def write_vocab_file(path):

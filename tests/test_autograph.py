@@ -468,3 +468,39 @@ def test_nested_functions_keep_their_own_returns():
             return -y
         return inner(x) + 1
     check(f, [-2.0, 3.0])
+
+
+def test_first_call_creating_optimizer_variables_in_a_dataset_loop_steps_once_per_batch():
+    """Hands-On ML ch. 13's `@tf.function train_one_epoch` loops over a dataset and builds
+    the optimizer in its first call: each epoch is one step per batch (TF: iterations 4,
+    then 8), with the same weights as the same loop run eagerly."""
+    X = np.random.default_rng(0).random((64, 8)).astype(np.float32)
+    y = X[:, :1] * 2.0
+    train_set = tf.data.Dataset.from_tensor_slices((X, y)).batch(16)
+
+    def make():
+        tf.keras.utils.set_random_seed(1)
+        return tf.keras.Sequential([tf.keras.layers.Dense(
+            1, kernel_regularizer=tf.keras.regularizers.l2(0.01), input_shape=[8])])
+
+    def train_one_epoch(model, optimizer, loss_fn, train_set):
+        for X_batch, y_batch in train_set:
+            with tf.GradientTape() as tape:
+                y_pred = model(X_batch)
+                main_loss = tf.reduce_mean(loss_fn(y_batch, y_pred))
+                loss = tf.add_n([main_loss] + model.losses)
+            gradients = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+
+    results = []
+    for step in (tf.function(train_one_epoch), train_one_epoch):
+        model, optimizer = make(), tf.keras.optimizers.SGD(learning_rate=0.01)
+        loss_fn = tf.keras.losses.MeanSquaredError()
+        counts = []
+        for epoch in range(2):
+            step(model, optimizer, loss_fn, train_set)
+            counts.append(int(optimizer.iterations.numpy()))
+        assert counts == [4, 8]
+        results.append(model.get_weights())
+    for graph_w, eager_w in zip(*results):
+        np.testing.assert_allclose(graph_w, eager_w, rtol=1e-5, atol=1e-6)

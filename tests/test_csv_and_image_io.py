@@ -73,6 +73,46 @@ def test_make_csv_dataset_infers_types_and_splits_label(csv_file):
     assert len(list(forever.take(5))) == 5  # num_epochs=None repeats
 
 
+
+def test_make_csv_dataset_ignore_errors_drops_malformed_records(tmp_path):
+    """The CSV tutorial reads titanic with ignore_errors=True; the values are what real TF
+    2.21 gives for this file (a short row, a long row and an unparsable float dropped)."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,survived\n1,2.5,0\n3,4.5,1\n5,6.5\n7,8.5,1,9\n9,1.5,0\n"
+                    "2,x,1\n4,0.5,1\n")
+    titanic_csv_ds = tf.data.experimental.make_csv_dataset(
+        str(path), batch_size=2, label_name='survived', num_epochs=1, shuffle=False,
+        ignore_errors=True, num_rows_for_inference=1)
+    got = [({k: v.numpy().tolist() for k, v in batch.items()}, label.numpy().tolist())
+           for batch, label in titanic_csv_ds]
+    assert got == [({"a": [1, 3], "b": [2.5, 4.5]}, [0, 1]),
+                   ({"a": [9, 4], "b": [1.5, 0.5]}, [0, 1])]
+    strict = tf.data.experimental.make_csv_dataset(
+        str(path), batch_size=2, label_name='survived', num_epochs=1, shuffle=False,
+        num_rows_for_inference=1)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        list(strict)
+
+
+def test_decode_csv_empty_typed_tensor_default_is_a_required_column():
+    """Hands-On ML ch. 13's parse_csv_line: `tf.constant([], dtype=tf.float32)` marks the
+    target column required (float32), the features default to 0."""
+    n_inputs = 8
+
+    def parse_csv_line(line):
+        defs = [0.] * n_inputs + [tf.constant([], dtype=tf.float32)]
+        fields = tf.io.decode_csv(line, record_defaults=defs)
+        return tf.stack(fields[:-1]), tf.stack(fields[-1:])
+
+    x, y = parse_csv_line(b'4.2083,44.0,5.3232,0.9171,846.0,2.3370,37.47,-122.2,2.782')
+    np.testing.assert_allclose(x.numpy(), [4.2083, 44.0, 5.3232, 0.9171, 846.0, 2.3370,
+                                           37.47, -122.2], rtol=1e-6)
+    assert y.dtype == tf.float32 and y.numpy().tolist() == [np.float32(2.782)]
+    x, _ = parse_csv_line(b',,,,,,,,2.0')
+    assert x.numpy().tolist() == [0.0] * 8
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Field 8 is required"):
+        parse_csv_line(b'1,2,3,4,5,6,7,8,')
+
 # -- an independent PNG codec (zlib only) ------------------------------------------------
 def _chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + \

@@ -240,3 +240,38 @@ def test_two_outputs_of_one_layer_get_unique_names_and_their_own_metrics():
     assert sorted(logs) == ["loss", "rnn_1_loss", "rnn_1_mae", "rnn_loss", "rnn_mae"]
     np.testing.assert_allclose(logs["rnn_1_mae"], np.mean(np.abs(xs[1][:, -1] - ys[1])),
                                rtol=1e-5)
+
+
+def test_the_csv_tutorials_preprocessing_head_takes_pandas_columns():
+    """The CSV tutorial's titanic head: one float32 `tf.keras.Input(shape=(1,))` per numeric
+    column fed 1-D int64 and float64 columns (cast to the input's dtype and given the size-1
+    axis, as Keras does), string columns through StringLookup + CategoryEncoding."""
+    titanic_features = {"age": np.array([22.0, 38.0, 26.0, 35.0]),
+                        "n_siblings_spouses": np.array([1, 1, 0, 1]),
+                        "sex": np.array(["male", "female", "female", "male"], dtype=object)}
+    titanic_labels = np.array([0, 1, 1, 0])
+    inputs = {}
+    for name, column in titanic_features.items():
+        dtype = tf.string if column.dtype == object else tf.float32
+        inputs[name] = tf.keras.Input(shape=(1,), name=name, dtype=dtype)
+    numeric_inputs = {name: input for name, input in inputs.items()
+                      if input.dtype == tf.float32}
+    x = layers.Concatenate()(list(numeric_inputs.values()))
+    norm = layers.Normalization()
+    numeric = np.stack([titanic_features[k] for k in numeric_inputs], 1)
+    norm.adapt(numeric)
+    preprocessed_inputs = [norm(x)]
+    lookup = layers.StringLookup(vocabulary=np.unique(titanic_features["sex"]))
+    one_hot = layers.CategoryEncoding(num_tokens=lookup.vocabulary_size())
+    preprocessed_inputs.append(one_hot(lookup(inputs["sex"])))
+    titanic_preprocessing = tf.keras.Model(inputs, layers.Concatenate()(preprocessed_inputs))
+    out = titanic_preprocessing(titanic_features).numpy()
+    expected = (numeric - numeric.mean(0)) / numeric.std(0)
+    np.testing.assert_allclose(out[:, :2], expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(out[:, 2:], [[0, 0, 1], [0, 1, 0], [0, 1, 0], [0, 0, 1]])
+    body = tf.keras.Sequential([layers.Dense(8, activation='relu'), layers.Dense(1)])
+    model = tf.keras.Model(inputs, body(titanic_preprocessing(inputs)))
+    model.compile(loss=tf.keras.losses.BinaryCrossentropy(from_logits=True),
+                  optimizer=tf.keras.optimizers.Adam())
+    history = model.fit(x=titanic_features, y=titanic_labels, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()

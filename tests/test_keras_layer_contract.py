@@ -170,6 +170,8 @@ SPECS = {
     "RandomCrop": _spec(IMG, kwargs={"height": 3, "width": 3, "seed": 1},
                         expected_output_shape=(2, 3, 3, 3)),
     "RandomContrast": _spec(IMG, kwargs={"factor": 0.2, "seed": 1}),
+    "Discretization": _spec(kwargs={"bin_boundaries": [-0.5, 0.0, 0.5]},
+                            expected_output_dtype="int32"),
     "CategoryEncoding": _spec(kwargs={"num_tokens": 4, "output_mode": "multi_hot"},
                               input_dtype="int32", expected_output_shape=(2, 4)),
     "Hashing": _spec(kwargs={"num_bins": 3}, input_dtype="int64",

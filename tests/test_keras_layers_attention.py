@@ -256,3 +256,22 @@ def test_einsum_dense_errors():
     layer(tf.ones([2, 3]))
     with pytest.raises(ValueError, match='"ed_built"'):
         layer(tf.ones([2, 5]))
+
+
+def test_attention_built_on_sentences_then_called_one_token_at_a_time():
+    """The NMT-with-attention tutorial builds its decoder's MultiHeadAttention on whole
+    target sentences, then generates one token at a time (query length 1, batch 1): only
+    the axes the kernels contract are fixed by the build, as in Keras; the result is the
+    matching row of the full-length call."""
+    mha = tf.keras.layers.MultiHeadAttention(key_dim=4, num_heads=2)
+    rng = np.random.default_rng(0)
+    q = rng.random((3, 8, 5)).astype(np.float32)
+    v = rng.random((3, 6, 5)).astype(np.float32)
+    full = mha(query=q, value=v).numpy()
+    step = mha(query=q[:1, 2:3], value=v[:1]).numpy()
+    np.testing.assert_allclose(step, full[:1, 2:3], rtol=1e-5, atol=1e-6)
+    dense = tf.keras.layers.EinsumDense("abc,cd->abd", output_shape=(None, 7))
+    assert dense(np.ones((2, 3, 4), np.float32)).shape == (2, 3, 7)
+    assert dense(np.ones((1, 5, 4), np.float32)).shape == (1, 5, 7)
+    with pytest.raises(ValueError, match="built for inputs of shape"):
+        dense(np.ones((1, 5, 3), np.float32))  # the contracted axis is the kernel's

@@ -76,6 +76,25 @@ def test_normalization_in_a_regression_model():
     assert len(model.trainable_variables) == 2  # the statistics are not trained
 
 
+
+def test_adapted_normalization_first_in_sequential_builds_it(capsys):
+    """The regression tutorial's `dnn_model.summary()`: a Sequential starting with a
+    Normalization adapted on 9 features (no input_shape) is built, as in tf.keras 2, whose
+    summary lists (None, 9), (None, 64), (None, 1) and 724 parameters."""
+    train_features = RNG.normal(size=(40, 9)).astype(np.float32)
+    normalizer = tf.keras.layers.Normalization(axis=-1)
+    normalizer.adapt(np.array(train_features))
+    dnn_model = tf.keras.Sequential([normalizer, L.Dense(64, activation="relu"),
+                                     L.Dense(64, activation="relu"), L.Dense(1)])
+    dnn_model.compile(loss="mean_absolute_error", optimizer=tf.keras.optimizers.Adam(0.001))
+    dnn_model.summary()
+    out = capsys.readouterr().out
+    assert "(None, 9)" in out and "Total params: 4,884" in out
+    assert dnn_model.built and dnn_model.input.shape.as_list() == [None, 9]
+    horsepower = tf.keras.layers.Normalization(axis=None)
+    horsepower.adapt(train_features[:, 2])
+    assert tf.keras.Sequential([horsepower]).input.shape.as_list() == [None]
+
 def test_resizing_center_crop():
     img = RNG.random((2, 6, 8, 3)).astype(np.float32)
     assert L.Resizing(3, 4)(img).shape == (2, 3, 4, 3)
@@ -193,3 +212,67 @@ def test_normalization_mean_and_variance_attributes_after_adapt():
     assert single.mean.numpy().tolist() == [horsepower.mean()]
     with pytest.raises(AttributeError, match="before it is built"):
         tf.keras.layers.Normalization().mean  # noqa: B018
+
+
+def test_discretization_as_hands_on_ml_and_keras_docs_use_it():
+    """Hands-On ML ch. 13 buckets ages with given boundaries, then adapts 3 bins; Keras's
+    docstring adapts 4 bins with epsilon 0.01. Values and learned boundaries are real TF
+    2.21's (Keras 3's quantile summary, ported step for step)."""
+    age = tf.constant([[10.], [93.], [57.], [18.], [37.], [5.]])
+    discretize_layer = tf.keras.layers.Discretization(bin_boundaries=[18., 50.])
+    age_categories = discretize_layer(age)
+    assert age_categories.dtype == tf.int32
+    assert age_categories.numpy().ravel().tolist() == [0, 2, 2, 1, 1, 0]
+    discretize_layer = tf.keras.layers.Discretization(num_bins=3)
+    discretize_layer.adapt(age)
+    np.testing.assert_allclose(discretize_layer.bin_boundaries, [10.0, 36.999996], rtol=1e-6)
+    age_categories = discretize_layer(age)
+    assert age_categories.numpy().ravel().tolist() == [1, 2, 2, 1, 2, 0]
+    onehot_layer = tf.keras.layers.CategoryEncoding(num_tokens=3)
+    assert onehot_layer(age_categories).numpy().tolist() == [
+        [0, 1, 0], [0, 0, 1], [0, 0, 1], [0, 1, 0], [0, 0, 1], [1, 0, 0]]
+    x = np.array([[-1.5, 1.0, 3.4, .5], [0.0, 3.0, 1.3, 0.0]])
+    layer = tf.keras.layers.Discretization(num_bins=4, epsilon=0.01)
+    layer.adapt(x)
+    np.testing.assert_allclose(layer.bin_boundaries, [0.0, 0.5, 1.3], rtol=1e-6)
+    assert layer(x).numpy().tolist() == [[0, 2, 3, 2], [1, 3, 3, 1]]
+    r = np.random.default_rng(0).normal(size=(1000, 3)).astype('float32')
+    batched = tf.keras.layers.Discretization(num_bins=5)
+    batched.adapt(tf.data.Dataset.from_tensor_slices(r).batch(64))
+    np.testing.assert_allclose(batched.bin_boundaries,
+                               [-0.82022, -0.25487, 0.2721, 0.87072], atol=1e-5)
+    count = tf.keras.layers.Discretization(bin_boundaries=[0., 1.], output_mode="count")
+    assert count(np.array([[-1., 0.5, 2., 2.]])).numpy().tolist() == [[1, 1, 2]]
+    with pytest.raises(ValueError, match="either `num_bins` or `bin_boundaries`"):
+        tf.keras.layers.Discretization()
+    clone = tf.keras.layers.Discretization.from_config(discretize_layer.get_config())
+    assert clone(age).numpy().ravel().tolist() == [1, 2, 2, 1, 2, 0]
+
+
+def test_segmentation_tutorials_augment_maps_uint8_masks_in_and_out_of_training():
+    """The segmentation tutorial's `Augment` layer maps (image, uint8 mask) batches through
+    two RandomFlips: the layers give float32 whether or not they are training (as Keras
+    casts first), so the Map's element spec holds when fit iterates it."""
+    class Augment(tf.keras.layers.Layer):
+        def __init__(self, seed=42):
+            super().__init__()
+            self.augment_inputs = tf.keras.layers.RandomFlip(mode="horizontal", seed=seed)
+            self.augment_labels = tf.keras.layers.RandomFlip(mode="horizontal", seed=seed)
+
+        def call(self, inputs, labels):
+            inputs = self.augment_inputs(inputs)
+            labels = self.augment_labels(labels)
+            return inputs, labels
+
+    images = RNG.random((4, 8, 8, 3)).astype(np.float32)
+    masks = RNG.integers(0, 3, (4, 8, 8, 1)).astype(np.uint8)
+    flip = tf.keras.layers.RandomFlip(mode="horizontal", seed=1)
+    assert flip(masks, training=False).dtype == tf.float32
+    assert flip(masks, training=True).dtype == tf.float32
+    np.testing.assert_array_equal(flip(masks, training=False).numpy(), masks)
+    train_batches = tf.data.Dataset.from_tensor_slices((images, masks)).batch(2).map(Augment())
+    assert train_batches.element_spec[1].dtype == tf.float32
+    model = tf.keras.Sequential([tf.keras.layers.Conv2D(3, 1, input_shape=(8, 8, 3))])
+    model.compile(optimizer='adam',
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(train_batches, epochs=1, verbose=0)

@@ -306,3 +306,60 @@ def test_custom_loss_subclass():
     y, p = rand(4, 3, seed=1), rand(4, 3, seed=2)
     np.testing.assert_allclose(q(y, p).numpy(), ((p - y) ** 4).mean(-1).mean(), rtol=1e-6)
     assert q.get_config() == {"reduction": "auto", "name": "quartic"}
+
+
+def _huber_np(y_true, y_pred, threshold=1.0):
+    error = y_true.astype(np.float32) - y_pred
+    return np.where(np.abs(error) < threshold, error ** 2 / 2,
+                    threshold * np.abs(error) - threshold ** 2 / 2).mean()
+
+
+def test_hands_on_ml_custom_huber_on_float64_targets_saved_and_loaded(tmp_path):
+    """Hands-On ML ch. 12: `huber_fn(y_true, y_pred)` computes y_true - y_pred with float64
+    California-housing targets (Keras hands a loss targets in the predictions' dtype), then
+    `load_model(..., custom_objects={"huber_fn": huber_fn})` and a HuberLoss class."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 8))
+    y = X[:, :1] * 0.5 + 2  # float64, as sklearn's targets
+
+    def huber_fn(y_true, y_pred):
+        error = y_true - y_pred
+        is_small_error = tf.abs(error) < 1
+        squared_loss = tf.square(error) / 2
+        linear_loss = tf.abs(error) - 0.5
+        return tf.where(is_small_error, squared_loss, linear_loss)
+
+    class HuberLoss(tf.keras.losses.Loss):
+        def __init__(self, threshold=1.0, **kwargs):
+            self.threshold = threshold
+            super().__init__(**kwargs)
+
+        def call(self, y_true, y_pred):
+            error = y_true - y_pred
+            is_small_error = tf.abs(error) < self.threshold
+            squared_loss = tf.square(error) / 2
+            linear_loss = self.threshold * tf.abs(error) - self.threshold**2 / 2
+            return tf.where(is_small_error, squared_loss, linear_loss)
+
+        def get_config(self):
+            return {**super().get_config(), "threshold": self.threshold}
+
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(30, activation="relu", kernel_initializer="he_normal",
+                              input_shape=[8]),
+        tf.keras.layers.Dense(1)])
+    for loss, threshold, name in ((huber_fn, 1.0, "huber_fn"), (HuberLoss(2.), 2.0,
+                                                                "HuberLoss")):
+        model.compile(loss=loss, optimizer="nadam", metrics=["mae"])
+        model.fit(X, y, epochs=1, verbose=0)
+        expected = _huber_np(y, model.predict(X, verbose=0), threshold)
+        assert model.evaluate(X, y, verbose=0)[0] == pytest.approx(expected, rel=1e-5)
+        model.save(str(tmp_path / f"{name}.keras"))
+        custom = {"huber_fn": huber_fn} if name == "huber_fn" else {"HuberLoss": HuberLoss}
+        loaded = tf.keras.models.load_model(str(tmp_path / f"{name}.keras"),
+                                            custom_objects=custom)
+        assert loaded.evaluate(X, y, verbose=0)[0] == pytest.approx(expected, rel=1e-5)
+        if name == "HuberLoss":
+            assert loaded.loss.threshold == 2.0  # the book's check that loading worked
+    with pytest.raises(ValueError, match="huber_fn"):
+        tf.keras.models.load_model(str(tmp_path / "huber_fn.keras"))

@@ -347,3 +347,65 @@ def test_get_and_config():
     assert metrics.TopKCategoricalAccuracy.from_config(t.get_config()).k == 3
     out = metrics.binary_accuracy(tf.constant([[1.0, 0.0]]), tf.constant([[0.6, 0.7]]))
     assert isinstance(out, tf.Tensor) and out.numpy().tolist() == [0.5]
+
+
+def test_hands_on_ml_streaming_huber_metric_fits_on_float64_targets(tmp_path):
+    """Hands-On ML ch. 12's HuberMetric (a Metric subclass calling huber_fn(y_true, y_pred))
+    and `my_mae` metric function, compiled and fit on float64 NumPy targets: Keras feeds
+    floating arrays in floatx, so y_true - y_pred sees two float32 tensors; the streaming
+    values are the book's (14, then 7), and the saved model loads with custom_objects."""
+    def create_huber(threshold=1.0):
+        def huber_fn(y_true, y_pred):
+            error = y_true - y_pred
+            is_small_error = tf.abs(error) < threshold
+            squared_loss = tf.square(error) / 2
+            linear_loss = threshold * tf.abs(error) - threshold ** 2 / 2
+            return tf.where(is_small_error, squared_loss, linear_loss)
+        return huber_fn
+
+    class HuberMetric(tf.keras.metrics.Metric):
+        def __init__(self, threshold=1.0, **kwargs):
+            super().__init__(**kwargs)
+            self.threshold = threshold
+            self.huber_fn = create_huber(threshold)
+            self.total = self.add_weight(name="total", initializer="zeros")
+            self.count = self.add_weight(name="count", initializer="zeros")
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            sample_metrics = self.huber_fn(y_true, y_pred)
+            self.total.assign_add(tf.reduce_sum(sample_metrics))
+            self.count.assign_add(tf.cast(tf.size(y_true), tf.float32))
+
+        def result(self):
+            return self.total / self.count
+
+        def get_config(self):
+            return {**super().get_config(), "threshold": self.threshold}
+
+    def my_mae(y_true, y_pred):
+        return tf.reduce_mean(tf.abs(y_pred - y_true))
+
+    m = HuberMetric(2.)
+    assert float(m(tf.constant([[2.]]), tf.constant([[10.]]))) == 14.0
+    assert float(m(tf.constant([[0.], [5.]]), tf.constant([[1.], [9.25]]))) == 7.0
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 8))
+    y = X[:, :1] * 0.5 + 2  # float64
+    model = tf.keras.Sequential([tf.keras.layers.Dense(30, activation="relu",
+                                                       input_shape=[8]),
+                                 tf.keras.layers.Dense(1)])
+    model.compile(loss=create_huber(2.0), optimizer="nadam",
+                  metrics=[HuberMetric(2.0), my_mae])
+    sample_weight = rng.random(len(y))
+    model.fit(X, y, epochs=1, verbose=0, sample_weight=sample_weight)
+    pred = model.predict(X, verbose=0)
+    logs = model.evaluate(X, y, verbose=0, return_dict=True)
+    error = y.astype(np.float32) - pred
+    huber = np.where(np.abs(error) < 2, error ** 2 / 2, 2 * np.abs(error) - 2).mean()
+    name = model.metrics[-2].name  # huber_metric_1: the second instance, as Keras names it
+    assert name.startswith("huber_metric") and logs[name] == pytest.approx(huber, rel=1e-5)
+    assert logs["my_mae"] == pytest.approx(np.abs(error).mean(), rel=1e-5)
+    model.save(str(tmp_path / "m.keras"))
+    loaded = tf.keras.models.load_model(str(tmp_path / "m.keras"), custom_objects={
+        "huber_fn": create_huber(2.0), "HuberMetric": HuberMetric, "my_mae": my_mae})
+    loaded.fit(X, y, epochs=1, verbose=0)

@@ -365,6 +365,22 @@ def test_schedule_values(sched, expected):
     assert float(sched(tf.constant(5))) == pytest.approx(expected(5), rel=1e-5, abs=1e-7)
     clone = schedules.deserialize(schedules.serialize(sched))
     assert type(clone) is type(sched) and float(clone(7)) == pytest.approx(float(sched(7)))
+    steps = [0, 1, 5, 9, 10, 11, 15, 20, 21, 35, 50]
+    for vector in (np.array(steps, np.float64), tf.constant(steps)):
+        out = sched(vector)  # elementwise, as TF's schedules are
+        assert out.dtype == tf.float32 and out.shape == (len(steps),)
+        np.testing.assert_allclose(out.numpy(), [expected(s) for s in steps],
+                                   rtol=1e-5, atol=1e-7)
+
+
+def test_schedule_of_a_vector_of_steps():
+    """The overfitting tutorial plots the learning rate over a vector of steps."""
+    STEPS_PER_EPOCH = 20
+    lr_schedule = tf.keras.optimizers.schedules.InverseTimeDecay(
+        0.001, decay_steps=STEPS_PER_EPOCH*1000, decay_rate=1, staircase=False)
+    step = np.linspace(0, 100000)
+    lr = lr_schedule(step)
+    np.testing.assert_allclose(lr.numpy(), 0.001 / (1 + step / 20000), rtol=1e-6)
 
 
 def test_cosine_restarts_geometric_periods():

@@ -316,3 +316,65 @@ def test_fit_and_predict_on_a_ragged_dataset():
     history = model.fit(ds, epochs=20, verbose=0)
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert model.predict(ds, verbose=0).shape == (4, 1)
+
+
+def test_load_text_tutorials_binary_vectorizer_and_string_predict():
+    """The load-text tutorial: `output_mode='binary'` (TF 2.4's name for multi_hot, still
+    accepted by Keras), a Sequential of an adapted vectorizer and a Dense is built as in
+    tf.keras 2, and `predict` takes a Python list of strings as one batch of examples."""
+    raw = tf.data.Dataset.from_tensor_slices(
+        (TEXTS * 4, [0, 1, 2, 3] * 3)).batch(4)
+    binary_vectorize_layer = L.TextVectorization(max_tokens=20, output_mode='binary')
+    assert binary_vectorize_layer.get_config()["output_mode"] == "multi_hot"
+    binary_vectorize_layer.adapt(raw.map(lambda text, labels: text))
+    vocab = binary_vectorize_layer.get_vocabulary()
+    hot = binary_vectorize_layer(tf.constant(TEXTS[0])).numpy()
+    np.testing.assert_array_equal(
+        hot, [1.0 if w in _keras_tokens(TEXTS[0]) else 0.0 for w in vocab])
+    with pytest.raises(ValueError, match="output_mode"):
+        L.Hashing(num_bins=3, output_mode="binary")  # Keras's Hashing has no old name
+    int_vectorize_layer = L.TextVectorization(max_tokens=20, output_mode='int',
+                                              output_sequence_length=6)
+    int_vectorize_layer.adapt(raw.map(lambda text, labels: text))
+    int_model = tf.keras.Sequential([int_vectorize_layer, L.Embedding(21, 8, mask_zero=True),
+                                     L.GlobalMaxPooling1D(), L.Dense(4)])
+    assert int_model.built and int_model.input.dtype == tf.string
+    binary_model = tf.keras.Sequential([binary_vectorize_layer, L.Dense(4)])
+    binary_model.compile(loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                         optimizer='adam', metrics=['accuracy'])
+    binary_model.fit(raw, epochs=1, verbose=0)
+    one = binary_model.predict(['How do you sort a list?'], verbose=0)
+    two = binary_model.predict(['How do you sort a list?', TEXTS[1]], verbose=0)
+    assert one.shape == (1, 4) and two.shape == (2, 4)
+    np.testing.assert_allclose(one[0], two[0], rtol=1e-6)
+    np.testing.assert_allclose(
+        two, binary_model(tf.constant(['How do you sort a list?', TEXTS[1]])).numpy(),
+        rtol=1e-6)
+
+
+def test_a_vector_of_ids_is_one_sample_for_multi_hot_count_and_tf_idf():
+    """`binary_vectorize_layer(first_question)` (a scalar text) is one [vocab] vector, and a
+    vector of ids or tokens is one sample for multi_hot/count in every encoding layer: the
+    values are what real TF 2.21 (Keras 3, and tf.keras 2) gives."""
+    got = {}
+    for mode in ["multi_hot", "count", "tf_idf"]:
+        v = L.TextVectorization(max_tokens=20, output_mode=mode)
+        v.adapt(TEXTS)
+        one, batch = v(tf.constant(TEXTS[0])), v(tf.constant(TEXTS))
+        assert one.shape == (12,) and batch.shape == (3, 12)
+        np.testing.assert_allclose(one.numpy(), batch.numpy()[0], rtol=1e-6)
+        got[mode] = one.numpy().tolist()
+    assert got["multi_hot"] == [0, 1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0]
+    assert got["count"] == [0, 2, 0, 0, 1, 1, 1, 0, 1, 0, 0, 0]
+    np.testing.assert_allclose(got["tf_idf"], [0, 1.3862944, 0, 0, 0.6931472, 0.9162908,
+                                               0.9162908, 0, 0.9162908, 0, 0, 0], rtol=1e-6)
+    assert L.CategoryEncoding(4, output_mode="count")(tf.constant([0, 1, 1])).numpy() \
+        .tolist() == [1, 2, 0, 0]
+    assert L.IntegerLookup(vocabulary=[5, 6], output_mode="count")(
+        tf.constant([5, 6, 6])).numpy().tolist() == [0, 1, 2]
+    assert L.StringLookup(vocabulary=["a", "b", "c"], output_mode="multi_hot")(
+        tf.constant(["a", "b", "a"])).numpy().tolist() == [0, 1, 1, 0]
+    assert L.Hashing(num_bins=3, output_mode="multi_hot")(tf.constant(["a", "b"])) \
+        .numpy().tolist() == [1, 1, 0]
+    assert L.StringLookup(vocabulary=["a", "b", "c"], output_mode="one_hot")(
+        tf.constant(["a", "b"])).numpy().tolist() == [[0, 1, 0, 0], [0, 0, 1, 0]]

@@ -359,3 +359,39 @@ def test_sequential_whose_first_layer_is_a_functional_base_model():
                                  tf.keras.layers.Dense(1)])
     assert model.built and model.input_shape == (None, 32, 32, 3)
     assert model.output_shape == (None, 1)
+
+
+def test_one_layer_repeated_in_a_sequential_shares_its_weights():
+    """Hands-On ML ch. 12: `Sequential([Dense, block1, block1, block1, block1, ...])` applies
+    one residual block four times (Keras 3 lists it each time); its weights count once."""
+    class ResidualBlock(tf.keras.layers.Layer):
+        def __init__(self, n_layers, n_neurons, **kwargs):
+            super().__init__(**kwargs)
+            self.hidden = [tf.keras.layers.Dense(n_neurons, activation="relu",
+                                                 kernel_initializer="he_normal")
+                           for _ in range(n_layers)]
+
+        def call(self, inputs):
+            Z = inputs
+            for layer in self.hidden:
+                Z = layer(Z)
+            return inputs + Z
+
+    block1 = ResidualBlock(2, 3)
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(3, activation="relu", kernel_initializer="he_normal"),
+        block1, block1, block1, block1, tf.keras.layers.Dense(1)])
+    x = np.random.default_rng(0).random((4, 8)).astype(np.float32)
+    out = model(x).numpy()
+    assert [layer is block1 for layer in model.layers] == [False, True, True, True, True, False]
+    assert len(model.trainable_variables) == 2 + 4 + 2
+    h = model.layers[0](x).numpy()
+    for _ in range(4):
+        z = h
+        for dense in block1.hidden:
+            z = np.maximum(z @ dense.kernel.numpy() + dense.bias.numpy(), 0)
+        h = h + z
+    expected = h @ model.layers[-1].kernel.numpy() + model.layers[-1].bias.numpy()
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    model.compile(loss="mse", optimizer="nadam")
+    model.fit(x, np.ones((4, 1)), epochs=1, verbose=0)

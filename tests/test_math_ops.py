@@ -88,3 +88,15 @@ CASES = [
 def test_op(name, tf_fn, np_fn, args):
     grad = name != "cast"
     check_op(tf_fn, np_fn, args, grad=grad, rtol=1e-4 if name == "cast" else 1e-5)
+
+
+def test_count_nonzero_as_tf():
+    """`tf.math.count_nonzero` (Hands-On ML ch. 13 counts non-padding tokens with it):
+    int64 counts, strings count when non-empty; values as real TF 2.21 gives them."""
+    assert tf.math.count_nonzero([[0, 1], [2, 0]]).numpy() == 2
+    assert tf.math.count_nonzero([[0, 1], [2, 0]]).dtype == tf.int64
+    assert tf.math.count_nonzero([[0., 1.], [2., 3.]], axis=1).numpy().tolist() == [1, 2]
+    assert tf.math.count_nonzero(tf.constant(['a', '', 'b']), keepdims=True).numpy() \
+        .tolist() == [2]
+    out = tf.math.count_nonzero([[0, 1], [2, 0]], axis=0, dtype=tf.int32)
+    assert out.dtype == tf.int32 and out.numpy().tolist() == [1, 1]

@@ -509,3 +509,12 @@ def test_integer_mean_along_rows_is_float64_with_nan_for_empty_rows():
     assert values[0] == 1.5 and np.isnan(values[1]) and values[2] == 4.0
     assert tf.reduce_mean(tf.ragged.constant([[1, 2]], dtype=tf.int16), axis=1).dtype == \
         tf.float32
+
+
+def test_reshape_of_a_ragged_tensor_flattens_its_values():
+    """The load-text tutorial counts tokens with `tf.reshape(toks, [-1])` over ragged batches
+    (TF dispatches tf.reshape to the ragged values, row by row)."""
+    toks = tf.ragged.constant([[b"the", b"cat"], [b"sat"], []])
+    assert tf.reshape(toks, [-1]).numpy().tolist() == [b"the", b"cat", b"sat"]
+    nested = tf.ragged.constant([[[1, 2], [3]], [[4]]])
+    assert tf.reshape(nested, [2, 2]).numpy().tolist() == [[1, 2], [3, 4]]

@@ -290,3 +290,26 @@ def test_unknown_rank_signature_is_saved_as_the_scalar_it_traced(tmp_path, recwa
     with tf.GradientTape() as tape:
         out = loaded.call_custom_grad(v * v)
     assert float(out) == 4.0 and float(tape.gradient(out, v)) == 2.0  # the clipped one
+
+
+def test_model_with_a_called_tf_function_method_saves(tmp_path):
+    """The text-generation tutorial's OneStep: a keras.Model whose @tf.function method was
+    called before tf.saved_model.save (the method's per-instance binding must not be taken
+    for a tracked attribute); the reloaded method computes the same."""
+    class OneStep(tf.keras.Model):
+        def __init__(self, temperature=1.0):
+            super().__init__()
+            self.temperature = temperature
+            self.dense = tf.keras.layers.Dense(3)
+
+        @tf.function
+        def generate_one_step(self, inputs):
+            return self.dense(inputs) / self.temperature
+
+    one_step_model = OneStep(2.0)
+    x = tf.constant([[1.0, 2.0]])
+    expected = one_step_model.generate_one_step(x).numpy()
+    tf.saved_model.save(one_step_model, str(tmp_path / "one_step"))
+    one_step_reloaded = tf.saved_model.load(str(tmp_path / "one_step"))
+    np.testing.assert_allclose(one_step_reloaded.generate_one_step(x).numpy(), expected,
+                               rtol=1e-6)

@@ -272,3 +272,31 @@ def test_wrong_dtype_is_a_clear_error():
         S.lower(tf.constant([1, 2]))
     with pytest.raises(ValueError, match="unit"):
         S.length("a", unit="CHAR")
+
+
+def test_decode_takes_icu_spellings_of_the_encoding():
+    """Hands-On ML ch. 12 decodes with "UTF8"; TF decodes through ICU, which ignores case,
+    '-', '_' and spaces in the name (values as real TF 2.21 gives them)."""
+    b = tf.strings.unicode_encode(tf.ragged.constant([[99, 97, 102, 233], [99, 111, 102, 102,
+                                                                           101, 101]]), "UTF-8")
+    assert tf.strings.unicode_decode(b, "UTF8").to_list() == [[99, 97, 102, 233],
+                                                               [99, 111, 102, 102, 101, 101]]
+    for name in ("utf8", "UTF_8", "utf-8"):
+        assert tf.strings.unicode_decode(tf.constant(["ab"]), name).to_list() == [[97, 98]]
+    for name in ("UTF16-BE", "utf-16be"):
+        assert tf.strings.unicode_decode(tf.constant(["ab"]), name).to_list() == [[24930]]
+
+
+def test_reduce_join_over_several_axes_in_tfs_order():
+    """TF reduces the listed axes in order (the first varies fastest in the joined string);
+    axis=None is row-major. Values are real TF 2.21's."""
+    x = tf.constant(np.array([[['a', 'b', 'c'], ['d', 'e', 'f']],
+                              [['g', 'h', 'i'], ['j', 'k', 'l']]], dtype=object))
+    join = tf.strings.reduce_join
+    assert join(x).numpy() == b'abcdefghijkl'
+    assert join(x, axis=[0, 1]).numpy().tolist() == [b'agdj', b'bhek', b'cifl']
+    assert join(x, axis=[1, 0]).numpy().tolist() == [b'adgj', b'behk', b'cfil']
+    assert join(x, axis=[2, 0], keepdims=True).numpy().tolist() == [[[b'abcghi'],
+                                                                      [b'defjkl']]]
+    m = tf.constant([['a', 'b'], ['c', 'd']])
+    assert join(m, axis=[0, 1], separator='|').numpy() == b'a|c|b|d'

@@ -308,3 +308,16 @@ def test_tensor_is_immutable_and_copies_are_itself():
     with pytest.raises((TypeError, AttributeError)):
         t[0] = 2.0
     assert tf.is_tensor(t) and not tf.is_tensor(np.array([1.0]))
+
+
+def test_a_range_converts_as_a_sequence():
+    """`tf.lookup.KeyValueTensorInitializer(keys, range(len(keys)), ...)` (the load-text
+    tutorial's vocabulary table): TF converts a range as the list it holds."""
+    assert tf.constant(range(3)).numpy().tolist() == [0, 1, 2]
+    assert tf.constant(range(3)).dtype == tf.int32
+    assert tf.convert_to_tensor(range(2, 5), dtype=tf.int64).dtype == tf.int64
+    keys = ['', 'a', 'b']
+    init = tf.lookup.KeyValueTensorInitializer(keys, range(len(keys)), key_dtype=tf.string,
+                                               value_dtype=tf.int64)
+    table = tf.lookup.StaticVocabularyTable(init, 1)
+    assert table.lookup(tf.constant(['a', 'z', ''])).numpy().tolist() == [1, 3, 0]

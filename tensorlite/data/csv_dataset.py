@@ -154,10 +154,8 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     ds = CsvDataset(files, defaults, compression_type=compression_type, header=header,
                     field_delim=field_delim, use_quote_delim=use_quote_delim,
                     na_value=na_value, select_cols=select)
-    if ignore_errors:
-        raise NotImplementedError("make_csv_dataset(ignore_errors=True): tensorlite's Dataset "
-                                  "has no ignore_errors() yet; clean the file or leave "
-                                  "ignore_errors=False")
+    if ignore_errors:  # as TF: a malformed record is dropped, the file read on
+        ds = ds.ignore_errors()
     if num_epochs != 1:
         ds = ds.repeat(num_epochs)
     if shuffle:

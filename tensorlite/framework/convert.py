@@ -225,6 +225,8 @@ def to_numpy(value, dtype=None, allow_cast=False):
     """A NumPy array for `value` with TF's dtype rules; `dtype` requests one. With
     allow_cast (tf.constant) NumPy values are cast to `dtype`; Python values never lose
     information (tf.constant(2.2, dtype=tf.int32) is a TypeError, as in TF)."""
+    if isinstance(value, range):  # a sequence to TF: tf.constant(range(3)) is [0 1 2]
+        value = list(value)
     if not isinstance(value, (np.ndarray, np.generic)):
         arr = _array_like(value)
         if arr is not None:

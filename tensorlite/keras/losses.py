@@ -191,6 +191,20 @@ def compute_weighted_loss(losses, sample_weight=None, reduction=Reduction.SUM_OV
 
 
 # -- the Loss classes ----------------------------------------------------------------------
+def _as_prediction_dtype(y_true, y_pred):
+    """Floating targets in the predictions' floating dtype, as Keras gives a loss its
+    arguments (tf.keras 2 casts float64 arrays to floatx before the step, Keras 3 converts
+    to the loss dtype): Hands-On ML's `huber_fn(y_true, y_pred)` computes y_true - y_pred on
+    float64 California-housing targets and float32 predictions."""
+    want = getattr(y_pred, "dtype", None)
+    if not getattr(want, "is_floating", False) or getattr(y_true, "dtype", None) is None:
+        return y_true
+    y_true = convert_to_tensor(y_true)
+    if y_true.dtype.is_floating and y_true.dtype != want:
+        return M.cast(y_true, want)
+    return y_true
+
+
 class Loss:
     """Base class: subclasses implement `call(y_true, y_pred)` returning per-sample losses."""
 
@@ -201,7 +215,7 @@ class Loss:
         self._allow_sum_over_batch_size = False
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        losses = self.call(y_true, y_pred)
+        losses = self.call(_as_prediction_dtype(y_true, y_pred), y_pred)
         return compute_weighted_loss(losses, sample_weight, self.reduction,
                                      name=self.name or type(self).__name__)
 
@@ -594,7 +608,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        losses = self.call(y_true, y_pred)
+        losses = self.call(_as_prediction_dtype(y_true, y_pred), y_pred)
         mask = None
         if self.ignore_class is not None:
             lab = _sparse_labels(convert_to_tensor(y_true), convert_to_tensor(y_pred), "")

@@ -28,6 +28,11 @@ def column_spec(default):
     """(dtype, default value or None when required) of one record_defaults entry."""
     if isinstance(default, dtypes.DType):
         return default, None
+    if hasattr(default, "dtype") and hasattr(default, "shape") and \
+            int(np.prod(default.shape)) == 0:
+        # an empty typed tensor marks a required column (Hands-On ML's
+        # `tf.constant([], dtype=tf.float32)` for the target)
+        return dtypes.as_dtype(default.dtype), None
     if hasattr(default, "numpy"):
         default = np.asarray(default.numpy(), dtype=object).tolist()
     if isinstance(default, (list, tuple)) or (isinstance(default, np.ndarray)):

@@ -29,7 +29,7 @@ __all__ = [
     "clip_by_value", "clip_by_global_norm", "cumsum", "cumprod", "sort", "argsort", "where",
     "realdiv", "truncatediv", "floormod", "mod", "exp", "expm1", "log1p", "erf",
     "is_nan", "is_inf", "is_finite", "conj", "real", "imag", "global_norm", "atan2",
-    "asin", "acos", "atan", "sinh", "cosh", "top_k_internal",
+    "asin", "acos", "atan", "sinh", "cosh", "top_k_internal", "count_nonzero",
 ]
 
 
@@ -948,6 +948,17 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """`tf.math.reduce_std`."""
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=dtypes.int64,  # noqa: A002
+                  name=None):
+    """`tf.math.count_nonzero`: how many elements are not zero (not empty, for strings)
+    along `axis`, as `dtype` (int64). >>> int(tf.math.count_nonzero([[0, 1], [2, 0]]))
+    2"""
+    x = to_tensor(input)
+    zero = b"" if x._dtype.is_string else 0
+    nonzero = cast(not_equal(x, to_tensor(zero, x._dtype)), dtypes.int64)
+    return cast(reduce_sum(nonzero, axis=axis, keepdims=bool(keepdims)), dtype)
 
 
 STOP_GRADIENT = declare(

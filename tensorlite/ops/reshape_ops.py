@@ -110,6 +110,7 @@ def _reshape_fast(tensor, shape, name=None):
 
 
 @fast_path(_reshape_fast)
+@composite_aware("reshape")
 def reshape(tensor, shape, name=None):
     """`tf.reshape`. >>> tf.reshape(tf.range(6), [2, -1]).shape
     TensorShape([2, 3])"""

@@ -8,7 +8,11 @@ from tensorlite.ops.common import composite_aware, int_list, to_tensor
 
 REVERSE = register("ReverseV2", lambda x, axis: np.flip(x, axis),
                    grad=lambda g, ans, x, axis: execute(REVERSE, (g,), {"axis": axis}),
-                   shape=lambda x, axis: x, unsupported="tf onnx tflite batch tf_import")
+                   shape=lambda x, axis: x, unsupported="onnx tflite batch",
+                   # TF takes the (possibly negative) axes as an int32 input tensor
+                   tf=lambda a, specs: ("ReverseV2", {}, [0, np.asarray(a["axis"], np.int32)]),
+                   tf_outputs="output",
+                   tf_import=lambda ins, a: reverse(ins[0], np.asarray(ins[1]).tolist()))
 
 
 @composite_aware("reverse")

@@ -133,8 +133,8 @@ def _import_ngrams(ins, a):
 
 
 def _import_reduce_join(ins, a):
-    axes = tuple(sorted({int(i) % max(ins[0].shape.rank, 1)
-                         for i in np.ravel(ins[1].numpy())}))
+    axes = tuple(dict.fromkeys(int(i) % max(ins[0].shape.rank, 1)
+                               for i in np.ravel(ins[1].numpy())))  # TF's order kept
     return REDUCE_JOIN(ins[0], axis=axes, keepdims=a.get("keep_dims", False),
                        separator=_b(a.get("separator", "")))
 
@@ -253,7 +253,10 @@ STRING_JOIN = _register(
 def _reduce_join_fwd(x, axis, keepdims, separator):
     axes = tuple(range(x.ndim)) if axis is None else axis
     rest = [d for d in range(x.ndim) if d not in axes]
-    moved = np.transpose(x, rest + list(axes))
+    # TF reduces the listed axes in order, so the first varies fastest in the joined
+    # string (axis=[0, 1] of [[a, b], [c, d]] is "a|c|b|d"); axis=None is row-major
+    order = list(axes) if axis is None else list(reversed(axes))
+    moved = np.transpose(x, rest + order)
     rows = moved.reshape(int(np.prod([x.shape[d] for d in rest], dtype=np.int64)), -1) \
         if x.size else np.empty((int(np.prod([x.shape[d] for d in rest])), 0), dtype=_OBJ)
     out = strings_array([separator.join(r) for r in rows.tolist()])
@@ -274,8 +277,9 @@ REDUCE_JOIN = _register(
     tf_import=_import_reduce_join,
     tf=lambda a, specs: ("ReduceJoin", {
         "keep_dims": a["keepdims"], "separator": a["separator"], "T": None},
-        [0, np.array(list(range(len(specs[0].shape))) if a["axis"] is None else list(a["axis"]),
-                     np.int32)]),
+        # axis=None joins row-major: TF's wrapper reduces the last axis first
+        [0, np.array(list(range(len(specs[0].shape)))[::-1] if a["axis"] is None else
+                     list(a["axis"]), np.int32)]),
     tf_outputs="output")
 
 

@@ -30,9 +30,18 @@ def _mark(exc):
 codecs.register_error("tensorlite_mark", _mark)
 
 
+def _icu_key(name):
+    """An encoding name as ICU compares them (TF decodes through ICU): case, '-', '_' and
+    spaces ignored, so Hands-On ML's `tf.strings.unicode_decode(b, "UTF8")` is UTF-8."""
+    return "".join(c for c in name.upper() if c not in "-_ ")
+
+
+_BY_ICU_KEY = {_icu_key(k): v for k, v in _ENCODINGS.items()}
+
+
 def codec(encoding, op):
     try:
-        return _ENCODINGS[encoding.upper()]
+        return _BY_ICU_KEY[_icu_key(encoding)]
     except KeyError:
         raise errors.InvalidArgumentError(
             None, None, f"{op}: unsupported encoding {encoding!r}; use one of "

@@ -463,6 +463,13 @@ def _reverse_one(rt, axis):
     return RaggedTensor(picked, rt.row_splits, internal=True)
 
 
+def reshape(tensor, shape, name=None):
+    """`tf.reshape` of a RaggedTensor, as TF dispatches it: its values (row by row, in
+    order) reshaped to `shape`; the load-text tutorial flattens batches of tokens with
+    `tf.reshape(toks, [-1])`."""
+    return array_ops.reshape(tensor.flat_values, shape)
+
+
 FUNCTIONS = {
     "Sum": reducer_fn("sum"), "Mean": reducer_fn("mean"), "Max": reducer_fn("max"),
     "Min": reducer_fn("min"), "Prod": reducer_fn("prod"), "Any": reducer_fn("any"),
@@ -470,5 +477,5 @@ FUNCTIONS = {
     "gather": gather, "concat": concat, "stack": stack, "tile": tile,
     "boolean_mask": boolean_mask, "expand_dims": expand_dims, "reverse": reverse,
     "cast": _flat_only(math_ops.cast), "zeros_like": _flat_only(array_ops.zeros_like),
-    "ones_like": _flat_only(array_ops.ones_like),
+    "ones_like": _flat_only(array_ops.ones_like), "reshape": reshape,
 }

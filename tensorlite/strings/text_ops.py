@@ -65,7 +65,8 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     if axis is None:
         axes = None
     else:
-        axes = tuple(sorted({int(a) % rank if rank else 0 for a in np.atleast_1d(axis)}))
+        # in the order given: TF joins the first listed axis fastest
+        axes = tuple(dict.fromkeys(int(a) % rank if rank else 0 for a in np.atleast_1d(axis)))
         for a in np.atleast_1d(axis):
             if not -rank <= int(a) < max(rank, 1):
                 raise invalid("ReduceJoin", f"Invalid reduction dimension {int(a)} for input "

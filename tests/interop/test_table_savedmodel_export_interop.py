@@ -102,9 +102,10 @@ def test_tensorflow_looks_up_a_dense_hash_tables_entries(tables_read_by_tensorfl
                                       err_msg=where)
 
 
-@pytest.mark.parametrize("key", ["bytes", "chars", "match", "strip", "tokens", "token_splits"])
+@pytest.mark.parametrize("key", ["bytes", "chars", "match", "strip", "tokens", "token_splits",
+                                 "joined", "reversed"])
 def test_tensorflow_runs_saved_string_functions(tables_read_by_tensorflow, key):
-    """StringLength (BYTE, UTF8_CHAR), StaticRegexFullMatch, StringStrip, and
+    """StringLength (BYTE, UTF8_CHAR), StaticRegexFullMatch, StringStrip, StringJoin, ReverseV2 and
     tf.strings.split of a matrix (flattened for StringSplitV2, rows partitioned again by
     a uniform row length) give tensorlite's values in real TensorFlow."""
     got, expected = tables_read_by_tensorflow

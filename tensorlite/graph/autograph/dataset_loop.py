@@ -22,7 +22,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, nest
 from tensorlite.framework.tensor_shape import TensorShape
-from tensorlite.graph import tracing
+from tensorlite.graph import control_flow, tracing
 from tensorlite.ops import script_ops
 
 _OPEN = {}  # handle -> live Python iterator over a dataset
@@ -52,9 +52,13 @@ def run(ds, extra_test, body, get_state, set_state, names, opts, where, staged_l
             elem = [np.asarray(t) for t in nest.flatten(next(it))]
             return [np.bool_(True)] + elem
         except StopIteration:
-            # A stand-in element while a loop body is traced (a trace is active); a dry run
-            # of the graph (get_concrete_function) iterates nothing.
-            alive = it is None and bool(tracing._ACTIVE)
+            # A stand-in element while a loop body is traced (a branch trace is the
+            # innermost); a dry run of the graph (get_concrete_function, or the retrace of
+            # a first call that created variables) iterates nothing: running its While
+            # node on a stand-in would apply the body's assignments once more for real
+            # (Hands-On ML's train_one_epoch stepped the optimizer 5 times for 4 batches).
+            alive = it is None and bool(tracing._ACTIVE) and \
+                isinstance(tracing._ACTIVE[-1], control_flow.SubTracer)
             if not alive:
                 with _LOCK:
                     _OPEN.pop(handle, None)

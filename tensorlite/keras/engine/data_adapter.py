@@ -66,7 +66,21 @@ def _to_array(v):
     if a.dtype.kind in "US" or (a.dtype == object and a.size and isinstance(a.flat[0], str)):
         from tensorlite.framework.convert import convert_to_tensor  # noqa: PLC0415
         return convert_to_tensor(a)._value  # text as the bytes objects tf.string holds
+    if a.dtype.kind == "f":
+        # floating arrays in floatx, as tf.keras 2 and Keras 3 feed them: a custom loss or
+        # metric (Hands-On ML's huber_fn, HuberMetric) sees float32 targets, not float64
+        from tensorlite.keras import backend  # noqa: PLC0415
+        return a.astype(backend.floatx(), copy=False)
     return a
+
+
+def _scalars_as_one(x):
+    """A list of Python scalars is one array of examples, as Keras takes it (the load-text
+    tutorial's `model.predict(['How do you sort a list?'])`), not a structure of inputs."""
+    if isinstance(x, list) and x and all(isinstance(v, (str, bytes, int, float, bool))
+                                         for v in x):
+        return np.asarray(x)
+    return x
 
 
 def unpack(data):
@@ -118,8 +132,8 @@ class ArrayBatches:
     """In-memory arrays, batched (and shuffled each epoch) for one pass."""
 
     def __init__(self, x, y, sample_weight, batch_size, shuffle, class_weight=None, seed=None):
-        self.x = nest.map_structure(_to_array, x)
-        self.y = None if y is None else nest.map_structure(_to_array, y)
+        self.x = nest.map_structure(_to_array, _scalars_as_one(x))
+        self.y = None if y is None else nest.map_structure(_to_array, _scalars_as_one(y))
         sizes = {_rows(a) for a in nest.flatten([self.x, self.y]) if a is not None}
         if len(sizes) > 1:
             raise ValueError(f"Data cardinality is ambiguous: make sure all arrays contain "

@@ -37,6 +37,26 @@ def conform_to_reference(value, reference_shape):
     return value
 
 
+def conform_dtype(value, dtype):
+    """A numeric call input cast to the model input's numeric dtype, as tf.keras 2 and
+    Keras 3 functional models do: the CSV tutorial feeds a dict of pandas columns (int64
+    `n_siblings_spouses`) to `tf.keras.Input(shape=(1,), dtype=tf.float32)` inputs."""
+    have = getattr(value, "dtype", None)
+    if have is None or dtype is None or isinstance(value, KerasTensor):
+        return value
+    from tensorlite.framework import dtypes  # noqa: PLC0415
+    try:
+        have = dtypes.as_dtype(have)
+    except TypeError:
+        return value
+    numeric = (have.is_integer or have.is_floating or have.is_bool) and \
+        (dtype.is_integer or dtype.is_floating)
+    if have == dtype or not numeric:
+        return value
+    from tensorlite.ops import math_ops  # noqa: PLC0415
+    return math_ops.cast(value, dtype)
+
+
 class Functional(Model):
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         from tensorlite.keras import backend  # noqa: PLC0415
@@ -161,7 +181,7 @@ class Functional(Model):
             raise ValueError(f'Layer "{self.name}" expects {len(self.inputs)} input(s), but it '
                              f"received {len(flat)} input tensors.")
         for kt, v in zip(self.inputs, flat):
-            values[id(kt)] = conform_to_reference(v, kt.shape)
+            values[id(kt)] = conform_to_reference(conform_dtype(v, kt.dtype), kt.shape)
         if training is None:
             training = _current_training()
 

@@ -32,8 +32,6 @@ class Sequential(Model):
         if not isinstance(layer, Layer):
             raise TypeError(f"The added layer must be an instance of class Layer. Received: "
                             f"layer={layer} of type {type(layer)}.")
-        if any(layer is t for t in self._tracked):
-            raise ValueError(f"Layer {layer.name} is already in the model")
         if isinstance(layer, InputLayer) or (not self.layers and
                                              self._input_batch_shape is None and
                                              layer._batch_input_shape is not None):
@@ -41,7 +39,7 @@ class Sequential(Model):
             # given before keeps its shape and dtype (Embedding's default input shape is
             # (None, None), which would otherwise replace Input((50,), dtype="int32"))
             self._input_batch_shape = layer._batch_input_shape
-            self._input_dtype = layer._dtype
+            self._input_dtype = layer._dtype or getattr(layer, "adapt_input_dtype", None)
         elif not self.layers and self._input_batch_shape is None:
             known = _known_input(layer)
             if known is not None:

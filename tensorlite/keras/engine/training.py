@@ -96,6 +96,7 @@ class Model(Layer):
         names = self.output_names
         # without a loss, the model trains on what its layers add (add_loss), if anything
         self.compiled_loss = LossesContainer(loss, loss_weights, names)
+        self.loss = loss  # as Keras: what compile was given (model.loss.threshold)
         self.compiled_metrics = MetricsContainer(metrics, weighted_metrics, names, loss)
         self._compile_config = {"optimizer": optimizers.serialize(self.optimizer),
                                 "loss": _serializable(loss), "metrics": _serializable(metrics),

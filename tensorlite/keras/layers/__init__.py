@@ -43,6 +43,7 @@ from tensorlite.keras.layers.image_preprocessing import (CenterCrop,  # noqa: F4
                                                          RandomFlip, RandomRotation,
                                                          RandomZoom, Rescaling, Resizing)
 from tensorlite.keras.layers.preprocessing_normalization import Normalization  # noqa: F401
+from tensorlite.keras.layers.preprocessing_discretization import Discretization  # noqa: F401
 from tensorlite.keras.layers.noise import (ActivityRegularization,  # noqa: F401
                                            GaussianNoise, SpatialDropout1D, SpatialDropout2D)
 from tensorlite.keras.layers import experimental  # noqa: F401,E402

@@ -270,8 +270,8 @@ class EinsumDense(Layer):
     def call(self, inputs):
         shape = inputs.shape.as_list()
         built = self._input_shape
-        if len(shape) != len(built) or any(
-                b is not None and s != b for s, b in zip(shape[1:], built[1:])):
+        if len(shape) != len(built) or any(shape[i] != built[i]
+                                           for i in self._weight_axes(len(shape))):
             raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: '
                              f"it was built for inputs of shape {tuple(built)}, but received "
                              f"input with shape {tuple(shape)}")
@@ -279,6 +279,17 @@ class EinsumDense(Layer):
         if self.bias is not None:
             out = math_ops.add(out, self.bias)
         return self.activation(out)
+
+    def _weight_axes(self, rank):
+        """The input axes the kernel contracts (their sizes are fixed by the weights); the
+        others (batch, a sequence's length) may differ from call to call, as in Keras: the
+        NMT tutorial's decoder builds MultiHeadAttention on whole sentences and then
+        generates one token at a time."""
+        lhs, kernel = self._eq.split("->")[0].split(",")[:2]
+        letters = lhs.replace("...", "")
+        offset = rank - len(letters)
+        return [offset + i for i, c in enumerate(letters) if c in kernel and
+                self._input_shape[offset + i] is not None]
 
     def compute_output_shape(self, input_shape):
         shape = TensorShape(input_shape).as_list()

@@ -11,6 +11,9 @@ Example:
     >>> serialize_constraint(self.kernel_constraint)
     {'class_name': 'NonNeg', 'config': {}}
 """
+import numpy as np
+
+from tensorlite.framework import dtypes
 from tensorlite.framework.tensor_shape import TensorShape
 from tensorlite.keras import constraints, initializers, regularizers
 
@@ -101,3 +104,26 @@ def check_last_dim(layer, x, expected):
         raise ValueError(f'Input 0 of layer "{layer.name}" is incompatible with the layer: '
                          f"expected axis -1 of input shape to have value {expected}, but "
                          f"received input with shape {tuple(x.shape.as_list())}")
+
+
+def record_adapt_input(layer, data):
+    """As tf.keras 2's `adapt`: a preprocessing layer given no input shape takes the rank of
+    the data it adapts on (and, for text, the string dtype), so a Sequential it starts is
+    built (the load-text tutorial's `plot_model` of Sequential([int_vectorize_layer, ...]))."""
+    if layer._batch_input_shape is not None:
+        return
+    spec = getattr(data, "element_spec", None)
+    if spec is not None:
+        shape, dtype = getattr(spec, "shape", None), getattr(spec, "dtype", None)
+        if shape is None or getattr(shape, "rank", None) is None:
+            return
+        rank = shape.rank
+    else:
+        arr = data if hasattr(data, "shape") and hasattr(data, "dtype") else np.asarray(data)
+        rank, dtype = len(arr.shape), arr.dtype
+    layer._batch_input_shape = (None,) * rank
+    try:
+        if dtypes.as_dtype(dtype).is_string:
+            layer.adapt_input_dtype = dtypes.string
+    except TypeError:
+        pass

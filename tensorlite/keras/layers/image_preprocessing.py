@@ -113,7 +113,9 @@ class _RandomLayer(Layer):
         return self._augment(inputs)
 
     def _inference(self, inputs):
-        return inputs
+        # the layer's dtype in both phases, as Keras casts first: a Map of a uint8 mask
+        # through RandomFlip (the segmentation tutorial's Augment) keeps one element spec
+        return _as_float(self, inputs)
 
     def get_config(self):
         return {**super().get_config(), "seed": self.seed}

@@ -140,7 +140,8 @@ class Layer(Module):
         from tensorlite.keras.saving import keras3_layout  # noqa: PLC0415
         aliases = keras3_layout.attribute_aliases(self)
         for key, value in vars(self).items():
-            if key.startswith("_") or id(value) in seen:
+            # (a tf.function method's per-instance binding sits under a tuple key)
+            if not isinstance(key, str) or key.startswith("_") or id(value) in seen:
                 continue
             if isinstance(value, Module) or _is_trackable_weight(value) or (
                     isinstance(value, (list, tuple, dict)) and any(

@@ -17,9 +17,14 @@ from tensorlite.ops.bincount_ops import DENSE_BINCOUNT, RAGGED_BINCOUNT, WEIGHTE
 MODES = ("int", "one_hot", "multi_hot", "count", "tf_idf")
 
 
-def check_mode(mode, allowed=MODES):
-    if mode == "tf-idf":  # TF 2.4's spelling, still in programs written then
+def check_mode(mode, allowed=MODES, binary_alias=True):
+    """The output_mode by its current name; TF 2.4's spellings (still in programs written
+    then, as the load-text tutorial's `output_mode='binary'`) are accepted where Keras
+    accepts them: every layer but Hashing."""
+    if mode == "tf-idf":
         mode = "tf_idf"
+    if mode == "binary" and binary_alias:
+        mode = "multi_hot"
     if mode not in allowed:
         raise ValueError(f"output_mode must be one of {list(allowed)}, got {mode!r}")
     return mode
@@ -30,11 +35,18 @@ def _is_ragged(x):
 
 
 def encode(ids, output_mode, depth, idf_weights=None, count_weights=None):
-    """Encodes integer ids [batch, k] (or [batch], or ragged) into [batch, depth]."""
+    """Encodes integer ids [batch, k] (or ragged) into [batch, depth]; one_hot encodes each
+    id of [batch] ids. As tf.keras 2 and Keras 3, a vector of ids [k] is one sample for
+    multi_hot, count and tf_idf (a scalar text's tokens: [depth])."""
     if output_mode == "int":
         return ids
     if output_mode == "one_hot":
         return gather_ops.one_hot(ids, depth, dtype=dtypes.float32)
+    if not _is_ragged(ids) and ids.shape.rank in (0, 1):
+        one = array_ops.reshape(ids, [1, -1])
+        weights = None if count_weights is None else \
+            array_ops.reshape(convert_to_tensor(count_weights), [1, -1])
+        return array_ops.reshape(encode(one, output_mode, depth, idf_weights, weights), [-1])
     binary = output_mode == "multi_hot"
     if _is_ragged(ids):
         if ids.ragged_rank != 1:
@@ -70,8 +82,6 @@ class CategoryEncoding(Layer):
 
     def call(self, inputs, count_weights=None):
         ids = inputs
-        if not _is_ragged(ids) and ids.shape.rank == 1 and self.output_mode != "one_hot":
-            ids = array_ops.expand_dims(ids, -1)  # Keras: a vector is a batch of samples
         if self.output_mode == "one_hot" and not _is_ragged(ids) and ids.shape.rank == 2 \
                 and ids.shape[-1] == 1:
             ids = array_ops.squeeze(ids, -1)
@@ -98,7 +108,8 @@ class Hashing(Layer):
         self.num_bins = int(num_bins)
         self.mask_value = mask_value
         self.salt = [salt, salt] if isinstance(salt, int) else salt
-        self.output_mode = check_mode(output_mode, ("int", "one_hot", "multi_hot", "count"))
+        self.output_mode = check_mode(output_mode, ("int", "one_hot", "multi_hot", "count"),
+                                      binary_alias=False)
         self.sparse = sparse
 
     def _cast_inputs(self, inputs):
@@ -117,8 +128,8 @@ class Hashing(Layer):
         if _is_ragged(inputs):
             return inputs.with_flat_values(self.call(inputs.flat_values))
         x = inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs)
-        if x.shape.rank == 1:
-            x = array_ops.expand_dims(x, -1)
+        if x.shape.rank == 1 and self.output_mode in ("int", "one_hot"):
+            x = array_ops.expand_dims(x, -1)  # multi_hot and count: a vector is one sample
         if self.mask_value is None:
             ids = self._hash(x, self.num_bins)
         else:

@@ -21,6 +21,7 @@ import numpy as np
 from tensorlite.framework import dtypes, errors
 from tensorlite.framework.convert import convert_to_tensor
 from tensorlite.framework.tensor import Tensor
+from tensorlite.keras.layers.base_layer_utils import record_adapt_input
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.layers.preprocessing_encoding import MODES, check_mode, encode
 from tensorlite.lookup.initializers import KeyValueTensorInitializer
@@ -132,8 +133,14 @@ class IndexLookup(Layer):
         self._idf = convert_to_tensor(np.concatenate([head, oov, idf]).astype(np.float32))
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Builds the vocabulary from `data`: most frequent first, ties by token, descending,
-        as Keras sorts; `max_tokens` caps it (mask and OOV tokens included)."""
+        """Builds the vocabulary from `data` (`adapt_vocabulary`); a layer given no input
+        shape takes the data's rank, as tf.keras 2's does."""
+        record_adapt_input(self, data)
+        self.adapt_vocabulary(data, batch_size, steps)
+
+    def adapt_vocabulary(self, data, batch_size=None, steps=None):
+        """The vocabulary from `data`: most frequent first, ties by token, descending, as
+        Keras sorts; `max_tokens` caps it (mask and OOV tokens included)."""
         counts, docs, n_docs = collections.Counter(), collections.Counter(), 0
         for batch in iterate_batches(data, batch_size, steps):
             for row in self._adapt_rows(batch):
@@ -233,9 +240,7 @@ class IndexLookup(Layer):
             return ids
         depth = self.max_tokens if self.pad_to_max_tokens and self.max_tokens else \
             self.vocabulary_size()
-        if not _is_ragged(ids) and ids.shape.rank == 1 and self.output_mode != "one_hot":
-            ids = array_ops.expand_dims(ids, -1)
-        return encode(ids, self.output_mode, depth, self._idf)
+        return encode(ids, self.output_mode, depth, self._idf)  # a vector: one sample
 
     def compute_mask(self, inputs, mask=None):
         if not self.supports_masking or self.invert:

@@ -76,6 +76,7 @@ class Normalization(Layer):
         for a in _batches(data, batch_size, steps):
             if not self.built:
                 self.build((None,) + a.shape[1:])
+                self._adapted_input_shape(a.shape)
             if self.input_mean is not None:
                 raise ValueError("adapt() cannot be called on a Normalization layer "
                                  "initialized with `mean` and `variance`")
@@ -91,6 +92,16 @@ class Normalization(Layer):
         self.adapt_variance.assign(np.asarray(np.maximum(total_sq / count - mean * mean, 0),
                                               np.float32))
         self.count.assign(np.int64(count))
+
+    def _adapted_input_shape(self, data_shape):
+        """As tf.keras 2's adapt, a layer given no input shape takes the data's rank, so a
+        Sequential it starts is built (the regression tutorial's `summary()` after
+        `Sequential([normalizer, Dense(64), ...])`); the kept axes keep their sizes, which
+        the layers after it need."""
+        if self._batch_input_shape is None:
+            kept = self._kept(max(len(data_shape), 1)) if data_shape else []
+            self._batch_input_shape = tuple(data_shape[i] if i in kept and i else None
+                                            for i in range(len(data_shape)))
 
     def _stats(self):
         if self.input_mean is not None:

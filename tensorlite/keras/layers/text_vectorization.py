@@ -17,6 +17,7 @@ Example:
 from tensorlite import strings
 from tensorlite.framework import dtypes
 from tensorlite.framework.convert import convert_to_tensor
+from tensorlite.keras.layers.base_layer_utils import record_adapt_input
 from tensorlite.keras.layers.layer import Layer
 from tensorlite.keras.layers.preprocessing_encoding import check_mode
 from tensorlite.keras.layers.preprocessing_lookup import StringLookup, _is_ragged
@@ -96,8 +97,10 @@ class TextVectorization(Layer):
         return x
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Builds the vocabulary (and IDF weights) from a dataset, array or list of texts."""
-        self._lookup_layer.adapt(data, batch_size, steps)
+        """Builds the vocabulary (and IDF weights) from a dataset, array or list of texts;
+        a layer given no input shape takes the texts' rank, as tf.keras 2's does."""
+        record_adapt_input(self, data)
+        self._lookup_layer.adapt_vocabulary(data, batch_size, steps)
 
     def _cast_inputs(self, inputs):
         return convert_to_tensor(inputs) if not _is_ragged(inputs) else inputs

@@ -60,10 +60,28 @@ class _GraphMath:
                              dtypes.float32)
 
 
+class _ArrayMath:
+    """The same math elementwise on NumPy arrays, for an eager vector of steps (the
+    overfitting tutorial plots `lr_schedule(np.linspace(0, 100000))`)."""
+    floor, ceil, cos, log = np.floor, np.ceil, np.cos, np.log
+    minimum, maximum, where = np.minimum, np.maximum, np.where
+
+    @staticmethod
+    def step(step):
+        return np.asarray(step, dtype=np.float64)
+
+    @staticmethod
+    def out(value):
+        return wrap(np.asarray(value, dtype=np.float32))
+
+
 def _math(step):
-    """Graph math for a tensor step inside a trace, host math otherwise."""
+    """Graph math for a tensor step inside a trace, elementwise math for an eager step
+    with dimensions, host math for an eager scalar."""
     if is_tracing() and (isinstance(step, Tensor) or getattr(step, "_is_variable", False)):
         return _GraphMath
+    if len(getattr(step, "shape", None) or np.shape(step)):
+        return _ArrayMath
     return _HostMath
 
 

@@ -22,7 +22,8 @@ Example:
 import inspect
 
 from tensorlite.framework import dtypes, nest
-from tensorlite.keras.saving.object_registration import get_registered_name, lookup
+from tensorlite.keras.saving.object_registration import (function_by_name,
+                                                       get_registered_name, lookup)
 
 _NEUTRAL = (None, False, 0, "", (), [], {})
 _TENSOR = "__keras_tensor__"
@@ -426,21 +427,42 @@ def compile_from_keras(model, compile_config, custom_objects=None):
             name = name[7:]  # tf.keras 2 registers its built-in optimizers as Custom>Adam
         optimizer = optimizers.deserialize({"class_name": name, "config": _plain(config)},
                                            custom_objects)
-    loss = compile_config.get("loss")
+    loss = _user_loss(compile_config.get("loss"), custom_objects)
     if isinstance(loss, dict) and "class_name" in loss:
         loss = losses.deserialize(_plain(loss), custom_objects=custom_objects)
     metrics = compile_config.get("metrics")
     model.compile(optimizer=optimizer, loss=loss,
-                  metrics=_plain_metrics(metrics), loss_weights=compile_config.get(
-                      "loss_weights"))
+                  metrics=_plain_metrics(metrics, custom_objects),
+                  loss_weights=compile_config.get("loss_weights"))
 
 
-def _plain_metrics(metrics):
+def _user_loss(loss, custom_objects):
+    """A compiled loss that is a user function, from `custom_objects` or the registered
+    objects: by name (`load_model(path, custom_objects={"huber_fn": huber_fn})` in Hands-On
+    ML's chapter 12) or as Keras 3's function entry; any other loss as it is."""
+    if isinstance(loss, dict) and loss.get("class_name") == "function":
+        return function_by_name(loss, "The compiled loss", custom_objects)
+    if isinstance(loss, str):
+        found = lookup(loss, None, custom_objects)
+        if callable(found):
+            return found
+    return loss
+
+
+def _plain_metrics(metrics, custom_objects=None):
+    """The compiled metrics: built-ins by name; a user Metric class (Hands-On ML's
+    HuberMetric) or metric function given in `custom_objects` or registered, rebuilt."""
     if not metrics:
         return None
     out = []
     for m in metrics:
-        if isinstance(m, dict) and "class_name" in m:
-            m = m.get("config", {}).get("name") or m["class_name"]
+        if isinstance(m, dict) and m.get("class_name") == "function":
+            m = function_by_name(m, "A compiled metric", custom_objects)
+        elif isinstance(m, dict) and "class_name" in m:
+            cls = lookup(m["class_name"], m.get("registered_name"), custom_objects)
+            m = cls.from_config(_plain(m.get("config", {}))) if isinstance(cls, type) else \
+                m.get("config", {}).get("name") or m["class_name"]
+        elif isinstance(m, str) and callable(lookup(m, None, custom_objects)):
+            m = lookup(m, None, custom_objects)
         out.append(m)
     return out

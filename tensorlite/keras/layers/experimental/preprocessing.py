@@ -8,3 +8,4 @@ from tensorlite.keras.layers.image_preprocessing import (CenterCrop,  # noqa: F4
                                                          RandomFlip, RandomRotation,
                                                          RandomZoom, Rescaling, Resizing)
 from tensorlite.keras.layers.preprocessing_normalization import Normalization  # noqa: F401
+from tensorlite.keras.layers.preprocessing_discretization import Discretization  # noqa: F401
