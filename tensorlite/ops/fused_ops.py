@@ -1,8 +1,9 @@
 """Fused ops of optimised graphs: what graph/passes/kernel_fusion.py rewrites a layer's
 ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
 
-  * `_FusedConv2D(x, w, bias)` and `_FusedMatMul(a, b, bias)`: the contraction with the
-    bias add and (activation="Relu" or "Relu6") the activation after it applied in place to its output; a
+  * `_FusedConv2D(x, w, bias[, residual])` and `_FusedMatMul(a, b, bias)`: the contraction
+    with the bias add, (the convolution) a residual block's sum of the output's shape, and
+    (activation="Relu" or "Relu6") the activation after them applied in place to its output; a
     convolution applies them to each run of images right after computing it, on the
     thread that made it (conv_select's epilogue), so no [N, H, W, C] temporary is made
     and the pass over it is in cache and split over the intra-op threads.
@@ -46,20 +47,32 @@ _RUN_ROWS = 4096
 
 
 class Epilogue:
-    """`epilogue(view)`: adds the bias along the last axis of `view`, then the activation
-    (`act`: 0 none, 1 ReLU, 2 ReLU6) in place (conv_select applies it to each run of a
-    convolution's output)."""
-    __slots__ = ("act", "bias")
+    """`epilogue(view, start=0)`: adds the bias along the last axis of `view`, then (given)
+    the matching elements of the residual, then the activation (`act`: 0 none, 1 ReLU,
+    2 ReLU6) in place. conv_select applies it to each run of a convolution's output; `start`
+    is the index of the view's first element in the whole (row-major) output, which is
+    where its residual elements are."""
+    __slots__ = ("act", "bias", "residual")
 
-    def __init__(self, bias, act):
+    def __init__(self, bias, act, residual=None):
         self.bias, self.act = bias, act
+        self.residual = None if residual is None else np.ascontiguousarray(residual).reshape(-1)
 
-    def __call__(self, view):
-        k = numba_fused.kernels_for(view, self.bias)
+    def __call__(self, view, start=0):
+        r = None
+        if self.residual is not None:
+            r = self.residual[start:start + view.size].reshape(view.shape)
+        k = numba_fused.kernels_for(view, self.bias, *(() if r is None else (r,)))
         if k is not None:
-            k.bias_act(view.reshape(-1, view.shape[-1]), self.bias, self.act)
+            rows = view.reshape(-1, view.shape[-1])
+            if r is None:
+                k.bias_act(rows, self.bias, self.act)
+            else:
+                k.bias_add_act(rows, self.bias, r.reshape(rows.shape), self.act)
             return
         np.add(view, self.bias, out=view)
+        if r is not None:  # after the bias, as the unfused (x + b) + r
+            np.add(view, r, out=view)
         if self.act == 1:
             np.maximum(view, 0, out=view)
         elif self.act == 2:
@@ -74,10 +87,12 @@ def _check_activation(activation):
     return ACTIVATIONS.index(activation)
 
 
-def _fused_conv_fwd(x, w, bias, strides, dilations, pads, activation=None):
+def _fused_conv_fwd(x, w, bias, *residual, strides, dilations, pads, activation=None):
+    """relu(conv2d(x, w) + bias [+ residual]): a residual block's sum (ResNet's `Add`) in
+    the epilogue too, when the graph gives one (an [N, OH, OW, O] addend)."""
     return conv_select.conv(x, w, strides, dilations, pads,
                             Epilogue(bias.astype(x.dtype, copy=False),
-                                     _check_activation(activation)))
+                                     _check_activation(activation), *residual))
 
 
 def _fused_depthwise_fwd(x, w, bias, strides, dilations, pads, activation=None):
@@ -174,8 +189,8 @@ def _bias_grad_spec(g):
 _INTERNAL = "tf onnx tflite batch tf_import"
 FUSED_CONV2D = register(
     "_FusedConv2D", _fused_conv_fwd, cost="conv", fuses=conv_ops.CONV2D.fwd,
-    shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo),
-    unsupported=_INTERNAL)
+    fuses_residual=True, unsupported=_INTERNAL,
+    shape=lambda x, w, b, *r, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo))
 FUSED_DEPTHWISE = register(
     "_FusedDepthwiseConv2dNative", _fused_depthwise_fwd, cost="conv",
     fuses=conv_ops.DEPTHWISE.fwd, unsupported=_INTERNAL,

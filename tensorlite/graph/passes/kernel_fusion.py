@@ -66,6 +66,12 @@ class _Graph:
                 self.uses.setdefault(s, []).append(n)
         self.outputs = set(graph.output_slots())
         self.barriers_upto = np.cumsum([0] + [bool(barrier(n)) for n in graph.nodes])
+        self.n_slots = graph.n_slots
+
+    def new_slot(self):
+        """A fresh slot id for a node the fusion adds (a merged bias)."""
+        self.n_slots += 1
+        return self.n_slots - 1
 
     def only_use(self, slot, op):
         """The one node using `slot` if it is an `op` node and the slot no graph output."""
@@ -111,9 +117,10 @@ def _fusable_ranks(fused, node, specs):
                                not node.attrs.get("transpose_a"))
 
 
-def _forward(g, add):
-    """(fused node, replaced nodes, the one it takes the place of) for AddV2 node `add`
-    after a contraction, or None. The fused node stands where its last member stood."""
+def _forward(g, add, taken=()):
+    """(fused nodes, replaced nodes, the one they take the place of) for AddV2 node `add`
+    after a contraction, or None. The fused node stands where its last member stood; a
+    residual sum already fused into another chain (ids in `taken`) is left to it."""
     for slot in add.inputs:
         node = g.producer.get(slot)
         fused = _fused_kernel(node.op) if node is not None else None
@@ -125,15 +132,51 @@ def _forward(g, add):
         bias = _bias_of(g, add, slot)
         if bias is None:
             continue
-        relu = g.only_use(add.outputs[0], RELU) or g.only_use(add.outputs[0], RELU6)
-        last = relu or add
+        members, nodes, extra = [node, add], [], []
+        tail, bias = _more_biases(g, add, bias, members, nodes)
+        residual = _residual_of(g, tail, taken) if fused.fuses_residual else None
+        if residual is not None:
+            extra, tail = [residual[0]], residual[1]
+            members.append(tail)
+        relu = g.only_use(tail.outputs[0], RELU) or g.only_use(tail.outputs[0], RELU6)
+        last = relu or tail
         if not g.no_barrier_between(node, last):
             continue
         attrs = dict(node.attrs, activation=relu.op.name if relu else None)
-        members = [node, add] + ([relu] if relu else [])
-        return Node(fused, list(node.inputs) + [bias], attrs, last.outputs, last.where,
-                    last.scope), members, last
+        members += [relu] if relu else []
+        nodes.append(Node(fused, list(node.inputs) + [bias] + extra, attrs, last.outputs,
+                          last.where, last.scope))
+        return nodes, members, last
     return None
+
+
+def _more_biases(g, add, bias, members, nodes):
+    """(last bias add, the bias slot) after folding the bias adds that follow `add` into
+    one bias (a Conv2D's own bias, then a folded BatchNormalization's shift: `(y + b) + c`
+    becomes `y + (b + c)`, a vector sum made by a node appended to `nodes`)."""
+    tail = add
+    while True:
+        nxt = g.only_use(tail.outputs[0], ADD)
+        more = _bias_of(g, nxt, tail.outputs[0]) if nxt is not None else None
+        if more is None:
+            return tail, bias
+        nodes.append(Node(ADD, [bias, more], {}, [g.new_slot()], nxt.where, nxt.scope))
+        bias, tail = nodes[-1].outputs[0], nxt
+        members.append(nxt)
+
+
+def _residual_of(g, tail, taken):
+    """(the residual slot, the AddV2 node adding it) when the only use of `tail`'s output is
+    an AddV2 with a value of exactly its shape and dtype (ResNet's shortcut sum); else None."""
+    out = tail.outputs[0]
+    nxt = g.only_use(out, ADD)
+    if nxt is None or len(nxt.inputs) != 2 or id(nxt) in taken:
+        return None
+    other = [s for s in nxt.inputs if s != out]
+    so = g.spec(out)
+    if len(other) != 1 or so is None or g.spec(other[0]) != so or g.spec(nxt.outputs[0]) != so:
+        return None
+    return other[0], nxt
 
 
 def _all_but_last(node, rank):
@@ -204,7 +247,7 @@ def run(graph):
         if id(node) in drop:
             continue
         if node.op is ADD:
-            found = _forward(g, node)
+            found = _forward(g, node, drop)
         elif node.op is SUM and len(node.inputs) == 1:
             found = _backward(g, node)
         elif node.op is RELU6:
@@ -216,10 +259,12 @@ def run(graph):
         if found is None or any(id(m) in drop for m in found[1]):
             continue
         fused, members, anchor = found
-        place[id(anchor)] = fused
+        place[id(anchor)] = fused if isinstance(fused, list) else [fused]
         drop.update(id(m) for m in members if m is not anchor)
         lines.append("fused " + "+".join(m.op.name for m in members))
     if not lines:
         return graph, []
-    nodes = [place.get(id(n), n) for n in graph.nodes if id(n) not in drop]
-    return derive(graph, nodes), lines
+    nodes = [f for n in graph.nodes if id(n) not in drop for f in place.get(id(n), [n])]
+    out = derive(graph, nodes)
+    out.n_slots = g.n_slots
+    return out, lines
