@@ -367,3 +367,43 @@ def test_overlapping_and_padded_max_pool_matches_the_tap_reduction(geo, dtype, b
                                     np.maximum)[0]
     np.testing.assert_array_equal(got, want)
     assert np.isnan(got[0, 0, 0, 0]) and got.dtype == dtype
+
+
+@pytest.mark.parametrize("algo", [None, "im2col", "winograd"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_folded_batch_norm_scale_runs_in_the_epilogue(algo, dtype, backend):
+    """On variable weights a folded BatchNormalization's scale would be a filter-sized Mul on
+    every call; the fused convolution takes the unscaled filter and the scale and applies
+    it to its output in the epilogue: relu(conv(x, w) * s + (b * s + shift) + shortcut)."""
+    tf.keras.backend.set_floatx(dtype)
+    try:
+        _check_scaled_block(algo, dtype)
+    finally:
+        tf.keras.backend.set_floatx("float32")
+
+
+def _check_scaled_block(algo, dtype):
+    inp = tf.keras.Input((7, 6, 5), dtype=dtype)
+    conv = tf.keras.layers.Conv2D(5, 3, padding="same", bias_initializer="normal")
+    bn = tf.keras.layers.BatchNormalization()
+    out = tf.keras.layers.ReLU()(tf.keras.layers.Add()([bn(conv(inp)), inp]))
+    model = tf.keras.Model(inp, out)
+    bn.set_weights([rng.uniform(0.5, 1.5, 5).astype(dtype) for _ in range(4)])
+    x = rand(3, 7, 6, 5).astype(dtype)
+    f = tf.function(lambda t: model(t, training=False))
+    with conv_select.forced(algo):
+        f(x)
+        got = f(x).numpy()
+    graph = f.get_concrete_function(x).optimized_graph
+    (fused,) = [n for n in graph.nodes if n.op.name == "_FusedConv2D"]
+    assert fused.attrs["scaled"] and len(fused.inputs) == 5
+    spec = graph.slot_specs
+    assert all(np.prod(spec[n.outputs[0]].shape) <= 5 for n in graph.nodes
+               if n.op.name == "Mul"), "a filter-sized Mul is left"
+    gamma, beta, mean, var = (v.astype(np.float64) for v in bn.get_weights())
+    scale = gamma / np.sqrt(var + bn.epsilon)
+    w64, b64 = (v.astype(np.float64) for v in conv.get_weights())
+    pre = tf.nn.conv2d(x.astype(np.float64), w64, 1, "SAME").numpy() + b64
+    ref = np.maximum((pre - mean) * scale + beta + x, 0)
+    assert got.dtype == dtype
+    assert_close(got, ref, rtol=1e-5 if dtype == "float32" else 1e-12)

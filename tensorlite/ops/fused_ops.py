@@ -1,8 +1,10 @@
 """Fused ops of optimised graphs: what graph/passes/kernel_fusion.py rewrites a layer's
 ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
 
-  * `_FusedConv2D(x, w, bias[, residual])` and `_FusedMatMul(a, b, bias)`: the contraction
-    with the bias add, (the convolution) a residual block's sum of the output's shape, and
+  * `_FusedConv2D(x, w, bias[, scale][, residual])` and `_FusedMatMul(a, b, bias)`: the
+    contraction with (the convolution, attribute scaled=True) its filter's per-output-
+    channel scale moved onto the output, the bias add, (the convolution) a residual
+    block's sum of the output's shape, and
     (activation="Relu" or "Relu6") the activation after them applied in place to its output; a
     convolution applies them to each run of images right after computing it, on the
     thread that made it (conv_select's epilogue), so no [N, H, W, C] temporary is made
@@ -47,29 +49,37 @@ _RUN_ROWS = 4096
 
 
 class Epilogue:
-    """`epilogue(view, start=0)`: adds the bias along the last axis of `view`, then (given)
-    the matching elements of the residual, then the activation (`act`: 0 none, 1 ReLU,
-    2 ReLU6) in place. conv_select applies it to each run of a convolution's output; `start`
-    is the index of the view's first element in the whole (row-major) output, which is
-    where its residual elements are."""
-    __slots__ = ("act", "bias", "residual")
+    """`epilogue(view, start=0)`: multiplies `view` by the per-channel `scale` (when given: a
+    folded BatchNormalization's), adds the bias along its last axis, then (given) the
+    matching elements of the residual, then the activation (`act`: 0 none, 1 ReLU, 2 ReLU6),
+    in place. conv_select applies it to each run of a convolution's output; `start` is the
+    index of the view's first element in the whole (row-major) output, which is where its
+    residual elements are."""
+    __slots__ = ("act", "bias", "residual", "scale")
 
-    def __init__(self, bias, act, residual=None):
-        self.bias, self.act = bias, act
+    def __init__(self, bias, act, residual=None, scale=None):
+        self.bias, self.act, self.scale = bias, act, scale
         self.residual = None if residual is None else np.ascontiguousarray(residual).reshape(-1)
 
     def __call__(self, view, start=0):
         r = None
         if self.residual is not None:
             r = self.residual[start:start + view.size].reshape(view.shape)
-        k = numba_fused.kernels_for(view, self.bias, *(() if r is None else (r,)))
+        extra = tuple(a for a in (r, self.scale) if a is not None)
+        k = numba_fused.kernels_for(view, self.bias, *extra)
         if k is not None:
             rows = view.reshape(-1, view.shape[-1])
-            if r is None:
+            if self.scale is not None:
+                k.scale_bias_act(rows, self.scale, self.bias,
+                                 rows if r is None else r.reshape(rows.shape), self.act,
+                                 r is not None)
+            elif r is None:
                 k.bias_act(rows, self.bias, self.act)
             else:
                 k.bias_add_act(rows, self.bias, r.reshape(rows.shape), self.act)
             return
+        if self.scale is not None:
+            np.multiply(view, self.scale, out=view)
         np.add(view, self.bias, out=view)
         if r is not None:  # after the bias, as the unfused (x + b) + r
             np.add(view, r, out=view)
@@ -87,12 +97,18 @@ def _check_activation(activation):
     return ACTIVATIONS.index(activation)
 
 
-def _fused_conv_fwd(x, w, bias, *residual, strides, dilations, pads, activation=None):
-    """relu(conv2d(x, w) + bias [+ residual]): a residual block's sum (ResNet's `Add`) in
-    the epilogue too, when the graph gives one (an [N, OH, OW, O] addend)."""
+def _fused_conv_fwd(x, w, bias, *rest, strides, dilations, pads, activation=None,
+                    scaled=False):
+    """relu(conv2d(x, w) [* scale] + bias [+ residual]), `rest` being (scale, residual)
+    as present: `scaled` says a per-output-channel scale comes first (a folded
+    BatchNormalization's on variable weights: one multiply in the epilogue instead of a
+    filter-sized product on every call); a residual block's sum (ResNet's `Add`, an
+    [N, OH, OW, O] addend) follows when the graph gives one."""
+    scale = rest[0].astype(x.dtype, copy=False) if scaled else None
+    residual = rest[1:] if scaled else rest
     return conv_select.conv(x, w, strides, dilations, pads,
                             Epilogue(bias.astype(x.dtype, copy=False),
-                                     _check_activation(activation), *residual))
+                                     _check_activation(activation), *residual, scale=scale))
 
 
 def _fused_depthwise_fwd(x, w, bias, strides, dilations, pads, activation=None):
@@ -189,8 +205,9 @@ def _bias_grad_spec(g):
 _INTERNAL = "tf onnx tflite batch tf_import"
 FUSED_CONV2D = register(
     "_FusedConv2D", _fused_conv_fwd, cost="conv", fuses=conv_ops.CONV2D.fwd,
-    fuses_residual=True, unsupported=_INTERNAL,
-    shape=lambda x, w, b, *r, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo))
+    fuses_residual=True, fuses_scale=True, unsupported=_INTERNAL,
+    shape=lambda x, w, b, *r, activation=None, scaled=False, **geo:
+    conv_ops.CONV2D.fwd.infer(x, w, **geo))
 FUSED_DEPTHWISE = register(
     "_FusedDepthwiseConv2dNative", _fused_depthwise_fwd, cost="conv",
     fuses=conv_ops.DEPTHWISE.fwd, unsupported=_INTERNAL,

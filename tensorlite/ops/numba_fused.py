@@ -24,7 +24,8 @@ import numpy as np
 
 from tensorlite.ops.numba_backend import available, compiled
 
-Kernels = collections.namedtuple("Kernels", "bias_act bias_add_act relu_grad_bias max_pool "
+Kernels = collections.namedtuple("Kernels", "bias_act bias_add_act scale_bias_act "
+                                             "relu_grad_bias max_pool "
                                              "max_pool_grad_relu max_pool_general")
 
 
@@ -51,6 +52,22 @@ def _build(numba):
         for i in range(rows):
             for k in range(c):
                 v = (o[i, k] + b[k]) + r[i, k]
+                if act and v < 0:
+                    v = 0
+                elif act == 2 and v > 6:
+                    v = 6
+                o[i, k] = v
+
+    @numba.njit(cache=True, nogil=True)
+    def scale_bias_act(o, sc, b, r, act, residual):
+        """o [rows, C] = o * sc [C] + b [C], then (`residual`) += r [rows, C], then ReLU or
+        ReLU6 as bias_act, in place (r is not read without `residual`)."""
+        rows, c = o.shape
+        for i in range(rows):
+            for k in range(c):
+                v = o[i, k] * sc[k] + b[k]
+                if residual:
+                    v = v + r[i, k]
                 if act and v < 0:
                     v = 0
                 elif act == 2 and v > 6:
@@ -155,8 +172,8 @@ def _build(numba):
                         for k in range(c):
                             y[b, i, j, k] = -np.inf
 
-    return Kernels(bias_act, bias_add_act, relu_grad_bias, max_pool, max_pool_grad_relu,
-                   max_pool_general)
+    return Kernels(bias_act, bias_add_act, scale_bias_act, relu_grad_bias, max_pool,
+                   max_pool_grad_relu, max_pool_general)
 
 
 def kernels():

@@ -29,10 +29,11 @@ import numpy as np
 from tensorlite.framework import registry
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known
+from tensorlite.graph.passes.fold_batch_norm import linear_filter
 from tensorlite.ops import batch_norm_ops, fused_ops, math_ops, nn_ops, pooling_ops
 
 # The ops of the patterns (compared by identity).
-ADD, RELU, SUM = math_ops.ADD, nn_ops.RELU, math_ops.SUM
+ADD, RELU, SUM, MUL = math_ops.ADD, nn_ops.RELU, math_ops.SUM, registry.get("Mul")
 RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), pooling_ops.MAX_POOL_GRAD
 RELU6, RELU6_GRAD = nn_ops.RELU6, registry.get("Relu6Grad")
 BN, BN_GRAD = batch_norm_ops.BATCH_NORM_TRAIN, batch_norm_ops.BATCH_NORM_TRAIN_GRAD
@@ -134,18 +135,24 @@ def _forward(g, add, taken=()):
             continue
         members, nodes, extra = [node, add], [], []
         tail, bias = _more_biases(g, add, bias, members, nodes)
+        inputs, scale = list(node.inputs), _filter_scale(g, node) if fused.fuses_scale else None
+        if scale is not None:
+            inputs[linear_filter(node)[0]], mul = scale[0], scale[2]
+            extra, members = [scale[1]], [mul] + members
         residual = _residual_of(g, tail, taken) if fused.fuses_residual else None
         if residual is not None:
-            extra, tail = [residual[0]], residual[1]
+            extra, tail = extra + [residual[0]], residual[1]
             members.append(tail)
         relu = g.only_use(tail.outputs[0], RELU) or g.only_use(tail.outputs[0], RELU6)
         last = relu or tail
-        if not g.no_barrier_between(node, last):
+        if not g.no_barrier_between(members[0], last):
             continue
         attrs = dict(node.attrs, activation=relu.op.name if relu else None)
+        if scale is not None:
+            attrs["scaled"] = True
         members += [relu] if relu else []
-        nodes.append(Node(fused, list(node.inputs) + [bias] + extra, attrs, last.outputs,
-                          last.where, last.scope))
+        nodes.append(Node(fused, inputs + [bias] + extra, attrs, last.outputs, last.where,
+                          last.scope))
         return nodes, members, last
     return None
 
@@ -163,6 +170,28 @@ def _more_biases(g, add, bias, members, nodes):
         nodes.append(Node(ADD, [bias, more], {}, [g.new_slot()], nxt.where, nxt.scope))
         bias, tail = nodes[-1].outputs[0], nxt
         members.append(nxt)
+
+
+def _filter_scale(g, node):
+    """(filter, scale, Mul node) when the contraction's filter (its `linear_filter` input,
+    the output channel its last axis) is a Mul of a filter by a per-output-channel vector
+    used by nothing else: a folded BatchNormalization's scale on variable weights, which the
+    fused op applies to its output instead (a multiply inside the epilogue's pass rather
+    than a filter-sized product per call: ResNet50's filters hold 25M values); else None."""
+    rule = linear_filter(node)
+    if not rule or rule[1] != 1:
+        return None
+    slot = node.inputs[rule[0]]
+    mul, spec = g.made_by(slot, MUL), g.spec(slot)
+    if mul is None or spec is None or g.only_use(slot, node.op) is not node or \
+            len(mul.inputs) != 2:
+        return None
+    for f, s in (mul.inputs, mul.inputs[::-1]):
+        fs, ss = g.spec(f), g.spec(s)
+        if fs == spec and ss is not None and ss.dtype is spec.dtype and \
+                tuple(ss.shape) == (spec.shape[-1],):
+            return f, s, mul
+    return None
 
 
 def _residual_of(g, tail, taken):
