@@ -9,6 +9,17 @@ for a matrix product of two matrices or of a [batch, ..., k] tensor by a matrix
 in place on the convolution's output, run by run while it is in cache: two [N, H, W, C]
 temporaries and two passes over memory fewer per layer.
 
+ResNet's blocks after BatchNorm folding add more to a convolution's chain, and a fused op
+takes what its registry properties say it can:
+  * a second bias vector right after the first (the Conv2D's own bias, then the folded
+    BatchNormalization's shift): `(y + b) + c` becomes `y + (b + c)`, one vector add;
+  * `fuses_scale`: the contraction's filter is `Mul(W, s)` with `s` per output channel (a
+    folded BatchNormalization's scale on variable weights, a filter-sized product on every
+    call): the fused op takes W and s and scales its output in the epilogue instead;
+  * `fuses_residual`: the block's sum `Add(shortcut, y)` with a value of exactly the
+    output's shape, added in the epilogue before the ReLU (a sum already taken by another
+    chain, a projection shortcut's, is left to it).
+
 Backward: `Sum(ReluGrad(g, y), axis=all but the last)` (a ReLU layer's input gradient and
 its bias's) becomes `_FusedReluGradBiasAddGrad(g, y)` with both as outputs; when g is
 `MaxPoolGrad(y, p, d)` of a non-overlapping pool over that same ReLU output y, the three
