@@ -407,3 +407,23 @@ def _check_scaled_block(algo, dtype):
     ref = np.maximum((pre - mean) * scale + beta + x, 0)
     assert got.dtype == dtype
     assert_close(got, ref, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("algo", ["im2col", "winograd", "winograd4"])
+def test_epilogue_runs_split_over_threads_add_their_own_residual(algo, backend, monkeypatch):
+    """Each thread's run of images scales, biases and adds its own part of the residual
+    (runs of one image, two threads), as the plain composition in float64."""
+    if algo == "winograd4" and not numba_backend.available():
+        pytest.skip("numba is not installed")
+    from tensorlite.framework import intra_op_pool
+    from tensorlite.ops import conv_kernels, winograd
+    monkeypatch.setattr(conv_kernels, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(winograd, "CHUNK_BYTES", 1)
+    x, w = rand(6, 9, 8, 8).astype(np.float64), rand(3, 3, 8, 12).astype(np.float64)
+    b, s, r = rand(12).astype(np.float64), rand(12).astype(np.float64), \
+        rand(6, 9, 8, 12).astype(np.float64)
+    with intra_op_pool.splitting(2):
+        got = conv_select.ALGORITHMS[algo][1](x, w, (1, 1), (1, 1), (1, 1, 1, 1),
+                                              fused_ops.Epilogue(b, 2, r, s))
+    ref = np.clip(tf.nn.conv2d(x, w, 1, "SAME").numpy() * s + b + r, 0, 6)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
