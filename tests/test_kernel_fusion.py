@@ -427,3 +427,38 @@ def test_epilogue_runs_split_over_threads_add_their_own_residual(algo, backend, 
                                               fused_ops.Epilogue(b, 2, r, s))
     ref = np.clip(tf.nn.conv2d(x, w, 1, "SAME").numpy() * s + b + r, 0, 6)
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fill", [0.0, -2.5])
+def test_zero_padding_before_a_max_pool_is_the_pools_own(fill, backend):
+    """ResNet's stem: tf.pad (ZeroPadding2D) then a 3x3 stride-2 VALID max pool is one
+    _FusedPadMaxPool whose padding has the pad's value: same values as the padded copy,
+    also where the padding wins a window (all-negative inputs) and for NaN."""
+    x = rand(3, 10, 9, 4) - 3.0   # mostly negative: the fill wins on the border
+    x[0, 0, 0, 0] = np.nan
+
+    @tf.function
+    def f(x):
+        padded = tf.pad(x, [[0, 0], [1, 2], [1, 1], [0, 0]], constant_values=fill)
+        return tf.nn.max_pool2d(padded, 3, 2, "VALID")
+    graph, got, want = run_twice(f, tf.constant(x))
+    assert graph.op_counts() == {"_FusedPadMaxPool": 1}
+    padded = np.pad(x, [[0, 0], [1, 2], [1, 1], [0, 0]], constant_values=fill)
+    from tensorlite.ops import pooling_ops
+    ref = pooling_ops._reduce_taps(padded, (3, 3), (2, 2), np.maximum)[0]
+    np.testing.assert_array_equal(got.numpy(), ref)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert np.isnan(got.numpy()[0, 0, 0, 0]) and (got.numpy() == fill).any()
+
+
+def test_a_pad_of_the_batch_or_channels_or_used_elsewhere_is_not_fused():
+    x = tf.constant(rand(2, 6, 6, 3))
+
+    @tf.function
+    def f(x):
+        channels = tf.nn.max_pool2d(tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 1]]), 3, 2, "VALID")
+        p = tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]])
+        return channels, tf.nn.max_pool2d(p, 3, 2, "VALID"), p
+    graph, got, want = run_twice(f, x)
+    assert "_FusedPadMaxPool" not in graph.op_counts()
+    assert_close(got, want)

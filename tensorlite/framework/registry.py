@@ -81,6 +81,9 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #   fuses_residual  on a fused op: it also takes a residual addend (ResNet's `Add` of a
 #                 block's shortcut), an optional last input of the output's shape added
 #                 after the bias and before the activation (graph/passes/kernel_fusion.py);
+#   fuses_pad     on a fused op: the windowed op (MaxPool) whose input's constant spatial
+#                 padding (a PadV2 used by nothing else) it takes as padding of its own,
+#                 the pad's value as attribute `fill` (graph/passes/kernel_fusion.py);
 #   fuses_scale   on a fused op: it takes the per-output-channel scale of the contraction's
 #                 filter (the `linear_filter` input) as an input of its own (attribute
 #                 scaled=True, the input after the bias) and applies it to the output in its
@@ -102,7 +105,7 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": None,
               "fuse": None, "simplify": None, "fold": True, "varying": False,
               "shape_only": False, "moves_values": False, "exact_shape": False, "cost": None,
-              "fuses": None, "fuses_residual": False, "fuses_scale": False,
+              "fuses": None, "fuses_residual": False, "fuses_scale": False, "fuses_pad": None,
               "polymorphic_attrs": None, "reads_state_only": False, "tf_import_opaque": False,
               "fresh_outputs": False, "kernel": None, "linear_filter": None}
 

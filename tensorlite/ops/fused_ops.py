@@ -12,6 +12,9 @@ ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
   * `_FusedDepthwiseConv2dNative(x, w, bias)`: likewise for a depthwise convolution (an
     inference BatchNormalization's shift after folding, and MobileNetV2's ReLU6), the
     epilogue run on each run of images the compiled kernel has just made.
+  * `_FusedPadMaxPool(x)`: a max pool of a constant spatial padding of x (ResNet's
+    ZeroPadding2D then MaxPooling2D), the padding taken as the pool's own with its value
+    as `fill`: no padded copy of the activation.
   * `_FusedReluGradBiasAddGrad(g, y) -> (g * (y > 0), its sum over all axes but the
     last)`: a ReLU layer's gradient and its bias's, in one pass.
   * `_FusedMaxPoolGradReluGrad(x, y, g) -> (dx, bias gradient)`: a non-overlapping max
@@ -127,6 +130,10 @@ def _fused_matmul_fwd(a, b, bias, transpose_a, transpose_b, activation=None):
     return out
 
 
+def _pad_max_pool_fwd(x, ksize, strides, pads, fill):
+    return pooling_ops.max_pool_padded(x, ksize, strides, pads, fill)
+
+
 def _rows(a):
     return a.reshape(-1, a.shape[-1])
 
@@ -216,6 +223,10 @@ FUSED_MATMUL = register(
     "_FusedMatMul", _fused_matmul_fwd, cost="matmul", fuses=math_ops.MATMUL,
     shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t),
     unsupported=_INTERNAL)
+FUSED_PAD_MAX_POOL = register(
+    "_FusedPadMaxPool", _pad_max_pool_fwd, fuses_pad=pooling_ops.MAX_POOL,
+    shape=lambda x, ksize, strides, pads, fill: pooling_ops.MAX_POOL.infer(
+        x, ksize=ksize, strides=strides, pads=pads), unsupported=_INTERNAL)
 FUSED_RELU_GRAD_BIAS_GRAD = register(
     "_FusedReluGradBiasAddGrad", _relu_grad_bias_fwd, multi_output=True,
     shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)),

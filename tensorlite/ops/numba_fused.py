@@ -138,11 +138,11 @@ def _build(numba):
                         dx[b, r, q, k] = 0
 
     @numba.njit(cache=True, nogil=True)
-    def max_pool_general(x, kh, kw, sh, sw, pt, pl, s, e, y):
+    def max_pool_general(x, kh, kw, sh, sw, pt, pl, fill, s, e, y):
         """Images s..e of a max pool with any windows kh x kw, strides sh x sw and padding
-        (pt top, pl left; taps outside the input are skipped, as the lowest value padding
-        of the NumPy form loses every comparison): y [N, OH, OW, C] (NaN wins, as
-        np.maximum's). ResNet's 3x3 stride-2 pool: one pass instead of nine strided ones."""
+        (pt top, pl left) of value `fill`: y [N, OH, OW, C] (NaN wins, as np.maximum's).
+        ResNet's 3x3 stride-2 pool: one pass instead of a padded copy and nine strided
+        maxima; with fill 0, also the zero padding (ZeroPadding2D) before it."""
         _, h, w, c = x.shape
         oh, ow = y.shape[1], y.shape[2]
         for b in range(s, e):
@@ -151,6 +151,7 @@ def _build(numba):
                 for j in range(ow):
                     q0 = j * sw - pl
                     first = True
+                    padded = r0 < 0 or q0 < 0 or r0 + kh > h or q0 + kw > w
                     for di in range(kh):
                         r = r0 + di
                         if r < 0 or r >= h:
@@ -170,7 +171,11 @@ def _build(numba):
                                 y[b, i, j, k] = v if (v > m) | (v != v) else m
                     if first:  # a window over padding only (explicit pads): the fill
                         for k in range(c):
-                            y[b, i, j, k] = -np.inf
+                            y[b, i, j, k] = fill
+                    elif padded:  # the fill as one more tap (NaN stays NaN)
+                        for k in range(c):
+                            m = y[b, i, j, k]
+                            y[b, i, j, k] = fill if fill > m else m
 
     return Kernels(bias_act, bias_add_act, scale_bias_act, relu_grad_bias, max_pool,
                    max_pool_grad_relu, max_pool_general)

@@ -60,13 +60,24 @@ def _max_pool_fwd(x, ksize, strides, pads):
             return y
         # Overlapping or padded windows (ResNet's 3x3 stride 2): one pass, not a padded
         # copy and KH*KW strided maxima over the whole output.
-        y = np.empty((n, out_len(h, ksize[0], strides[0], 1, pads[0], pads[1]),
-                      out_len(w, ksize[1], strides[1], 1, pads[2], pads[3]), c), x.dtype)
-        if y.size:
-            k.max_pool_general(x, ksize[0], ksize[1], strides[0], strides[1], pads[0],
-                               pads[2], 0, n, y)
-        return y
+        return max_pool_padded(x, ksize, strides, pads, _lowest(x.dtype), k)
     return _reduce_taps(pad_hw(x, pads, _lowest(x.dtype)), ksize, strides, np.maximum)[0]
+
+
+def max_pool_padded(x, ksize, strides, pads, fill, k=None):
+    """Max pool of [N, H, W, C] padded by `pads` with the value `fill` (the lowest value
+    for MaxPool's own padding; 0 for a zero padding before it, graph/passes/kernel_fusion):
+    one compiled pass with numba (`k`: its kernels), else a padded copy and the taps."""
+    k = numba_fused.kernels_for(x) if k is None else k
+    if k is None:
+        return _reduce_taps(pad_hw(x, pads, fill), ksize, strides, np.maximum)[0]
+    n, h, w, c = x.shape
+    y = np.empty((n, out_len(h, ksize[0], strides[0], 1, pads[0], pads[1]),
+                  out_len(w, ksize[1], strides[1], 1, pads[2], pads[3]), c), x.dtype)
+    if y.size:
+        k.max_pool_general(x, ksize[0], ksize[1], strides[0], strides[1], pads[0], pads[2],
+                           fill, 0, n, y)
+    return y
 
 
 def _argmax_masks(x, y, ksize, strides, pads):

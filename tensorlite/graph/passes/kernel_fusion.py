@@ -26,6 +26,9 @@ its bias's) becomes `_FusedReluGradBiasAddGrad(g, y)` with both as outputs; when
 become `_FusedMaxPoolGradReluGrad(y, p, d)`. (ReLU's gradient reads its output, as TF's:
 the mask is the same.)
 
+A max pool of a constant spatial padding (ZeroPadding2D then MaxPooling2D, ResNet's stem)
+becomes the op declaring `fuses_pad` for it (`_FusedPadMaxPool`): the pool pads by itself.
+
 BatchNormalization in training (`_FusedBatchNormTrain`, ops/batch_norm_ops.py) followed by
 `Relu6` becomes one node with `activation="Relu6"`, and `_FusedBatchNormTrainGrad(
 Relu6Grad(g, r), ...)` one gradient node masking g by the ReLU6 output r.
@@ -47,6 +50,7 @@ from tensorlite.ops import batch_norm_ops, fused_ops, math_ops, nn_ops, pooling_
 ADD, RELU, SUM, MUL = math_ops.ADD, nn_ops.RELU, math_ops.SUM, registry.get("Mul")
 RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), pooling_ops.MAX_POOL_GRAD
 RELU6, RELU6_GRAD = nn_ops.RELU6, registry.get("Relu6Grad")
+PAD = registry.get("PadV2")
 BN, BN_GRAD = batch_norm_ops.BATCH_NORM_TRAIN, batch_norm_ops.BATCH_NORM_TRAIN_GRAD
 
 
@@ -64,6 +68,20 @@ def _fused_kernel(op):
     return _KERNELS[n].get(op)
 
 
+_PAD_KERNELS = {}  # number of registered ops -> {windowed op: fused op} built then
+
+
+def _pad_kernel(op):
+    """The fused op that takes windowed op `op`'s input padding (declares `fuses_pad=op`),
+    or None."""
+    n = len(registry.REGISTRY)
+    if n not in _PAD_KERNELS:
+        _PAD_KERNELS.clear()
+        _PAD_KERNELS[n] = {k.fuses_pad: k for k in list(registry.REGISTRY.values())
+                           if k.fuses_pad is not None}
+    return _PAD_KERNELS[n].get(op)
+
+
 class _Graph:
     """Producers, consumers and barrier counts of a graph's nodes, for pattern matching."""
 
@@ -79,6 +97,7 @@ class _Graph:
         self.outputs = set(graph.output_slots())
         self.barriers_upto = np.cumsum([0] + [bool(barrier(n)) for n in graph.nodes])
         self.n_slots = graph.n_slots
+        self.constants = graph.constants
 
     def new_slot(self):
         """A fresh slot id for a node the fusion adds (a merged bias)."""
@@ -219,6 +238,26 @@ def _residual_of(g, tail, taken):
     return other[0], nxt
 
 
+def _pad_pool(g, pool, fused):
+    """(fused node, replaced nodes, anchor) for an unpadded pool of a constant spatial
+    PadV2 of a 4-D tensor used by nothing else (ResNet's ZeroPadding2D + MaxPooling2D):
+    the pool pads by itself with the pad's value, so no padded copy is made."""
+    pad = g.made_by(pool.inputs[0], PAD)
+    if pad is None or g.only_use(pool.inputs[0], pool.op) is not pool or \
+            any(pool.attrs["pads"]) or not g.no_barrier_between(pad, pool):
+        return None
+    fill = g.constants.get(pad.inputs[1])
+    spec = g.spec(pad.inputs[0])
+    p = np.asarray(pad.attrs["paddings"])
+    if fill is None or np.ndim(fill) or spec is None or len(spec.shape) != 4 or \
+            p.shape != (4, 2) or p[0].any() or p[3].any():
+        return None
+    attrs = dict(pool.attrs, pads=tuple(int(v) for v in p[1:3].reshape(-1)),
+                 fill=float(fill))
+    return Node(fused, [pad.inputs[0]], attrs, pool.outputs, pool.where, pool.scope), \
+        [pad, pool], pool
+
+
 def _all_but_last(node, rank):
     axis = node.attrs.get("axis")
     if node.attrs.get("keepdims") or axis is None:
@@ -294,6 +333,8 @@ def run(graph):
             found = _bn_relu6(g, node)
         elif node.op is BN_GRAD:
             found = _bn_relu6_grad(g, node)
+        elif _pad_kernel(node.op) is not None and node.inputs:
+            found = _pad_pool(g, node, _pad_kernel(node.op))
         else:
             continue
         if found is None or any(id(m) in drop for m in found[1]):
