@@ -120,7 +120,7 @@ def _fused_depthwise_fwd(x, w, bias, strides, dilations, pads, activation=None):
     if out is None:  # the NumPy form returns a fresh array: the epilogue runs on it whole
         out = conv_ops.DEPTHWISE.fwd.forward(x, w, strides=strides, dilations=dilations,
                                              pads=pads)
-        epilogue(out)
+        epilogue(out, 0)
     return out
 
 
