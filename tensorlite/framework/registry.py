@@ -78,6 +78,16 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #   cost          the parallel pass's cost form (graph/passes/parallel.py);
 #   fuses         on a fused op: the contraction whose following bias add and ReLU it
 #                 absorbs (graph/passes/kernel_fusion.py);
+#   fuses_residual  on a fused op: it also takes a residual addend (ResNet's `Add` of a
+#                 block's shortcut), an optional last input of the output's shape added
+#                 after the bias and before the activation (graph/passes/kernel_fusion.py);
+#   fuses_pad     on a fused op: the windowed op (MaxPool) whose input's constant spatial
+#                 padding (a PadV2 used by nothing else) it takes as padding of its own,
+#                 the pad's value as attribute `fill` (graph/passes/kernel_fusion.py);
+#   fuses_scale   on a fused op: it takes the per-output-channel scale of the contraction's
+#                 filter (the `linear_filter` input) as an input of its own (attribute
+#                 scaled=True, the input after the bias) and applies it to the output in its
+#                 epilogue (graph/passes/kernel_fusion.py);
 #   polymorphic_attrs  `fn(specs, arrays, attrs) -> attrs` written for any size (tracing);
 #   reads_state_only   stateful but changes nothing: export may run it on samples (capture);
 #   tf_import_opaque   its tf_import rule computes outside the registry, so a loaded function
@@ -95,9 +105,9 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": None,
               "fuse": None, "simplify": None, "fold": True, "varying": False,
               "shape_only": False, "moves_values": False, "exact_shape": False, "cost": None,
-              "fuses": None, "polymorphic_attrs": None, "reads_state_only": False,
-              "tf_import_opaque": False, "fresh_outputs": False, "kernel": None,
-              "linear_filter": None}
+              "fuses": None, "fuses_residual": False, "fuses_scale": False, "fuses_pad": None,
+              "polymorphic_attrs": None, "reads_state_only": False, "tf_import_opaque": False,
+              "fresh_outputs": False, "kernel": None, "linear_filter": None}
 
 # What running an op does besides computing its outputs from its inputs (`Op.effects`):
 #   None            a pure tensor computation;

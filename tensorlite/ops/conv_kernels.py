@@ -180,7 +180,7 @@ def _conv_im2col(x4, w, strides, dilations, pads, epilogue=None):
     if _small_patches(x4.shape[0] * oh * ow, kh * kw * c, x4.itemsize):
         out = _conv_im2col_small(x4, w, strides, dilations, pads, (oh, ow))
         if epilogue is not None:
-            epilogue(out)
+            epilogue(out, 0)
         return out
     w2 = np.ascontiguousarray(w.reshape(kh * kw * c, o))
     out = np.empty((x4.shape[0] * oh * ow, o), x4.dtype)
@@ -189,7 +189,7 @@ def _conv_im2col(x4, w, strides, dilations, pads, epilogue=None):
         for rows, s, e in _patch_chunks(x4, (kh, kw), strides, dilations, pads, pull):
             part = np.matmul(rows, w2, out=out[s * oh * ow:e * oh * ow])
             if epilogue is not None:
-                epilogue(part)
+                epilogue(part, s * oh * ow * o)
     intra_op_pool.map_runs(_patch_runs(x4, (kh, kw), strides, dilations, pads), worker)
     return out.reshape(x4.shape[0], oh, ow, o)
 

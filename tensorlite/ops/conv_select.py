@@ -10,9 +10,11 @@ the timer's noise do not decide.
 `forced(name)` (tests, benchmarks) or TENSORLITE_CONV_ALGO=name makes every eligible
 shape use one algorithm; shapes it cannot handle keep the choice.
 
-An `epilogue` (fused_ops: a bias add and activation, in place on a view of the output)
-is applied by the algorithms that fuse it to each run of images right after computing it,
-while it is in cache and on the thread that made it; for the others, to the whole output.
+An `epilogue` (fused_ops: a scale, bias add, residual sum and activation, in place on a
+view of the output) is applied by the algorithms that fuse it to each run of images right
+after computing it, while it is in cache and on the thread that made it; for the others, to
+the whole output. It is called `epilogue(view, start)`, `start` being the index of the
+view's first element in the whole row-major output (where its residual elements are).
 
 Example:
     >>> with forced("winograd"):
@@ -44,7 +46,8 @@ STATS = {"measured": 0, "hits": 0}
 def algorithm(name, eligible, split=False, fuses=False):
     """Decorator registering a forward algorithm under `name`; `split`: it spreads its runs
     of images over threads itself (intra_op_pool.map_runs) instead of using BLAS threads;
-    `fuses`: it takes an optional sixth argument, the epilogue, and applies it per run."""
+    `fuses`: it takes an optional sixth argument, the epilogue, and applies it per run
+    (with the run's offset in the output, see the module's docstring)."""
     def register(run):
         ALGORITHMS[name] = (eligible, run)
         if split:
@@ -129,7 +132,7 @@ def conv(x4, w, strides, dilations, pads, epilogue=None):
         _CHOICE.clear()
     _CHOICE[key] = best
     if epilogue is not None:
-        epilogue(out)
+        epilogue(out, 0)
     return out
 
 
@@ -140,7 +143,7 @@ def _run(name, macs, args, epilogue):
     if name in FUSES:
         return blas_threads.run(macs, run, *args, epilogue, split=name in SPLIT)
     out = blas_threads.run(macs, run, *args, split=name in SPLIT)
-    epilogue(out)
+    epilogue(out, 0)
     return out
 
 

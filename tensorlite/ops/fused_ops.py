@@ -1,14 +1,20 @@
 """Fused ops of optimised graphs: what graph/passes/kernel_fusion.py rewrites a layer's
 ops into, as Grappler's remapper makes `_FusedConv2D` and `_FusedMatMul`.
 
-  * `_FusedConv2D(x, w, bias)` and `_FusedMatMul(a, b, bias)`: the contraction with the
-    bias add and (activation="Relu" or "Relu6") the activation after it applied in place to its output; a
+  * `_FusedConv2D(x, w, bias[, scale][, residual])` and `_FusedMatMul(a, b, bias)`: the
+    contraction with (the convolution, attribute scaled=True) its filter's per-output-
+    channel scale moved onto the output, the bias add, (the convolution) a residual
+    block's sum of the output's shape, and
+    (activation="Relu" or "Relu6") the activation after them applied in place to its output; a
     convolution applies them to each run of images right after computing it, on the
     thread that made it (conv_select's epilogue), so no [N, H, W, C] temporary is made
     and the pass over it is in cache and split over the intra-op threads.
   * `_FusedDepthwiseConv2dNative(x, w, bias)`: likewise for a depthwise convolution (an
     inference BatchNormalization's shift after folding, and MobileNetV2's ReLU6), the
     epilogue run on each run of images the compiled kernel has just made.
+  * `_FusedPadMaxPool(x)`: a max pool of a constant spatial padding of x (ResNet's
+    ZeroPadding2D then MaxPooling2D), the padding taken as the pool's own with its value
+    as `fill`: no padded copy of the activation.
   * `_FusedReluGradBiasAddGrad(g, y) -> (g * (y > 0), its sum over all axes but the
     last)`: a ReLU layer's gradient and its bias's, in one pass.
   * `_FusedMaxPoolGradReluGrad(x, y, g) -> (dx, bias gradient)`: a non-overlapping max
@@ -46,20 +52,40 @@ _RUN_ROWS = 4096
 
 
 class Epilogue:
-    """`epilogue(view)`: adds the bias along the last axis of `view`, then the activation
-    (`act`: 0 none, 1 ReLU, 2 ReLU6) in place (conv_select applies it to each run of a
-    convolution's output)."""
-    __slots__ = ("act", "bias")
+    """`epilogue(view, start=0)`: multiplies `view` by the per-channel `scale` (when given: a
+    folded BatchNormalization's), adds the bias along its last axis, then (given) the
+    matching elements of the residual, then the activation (`act`: 0 none, 1 ReLU, 2 ReLU6),
+    in place. conv_select applies it to each run of a convolution's output; `start` is the
+    index of the view's first element in the whole (row-major) output, which is where its
+    residual elements are."""
+    __slots__ = ("act", "bias", "residual", "scale")
 
-    def __init__(self, bias, act):
-        self.bias, self.act = bias, act
+    def __init__(self, bias, act, residual=None, scale=None):
+        self.bias, self.act, self.scale = bias, act, scale
+        self.residual = None if residual is None else np.ascontiguousarray(residual).reshape(-1)
 
-    def __call__(self, view):
-        k = numba_fused.kernels_for(view, self.bias)
+    def __call__(self, view, start=0):
+        r = None
+        if self.residual is not None:
+            r = self.residual[start:start + view.size].reshape(view.shape)
+        extra = tuple(a for a in (r, self.scale) if a is not None)
+        k = numba_fused.kernels_for(view, self.bias, *extra)
         if k is not None:
-            k.bias_act(view.reshape(-1, view.shape[-1]), self.bias, self.act)
+            rows = view.reshape(-1, view.shape[-1])
+            if self.scale is not None:
+                k.scale_bias_act(rows, self.scale, self.bias,
+                                 rows if r is None else r.reshape(rows.shape), self.act,
+                                 r is not None)
+            elif r is None:
+                k.bias_act(rows, self.bias, self.act)
+            else:
+                k.bias_add_act(rows, self.bias, r.reshape(rows.shape), self.act)
             return
+        if self.scale is not None:
+            np.multiply(view, self.scale, out=view)
         np.add(view, self.bias, out=view)
+        if r is not None:  # after the bias, as the unfused (x + b) + r
+            np.add(view, r, out=view)
         if self.act == 1:
             np.maximum(view, 0, out=view)
         elif self.act == 2:
@@ -74,10 +100,18 @@ def _check_activation(activation):
     return ACTIVATIONS.index(activation)
 
 
-def _fused_conv_fwd(x, w, bias, strides, dilations, pads, activation=None):
+def _fused_conv_fwd(x, w, bias, *rest, strides, dilations, pads, activation=None,
+                    scaled=False):
+    """relu(conv2d(x, w) [* scale] + bias [+ residual]), `rest` being (scale, residual)
+    as present: `scaled` says a per-output-channel scale comes first (a folded
+    BatchNormalization's on variable weights: one multiply in the epilogue instead of a
+    filter-sized product on every call); a residual block's sum (ResNet's `Add`, an
+    [N, OH, OW, O] addend) follows when the graph gives one."""
+    scale = rest[0].astype(x.dtype, copy=False) if scaled else None
+    residual = rest[1:] if scaled else rest
     return conv_select.conv(x, w, strides, dilations, pads,
                             Epilogue(bias.astype(x.dtype, copy=False),
-                                     _check_activation(activation)))
+                                     _check_activation(activation), *residual, scale=scale))
 
 
 def _fused_depthwise_fwd(x, w, bias, strides, dilations, pads, activation=None):
@@ -86,7 +120,7 @@ def _fused_depthwise_fwd(x, w, bias, strides, dilations, pads, activation=None):
     if out is None:  # the NumPy form returns a fresh array: the epilogue runs on it whole
         out = conv_ops.DEPTHWISE.fwd.forward(x, w, strides=strides, dilations=dilations,
                                              pads=pads)
-        epilogue(out)
+        epilogue(out, 0)
     return out
 
 
@@ -94,6 +128,10 @@ def _fused_matmul_fwd(a, b, bias, transpose_a, transpose_b, activation=None):
     out = math_ops.MATMUL.forward(a, b, transpose_a, transpose_b)  # a fresh array
     Epilogue(bias.astype(out.dtype, copy=False), _check_activation(activation))(out)
     return out
+
+
+def _pad_max_pool_fwd(x, ksize, strides, pads, fill):
+    return pooling_ops.max_pool_padded(x, ksize, strides, pads, fill)
 
 
 def _rows(a):
@@ -174,8 +212,9 @@ def _bias_grad_spec(g):
 _INTERNAL = "tf onnx tflite batch tf_import"
 FUSED_CONV2D = register(
     "_FusedConv2D", _fused_conv_fwd, cost="conv", fuses=conv_ops.CONV2D.fwd,
-    shape=lambda x, w, b, activation=None, **geo: conv_ops.CONV2D.fwd.infer(x, w, **geo),
-    unsupported=_INTERNAL)
+    fuses_residual=True, fuses_scale=True, unsupported=_INTERNAL,
+    shape=lambda x, w, b, *r, activation=None, scaled=False, **geo:
+    conv_ops.CONV2D.fwd.infer(x, w, **geo))
 FUSED_DEPTHWISE = register(
     "_FusedDepthwiseConv2dNative", _fused_depthwise_fwd, cost="conv",
     fuses=conv_ops.DEPTHWISE.fwd, unsupported=_INTERNAL,
@@ -184,6 +223,10 @@ FUSED_MATMUL = register(
     "_FusedMatMul", _fused_matmul_fwd, cost="matmul", fuses=math_ops.MATMUL,
     shape=lambda a, b, bias, activation=None, **t: math_ops.MATMUL.infer(a, b, **t),
     unsupported=_INTERNAL)
+FUSED_PAD_MAX_POOL = register(
+    "_FusedPadMaxPool", _pad_max_pool_fwd, fuses_pad=pooling_ops.MAX_POOL,
+    shape=lambda x, ksize, strides, pads, fill: pooling_ops.MAX_POOL.infer(
+        x, ksize=ksize, strides=strides, pads=pads), unsupported=_INTERNAL)
 FUSED_RELU_GRAD_BIAS_GRAD = register(
     "_FusedReluGradBiasAddGrad", _relu_grad_bias_fwd, multi_output=True,
     shape=lambda g, y: (Spec(tuple(g.shape), g.dtype), _bias_grad_spec(g)),

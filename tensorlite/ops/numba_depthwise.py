@@ -122,7 +122,7 @@ def forward(x, w, strides, dilations, pads, epilogue=None):
     def body(s, e):
         kernel[0](xp, w3, strides[0], strides[1], dilations[0], dilations[1], out, s, e)
         if epilogue is not None:
-            epilogue(out[s:e])
+            epilogue(out[s:e], s * out[0].size)
     _per_image("depthwise_forward", x.shape[0], out.size * kh * kw, body)
     return out
 

@@ -1,7 +1,9 @@
 """Fused elementwise kernels compiled with numba (the `jit` extra) for the fused ops of
 optimised graphs (ops/fused_ops.py): a bias add and ReLU (or ReLU6) applied in place to a kernel's
-output, a ReLU gradient with its bias gradient in one pass, and a non-overlapping max
-pool's gradient with the ReLU gradient (and bias gradient) behind it.
+output (with a residual block's sum before the activation), a ReLU gradient with its bias
+gradient in one pass, max pools (non-overlapping, and any windows, strides and padding),
+and a non-overlapping max pool's gradient with the ReLU gradient (and bias gradient)
+behind it.
 
 NumPy needs two to four passes and a temporary for each of these (the CIFAR CNN's
 ReluGrad + Sum over [32, 32, 32, 32]: 1.2 ms); these read each element once, release the
@@ -22,7 +24,9 @@ import numpy as np
 
 from tensorlite.ops.numba_backend import available, compiled
 
-Kernels = collections.namedtuple("Kernels", "bias_act relu_grad_bias max_pool max_pool_grad_relu")
+Kernels = collections.namedtuple("Kernels", "bias_act bias_add_act scale_bias_act "
+                                             "relu_grad_bias max_pool "
+                                             "max_pool_grad_relu max_pool_general")
 
 
 def _build(numba):
@@ -34,6 +38,36 @@ def _build(numba):
         for i in range(rows):
             for k in range(c):
                 v = o[i, k] + b[k]
+                if act and v < 0:
+                    v = 0
+                elif act == 2 and v > 6:
+                    v = 6
+                o[i, k] = v
+
+    @numba.njit(cache=True, nogil=True)
+    def bias_add_act(o, b, r, act):
+        """o [rows, C] += b [C], then += r [rows, C] (a residual block's sum, added after the
+        bias as the unfused ops do), then ReLU or ReLU6 as bias_act, in place."""
+        rows, c = o.shape
+        for i in range(rows):
+            for k in range(c):
+                v = (o[i, k] + b[k]) + r[i, k]
+                if act and v < 0:
+                    v = 0
+                elif act == 2 and v > 6:
+                    v = 6
+                o[i, k] = v
+
+    @numba.njit(cache=True, nogil=True)
+    def scale_bias_act(o, sc, b, r, act, residual):
+        """o [rows, C] = o * sc [C] + b [C], then (`residual`) += r [rows, C], then ReLU or
+        ReLU6 as bias_act, in place (r is not read without `residual`)."""
+        rows, c = o.shape
+        for i in range(rows):
+            for k in range(c):
+                v = o[i, k] * sc[k] + b[k]
+                if residual:
+                    v = v + r[i, k]
                 if act and v < 0:
                     v = 0
                 elif act == 2 and v > 6:
@@ -103,7 +137,48 @@ def _build(numba):
                     for k in range(c):
                         dx[b, r, q, k] = 0
 
-    return Kernels(bias_act, relu_grad_bias, max_pool, max_pool_grad_relu)
+    @numba.njit(cache=True, nogil=True)
+    def max_pool_general(x, kh, kw, sh, sw, pt, pl, fill, s, e, y):
+        """Images s..e of a max pool with any windows kh x kw, strides sh x sw and padding
+        (pt top, pl left) of value `fill`: y [N, OH, OW, C] (NaN wins, as np.maximum's).
+        ResNet's 3x3 stride-2 pool: one pass instead of a padded copy and nine strided
+        maxima; with fill 0, also the zero padding (ZeroPadding2D) before it."""
+        _, h, w, c = x.shape
+        oh, ow = y.shape[1], y.shape[2]
+        for b in range(s, e):
+            for i in range(oh):
+                r0 = i * sh - pt
+                for j in range(ow):
+                    q0 = j * sw - pl
+                    first = True
+                    padded = r0 < 0 or q0 < 0 or r0 + kh > h or q0 + kw > w
+                    for di in range(kh):
+                        r = r0 + di
+                        if r < 0 or r >= h:
+                            continue
+                        for dj in range(kw):
+                            q = q0 + dj
+                            if q < 0 or q >= w:
+                                continue
+                            if first:
+                                for k in range(c):
+                                    y[b, i, j, k] = x[b, r, q, k]
+                                first = False
+                                continue
+                            for k in range(c):
+                                v = x[b, r, q, k]
+                                m = y[b, i, j, k]
+                                y[b, i, j, k] = v if (v > m) | (v != v) else m
+                    if first:  # a window over padding only (explicit pads): the fill
+                        for k in range(c):
+                            y[b, i, j, k] = fill
+                    elif padded:  # the fill as one more tap (NaN stays NaN)
+                        for k in range(c):
+                            m = y[b, i, j, k]
+                            y[b, i, j, k] = fill if fill > m else m
+
+    return Kernels(bias_act, bias_add_act, scale_bias_act, relu_grad_bias, max_pool,
+                   max_pool_grad_relu, max_pool_general)
 
 
 def kernels():

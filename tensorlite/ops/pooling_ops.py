@@ -51,14 +51,33 @@ def non_overlapping(ksize, strides, pads):
 
 
 def _max_pool_fwd(x, ksize, strides, pads):
-    if x.ndim == 4 and non_overlapping(ksize, strides, pads):
-        k = numba_fused.kernels_for(x)
-        if k is not None:  # non-overlapping windows: one compiled pass (0.4 -> 0.1 ms on
-            n, h, w, c = x.shape   # the CIFAR CNN's [32, 30, 30, 32])
-            y = np.empty((n, h // ksize[0], w // ksize[1], c), x.dtype)
-            k.max_pool(x, ksize[0], ksize[1], 0, n, y)
+    k = numba_fused.kernels_for(x) if x.ndim == 4 else None
+    if k is not None:
+        n, h, w, c = x.shape
+        if non_overlapping(ksize, strides, pads):  # one compiled pass (0.4 -> 0.1 ms on
+            y = np.empty((n, h // ksize[0], w // ksize[1], c), x.dtype)  # CIFAR's [32, 30,
+            k.max_pool(x, ksize[0], ksize[1], 0, n, y)                    # 30, 32])
             return y
+        # Overlapping or padded windows (ResNet's 3x3 stride 2): one pass, not a padded
+        # copy and KH*KW strided maxima over the whole output.
+        return max_pool_padded(x, ksize, strides, pads, _lowest(x.dtype), k)
     return _reduce_taps(pad_hw(x, pads, _lowest(x.dtype)), ksize, strides, np.maximum)[0]
+
+
+def max_pool_padded(x, ksize, strides, pads, fill, k=None):
+    """Max pool of [N, H, W, C] padded by `pads` with the value `fill` (the lowest value
+    for MaxPool's own padding; 0 for a zero padding before it, graph/passes/kernel_fusion):
+    one compiled pass with numba (`k`: its kernels), else a padded copy and the taps."""
+    k = numba_fused.kernels_for(x) if k is None else k
+    if k is None:
+        return _reduce_taps(pad_hw(x, pads, fill), ksize, strides, np.maximum)[0]
+    n, h, w, c = x.shape
+    y = np.empty((n, out_len(h, ksize[0], strides[0], 1, pads[0], pads[1]),
+                  out_len(w, ksize[1], strides[1], 1, pads[2], pads[3]), c), x.dtype)
+    if y.size:
+        k.max_pool_general(x, ksize[0], ksize[1], strides[0], strides[1], pads[0], pads[2],
+                           fill, 0, n, y)
+    return y
 
 
 def _argmax_masks(x, y, ksize, strides, pads):

@@ -144,7 +144,7 @@ def _jit_worker(compiled, x, u, pads, th, tw, out, epilogue):
             np.matmul(vk, u, out=mk)
             output_tiles(mk, s, e, th, tw, out)
             if epilogue is not None:
-                epilogue(out[s:e])
+                epilogue(out[s:e], s * out[0].size)
     return worker
 
 
@@ -171,7 +171,7 @@ def _numpy_worker(x, u, pads, th, tw, out, epilogue):
             _output_tiles(mk, k, th, tw, y[:k])
             out[s:e] = y[:k, :oh, :ow]
             if epilogue is not None:
-                epilogue(out[s:e])
+                epilogue(out[s:e], s * out[0].size)
     return worker
 
 

@@ -21,7 +21,8 @@ axis is the output channel, the flattening of the filter's trailing `n` axes (Co
   in an export capture (Lite, ONNX: its values computed once on the capture's sample run)
   the weights are variable reads, and `W * s` stays a node: a filter-sized multiplication per
   call instead of an activation-sized one, and always the variables' current values, so an
-  assignment needs no invalidation. Graphs with an assignment or random draw fold constants
+  assignment needs no invalidation. (Kernel fusion then hands a Conv2D's `W` and `s` to
+  `_FusedConv2D`, which scales the output in its epilogue: no filter-sized product at all.) Graphs with an assignment or random draw fold constants
   only (pass rules: nothing moves across a barrier).
 
 The pass follows graph/passes/__init__.py's rules: it returns a new graph and one report

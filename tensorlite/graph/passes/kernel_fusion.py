@@ -9,11 +9,25 @@ for a matrix product of two matrices or of a [batch, ..., k] tensor by a matrix
 in place on the convolution's output, run by run while it is in cache: two [N, H, W, C]
 temporaries and two passes over memory fewer per layer.
 
+ResNet's blocks after BatchNorm folding add more to a convolution's chain, and a fused op
+takes what its registry properties say it can:
+  * a second bias vector right after the first (the Conv2D's own bias, then the folded
+    BatchNormalization's shift): `(y + b) + c` becomes `y + (b + c)`, one vector add;
+  * `fuses_scale`: the contraction's filter is `Mul(W, s)` with `s` per output channel (a
+    folded BatchNormalization's scale on variable weights, a filter-sized product on every
+    call): the fused op takes W and s and scales its output in the epilogue instead;
+  * `fuses_residual`: the block's sum `Add(shortcut, y)` with a value of exactly the
+    output's shape, added in the epilogue before the ReLU (a sum already taken by another
+    chain, a projection shortcut's, is left to it).
+
 Backward: `Sum(ReluGrad(g, y), axis=all but the last)` (a ReLU layer's input gradient and
 its bias's) becomes `_FusedReluGradBiasAddGrad(g, y)` with both as outputs; when g is
 `MaxPoolGrad(y, p, d)` of a non-overlapping pool over that same ReLU output y, the three
 become `_FusedMaxPoolGradReluGrad(y, p, d)`. (ReLU's gradient reads its output, as TF's:
 the mask is the same.)
+
+A max pool of a constant spatial padding (ZeroPadding2D then MaxPooling2D, ResNet's stem)
+becomes the op declaring `fuses_pad` for it (`_FusedPadMaxPool`): the pool pads by itself.
 
 BatchNormalization in training (`_FusedBatchNormTrain`, ops/batch_norm_ops.py) followed by
 `Relu6` becomes one node with `activation="Relu6"`, and `_FusedBatchNormTrainGrad(
@@ -29,12 +43,14 @@ import numpy as np
 from tensorlite.framework import registry
 from tensorlite.graph.ir import Node
 from tensorlite.graph.passes import Specs, barrier, derive, known
+from tensorlite.graph.passes.fold_batch_norm import linear_filter
 from tensorlite.ops import batch_norm_ops, fused_ops, math_ops, nn_ops, pooling_ops
 
 # The ops of the patterns (compared by identity).
-ADD, RELU, SUM = math_ops.ADD, nn_ops.RELU, math_ops.SUM
+ADD, RELU, SUM, MUL = math_ops.ADD, nn_ops.RELU, math_ops.SUM, registry.get("Mul")
 RELU_GRAD, MAX_POOL_GRAD = registry.get("ReluGrad"), pooling_ops.MAX_POOL_GRAD
 RELU6, RELU6_GRAD = nn_ops.RELU6, registry.get("Relu6Grad")
+PAD = registry.get("PadV2")
 BN, BN_GRAD = batch_norm_ops.BATCH_NORM_TRAIN, batch_norm_ops.BATCH_NORM_TRAIN_GRAD
 
 
@@ -52,6 +68,20 @@ def _fused_kernel(op):
     return _KERNELS[n].get(op)
 
 
+_PAD_KERNELS = {}  # number of registered ops -> {windowed op: fused op} built then
+
+
+def _pad_kernel(op):
+    """The fused op that takes windowed op `op`'s input padding (declares `fuses_pad=op`),
+    or None."""
+    n = len(registry.REGISTRY)
+    if n not in _PAD_KERNELS:
+        _PAD_KERNELS.clear()
+        _PAD_KERNELS[n] = {k.fuses_pad: k for k in list(registry.REGISTRY.values())
+                           if k.fuses_pad is not None}
+    return _PAD_KERNELS[n].get(op)
+
+
 class _Graph:
     """Producers, consumers and barrier counts of a graph's nodes, for pattern matching."""
 
@@ -66,6 +96,13 @@ class _Graph:
                 self.uses.setdefault(s, []).append(n)
         self.outputs = set(graph.output_slots())
         self.barriers_upto = np.cumsum([0] + [bool(barrier(n)) for n in graph.nodes])
+        self.n_slots = graph.n_slots
+        self.constants = graph.constants
+
+    def new_slot(self):
+        """A fresh slot id for a node the fusion adds (a merged bias)."""
+        self.n_slots += 1
+        return self.n_slots - 1
 
     def only_use(self, slot, op):
         """The one node using `slot` if it is an `op` node and the slot no graph output."""
@@ -111,9 +148,10 @@ def _fusable_ranks(fused, node, specs):
                                not node.attrs.get("transpose_a"))
 
 
-def _forward(g, add):
-    """(fused node, replaced nodes, the one it takes the place of) for AddV2 node `add`
-    after a contraction, or None. The fused node stands where its last member stood."""
+def _forward(g, add, taken=()):
+    """(fused nodes, replaced nodes, the one they take the place of) for AddV2 node `add`
+    after a contraction, or None. The fused node stands where its last member stood; a
+    residual sum already fused into another chain (ids in `taken`) is left to it."""
     for slot in add.inputs:
         node = g.producer.get(slot)
         fused = _fused_kernel(node.op) if node is not None else None
@@ -125,15 +163,99 @@ def _forward(g, add):
         bias = _bias_of(g, add, slot)
         if bias is None:
             continue
-        relu = g.only_use(add.outputs[0], RELU) or g.only_use(add.outputs[0], RELU6)
-        last = relu or add
-        if not g.no_barrier_between(node, last):
+        members, nodes, extra = [node, add], [], []
+        tail, bias = _more_biases(g, add, bias, members, nodes)
+        inputs, scale = list(node.inputs), _filter_scale(g, node) if fused.fuses_scale else None
+        if scale is not None:
+            inputs[linear_filter(node)[0]], mul = scale[0], scale[2]
+            extra, members = [scale[1]], [mul] + members
+        residual = _residual_of(g, tail, taken) if fused.fuses_residual else None
+        if residual is not None:
+            extra, tail = extra + [residual[0]], residual[1]
+            members.append(tail)
+        relu = g.only_use(tail.outputs[0], RELU) or g.only_use(tail.outputs[0], RELU6)
+        last = relu or tail
+        if not g.no_barrier_between(members[0], last):
             continue
         attrs = dict(node.attrs, activation=relu.op.name if relu else None)
-        members = [node, add] + ([relu] if relu else [])
-        return Node(fused, list(node.inputs) + [bias], attrs, last.outputs, last.where,
-                    last.scope), members, last
+        if scale is not None:
+            attrs["scaled"] = True
+        members += [relu] if relu else []
+        nodes.append(Node(fused, inputs + [bias] + extra, attrs, last.outputs, last.where,
+                          last.scope))
+        return nodes, members, last
     return None
+
+
+def _more_biases(g, add, bias, members, nodes):
+    """(last bias add, the bias slot) after folding the bias adds that follow `add` into
+    one bias (a Conv2D's own bias, then a folded BatchNormalization's shift: `(y + b) + c`
+    becomes `y + (b + c)`, a vector sum made by a node appended to `nodes`)."""
+    tail = add
+    while True:
+        nxt = g.only_use(tail.outputs[0], ADD)
+        more = _bias_of(g, nxt, tail.outputs[0]) if nxt is not None else None
+        if more is None:
+            return tail, bias
+        nodes.append(Node(ADD, [bias, more], {}, [g.new_slot()], nxt.where, nxt.scope))
+        bias, tail = nodes[-1].outputs[0], nxt
+        members.append(nxt)
+
+
+def _filter_scale(g, node):
+    """(filter, scale, Mul node) when the contraction's filter (its `linear_filter` input,
+    the output channel its last axis) is a Mul of a filter by a per-output-channel vector
+    used by nothing else: a folded BatchNormalization's scale on variable weights, which the
+    fused op applies to its output instead (a multiply inside the epilogue's pass rather
+    than a filter-sized product per call: ResNet50's filters hold 25M values); else None."""
+    rule = linear_filter(node)
+    if not rule or rule[1] != 1:
+        return None
+    slot = node.inputs[rule[0]]
+    mul, spec = g.made_by(slot, MUL), g.spec(slot)
+    if mul is None or spec is None or g.only_use(slot, node.op) is not node or \
+            len(mul.inputs) != 2:
+        return None
+    for f, s in (mul.inputs, mul.inputs[::-1]):
+        fs, ss = g.spec(f), g.spec(s)
+        if fs == spec and ss is not None and ss.dtype is spec.dtype and \
+                tuple(ss.shape) == (spec.shape[-1],):
+            return f, s, mul
+    return None
+
+
+def _residual_of(g, tail, taken):
+    """(the residual slot, the AddV2 node adding it) when the only use of `tail`'s output is
+    an AddV2 with a value of exactly its shape and dtype (ResNet's shortcut sum); else None."""
+    out = tail.outputs[0]
+    nxt = g.only_use(out, ADD)
+    if nxt is None or len(nxt.inputs) != 2 or id(nxt) in taken:
+        return None
+    other = [s for s in nxt.inputs if s != out]
+    so = g.spec(out)
+    if len(other) != 1 or so is None or g.spec(other[0]) != so or g.spec(nxt.outputs[0]) != so:
+        return None
+    return other[0], nxt
+
+
+def _pad_pool(g, pool, fused):
+    """(fused node, replaced nodes, anchor) for an unpadded pool of a constant spatial
+    PadV2 of a 4-D tensor used by nothing else (ResNet's ZeroPadding2D + MaxPooling2D):
+    the pool pads by itself with the pad's value, so no padded copy is made."""
+    pad = g.made_by(pool.inputs[0], PAD)
+    if pad is None or g.only_use(pool.inputs[0], pool.op) is not pool or \
+            any(pool.attrs["pads"]) or not g.no_barrier_between(pad, pool):
+        return None
+    fill = g.constants.get(pad.inputs[1])
+    spec = g.spec(pad.inputs[0])
+    p = np.asarray(pad.attrs["paddings"])
+    if fill is None or np.ndim(fill) or spec is None or len(spec.shape) != 4 or \
+            p.shape != (4, 2) or p[0].any() or p[3].any():
+        return None
+    attrs = dict(pool.attrs, pads=tuple(int(v) for v in p[1:3].reshape(-1)),
+                 fill=float(fill))
+    return Node(fused, [pad.inputs[0]], attrs, pool.outputs, pool.where, pool.scope), \
+        [pad, pool], pool
 
 
 def _all_but_last(node, rank):
@@ -204,22 +326,26 @@ def run(graph):
         if id(node) in drop:
             continue
         if node.op is ADD:
-            found = _forward(g, node)
+            found = _forward(g, node, drop)
         elif node.op is SUM and len(node.inputs) == 1:
             found = _backward(g, node)
         elif node.op is RELU6:
             found = _bn_relu6(g, node)
         elif node.op is BN_GRAD:
             found = _bn_relu6_grad(g, node)
+        elif _pad_kernel(node.op) is not None and node.inputs:
+            found = _pad_pool(g, node, _pad_kernel(node.op))
         else:
             continue
         if found is None or any(id(m) in drop for m in found[1]):
             continue
         fused, members, anchor = found
-        place[id(anchor)] = fused
+        place[id(anchor)] = fused if isinstance(fused, list) else [fused]
         drop.update(id(m) for m in members if m is not anchor)
         lines.append("fused " + "+".join(m.op.name for m in members))
     if not lines:
         return graph, []
-    nodes = [place.get(id(n), n) for n in graph.nodes if id(n) not in drop]
-    return derive(graph, nodes), lines
+    nodes = [f for n in graph.nodes if id(n) not in drop for f in place.get(id(n), [n])]
+    out = derive(graph, nodes)
+    out.n_slots = g.n_slots
+    return out, lines
