@@ -24,6 +24,7 @@ from tensorlite.framework.module import Module
 from tensorlite.framework.name_scope import name_scope
 from tensorlite.framework.tensor import GRAPH_TENSOR_INFO, Tensor, _graph_tensor_info
 from tensorlite.framework.tensor_shape import TensorShape
+from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
 from tensorlite.keras.layers import mask_propagation
@@ -441,6 +442,8 @@ class Layer(Module):
         target = dtypes.as_dtype(self.compute_dtype)
 
         def cast(x):
+            if isinstance(x, SparseTensor):  # Keras casts a sparse input's values alike
+                return x.with_values(cast(x.values))
             if isinstance(x, (Tensor, np.ndarray, list, float, int)) or _is_trackable_weight(x):
                 t = convert_to_tensor(x) if not isinstance(x, (list, float, int)) else \
                     convert_to_tensor(x, dtype_hint=target)
