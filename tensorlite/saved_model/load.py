@@ -208,9 +208,11 @@ class ConcreteFunction:
             outputs = self._run_as_node(inputs, bound)
         else:
             outputs = self._runner.run(self.name, inputs + bound)
-        if self.structured_outputs is None:
-            return outputs[0] if len(outputs) == 1 else outputs
-        return nest.pack_like(self.structured_outputs, outputs)
+        if self.structured_outputs is None:  # (None also for a file without the structure)
+            return None if not outputs else outputs[0] if len(outputs) == 1 else outputs
+        tensors = iter(outputs)  # the Python values it returned at trace time stay as they are
+        return nest.map_structure(lambda s: s if s is None or isinstance(
+            s, (bool, int, float, str, bytes)) else next(tensors), self.structured_outputs)
 
     def _run_as_node(self, inputs, bound):
         """Inside a tf.function, a function with VALUE_SHAPED ops (function_runner.py) runs

@@ -33,7 +33,8 @@ import shutil
 from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
 from tensorlite.framework.atomic_files import fsync_dir, host_tag, is_dead_own_temp
-from tensorlite.saved_model.function_def import arg_name, call_node, function_def
+from tensorlite.saved_model.function_def import (arg_name, call_node, function_def,
+                                                 is_python_output)
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
 from tensorlite.saved_model.options import SaveOptions
@@ -198,19 +199,40 @@ def _python_leaf(specs):
     def write(value, leaf, name):
         if isinstance(leaf, TensorSpec):
             value.CopyFrom(next(specs))
-        elif isinstance(leaf, bool):
-            value.bool_value = leaf
-        elif isinstance(leaf, int):
-            value.int64_value = leaf
-        elif isinstance(leaf, float):
-            value.float64_value = leaf
-        elif isinstance(leaf, str):
-            value.string_value = leaf
-        else:
+        elif not _python_value(value, leaf):
             raise errors.UnimplementedError(
                 None, None, f"SavedModel export: a function traced for the Python argument "
                 f"{leaf!r} of type {type(leaf).__name__}; pass a tensor or give the "
                 f"tf.function an input_signature")
+    return write
+
+
+def _python_value(value, leaf):
+    """Writes a Python None, bool, int, float or str into StructuredValue `value`;
+    False for any other leaf."""
+    if leaf is None:
+        value.none_value.SetInParent()
+    elif isinstance(leaf, bool):
+        value.bool_value = leaf
+    elif isinstance(leaf, int):
+        value.int64_value = leaf
+    elif isinstance(leaf, float):
+        value.float64_value = leaf
+    elif isinstance(leaf, str):
+        value.string_value = leaf
+    else:
+        return False
+    return True
+
+
+def _output_leaf(leaf_specs):
+    """A leaf writer for a function's output structure: tensors as their TensorSpecs,
+    Python values it returns as traced (a mutating method's None) as themselves."""
+    def write(value, leaf, name):
+        if is_python_output(leaf):
+            _python_value(value, leaf.value)
+        else:
+            _spec_value(value, name, leaf_specs[leaf])
     return write
 
 
@@ -337,9 +359,10 @@ class _Builder:
             saved.canonicalized_input_signature.Clear()
             _structure(saved.canonicalized_input_signature, tuple(structured), None,
                        write=_python_leaf(iter(specs)))
-        flat = nest.flatten(traced.graph.outputs)
+        flat = [s for s in nest.flatten(traced.graph.outputs) if not is_python_output(s)]
         leaf_specs = {s: o for s, o in zip(flat, outputs)}
-        _structure(saved.output_signature, traced.graph.outputs, lambda s: leaf_specs[s])
+        _structure(saved.output_signature, traced.graph.outputs, None,
+                   write=_output_leaf(leaf_specs))
         self.written[key] = name, bound, traced, names, outputs
         return self.written[key]
 
@@ -530,7 +553,8 @@ def _signature_functions(obj, signatures, keras_call=None):
             isinstance(obj, Loaded):  # re-saving a loaded SavedModel keeps its signatures
         signatures = {k: _retraced_signature(c) for k, c in obj.signatures.items()}
     if signatures is None:
-        candidates = [f for _, f in _functions(obj) if f._signature is not None]
+        candidates = [f for _, f in _functions(obj)
+                      if f._signature is not None and _returns_tensors(f)]
         signatures = candidates[0] if len(candidates) == 1 else \
             (keras_call or {}) if not candidates else {}
     if not isinstance(signatures, dict):
@@ -549,6 +573,13 @@ def _signature_functions(obj, signatures, keras_call=None):
             raise ValueError(f"signature {key!r}: expected a tf.function or a concrete "
                              f"function, got {type(fn).__name__}")
     return out
+
+
+def _returns_tensors(fn):
+    """TensorFlow's test of a default-signature candidate: its outputs are tensors (a
+    mutating method with an input_signature that returns None is no signature)."""
+    flat = nest.flatten(fn.get_concrete_function().structured_outputs)
+    return bool(flat) and not any(is_python_output(s) for s in flat)
 
 
 def _keras_call(obj):
