@@ -24,6 +24,7 @@ def out_shape(model):
 
 
 @pytest.mark.parametrize("build, size, params", [
+    (A.MobileNet, 32, 4_253_864),
     (A.MobileNetV2, 32, 3_538_984),
     (A.ResNet50, 32, 25_636_712),
     (A.InceptionV3, 75, 23_851_784),

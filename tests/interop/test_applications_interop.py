@@ -26,6 +26,11 @@ from tf_keras.src.utils import data_utils
 
 A = tf.keras.applications
 CASES = {
+    "mobilenet": (A.MobileNet, A.mobilenet.preprocess_input,
+                  dict(input_shape=(128, 128, 3), alpha=0.25, classifier_activation=None)),
+    "mobilenet_notop": (A.MobileNet, A.mobilenet.preprocess_input,
+                        dict(input_shape=(128, 128, 3), alpha=0.25, include_top=False,
+                             pooling="avg")),
     "mobilenet_v2": (A.MobileNetV2, A.mobilenet_v2.preprocess_input,
                      dict(input_shape=(96, 96, 3), alpha=0.35, classifier_activation=None)),
     "mobilenet_v2_notop": (A.MobileNetV2, A.mobilenet_v2.preprocess_input,
@@ -82,6 +87,10 @@ print(json.dumps({name: run_case(name, directory) for name in CASES}))
 '''
 
 CASES = {  # name: (builder, its module, keyword arguments), as TF_SIDE's
+    "mobilenet": (A.MobileNet, A.mobilenet, dict(
+        input_shape=(128, 128, 3), alpha=0.25, classifier_activation=None)),
+    "mobilenet_notop": (A.MobileNet, A.mobilenet, dict(
+        input_shape=(128, 128, 3), alpha=0.25, include_top=False, pooling="avg")),
     "mobilenet_v2": (A.MobileNetV2, A.mobilenet_v2, dict(
         input_shape=(96, 96, 3), alpha=0.35, classifier_activation=None)),
     "mobilenet_v2_notop": (A.MobileNetV2, A.mobilenet_v2, dict(
@@ -103,8 +112,11 @@ def tensorflow_files(tmp_path_factory):
     return directory, run_tf("all", directory, legacy_keras=True, script=script)
 
 
+PER_FILE_HASHES = (A.mobilenet, A.mobilenet_v2)  # hash tables keyed by file name
+
+
 def _base_attr(module):
-    return "BASE_WEIGHT_PATH" if module is A.mobilenet_v2 else "BASE_WEIGHTS_PATH"
+    return "BASE_WEIGHT_PATH" if module in PER_FILE_HASHES else "BASE_WEIGHTS_PATH"
 
 
 HASH_KEYS = {A.efficientnet: "b0", A.resnet50: "resnet50", A.inception_v3: "inception_v3"}
@@ -112,13 +124,13 @@ HASH_KEYS = {A.efficientnet: "b0", A.resnet50: "resnet50", A.inception_v3: "ince
 
 def _published_hash(module, fname, top):
     """The hash tensorlite's table gives the file (what Keras's get_file was handed)."""
-    if module is A.mobilenet_v2:
+    if module in PER_FILE_HASHES:
         return module.WEIGHTS_HASHES.get(fname)
     return module.WEIGHTS_HASHES[HASH_KEYS[module]][0 if top else 1]
 
 
 def _point_hash_at(monkeypatch, module, fname, top, md5):
-    if module is A.mobilenet_v2:
+    if module in PER_FILE_HASHES:
         monkeypatch.setitem(module.WEIGHTS_HASHES, fname, md5)
         return
     pair = list(module.WEIGHTS_HASHES[HASH_KEYS[module]])

@@ -1,4 +1,4 @@
-"""`tf.keras.applications`: MobileNetV2, ResNet50, InceptionV3 and EfficientNetB0 (seed
+"""`tf.keras.applications`: MobileNet, MobileNetV2, ResNet50, InceptionV3 and EfficientNetB0 (seed
 004's model list) with Keras's architectures, layer names and parameter counts, each
 family's `preprocess_input` and `decode_predictions` in its module.
 
@@ -9,9 +9,10 @@ Example:
     TensorShape([None, 1280])
 """
 from tensorlite.keras.applications import (efficientnet, imagenet_utils,  # noqa: F401
-                                           inception_v3, mobilenet_v2, resnet)
+                                           inception_v3, mobilenet, mobilenet_v2, resnet)
 from tensorlite.keras.applications.efficientnet import EfficientNetB0  # noqa: F401
 from tensorlite.keras.applications.inception_v3 import InceptionV3  # noqa: F401
+from tensorlite.keras.applications.mobilenet import MobileNet  # noqa: F401
 from tensorlite.keras.applications.mobilenet_v2 import MobileNetV2  # noqa: F401
 from tensorlite.keras.applications.resnet import ResNet50  # noqa: F401
 
