@@ -47,3 +47,28 @@ def test_python_values_beside_tensors_come_back_as_traced(tmp_path):
     np.testing.assert_allclose(out["doubled"].numpy(), [2.0, 4.0])
     assert out["count"] == 3
     assert out["note"] is None
+
+
+class CustomModuleWithOutputName(tf.Module):
+    """The guide's module whose signature names its output (a vector input here: tensorlite
+    saves a spec of unknown rank as a scalar one, writer._ranked)."""
+
+    def __init__(self):
+        super().__init__()
+        self.v = tf.Variable(1.)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def __call__(self, x):
+        return {'custom_output_name': x * self.v}
+
+
+def test_signature_structured_outputs_show_as_tensor_specs(tmp_path):
+    module_output = CustomModuleWithOutputName()
+    call_output = module_output.__call__.get_concrete_function(
+        tf.TensorSpec([None], tf.float32))
+    tf.saved_model.save(module_output, str(tmp_path),
+                        signatures={'serving_default': call_output})
+    imported = tf.saved_model.load(str(tmp_path))
+    outputs = imported.signatures['serving_default'].structured_outputs
+    assert repr(outputs) == ("{'custom_output_name': TensorSpec(shape=(None,), "
+                             "dtype=tf.float32, name='custom_output_name')}")

@@ -102,6 +102,10 @@ class _Spec:
     def __init__(self, name, shape, dtype):
         self.name, self.shape, self.dtype = name, shape, dtype
 
+    def __repr__(self):  # as TensorFlow shows a signature's structured_outputs
+        from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+        return repr(TensorSpec(self.shape, self.dtype, self.name))
+
 
 def decode(value):
     """A StructuredValue as Python: tuples, lists, dicts, None, scalars, _Spec leaves."""
