@@ -38,6 +38,8 @@ CASES = {
                                 pooling="avg")),
     "efficientnetb0_notop": (A.EfficientNetB0, A.efficientnet.preprocess_input,
                              dict(input_shape=(64, 64, 3), include_top=False, pooling="avg")),
+    "vgg16_notop": (A.VGG16, A.vgg16.preprocess_input,
+                    dict(input_shape=(32, 32, 3), include_top=False, pooling="avg")),
     "resnet50_notop": (A.ResNet50, A.resnet50.preprocess_input,
                        dict(input_shape=(64, 64, 3), include_top=False, pooling="avg")),
     "inception_v3_notop": (A.InceptionV3, A.inception_v3.preprocess_input,
@@ -97,6 +99,8 @@ CASES = {  # name: (builder, its module, keyword arguments), as TF_SIDE's
         input_shape=(96, 96, 3), alpha=0.35, include_top=False, pooling="avg")),
     "efficientnetb0_notop": (A.EfficientNetB0, A.efficientnet, dict(
         input_shape=(64, 64, 3), include_top=False, pooling="avg")),
+    "vgg16_notop": (A.VGG16, A.vgg16, dict(
+        input_shape=(32, 32, 3), include_top=False, pooling="avg")),
     "resnet50_notop": (A.ResNet50, A.resnet50, dict(
         input_shape=(64, 64, 3), include_top=False, pooling="avg")),
     "inception_v3_notop": (A.InceptionV3, A.inception_v3, dict(
@@ -119,7 +123,8 @@ def _base_attr(module):
     return "BASE_WEIGHT_PATH" if module in PER_FILE_HASHES else "BASE_WEIGHTS_PATH"
 
 
-HASH_KEYS = {A.efficientnet: "b0", A.resnet50: "resnet50", A.inception_v3: "inception_v3"}
+HASH_KEYS = {A.efficientnet: "b0", A.resnet50: "resnet50", A.inception_v3: "inception_v3",
+             A.vgg16: "vgg16"}
 
 
 def _published_hash(module, fname, top):
