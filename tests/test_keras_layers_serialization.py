@@ -49,3 +49,15 @@ def test_unknown_class_is_a_clear_error():
     entry = keras.layers.serialize(CustomLayer(1))
     with pytest.raises(ValueError, match="Unknown layer: 'CustomLayer'.*custom_objects"):
         keras.layers.deserialize(entry)
+
+
+def test_guide_custom_layer_checkpoints_its_attribute_variables(tmp_path):
+    # the guide's cell: a layer whose __init__ skips Layer's still checkpoints `self.var`
+    layer = CustomLayer(5)
+    layer_ckpt = tf.train.Checkpoint(layer=layer).save(str(tmp_path / "custom_layer"))
+    ckpt_reader = tf.train.load_checkpoint(layer_ckpt)
+    assert ckpt_reader.get_variable_to_dtype_map() == {
+        "save_counter/.ATTRIBUTES/VARIABLE_VALUE": tf.int64,
+        "_CHECKPOINTABLE_OBJECT_GRAPH": tf.string,
+        "layer/var/.ATTRIBUTES/VARIABLE_VALUE": tf.int32}
+    assert ckpt_reader.get_tensor("layer/var/.ATTRIBUTES/VARIABLE_VALUE") == 5

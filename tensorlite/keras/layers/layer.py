@@ -70,6 +70,9 @@ class Layer(Module):
     # is floating-point (Dense, convolutions, normalization, RNNs) cast integer and bool
     # inputs too, as Keras's Dense does (uint8 images fed straight in).
     _casts_numeric_inputs = False
+    # a subclass whose __init__ never calls Layer's (the serialization guide's CustomLayer,
+    # which tf.keras 2 checkpoints) has no add_weight weights; its attributes still count
+    _own_weights = ()
 
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
         unknown = set(kwargs) - _KWARGS
