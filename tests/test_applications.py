@@ -29,6 +29,7 @@ def out_shape(model):
     (A.ResNet50, 32, 25_636_712),
     (A.InceptionV3, 75, 23_851_784),
     (A.EfficientNetB0, 32, 5_330_571),
+    (A.Xception, 71, 22_910_480),
 ])
 def test_parameter_counts_equal_keras(build, size, params):
     model = build(weights=None, input_shape=(size, size, 3))
