@@ -61,3 +61,37 @@ def test_guide_custom_layer_checkpoints_its_attribute_variables(tmp_path):
         "_CHECKPOINTABLE_OBJECT_GRAPH": tf.string,
         "layer/var/.ATTRIBUTES/VARIABLE_VALUE": tf.int32}
     assert ckpt_reader.get_tensor("layer/var/.ATTRIBUTES/VARIABLE_VALUE") == 5
+
+
+def test_guide_contrived_model_restores_a_functional_models_weights(tmp_path):
+    # the guide's transfer of weights by checkpoint into a subclassed model that creates its
+    # own with tf.keras 2's (deprecated) add_variable
+    inputs = keras.Input(shape=(784,), name="digits")
+    x = keras.layers.Dense(64, activation="relu", name="dense_1")(inputs)
+    outputs = keras.layers.Dense(10, name="predictions")(x)
+    functional_model = keras.Model(inputs=inputs, outputs=outputs, name="3_layer_mlp")
+    first_dense = functional_model.layers[1]
+    last_dense = functional_model.layers[-1]
+    ckpt_path = tf.train.Checkpoint(
+        dense=first_dense, kernel=last_dense.kernel, bias=last_dense.bias
+    ).save(str(tmp_path / "ckpt"))
+
+    class ContrivedModel(keras.Model):
+        def __init__(self):
+            super(ContrivedModel, self).__init__()
+            self.first_dense = keras.layers.Dense(64)
+            with pytest.warns(UserWarning, match="add_variable` is deprecated"):
+                self.kernel = self.add_variable("kernel", shape=(64, 10))
+                self.bias = self.add_variable("bias", shape=(10,))
+
+        def call(self, inputs):
+            x = self.first_dense(inputs)
+            return tf.matmul(x, self.kernel) + self.bias
+
+    model = ContrivedModel()
+    _ = model(tf.ones((1, 784)))
+    tf.train.Checkpoint(
+        dense=model.first_dense, kernel=model.kernel, bias=model.bias
+    ).restore(ckpt_path).assert_consumed()
+    assert (model.kernel.numpy() == last_dense.kernel.numpy()).all()
+    assert (model.first_dense.kernel.numpy() == first_dense.kernel.numpy()).all()

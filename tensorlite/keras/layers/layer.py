@@ -281,6 +281,15 @@ class Layer(Module):
             p.assign(w.astype(p.dtype.as_numpy_dtype))
 
     # -- weights and losses ----------------------------------------------------------------
+    def add_variable(self, *args, **kwargs):
+        """tf.keras 2's deprecated alias of `add_weight` (the serialization guide's
+        `self.add_variable("kernel", shape=(64, 10))`), with its deprecation warning."""
+        import warnings  # noqa: PLC0415 - only this deprecated path warns
+        warnings.warn("`layer.add_variable` is deprecated and will be removed in a future "
+                      "version. Please use the `layer.add_weight()` method instead.",
+                      stacklevel=2)
+        return self.add_weight(*args, **kwargs)
+
     def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None,
                    trainable=None, constraint=None, synchronization=None, aggregation=None,
                    **kwargs):
