@@ -18,6 +18,10 @@ from tensorlite.ops.random_ops import (Algorithm, Generator, categorical,  # noq
                                        stateless_truncated_normal, stateless_uniform,
                                        truncated_normal, uniform)
 
+# TF 2.21's names for the seed utilities (the same functions as the experimental ones)
+split = stateless_split
+fold_in = stateless_fold_in
+
 experimental = _types.ModuleType(__name__ + ".experimental",
                                  "`tf.random.experimental`: generators and seed utilities.")
 for _name in ("Algorithm", "Generator", "create_rng_state", "get_global_generator",

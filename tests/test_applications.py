@@ -24,15 +24,29 @@ def out_shape(model):
 
 
 @pytest.mark.parametrize("build, size, params", [
+    (A.MobileNet, 32, 4_253_864),
     (A.MobileNetV2, 32, 3_538_984),
     (A.ResNet50, 32, 25_636_712),
     (A.InceptionV3, 75, 23_851_784),
     (A.EfficientNetB0, 32, 5_330_571),
+    (A.Xception, 71, 22_910_480),
 ])
 def test_parameter_counts_equal_keras(build, size, params):
     model = build(weights=None, input_shape=(size, size, 3))
     assert model.count_params() == params
     assert out_shape(model) == (None, 1000)
+
+
+@pytest.mark.parametrize("build, params", [(A.VGG16, 14_714_688), (A.VGG19, 20_024_384)])
+def test_vgg_bases_equal_keras(build, params):
+    base = build(weights=None, include_top=False)
+    assert base.count_params() == params
+    assert out_shape(base) == (None, None, None, 512)
+    # the Functional API guide's feature extractor over every layer's output
+    features = tf.keras.Model(inputs=base.input, outputs=[layer.output for layer in
+                                                          base.layers])
+    out = features(np.random.default_rng(0).random((1, 64, 64, 3)).astype("float32"))
+    assert [tuple(o.shape) for o in out][-1] == (1, 2, 2, 512)
 
 
 def test_mobilenet_v2_forward_and_heads(tmp_path):

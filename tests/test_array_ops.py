@@ -441,6 +441,16 @@ def test_one_hot_dtype_rules():
     np.testing.assert_array_equal(tf.one_hot(1, 3).numpy(), [0, 1, 0])
 
 
+def test_one_hot_of_numpy_float_labels_truncates_as_tensorflow():
+    # the training guide's tf.one_hot(y_train, depth=10) of labels cast to float32; values
+    # from real TF 2.21 (a float tensor or list is refused there, as here)
+    got = tf.one_hot(np.array([1.7, -1.5, 2.9]), depth=3).numpy()
+    np.testing.assert_array_equal(got, [[0, 1, 0], [0, 0, 0], [0, 0, 1]])
+    got = tf.one_hot(np.array([[1.0], [2.0]], np.float32), depth=3).numpy()
+    np.testing.assert_array_equal(got, [[[0, 1, 0]], [[0, 0, 1]]])
+    _raises(lambda: tf.one_hot(tf.constant([1.0]), 2), tf.errors.InvalidArgumentError, "OneHot")
+
+
 def test_boolean_mask_and_misc_errors():
     _raises(lambda: tf.boolean_mask(tf.ones([3]), [True, False]), ValueError,
             "(3,) and (2,) are incompatible")

@@ -317,3 +317,16 @@ def test_variables_a_layer_assigns_itself_are_saved_in_keras_files(tmp_path):
         tmp_path / "exname_of_file.keras",
         custom_objects={"FlexibleDense": FlexibleDense, "MySequentialModel": MySequentialModel})
     np.testing.assert_allclose(reconstructed(x).numpy(), expected)
+
+
+def test_model_saved_to_a_directory_is_callable_after_tf_saved_model_load(tmp_path):
+    # the serialization guide's cell: tf.keras 2's model.save(dir), then the TF graph called
+    model = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(1)])
+    model.save(str(tmp_path / "my_model"))
+    tensorflow_graph = tf.saved_model.load(str(tmp_path / "my_model"))
+    x = np.random.uniform(size=(4, 32)).astype(np.float32)
+    predicted = tensorflow_graph(x).numpy()
+    np.testing.assert_allclose(predicted, model(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(tensorflow_graph.serve(x).numpy(), predicted)
+    again = tf.keras.models.load_model(str(tmp_path / "my_model"))
+    np.testing.assert_allclose(again(x).numpy(), predicted, rtol=1e-6)

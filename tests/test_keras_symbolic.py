@@ -389,3 +389,20 @@ def test_reshape_with_minus_one_keeps_the_batch_unknown():
     assert layers.Reshape((-1, 3))(keras.Input((None, 6))).shape.as_list() == [None, None, 3]
     model = keras.Model(inputs, layers.Reshape((-1, 14))(inputs))
     assert model(np.zeros((3, 28, 28), np.float32)).shape == (3, 56, 14)
+
+
+def test_known_sizes_that_are_multiples_of_the_example_size_stay_known():
+    # the Sequential guide's add() + summary() workflow: 250x250 images through a 5x5
+    # convolution of stride 2 give 123 = 3 * 41 rows (41: an example size for unknown
+    # dimensions), which the trace must not take for a baked example size
+    model = keras.Sequential()
+    model.add(keras.Input(shape=(250, 250, 3)))
+    model.add(layers.Conv2D(32, 5, strides=2, activation="relu"))
+    model.add(layers.Conv2D(32, 3, activation="relu"))
+    model.add(layers.MaxPooling2D(3))
+    assert model.layers[0].output_shape == (None, 123, 123, 32)
+    assert model.output_shape == (None, 40, 40, 32)
+    assert model(np.zeros((1, 250, 250, 3), np.float32)).shape == (1, 40, 40, 32)
+    # a reshape Python wrote from an unknown length still becomes unknown
+    x = keras.Input(shape=(None, 82))
+    assert layers.Reshape((-1, 2, 41))(x).shape.as_list() == [None, None, 2, 41]

@@ -270,6 +270,17 @@ def test_stateless_split_and_fold_in():
     assert f1.shape == (2,) and not np.array_equal(f1, f2)
 
 
+def test_split_and_fold_in_have_tf_2_21s_names():
+    # tf.random.split / fold_in: the random-number guide's seeds, TF 2.21's names
+    seeds = tf.random.split(tf.constant([1, 2]), 3)
+    np.testing.assert_array_equal(seeds, tf.random.experimental.stateless_split([1, 2], 3))
+    np.testing.assert_array_equal(tf.random.fold_in(tf.constant([1, 2]), 5),
+                                  tf.random.experimental.stateless_fold_in([1, 2], 5))
+    a = tf.random.stateless_normal([2], seed=tf.random.fold_in([1, 2], 0))
+    b = tf.random.stateless_normal([2], seed=tf.random.fold_in([1, 2], 1))
+    assert not np.array_equal(a, b)
+
+
 # -- tf.random.Generator -----------------------------------------------------------------------
 def test_generator_from_seed_reproducible_and_advancing():
     g = tf.random.Generator.from_seed(42)

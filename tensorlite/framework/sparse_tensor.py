@@ -53,8 +53,8 @@ class SparseTensor:
             sparse_tensor_value.dense_shape)
 
     def __repr__(self):
-        return (f"SparseTensor(indices={self._indices}, values={self._values}, "
-                f"dense_shape={self._dense_shape})")
+        return (f"SparseTensor(indices={self._indices!s}, values={self._values!s}, "
+                f"dense_shape={self._dense_shape!s})")
 
     ndim = property(lambda self: int(self._dense_shape._value.shape[0]))
 

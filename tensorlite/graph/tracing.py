@@ -342,7 +342,8 @@ class Tracer:
             if op is RESHAPE and len(shapes) == 1:
                 shapes = [_reshape_static(specs[0].shape, inputs[0]._value.shape, shapes[0],
                                           self.EXAMPLE_SIZES)]
-            shapes = [_unbake(shape, self.EXAMPLE_SIZES) for shape in shapes]
+            if _mentions_example_size(attrs, self.EXAMPLE_SIZES[1]):
+                shapes = [_unbake(shape, self.EXAMPLE_SIZES) for shape in shapes]
         for s, shape in zip(out_slots, shapes):
             if None in shape:
                 static[s] = shape
@@ -507,6 +508,26 @@ def _unbake(shape, sizes, constant=False):
     return tuple(None if d is not None and ((d % other == 0 and d > 0) or
                                             (constant and i == 0 and d == batch)) else d
                  for i, d in enumerate(shape))
+
+
+def _mentions_example_size(attrs, other):
+    """Whether an op's attributes hold a multiple of the example size (a reshape to
+    (batch, 2 * 41) Python baked in). Only then can a shape rule's output, computed from
+    specs whose unknown sizes are None and constants already unbaked, carry an example
+    size: a convolution's 123 = 3 * 41 rows from 250 known ones is a real size."""
+    def mentions(v):
+        if isinstance(v, (bool, np.bool_)):
+            return False
+        if isinstance(v, (int, np.integer)):
+            return v != 0 and v % other == 0
+        if isinstance(v, np.ndarray):
+            return v.dtype.kind in "iu" and bool(np.any((v % other == 0) & (v != 0)))
+        if isinstance(v, (list, tuple)):
+            return any(mentions(x) for x in v)
+        if isinstance(v, dict):
+            return any(mentions(x) for x in v.values())
+        return False
+    return bool(attrs) and mentions(attrs)
 
 
 def _shapes_by_kernel(op, specs, inputs, attrs, outs, fallback):

@@ -594,6 +594,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     >>> tf.one_hot([0, 2], 3).numpy()
     array([[1., 0., 0.],
            [0., 0., 1.]], dtype=float32)"""
+    if isinstance(indices, np.ndarray) and indices.dtype.kind == "f":
+        # as TensorFlow takes a NumPy float array here (labels loaded as float32): truncated
+        # toward zero; a float tensor or a Python list of floats is refused
+        indices = np.trunc(indices).astype(np.int64)
     i = _index_tensor("OneHot", indices)
     depth = int(np.asarray(depth))
     if depth < 0:

@@ -19,6 +19,7 @@ from tensorlite.framework.registry import Spec, register
 from tensorlite.framework.tensor import wrap
 from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.ops import array_ops, gather_ops, math_ops, segment_ops
+from tensorlite.ops import sparse_dispatch  # noqa: F401 - tf.cast, tf.math.abs, ... take one
 
 
 def batch(items):

@@ -207,12 +207,15 @@ class TypeSpec:
 
 def pack(structure, flat):
     """`structure` (decoded: leaves TensorSpec placeholders or TypeSpecs) rebuilt with the
-    tensors of `flat`, each TypeSpec taking its components."""
+    tensors of `flat`, each TypeSpec taking its components; Python values the function
+    returned at trace time (None, numbers, strings) stay as they are."""
     from tensorlite.framework import nest  # noqa: PLC0415
     leaves, it = [], iter(flat)
     for leaf in nest.flatten(structure):
         if isinstance(leaf, TypeSpec):
             leaves.append(leaf.rebuild([next(it) for _ in range(leaf.num_components)]))
+        elif leaf is None or isinstance(leaf, (bool, int, float, str, bytes)):
+            leaves.append(leaf)
         else:
             leaves.append(next(it))
     return nest.pack_like(structure, leaves)

@@ -38,6 +38,7 @@ import numpy as np
 
 from tensorlite.framework import dtypes, errors, nest
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
+from tensorlite.graph.tracing import PythonValue
 from tensorlite.protos.tf_graph_format import ASSIGN_OPS
 from tensorlite.saved_model.op_outputs import output_arg
 from tensorlite.summary.event_writer import tensor_proto
@@ -282,7 +283,8 @@ class _Writer:
             noop = self.node("NoOp", "NoOp", [f"^{s}" for s in self.stateful]).name
         specs = []
         from tensorlite.saved_model.composites import flatten  # noqa: PLC0415
-        for k, slot in enumerate(flatten(graph.outputs)):  # a composite: its components
+        slots = [s for s in flatten(graph.outputs) if not is_python_output(s)]
+        for k, slot in enumerate(slots):  # a composite: its components
             if not isinstance(slot, int):  # a Python value (a SparseTensor the trace froze)
                 raise NotImplementedError(
                     f"tf.saved_model.save: the function {self.fdef.signature.name!r} returns "
@@ -317,6 +319,14 @@ class _Writer:
                 shapes.shape.add()  # a resource handle: a scalar
                 user["_user_specified_name"].s = b"resource"
         self.fdef.attr["_construction_context"].s = b"kEagerRuntime"
+
+
+def is_python_output(slot):
+    """Whether a traced output is a Python value the function returns as it was at trace
+    time (`return None`, a mutating method's implicit None; a constant int beside tensors):
+    TensorFlow writes those in the output structure, not as function outputs."""
+    return isinstance(slot, PythonValue) and (
+        slot.value is None or isinstance(slot.value, (bool, int, float, str)))
 
 
 def datatype_resource():

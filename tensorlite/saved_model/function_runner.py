@@ -178,8 +178,10 @@ class Runner:
         done = {}
         self._calls.depth = depth + 1
         try:
-            for node_name in _order(nodes, [fdef.ret.get(a.name, "")
-                                            for a in fdef.signature.output_arg]):
+            # the control outputs run too: a function that only assigns (returns None)
+            # has its state changes there and no outputs
+            wanted = [fdef.ret.get(a.name, "") for a in fdef.signature.output_arg]
+            for node_name in _order(nodes, wanted + list(fdef.control_ret.values())):
                 node = nodes[node_name]
                 ins = [_lookup(ref, values, done, nodes) for ref in node.input
                        if not ref.startswith("^")]

@@ -102,6 +102,10 @@ class _Spec:
     def __init__(self, name, shape, dtype):
         self.name, self.shape, self.dtype = name, shape, dtype
 
+    def __repr__(self):  # as TensorFlow shows a signature's structured_outputs
+        from tensorlite.framework.tensor_spec import TensorSpec  # noqa: PLC0415
+        return repr(TensorSpec(self.shape, self.dtype, self.name))
+
 
 def decode(value):
     """A StructuredValue as Python: tuples, lists, dicts, None, scalars, _Spec leaves."""
@@ -251,8 +255,8 @@ class ConcreteFunction:
                 outputs = self._run_as_node(inputs, bound)
         else:
             outputs = self._runner.run(self.name, inputs + bound)
-        if self.structured_outputs is None:
-            return outputs[0] if len(outputs) == 1 else outputs
+        if self.structured_outputs is None:  # (None also for a file without the structure)
+            return None if not outputs else outputs[0] if len(outputs) == 1 else outputs
         from tensorlite.saved_model.composites import pack  # noqa: PLC0415
         return pack(self.structured_outputs, outputs)
 

@@ -34,7 +34,8 @@ from tensorlite.checkpoint import object_graph as og
 from tensorlite.framework import errors, nest
 from tensorlite.framework.atomic_files import fsync_dir, host_tag, is_dead_own_temp
 from tensorlite.saved_model import composites
-from tensorlite.saved_model.function_def import arg_name, call_node, function_def
+from tensorlite.saved_model.function_def import (arg_name, call_node, function_def,
+                                                 is_python_output)
 from tensorlite.saved_model.load import Loaded, RestoredFunction
 from tensorlite.saved_model.saver_functions import add_saver
 from tensorlite.saved_model.options import SaveOptions
@@ -255,11 +256,13 @@ def _component_names(names, signature):
 
 def _output_structure(value, structure, specs):
     """The output_signature of a function whose flat outputs (composites as their
-    components) have Specs `specs`."""
+    components) have Specs `specs`; Python values it returns are written as themselves."""
     it = iter(specs)
 
     def write(v, leaf, name):
-        if composites.is_composite(leaf):
+        if is_python_output(leaf):  # returned as traced (a mutating method's None)
+            _python_value(v, leaf.value)
+        elif composites.is_composite(leaf):
             parts = [next(it) for _ in composites.components(leaf)]
             composites.write_type_spec(v, composites.output_spec(leaf, parts))
         else:
@@ -284,20 +287,30 @@ def _python_leaf(specs):
     def write(value, leaf, name):
         if isinstance(leaf, TensorSpec):
             value.CopyFrom(next(specs))
-        elif isinstance(leaf, bool):
-            value.bool_value = leaf
-        elif isinstance(leaf, int):
-            value.int64_value = leaf
-        elif isinstance(leaf, float):
-            value.float64_value = leaf
-        elif isinstance(leaf, str):
-            value.string_value = leaf
-        else:
+        elif not _python_value(value, leaf):
             raise errors.UnimplementedError(
                 None, None, f"SavedModel export: a function traced for the Python argument "
                 f"{leaf!r} of type {type(leaf).__name__}; pass a tensor or give the "
                 f"tf.function an input_signature")
     return write
+
+
+def _python_value(value, leaf):
+    """Writes a Python None, bool, int, float or str into StructuredValue `value`;
+    False for any other leaf."""
+    if leaf is None:
+        value.none_value.SetInParent()
+    elif isinstance(leaf, bool):
+        value.bool_value = leaf
+    elif isinstance(leaf, int):
+        value.int64_value = leaf
+    elif isinstance(leaf, float):
+        value.float64_value = leaf
+    elif isinstance(leaf, str):
+        value.string_value = leaf
+    else:
+        return False
+    return True
 
 
 def _structure(value, structure, leaf, name="output", write=None):
@@ -628,7 +641,8 @@ def _signature_functions(obj, signatures, keras_call=None):
             isinstance(obj, Loaded):  # re-saving a loaded SavedModel keeps its signatures
         signatures = {k: _retraced_signature(c) for k, c in obj.signatures.items()}
     if signatures is None:
-        candidates = [f for _, f in _functions(obj) if f._signature is not None]
+        candidates = [f for _, f in _functions(obj)
+                      if f._signature is not None and _returns_tensors(f)]
         signatures = candidates[0] if len(candidates) == 1 else \
             (keras_call or {}) if not candidates else {}
     if not isinstance(signatures, dict):
@@ -647,6 +661,13 @@ def _signature_functions(obj, signatures, keras_call=None):
             raise ValueError(f"signature {key!r}: expected a tf.function or a concrete "
                              f"function, got {type(fn).__name__}")
     return out
+
+
+def _returns_tensors(fn):
+    """TensorFlow's test of a default-signature candidate: its outputs are tensors (a
+    mutating method with an input_signature that returns None is no signature)."""
+    flat = nest.flatten(fn.get_concrete_function().structured_outputs)
+    return bool(flat) and not any(is_python_output(s) for s in flat)
 
 
 def _keras_call(obj):

@@ -26,6 +26,11 @@ from tf_keras.src.utils import data_utils
 
 A = tf.keras.applications
 CASES = {
+    "mobilenet": (A.MobileNet, A.mobilenet.preprocess_input,
+                  dict(input_shape=(128, 128, 3), alpha=0.25, classifier_activation=None)),
+    "mobilenet_notop": (A.MobileNet, A.mobilenet.preprocess_input,
+                        dict(input_shape=(128, 128, 3), alpha=0.25, include_top=False,
+                             pooling="avg")),
     "mobilenet_v2": (A.MobileNetV2, A.mobilenet_v2.preprocess_input,
                      dict(input_shape=(96, 96, 3), alpha=0.35, classifier_activation=None)),
     "mobilenet_v2_notop": (A.MobileNetV2, A.mobilenet_v2.preprocess_input,
@@ -33,6 +38,10 @@ CASES = {
                                 pooling="avg")),
     "efficientnetb0_notop": (A.EfficientNetB0, A.efficientnet.preprocess_input,
                              dict(input_shape=(64, 64, 3), include_top=False, pooling="avg")),
+    "xception_notop": (A.Xception, A.xception.preprocess_input,
+                       dict(input_shape=(71, 71, 3), include_top=False, pooling="avg")),
+    "vgg16_notop": (A.VGG16, A.vgg16.preprocess_input,
+                    dict(input_shape=(32, 32, 3), include_top=False, pooling="avg")),
     "resnet50_notop": (A.ResNet50, A.resnet50.preprocess_input,
                        dict(input_shape=(64, 64, 3), include_top=False, pooling="avg")),
     "inception_v3_notop": (A.InceptionV3, A.inception_v3.preprocess_input,
@@ -82,12 +91,20 @@ print(json.dumps({name: run_case(name, directory) for name in CASES}))
 '''
 
 CASES = {  # name: (builder, its module, keyword arguments), as TF_SIDE's
+    "mobilenet": (A.MobileNet, A.mobilenet, dict(
+        input_shape=(128, 128, 3), alpha=0.25, classifier_activation=None)),
+    "mobilenet_notop": (A.MobileNet, A.mobilenet, dict(
+        input_shape=(128, 128, 3), alpha=0.25, include_top=False, pooling="avg")),
     "mobilenet_v2": (A.MobileNetV2, A.mobilenet_v2, dict(
         input_shape=(96, 96, 3), alpha=0.35, classifier_activation=None)),
     "mobilenet_v2_notop": (A.MobileNetV2, A.mobilenet_v2, dict(
         input_shape=(96, 96, 3), alpha=0.35, include_top=False, pooling="avg")),
     "efficientnetb0_notop": (A.EfficientNetB0, A.efficientnet, dict(
         input_shape=(64, 64, 3), include_top=False, pooling="avg")),
+    "xception_notop": (A.Xception, A.xception, dict(
+        input_shape=(71, 71, 3), include_top=False, pooling="avg")),
+    "vgg16_notop": (A.VGG16, A.vgg16, dict(
+        input_shape=(32, 32, 3), include_top=False, pooling="avg")),
     "resnet50_notop": (A.ResNet50, A.resnet50, dict(
         input_shape=(64, 64, 3), include_top=False, pooling="avg")),
     "inception_v3_notop": (A.InceptionV3, A.inception_v3, dict(
@@ -103,22 +120,26 @@ def tensorflow_files(tmp_path_factory):
     return directory, run_tf("all", directory, legacy_keras=True, script=script)
 
 
+PER_FILE_HASHES = (A.mobilenet, A.mobilenet_v2)  # hash tables keyed by file name
+
+
 def _base_attr(module):
-    return "BASE_WEIGHT_PATH" if module is A.mobilenet_v2 else "BASE_WEIGHTS_PATH"
+    return "BASE_WEIGHT_PATH" if module in PER_FILE_HASHES else "BASE_WEIGHTS_PATH"
 
 
-HASH_KEYS = {A.efficientnet: "b0", A.resnet50: "resnet50", A.inception_v3: "inception_v3"}
+HASH_KEYS = {A.efficientnet: "b0", A.resnet50: "resnet50", A.inception_v3: "inception_v3",
+             A.vgg16: "vgg16", A.xception: "xception"}
 
 
 def _published_hash(module, fname, top):
     """The hash tensorlite's table gives the file (what Keras's get_file was handed)."""
-    if module is A.mobilenet_v2:
+    if module in PER_FILE_HASHES:
         return module.WEIGHTS_HASHES.get(fname)
     return module.WEIGHTS_HASHES[HASH_KEYS[module]][0 if top else 1]
 
 
 def _point_hash_at(monkeypatch, module, fname, top, md5):
-    if module is A.mobilenet_v2:
+    if module in PER_FILE_HASHES:
         monkeypatch.setitem(module.WEIGHTS_HASHES, fname, md5)
         return
     pair = list(module.WEIGHTS_HASHES[HASH_KEYS[module]])
@@ -136,7 +157,7 @@ def test_layer_order_is_tensorflows(tensorflow_files, name):
             for layer in keras_layer_order(model) if layer.weights]
     theirs = tensorflow_files[1][name]["layers"]
     assert [o[1:] for o in ours] == [t[1:] for t in theirs]
-    if build is not A.InceptionV3:  # its names are generated (per session), as is the
+    if build not in (A.InceptionV3, A.Xception):  # names generated per session, as the
         named = [[o[0], t[0]] for o, t in zip(ours, theirs) if o[1] != "Normalization"]
         assert all(o == t for o, t in named), named  # ...Normalization's of EfficientNet
 

@@ -49,3 +49,4 @@ from tensorlite.keras.layers.noise import (ActivityRegularization,  # noqa: F401
 from tensorlite.keras.layers import experimental  # noqa: F401,E402
 from tensorlite.keras.layers.masking import Masking  # noqa: F401,E402
 from tensorlite.keras.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401,E402
+from tensorlite.keras.layers.serialization import deserialize, serialize  # noqa: F401,E402

@@ -24,6 +24,7 @@ from tensorlite.framework.module import Module
 from tensorlite.framework.name_scope import name_scope
 from tensorlite.framework.tensor import GRAPH_TENSOR_INFO, Tensor, _graph_tensor_info
 from tensorlite.framework.tensor_shape import TensorShape
+from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.framework.variables import Variable
 from tensorlite.keras import backend
 from tensorlite.keras.layers import mask_propagation
@@ -69,6 +70,9 @@ class Layer(Module):
     # is floating-point (Dense, convolutions, normalization, RNNs) cast integer and bool
     # inputs too, as Keras's Dense does (uint8 images fed straight in).
     _casts_numeric_inputs = False
+    # a subclass whose __init__ never calls Layer's (the serialization guide's CustomLayer,
+    # which tf.keras 2 checkpoints) has no add_weight weights; its attributes still count
+    _own_weights = ()
 
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
         unknown = set(kwargs) - _KWARGS
@@ -278,6 +282,15 @@ class Layer(Module):
             p.assign(w.astype(p.dtype.as_numpy_dtype))
 
     # -- weights and losses ----------------------------------------------------------------
+    def add_variable(self, *args, **kwargs):
+        """tf.keras 2's deprecated alias of `add_weight` (the serialization guide's
+        `self.add_variable("kernel", shape=(64, 10))`), with its deprecation warning."""
+        import warnings  # noqa: PLC0415 - only this deprecated path warns
+        warnings.warn("`layer.add_variable` is deprecated and will be removed in a future "
+                      "version. Please use the `layer.add_weight()` method instead.",
+                      stacklevel=2)
+        return self.add_weight(*args, **kwargs)
+
     def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None,
                    trainable=None, constraint=None, synchronization=None, aggregation=None,
                    **kwargs):
@@ -442,6 +455,8 @@ class Layer(Module):
         target = dtypes.as_dtype(self.compute_dtype)
 
         def cast(x):
+            if isinstance(x, SparseTensor):  # Keras casts a sparse input's values alike
+                return x.with_values(cast(x.values))
             if isinstance(x, (Tensor, np.ndarray, list, float, int)) or _is_trackable_weight(x):
                 t = convert_to_tensor(x) if not isinstance(x, (list, float, int)) else \
                     convert_to_tensor(x, dtype_hint=target)

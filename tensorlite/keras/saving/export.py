@@ -21,22 +21,25 @@ class ExportArchive:
     """The root object of an exported model: its variables and the `serve` endpoint (a
     plain object: tf.Module's `variables` is a property, here it is a saved list)."""
 
-    def __init__(self, model, input_signature=None):
+    def __init__(self, model, input_signature=None, callable_root=False):
         from tensorlite.saved_model.writer import inference_function  # noqa: PLC0415
         self.variables = list(model.variables)
         self.trainable_variables = list(model.trainable_variables)
         self.non_trainable_variables = list(model.non_trainable_variables)
         self.serve = inference_function(model, input_signature)
+        if callable_root:  # tf.keras 2's model.save(dir): tf.saved_model.load(dir)(x) runs
+            self.__call__ = self.serve
 
 
-def export(model, filepath, input_signature=None, extra=None):
+def export(model, filepath, input_signature=None, extra=None, callable_root=False):
     """Writes `model` as a serving SavedModel at `filepath`; `extra(tmp_dir)` may add files
-    before the directory appears."""
+    before the directory appears; `callable_root`: the loaded object is callable too (its
+    `__call__` is `serve`), as tf.keras 2's model.save(dir) writes it."""
     from tensorlite.saved_model.writer import build, write  # noqa: PLC0415
     if not model.built:
         raise ValueError("This model has not yet been built. Build the model first by calling "
                          "`build()` or by calling the model on a batch of data.")
-    archive = ExportArchive(model, input_signature)
+    archive = ExportArchive(model, input_signature, callable_root)
     meta, tensors = build(archive, {"serving_default": archive.serve})
     write(os.fspath(filepath), meta, tensors, extra=extra)
 

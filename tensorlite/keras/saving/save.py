@@ -56,7 +56,8 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     elif path != os.fspath(filepath):  # a directory: tf.keras 2's SavedModel, archive inside
         from tensorlite.keras.saving.export import export  # noqa: PLC0415
         export(model, filepath, extra=lambda tmp: keras_archive.write_archive(
-            model, os.path.join(tmp, os.path.basename(path)), include_optimizer))
+            model, os.path.join(tmp, os.path.basename(path)), include_optimizer),
+            callable_root=True)
     else:
         keras_archive.write_archive(model, path, include_optimizer)
 
