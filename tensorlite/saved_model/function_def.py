@@ -36,7 +36,7 @@ import re
 
 import numpy as np
 
-from tensorlite.framework import dtypes, errors, nest
+from tensorlite.framework import dtypes, errors
 from tensorlite.graph.ir import ASSIGN_VARIABLE, READ_VARIABLE, is_stateful
 from tensorlite.graph.tracing import PythonValue
 from tensorlite.protos.tf_graph_format import ASSIGN_OPS
