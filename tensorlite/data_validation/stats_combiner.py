@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 
 from tensorlite.data_validation import metadata_protos as pb
+from tensorlite.data_validation.moments import batch_moments, merged_moments
 
 try:
     import apache_beam as beam
@@ -47,7 +48,7 @@ class FeatureAcc:
         """Adds one batch's numbers (and their moments)."""
         self.numbers.append(values)
         if len(values):
-            self.moments.append(_moments(values))
+            self.moments.append(batch_moments(values))
 
     def add(self, column):
         self.num_missing += column.num_missing
@@ -91,26 +92,6 @@ class FeatureAcc:
         self.numbers = []
         self.moments = []
         self.kind = "string"
-
-
-def _moments(values):
-    """(n, mean, sum of squared deviations) of one batch's numbers, in float64."""
-    v = np.asarray(values, np.float64)
-    mean = float(np.sum(v)) / len(v)
-    return (len(v), mean, float(np.sum((v - mean) ** 2)))
-
-
-def _merged_moments(moments):
-    """(mean, population variance) by Chan's pairwise update over the sorted batches' moments,
-    the same whatever order the batches were merged in."""
-    n, mean, m2 = 0, 0.0, 0.0
-    for nb, mb, m2b in sorted(moments):
-        total = n + nb
-        delta = mb - mean
-        mean += delta * nb / total
-        m2 += m2b + delta * delta * n * nb / total
-        n = total
-    return (mean, m2 / n) if n else (0.0, 0.0)
 
 
 def _count_lengths(counts, lengths):
@@ -274,7 +255,7 @@ def _numeric_stats(stats, values, moments, options):
     n = len(values)
     if n == 0:
         return
-    mean, var = _merged_moments(moments)
+    mean, var = merged_moments(moments)
     stats.mean = mean
     stats.std_dev = float(np.sqrt(var))
     stats.num_zeros = int(np.count_nonzero(values == 0))

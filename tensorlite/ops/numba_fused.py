@@ -22,14 +22,26 @@ import collections
 
 import numpy as np
 
-from tensorlite.ops.numba_backend import available, compiled
+from tensorlite.ops.numba_backend import available, compiled, jitable
 
 Kernels = collections.namedtuple("Kernels", "bias_act bias_add_act scale_bias_act "
                                              "relu_grad_bias max_pool "
                                              "max_pool_grad_relu max_pool_general")
 
 
+def activated(v, act):
+    """v after (act 1) ReLU or (act 2) ReLU6, NaN kept as np.maximum and np.clip keep it
+    (the epilogues' helper: numba_backend.jitable)."""
+    if act and v < 0:
+        v = 0
+    elif act == 2 and v > 6:
+        v = 6
+    return v
+
+
 def _build(numba):
+    jitable(activated, inline="always")
+
     @numba.njit(cache=True, nogil=True)
     def bias_act(o, b, act):
         """o [rows, C] += b [C], then (act 1) ReLU or (act 2) ReLU6, in place (NaN stays
@@ -38,11 +50,7 @@ def _build(numba):
         for i in range(rows):
             for k in range(c):
                 v = o[i, k] + b[k]
-                if act and v < 0:
-                    v = 0
-                elif act == 2 and v > 6:
-                    v = 6
-                o[i, k] = v
+                o[i, k] = activated(v, act)
 
     @numba.njit(cache=True, nogil=True)
     def bias_add_act(o, b, r, act):
@@ -52,11 +60,7 @@ def _build(numba):
         for i in range(rows):
             for k in range(c):
                 v = (o[i, k] + b[k]) + r[i, k]
-                if act and v < 0:
-                    v = 0
-                elif act == 2 and v > 6:
-                    v = 6
-                o[i, k] = v
+                o[i, k] = activated(v, act)
 
     @numba.njit(cache=True, nogil=True)
     def scale_bias_act(o, sc, b, r, act, residual):
@@ -68,11 +72,7 @@ def _build(numba):
                 v = o[i, k] * sc[k] + b[k]
                 if residual:
                     v = v + r[i, k]
-                if act and v < 0:
-                    v = 0
-                elif act == 2 and v > 6:
-                    v = 6
-                o[i, k] = v
+                o[i, k] = activated(v, act)
 
     @numba.njit(cache=True, nogil=True)
     def relu_grad_bias(g, y, out, acc):

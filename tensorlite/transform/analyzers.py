@@ -9,6 +9,7 @@ exact. (Batches themselves are fixed by the input: CSV byte ranges, DataFrame ch
 """
 import numpy as np
 
+from tensorlite.data_validation.moments import batch_moments, merged_moments
 from tensorlite.transform import context
 
 
@@ -24,23 +25,11 @@ def _values(x):
 
 # -- kinds: accumulate(values, params) / merge(parts) / finalize(acc, params) / placeholder --
 def _mean_var_acc(values, params):
-    v = values.astype(np.float64)
-    if len(v) == 0:
-        return []
-    mean = float(np.sum(v)) / len(v)  # NumPy's pairwise sum: the same for the same batch
-    return [(len(v), mean, float(np.sum((v - mean) ** 2)))]
+    return [batch_moments(values)] if len(values) else []
 
 
 def _mean_var_final(parts, params):
-    """(mean, population variance) by Chan's pairwise update over the sorted parts."""
-    n, mean, m2 = 0, 0.0, 0.0
-    for nb, mb, m2b in sorted(parts):
-        total = n + nb
-        delta = mb - mean
-        mean += delta * nb / total
-        m2 += m2b + delta * delta * n * nb / total
-        n = total
-    return (mean, m2 / n) if n else (0.0, 0.0)
+    return merged_moments(parts)
 
 
 def _min_max_acc(values, params):

@@ -90,10 +90,16 @@ def top(x, include_top, pooling, classes, classifier_activation, dropout=None):
         if dropout:
             x = layers.Dropout(dropout, name="top_dropout")(x)
         return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
+    return pooled(x, pooling)
+
+
+def pooled(x, pooling, names=("avg_pool", "max_pool")):
+    """A headless application's output for Keras's `pooling` argument (None, 'avg' or
+    'max'); `names` of the pooling layers ((None, None) where Keras leaves them unnamed)."""
     if pooling == "avg":
-        return layers.GlobalAveragePooling2D(name="avg_pool")(x)
+        return layers.GlobalAveragePooling2D(name=names[0])(x)
     if pooling == "max":
-        return layers.GlobalMaxPooling2D(name="max_pool")(x)
+        return layers.GlobalMaxPooling2D(name=names[1])(x)
     if pooling is not None:
         raise ValueError(f"`pooling` must be None, 'avg' or 'max', got {pooling!r}")
     return x

@@ -26,12 +26,8 @@ def build(name, convs_per_block, include_top, weights, input_tensor, input_shape
         x = layers.Dense(4096, activation="relu", name="fc1")(x)
         x = layers.Dense(4096, activation="relu", name="fc2")(x)
         x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
-    elif pooling is not None:
-        raise ValueError(f"`pooling` must be None, 'avg' or 'max', got {pooling!r}")
+    else:
+        x = imagenet_utils.pooled(x, pooling, names=(None, None))
     return imagenet_utils.finish(Model(inputs, x, name=name), weights, imagenet_file)
 
 

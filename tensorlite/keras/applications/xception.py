@@ -64,12 +64,8 @@ def Xception(include_top=True, weights=None, input_tensor=None, input_shape=None
     x = layers.Activation("relu", name="block14_sepconv2_act")(x)
     if include_top:
         x = imagenet_utils.top(x, True, None, classes, classifier_activation)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D()(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D()(x)
-    elif pooling is not None:
-        raise ValueError(f"`pooling` must be None, 'avg' or 'max', got {pooling!r}")
+    else:
+        x = imagenet_utils.pooled(x, pooling, names=(None, None))
     imagenet_file = None
     if weights == "imagenet":
         fname = f"xception_weights_tf_dim_ordering_tf_kernels{'' if include_top else '_notop'}.h5"
