@@ -54,32 +54,18 @@ PAD = registry.get("PadV2")
 BN, BN_GRAD = batch_norm_ops.BATCH_NORM_TRAIN, batch_norm_ops.BATCH_NORM_TRAIN_GRAD
 
 
-_KERNELS = {}  # number of registered ops -> {contraction: fused op} built then
+_DECLARED = {}  # property -> (number of registered ops, {its value: op}) built then
 
 
-def _fused_kernel(op):
-    """The fused op that takes contraction `op`'s bias add and ReLU: the registered op that
-    declares `fuses=op` (ops/fused_ops.py), or None."""
+def _declaring(prop, op):
+    """The registered op whose property `prop` names `op` (`fuses=Conv2D` in
+    ops/fused_ops.py: the fused op that takes Conv2D's bias add and ReLU; `fuses_pad`: the
+    one that takes a windowed op's input padding), or None."""
     n = len(registry.REGISTRY)
-    if n not in _KERNELS:
-        _KERNELS.clear()
-        _KERNELS[n] = {k.fuses: k for k in list(registry.REGISTRY.values())
-                       if k.fuses is not None}
-    return _KERNELS[n].get(op)
-
-
-_PAD_KERNELS = {}  # number of registered ops -> {windowed op: fused op} built then
-
-
-def _pad_kernel(op):
-    """The fused op that takes windowed op `op`'s input padding (declares `fuses_pad=op`),
-    or None."""
-    n = len(registry.REGISTRY)
-    if n not in _PAD_KERNELS:
-        _PAD_KERNELS.clear()
-        _PAD_KERNELS[n] = {k.fuses_pad: k for k in list(registry.REGISTRY.values())
-                           if k.fuses_pad is not None}
-    return _PAD_KERNELS[n].get(op)
+    if _DECLARED.get(prop, (None,))[0] != n:
+        _DECLARED[prop] = n, {getattr(k, prop): k for k in list(registry.REGISTRY.values())
+                              if getattr(k, prop) is not None}
+    return _DECLARED[prop][1].get(op)
 
 
 class _Graph:
@@ -154,7 +140,7 @@ def _forward(g, add, taken=()):
     residual sum already fused into another chain (ids in `taken`) is left to it."""
     for slot in add.inputs:
         node = g.producer.get(slot)
-        fused = _fused_kernel(node.op) if node is not None else None
+        fused = _declaring("fuses", node.op) if node is not None else None
         if fused is None or g.only_use(slot, ADD) is not add:
             continue
         specs = [g.spec(s) for s in node.inputs]
@@ -333,8 +319,8 @@ def run(graph):
             found = _bn_relu6(g, node)
         elif node.op is BN_GRAD:
             found = _bn_relu6_grad(g, node)
-        elif _pad_kernel(node.op) is not None and node.inputs:
-            found = _pad_pool(g, node, _pad_kernel(node.op))
+        elif _declaring("fuses_pad", node.op) is not None and node.inputs:
+            found = _pad_pool(g, node, _declaring("fuses_pad", node.op))
         else:
             continue
         if found is None or any(id(m) in drop for m in found[1]):
