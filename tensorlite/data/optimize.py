@@ -109,7 +109,7 @@ def _rewrite(node, opts, log):
             opts["filter_fusion"]:
         inner = node._input
         fused = _with_input(node, inner._input)
-        fused._pred = _both(inner._pred, node._pred)
+        fused._fn = _both(inner._fn, node._fn)
         log.append("filter_fusion: fused two filters")
         node = fused
     if isinstance(node, MapDataset) and node._parallel is None and opts["map_parallelization"]:

@@ -62,14 +62,28 @@ class PassThroughIterator(RawIterator):
         self._in.close()
 
 
+class FunctionDataset(UnaryDataset):
+    """A transformation of one input by one user function `_fn` (map, filter, flat_map,
+    take_while): the stage's label names it ("Filter(is_even)")."""
+
+    def __init__(self, input_dataset, fn):
+        super().__init__(input_dataset)
+        self._fn = fn
+
+    def _kind(self):
+        return self._name
+
+    def _label(self):
+        return f"{self._kind()}({fn_label(self._fn)})"
+
+
 # -- map --------------------------------------------------------------------------------------
-class MapDataset(UnaryDataset):
+class MapDataset(FunctionDataset):
     _name = "Map"
 
     def __init__(self, input_dataset, map_func, num_parallel_calls=None, deterministic=None,
                  batch_safe=False, name=None):
-        super().__init__(input_dataset)
-        self._fn = map_func
+        super().__init__(input_dataset, map_func)
         self._parallel = parallel_calls(num_parallel_calls, "map")
         self._deterministic = deterministic
         self._batch_safe = batch_safe  # declared vectorisable: map_vectorization may batch it
@@ -83,9 +97,8 @@ class MapDataset(UnaryDataset):
             f", num_parallel_calls={'AUTOTUNE' if self._parallel == AUTOTUNE else self._parallel}"
         return f"{getattr(self._fn, '__name__', 'fn')}{par}"
 
-    def _label(self):
-        kind = "Map" if self._parallel is None else "ParallelMap"
-        return f"{kind}({fn_label(self._fn)})"
+    def _kind(self):
+        return "Map" if self._parallel is None else "ParallelMap"
 
     def _make_iterator(self, ctx):
         fn = StageFunction(self._fn, "Map")
@@ -118,25 +131,21 @@ class _MapIterator(PassThroughIterator):
 
 
 # -- filter -----------------------------------------------------------------------------------
-class FilterDataset(UnaryDataset):
+class FilterDataset(FunctionDataset):
     _name = "Filter"
 
     def __init__(self, input_dataset, predicate, name=None):
-        super().__init__(input_dataset)
-        self._pred = predicate
+        super().__init__(input_dataset, predicate)
 
     def _cardinality(self):
         return UNKNOWN if self._input._cardinality() != INFINITE else INFINITE
 
     def _describe(self):
-        return getattr(self._pred, "__name__", "predicate")
-
-    def _label(self):
-        return f"Filter({fn_label(self._pred)})"
+        return getattr(self._fn, "__name__", "predicate")
 
     def _make_iterator(self, ctx):
         return _FilterIterator(self._input._make_iterator(ctx),
-                               StageFunction(self._pred, "Filter", check_spec=False))
+                               StageFunction(self._fn, "Filter", check_spec=False))
 
 
 class _FilterIterator(PassThroughIterator):
@@ -164,12 +173,11 @@ def _as_dataset(value, stage, index):
     return value
 
 
-class FlatMapDataset(UnaryDataset):
+class FlatMapDataset(FunctionDataset):
     _name = "FlatMap"
 
     def __init__(self, input_dataset, map_func, name=None):
-        super().__init__(input_dataset)
-        self._fn = map_func
+        super().__init__(input_dataset, map_func)
 
     def _compute_spec(self):
         return self._first_element_dataset().element_spec
@@ -184,9 +192,6 @@ class FlatMapDataset(UnaryDataset):
 
     def _cardinality(self):
         return UNKNOWN
-
-    def _label(self):
-        return f"FlatMap({fn_label(self._fn)})"
 
     def _make_iterator(self, ctx):
         return _FlatMapIterator(self._input._make_iterator(ctx),
@@ -483,19 +488,18 @@ class _ScanIterator(PassThroughIterator):
         self._in.restore(inner)
 
 
-class TakeWhileDataset(UnaryDataset):
+class TakeWhileDataset(FunctionDataset):
     _name = "TakeWhile"
 
     def __init__(self, input_dataset, predicate, name=None):
-        super().__init__(input_dataset)
-        self._pred = predicate
+        super().__init__(input_dataset, predicate)
 
     def _cardinality(self):
         return UNKNOWN
 
     def _make_iterator(self, ctx):
         return _TakeWhileIterator(self._input._make_iterator(ctx),
-                                  StageFunction(self._pred, "TakeWhile", check_spec=False))
+                                  StageFunction(self._fn, "TakeWhile", check_spec=False))
 
 
 class _TakeWhileIterator(PassThroughIterator):
