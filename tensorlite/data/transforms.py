@@ -321,12 +321,17 @@ class CountedDataset(UnaryDataset):
         return self._iterator(self._input._make_iterator(ctx), self._count)
 
 
-class _TakeIterator(PassThroughIterator):
-    _position = "_left"  # saved beside the input's state
+class _CountdownIterator(PassThroughIterator):
+    """An iterator whose position (`_position`, saved beside the input's state) is what is
+    left of the stage's count."""
 
     def __init__(self, inner, count):
         super().__init__(inner)
-        self._left = count
+        setattr(self, self._position, count)
+
+
+class _TakeIterator(_CountdownIterator):
+    _position = "_left"
 
     def next(self):
         if self._left == 0:
@@ -353,12 +358,8 @@ class TakeDataset(CountedDataset):
         return f"count={self._count}"
 
 
-class _SkipIterator(PassThroughIterator):
-    _position = "_to_skip"  # saved beside the input's state
-
-    def __init__(self, inner, count):
-        super().__init__(inner)
-        self._to_skip = count
+class _SkipIterator(_CountdownIterator):
+    _position = "_to_skip"
 
     def next(self):
         while self._to_skip != 0:
