@@ -11,9 +11,7 @@ scheduler while the caller spins: a 256x256 float32 matmul measured 16 ms instea
 * runs larger ones on at most the cores free right now: the kernel's thread count is capped
   at the cores not taken by other runnable tasks, read from the kernel's instantaneous
   run-queue count (`/proc/loadavg`, re-read at most every `FREE_CORES_TTL` seconds), so a
-  GEMM never spreads OpenBLAS's statically split threads onto a core another process is
-  spinning on (a 2-D product `matmul` finds contended runs as a split kernel instead:
-  rows or columns pulled by threads that block, each part a one-thread GEMM);
+  GEMM never spreads onto a core another process is spinning on;
 * among what is free, keeps per kernel and power-of-two size class the recent times per
   multiply-add on one thread and on several (the lower median of the last few, so one cold,
   start-up or unlucky call does not decide; a class's first call is an untimed warm-up), and
