@@ -393,28 +393,14 @@ def matmul(a, b):
     macs = max(a.size * b.shape[-1], b.size * a.shape[-2])
     if a.ndim == 2 and b.ndim == 2 and macs >= SMALL_MACS and _wide_transposed(a, b):
         return matmul(b.T, a.T).T
-    if macs < SMALL_MACS:  # one thread, as run() would choose
+    if macs < SMALL_MACS or _contended():  # one thread, as run() would choose
         if _state["current"] != 1:
             set_threads(1)
         return np.matmul(a, b)
-    if a.ndim == 2 and b.ndim == 2 and (_openblas_threads_would_starve_splits() or
-                                        _neighbour_holds_a_core()):
+    if a.ndim == 2 and b.ndim == 2 and _openblas_threads_would_starve_splits():
         # split over the intra-op pool instead, each part a single-threaded GEMM
         return run(macs, _split_matmul, a, b, split=True)
-    if _contended():
-        if _state["current"] != 1:
-            set_threads(1)
-        return np.matmul(a, b)
     return run(macs, np.matmul, a, b)
-
-
-def _neighbour_holds_a_core():
-    """True while another program holds every core but ours (`free_cores`, a reading at
-    most a few ms old): OpenBLAS's statically split threads would wait on it, so a GEMM
-    runs as a split kernel instead, timed against one thread as split kernels are."""
-    if _state["intra"] == 1:
-        return False
-    return _contended() or free_cores(intra_op_threads()) == 1
 
 
 def _wide_transposed(a, b):
