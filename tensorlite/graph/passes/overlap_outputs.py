@@ -21,7 +21,8 @@ the helper blocks rather than spins and the caller runs any op no helper has sta
 helper the scheduler holds back costs at most the op it is running, while a second runnable
 thread keeps this process's share of the machine (a step of the Transformer block beside a
 spinning neighbour and six other jobs on 2 cores: 300-375 ms against 447-531 ms run in
-place, in paired runs; TensorFlow's inter-op threads get the same). Under the `remapping`
+place, in paired runs; MobileNetV2 training 274-307 ms against 382-424; on a quieter
+machine beside the spinner alone, level: 39-80 ms against 39-66). Under the `remapping`
 option, with the other fusions; not with `parallel_branches`, which then wraps such nodes
 in its fork-join branches.
 """
