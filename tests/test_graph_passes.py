@@ -516,7 +516,9 @@ def test_overlapped_graph_gives_the_eager_answer_on_any_thread_setting(intra, in
     # free: the cores other programs leave (1: they hold all but ours)
     monkeypatch.setattr(blas_threads, "free_cores", lambda most: min(most, free))
     try:
-        assert overlap_outputs.overlapping() == (intra > 1 and inter != 1 and free > 1)
+        # a neighbour holding the other cores does not stop it (the caller claims ops no
+        # helper started, so nothing waits on a thread the scheduler holds back)
+        assert overlap_outputs.overlapping() == (intra > 1 and inter != 1)
         args = [rand(64, 256), rand(256, 256), rand(256, 256)]
         f = tf.function(dense_grads)
         for _ in range(3):
