@@ -4,27 +4,11 @@ function returns them, and runs its state changes even without outputs."""
 import numpy as np
 
 import tensorlite as tf
-
-
-class CustomModule(tf.Module):
-    """The guide's module."""
-
-    def __init__(self):
-        super().__init__()
-        self.v = tf.Variable(1.)
-
-    @tf.function
-    def __call__(self, x):
-        return x * self.v
-
-    @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
-    def mutate(self, new_v):
-        self.v.assign(new_v)
+from tests.interop import saved_model_guide_cases
 
 
 def test_guide_module_with_a_mutating_method(tmp_path):
-    module = CustomModule()
-    module(tf.constant(0.))
+    module = saved_model_guide_cases.custom_module(tf)
     tf.saved_model.save(module, str(tmp_path))
     imported = tf.saved_model.load(str(tmp_path))
     assert imported(tf.constant(3.)).numpy() == 3
