@@ -94,6 +94,8 @@ CONSUMERS = ("tf", "onnx", "tflite", "batch", "tf_import")
 #                 using it runs as one node (saved_model/function_runner.py);
 #   fresh_outputs each output is a new array no input shares: an assignment may adopt it
 #                 without a copy (graph/executor.py);
+#   zero_preserving  a unary elementwise op with f(0) == 0 whose TensorFlow function takes a
+#                 SparseTensor, applied to its values (ops/sparse_dispatch.py);
 #   kernel        an optimizer update op's NumPy kernel (ops/optimizer_ops.py), which the
 #                 eager Keras optimizers call directly;
 #   linear_filter the op is linear in a filter input and its output's last axis is the
@@ -107,7 +109,8 @@ PROPERTIES = {"tf_outputs": None, "commutative": False, "jit": None, "numexpr": 
               "shape_only": False, "moves_values": False, "exact_shape": False, "cost": None,
               "fuses": None, "fuses_residual": False, "fuses_scale": False, "fuses_pad": None,
               "polymorphic_attrs": None, "reads_state_only": False, "tf_import_opaque": False,
-              "fresh_outputs": False, "kernel": None, "linear_filter": None}
+              "fresh_outputs": False, "kernel": None, "linear_filter": None,
+              "zero_preserving": False}
 
 # What running an op does besides computing its outputs from its inputs (`Op.effects`):
 #   None            a pure tensor computation;

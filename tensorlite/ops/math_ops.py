@@ -453,10 +453,11 @@ def invert_operator(x):
 NEG, negative = _defunary(
     "Neg", np.negative, lambda g, ans, x: negative(g), NUMERIC, jit=("ufunc", "negative"),
     numexpr="(-{0})", fuse="negative({0}{out})", simplify="involution",
-    tflite=_tflite_unary("NEG"), onnx="Neg", exact_shape=True)
+    tflite=_tflite_unary("NEG"), onnx="Neg", exact_shape=True, zero_preserving=True)
 ABS, _real_abs = _defunary(
     "Abs", np.abs, lambda g, ans, x: multiply(g, sign(x)), REAL, jit=("ufunc", "absolute"),
-    numexpr="abs({0})", fuse="abs({0}{out})", tflite=_tflite_unary("ABS"), onnx="Abs")
+    numexpr="abs({0})", fuse="abs({0}{out})", tflite=_tflite_unary("ABS"), onnx="Abs",
+    zero_preserving=True)
 
 
 def abs(x, name=None):  # noqa: A001 - TF's name
@@ -485,15 +486,15 @@ def _is_complex_value(x):
 
 SIGN, sign = _defunary(
     "Sign", np.sign, lambda g, ans, x: zeros_like_t(g), REAL, jit=("ufunc", "sign"),
-    fuse="sign({0}{out})", unsupported="tflite", onnx="Sign")
+    fuse="sign({0}{out})", unsupported="tflite", onnx="Sign", zero_preserving=True)
 SQUARE, square = _defunary(
     "Square", np.square, lambda g, ans, x: multiply(g, multiply(x, 2)), NUMERIC,
     jit=("ufunc", "square"), numexpr="({0} * {0})", fuse="square({0}{out})",
-    tflite=_tflite_unary("SQUARE"), onnx=_onnx_square, exact_shape=True)
+    tflite=_tflite_unary("SQUARE"), onnx=_onnx_square, exact_shape=True, zero_preserving=True)
 SQRT, sqrt = _defunary(
     "Sqrt", np.sqrt, lambda g, ans, x: divide(g, multiply(ans, 2)), jit=("ufunc", "sqrt"),
     numexpr="sqrt({0})", fuse="sqrt({0}{out})", tflite=_tflite_unary("SQRT"), onnx="Sqrt",
-    exact_shape=True)
+    exact_shape=True, zero_preserving=True)
 RSQRT, rsqrt = _defunary(
     "Rsqrt", lambda x: 1 / np.sqrt(x), lambda g, ans, x: multiply(g, multiply(pow(ans, 3), -0.5)),
     jit=("chain", "sqrt", ("{0}",), ("np.true_divide(1, {t}{out})",), "floats"), fuse="call",
@@ -514,23 +515,25 @@ LOG1P, log1p = _defunary(
     numexpr="log1p({0})", fuse="log1p({0}{out})", unsupported="onnx tflite")
 SIN, sin = _defunary(
     "Sin", np.sin, lambda g, ans, x: multiply(g, cos(x)), jit=("ufunc", "sin"), numexpr="sin({0})",
-    fuse="sin({0}{out})", tflite=_tflite_unary("SIN"), onnx="Sin")
+    fuse="sin({0}{out})", tflite=_tflite_unary("SIN"), onnx="Sin", zero_preserving=True)
 COS, cos = _defunary(
     "Cos", np.cos, lambda g, ans, x: negative(multiply(g, sin(x))), jit=("ufunc", "cos"),
     numexpr="cos({0})", fuse="cos({0}{out})", tflite=_tflite_unary("COS"), onnx="Cos")
 TAN, tan = _defunary(
     "Tan", np.tan, lambda g, ans, x: multiply(g, add(square(ans), 1)), jit=("ufunc", "tan"),
-    numexpr="tan({0})", unsupported="tflite", onnx="Tan")
+    numexpr="tan({0})", unsupported="tflite", onnx="Tan", zero_preserving=True)
 ASIN, asin = _defunary(
     "Asin", np.arcsin, lambda g, ans, x: multiply(g, rsqrt(subtract(1, square(x)))), FLOAT,
-    jit=("ufunc", "arcsin"), numexpr="arcsin({0})", unsupported="tflite", onnx="Asin")
+    jit=("ufunc", "arcsin"), numexpr="arcsin({0})", unsupported="tflite", onnx="Asin",
+    zero_preserving=True)
 ACOS, acos = _defunary("Acos", np.arccos,
                        lambda g, ans, x: negative(multiply(g, rsqrt(subtract(1, square(x))))),
                        FLOAT, jit=("ufunc", "arccos"), numexpr="arccos({0})", unsupported="tflite",
     onnx="Acos")
 ATAN, atan = _defunary(
     "Atan", np.arctan, lambda g, ans, x: divide(g, add(square(x), 1)), FLOAT,
-    jit=("ufunc", "arctan"), numexpr="arctan({0})", unsupported="tflite", onnx="Atan")
+    jit=("ufunc", "arctan"), numexpr="arctan({0})", unsupported="tflite", onnx="Atan",
+    zero_preserving=True)
 SINH, sinh = _defunary(
     "Sinh", np.sinh, lambda g, ans, x: multiply(g, cosh(x)), jit=("ufunc", "sinh"),
     numexpr="sinh({0})", unsupported="tflite", onnx="Sinh")
@@ -540,7 +543,7 @@ COSH, cosh = _defunary(
 TANH, tanh = _defunary(
     "Tanh", np.tanh, lambda g, ans, x: multiply(g, subtract(1, square(ans))),
     jit=("ufunc", "tanh"), numexpr="tanh({0})", fuse="tanh({0}{out})",
-    tflite=_tflite_unary("TANH"), onnx="Tanh", exact_shape=True)
+    tflite=_tflite_unary("TANH"), onnx="Tanh", exact_shape=True, zero_preserving=True)
 
 
 def _sigmoid_fwd(x):
@@ -581,7 +584,7 @@ ERF, erf = _defunary(
     "Erf", _erf_fwd,
     lambda g, ans, x: multiply(g, multiply(exp(negative(square(x))), 2 / np.sqrt(np.pi))),
     FLOAT, unsupported="tflite",
-    onnx="Erf")
+    onnx="Erf", zero_preserving=True)
 IS_NAN, is_nan = _defunary(
     "IsNan", np.isnan, NOT_DIFFERENTIABLE, FLOAT, _ushape_bool, jit=("ufunc", "isnan"),
     unsupported="tflite", onnx="IsNaN")

@@ -10,14 +10,16 @@ Example:
     >>> tf.math.abs(st).values.numpy().tolist()
     [4.0]
 """
+from tensorlite.framework import registry
 from tensorlite.framework.sparse_tensor import SparseTensor
 from tensorlite.ops import common, math_ops
 
-# TensorFlow's unary elementwise functions that take a SparseTensor (checked against
-# TF 2.21: every tf.math function given one), by the op names tensorlite's functions carry
-ZERO_PRESERVING = frozenset({"Abs", "Asin", "Asinh", "Atan", "Atanh", "BesselI0e",
-                             "BesselI1e", "Erf", "Neg", "Sign", "Sin", "Sqrt", "Square",
-                             "Tan", "Tanh"})
+
+def _zero_preserving(fn):
+    """Whether `fn` is the function of an op declaring `zero_preserving` (those TensorFlow
+    applies to a SparseTensor: checked against TF 2.21, every tf.math function given one)."""
+    op = registry.REGISTRY.get(fn.__name__)
+    return op is not None and op.zero_preserving
 
 
 def _cast(x, dtype, name=None):
@@ -30,14 +32,18 @@ class _SparseHandler:
 
     @staticmethod
     def elementwise(fn, args):
-        if len(args) == 1 and fn.__name__ in ZERO_PRESERVING:
+        if len(args) == 1 and _zero_preserving(fn):
             sp = args[0]
             return sp.with_values(fn(sp.values))
         raise TypeError(
             f"{fn.__name__} does not take a SparseTensor: TensorFlow applies only "
-            f"zero-preserving unary functions ({', '.join(sorted(ZERO_PRESERVING))}) and "
+            f"zero-preserving unary functions ({', '.join(_names())}) and "
             "tf.cast to one. Use tf.sparse.map_values(fn, sp_input) for its values or "
             "tf.sparse.to_dense(sp_input) first")
+
+
+def _names():
+    return sorted(n for n, op in registry.REGISTRY.items() if op.zero_preserving)
 
 
 def install():
