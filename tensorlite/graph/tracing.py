@@ -342,7 +342,7 @@ class Tracer:
             if op is RESHAPE and len(shapes) == 1:
                 shapes = [_reshape_static(specs[0].shape, inputs[0]._value.shape, shapes[0],
                                           self.EXAMPLE_SIZES)]
-            if _mentions_example_size(attrs, self.EXAMPLE_SIZES[1]):
+            if _example_size_in(attrs, inputs, self.EXAMPLE_SIZES[1]):
                 shapes = [_unbake(shape, self.EXAMPLE_SIZES) for shape in shapes]
         for s, shape in zip(out_slots, shapes):
             if None in shape:
@@ -510,11 +510,21 @@ def _unbake(shape, sizes, constant=False):
                  for i, d in enumerate(shape))
 
 
+def _example_size_in(attrs, inputs, other):
+    """Whether an op's attributes, the number of its inputs (a stack of one tensor per time
+    step of a sequence of the example length) or its integer input values (sizes Python
+    computed from tf.shape) hold a multiple of the example size. Only then can a shape
+    rule's output, computed from specs whose unknown sizes are None and constants already
+    unbaked, carry an example size: a convolution's 123 = 3 * 41 rows from 250 known ones
+    is a real size."""
+    if len(inputs) >= other and len(inputs) % other == 0:
+        return True
+    values = [t._value for t in inputs if t._value.dtype.kind in "iu" and t._value.size <= 64]
+    return _mentions_example_size(attrs, other) or _mentions_example_size(values, other)
+
+
 def _mentions_example_size(attrs, other):
-    """Whether an op's attributes hold a multiple of the example size (a reshape to
-    (batch, 2 * 41) Python baked in). Only then can a shape rule's output, computed from
-    specs whose unknown sizes are None and constants already unbaked, carry an example
-    size: a convolution's 123 = 3 * 41 rows from 250 known ones is a real size."""
+    """Whether `attrs` (an op's attributes, or values) hold a nonzero multiple of `other`."""
     def mentions(v):
         if isinstance(v, (bool, np.bool_)):
             return False
